@@ -1,0 +1,35 @@
+"""Plan -> operator tree: one operator class per logical node type (same stem).
+Upstream: BusTub `ExecutorFactory`, Doris `PlanFragmentExecutor` node creation."""
+
+from __future__ import annotations
+
+from executor.filter import Filter
+from executor.hash_aggregate import HashAggregate
+from executor.limit import Limit
+from executor.operator import Operator
+from executor.project import Project
+from executor.scan import Scan
+from executor.sort import Sort
+from executor.values import Values
+from planner.logical import (
+    LogicalAggregate, LogicalFilter, LogicalLimit, LogicalPlan, LogicalProject, LogicalScan,
+    LogicalSort, LogicalValues,
+)
+
+
+def build_operator(plan: LogicalPlan) -> Operator:
+    if isinstance(plan, LogicalScan):
+        return Scan(plan)
+    if isinstance(plan, LogicalValues):
+        return Values(plan)
+    if isinstance(plan, LogicalFilter):
+        return Filter(plan, build_operator(plan.child))
+    if isinstance(plan, LogicalProject):
+        return Project(plan, build_operator(plan.child))
+    if isinstance(plan, LogicalAggregate):
+        return HashAggregate(plan, build_operator(plan.child))
+    if isinstance(plan, LogicalSort):
+        return Sort(plan, build_operator(plan.child))
+    if isinstance(plan, LogicalLimit):
+        return Limit(plan, build_operator(plan.child))
+    raise NotImplementedError(f"no operator for {type(plan).__name__}")

@@ -1,0 +1,191 @@
+"""Hash aggregate operator: GROUP BY with COUNT/SUM/MIN/MAX/AVG (and DISTINCT variants).
+
+Two-phase, like Doris' and DuckDB's aggregates: `sink` factorizes each batch's keys into dense
+codes (numpy `np.unique`, see executor/keys.py), reduces the batch to one partial state row per
+group (`AggregateFunction.partial`) and keeps the distinct group keys; `finalize` factorizes the
+keys of all partials together and merges the states per final group (`merge`, then `final`).
+Partials are compacted when they grow, so memory follows the number of groups, not rows.
+DISTINCT aggregates keep de-duplicated (group key, value) pairs instead and aggregate them at
+the end. NULL keys form their own group. Without GROUP BY there is exactly one output row, even
+for empty input. Output groups come out ordered by key (a by-product of np.unique).
+Upstream: Doris `AggregationNode` (streaming pre-agg + merge), DuckDB `PhysicalHashAggregate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from executor.compile import compile_column
+from executor.keys import column_codes, group_codes
+from executor.operator import ExecContext, Operator, SinkOperator, chunks
+from planner.logical import LogicalAggregate
+from sql.functions import AggregateFunction, State, aggregate_function
+from sql.functions.vector import Vec
+from storage.batch import Batch, Column
+
+_COMPACT_ROWS = 1 << 20
+
+
+@dataclass
+class _Partial:
+    keys: list[Column]  # one row per group of this partial
+    states: list[State]  # per non-distinct aggregate
+    groups: int
+
+
+@dataclass
+class _DistinctRows:
+    keys: list[Column]  # one row per distinct (group, value) pair
+    values: Column
+
+
+class HashAggregate(SinkOperator):
+    def __init__(self, plan: LogicalAggregate, child: Operator) -> None:
+        super().__init__(child)
+        self.plan = plan
+        self._fns: list[AggregateFunction] = []
+        for _, a in plan.aggregates:
+            fn = aggregate_function(a.name)
+            assert fn is not None, a.name
+            self._fns.append(fn)
+        self._plain = [i for i, (_, a) in enumerate(plan.aggregates) if not a.distinct]
+        self._distinct = [i for i, (_, a) in enumerate(plan.aggregates) if a.distinct]
+        self._partials: list[_Partial] = []
+        self._dist_rows: dict[int, list[_DistinctRows]] = {i: [] for i in self._distinct}
+        self._partial_rows = 0
+        self._compact_at = _COMPACT_ROWS
+
+    def open(self, ctx: ExecContext) -> None:
+        super().open(ctx)
+        self._key_fns = [compile_column(e, ctx.cancel) for _, e in self.plan.group_by]
+        self._arg_fns = [compile_column(a.args[0], ctx.cancel) if a.args else None
+                         for _, a in self.plan.aggregates]
+
+    # ---- sink ------------------------------------------------------------------------------
+    def sink(self, batch: Batch) -> None:
+        n = batch.num_rows
+        keys = [fn(batch) for fn in self._key_fns]
+        codes, groups, first = group_codes(keys, n)
+        group_keys = [k.take(first) for k in keys]
+        states: list[State] = []
+        for i in self._plain:
+            fn_arg = self._arg_fns[i]
+            arg = Vec.from_column(fn_arg(batch)) if fn_arg is not None else None
+            states.append(self._fns[i].partial(arg, codes, groups))
+        self._partials.append(_Partial(group_keys, states, groups))
+        for i in self._distinct:
+            fn_arg = self._arg_fns[i]
+            assert fn_arg is not None
+            values = fn_arg(batch)
+            self._dist_rows[i].append(_dedupe(keys, values, codes, groups))
+        self._partial_rows += groups
+        if self._partial_rows >= self._compact_at and len(self._partials) > 1:
+            self._compact()
+
+    def combine(self, other: SinkOperator) -> None:
+        assert isinstance(other, HashAggregate)
+        self._partials.extend(other._partials)
+        for i in self._distinct:
+            self._dist_rows[i].extend(other._dist_rows[i])
+        self._partial_rows += other._partial_rows
+
+    def _merged(self) -> tuple[list[Column], list[State], int, np.ndarray, int]:
+        """Merge all partials: (group key columns, merged states, group count, key codes of
+        the concatenated partial keys, number of partial rows)."""
+        nkeys = len(self.plan.group_by)
+        keys = [Column.concat([p.keys[k] for p in self._partials]) for k in range(nkeys)]
+        rows = sum(p.groups for p in self._partials)
+        codes, groups, first = group_codes(keys, rows)
+        merged: list[State] = []
+        for j, i in enumerate(self._plain):
+            parts = [p.states[j] for p in self._partials]
+            state = tuple(_concat([s[c] for s in parts]) for c in range(len(parts[0])))
+            merged.append(self._fns[i].merge(state, codes, groups))
+        return [k.take(first) for k in keys], merged, groups, codes, rows
+
+    def _compact(self) -> None:
+        keys, merged, groups, _, _ = self._merged()
+        self._partials = [_Partial(keys, merged, groups)]
+        self._partial_rows = groups
+        self._compact_at = max(_COMPACT_ROWS, 2 * groups)
+
+    # ---- finalize --------------------------------------------------------------------------
+    def finalize(self) -> Iterator[Batch]:
+        plan = self.plan
+        names = tuple(n for n, _ in plan.group_by) + tuple(n for n, _ in plan.aggregates)
+        if not self._partials:
+            if plan.group_by:
+                return
+            cols = []
+            for (_, a), fn in zip(plan.aggregates, self._fns):
+                arg_t = a.args[0].type if a.args else a.type
+                assert fn.empty is not None
+                cols.append(fn.final(fn.empty(1, arg_t), a.type).to_column().with_type(a.type))
+            yield Batch(names, tuple(cols))
+            return
+        key_cols, merged, groups, _, _ = self._merged()
+        out: list[Column] = list(key_cols)
+        by_index: dict[int, Column] = {}
+        for j, i in enumerate(self._plain):
+            a = plan.aggregates[i][1]
+            by_index[i] = self._fns[i].final(merged[j], a.type).to_column().with_type(a.type)
+        for i in self._distinct:
+            by_index[i] = self._final_distinct(i, key_cols, groups)
+        out.extend(by_index[i] for i in range(len(plan.aggregates)))
+        yield from chunks(Batch(names, tuple(out)), self.ctx.batch_size)
+
+    def _final_distinct(self, i: int, key_cols: list[Column], groups: int) -> Column:
+        a = self.plan.aggregates[i][1]
+        fn = self._fns[i]
+        parts = self._dist_rows[i]
+        nkeys = len(key_cols)
+        # final group ids of the distinct rows: factorize them together with the final keys
+        all_keys = [Column.concat([key_cols[k]] + [p.keys[k] for p in parts])
+                    for k in range(nkeys)]
+        values = Column.concat([p.values for p in parts])
+        total = groups + len(values)
+        if nkeys:
+            codes, ncodes, _ = group_codes(all_keys, total)
+            # every distinct row's key is one of the final keys (the first `groups` rows):
+            # map the joint codes back to final group ids
+            mapping = np.zeros(ncodes, np.int64)
+            mapping[codes[:groups]] = np.arange(groups)
+            row_codes = mapping[codes[groups:]]
+        else:
+            row_codes = np.zeros(len(values), np.int64)
+        d = _dedupe_codes(values, row_codes, groups)
+        vals = values.take(d)
+        state = fn.partial(Vec.from_column(vals), row_codes[d], groups)
+        return fn.final(state, a.type).to_column().with_type(a.type)
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    if len(arrays) == 1:
+        return arrays[0]
+    if any(a.dtype == np.dtype(object) for a in arrays):
+        out = np.empty(sum(len(a) for a in arrays), dtype=object)
+        pos = 0
+        for a in arrays:
+            out[pos: pos + len(a)] = a
+            pos += len(a)
+        return out
+    return np.concatenate(arrays)
+
+
+def _dedupe_codes(values: Column, codes: np.ndarray, groups: int) -> np.ndarray:
+    """Row indices of the first occurrence of each distinct non-NULL (group, value) pair."""
+    vcodes, card = column_codes(values)
+    pair = codes * card + vcodes
+    _, first = np.unique(pair, return_index=True)
+    first = np.sort(first)
+    if values.validity is not None:
+        first = first[values.validity[first]]
+    return first
+
+
+def _dedupe(keys: list[Column], values: Column, codes: np.ndarray, groups: int) -> _DistinctRows:
+    idx = _dedupe_codes(values, codes, groups)
+    return _DistinctRows([k.take(idx) for k in keys], values.take(idx))

@@ -1,0 +1,175 @@
+"""INSERT INTO ... VALUES / SELECT: evaluate rows, check them against the table, load them.
+
+Rows are converted to the table's column types with Doris' strict-mode rules (a value that does
+not fit fails the whole statement), columns missing from the column list take their DEFAULT or
+NULL, and the complete rows go through one `LoadTxn`, so the statement is all-or-nothing.
+Returns what the OK packet reports: row count, label, transaction id.
+Upstream: Doris `InsertIntoTableCommand`, `OlapTableSink`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from sqlglot import expressions as exp
+
+from sql.errors import DorisError, ErrorCode
+from storage.batch import Batch, Column
+from storage.catalog.meta import ColumnMeta, PartitionType, TableMeta
+from storage.engine import StorageEngine
+from storage.txn import LoadTxn
+from storage.types import DataType, TypeError_, TypeKind
+
+INSERT_BATCH_ROWS = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class InsertOutcome:
+    rows: int
+    label: str
+    txn_id: int
+
+
+def target_columns(table: TableMeta, names: Sequence[str] | None) -> list[ColumnMeta]:
+    if not names:
+        return list(table.columns)
+    out = []
+    seen: set[str] = set()
+    for n in names:
+        if not table.has_column(n):
+            raise DorisError(f"Unknown column '{n}' in '{table.name}'", ErrorCode.BAD_FIELD_ERROR)
+        if n.lower() in seen:
+            raise DorisError(f"Column '{n}' specified twice", ErrorCode.UNKNOWN_ERROR)
+        seen.add(n.lower())
+        out.append(table.column(n))
+    return out
+
+
+def convert_value(col: ColumnMeta, value: object, source: DataType | None, row: int) -> object:
+    """A Python/physical value of `source` type -> physical value of the column's type."""
+    if value is None:
+        if not col.nullable:
+            raise DorisError(
+                f"Insert has filtered data in strict mode. Reason: null value for not null column, "
+                f"column={col.name}, row={row}"
+            )
+        return None
+    py = source.to_python(value) if source is not None else value
+    try:
+        return col.type.to_physical(py)
+    except TypeError_ as e:
+        raise DorisError(
+            f"Insert has filtered data in strict mode. Reason: column `{col.name}` "
+            f"({col.type.sql()}), row {row}: {e}"
+        ) from None
+
+
+def default_value(col: ColumnMeta, now: _dt.datetime) -> object:
+    if col.has_default and col.default is not None:
+        if col.default == "CURRENT_TIMESTAMP":
+            return col.type.to_physical(now)
+        return col.type.to_physical(col.default)
+    if col.nullable:
+        return None
+    raise DorisError(f"Column has no default value, column={col.name}")
+
+
+class RowBuilder:
+    """Accumulates converted rows into full-schema Batches."""
+
+    def __init__(self, table: TableMeta, targets: Sequence[ColumnMeta]) -> None:
+        self.table = table
+        self.targets = list(targets)
+        positions = {c.name.lower(): i for i, c in enumerate(self.targets)}
+        self._position = [positions.get(c.name.lower()) for c in table.columns]
+        now = _dt.datetime.now()
+        self._defaults = [
+            default_value(c, now) if p is None else None for c, p in zip(table.columns, self._position)
+        ]
+        self._rows: list[list[object]] = []
+
+    def add(self, values: Sequence[object]) -> None:
+        self._rows.append([
+            self._defaults[i] if p is None else values[p] for i, p in enumerate(self._position)
+        ])
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def flush(self) -> Batch:
+        cols = []
+        for i, c in enumerate(self.table.columns):
+            cols.append(Column.from_physical(c.type, [r[i] for r in self._rows]))
+        self._rows = []
+        return Batch(self.table.column_names, tuple(cols))
+
+
+def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | None,
+          partitions: Sequence[str] | None) -> LoadTxn:
+    db = engine.catalog.get_database(db_name)
+    if db is None:
+        raise DorisError(f"Unknown database '{db_name}'", ErrorCode.BAD_DB_ERROR)
+    if table.partition_info.type is not PartitionType.UNPARTITIONED and not engine.catalog.partitions(table.table_id):
+        raise DorisError(
+            "data cannot be inserted into table with empty partition. Use `SHOW PARTITIONS FROM "
+            f"{table.name}` to see the currently partitions of this table. "
+        )
+    return LoadTxn(engine, db, table, label=label, partitions=partitions)
+
+
+def insert_values(
+    engine: StorageEngine, db_name: str, table: TableMeta, column_names: Sequence[str] | None,
+    rows: Sequence[Sequence[exp.Expression]],
+    evaluate: Callable[[exp.Expression, DataType], tuple[object, DataType]],
+    label: str | None = None, partitions: Sequence[str] | None = None,
+) -> InsertOutcome:
+    """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression."""
+    targets = target_columns(table, column_names)
+    txn = begin(engine, db_name, table, label, partitions)
+    builder = RowBuilder(table, targets)
+    for r, row in enumerate(rows, start=1):
+        if len(row) != len(targets):
+            raise DorisError("Column count doesn't match value count", ErrorCode.UNKNOWN_ERROR)
+        values = []
+        for col, expr in zip(targets, row):
+            if isinstance(expr, exp.Var) and expr.name.upper() == "DEFAULT" or isinstance(expr, exp.DefaultColumnConstraint):
+                values.append(default_value(col, _dt.datetime.now()))
+                continue
+            value, vtype = evaluate(expr, col.type)
+            values.append(convert_value(col, value, None if vtype.kind is TypeKind.NULL else vtype, r))
+        builder.add(values)
+        if len(builder) >= INSERT_BATCH_ROWS:
+            txn.add_batch(builder.flush())
+    if len(builder):
+        txn.add_batch(builder.flush())
+    meta = txn.commit()
+    return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)
+
+
+def insert_batches(
+    engine: StorageEngine, db_name: str, table: TableMeta, column_names: Sequence[str] | None,
+    batches: Iterator[Batch], label: str | None = None, partitions: Sequence[str] | None = None,
+) -> InsertOutcome:
+    """INSERT ... SELECT: `batches` are the query's result in target-column order."""
+    targets = target_columns(table, column_names)
+    txn = begin(engine, db_name, table, label, partitions)
+    builder = RowBuilder(table, targets)
+    row_no = 0
+    for batch in batches:
+        if len(batch.columns) != len(targets):
+            raise DorisError("Column count doesn't match value count", ErrorCode.UNKNOWN_ERROR)
+        cols = [c.to_pylist() for c in batch.columns]
+        for i in range(batch.num_rows):
+            row_no += 1
+            builder.add([
+                convert_value(t, cols[j][i], batch.columns[j].type, row_no)
+                for j, t in enumerate(targets)
+            ])
+            if len(builder) >= INSERT_BATCH_ROWS:
+                txn.add_batch(builder.flush())
+    if len(builder):
+        txn.add_batch(builder.flush())
+    meta = txn.commit()
+    return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)

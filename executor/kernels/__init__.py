@@ -1,0 +1,1 @@
+"""ShaleDB executor/kernels package."""

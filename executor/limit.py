@@ -1,0 +1,43 @@
+"""Limit operator: LIMIT n OFFSET m over a stream; stops pulling its child once satisfied.
+Upstream: DuckDB `PhysicalStreamingLimit`, Doris `VExchangeNode` limit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from executor.operator import Operator
+from planner.logical import LogicalLimit
+from storage.batch import Batch
+
+
+class Limit(Operator):
+    def __init__(self, plan: LogicalLimit, child: Operator) -> None:
+        super().__init__(child)
+        self.plan = plan
+
+    def produce(self) -> Iterator[Batch]:
+        skip = self.plan.offset
+        remaining = self.plan.limit
+        if remaining == 0:
+            return
+        source = self.child_batches()
+        try:
+            for batch in source:
+                n = batch.num_rows
+                if skip >= n:
+                    skip -= n
+                    continue
+                if skip:
+                    batch = batch.slice(skip, n)
+                    skip = 0
+                    n = batch.num_rows
+                if remaining is not None and n >= remaining:
+                    yield batch.slice(0, remaining)
+                    return
+                if remaining is not None:
+                    remaining -= n
+                yield batch
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()  # stop upstream generators (scans) early

@@ -1,0 +1,120 @@
+"""Query entry points the server calls: plan a SELECT, execute it, evaluate INSERT constants.
+
+`plan_select` binds and plans on the caller's thread (analysis errors surface immediately);
+`execute` returns a `QueryResult` whose `batches` iterator does the work lazily, so the server
+runs it on a worker thread and streams each batch as it is produced. The session's cancel
+token is checked between batches (KILL QUERY) and awaited by SLEEP().
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from executor.build import build_operator
+from executor.compile import compile_expr
+from executor.operator import ExecContext
+from executor.scan import TabletSource
+from planner.builder import build_logical
+from planner.logical import LogicalPlan
+from planner.optimizer import OptimizerContext, optimize
+from sql.bind_expressions import ExpressionBinder, not_supported
+from sql.binder import CatalogView, bind_select, unknown_column
+from sql.errors import DorisError
+from storage.batch import Batch, Column
+from storage.types import BOOLEAN, DataType, TypeKind
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    database: str | None  # current db (may be None)
+    connection_id: int
+    user: str  # e.g. "root"
+    current_user: str  # e.g. "'root'@'%'"
+    variables: Callable[[str], object]  # @@name lookup; raises ShaleError 1193 when unknown
+    cancel: threading.Event
+
+
+@dataclass
+class QueryResult:
+    names: list[str]
+    types: list[DataType]
+    batches: Iterator[Batch]  # lazily produced; the server encodes each batch
+
+
+@dataclass(frozen=True)
+class PreparedQuery:
+    plan: LogicalPlan
+    names: tuple[str, ...]
+    types: tuple[DataType, ...]
+    disabled_rules: frozenset[str] = field(default=frozenset())
+
+    def explain(self) -> list[str]:
+        return self.plan.explain()
+
+
+def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionContext,
+                sql: str | None = None,
+                disabled_rules: frozenset[str] = frozenset()) -> PreparedQuery:
+    """Bind and plan a SELECT. `sql` (optional) is the statement text, used for the MySQL-style
+    column labels (else `select_ast.meta["sql"]`, else labels are regenerated from the AST).
+    Raises ShaleError for analysis errors."""
+    if isinstance(select_ast, exp.Subquery):
+        select_ast = select_ast.unnest()
+    if isinstance(select_ast, exp.SetOperation):
+        raise not_supported("UNION / INTERSECT / EXCEPT")
+    if not isinstance(select_ast, exp.Select):
+        raise not_supported(f"statement {type(select_ast).__name__}")
+    bound = bind_select(select_ast, catalog, ctx, sql=sql)
+    plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules))
+    return PreparedQuery(plan, bound.names, bound.types, disabled_rules)
+
+
+def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
+            batch_size: int = 65536) -> QueryResult:
+    """Run a prepared query; batches are produced lazily by the returned iterator."""
+    names = list(prepared.names)
+
+    def run() -> Iterator[Batch]:
+        exec_ctx = ExecContext(cancel=ctx.cancel, storage=storage, batch_size=batch_size)
+        root = build_operator(prepared.plan)
+        root.open(exec_ctx)
+        try:
+            for batch in root.batches():
+                yield batch.rename(names)
+        finally:
+            root.close()
+
+    return QueryResult(names, list(prepared.types), run())
+
+
+def evaluate_constant(expr_ast: exp.Expression, ctx: SessionContext,
+                      target: DataType | None = None) -> tuple[object, DataType]:
+    """Evaluate a constant expression (INSERT VALUES item) to (physical value, its type).
+
+    `target` only types a bare NULL (or an expression whose type is NULL); the caller converts
+    the value to the column type itself.
+    """
+
+    def no_columns(col: exp.Column) -> object:
+        raise unknown_column(".".join(p.name for p in col.parts))
+
+    now = _dt.datetime.now().replace(microsecond=0)
+    binder = ExpressionBinder(no_columns, ctx, now, False, "VALUES")  # type: ignore[arg-type]
+    bound = binder.bind(expr_ast)
+    if bound.type.kind is TypeKind.NULL:
+        return None, target if target is not None else bound.type
+    from sql.expressions import Literal
+
+    if isinstance(bound, Literal):
+        return bound.value, bound.type
+    one_row = Batch(("__dummy",), (Column.from_physical(BOOLEAN, [1]),))
+    try:
+        vec = compile_expr(bound, ctx.cancel)(one_row)
+    except (ValueError, ArithmeticError) as e:
+        raise DorisError(f"can not evaluate {expr_ast.sql()}: {e}") from None
+    return vec.to_column().value_at(0), bound.type

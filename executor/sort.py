@@ -1,0 +1,44 @@
+"""Sort operator: full ORDER BY over all input (a pipeline breaker).
+
+Each sort key is turned into an order-preserving int64 key (executor/keys.py) honouring ASC/DESC
+and NULLS FIRST/LAST (MySQL/Doris default: NULLs first for ASC, last for DESC), then one stable
+`np.lexsort` orders the concatenated input. Upstream: DuckDB `PhysicalOrder`, Doris `SortNode`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from executor.compile import compile_column
+from executor.keys import lexsort_indices, sort_key
+from executor.operator import ExecContext, Operator, SinkOperator, chunks
+from planner.logical import LogicalSort
+from storage.batch import Batch
+
+
+class Sort(SinkOperator):
+    def __init__(self, plan: LogicalSort, child: Operator) -> None:
+        super().__init__(child)
+        self.plan = plan
+        self._batches: list[Batch] = []
+
+    def open(self, ctx: ExecContext) -> None:
+        super().open(ctx)
+        self._key_fns = [compile_column(k.expr, ctx.cancel) for k in self.plan.keys]
+
+    def sink(self, batch: Batch) -> None:
+        self._batches.append(batch)
+
+    def combine(self, other: SinkOperator) -> None:
+        assert isinstance(other, Sort)
+        self._batches.extend(other._batches)
+
+    def finalize(self) -> Iterator[Batch]:
+        if not self._batches:
+            return
+        data = Batch.concat(self._batches)
+        self._batches = []
+        keys = [sort_key(fn(data), k.desc, k.nulls_first)
+                for fn, k in zip(self._key_fns, self.plan.keys)]
+        order = lexsort_indices(keys)
+        yield from chunks(data.take(order), self.ctx.batch_size)

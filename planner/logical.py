@@ -1,0 +1,213 @@
+"""Logical plan nodes: frozen, slotted dataclasses holding plain data (ids, names, bound IR).
+
+Each node knows its output schema (`names`, `types`) and rebuilds itself with new children via
+`with_children`, so rewrite rules return new trees and plans can be printed, compared, hashed.
+Column identity is by name: a node's output names are unique (scan columns keep the table's
+names; aggregates and projections use generated names), and `ColumnRef`s in the node's
+expressions refer to its child's output names.
+Upstream: Doris Nereids `LogicalOlapScan`, `LogicalFilter`, `LogicalProject`,
+`LogicalAggregate`, `LogicalSort`, `LogicalLimit`, `LogicalOneRowRelation`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from sql.expressions import AggregateCall, Expr
+from storage.catalog.meta import TabletMeta
+from storage.reader import ColumnPredicate
+from storage.types import DataType
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalPlan:
+    @property
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return ()
+
+    def with_children(self, *children: LogicalPlan) -> LogicalPlan:
+        if children:
+            raise ValueError(f"{type(self).__name__} has no children")
+        return self
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+    def explain(self, indent: int = 0) -> list[str]:
+        lines = ["  " * indent + self.describe()]
+        for c in self.children:
+            lines.extend(c.explain(indent + 1))
+        return lines
+
+
+@dataclass(frozen=True, slots=True)
+class _Unary(LogicalPlan):
+    child: LogicalPlan
+
+    @property
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.child,)
+
+    def with_children(self, *children: LogicalPlan) -> LogicalPlan:
+        (child,) = children
+        return replace(self, child=child)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.child.names
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return self.child.types
+
+
+@dataclass(frozen=True, slots=True)
+class ScanRange:
+    """One tablet of the scan and the partition version to read it at (captured at plan time)."""
+
+    tablet: TabletMeta
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalScan(LogicalPlan):
+    """Scan of one OLAP table's base index: reads `columns`, applies `filters` (conjuncts).
+
+    `predicates` are the column-vs-constant conjuncts handed to storage as pruning hints;
+    the scan operator still evaluates every filter itself.
+    """
+
+    db: str
+    table: str
+    table_id: int
+    index_id: int
+    columns: tuple[str, ...]
+    column_types: tuple[DataType, ...]
+    ranges: tuple[ScanRange, ...]
+    partitions: tuple[tuple[int, int], ...] = ()  # (partition_id, visible_version)
+    filters: tuple[Expr, ...] = ()
+    predicates: tuple[ColumnPredicate, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.columns
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return self.column_types
+
+    def describe(self) -> str:
+        parts = [f"LogicalScan({self.db}.{self.table}", f"columns=[{', '.join(self.columns)}]",
+                 f"tablets={len(self.ranges)}"]
+        if self.filters:
+            parts.append("filters=[" + ", ".join(f.sql() for f in self.filters) + "]")
+        if self.predicates:
+            parts.append("predicates=[" + ", ".join(
+                f"{p.column} {p.op} {list(p.values)}" for p in self.predicates) + "]")
+        return ", ".join(parts) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalValues(LogicalPlan):
+    """Constant rows (physical values): SELECT without FROM, information_schema tables."""
+
+    value_names: tuple[str, ...]
+    value_types: tuple[DataType, ...]
+    rows: tuple[tuple[object, ...], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.value_names
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return self.value_types
+
+    def describe(self) -> str:
+        return f"LogicalValues(columns=[{', '.join(self.value_names)}], rows={len(self.rows)})"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalFilter(_Unary):
+    predicate: Expr
+
+    def describe(self) -> str:
+        return f"LogicalFilter({self.predicate.sql()})"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalProject(_Unary):
+    exprs: tuple[tuple[str, Expr], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.exprs)
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return tuple(e.type for _, e in self.exprs)
+
+    def describe(self) -> str:
+        return "LogicalProject(" + ", ".join(f"{e.sql()} AS {n}" for n, e in self.exprs) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalAggregate(_Unary):
+    """GROUP BY `group_by` computing `aggregates`; outputs group keys then aggregates.
+    No group keys = one global group (one row even for empty input)."""
+
+    group_by: tuple[tuple[str, Expr], ...]
+    aggregates: tuple[tuple[str, AggregateCall], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.group_by) + tuple(n for n, _ in self.aggregates)
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return tuple(e.type for _, e in self.group_by) + tuple(a.type for _, a in self.aggregates)
+
+    def describe(self) -> str:
+        g = ", ".join(f"{e.sql()} AS {n}" for n, e in self.group_by)
+        a = ", ".join(f"{e.sql()} AS {n}" for n, e in self.aggregates)
+        return f"LogicalAggregate(group=[{g}], aggregates=[{a}])"
+
+
+@dataclass(frozen=True, slots=True)
+class SortKey:
+    expr: Expr
+    desc: bool = False
+    nulls_first: bool = True  # MySQL/Doris: NULLs first for ASC, last for DESC
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalSort(_Unary):
+    keys: tuple[SortKey, ...]
+
+    def describe(self) -> str:
+        parts = [f"{k.expr.sql()} {'DESC' if k.desc else 'ASC'} NULLS "
+                 f"{'FIRST' if k.nulls_first else 'LAST'}" for k in self.keys]
+        return f"LogicalSort({', '.join(parts)})"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalLimit(_Unary):
+    limit: int | None
+    offset: int = 0
+
+    def describe(self) -> str:
+        return f"LogicalLimit(limit={self.limit}, offset={self.offset})"
+
+
+def walk(plan: LogicalPlan):  # type: ignore[no-untyped-def]
+    yield plan
+    for c in plan.children:
+        yield from walk(c)

@@ -1,0 +1,36 @@
+"""Optimizer: applies the rewrite rules in `RULES`, in order, once each.
+
+Each rule lives in `planner/rules/<name>.py` and exports `<name>(plan, ctx) -> plan`. A rule can
+be switched off by name (session variable / tests) through `OptimizerContext.disabled_rules`.
+Upstream: sqlglot `optimizer.RULES`, Doris Nereids rule sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from planner.logical import LogicalPlan
+from planner.rules.prune_columns import prune_columns
+from planner.rules.push_down_filters import push_down_filters
+
+Rule = Callable[[LogicalPlan, "OptimizerContext"], LogicalPlan]
+
+RULES: tuple[Rule, ...] = (
+    push_down_filters,
+    prune_columns,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OptimizerContext:
+    disabled_rules: frozenset[str] = frozenset()
+
+
+def optimize(plan: LogicalPlan, ctx: OptimizerContext | None = None) -> LogicalPlan:
+    ctx = ctx or OptimizerContext()
+    for rule in RULES:
+        if rule.__name__ in ctx.disabled_rules:
+            continue
+        plan = rule(plan, ctx)
+    return plan

@@ -1,0 +1,1 @@
+"""ShaleDB planner/rules package."""

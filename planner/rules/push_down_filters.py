@@ -1,0 +1,66 @@
+"""Rule push_down_filters: move WHERE conjuncts into the scan, and hand simple ones to storage.
+
+Filter(Filter(x)) merges; Filter(Scan) becomes Scan(filters += conjuncts). Conjuncts of the form
+`column op constant`, `column IN (constants)` and `column IS [NOT] NULL` on an uncast column are
+also recorded as `ColumnPredicate`s so storage can prune with zone maps / indexes; the scan still
+evaluates every filter itself, so storage pruning never decides correctness.
+Upstream: Doris Nereids `PushDownFilterThroughProject` / `PushPredicateIntoScan` (simplified).
+"""
+
+from __future__ import annotations
+
+from planner.logical import LogicalFilter, LogicalPlan, LogicalScan
+from sql.expressions import (
+    SWAPPED_OP, ColumnRef, Comparison, Expr, InList, IsNull, Literal, conjuncts,
+)
+from storage.reader import ColumnPredicate
+
+
+def storage_predicate(e: Expr) -> ColumnPredicate | None:
+    """The storage form of a conjunct, or None if it is not a plain column-vs-constant test."""
+    if isinstance(e, Comparison) and e.op != "<=>":
+        left, right, op = e.left, e.right, e.op
+        if isinstance(left, Literal) and isinstance(right, ColumnRef):
+            left, right, op = right, left, SWAPPED_OP[op]
+        if (isinstance(left, ColumnRef) and isinstance(right, Literal) and right.value is not None
+                and right.type == left.type):
+            return ColumnPredicate(left.name, op, (right.value,))
+        return None
+    if isinstance(e, InList) and not e.negated and isinstance(e.arg, ColumnRef):
+        if all(isinstance(v, Literal) and v.value is not None and v.type == e.arg.type
+               for v in e.values):
+            return ColumnPredicate(e.arg.name, "in",
+                                   tuple(v.value for v in e.values))  # type: ignore[attr-defined]
+        return None
+    if isinstance(e, IsNull) and isinstance(e.arg, ColumnRef):
+        return ColumnPredicate(e.arg.name, "is_not_null" if e.negated else "is_null")
+    return None
+
+
+def push_down_filters(plan: LogicalPlan, ctx: object) -> LogicalPlan:
+    children = tuple(push_down_filters(c, ctx) for c in plan.children)
+    if children:
+        plan = plan.with_children(*children)
+    if not isinstance(plan, LogicalFilter):
+        return plan
+    child = plan.child
+    parts = conjuncts(plan.predicate)
+    if isinstance(child, LogicalFilter):
+        return LogicalFilter(child.child, _and(conjuncts(child.predicate) + parts))
+    if isinstance(child, LogicalScan):
+        filters = child.filters + tuple(p for p in parts if p not in child.filters)
+        preds = tuple(p for p in (storage_predicate(f) for f in filters) if p is not None)
+        return LogicalScan(
+            db=child.db, table=child.table, table_id=child.table_id, index_id=child.index_id,
+            columns=child.columns, column_types=child.column_types, ranges=child.ranges,
+            partitions=child.partitions, filters=filters, predicates=preds,
+        )
+    return plan
+
+
+def _and(parts: list[Expr]) -> Expr:
+    from sql.expressions import make_and
+
+    out = make_and(parts)
+    assert out is not None
+    return out

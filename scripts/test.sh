@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up everything the tests need and run the whole suite:
+# system packages (mariadb client, the MariaDB C library mysqlclient builds against), a .venv
+# with ShaleDB and its test extras, then pytest. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+need_apt=()
+command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client)
+command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+pkg-config --exists libmariadb 2>/dev/null || pkg-config --exists mysqlclient 2>/dev/null \
+  || need_apt+=(libmariadb-dev)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "installing system packages: ${need_apt[*]}"
+  $SUDO apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e ".[test]" >/dev/null
+exec .venv/bin/python -m pytest tests -q "$@"

@@ -1,0 +1,126 @@
+"""ShaleServer: wires the storage engine, the MySQL listener and the HTTP listener together.
+
+One process, one event loop: the MySQL protocol (mysql-mimic) and HTTP (aiohttp) listeners
+share it; statements run on a thread pool sized to the machine. `run()` serves until SIGTERM or
+SIGINT, then closes listeners, lets running statements finish and closes the catalog.
+Everything committed is already durable (fsynced files + SQLite WAL), so kill -9 loses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+from mysql_mimic import MysqlServer
+from mysql_mimic import server as mm_server
+from mysql_mimic.control import LocalControl
+
+from server.auth import BuiltinIdentityProvider
+from server.config import Config
+from server.connection import ShaleConnection
+from server.http import build_app
+from server.session import ShaleSession
+from server.variables import GlobalVariables
+from storage.engine import StorageEngine
+
+logger = logging.getLogger("shaledb")
+
+# mysql-mimic instantiates the Connection class it finds in its server module (LIBS.md 2.3).
+mm_server.Connection = ShaleConnection  # type: ignore[misc]
+
+
+class SequentialControl(LocalControl):
+    """Connection ids 1, 2, 3, ... as Doris gives them (mysql-mimic prefixes a random server id)."""
+
+    def __init__(self) -> None:
+        super().__init__(server_id=1)
+        self._next = 0
+
+    def _new_connection_id(self) -> int:
+        self._next += 1
+        return self._next
+
+    def has(self, connection_id: int) -> bool:
+        return connection_id in self._connections
+
+
+@dataclass
+class ServerStats:
+    connections_total: int = 0
+    queries_total: int = 0
+
+
+class ShaleServer:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.engine = StorageEngine(Path(config.data_dir), backends=config.backends, host=config.host)
+        self.global_vars = GlobalVariables()
+        self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")
+        self.stats = ServerStats()
+        self.control = SequentialControl()
+        self.mysql: MysqlServer | None = None
+        self.http_runner: web.AppRunner | None = None
+        self.mysql_port = 0
+        self.http_port = 0
+
+    def database_exists(self, name: str) -> bool:
+        return name.lower() == "information_schema" or self.engine.catalog.get_database(name) is not None
+
+    async def start(self) -> None:
+        self.mysql = MysqlServer(
+            session_factory=lambda: ShaleSession(self),
+            identity_provider=BuiltinIdentityProvider(),
+            control=self.control,
+        )
+        await self.mysql.start_server(host=self.config.host, port=self.config.query_port)
+        self.mysql_port = self.mysql.sockets()[0].getsockname()[1]
+        self.http_runner = web.AppRunner(build_app(self), access_log=None)
+        await self.http_runner.setup()
+        site = web.TCPSite(self.http_runner, self.config.host, self.config.http_port)
+        await site.start()
+        self.http_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self.mysql is not None:
+            self.mysql.close()
+        if self.http_runner is not None:
+            await self.http_runner.cleanup()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.engine.close()
+
+    async def run(self) -> None:
+        await self.start()
+        print(f"ShaleDB ready: mysql_port={self.mysql_port} http_port={self.http_port}", flush=True)
+        logger.info("data dir %s, %d backends", self.engine.data_dir, len(self.engine.catalog.backends()))
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        logger.info("shutting down")
+        await self.stop()
+
+
+def serve(config: Config) -> int:
+    logging.basicConfig(
+        level=getattr(logging, config.log_level.upper(), logging.INFO), stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        server = ShaleServer(config)
+    except OSError as e:
+        print(f"shaledb: cannot open data dir {config.data_dir}: {e}", file=sys.stderr)
+        return 1
+    try:
+        asyncio.run(server.run())
+    except OSError as e:
+        print(f"shaledb: cannot listen on {config.host}:{config.query_port}/{config.http_port}: {e}",
+              file=sys.stderr)
+        return 1
+    return 0

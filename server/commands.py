@@ -1,0 +1,416 @@
+"""Statement dispatch: what each parsed statement does, run in a worker thread.
+
+`StatementRunner.run(stmt)` maps a typed statement to its handler (DDL, SHOW, SET, INSERT,
+SELECT) and returns an `Outcome`: `OkOutcome` (affected rows + Doris info string),
+`RowsOutcome` (a typed, lazily produced result) or `TextOutcome` (a small all-text result such
+as SHOW output). The session decides threading and encoding; this module holds no sockets.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from mysql_mimic.intercept import TRANSACTION_CHARACTERISTICS, expression_to_value, setitem_kind
+from mysql_mimic.variables import DEFAULT
+from sqlglot import expressions as exp
+
+from executor.insert import insert_batches, insert_values
+from executor.query import SessionContext, evaluate_constant, execute, plan_select
+from server.variables import SessionVariables, display
+from sql import ast_views as V
+from sql import ddl_ops, show
+from sql.ddl import analyze_create_table, partition_spec
+from sql.dialect import DescAll, DorisExplain
+from sql.errors import DorisError, ErrorCode, ShaleError
+from storage.batch import Batch
+from storage.catalog.meta import TableMeta
+from storage.engine import StorageEngine
+from storage.types import DataType
+
+
+@dataclass
+class OkOutcome:
+    affected_rows: int = 0
+    info: str = ""
+
+
+@dataclass
+class RowsOutcome:
+    names: list[str]
+    types: list[DataType]
+    batches: Iterator[Batch]
+
+
+@dataclass
+class TextOutcome:
+    names: list[str]
+    rows: list[tuple[object, ...]] = field(default_factory=list)
+
+
+Outcome = OkOutcome | RowsOutcome | TextOutcome
+
+
+def _not_supported(what: str) -> ShaleError:
+    return DorisError(f"{what} is not supported yet", ErrorCode.UNKNOWN_ERROR)
+
+
+def _table_parts(node: exp.Expression) -> tuple[str | None, str]:
+    """(db, table) of a Table / Identifier / Schema node."""
+    if isinstance(node, exp.Schema):
+        node = node.this
+    if isinstance(node, exp.Table):
+        return (node.text("db") or None), node.name
+    return None, node.name
+
+
+def like_filter(rows: list[tuple[object, ...]], pattern: str | None) -> list[tuple[object, ...]]:
+    if pattern is None:
+        return rows
+    return [r for r in rows if show.like_match(str(r[0]), pattern)]
+
+
+class StatementRunner:
+    """One per connection: holds the session state statements read and change."""
+
+    def __init__(
+        self, engine: StorageEngine, variables: SessionVariables, connection_id: int,
+        current_db: Callable[[], str | None], set_db: Callable[[str | None], None],
+    ) -> None:
+        self.engine = engine
+        self.global_vars = variables.global_variables
+        self.variables = variables
+        self.connection_id = connection_id
+        self._current_db = current_db
+        self._set_db = set_db
+        self.user = "root"
+        self.cancel = threading.Event()
+
+    @property
+    def database(self) -> str | None:
+        return self._current_db()
+
+    # ---- context for the SQL layer ----------------------------------------------------------
+    def lookup_variable(self, name: str) -> object:
+        low = name.lower()
+        scope = None
+        for prefix in ("session.", "local.", "global."):
+            if low.startswith(prefix):
+                scope, low = prefix[:-1], low[len(prefix):]
+        if scope == "global":
+            return self.global_vars.get_variable(low)
+        return self.variables.get_variable(low)
+
+    def context(self) -> SessionContext:
+        return SessionContext(
+            database=self.database, connection_id=self.connection_id, user=f"{self.user}@%",
+            current_user=f"'{self.user}'@'%'", variables=self.lookup_variable, cancel=self.cancel,
+        )
+
+    # ---- dispatch ---------------------------------------------------------------------------
+    def run(self, stmt: exp.Expression) -> Outcome:
+        if isinstance(stmt, (exp.Select, exp.Union, exp.Subquery)) or (
+            isinstance(stmt, exp.Query) and not isinstance(stmt, exp.Insert)
+        ):
+            return self.select(stmt)
+        if isinstance(stmt, exp.Insert):
+            return self.insert(stmt)
+        if isinstance(stmt, exp.Create):
+            return self.create(stmt)
+        if isinstance(stmt, exp.Drop):
+            return self.drop(stmt)
+        if isinstance(stmt, exp.TruncateTable):
+            return self.truncate(stmt)
+        if isinstance(stmt, exp.Alter):
+            return self.alter(stmt)
+        if isinstance(stmt, exp.Show):
+            return self.show(stmt)
+        if isinstance(stmt, DescAll):
+            table = self._table(stmt.this)
+            r = show.describe_all(self.engine.catalog, table)
+            return TextOutcome(r.names, r.rows)
+        if isinstance(stmt, exp.Describe):
+            if isinstance(stmt.this, exp.Query):
+                raise _not_supported("EXPLAIN")
+            r = show.describe(self._table(stmt.this))
+            return TextOutcome(r.names, r.rows)
+        if isinstance(stmt, exp.Use):
+            self.use(stmt.this.name)
+            return OkOutcome()
+        if isinstance(stmt, exp.Set):
+            self.set(stmt)
+            return OkOutcome()
+        if isinstance(stmt, (exp.Transaction, exp.Commit, exp.Rollback)):
+            return OkOutcome()
+        if isinstance(stmt, DorisExplain):
+            raise _not_supported("EXPLAIN")
+        if isinstance(stmt, exp.Delete):
+            raise _not_supported("DELETE")
+        raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
+
+    def _table(self, node: exp.Expression) -> TableMeta:
+        db, name = _table_parts(node)
+        return ddl_ops.require_table(self.engine, db or self.database, name)
+
+    # ---- USE / SET --------------------------------------------------------------------------
+    def use(self, name: str) -> None:
+        if name.lower() != show.INFORMATION_SCHEMA and self.engine.catalog.get_database(name) is None:
+            raise DorisError(f"Unknown database '{name}'", ErrorCode.BAD_DB_ERROR)
+        self._set_db(name)
+
+    def set(self, stmt: exp.Set) -> None:
+        for item in stmt.expressions:
+            kind = setitem_kind(item)
+            if kind == "VARIABLE":
+                self._set_variable(item)
+            elif kind in ("NAMES", "CHARACTER SET"):
+                charset = DEFAULT if item.name.upper() == "DEFAULT" else item.name
+                for var in ("character_set_client", "character_set_connection", "character_set_results"):
+                    self.variables.set(var, charset)
+            elif kind == "TRANSACTION":
+                for c in item.expressions:
+                    var, value = TRANSACTION_CHARACTERISTICS[c.name.upper()]
+                    self.variables.set(var, value)
+            else:
+                raise _not_supported(f"SET {kind}")
+
+    def _set_variable(self, item: exp.SetItem) -> None:
+        assignment = item.this
+        left = assignment.left
+        if isinstance(left, exp.SessionParameter):
+            scope, name = (left.text("kind") or "SESSION").upper(), left.name
+        elif isinstance(left, exp.Parameter):
+            raise _not_supported("User-defined variables")
+        else:
+            scope, name = (item.text("kind") or "SESSION").upper(), left.name
+        right = assignment.right
+        try:
+            value = expression_to_value(right)
+        except Exception:  # noqa: BLE001 - complex expression: evaluate it like a SELECT constant
+            value, vtype = evaluate_constant(right, self.context())
+            value = vtype.to_python(value)
+        if isinstance(right, exp.Column) and not isinstance(value, (bool, int, float)) and value is not DEFAULT:
+            value = right.name  # SET x = some_word: MySQL treats a bare word as a string
+        if scope == "GLOBAL":
+            self.global_vars.set(name, value)
+        else:
+            self.variables.set(name, value)
+
+    # ---- SELECT / INSERT --------------------------------------------------------------------
+    def select(self, stmt: exp.Expression) -> RowsOutcome:
+        ctx = self.context()
+        prepared = plan_select(stmt, self.engine.catalog, ctx)
+        result = execute(prepared, self.engine, ctx)
+        return RowsOutcome(list(result.names), list(result.types), result.batches)
+
+    def insert(self, stmt: exp.Insert) -> OkOutcome:
+        target = stmt.this
+        columns = None
+        if isinstance(target, exp.Schema):
+            columns = [c.name for c in target.expressions]
+            target = target.this
+        db = (target.text("db") if isinstance(target, exp.Table) else "") or self.database or ""
+        if not db:
+            raise DorisError("No database selected", ErrorCode.NO_DB_ERROR)
+        table = self.engine.catalog.get_table(db, target.name)
+        if table is None:
+            if self.engine.catalog.get_database(db) is None:
+                raise DorisError(f"Unknown database '{db}'", ErrorCode.BAD_DB_ERROR)
+            raise DorisError(f"Table [{target.name}] does not exist in database [{db}].")
+        partitions = None
+        part = target.args.get("partition") if isinstance(target, exp.Table) else None
+        if part is not None:
+            partitions = [e.name for e in part.expressions]
+        label_node = stmt.args.get("label")
+        label = label_node.name if label_node is not None else None
+        source = stmt.expression
+        ctx = self.context()
+        if isinstance(source, exp.Values):
+            rows = [list(t.expressions) if isinstance(t, exp.Tuple) else [t] for t in source.expressions]
+            outcome = insert_values(
+                self.engine, db, table, columns, rows,
+                lambda e, target_type: evaluate_constant(e, ctx, target_type),
+                label=label, partitions=partitions,
+            )
+        else:
+            prepared = plan_select(source, self.engine.catalog, ctx)
+            result = execute(prepared, self.engine, ctx)
+            outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
+        info = f"{{'label':'{outcome.label}', 'status':'VISIBLE', 'txnId':'{outcome.txn_id}'}}"
+        return OkOutcome(outcome.rows, info)
+
+    # ---- DDL --------------------------------------------------------------------------------
+    def create(self, stmt: exp.Create) -> OkOutcome:
+        kind = (stmt.args.get("kind") or "").upper()
+        if kind == "DATABASE":
+            ddl_ops.create_database(self.engine, stmt.this.name, bool(stmt.args.get("exists")))
+            return OkOutcome()
+        if kind == "TABLE":
+            if stmt.expression is not None:
+                raise _not_supported("CREATE TABLE AS SELECT")
+            view = V.describe_create_table(stmt)
+            defn = analyze_create_table(view, len(self.engine.catalog.backends()))
+            ddl_ops.create_table(self.engine, self.database, defn)
+            return OkOutcome()
+        raise _not_supported(f"CREATE {kind}")
+
+    def drop(self, stmt: exp.Drop) -> OkOutcome:
+        kind = (stmt.args.get("kind") or "").upper()
+        exists = bool(stmt.args.get("exists"))
+        if kind == "DATABASE":
+            target = (stmt.args.get("tables") or [stmt.this])[0]
+            name = target.name
+            ddl_ops.drop_database(self.engine, name, exists)
+            if self.database == name:
+                self._set_db(None)
+            return OkOutcome()
+        if kind == "TABLE":
+            for t in stmt.args.get("tables") or [stmt.this]:
+                db, name = _table_parts(t)
+                ddl_ops.drop_table(self.engine, db or self.database, name, exists)
+            return OkOutcome()
+        raise _not_supported(f"DROP {kind}")
+
+    def truncate(self, stmt: exp.TruncateTable) -> OkOutcome:
+        for t in stmt.expressions:
+            db, name = _table_parts(t)
+            part = t.args.get("partition") if isinstance(t, exp.Table) else None
+            names = [e.name for e in part.expressions] if part is not None else []
+            ddl_ops.truncate_table(self.engine, db or self.database, name, names)
+        return OkOutcome()
+
+    def alter(self, stmt: exp.Alter) -> OkOutcome:
+        table = self._table(stmt.this)
+        for action in V.describe_alter(stmt):
+            table = self._table(stmt.this)  # re-read: an earlier action may have changed it
+            if isinstance(action, V.AddPartitionAction):
+                dist = action.distribution
+                existing = {p.name.lower() for p in self.engine.catalog.partitions(table.table_id)}
+                if action.partition.if_not_exists and (action.partition.name or "").lower() in existing:
+                    continue
+                ddl_ops.add_partition(
+                    self.engine, table, partition_spec(action.partition),
+                    list(dist.columns) if dist is not None and dist.type.upper() == "HASH" else None,
+                    None if dist is None or dist.auto or dist.buckets is None else int(dist.buckets),
+                )
+            elif isinstance(action, V.DropPartitionAction):
+                ddl_ops.drop_partition(self.engine, table, action.name, action.if_exists)
+            elif isinstance(action, V.SetPropertiesAction):
+                ddl_ops.set_properties(self.engine, table, dict(action.properties))
+            elif isinstance(action, (V.AddRollupAction, V.DropRollupAction)):
+                raise _not_supported("ALTER TABLE ADD/DROP ROLLUP")
+            elif isinstance(action, (V.AddIndexAction, V.DropIndexAction)):
+                raise _not_supported("ALTER TABLE ADD/DROP INDEX")
+            else:
+                raise _not_supported(f"ALTER TABLE action {type(action).__name__}")
+        return OkOutcome()
+
+    # ---- SHOW -------------------------------------------------------------------------------
+    def show(self, stmt: exp.Show) -> TextOutcome:
+        kind = stmt.name.upper()
+        cat = self.engine.catalog
+        like = stmt.text("like") or None
+        db_node = stmt.args.get("db")
+        db = db_node.name if db_node is not None else self.database
+        target = stmt.args.get("target")
+        if kind == "DATABASES":
+            r = show.show_databases(cat, like)
+        elif kind == "TABLES":
+            if not db:
+                raise DorisError("No database selected", ErrorCode.NO_DB_ERROR)
+            if db.lower() != show.INFORMATION_SCHEMA and cat.get_database(db) is None:
+                raise DorisError(f"Unknown database '{db}'", ErrorCode.BAD_DB_ERROR)
+            r = show.show_tables(cat, db, bool(stmt.args.get("full")), like)
+        elif kind == "CREATE TABLE":
+            r = show.show_create_table(cat, self._show_target(target, db))
+        elif kind == "COLUMNS":
+            r = show.show_columns(self._show_target(target, db), bool(stmt.args.get("full")))
+            return TextOutcome(r.names, like_filter(r.rows, like))
+        elif kind == "INDEX":
+            r = show.show_index(self._show_target(target, db))
+        elif kind == "PARTITIONS":
+            r = show.show_partitions(cat, self._show_target(target, db))
+        elif kind == "VARIABLES":
+            return self.show_variables(stmt)
+        elif kind in ("WARNINGS", "ERRORS"):
+            return TextOutcome(["Level", "Code", "Message"])
+        elif kind == "STATUS":
+            return TextOutcome(["Variable_name", "Value"])
+        elif kind == "ENGINES":
+            return TextOutcome(
+                ["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"],
+                [("Olap engine", "DEFAULT", "Default storage engine of palo", "NO", "NO", "NO")],
+            )
+        elif kind == "CHARACTER SET":
+            return TextOutcome(["Charset", "Description", "Default collation", "Maxlen"],
+                               [("utf8mb4", "UTF-8 Unicode", "utf8mb4_0900_bin", 4)])
+        elif kind == "COLLATION":
+            return TextOutcome(["Collation", "Charset", "Id", "Default", "Compiled", "Sortlen"],
+                               [("utf8mb4_0900_bin", "utf8mb4", 309, "Yes", "Yes", 1)])
+        elif kind == "BACKENDS":
+            return self.show_backends()
+        else:
+            raise _not_supported(f"SHOW {kind}")
+        return TextOutcome(r.names, r.rows)
+
+    def _show_target(self, target: exp.Expression | None, db: str | None) -> TableMeta:
+        if target is None:
+            raise DorisError("Table name is required")
+        tdb, name = _table_parts(target)
+        return ddl_ops.require_table(self.engine, tdb or db, name)
+
+    def show_variables(self, stmt: exp.Show) -> TextOutcome:
+        scope = self.global_vars if stmt.args.get("global_") else self.variables
+        rows: list[tuple[object, ...]] = []
+        for name in sorted(scope.schema):
+            value = scope.get_variable(name)
+            default = scope.get_schema(name)[1]
+            rows.append((name, display(value), display(default), "0" if value == default else "1"))
+        rows = like_filter(rows, stmt.text("like") or None)
+        where = stmt.args.get("where")
+        if where is not None:
+            rows = [r for r in rows if _eval_where(where.this, {"variable_name": r[0], "value": r[1]})]
+        return TextOutcome(["Variable_name", "Value", "Default_Value", "Changed"], rows)
+
+    def show_backends(self) -> TextOutcome:
+        cat = self.engine.catalog
+        names = ["BackendId", "Host", "HeartbeatPort", "BePort", "HttpPort", "BrpcPort",
+                 "ArrowFlightSqlPort", "LastStartTime", "LastHeartbeat", "Alive",
+                 "SystemDecommissioned", "TabletNum", "DataUsedCapacity", "TrashUsedCapacity",
+                 "AvailCapacity", "TotalCapacity", "UsedPct", "MaxDiskUsedPct", "RemoteUsedCapacity",
+                 "Tag", "ErrMsg", "Version", "Status", "HeartbeatFailureCounter", "NodeRole"]
+        now = time.strftime("%Y-%m-%d %H:%M:%S")
+        counts: dict[int, int] = {}
+        for t in cat._objects["tablet"].values():
+            counts[t.backend_id] = counts.get(t.backend_id, 0) + 1
+        rows = [
+            (str(b.backend_id), b.host, str(b.heartbeat_port), str(b.be_port), str(b.http_port),
+             "8060", "-1", now, now, "true" if b.alive else "false", "false",
+             str(counts.get(b.backend_id, 0)), "0.000 ", "0.000 ", "", "", "", "", "0.000 ",
+             '{"location" : "default"}', "", "shaledb-0.1.0", "{}", "0", "mix")
+            for b in cat.backends()
+        ]
+        return TextOutcome(names, rows)
+
+
+def _eval_where(node: exp.Expression, row: dict[str, Any]) -> bool:
+    """Tiny evaluator for SHOW ... WHERE over text columns (=, IN, LIKE, AND, OR, NOT)."""
+    if isinstance(node, exp.Paren):
+        return _eval_where(node.this, row)
+    if isinstance(node, exp.And):
+        return _eval_where(node.left, row) and _eval_where(node.right, row)
+    if isinstance(node, exp.Or):
+        return _eval_where(node.left, row) or _eval_where(node.right, row)
+    if isinstance(node, exp.Not):
+        return not _eval_where(node.this, row)
+    if isinstance(node, exp.EQ):
+        return str(row.get(node.left.name.lower(), "")).lower() == node.right.name.lower()
+    if isinstance(node, exp.In):
+        value = str(row.get(node.this.name.lower(), "")).lower()
+        return value in {e.name.lower() for e in node.expressions}
+    if isinstance(node, exp.Like):
+        return show.like_match(str(row.get(node.this.name.lower(), "")), node.expression.name)
+    raise _not_supported("This SHOW ... WHERE condition")

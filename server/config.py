@@ -1,0 +1,77 @@
+"""Server configuration: the only reader of `conf/shaledb.toml`.
+
+`load_config(path, overrides)` returns a frozen `Config` whose defaults equal the shipped file;
+command-line flags override file values. Lower layers receive plain arguments from it, never
+the object itself.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CONF = Path(__file__).resolve().parent.parent / "conf" / "shaledb.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    host: str = "127.0.0.1"
+    query_port: int = 9030
+    http_port: int = 8030
+    worker_threads: int = 0
+    qe_max_connection: int = 1024
+    data_dir: str = "./shaledb-data"
+    backends: int = 3
+    log_level: str = "INFO"
+
+    @property
+    def workers(self) -> int:
+        return self.worker_threads or (os.cpu_count() or 2)
+
+
+_SECTIONS = {
+    ("server", "host"): "host",
+    ("server", "query_port"): "query_port",
+    ("server", "http_port"): "http_port",
+    ("server", "worker_threads"): "worker_threads",
+    ("server", "qe_max_connection"): "qe_max_connection",
+    ("storage", "data_dir"): "data_dir",
+    ("storage", "backends"): "backends",
+    ("log", "level"): "log_level",
+}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
+    """Read `path` (default: conf/shaledb.toml if present), then apply non-None overrides."""
+    values: dict[str, Any] = {}
+    conf_path = path or (DEFAULT_CONF if DEFAULT_CONF.exists() else None)
+    if conf_path is not None:
+        try:
+            with open(conf_path, "rb") as f:
+                doc = tomllib.load(f)
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise ConfigError(f"cannot read config file {conf_path}: {e}") from None
+        for section, table in doc.items():
+            if not isinstance(table, dict):
+                raise ConfigError(f"{conf_path}: [{section}] must be a table")
+            for key, value in table.items():
+                field = _SECTIONS.get((section, key))
+                if field is None:
+                    raise ConfigError(f"{conf_path}: unknown setting [{section}] {key}")
+                values[field] = value
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            values[key] = value
+    config = Config()
+    types = {f.name: type(getattr(config, f.name)) for f in fields(Config)}
+    for key, value in values.items():
+        if not isinstance(value, types[key]):
+            raise ConfigError(f"setting {key} must be {types[key].__name__}, got {value!r}")
+    return replace(config, **values)

@@ -1,0 +1,249 @@
+"""Session variables: the registry of Doris' variables with their names, types and defaults.
+
+A `GlobalVariables` instance is shared by the server (SET GLOBAL writes it); each connection has
+`SessionVariables` that fall back to the global values. Both follow mysql-mimic's `Variables`
+interface so its connection code (charset, version, user) reads them unchanged. Converters are
+explicit because `bool("false")` is True (LIBS.md 1.6). Names and defaults follow Doris 2.1's
+`SessionVariable` / `GlobalVariable`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from mysql_mimic.variables import DEFAULT, Variables
+
+from sql.errors import DorisError, ErrorCode, ShaleError
+
+SERVER_VERSION = "5.7.99"
+VERSION_COMMENT = "ShaleDB 0.1.0 (Apache Doris 2.1 compatible)"
+
+
+class VariableValueError(ShaleError):
+    pass
+
+
+def to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        if value in (0, 1):
+            return bool(value)
+        raise ValueError(value)
+    text = str(value).strip().lower()
+    if text in ("1", "true", "on", "yes"):
+        return True
+    if text in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(value)
+
+
+def to_int(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(value)
+    return int(str(value).strip())
+
+
+def to_float(value: Any) -> float:
+    return float(str(value).strip())
+
+
+def to_str(value: Any) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
+# name: (converter, default, dynamic)
+Schema = tuple[Callable[[Any], Any], Any, bool]
+
+VARIABLES: dict[str, Schema] = {
+    # --- MySQL compatibility (what drivers and BI tools read on connect) ---
+    "auto_increment_increment": (to_int, 1, True),
+    "autocommit": (to_bool, True, True),
+    "character_set_client": (to_str, "utf8mb4", True),
+    "character_set_connection": (to_str, "utf8mb4", True),
+    "character_set_database": (to_str, "utf8mb4", True),
+    "character_set_results": (to_str, "utf8mb4", True),
+    "character_set_server": (to_str, "utf8mb4", True),
+    "collation_connection": (to_str, "utf8mb4_0900_bin", True),
+    "collation_database": (to_str, "utf8mb4_0900_bin", True),
+    "collation_server": (to_str, "utf8mb4_0900_bin", True),
+    "default_storage_engine": (to_str, "olap", True),
+    "default_tmp_storage_engine": (to_str, "olap", True),
+    "div_precision_increment": (to_int, 4, True),
+    "event_scheduler": (to_str, "OFF", True),
+    "external_user": (to_str, "", False),
+    "group_concat_max_len": (to_int, 2147483646, True),
+    "have_query_cache": (to_str, "YES", False),
+    "init_connect": (to_str, "", True),
+    "interactive_timeout": (to_int, 3600, True),
+    "language": (to_str, "/palo/share/english/", False),
+    "license": (to_str, "Apache License, Version 2.0", False),
+    "lower_case_table_names": (to_int, 0, False),
+    "max_allowed_packet": (to_int, 16777216, True),
+    "max_execution_time": (to_int, -1, True),
+    "net_buffer_length": (to_int, 16384, True),
+    "net_read_timeout": (to_int, 600, True),
+    "net_write_timeout": (to_int, 600, True),
+    "performance_schema": (to_bool, False, False),
+    "query_cache_size": (to_int, 1048576, True),
+    "query_cache_type": (to_int, 0, True),
+    "sql_auto_is_null": (to_bool, False, True),
+    "sql_mode": (to_str, "ONLY_FULL_GROUP_BY", True),
+    "sql_safe_updates": (to_int, 0, True),
+    "sql_select_limit": (to_int, 9223372036854775807, True),
+    "system_time_zone": (to_str, "UTC", False),
+    "time_zone": (to_str, "UTC", True),
+    "transaction_isolation": (to_str, "REPEATABLE-READ", True),
+    "transaction_read_only": (to_bool, False, True),
+    "tx_isolation": (to_str, "REPEATABLE-READ", True),
+    "tx_read_only": (to_bool, False, True),
+    "version": (to_str, SERVER_VERSION, False),
+    "version_comment": (to_str, VERSION_COMMENT, False),
+    "wait_timeout": (to_int, 28800, True),
+    # --- Doris execution ---
+    "query_timeout": (to_int, 900, True),
+    "insert_timeout": (to_int, 14400, True),
+    "exec_mem_limit": (to_int, 2147483648, True),
+    "load_mem_limit": (to_int, 2147483648, True),
+    "batch_size": (to_int, 4064, True),
+    "parallel_fragment_exec_instance_num": (to_int, 8, True),
+    "parallel_pipeline_task_num": (to_int, 0, True),
+    "enable_pipeline_engine": (to_bool, True, True),
+    "enable_pipeline_x_engine": (to_bool, True, True),
+    "enable_local_shuffle": (to_bool, True, True),
+    "enable_vectorized_engine": (to_bool, True, True),
+    "enable_nereids_planner": (to_bool, True, True),
+    "enable_fallback_to_original_planner": (to_bool, True, True),
+    "enable_profile": (to_bool, False, True),
+    "enable_spilling": (to_bool, False, True),
+    "enable_sql_cache": (to_bool, False, True),
+    "enable_query_cache": (to_bool, False, True),
+    "cpu_resource_limit": (to_int, -1, True),
+    "resource_group": (to_str, "", True),
+    "forward_to_master": (to_bool, True, True),
+    "default_order_by_limit": (to_int, -1, True),
+    "return_object_data_as_binary": (to_bool, False, True),
+    "enable_decimal256": (to_bool, False, True),
+    "enable_common_expr_pushdown": (to_bool, True, True),
+    "enable_projection": (to_bool, True, True),
+    "rewrite_count_distinct_to_bitmap_hll": (to_bool, True, True),
+    "partition_pruning_expand_threshold": (to_int, 10, True),
+    # --- Doris planning: joins, colocation, runtime filters ---
+    "disable_colocate_plan": (to_bool, False, True),
+    "disable_colocate_join": (to_bool, False, True),
+    "enable_bucket_shuffle_join": (to_bool, True, True),
+    "enable_bucket_shuffle_downgrade": (to_bool, False, True),
+    "disable_join_reorder": (to_bool, False, True),
+    "prefer_join_method": (to_str, "broadcast", True),
+    "broadcast_row_count_limit": (to_int, 30000000, True),
+    "auto_broadcast_join_threshold": (to_float, 0.8, True),
+    "runtime_filter_mode": (to_str, "GLOBAL", True),
+    "runtime_filter_type": (to_str, "IN_OR_BLOOM_FILTER,MIN_MAX", True),
+    "runtime_filter_wait_time_ms": (to_int, 1000, True),
+    "runtime_bloom_filter_size": (to_int, 2097152, True),
+    "runtime_filter_max_in_num": (to_int, 1024, True),
+    "enable_runtime_filter_prune": (to_bool, True, True),
+    "disable_nereids_rules": (to_str, "", True),
+    # --- Doris loading and DML ---
+    "enable_insert_strict": (to_bool, True, True),
+    "insert_max_filter_ratio": (to_float, 1.0, True),
+    "delete_without_partition": (to_bool, False, True),
+    "enable_unique_key_partial_update": (to_bool, False, True),
+    "show_hidden_columns": (to_bool, False, True),
+    "send_batch_parallelism": (to_int, 1, True),
+    "insert_visible_timeout_ms": (to_int, 60000, True),
+    "group_commit": (to_str, "off_mode", True),
+    "max_allowed_in_element_num_of_delete": (to_int, 1024, True),
+}
+
+
+class GlobalVariables(Variables):
+    """Server-wide values (SET GLOBAL); defaults come from VARIABLES."""
+
+    def __init__(self, schema: dict[str, Schema] | None = None) -> None:
+        self._schema = dict(schema or VARIABLES)
+        super().__init__()
+
+    @property
+    def schema(self) -> dict[str, Schema]:  # type: ignore[override]
+        return self._schema
+
+    def get_schema(self, name: str) -> Schema:  # type: ignore[override]
+        schema = self._schema.get(name.lower())
+        if schema is None:
+            raise ShaleError(f"Unknown system variable '{name}'", ErrorCode.UNKNOWN_SYSTEM_VARIABLE)
+        return schema
+
+    def set(self, name: str, value: Any, force: bool = False) -> None:
+        name = name.lower()
+        convert, default, dynamic = self.get_schema(name)
+        if not dynamic and not force:
+            raise ShaleError(
+                f"Variable '{name}' is a read only variable", ErrorCode.WRONG_VALUE_FOR_VAR
+            )
+        if value is DEFAULT or value is None:
+            self._values[name] = self.default_of(name)
+            return
+        try:
+            converted = convert(value)
+        except (TypeError, ValueError):
+            if convert in (to_int, to_float):
+                raise DorisError(
+                    f"Incorrect argument type to variable '{name}'", ErrorCode.WRONG_TYPE_FOR_VAR
+                ) from None
+            raise DorisError(
+                f"Variable '{name}' can't be set to the value of '{value}'", ErrorCode.WRONG_VALUE_FOR_VAR
+            ) from None
+        if name == "time_zone":
+            converted = check_time_zone(converted)
+        self._values[name] = converted
+
+    def default_of(self, name: str) -> Any:
+        return self.get_schema(name)[1]
+
+
+class SessionVariables(GlobalVariables):
+    """One connection's values; unset names read the global value."""
+
+    def __init__(self, global_variables: GlobalVariables) -> None:
+        self.global_variables = global_variables
+        super().__init__(global_variables.schema)
+
+    def default_of(self, name: str) -> Any:
+        return self.global_variables.get_variable(name)
+
+    def get_variable(self, name: str) -> Any:
+        name = name.lower()
+        if name in self._values:
+            return self._values[name]
+        return self.global_variables.get_variable(name)
+
+
+_OFFSET = re.compile(r"^[+-](\d{1,2}):(\d{2})$")
+
+
+def check_time_zone(value: str) -> str:
+    """Accept IANA names, UTC/GMT/SYSTEM and +hh:mm offsets, as Doris' TimeUtils does."""
+    text = value.strip()
+    if text.upper() in ("UTC", "GMT", "SYSTEM", "CST"):
+        return text
+    m = _OFFSET.match(text)
+    if m and int(m.group(1)) <= 14 and int(m.group(2)) < 60:
+        return text
+    try:
+        ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise DorisError(f"Unknown or incorrect time zone: '{value}'", ErrorCode.UNKNOWN_TIME_ZONE) from None
+    return text
+
+
+def display(value: Any) -> str:
+    """Text of a variable value as SHOW VARIABLES prints it (Doris: true/false for booleans)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)

@@ -1,0 +1,1 @@
+"""ShaleDB sql package."""

@@ -1,0 +1,402 @@
+"""DDL execution: applies validated definitions to the catalog, one SQLite transaction each.
+
+Creates databases, tables (with their materialized indexes, partitions and one tablet per
+partition x index x bucket, placed on backends), colocate groups; drops, truncates, adds and
+drops partitions, and sets properties. Checks that need the catalog (existence, colocate group
+schema) live here; statement-level rules live in `ddl.py`.
+Upstream: Doris `InternalCatalog.createOlapTable`, `ColocateTableIndex`, `Alter`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from sql import properties as P
+from sql.ddl import TableDefinition, rollup_key_columns, short_key_count
+from sql.errors import DorisError, ErrorCode, unknown_database
+from sql.partitions import PartitionSpec, resolve_list, resolve_range
+from storage.catalog.meta import (
+    ColocateGroup,
+    DatabaseMeta,
+    DistributionType,
+    MaterializedIndexMeta,
+    PartitionMeta,
+    PartitionType,
+    TableMeta,
+    TabletMeta,
+)
+from storage.catalog.repository import Mutation
+from storage.engine import StorageEngine
+
+GLOBAL_GROUP_PREFIX = "__global__"
+
+
+def require_database(engine: StorageEngine, name: str | None) -> DatabaseMeta:
+    if not name:
+        raise DorisError("No database selected", ErrorCode.NO_DB_ERROR)
+    db = engine.catalog.get_database(name)
+    if db is None:
+        raise unknown_database(name)
+    return db
+
+
+def require_table(engine: StorageEngine, db_name: str | None, name: str) -> TableMeta:
+    db = require_database(engine, db_name)
+    table = engine.catalog.get_table(db.name, name)
+    if table is None:
+        raise DorisError(f"Unknown table '{name}'", ErrorCode.BAD_TABLE_ERROR)
+    return table
+
+
+# ---- databases ----------------------------------------------------------------------------
+def create_database(engine: StorageEngine, name: str, if_not_exists: bool) -> None:
+    with engine.catalog.lock:
+        if engine.catalog.get_database(name) is not None or name.lower() == "information_schema":
+            if if_not_exists:
+                return
+            raise DorisError(f"Can't create database '{name}'; database exists", ErrorCode.DB_CREATE_EXISTS)
+        m = Mutation()
+        m.put(DatabaseMeta(engine.catalog.next_id(), name, time.time()))
+        engine.catalog.commit(m)
+
+
+def drop_database(engine: StorageEngine, name: str, if_exists: bool) -> None:
+    cat = engine.catalog
+    with cat.lock:
+        db = cat.get_database(name)
+        if db is None:
+            if if_exists:
+                return
+            raise DorisError(f"Can't drop database '{name}'; database doesn't exist", ErrorCode.DB_DROP_EXISTS)
+        m = Mutation()
+        tablets: list[TabletMeta] = []
+        for table in cat.list_tables(name):
+            tablets += _delete_table(cat, m, table)
+        for group in cat.colocate_groups(db.db_id):
+            m.delete(group)
+        for txn in cat._children_of("txn", db.db_id):
+            m.delete(txn)
+        m.delete(db)
+        cat.commit(m)
+    engine.remove_tablet_files(tablets)
+
+
+# ---- tables -------------------------------------------------------------------------------
+def _delete_table(cat: object, m: Mutation, table: TableMeta) -> list[TabletMeta]:
+    from storage.catalog.catalog import Catalog  # noqa: PLC0415 - typing only
+
+    assert isinstance(cat, Catalog)
+    tablets = cat.tablets(table.table_id)
+    for t in tablets:
+        for rs in cat.rowsets(t.tablet_id):
+            m.delete(rs)
+        m.delete(t)
+    for p in cat.partitions(table.table_id):
+        m.delete(p)
+    for idx in cat.materialized_indexes(table.table_id):
+        m.delete(idx)
+    if table.colocate_group_id is not None:
+        group = cat.colocate_group(table.colocate_group_id)
+        others = [
+            t for t in cat._objects["table"].values()
+            if t.colocate_group_id == table.colocate_group_id and t.table_id != table.table_id
+        ]
+        if group is not None and not others:
+            m.delete(group)
+    m.delete(table)
+    return tablets
+
+
+def drop_table(engine: StorageEngine, db_name: str | None, name: str, if_exists: bool) -> None:
+    cat = engine.catalog
+    with cat.lock:
+        db = require_database(engine, db_name)
+        table = cat.get_table(db.name, name)
+        if table is None:
+            if if_exists:
+                return
+            raise DorisError(f"Unknown table '{name}' in {db.name}", ErrorCode.UNKNOWN_TABLE_IN_DB)
+        m = Mutation()
+        tablets = _delete_table(cat, m, table)
+        cat.commit(m)
+    engine.remove_tablet_files(tablets)
+
+
+def _group_name(db: DatabaseMeta, name: str) -> str:
+    return name if name.startswith(GLOBAL_GROUP_PREFIX) else f"{db.db_id}_{name}"
+
+
+def _find_group(engine: StorageEngine, db: DatabaseMeta, name: str) -> ColocateGroup | None:
+    full = _group_name(db, name)
+    for g in engine.catalog.colocate_groups():
+        if g.name == full:
+            return g
+    return None
+
+
+def _colocate_error(detail: str) -> DorisError:
+    return DorisError(detail, ErrorCode.COLOCATE)
+
+
+def _check_colocate(group: ColocateGroup, table: TableMeta, replicas: int, buckets: Sequence[int]) -> None:
+    """The Colocation Group Schema check (Doris ColocateGroupSchema), all errors 5063."""
+    dist = table.distribution
+    if dist.type is not DistributionType.HASH:
+        raise _colocate_error("Colocate tables must have same distribution type: HASH should be RANDOM")
+    for b in buckets:
+        if b != group.buckets:
+            raise _colocate_error(f"Colocate tables must have same bucket num: {b} should be {group.buckets}")
+    types = [table.column(c).type for c in dist.columns]
+    if len(types) != len(group.column_types):
+        raise _colocate_error(
+            f"Colocate tables distribution columns size must be same: {len(types)} should be "
+            f"{len(group.column_types)}"
+        )
+    for t, g in zip(types, group.column_types):
+        if t != g:
+            raise _colocate_error(
+                f"Colocate tables distribution columns must have the same data type: {t.sql()} "
+                f"should be {g.sql()}"
+            )
+    if replicas != group.replication_num:
+        raise _colocate_error(
+            "Colocate tables must have same replication allocation: "
+            f"{{ tag.location.default: {replicas} }} should be "
+            f"{{ tag.location.default: {group.replication_num} }}"
+        )
+
+
+def _resolve_partitions(
+    table: TableMeta, specs: Sequence[PartitionSpec], existing: Sequence[PartitionMeta]
+) -> list[tuple[PartitionSpec, tuple[str, ...] | None, tuple[str, ...] | None, tuple[tuple[str, ...], ...]]]:
+    types = [table.column(c).type for c in table.partition_info.columns]
+    resolved = []
+    current = list(existing)
+    for spec in specs:
+        if any(p.name.lower() == spec.name.lower() for p in current):
+            raise DorisError(f"Duplicate partition name {spec.name}", ErrorCode.SAME_NAME_PARTITION)
+        lower = upper = None
+        values: tuple[tuple[str, ...], ...] = ()
+        if table.partition_info.type is PartitionType.RANGE:
+            lower, upper = resolve_range(types, spec, current)
+        else:
+            values = resolve_list(types, spec, current)
+        current.append(PartitionMeta(0, table.table_id, spec.name, 0, lower, upper, values))
+        resolved.append((spec, lower, upper, values))
+    return resolved
+
+
+def _new_partition(
+    engine: StorageEngine, m: Mutation, table: TableMeta, indexes: Sequence[MaterializedIndexMeta],
+    name: str, buckets: int, replicas: int, group: ColocateGroup | None,
+    lower: tuple[str, ...] | None = None, upper: tuple[str, ...] | None = None,
+    values: tuple[tuple[str, ...], ...] = (),
+) -> PartitionMeta:
+    ids = engine.catalog.next_ids(1 + buckets * len(indexes))
+    part = PartitionMeta(
+        partition_id=ids[0], table_id=table.table_id, name=name, buckets=buckets, lower=lower,
+        upper=upper, list_values=values, visible_version=1, visible_version_time=time.time(),
+        replication_num=replicas,
+    )
+    m.put(part)
+    tablet_ids = iter(ids[1:])
+    for index in indexes:
+        if group is not None:
+            placement = [group.backends_per_bucket[b][0] for b in range(buckets)]
+        else:
+            placement = engine.pick_backends(buckets)
+        for seq in range(buckets):
+            m.put(TabletMeta(next(tablet_ids), table.table_id, part.partition_id, index.index_id, seq, placement[seq]))
+    return part
+
+
+def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefinition) -> None:
+    cat = engine.catalog
+    with cat.lock:
+        db = require_database(engine, defn.db or db_name)
+        if cat.get_table(db.name, defn.name) is not None:
+            if defn.if_not_exists:
+                return
+            raise DorisError(f"Table '{defn.name}' already exists", ErrorCode.TABLE_EXISTS_ERROR)
+        props = dict(defn.properties)
+        backends = len(cat.backends())
+        replicas = P.replication_num(props, backends)
+        table_id, base_id = cat.next_ids(2)
+        now = time.time()
+        table = TableMeta(
+            table_id=table_id, db_id=db.db_id, name=defn.name, keys_type=defn.keys_type,
+            columns=defn.columns, partition_info=defn.partition_info, distribution=defn.distribution,
+            base_index_id=base_id, properties=defn.properties, indexes=defn.indexes,
+            comment=defn.comment, create_time=now,
+        )
+        m = Mutation()
+        group = None
+        colocate = props.get("colocate_with", "").strip()
+        if colocate:
+            group = _find_group(engine, db, colocate)
+            buckets = [defn.distribution.buckets]
+            if group is not None:
+                _check_colocate(group, table, replicas, buckets)
+            else:
+                if defn.distribution.type is not DistributionType.HASH:
+                    raise _colocate_error("Colocate tables must have same distribution type: HASH should be RANDOM")
+                placement = engine.pick_backends(defn.distribution.buckets)
+                group = ColocateGroup(
+                    group_id=cat.next_id(), db_id=db.db_id, name=_group_name(db, colocate),
+                    buckets=defn.distribution.buckets,
+                    column_types=tuple(table.column(c).type for c in defn.distribution.columns),
+                    replication_num=replicas, backends_per_bucket=tuple((b,) for b in placement),
+                )
+                m.put(group)
+            table = replace(table, colocate_group_id=group.group_id)
+        indexes = [MaterializedIndexMeta(
+            index_id=base_id, name=defn.name, columns=tuple(c.name for c in defn.columns),
+            keys_type=defn.keys_type, is_base=True, table_id=table_id,
+            keys=defn.key_columns, short_key_column_count=short_key_count(defn.columns),
+            create_time=now,
+        )]
+        for spec, rid in zip(defn.rollups, cat.next_ids(len(defn.rollups)) if defn.rollups else []):
+            cols = rollup_key_columns(defn.columns, spec, defn.keys_type)
+            indexes.append(MaterializedIndexMeta(
+                index_id=rid, name=spec.name, columns=tuple(c.name for c in cols),
+                keys_type=defn.keys_type, is_base=False, table_id=table_id,
+                keys=tuple(c.name for c in cols if c.is_key),
+                short_key_column_count=short_key_count(cols), create_time=now,
+            ))
+        for idx in indexes:
+            m.put(idx)
+        buckets = defn.distribution.buckets
+        if defn.partition_info.type is PartitionType.UNPARTITIONED:
+            _new_partition(engine, m, table, indexes, defn.name, buckets, replicas, group)
+        else:
+            for spec, lower, upper, values in _resolve_partitions(table, defn.partitions, []):
+                _new_partition(engine, m, table, indexes, spec.name, buckets, replicas, group, lower, upper, values)
+        m.put(table)
+        cat.commit(m)
+
+
+def truncate_table(engine: StorageEngine, db_name: str | None, name: str, partitions: Sequence[str]) -> None:
+    """Replace the chosen partitions (all by default) with empty ones of the same definition."""
+    cat = engine.catalog
+    with cat.lock:
+        table = require_table(engine, db_name, name)
+        parts = cat.partitions(table.table_id)
+        if partitions:
+            by_name = {p.name.lower(): p for p in parts}
+            chosen = []
+            for pn in partitions:
+                if pn.lower() not in by_name:
+                    raise DorisError(f"Partition {pn} does not exist in table {name}")
+                chosen.append(by_name[pn.lower()])
+        else:
+            chosen = parts
+        indexes = cat.materialized_indexes(table.table_id)
+        group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
+        m = Mutation()
+        dropped: list[TabletMeta] = []
+        for p in chosen:
+            dropped += _delete_partition(cat, m, p)
+            _new_partition(engine, m, table, indexes, p.name, p.buckets, p.replication_num, group,
+                           p.lower, p.upper, p.list_values)
+        cat.commit(m)
+    engine.remove_tablet_files(dropped)
+
+
+def _delete_partition(cat: object, m: Mutation, part: PartitionMeta) -> list[TabletMeta]:
+    from storage.catalog.catalog import Catalog  # noqa: PLC0415
+
+    assert isinstance(cat, Catalog)
+    tablets = cat.tablets(part.table_id, partition_id=part.partition_id)
+    for t in tablets:
+        for rs in cat.rowsets(t.tablet_id):
+            m.delete(rs)
+        m.delete(t)
+    m.delete(part)
+    return tablets
+
+
+def _reject_if_dynamic(table: TableMeta) -> None:
+    if (table.property("dynamic_partition.enable", "false") or "false").lower() == "true" or (
+        table.property("dynamic_partition.time_unit") is not None
+        and (table.property("dynamic_partition.enable") or "true").lower() == "true"
+    ):
+        raise DorisError(
+            "Cannot add/drop partition on a Dynamic Partition Table, Use command `ALTER TABLE "
+            f"{table.name} SET (\"dynamic_partition.enable\" = \"false\")` firstly."
+        )
+
+
+def add_partition(
+    engine: StorageEngine, table: TableMeta, spec: PartitionSpec, dist_columns: Sequence[str] | None,
+    buckets: int | None,
+) -> None:
+    cat = engine.catalog
+    with cat.lock:
+        if table.partition_info.type is PartitionType.UNPARTITIONED:
+            raise DorisError(f"Table[{table.name}] is not a partitioned table, can not add partition")
+        _reject_if_dynamic(table)
+        if dist_columns is not None and table.distribution.type is DistributionType.HASH:
+            want = [c.lower() for c in table.distribution.columns]
+            if [c.lower() for c in dist_columns] != want:
+                raise DorisError(
+                    "Cannot assign hash distribution with different distribution cols. new is: "
+                    f"[{', '.join(dist_columns)}] default is: [{', '.join(table.distribution.columns)}]"
+                )
+        nbuckets = buckets if buckets is not None else table.distribution.buckets
+        if nbuckets <= 0:
+            raise DorisError("Number of hash distribution should be greater than zero.")
+        group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
+        if group is not None and nbuckets != group.buckets:
+            raise _colocate_error(f"Colocate tables must have same bucket num: {nbuckets} should be {group.buckets}")
+        existing = cat.partitions(table.table_id)
+        (spec, lower, upper, values), = _resolve_partitions(table, [spec], existing)
+        replicas = existing[0].replication_num if existing else 1
+        m = Mutation()
+        _new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
+                       nbuckets, replicas, group, lower, upper, values)
+        cat.commit(m)
+
+
+def drop_partition(engine: StorageEngine, table: TableMeta, name: str, if_exists: bool) -> None:
+    cat = engine.catalog
+    with cat.lock:
+        if table.partition_info.type is PartitionType.UNPARTITIONED:
+            raise DorisError(f"Table[{table.name}] is not a partitioned table, can not drop partition")
+        _reject_if_dynamic(table)
+        part = next((p for p in cat.partitions(table.table_id) if p.name.lower() == name.lower()), None)
+        if part is None:
+            if if_exists:
+                return
+            raise DorisError(f"Error in list of partitions to {name}", ErrorCode.DROP_PARTITION_NON_EXISTENT)
+        m = Mutation()
+        tablets = _delete_partition(cat, m, part)
+        cat.commit(m)
+    engine.remove_tablet_files(tablets)
+
+
+def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, str]) -> None:
+    cat = engine.catalog
+    with cat.lock:
+        unknown = [k for k in updates if k not in P.KNOWN_KEYS and not k.startswith(P.DYNAMIC_PREFIX)]
+        if unknown:
+            raise DorisError(f"Unknown table property: [{unknown[0]}]")
+        merged = dict(table.properties)
+        merged.update(updates)
+        columns = table.columns
+        if any(k.startswith(P.DYNAMIC_PREFIX) for k in updates):
+            P.validate_dynamic_partition(merged, table.partition_info, columns)
+        if "bloom_filter_columns" in updates or "bloom_filter_fpp" in updates:
+            P.validate_bloom_filter(merged, columns, table.keys_type)
+        if "colocate_with" in updates and updates["colocate_with"] != (table.property("colocate_with") or ""):
+            raise DorisError("Changing colocate_with by ALTER TABLE is not supported yet; "
+                             "create the table with the colocate_with property instead")
+        mow = "enable_unique_key_merge_on_write"
+        if mow in updates and updates[mow] != table.property(mow, "true"):
+            raise DorisError(f"Can not change property {mow}")
+        if "replication_num" in updates or "replication_allocation" in updates:
+            P.replication_num(merged, len(cat.backends()))
+        m = Mutation()
+        m.put(replace(table, properties=tuple(merged.items())))
+        cat.commit(m)

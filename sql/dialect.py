@@ -1,0 +1,1214 @@
+"""ShaleDB's SQL dialect: sqlglot's Doris dialect extended to Apache Doris 2.1 DDL/DML syntax.
+
+This module owns the *syntax* layer: tokenizing, parsing into typed sqlglot ASTs, generating
+Doris SQL back from them, and turning parse failures into MySQL-style syntax errors. It knows
+nothing about catalogs or execution. The friendly, AST-free views of DDL statements that the DDL
+layer consumes live in ``sql.ast_views``.
+
+Public API
+    ``ShaleDoris``                      the sqlglot dialect (use as ``read=``/``dialect=``)
+    ``parse(sql) -> list[exp.Expression]``      strict parse, raises ``SqlSyntaxError``
+    ``parse_one(sql) -> exp.Expression``        exactly one statement
+    ``SqlSyntaxError(message, line, col, near, detail="")``   1-based line/col; near is the text
+                                        MySQL would quote (at most 80 chars, "" at end of input)
+    custom nodes (below) and the constants ``AGG_TYPES``, ``JOIN_HINTS``, ``EXPLAIN_STYLES``.
+    re-exported from ``sql.ast_views`` (lazily): ``describe_create_table``, ``describe_alter``,
+    ``describe_create_index``, ``describe_drop_index``, ``table_name``, ``type_sql`` and the
+    view dataclasses (``CreateTableAst``, ``ColumnAst``, ``PartitionDefAst``, ...).
+
+Strict vs lenient parsing. ``ShaleDoris`` used directly through sqlglot (``sqlglot.parse(...,
+read=ShaleDoris)``) behaves like stock sqlglot: unknown syntax falls back to ``exp.Command`` and
+bare expressions parse. ``parse()`` builds the parser with ``strict=True``: it never returns
+``exp.Command`` (the fallback raises instead) and every top-level statement must be a statement
+node (``STATEMENT_TYPES``), so ``FOO BAR`` or ``SELEC 1`` are syntax errors.
+
+AST shapes (root node -> where the parts are)
+    CREATE DATABASE        exp.Create(kind="DATABASE", this=Table, exists, properties=[Property])
+    DROP DATABASE/TABLE    exp.Drop(kind, tables=[Table], exists, force)
+    CREATE TABLE           exp.Create(kind="TABLE", this=Schema(this=Table, expressions=[ColumnDef,
+                           IndexColumnConstraint]), exists, properties=Properties([...])) where the
+                           properties are, in source order: EngineProperty, DuplicateKeyProperty |
+                           AggregateKeyProperty | UniqueKeyProperty, SchemaCommentProperty,
+                           PartitionByRange | PartitionByList, DistributedByProperty, RollupProperty
+                           ([DorisRollupIndex]), then one exp.Property(this=key, value=value) per
+                           ``PROPERTIES ("k" = "v")`` entry.
+      column               ColumnDef(this, kind=DataType, constraints=[ColumnConstraint(kind)])
+                           with kinds AggTypeColumnConstraint(this=Var("SUM")), KeyColumnConstraint,
+                           NotNullColumnConstraint (allow_null=True for NULL),
+                           DefaultColumnConstraint, CommentColumnConstraint.
+                           BITMAP / HLL / QUANTILE_STATE are DataType(USERDEFINED, kind="BITMAP");
+                           LARGEINT is DType.INT128; STRING and TEXT are DType.TEXT;
+                           DATEV2 / DATETIMEV2 / DECIMALV2 / DECIMALV3 read as DATE / DATETIME /
+                           DECIMAL.
+      partitions           PartitionByRange / PartitionByList(expressions=[partition columns, an
+                           Identifier per plain column], partitions=[RangePartitionDef |
+                           StepPartitionDef | ListPartitionDef], auto=True for AUTO PARTITION).
+                           sqlglot's PartitionByRangeProperty is not reused: it cannot hold an
+                           empty ``()`` list, MAXVALUE, ``[lo, hi)`` ranges or partition options.
+      RangePartitionDef    this=name, less_than=[values] | maxvalue=True | lower=[..], upper=[..];
+                           values are Literal (string or number, "-5" for negatives),
+                           Var("MAXVALUE") or Null; ``LESS THAN (MAXVALUE)`` becomes maxvalue=True.
+      ListPartitionDef     this=name, values=[exp.Tuple] (one tuple per row; None for a partition
+                           without VALUES IN).
+      StepPartitionDef     start=[values], end=[values], interval=Literal, unit=Var | None.
+      distribution         DistributedByProperty(kind="HASH"|"RANDOM", expressions=[Identifier],
+                           buckets=Literal number | Var("AUTO") | None when BUCKETS was omitted).
+    CREATE INDEX           exp.Create(kind="INDEX", exists, this=exp.Index(this=name, table=Table,
+                           params=DorisIndexParameters(columns, using=Var, comment, properties)))
+    DROP INDEX i ON t      exp.Drop(kind="INDEX", tables=[Table(i)], cluster=OnProperty(this=Table))
+    ALTER TABLE            exp.Alter(this=Table, actions=[...]); actions are
+                           AddRollup([DorisRollupIndex]), DropRollup([Identifier]),
+                           AddPartition(this=<partition def>, distribution),
+                           DropPartition(this=name, exists, force), AlterSetProperties([Property]),
+                           AddConstraint([IndexColumnConstraint]) for ADD INDEX,
+                           exp.Drop(kind="INDEX") for DROP INDEX, stock nodes for the rest.
+    TRUNCATE TABLE         exp.TruncateTable(expressions=[Table(partition=Partition)])
+    INSERT                 exp.Insert, or DorisInsert (an exp.Insert subclass) when WITH LABEL is
+                           given (arg ``label``). The target partition is Table.args["partition"].
+    DELETE                 exp.Delete(this=Table(partition=Partition), where). ``PARTITION p``,
+                           ``PARTITION (p1, p2)`` and ``PARTITIONS (p1, p2)`` all give
+                           exp.Partition(expressions=[Column]).
+    EXPLAIN                DorisExplain(this=statement, style=None | "VERBOSE" | "SHAPE PLAN" ...)
+    DESC t / DESCRIBE t    exp.Describe(this=Table);   DESC t ALL -> DescAll(this=Table)
+    SELECT ... JOIN [hint] exp.Join(hint=Var("SHUFFLE"|"BROADCAST"|"BUCKET"|"COLOCATE"))
+    SET / USE / KILL / BEGIN / COMMIT / ROLLBACK     stock sqlglot nodes.
+
+SHOW statements are all exp.Show. ``this`` is the upper-case kind, which is the normalised
+spelling: "DATABASES", "TABLES", "TABLE STATUS", "CREATE TABLE", "CREATE DATABASE", "COLUMNS",
+"INDEX" (also for INDEXES and KEYS), "VARIABLES", "STATUS", "PARTITIONS", "TABLETS", "DATA",
+"DYNAMIC PARTITION TABLES", "PROC", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN", "DELETE",
+"PROCESSLIST", "BACKENDS", "FRONTENDS", "ENGINES", "CHARACTER SET" (also CHARSET), "COLLATION",
+"WARNINGS", "ERRORS". Other args:
+    target   the table (Identifier) for COLUMNS / INDEX / PARTITIONS / TABLETS / DATA / CREATE ...;
+             for PROC the path as a string Literal
+    db       Identifier: ``FROM db`` / ``IN db``, or the qualifier of ``FROM db.t``
+    full     True for SHOW FULL TABLES / FULL COLUMNS / FULL PROCESSLIST
+    global_  True for SHOW GLOBAL VARIABLES / STATUS (SESSION is the default and is not kept)
+    like     string Literal of ``LIKE 'x'``;  where: exp.Where;  limit / offset: Literal numbers
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import typing as t
+
+from sqlglot import exp, transforms
+from sqlglot.dialects.doris import Doris
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.generators.doris import DorisGenerator
+from sqlglot.parser import Parser
+from sqlglot.parsers.doris import DorisParser
+from sqlglot.tokens import Token, TokenType
+from sqlglot.trie import new_trie
+
+__all__ = [
+    "AGG_TYPES",
+    "EXPLAIN_STYLES",
+    "JOIN_HINTS",
+    "STATEMENT_TYPES",
+    "AddPartition",
+    "AddRollup",
+    "AggTypeColumnConstraint",
+    "AlterSetProperties",
+    "DescAll",
+    "DorisExplain",
+    "DorisIndexParameters",
+    "DorisInsert",
+    "DorisRollupIndex",
+    "DropPartition",
+    "DropRollup",
+    "KeyColumnConstraint",
+    "ListPartitionDef",
+    "PartitionByList",
+    "PartitionByRange",
+    "RangePartitionDef",
+    "ShaleDoris",
+    "SqlSyntaxError",
+    "StepPartitionDef",
+    "parse",
+    "parse_one",
+]
+
+# Column aggregation types of AGGREGATE KEY tables, in Doris' own order.
+AGG_TYPES: tuple[str, ...] = (
+    "SUM",
+    "MAX",
+    "MIN",
+    "REPLACE",
+    "REPLACE_IF_NOT_NULL",
+    "HLL_UNION",
+    "BITMAP_UNION",
+    "QUANTILE_UNION",
+    "GENERIC",
+)
+
+# Distribution hints written as ``JOIN [shuffle] t``.
+JOIN_HINTS: frozenset[str] = frozenset({"SHUFFLE", "BROADCAST", "BUCKET", "COLOCATE"})
+
+# ``EXPLAIN <style> <stmt>``; the multi-word styles all end in PLAN.
+_EXPLAIN_SINGLE = ("VERBOSE", "GRAPH", "TREE")
+_EXPLAIN_PLAN_PREFIXES = (
+    "SHAPE",
+    "PHYSICAL",
+    "LOGICAL",
+    "OPTIMIZED",
+    "REWRITTEN",
+    "ANALYZED",
+    "PARSED",
+    "MEMO",
+    "DISTRIBUTED",
+    "ALL",
+)
+EXPLAIN_STYLES: frozenset[str] = frozenset(
+    {*_EXPLAIN_SINGLE, *(f"{p} PLAN" for p in _EXPLAIN_PLAN_PREFIXES)}
+)
+
+# Doris types sqlglot has no DType for; kept as DataType(USERDEFINED, kind=<name>).
+_OPAQUE_TYPES = frozenset({"BITMAP", "HLL", "QUANTILE_STATE"})
+
+# SHOW kinds whose target table is introduced by FROM (``SHOW PARTITIONS FROM db.t``).
+_SHOW_FROM_TARGET = frozenset({"PARTITIONS", "TABLETS", "DATA"})
+
+# Parser-internal marks carried on a node's meta between two parse steps.
+_JOIN_HINT_META = "doris_join_hint"
+_LABEL_META = "doris_insert_label"
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+# --------------------------------------------------------------------------------------------
+# Custom AST nodes. Each lists exp.Expression first (sqlglot 30: trait classes derive from the
+# abstract exp.Expr, whose methods raise NotImplementedError).
+# --------------------------------------------------------------------------------------------
+
+
+class AggTypeColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
+    """``SUM`` / ``REPLACE`` / ... after a column type; this=exp.var(<AGG TYPE>)."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
+
+
+class KeyColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
+    """``KEY`` after a column type (ALTER TABLE ADD COLUMN ``k INT KEY``): a key column."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {}
+
+
+class RangePartitionDef(exp.Expression):
+    """``PARTITION p VALUES LESS THAN (..) | LESS THAN MAXVALUE | [(lo), (hi))``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True,
+        "less_than": False,
+        "maxvalue": False,
+        "lower": False,
+        "upper": False,
+        "exists": False,
+        "properties": False,
+    }
+
+
+class ListPartitionDef(exp.Expression):
+    """``PARTITION p VALUES IN (..)``; values is a list of exp.Tuple, one per row."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True,
+        "values": False,
+        "exists": False,
+        "properties": False,
+    }
+
+
+class StepPartitionDef(exp.Expression):
+    """Batch range creation: ``FROM ("2020-01-01") TO ("2020-02-01") INTERVAL 1 DAY``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "start": True,
+        "end": True,
+        "interval": True,
+        "unit": False,
+    }
+
+
+class PartitionByRange(exp.Property):
+    """``[AUTO] PARTITION BY RANGE(cols) (defs)``; expressions=columns, partitions=defs."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "expressions": True,
+        "partitions": False,
+        "auto": False,
+    }
+
+
+class PartitionByList(exp.Property):
+    """``[AUTO] PARTITION BY LIST(cols) (defs)``; expressions=columns, partitions=defs."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "expressions": True,
+        "partitions": False,
+        "auto": False,
+    }
+
+
+class DorisRollupIndex(exp.RollupIndex):
+    """``r1(c1, c2) [DUPLICATE KEY(c1)] [FROM base] [PROPERTIES (..)]``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {**exp.RollupIndex.arg_types, "duplicate_key": False}
+
+
+class AddRollup(exp.Expression):
+    """ALTER TABLE action ``ADD ROLLUP r1(..)[, r2(..)]``; expressions=[DorisRollupIndex]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class DropRollup(exp.Expression):
+    """ALTER TABLE action ``DROP ROLLUP r1[, r2]``; expressions=[Identifier]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class AddPartition(exp.Expression):
+    """ALTER TABLE action ``ADD PARTITION <def> [DISTRIBUTED BY ..]``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "distribution": False}
+
+
+class DropPartition(exp.Expression):
+    """ALTER TABLE action ``DROP PARTITION [IF EXISTS] p [FORCE]``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "exists": False, "force": False}
+
+
+class AlterSetProperties(exp.Expression):
+    """ALTER TABLE action ``SET ("k" = "v", ..)``; expressions=[exp.Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class DorisIndexParameters(exp.IndexParameters):
+    """``(cols) [USING BITMAP] [PROPERTIES (..)] [COMMENT '..']`` of CREATE INDEX."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        **exp.IndexParameters.arg_types,
+        "comment": False,
+        "properties": False,
+    }
+
+
+class DorisInsert(exp.Insert):
+    """INSERT with ``WITH LABEL <label>``; label=Identifier."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {**exp.Insert.arg_types, "label": False}
+
+
+class DorisExplain(exp.Expression):
+    """``EXPLAIN [style] <stmt>``; style is None or one of EXPLAIN_STYLES."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "style": False}
+
+
+class DescAll(exp.Expression):
+    """``DESC t ALL``; this=exp.Table."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
+
+
+# Node types accepted at the top level by the strict parser.
+STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
+    exp.Query,
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.TruncateTable,
+    exp.Insert,
+    exp.Delete,
+    exp.Update,
+    exp.Show,
+    exp.Describe,
+    exp.Use,
+    exp.Set,
+    exp.Kill,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+    DorisExplain,
+    DescAll,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+
+
+class SqlSyntaxError(Exception):
+    """A statement that does not parse, with a MySQL-style message and a 1-based position."""
+
+    def __init__(self, message: str, line: int, col: int, near: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.col = col
+        self.near = near
+        self.detail = detail
+
+
+def _strip_ansi(text: str) -> str:
+    return _ANSI_RE.sub("", text)
+
+
+def _syntax_error(sql: str, offset: int | None, detail: str) -> SqlSyntaxError:
+    offset = len(sql) if offset is None else max(0, min(offset, len(sql)))
+    line = sql.count("\n", 0, offset) + 1
+    col = offset - (sql.rfind("\n", 0, offset) + 1) + 1
+    # MySQL prints at most 80 characters of the remaining statement text.
+    near = sql[offset : offset + 80]
+    message = (
+        "You have an error in your SQL syntax; check the manual that corresponds to your "
+        f"Doris server version for the right syntax to use near '{near}' "
+        f"at line {line}, column {col}"
+    )
+    return SqlSyntaxError(message, line, col, near, _strip_ansi(detail))
+
+
+def _token_error(sql: str, error: TokenError) -> SqlSyntaxError:
+    # The tokenizer wraps the real failure ("Missing ' from <line>:<offset>") in a generic
+    # "Error tokenizing '<context>'" error whose start is only the context's start.
+    cause = error.__cause__
+    match = re.search(r"from \d+:(\d+)$", str(cause)) if cause else None
+    if match:
+        return _syntax_error(sql, int(match.group(1)), str(cause))
+    return _syntax_error(sql, error.start, str(error))
+
+
+# --------------------------------------------------------------------------------------------
+# Parser
+# --------------------------------------------------------------------------------------------
+
+
+def _agg_type_parser(name: str) -> t.Callable[[ShaleDorisParser], exp.Expr]:
+    def _parse(self: ShaleDorisParser) -> exp.Expr:
+        return self.expression(AggTypeColumnConstraint(this=exp.var(name)))
+
+    return _parse
+
+
+def _show(
+    kind: str, target: bool | str = False, full: bool | None = None, global_: bool | None = None
+) -> t.Callable[[ShaleDorisParser], exp.Show]:
+    def _parse(self: ShaleDorisParser) -> exp.Show:
+        return self._parse_show_mysql(kind, target=target, full=full, global_=global_)
+
+    return _parse
+
+
+class ShaleDorisParser(DorisParser):
+    """Doris parser with typed nodes for Doris DDL, SHOW, EXPLAIN and join hints."""
+
+    PARTITION_KEYWORDS: t.ClassVar = {*DorisParser.PARTITION_KEYWORDS, "PARTITIONS"}
+
+    PROPERTY_PARSERS: t.ClassVar = {
+        **DorisParser.PROPERTY_PARSERS,
+        "AGGREGATE": lambda self: self._parse_composite_key_property(exp.AggregateKeyProperty),
+        "ROLLUP": lambda self: self._parse_doris_rollup_property(),
+        "AUTO": lambda self: self._parse_doris_auto(),
+        "PARTITION BY": lambda self: self._parse_partition_property(),
+    }
+
+    CONSTRAINT_PARSERS: t.ClassVar = {
+        **DorisParser.CONSTRAINT_PARSERS,
+        **{name: _agg_type_parser(name) for name in AGG_TYPES},
+    }
+
+    SHOW_PARSERS: t.ClassVar = {
+        **DorisParser.SHOW_PARSERS,
+        "PARTITIONS": _show("PARTITIONS", target="FROM"),
+        "INDEXES": _show("INDEX", target="FROM"),
+        "KEYS": _show("INDEX", target="FROM"),
+        "DYNAMIC PARTITION TABLES": _show("DYNAMIC PARTITION TABLES"),
+        "BACKENDS": _show("BACKENDS"),
+        "FRONTENDS": _show("FRONTENDS"),
+        "TABLETS": _show("TABLETS", target="FROM"),
+        "DATA": _show("DATA", target="FROM"),
+        "PROC": lambda self: self._parse_show_proc(),
+        "ALTER TABLE ROLLUP": _show("ALTER TABLE ROLLUP"),
+        "ALTER TABLE COLUMN": _show("ALTER TABLE COLUMN"),
+        "DELETE": _show("DELETE"),
+    }
+    # The trie is computed once per class from SHOW_PARSERS, so it must be rebuilt here.
+    SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+    ALTER_PARSERS: t.ClassVar = {
+        **DorisParser.ALTER_PARSERS,
+        "ADD": lambda self: self._parse_doris_alter_add(),
+        "DROP": lambda self: self._parse_doris_alter_drop(),
+        "SET": lambda self: self._parse_doris_alter_set(),
+    }
+
+    def __init__(self, *args: t.Any, strict: bool = False, **kwargs: t.Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.strict = strict
+        # Offset in self.sql of the last reported error; None means "at the end of input".
+        self.error_offset: int | None = None
+
+    # ---- strictness and error positions ------------------------------------------------
+
+    def raise_error(self, message: str, token: Token | None = None) -> None:
+        if token:
+            self.error_offset = token.start
+        elif self._curr:
+            self.error_offset = self._curr.start
+        else:
+            self.error_offset = self._prev.end + 1 if self._prev else None
+        super().raise_error(message, token)  # type: ignore[arg-type]
+
+    def parse(self, raw_tokens: list[Token], sql: str) -> list[exp.Expr | None]:
+        if not self.strict:
+            return super().parse(raw_tokens, sql)
+        root = t.cast(
+            t.Callable[[Parser], "exp.Expr | None"], ShaleDorisParser._parse_root_statement
+        )
+        return self._parse(parse_method=root, raw_tokens=raw_tokens, sql=sql)
+
+    def _parse_root_statement(self) -> exp.Expr | None:
+        start = self._curr
+        statement = self._parse_statement()
+        # exp.Semicolon only carries the comments of a "; -- comment" tail; parse() drops it.
+        if statement is not None and not isinstance(statement, (*STATEMENT_TYPES, exp.Semicolon)):
+            self.raise_error("Unknown statement", start)
+        return statement
+
+    def _parse_as_command(self, start: Token) -> exp.Command:
+        if self.strict:
+            self.raise_error("Unsupported or invalid syntax", self._curr or None)
+        return super()._parse_as_command(start)
+
+    def _parse_command(self) -> exp.Command:
+        if self.strict:
+            self.raise_error("Unsupported statement", self._prev)
+        return super()._parse_command()
+
+    # ---- small helpers --------------------------------------------------------------------
+
+    def _peek(self, offset: int) -> Token | None:
+        index = self._index + offset
+        return self._tokens[index] if 0 <= index < self._tokens_size else None
+
+    def _parse_doris_csv(self, parse_method: t.Callable[[], exp.Expr | None]) -> list[exp.Expr]:
+        """Comma list inside one ALTER action that stops before the next action keyword."""
+        items = [parse_method()]
+        while self._match(TokenType.COMMA):
+            if self._curr and self._curr.text.upper() in self.ALTER_PARSERS:
+                break  # the comma separates ALTER actions; _parse_alter handles it
+            items.append(parse_method())
+        return [item for item in items if item is not None]
+
+    def _parse_doris_name(self, what: str) -> exp.Identifier:
+        name = self._parse_id_var()
+        if not isinstance(name, exp.Identifier):
+            self.raise_error(f"Expected {what} name")
+        return t.cast(exp.Identifier, name)
+
+    def _parse_properties_list(self) -> list[exp.Expr]:
+        properties: list[exp.Expr] = []
+        for item in self._parse_wrapped_properties():
+            properties.extend(item if isinstance(item, list) else [item])
+        return properties
+
+    def _parse_column_constraint(self) -> exp.Expr | None:
+        # MySQL reads a bare KEY as PRIMARY KEY; in Doris it marks a key column.
+        if self._match(TokenType.KEY):
+            return self.expression(exp.ColumnConstraint(kind=KeyColumnConstraint()))
+        return super()._parse_column_constraint()
+
+    # ---- column types -----------------------------------------------------------------------
+
+    def _parse_types(
+        self,
+        check_func: bool = False,
+        schema: bool = False,
+        allow_identifiers: bool = True,
+        with_collation: bool = False,
+    ) -> exp.Expr | None:
+        curr = self._curr
+        if schema and curr.token_type == TokenType.VAR and curr.text.upper() in _OPAQUE_TYPES:
+            self._advance()
+            return exp.DataType(this=exp.DType.USERDEFINED, kind=curr.text.upper())
+        return super()._parse_types(
+            check_func=check_func,
+            schema=schema,
+            allow_identifiers=allow_identifiers,
+            with_collation=with_collation,
+        )
+
+    # ---- CREATE TABLE clauses -----------------------------------------------------------
+
+    def _parse_distributed_property(self) -> exp.DistributedByProperty:
+        if not self._match_text_seq("BY"):
+            self.raise_error("Expected BY after DISTRIBUTED")
+        expressions: list[exp.Expr] | None = None
+        if self._match_text_seq("HASH"):
+            kind = "HASH"
+            expressions = self._parse_wrapped_id_vars()
+            if not expressions:
+                self.raise_error("Expected distribution columns after HASH")
+        elif self._match_text_seq("RANDOM"):
+            kind = "RANDOM"
+        else:
+            self.raise_error("Expected HASH or RANDOM after DISTRIBUTED BY")
+            kind = "HASH"
+
+        buckets: exp.Expr | None = None
+        if self._match_text_seq("BUCKETS"):
+            if self._match_text_seq("AUTO"):
+                buckets = exp.var("AUTO")
+            else:
+                buckets = self._parse_number()
+                if buckets is None:
+                    self.raise_error("Expected a bucket number or AUTO after BUCKETS")
+
+        return self.expression(
+            exp.DistributedByProperty(expressions=expressions, kind=kind, buckets=buckets)
+        )
+
+    def _parse_doris_auto(self) -> exp.Expr | list[exp.Expr] | None:
+        if self._match(TokenType.PARTITION_BY):
+            return self._parse_partition_property(auto=True)
+        return self._parse_auto_property()
+
+    def _parse_partition_property(  # type: ignore[override]
+        self, auto: bool = False
+    ) -> exp.Expr | list[exp.Expr] | None:
+        if self._match_text_seq("RANGE"):
+            node_cls: type[PartitionByRange | PartitionByList] = PartitionByRange
+        elif self._match_text_seq("LIST"):
+            node_cls = PartitionByList
+        elif auto:
+            self.raise_error("Expected RANGE or LIST after AUTO PARTITION BY")
+            return None
+        else:
+            return self._parse_partitioned_by()
+
+        columns = [
+            col.this if isinstance(col, exp.Column) and not col.table else col
+            for col in self._parse_wrapped_csv(self._parse_assignment)
+        ]
+        if not columns:
+            self.raise_error("Expected partition columns")
+
+        def parse_partition() -> exp.Expr | None:
+            start = self._curr
+            part = self._parse_doris_partition_def()
+            if node_cls is PartitionByList and not isinstance(part, ListPartitionDef):
+                self.raise_error("LIST partitions must be defined with VALUES IN", start)
+            if node_cls is PartitionByRange and isinstance(part, ListPartitionDef):
+                self.raise_error("RANGE partitions must use VALUES LESS THAN or VALUES [..)", start)
+            return part
+
+        self._match_l_paren()
+        partitions: list[exp.Expr] = []
+        if not self._match(TokenType.R_PAREN):
+            partitions = self._parse_csv(parse_partition)
+            self._match_r_paren()
+
+        return self.expression(
+            node_cls(expressions=columns, partitions=partitions, auto=auto or None)
+        )
+
+    def _parse_partition_value(self) -> exp.Expr:
+        if self._match_text_seq("MAXVALUE"):
+            return exp.var("MAXVALUE")
+        if self._match(TokenType.NULL):
+            return exp.null()
+        if self._match(TokenType.DASH):
+            number = self._parse_number()
+            if number is None:
+                self.raise_error("Expected a number after '-'")
+                return exp.null()
+            return exp.Literal.number(f"-{number.name}")
+        value = self._parse_string() or self._parse_number()
+        if value is None:
+            self.raise_error("Expected a partition value (string, integer, MAXVALUE or NULL)")
+            return exp.null()
+        return value
+
+    def _parse_partition_values(self) -> list[exp.Expr]:
+        values = self._parse_wrapped_csv(self._parse_partition_value)
+        if not values:
+            self.raise_error("Expected partition values")
+        return values
+
+    def _parse_doris_partition_def(self) -> exp.Expr | None:
+        if self._match(TokenType.FROM):
+            start = self._parse_partition_values()
+            if not self._match_text_seq("TO"):
+                self.raise_error("Expected TO in FROM (..) TO (..) INTERVAL")
+            end = self._parse_partition_values()
+            if not self._match(TokenType.INTERVAL):
+                self.raise_error("Expected INTERVAL in FROM (..) TO (..) INTERVAL")
+            interval = self._parse_number()
+            if interval is None:
+                self.raise_error("Expected the interval amount")
+            unit = self._parse_var(upper=True) if self._curr.token_type == TokenType.VAR else None
+            return self.expression(
+                StepPartitionDef(start=start, end=end, interval=interval, unit=unit)
+            )
+
+        if not self._match_text_seq("PARTITION"):
+            self.raise_error("Expected PARTITION")
+        exists = self._parse_exists(not_=True) or None
+        name = self._parse_doris_name("partition")
+
+        node: exp.Expr
+        if self._match_text_seq("VALUES"):
+            if self._match_text_seq("LESS", "THAN"):
+                if self._match_text_seq("MAXVALUE"):
+                    node = RangePartitionDef(this=name, maxvalue=True)
+                else:
+                    values = self._parse_partition_values()
+                    if len(values) == 1 and isinstance(values[0], exp.Var):
+                        node = RangePartitionDef(this=name, maxvalue=True)
+                    else:
+                        node = RangePartitionDef(this=name, less_than=values)
+            elif self._match(TokenType.L_BRACKET):
+                lower = self._parse_partition_values()
+                if not self._match(TokenType.COMMA):
+                    self.raise_error("Expected ',' between the bounds of VALUES [lower, upper)")
+                upper = self._parse_partition_values()
+                if not self._match(TokenType.R_PAREN):
+                    self.raise_error("Expected ')' to close VALUES [lower, upper)")
+                node = RangePartitionDef(this=name, lower=lower, upper=upper)
+            elif self._match(TokenType.IN):
+                self._match_l_paren()
+                if self._match(TokenType.L_PAREN, advance=False):
+                    rows = self._parse_csv(
+                        lambda: exp.Tuple(expressions=self._parse_partition_values())
+                    )
+                else:
+                    rows = [
+                        exp.Tuple(expressions=[value])
+                        for value in self._parse_csv(self._parse_partition_value)
+                    ]
+                self._match_r_paren()
+                node = ListPartitionDef(this=name, values=rows)
+            else:
+                self.raise_error("Expected LESS THAN, [ or IN after VALUES")
+                return None
+        else:
+            node = ListPartitionDef(this=name)
+
+        node.set("exists", exists)
+        if self._match(TokenType.L_PAREN, advance=False):
+            node.set("properties", self._parse_properties_list())
+        return self.expression(node)
+
+    def _parse_doris_rollup_index(self) -> DorisRollupIndex:
+        name = self._parse_doris_name("rollup")
+        columns = self._parse_wrapped_id_vars()
+        if not columns:
+            self.raise_error("Expected rollup columns")
+        duplicate_key = (
+            self._parse_wrapped_id_vars() if self._match_text_seq("DUPLICATE", "KEY") else None
+        )
+        from_index = self._parse_id_var() if self._match(TokenType.FROM) else None
+        properties = (
+            exp.Properties(expressions=self._parse_properties_list())
+            if self._match_text_seq("PROPERTIES")
+            else None
+        )
+        return self.expression(
+            DorisRollupIndex(
+                this=name,
+                expressions=columns,
+                duplicate_key=duplicate_key,
+                from_index=from_index,
+                properties=properties,
+            )
+        )
+
+    def _parse_doris_rollup_property(self) -> exp.RollupProperty:
+        return self.expression(
+            exp.RollupProperty(expressions=self._parse_wrapped_csv(self._parse_doris_rollup_index))
+        )
+
+    # ---- CREATE INDEX -----------------------------------------------------------------
+
+    def _parse_create(self) -> exp.Create | exp.Command:
+        if self._match(TokenType.INDEX):
+            return self._parse_doris_create_index()
+        return super()._parse_create()
+
+    def _parse_doris_create_index(self) -> exp.Create:
+        exists = self._parse_exists(not_=True) or None
+        name = self._parse_doris_name("index")
+        if not self._match(TokenType.ON):
+            self.raise_error("Expected ON after the index name")
+        table = self._parse_table_parts(schema=True)
+        columns = self._parse_wrapped_id_vars()
+        if not columns:
+            self.raise_error("Expected index columns")
+        using = (
+            self._parse_var(any_token=True, upper=True) if self._match(TokenType.USING) else None
+        )
+        properties = self._parse_properties_list() if self._match_text_seq("PROPERTIES") else None
+        comment = self._parse_string() if self._match(TokenType.COMMENT) else None
+        params = DorisIndexParameters(
+            columns=columns, using=using, properties=properties, comment=comment
+        )
+        index = exp.Index(this=name, table=table, params=params)
+        return self.expression(exp.Create(this=index, kind="INDEX", exists=exists))
+
+    # ---- ALTER TABLE --------------------------------------------------------------------
+
+    def _parse_doris_alter_add(self) -> exp.Expr | list[exp.Expr] | None:
+        if self._match(TokenType.ROLLUP):
+            return self.expression(
+                AddRollup(expressions=self._parse_doris_csv(self._parse_doris_rollup_index))
+            )
+        if self._match_text_seq("PARTITION", advance=False):
+            partition = self._parse_doris_partition_def()
+            distribution = (
+                self._parse_distributed_property() if self._match_text_seq("DISTRIBUTED") else None
+            )
+            return self.expression(AddPartition(this=partition, distribution=distribution))
+        return self._parse_alter_table_add()
+
+    def _parse_doris_alter_drop(self) -> exp.Expr | list[exp.Expr] | None:
+        if self._match(TokenType.ROLLUP):
+            names = self._parse_doris_csv(lambda: self._parse_doris_name("rollup"))
+            return self.expression(DropRollup(expressions=names))
+        if self._match_text_seq("PARTITION"):
+            exists = self._parse_exists() or None
+            name = self._parse_doris_name("partition")
+            force = self._match_text_seq("FORCE") or None
+            return self.expression(DropPartition(this=name, exists=exists, force=force))
+        return self._parse_alter_table_drop()
+
+    def _parse_doris_alter_set(self) -> exp.Expr | None:
+        if self._match(TokenType.L_PAREN, advance=False):
+            return self.expression(AlterSetProperties(expressions=self._parse_properties_list()))
+        return self._parse_alter_table_set()
+
+    # ---- partition selection: PARTITION p | PARTITION (p, q) | PARTITIONS (p, q) ----------
+
+    def _parse_partition(self) -> exp.Partition | None:
+        index = self._index
+        if not self._match_texts(self.PARTITION_KEYWORDS):
+            return None
+        keyword = self._prev.text.upper()
+        if self._match(TokenType.L_PAREN, advance=False):
+            return self.expression(
+                exp.Partition(
+                    subpartition=keyword == "SUBPARTITION",
+                    expressions=self._parse_wrapped_csv(self._parse_disjunction),
+                )
+            )
+        name = self._parse_id_var(any_token=False) if keyword == "PARTITION" else None
+        if name is None:
+            self._retreat(index)
+            return None
+        return self.expression(exp.Partition(expressions=[exp.column(name)]))
+
+    # ---- INSERT ... WITH LABEL ---------------------------------------------------------
+
+    def _parse_insert_table(self) -> exp.Expr | None:
+        this = super()._parse_insert_table()
+        if self._match_text_seq("WITH", "LABEL"):
+            label = self._parse_doris_name("label")
+            if isinstance(this, exp.Table):
+                this = self._parse_schema(this=this)
+            if this is not None:
+                this.meta[_LABEL_META] = label
+        return this
+
+    def _parse_insert(self) -> exp.Insert | exp.MultitableInserts:
+        insert = super()._parse_insert()
+        target = insert.this if isinstance(insert, exp.Insert) else None
+        label = target.meta.pop(_LABEL_META, None) if isinstance(target, exp.Expr) else None
+        if label is None:
+            return insert
+        labelled = DorisInsert(**insert.args, label=label)
+        labelled.add_comments(insert.comments)
+        return labelled
+
+    # ---- EXPLAIN / DESC t ALL ------------------------------------------------------------
+
+    def _parse_describe(self) -> exp.Expr:  # type: ignore[override]
+        if self._prev.text.upper() == "EXPLAIN":
+            return self._parse_doris_explain()
+        describe = super()._parse_describe()
+        if (
+            isinstance(describe.this, exp.Table)
+            and not describe.args.get("kind")
+            and not describe.args.get("style")
+            and self._match(TokenType.ALL)
+        ):
+            return self.expression(DescAll(this=describe.this))
+        return describe
+
+    def _parse_doris_explain(self) -> DorisExplain:
+        style: str | None = None
+        if self._match_texts(_EXPLAIN_SINGLE):
+            style = self._prev.text.upper()
+        else:
+            following = self._peek(1)
+            if (
+                self._curr.text.upper() in _EXPLAIN_PLAN_PREFIXES
+                and following is not None
+                and following.text.upper() == "PLAN"
+            ):
+                style = f"{self._curr.text.upper()} PLAN"
+                self._advance(2)
+
+        start = self._curr
+        statement = self._parse_statement()
+        if not isinstance(statement, (exp.Query, exp.DML)):
+            self.raise_error("EXPLAIN expects a query or an INSERT/UPDATE/DELETE", start)
+        return self.expression(DorisExplain(this=statement, style=style))
+
+    # ---- SHOW PROC -------------------------------------------------------------------------
+
+    def _parse_show_proc(self) -> exp.Show:
+        path = self._parse_string()
+        if path is None:
+            self.raise_error("Expected a path string after SHOW PROC")
+        return self.expression(exp.Show(this="PROC", target=path))
+
+    # ---- join hints: a JOIN [shuffle] b ------------------------------------------------------
+
+    def _parse_table(  # type: ignore[override]
+        self,
+        schema: bool = False,
+        joins: bool = False,
+        alias_tokens: t.Collection[TokenType] | None = None,
+        parse_bracket: bool = False,
+        is_db_reference: bool = False,
+        parse_partition: bool = False,
+        consume_pipe: bool = False,
+    ) -> exp.Expr | None:
+        hint = None
+        if self._prev.token_type == TokenType.JOIN and self._curr.token_type == TokenType.L_BRACKET:
+            word, close = self._peek(1), self._peek(2)
+            if (
+                word is not None
+                and close is not None
+                and word.text.upper() in JOIN_HINTS
+                and close.token_type == TokenType.R_BRACKET
+            ):
+                hint = word.text.upper()
+                self._advance(3)
+
+        this = super()._parse_table(
+            schema=schema,
+            joins=joins,
+            alias_tokens=alias_tokens,
+            parse_bracket=parse_bracket,
+            is_db_reference=is_db_reference,
+            parse_partition=parse_partition,
+            consume_pipe=consume_pipe,
+        )
+        if hint and this is not None:
+            this.meta[_JOIN_HINT_META] = hint
+        return this
+
+    def _parse_join(
+        self,
+        skip_join_token: bool = False,
+        parse_bracket: bool = False,
+        alias_tokens: t.Collection[TokenType] | None = None,
+    ) -> exp.Join | None:
+        join = super()._parse_join(
+            skip_join_token=skip_join_token, parse_bracket=parse_bracket, alias_tokens=alias_tokens
+        )
+        table = join.this if join is not None else None
+        if isinstance(table, exp.Expr) and _JOIN_HINT_META in table.meta:
+            t.cast(exp.Join, join).set("hint", exp.var(table.meta.pop(_JOIN_HINT_META)))
+        return join
+
+
+# --------------------------------------------------------------------------------------------
+# Generator
+# --------------------------------------------------------------------------------------------
+
+
+def _properties_sql(gen: DorisGenerator, properties: list[exp.Expr] | None) -> str:
+    return ", ".join(gen.sql(p) for p in properties or [])
+
+
+def _partition_values_sql(gen: DorisGenerator, values: list[exp.Expr] | None) -> str:
+    return f"({', '.join(gen.sql(v) for v in values or [])})"
+
+
+def _range_partition_sql(gen: DorisGenerator, e: RangePartitionDef) -> str:
+    exists = " IF NOT EXISTS" if e.args.get("exists") else ""
+    if e.args.get("maxvalue"):
+        bound = "LESS THAN MAXVALUE"
+    elif e.args.get("lower"):
+        lower = _partition_values_sql(gen, e.args.get("lower"))
+        upper = _partition_values_sql(gen, e.args.get("upper"))
+        bound = f"[{lower}, {upper})"
+    else:
+        bound = f"LESS THAN {_partition_values_sql(gen, e.args.get('less_than'))}"
+    props = e.args.get("properties")
+    props_sql = f" ({_properties_sql(gen, props)})" if props else ""
+    return f"PARTITION{exists} {gen.sql(e, 'this')} VALUES {bound}{props_sql}"
+
+
+def _list_partition_sql(gen: DorisGenerator, e: ListPartitionDef) -> str:
+    exists = " IF NOT EXISTS" if e.args.get("exists") else ""
+    rows: list[exp.Tuple] = e.args.get("values") or []
+    if not rows:
+        values = ""
+    elif all(len(row.expressions) == 1 for row in rows):
+        values = f" VALUES IN ({', '.join(gen.sql(row.expressions[0]) for row in rows)})"
+    else:
+        values = f" VALUES IN ({', '.join(gen.sql(row) for row in rows)})"
+    props = e.args.get("properties")
+    props_sql = f" ({_properties_sql(gen, props)})" if props else ""
+    return f"PARTITION{exists} {gen.sql(e, 'this')}{values}{props_sql}"
+
+
+def _step_partition_sql(gen: DorisGenerator, e: StepPartitionDef) -> str:
+    unit = gen.sql(e, "unit")
+    unit = f" {unit}" if unit else ""
+    start = _partition_values_sql(gen, e.args.get("start"))
+    end = _partition_values_sql(gen, e.args.get("end"))
+    return f"FROM {start} TO {end} INTERVAL {gen.sql(e, 'interval')}{unit}"
+
+
+def _partition_by_sql(gen: DorisGenerator, e: PartitionByRange | PartitionByList) -> str:
+    kind = "RANGE" if isinstance(e, PartitionByRange) else "LIST"
+    auto = "AUTO " if e.args.get("auto") else ""
+    columns = gen.expressions(e, flat=True)
+    partitions = gen.expressions(e, key="partitions", flat=True)
+    return f"{auto}PARTITION BY {kind} ({columns}) ({partitions})"
+
+
+def _rollup_index_sql(gen: DorisGenerator, e: DorisRollupIndex) -> str:
+    columns = gen.expressions(e, flat=True)
+    duplicate_key = gen.expressions(e, key="duplicate_key", flat=True)
+    duplicate_key = f" DUPLICATE KEY ({duplicate_key})" if duplicate_key else ""
+    from_index = gen.sql(e, "from_index")
+    from_index = f" FROM {from_index}" if from_index else ""
+    properties = e.args.get("properties")
+    properties_sql = f" {gen.properties(properties, prefix='PROPERTIES')}" if properties else ""
+    return f"{gen.sql(e, 'this')}({columns}){duplicate_key}{from_index}{properties_sql}"
+
+
+def _add_partition_sql(gen: DorisGenerator, e: AddPartition) -> str:
+    distribution = gen.sql(e, "distribution")
+    distribution = f" {distribution}" if distribution else ""
+    return f"ADD {gen.sql(e, 'this')}{distribution}"
+
+
+def _drop_partition_sql(gen: DorisGenerator, e: DropPartition) -> str:
+    exists = " IF EXISTS" if e.args.get("exists") else ""
+    force = " FORCE" if e.args.get("force") else ""
+    return f"DROP PARTITION{exists} {gen.sql(e, 'this')}{force}"
+
+
+def _index_parameters_sql(gen: DorisGenerator, e: DorisIndexParameters) -> str:
+    columns = gen.expressions(e, key="columns", flat=True)
+    using = gen.sql(e, "using")
+    using = f" USING {using}" if using else ""
+    props = e.args.get("properties")
+    props_sql = f" PROPERTIES ({_properties_sql(gen, props)})" if props else ""
+    comment = gen.sql(e, "comment")
+    comment = f" COMMENT {comment}" if comment else ""
+    return f" ({columns}){using}{props_sql}{comment}"
+
+
+def _default_sql(gen: DorisGenerator, e: exp.DefaultColumnConstraint) -> str:
+    value = e.this
+    if isinstance(value, exp.CurrentTimestamp):
+        # Doris only accepts the keyword form; the Doris generator would print NOW().
+        precision = gen.sql(value, "this")
+        return f"DEFAULT CURRENT_TIMESTAMP{f'({precision})' if precision else ''}"
+    return f"DEFAULT {gen.sql(e, 'this')}"
+
+
+def _explain_sql(gen: DorisGenerator, e: DorisExplain) -> str:
+    style = e.args.get("style")
+    return f"EXPLAIN {f'{style} ' if style else ''}{gen.sql(e, 'this')}"
+
+
+class ShaleDorisGenerator(DorisGenerator):
+    """Doris generator that prints every ShaleDoris node back as valid Doris SQL."""
+
+    JOIN_HINTS = True
+
+    TYPE_MAPPING: t.ClassVar = {**DorisGenerator.TYPE_MAPPING, exp.DType.INT128: "LARGEINT"}
+
+    PROPERTIES_LOCATION: t.ClassVar = {
+        **DorisGenerator.PROPERTIES_LOCATION,
+        PartitionByRange: exp.Properties.Location.POST_SCHEMA,
+        PartitionByList: exp.Properties.Location.POST_SCHEMA,
+        exp.AggregateKeyProperty: exp.Properties.Location.POST_SCHEMA,
+        exp.DuplicateKeyProperty: exp.Properties.Location.POST_SCHEMA,
+        exp.DistributedByProperty: exp.Properties.Location.POST_SCHEMA,
+        exp.RollupProperty: exp.Properties.Location.POST_SCHEMA,
+    }
+
+    TRANSFORMS: t.ClassVar = {
+        **DorisGenerator.TRANSFORMS,
+        AggTypeColumnConstraint: lambda self, e: e.this.name.upper(),
+        RangePartitionDef: _range_partition_sql,
+        ListPartitionDef: _list_partition_sql,
+        StepPartitionDef: _step_partition_sql,
+        PartitionByRange: _partition_by_sql,
+        PartitionByList: _partition_by_sql,
+        DorisRollupIndex: _rollup_index_sql,
+        AddRollup: lambda self, e: f"ADD ROLLUP {self.expressions(e, flat=True)}",
+        DropRollup: lambda self, e: f"DROP ROLLUP {self.expressions(e, flat=True)}",
+        AddPartition: _add_partition_sql,
+        DropPartition: _drop_partition_sql,
+        AlterSetProperties: lambda self, e: f"SET ({_properties_sql(self, e.expressions)})",
+        DorisIndexParameters: _index_parameters_sql,
+        DorisExplain: _explain_sql,
+        DescAll: lambda self, e: f"DESC {self.sql(e, 'this')} ALL",
+        exp.DefaultColumnConstraint: _default_sql,
+        DorisInsert: lambda self, e: self.doris_insert_sql(e),
+        KeyColumnConstraint: lambda self, e: "KEY",
+        # MySQL's generator rewrites SEMI/ANTI and FULL OUTER joins, which Doris has natively.
+        exp.Select: transforms.preprocess(
+            [
+                transforms.eliminate_distinct_on,
+                transforms.eliminate_qualify,
+                transforms.unnest_generate_date_array_using_recursive_cte,
+            ]
+        ),
+    }
+
+    def join_sql(self, expression: exp.Join, join_op: str | None = None) -> str:
+        hint = expression.args.get("hint")
+        if join_op is None and isinstance(hint, exp.Var) and hint.name.upper() in JOIN_HINTS:
+            side = expression.side
+            if not self.SEMI_ANTI_JOIN_WITH_SIDE and expression.kind in ("SEMI", "ANTI"):
+                side = ""
+            parts = [p for p in (expression.method, side, expression.kind) if p]
+            join_op = " ".join([*parts, "JOIN", f"[{hint.name.lower()}]"])
+        return super().join_sql(expression, join_op)
+
+    def show_sql(self, expression: exp.Show) -> str:
+        name = expression.name
+        if name == "PROC":
+            return f"SHOW PROC {self.sql(expression, 'target')}"
+        if name not in _SHOW_FROM_TARGET:
+            return super().show_sql(expression)
+        target = self.sql(expression, "target")
+        db = self.sql(expression, "db")
+        source = f"{db}.{target}" if db and target else target or db
+        source = f" FROM {source}" if source else ""
+        like = self._prefixed_sql("LIKE", expression, "like")
+        where = self.sql(expression, "where")
+        return f"SHOW {name}{source}{like}{where}{self._oldstyle_limit_sql(expression)}"
+
+    def doris_insert_sql(self, expression: DorisInsert) -> str:
+        # The label sits between the target (with its PARTITION) and the column list.
+        target = expression.this
+        table = target.this if isinstance(target, exp.Schema) else target
+        columns = self.expressions(target, flat=True) if isinstance(target, exp.Schema) else ""
+        columns = f" ({columns})" if columns else ""
+        labelled = f"{self.sql(table)} WITH LABEL {self.sql(expression, 'label')}{columns}"
+        args = {k: v for k, v in expression.copy().args.items() if k != "label"}
+        plain = exp.Insert(**args)
+        plain.set("this", exp.Var(this=labelled))
+        return self.insert_sql(plain)
+
+
+class ShaleDoris(Doris):
+    """sqlglot's Doris dialect plus the Doris 2.1 syntax ShaleDB needs (see module docstring)."""
+
+    class Tokenizer(Doris.Tokenizer):
+        KEYWORDS: t.ClassVar = {
+            **Doris.Tokenizer.KEYWORDS,
+            "LARGEINT": TokenType.INT128,
+            "DATEV2": TokenType.DATE,
+            "DATETIMEV2": TokenType.DATETIME,
+            "DECIMALV2": TokenType.DECIMAL,
+            "DECIMALV3": TokenType.DECIMAL,
+            # Same token as PARTITION, so table partition selection accepts PARTITIONS (p1, p2).
+            "PARTITIONS": TokenType.PARTITION,
+        }
+
+    Parser = ShaleDorisParser
+    Generator = ShaleDorisGenerator
+
+
+# --------------------------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------------------------
+
+
+def parse(sql: str) -> list[exp.Expression]:
+    """Parse one or more ``;``-separated Doris statements into typed ASTs.
+
+    Empty statements are dropped, so ``parse("")`` is ``[]``. Raises SqlSyntaxError for anything
+    that is not a supported statement; never returns exp.Command.
+    """
+    dialect = ShaleDoris()
+    try:
+        tokens = dialect.tokenize(sql)
+    except TokenError as error:
+        raise _token_error(sql, error) from None
+
+    parser = ShaleDorisParser(dialect=dialect, strict=True)
+    try:
+        statements = parser.parse(tokens, sql)
+    except ParseError as error:
+        detail = error.errors[0].get("description") if error.errors else None
+        raise _syntax_error(sql, parser.error_offset, detail or str(error)) from None
+    except RecursionError:
+        raise _syntax_error(sql, 0, "statement is nested too deeply") from None
+    return [
+        t.cast(exp.Expression, s)
+        for s in statements
+        if s is not None and not isinstance(s, exp.Semicolon)
+    ]
+
+
+def parse_one(sql: str) -> exp.Expression:
+    """Parse exactly one statement (a trailing ``;`` is fine)."""
+    statements = parse(sql)
+    if len(statements) != 1:
+        detail = "empty statement" if not statements else "expected a single statement"
+        raise _syntax_error(sql, 0 if not statements else None, detail)
+    return statements[0]
+
+
+# The AST-free views live in sql.ast_views (which imports this module); re-export them lazily so
+# ``from sql.dialect import describe_create_table`` works whichever module is imported first.
+_VIEW_EXPORTS = frozenset(
+    {
+        "AddIndexAction",
+        "AddPartitionAction",
+        "AddRollupAction",
+        "ColumnAst",
+        "CreateIndexAst",
+        "CreateTableAst",
+        "DistributionAst",
+        "DropIndexAction",
+        "DropIndexAst",
+        "DropPartitionAction",
+        "DropRollupAction",
+        "IndexAst",
+        "PartitionAst",
+        "PartitionDefAst",
+        "RollupAst",
+        "SetPropertiesAction",
+        "UnsupportedAlterAction",
+        "describe_alter",
+        "describe_create_index",
+        "describe_create_table",
+        "describe_drop_index",
+        "table_name",
+        "type_sql",
+    }
+)
+
+
+def __getattr__(name: str) -> t.Any:
+    if name in _VIEW_EXPORTS:
+        return getattr(importlib.import_module("sql.ast_views"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,273 @@
+"""Bound expression IR: typed, resolved expressions produced by the binder.
+
+Every node is a frozen, slotted dataclass with a `type` (a storage `DataType`), so plans that
+hold them can be printed, compared and hashed, and rewrites return new nodes. Column references
+name a column of the operator's input batch (names are unique per plan node: scan columns keep
+the table's column names, aggregate outputs get generated names). Literals hold PHYSICAL values
+(storage/types.py layouts: DATE = days, DATETIME = micros, DECIMAL = unscaled int, strings = str).
+BETWEEN is rewritten to AND of two comparisons by the binder; simple CASE to searched CASE.
+Upstream concept: Doris Nereids `Expression` tree after analysis, DuckDB `BoundExpression`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields, replace
+
+from storage.types import BOOLEAN, DataType
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """Base of all bound expressions. Subclasses declare `type` and their operands."""
+
+    @property
+    def dtype(self) -> DataType:
+        return self.type  # type: ignore[attr-defined,no-any-return]
+
+    def children(self) -> tuple[Expr, ...]:
+        out: list[Expr] = []
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            if isinstance(v, Expr):
+                out.append(v)
+            elif isinstance(v, tuple):
+                for item in v:
+                    if isinstance(item, Expr):
+                        out.append(item)
+                    elif isinstance(item, tuple):
+                        out.extend(x for x in item if isinstance(x, Expr))
+        return tuple(out)
+
+    def transform(self, fn: Callable[[Expr], Expr | None]) -> Expr:
+        """Top-down rewrite: `fn` returns a replacement (not descended into) or None to recurse."""
+        repl = fn(self)
+        if repl is not None:
+            return repl
+        changes: dict[str, object] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            nv = _transform_value(v, fn)
+            if nv is not v:
+                changes[f.name] = nv
+        return replace(self, **changes) if changes else self  # type: ignore[type-var]
+
+    def walk(self) -> Iterator[Expr]:
+        yield self
+        for c in self.children():
+            yield from c.walk()
+
+    def sql(self) -> str:
+        return repr(self)
+
+
+def _transform_value(v: object, fn: Callable[[Expr], Expr | None]) -> object:
+    if isinstance(v, Expr):
+        return v.transform(fn)
+    if isinstance(v, tuple):
+        items = tuple(_transform_value(x, fn) for x in v)
+        return v if all(a is b for a, b in zip(items, v)) else items
+    return v
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnRef(Expr):
+    name: str
+    type: DataType
+
+    def sql(self) -> str:
+        return f"`{self.name}`"
+
+
+@dataclass(frozen=True, slots=True)
+class Literal(Expr):
+    value: object  # physical value, None = NULL
+    type: DataType
+
+    def sql(self) -> str:
+        if self.value is None:
+            return "NULL"
+        text = self.type.format_value(self.value)
+        if self.type.is_string or self.type.is_temporal:
+            return "'" + str(text).replace("'", "''") + "'"
+        return str(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    """A scalar function from the registry (`sql.functions.SCALAR`), by lower-case name."""
+
+    name: str
+    args: tuple[Expr, ...]
+    type: DataType
+
+    def sql(self) -> str:
+        return f"{self.name}({', '.join(a.sql() for a in self.args)})"
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(Expr):
+    arg: Expr
+    type: DataType
+
+    def sql(self) -> str:
+        return f"CAST({self.arg.sql()} AS {self.type.sql()})"
+
+
+@dataclass(frozen=True, slots=True)
+class Case(Expr):
+    """Searched CASE: the first `when` that is TRUE picks its `then`; else `default` (NULL)."""
+
+    whens: tuple[tuple[Expr, Expr], ...]
+    default: Expr | None
+    type: DataType
+
+    def sql(self) -> str:
+        parts = " ".join(f"WHEN {w.sql()} THEN {t.sql()}" for w, t in self.whens)
+        tail = f" ELSE {self.default.sql()}" if self.default is not None else ""
+        return f"CASE {parts}{tail} END"
+
+
+@dataclass(frozen=True, slots=True)
+class InList(Expr):
+    arg: Expr
+    values: tuple[Expr, ...]
+    negated: bool = False
+    type: DataType = BOOLEAN
+
+    def sql(self) -> str:
+        op = "NOT IN" if self.negated else "IN"
+        return f"{self.arg.sql()} {op} ({', '.join(v.sql() for v in self.values)})"
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull(Expr):
+    arg: Expr
+    negated: bool = False
+    type: DataType = BOOLEAN
+
+    def sql(self) -> str:
+        return f"{self.arg.sql()} IS {'NOT ' if self.negated else ''}NULL"
+
+
+@dataclass(frozen=True, slots=True)
+class Like(Expr):
+    arg: Expr
+    pattern: Expr
+    negated: bool = False
+    escape: str = "\\"
+    type: DataType = BOOLEAN
+
+    def sql(self) -> str:
+        return f"{self.arg.sql()} {'NOT ' if self.negated else ''}LIKE {self.pattern.sql()}"
+
+
+@dataclass(frozen=True, slots=True)
+class And(Expr):
+    args: tuple[Expr, ...]
+    type: DataType = BOOLEAN
+
+    def sql(self) -> str:
+        return "(" + " AND ".join(a.sql() for a in self.args) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class Or(Expr):
+    args: tuple[Expr, ...]
+    type: DataType = BOOLEAN
+
+    def sql(self) -> str:
+        return "(" + " OR ".join(a.sql() for a in self.args) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Expr):
+    arg: Expr
+    type: DataType = BOOLEAN
+
+    def sql(self) -> str:
+        return f"NOT {self.arg.sql()}"
+
+
+COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=", "<=>")
+# op with operands swapped: a < b  <=>  b > a
+SWAPPED_OP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "<=>": "<=>"}
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison(Expr):
+    """`op` in COMPARISON_OPS; `<=>` is MySQL's null-safe equality (never NULL)."""
+
+    op: str
+    left: Expr
+    right: Expr
+    type: DataType = BOOLEAN
+
+    def sql(self) -> str:
+        return f"({self.left.sql()} {self.op} {self.right.sql()})"
+
+
+ARITHMETIC_OPS = ("+", "-", "*", "/", "%", "DIV")
+
+
+@dataclass(frozen=True, slots=True)
+class Arithmetic(Expr):
+    """Binary arithmetic; operands are already cast to the types the op computes in."""
+
+    op: str
+    left: Expr
+    right: Expr
+    type: DataType
+
+    def sql(self) -> str:
+        return f"({self.left.sql()} {self.op} {self.right.sql()})"
+
+
+@dataclass(frozen=True, slots=True)
+class Negate(Expr):
+    arg: Expr
+    type: DataType
+
+    def sql(self) -> str:
+        return f"(-{self.arg.sql()})"
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateCall(Expr):
+    """An aggregate (`sql.functions.AGGREGATES`); `args` empty for count(*)."""
+
+    name: str
+    args: tuple[Expr, ...]
+    distinct: bool
+    type: DataType
+
+    def sql(self) -> str:
+        inner = ", ".join(a.sql() for a in self.args) if self.args else "*"
+        return f"{self.name}({'DISTINCT ' if self.distinct else ''}{inner})"
+
+
+def conjuncts(expr: Expr | None) -> list[Expr]:
+    """Flatten nested ANDs into a list of conjuncts (empty for None)."""
+    if expr is None:
+        return []
+    if isinstance(expr, And):
+        out: list[Expr] = []
+        for a in expr.args:
+            out.extend(conjuncts(a))
+        return out
+    return [expr]
+
+
+def make_and(parts: list[Expr]) -> Expr | None:
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else And(tuple(parts))
+
+
+def column_names(expr: Expr) -> set[str]:
+    """Names of every column the expression reads."""
+    return {e.name for e in expr.walk() if isinstance(e, ColumnRef)}
+
+
+def contains_aggregate(expr: Expr) -> bool:
+    return any(isinstance(e, AggregateCall) for e in expr.walk())

@@ -1,0 +1,305 @@
+"""Operator implementations on `Vec`s: arithmetic, comparison, three-valued logic, LIKE, IN,
+CASE and COALESCE (numpy reference implementations; numba kernels may replace hot paths later).
+
+Operands arrive already coerced by the binder (see `coercion.py`), so each function only deals
+with one physical layout per operand. Division and modulo by zero yield NULL, as in Doris.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from sql.functions.vector import Vec, and_valid, bool_vec, object_array
+from storage.types import BOOLEAN, DataType, TypeKind
+
+_OBJ = np.dtype(object)
+
+
+def _as_result_layout(v: Vec, t: DataType) -> np.ndarray:
+    """Operand data in the dtype the result is computed in (object for wide types)."""
+    if t.is_object and v.data.dtype != _OBJ:
+        return object_array([int(x) for x in v.data.tolist()])
+    if not t.is_object and t.numpy_dtype != v.data.dtype and not t.is_decimal:
+        return v.data.astype(t.numpy_dtype)
+    return v.data
+
+
+def arithmetic(op: str, a: Vec, b: Vec, t: DataType) -> Vec:
+    valid = and_valid(a.valid, b.valid)
+    if op in ("+", "-", "*"):
+        x, y = _as_result_layout(a, t), _as_result_layout(b, t)
+        if t.is_decimal and not t.is_object:
+            x, y = x.astype(np.int64), y.astype(np.int64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            data = x + y if op == "+" else x - y if op == "-" else x * y
+        return Vec(t, data, valid)
+    if op == "/":
+        return _divide(a, b, t, valid)
+    if op == "%":
+        return _modulo(a, b, t, valid)
+    if op == "DIV":
+        return _int_divide(a, b, t, valid)
+    raise ValueError(op)
+
+
+def _nonzero(b: Vec) -> np.ndarray:
+    if b.data.dtype == _OBJ:
+        return np.fromiter((x != 0 for x in b.data.tolist()), np.bool_, count=len(b))
+    return b.data != 0
+
+
+def _divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
+    nz = _nonzero(b)
+    valid = and_valid(valid, None if nz.all() else nz)
+    if t.is_decimal:
+        # unscaled result = a * 10^(s_b + s_r - s_a) / b, rounded half away from zero
+        mul = 10 ** (b.type.scale + t.scale - a.type.scale)
+        if not t.is_object and a.data.dtype != _OBJ and b.data.dtype != _OBJ:
+            num = a.data.astype(np.int64) * mul
+            den = np.where(nz, b.data, 1).astype(np.int64)
+            q = (2 * np.abs(num) + np.abs(den)) // (2 * np.abs(den))
+            data = np.where((num < 0) != (den < 0), -q, q)
+            return Vec(t, data, valid)
+        out = []
+        for x, y in zip(a.data.tolist(), b.data.tolist()):
+            x, y = int(x) * mul, int(y)
+            if y == 0:
+                out.append(0)
+                continue
+            q, r = divmod(abs(x), abs(y))
+            if 2 * r >= abs(y):
+                q += 1
+            out.append(-q if (x < 0) != (y < 0) else q)
+        data_o = object_array(out)
+        if not t.is_object:
+            data_o = data_o.astype(np.int64)
+        return Vec(t, data_o, valid)
+    x = a.data.astype(np.float64)
+    y = np.where(nz, b.data, 1).astype(np.float64)
+    with np.errstate(all="ignore"):
+        return Vec(t, x / y, valid)
+
+
+def _modulo(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
+    nz = _nonzero(b)
+    valid = and_valid(valid, None if nz.all() else nz)
+    x, y = _as_result_layout(a, t), _as_result_layout(b, t)
+    if x.dtype == _OBJ:
+        out = []
+        for p, q in zip(x.tolist(), y.tolist()):
+            out.append(0 if q == 0 else (abs(p) % abs(q)) * (-1 if p < 0 else 1))
+        return Vec(t, object_array(out), valid)
+    y = np.where(nz, y, 1)
+    with np.errstate(all="ignore"):
+        return Vec(t, np.fmod(x, y).astype(x.dtype), valid)  # sign follows the dividend (C/MySQL)
+
+
+def _int_divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
+    nz = _nonzero(b)
+    valid = and_valid(valid, None if nz.all() else nz)
+    if a.type.is_float or b.type.is_float:
+        y = np.where(nz, b.data, 1.0).astype(np.float64)
+        with np.errstate(all="ignore"):
+            q = np.trunc(a.data.astype(np.float64) / y)
+        ok = np.isfinite(q) & (np.abs(q) < 9.2e18)
+        return Vec(t, np.where(ok, q, 0).astype(np.int64), and_valid(valid, ok))
+    if a.data.dtype == _OBJ or b.data.dtype == _OBJ:
+        out = [0 if y == 0 else (abs(x) // abs(y)) * (-1 if (x < 0) != (y < 0) else 1)
+               for x, y in zip(a.data.tolist(), b.data.tolist())]
+        return Vec(t, np.array(out, dtype=np.int64), valid)
+    x = a.data.astype(np.int64)
+    y = np.where(nz, b.data, 1).astype(np.int64)
+    q = np.abs(x) // np.abs(y)
+    return Vec(t, np.where((x < 0) != (y < 0), -q, q), valid)
+
+
+def negate(a: Vec, t: DataType) -> Vec:
+    x = _as_result_layout(a, t)
+    with np.errstate(over="ignore"):
+        return Vec(t, -x, a.valid)
+
+
+# ---- comparisons ---------------------------------------------------------------------------
+_CMP = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+        ">": np.greater, ">=": np.greater_equal}
+
+
+def compare(op: str, a: Vec, b: Vec) -> Vec:
+    if op == "<=>":
+        eq = np.asarray(np.equal(a.data, b.data), dtype=np.bool_)
+        an, bn = a.null_mask(), b.null_mask()
+        return bool_vec((eq & ~an & ~bn) | (an & bn), None)
+    data = np.asarray(_CMP[op](a.data, b.data), dtype=np.bool_)
+    return bool_vec(data, and_valid(a.valid, b.valid))
+
+
+def compare_scalar(op: str, a: Vec, value: object) -> Vec:
+    """Column-vs-constant comparison without materialising the constant."""
+    if value is None:
+        if op == "<=>":
+            return bool_vec(a.null_mask(), None)
+        return bool_vec(np.zeros(len(a), np.bool_), np.zeros(len(a), np.bool_))
+    if op == "<=>":
+        op = "="
+        data = np.asarray(_CMP[op](a.data, value), dtype=np.bool_)
+        return bool_vec(data & ~a.null_mask(), None)
+    data = np.asarray(_CMP[op](a.data, value), dtype=np.bool_)
+    return bool_vec(data, a.valid)
+
+
+# ---- three-valued logic --------------------------------------------------------------------
+def _known(v: Vec) -> tuple[np.ndarray, np.ndarray]:
+    """(known true, known false) masks of a boolean-ish Vec."""
+    if v.type.kind is TypeKind.NULL:
+        z = np.zeros(len(v), np.bool_)
+        return z, z
+    if v.data.dtype == _OBJ:
+        truth = np.fromiter((bool(x) for x in v.data.tolist()), np.bool_, count=len(v))
+    else:
+        truth = v.data != 0
+    if v.valid is None:
+        return truth, ~truth
+    return truth & v.valid, ~truth & v.valid
+
+
+def logical_and(args: Sequence[Vec]) -> Vec:
+    t, f = _known(args[0])
+    for v in args[1:]:
+        t2, f2 = _known(v)
+        t, f = t & t2, f | f2
+    return bool_vec(t, None if (t | f).all() else (t | f))
+
+
+def logical_or(args: Sequence[Vec]) -> Vec:
+    t, f = _known(args[0])
+    for v in args[1:]:
+        t2, f2 = _known(v)
+        t, f = t | t2, f & f2
+    return bool_vec(t, None if (t | f).all() else (t | f))
+
+
+def logical_not(a: Vec) -> Vec:
+    t, f = _known(a)
+    return bool_vec(f, a.valid)
+
+
+def is_null(a: Vec, negated: bool) -> Vec:
+    nulls = a.null_mask()
+    return bool_vec(~nulls if negated else nulls, None)
+
+
+# ---- LIKE ----------------------------------------------------------------------------------
+@lru_cache(maxsize=256)
+def like_matcher(pattern: str, escape: str = "\\"):  # type: ignore[no-untyped-def]
+    """A predicate str -> bool for a LIKE pattern (`%` any run, `_` one character)."""
+    out, i, plain = [], 0, True
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == escape and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if ch == "%":
+            out.append(".*")
+            plain = False
+        elif ch == "_":
+            out.append(".")
+            plain = False
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    core = pattern.replace(escape + escape, escape)
+    if plain and escape not in pattern:
+        return lambda s: s == core
+    inner = pattern[1:-1]
+    if (pattern.startswith("%") and pattern.endswith("%") and len(pattern) >= 2
+            and not any(c in inner for c in "%_" + escape)):
+        return lambda s: inner in s
+    rx = re.compile("".join(out), re.DOTALL)
+    return lambda s: rx.fullmatch(s) is not None
+
+
+def like(a: Vec, pattern: Vec, negated: bool, escape: str = "\\") -> Vec:
+    pats = pattern.data.tolist()
+    vals = a.data.tolist()
+    if len(set(pats)) <= 1:
+        m = like_matcher(pats[0] if pats else "", escape)
+        data = np.fromiter((m(s) for s in vals), np.bool_, count=len(vals))
+    else:
+        data = np.fromiter((like_matcher(p, escape)(s) for s, p in zip(vals, pats)),
+                           np.bool_, count=len(vals))
+    if negated:
+        data = ~data
+    return bool_vec(data, and_valid(a.valid, pattern.valid))
+
+
+# ---- IN ------------------------------------------------------------------------------------
+def in_constants(a: Vec, values: Sequence[object], negated: bool) -> Vec:
+    """`a [NOT] IN (constants)` with SQL NULL rules (a NULL in the list makes misses NULL)."""
+    has_null = any(v is None for v in values)
+    consts = [v for v in values if v is not None]
+    if a.data.dtype == _OBJ:
+        s = set(consts)
+        hit = np.fromiter((x in s for x in a.data.tolist()), np.bool_, count=len(a))
+    elif consts:
+        hit = np.isin(a.data, np.array(consts, dtype=a.data.dtype))
+    else:
+        hit = np.zeros(len(a), np.bool_)
+    valid = a.valid
+    if has_null:
+        valid = and_valid(valid, hit)  # miss with a NULL in the list -> NULL
+    return bool_vec(~hit if negated else hit, valid)
+
+
+def in_vectors(a: Vec, values: Sequence[Vec], negated: bool) -> Vec:
+    res = logical_or([compare("=", a, v) for v in values])
+    return logical_not(res) if negated else res
+
+
+# ---- CASE / COALESCE -----------------------------------------------------------------------
+def _fill(t: DataType, n: int) -> np.ndarray:
+    if t.is_varlen:
+        out = np.empty(n, dtype=object)
+        out[:] = ""
+        return out
+    if t.is_object:
+        out = np.empty(n, dtype=object)
+        out[:] = 0
+        return out
+    return np.zeros(n, dtype=t.numpy_dtype)
+
+
+def case(conds: Sequence[Vec], thens: Sequence[Vec], default: Vec | None, t: DataType,
+         n: int) -> Vec:
+    if default is not None:
+        data = np.array(default.data, dtype=_fill(t, 0).dtype, copy=True)
+        valid = np.ones(n, np.bool_) if default.valid is None else default.valid.copy()
+    else:
+        data, valid = _fill(t, n), np.zeros(n, np.bool_)
+    for cond, then in zip(reversed(conds), reversed(thens)):
+        take, _ = _known(cond)
+        if data.dtype == _OBJ:
+            data = _where_obj(take, then.data, data)
+        else:
+            data = np.where(take, then.data, data)
+        tv = np.ones(n, np.bool_) if then.valid is None else then.valid
+        valid = np.where(take, tv, valid)
+    return Vec(t, data, None if valid.all() else valid)
+
+
+def _where_obj(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = b.copy()
+    out[mask] = a[mask]
+    return out
+
+
+def coalesce(args: Sequence[Vec], t: DataType, n: int) -> Vec:
+    return case([bool_vec(~a.null_mask(), None) for a in args], list(args), None, t, n)
+
+
+def boolean_result(data: np.ndarray, valid: np.ndarray | None) -> Vec:
+    return Vec(BOOLEAN, np.asarray(data, np.bool_).view(np.uint8), valid)

@@ -1,0 +1,296 @@
+"""Column and Batch: the columnar data unit passed between storage, executor and server.
+
+A `Column` is a numpy array plus an optional bool validity mask (None = no nulls; True = valid).
+Values under a null are always defined (zero / empty), so kernels can run branch-free.
+Variable-length values (CHAR/VARCHAR/STRING, HLL/BITMAP blobs) use the Arrow large_string
+layout: `offsets` (int64, n+1) into a flat uint8 `data` buffer, so numba can hash and compare.
+A `Batch` is an immutable set of named Columns of equal length (about 64K rows).
+pyarrow appears only at the edges (`to_arrow` / `from_arrow`).
+Upstream concepts: DuckDB `Vector` / `DataChunk`, Doris `vectorized::Block`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from storage.types import DataType, TypeKind
+
+DEFAULT_BATCH_SIZE = 65536
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Column:
+    """One column of a Batch. For var-len types `data` is uint8 bytes and `offsets` int64 (n+1)."""
+
+    type: DataType
+    data: np.ndarray
+    validity: np.ndarray | None = None
+    offsets: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        if self.offsets is not None:
+            return len(self.offsets) - 1
+        return len(self.data)
+
+    @property
+    def has_nulls(self) -> bool:
+        return self.validity is not None and not bool(self.validity.all())
+
+    def null_mask(self) -> np.ndarray:
+        """Bool array, True where NULL."""
+        if self.validity is None:
+            return np.zeros(len(self), dtype=np.bool_)
+        return ~self.validity
+
+    # ---- construction ---------------------------------------------------------------------
+    @staticmethod
+    def from_physical(dtype: DataType, values: Sequence[object]) -> Column:
+        """Build from physical Python values (as `DataType.to_physical` returns); None = NULL."""
+        n = len(values)
+        valid = np.fromiter((v is not None for v in values), dtype=np.bool_, count=n)
+        validity = None if valid.all() else valid
+        if dtype.is_varlen:
+            encoded = [
+                b"" if v is None else (v if isinstance(v, bytes) else str(v).encode("utf-8"))
+                for v in values
+            ]
+            lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=n)
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            data = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
+            return Column(dtype, data, validity, offsets)
+        npd = dtype.numpy_dtype
+        if npd == np.dtype(object):
+            data = np.empty(n, dtype=object)
+            data[:] = [0 if v is None else v for v in values]
+        else:
+            data = np.array([0 if v is None else v for v in values], dtype=npd)
+        return Column(dtype, data, validity)
+
+    @staticmethod
+    def constant(dtype: DataType, value: object, n: int) -> Column:
+        return Column.from_physical(dtype, [value] * n)
+
+    @staticmethod
+    def nulls(dtype: DataType, n: int) -> Column:
+        return Column.from_physical(dtype, [None] * n)
+
+    # ---- access ---------------------------------------------------------------------------
+    def value_at(self, i: int) -> object:
+        """Physical value at row i (str for strings, bytes for blobs), None for NULL."""
+        if self.validity is not None and not self.validity[i]:
+            return None
+        if self.offsets is not None:
+            raw = self.data[self.offsets[i]: self.offsets[i + 1]].tobytes()
+            return raw if self.type.kind in (TypeKind.HLL, TypeKind.BITMAP) else raw.decode("utf-8")
+        v = self.data[i]
+        return v.item() if isinstance(v, np.generic) else v
+
+    def to_pylist(self) -> list[object]:
+        """Physical values as Python objects (None for NULL)."""
+        n = len(self)
+        if self.offsets is not None:
+            buf = self.data.tobytes()
+            offs = self.offsets.tolist()
+            blob = self.type.kind in (TypeKind.HLL, TypeKind.BITMAP)
+            out: list[object] = [
+                buf[offs[i]: offs[i + 1]] if blob else buf[offs[i]: offs[i + 1]].decode("utf-8")
+                for i in range(n)
+            ]
+        else:
+            out = self.data.tolist()
+        if self.validity is not None:
+            for i in np.flatnonzero(~self.validity).tolist():
+                out[i] = None
+        return out
+
+    def string_values(self) -> np.ndarray:
+        """Var-len column as a numpy object array of str (for comparisons and sorting)."""
+        vals = self.to_pylist()
+        arr = np.empty(len(vals), dtype=object)
+        arr[:] = ["" if v is None else v for v in vals]
+        return arr
+
+    # ---- transforms -----------------------------------------------------------------------
+    def take(self, indices: np.ndarray) -> Column:
+        indices = np.asarray(indices, dtype=np.int64)
+        validity = None if self.validity is None else self.validity[indices]
+        if self.offsets is None:
+            return Column(self.type, self.data[indices], validity)
+        starts = self.offsets[:-1][indices]
+        lengths = self.offsets[1:][indices] - starts
+        offsets = np.zeros(len(indices) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        if len(indices) == 0:
+            return Column(self.type, np.zeros(0, np.uint8), validity, offsets)
+        # Gather bytes: positions = start of each row repeated + ramp within the row.
+        row_of_byte = np.repeat(np.arange(len(indices)), lengths)
+        ramp = np.arange(offsets[-1]) - offsets[:-1][row_of_byte]
+        data = self.data[starts[row_of_byte] + ramp]
+        return Column(self.type, data, validity, offsets)
+
+    def filter(self, mask: np.ndarray) -> Column:
+        if self.offsets is None:
+            validity = None if self.validity is None else self.validity[mask]
+            return Column(self.type, self.data[mask], validity)
+        return self.take(np.flatnonzero(mask))
+
+    def slice(self, start: int, stop: int) -> Column:
+        validity = None if self.validity is None else self.validity[start:stop]
+        if self.offsets is None:
+            return Column(self.type, self.data[start:stop], validity)
+        offs = self.offsets[start: stop + 1]
+        data = self.data[offs[0]: offs[-1]]
+        return Column(self.type, data, validity, offs - offs[0])
+
+    def with_type(self, dtype: DataType) -> Column:
+        return Column(dtype, self.data, self.validity, self.offsets)
+
+    @staticmethod
+    def concat(columns: Sequence[Column]) -> Column:
+        if len(columns) == 1:
+            return columns[0]
+        dtype = columns[0].type
+        if any(c.validity is not None for c in columns):
+            validity: np.ndarray | None = np.concatenate(
+                [c.validity if c.validity is not None else np.ones(len(c), np.bool_) for c in columns]
+            )
+        else:
+            validity = None
+        if columns[0].offsets is None:
+            return Column(dtype, np.concatenate([c.data for c in columns]), validity)
+        parts = [columns[0].offsets]
+        base = columns[0].offsets[-1]
+        for c in columns[1:]:
+            parts.append(c.offsets[1:] + base)  # type: ignore[index]
+            base += c.offsets[-1]  # type: ignore[index]
+        return Column(dtype, np.concatenate([c.data for c in columns]), validity, np.concatenate(parts))
+
+    # ---- arrow edge -----------------------------------------------------------------------
+    def to_arrow(self) -> pa.Array:
+        n = len(self)
+        mask = None if self.validity is None else pa.py_buffer(np.packbits(self.validity, bitorder="little"))
+        if self.offsets is not None:
+            atype = pa.large_binary() if self.type.kind in (TypeKind.HLL, TypeKind.BITMAP) else pa.large_string()
+            return pa.Array.from_buffers(
+                atype, n, [mask, pa.py_buffer(self.offsets), pa.py_buffer(self.data)]
+            )
+        if self.data.dtype == np.dtype(object):
+            # LARGEINT / wide DECIMAL: exact unscaled integers (up to 39 digits) as decimal256.
+            return pa.array(self.to_pylist(), type=pa.decimal256(76, 0))
+        return pa.Array.from_buffers(
+            pa.from_numpy_dtype(self.data.dtype), n, [mask, pa.py_buffer(np.ascontiguousarray(self.data))]
+        )
+
+    @staticmethod
+    def from_arrow(dtype: DataType, arr: pa.Array) -> Column:
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        n = len(arr)
+        validity = None
+        if arr.null_count:
+            validity = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)
+        if dtype.is_varlen:
+            if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
+                arr = arr.cast(pa.large_binary() if pa.types.is_binary(arr.type) else pa.large_string())
+            bufs = arr.buffers()
+            offsets = np.frombuffer(bufs[1], dtype=np.int64, count=n + 1, offset=arr.offset * 8).copy()
+            data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+            data = data[offsets[0]: offsets[-1]].copy()
+            offsets -= offsets[0]
+            return Column(dtype, data, validity, offsets)
+        if dtype.numpy_dtype == np.dtype(object):
+            vals = arr.to_pylist()
+            data = np.empty(n, dtype=object)
+            data[:] = [0 if v is None else int(v) for v in vals]
+            return Column(dtype, data, validity)
+        filled = arr.fill_null(0) if arr.null_count else arr
+        data = np.asarray(filled.to_numpy(zero_copy_only=False)).astype(dtype.numpy_dtype, copy=True)
+        return Column(dtype, data, validity)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Batch:
+    """Named columns of equal length. Immutable: every transform returns a new Batch."""
+
+    names: tuple[str, ...]
+    columns: tuple[Column, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.names) != len(self.columns):
+            raise ValueError("names and columns differ in length")
+        if self.columns:
+            n = len(self.columns[0])
+            if any(len(c) != n for c in self.columns):
+                raise ValueError("columns of a Batch must have equal length")
+
+    @staticmethod
+    def of(pairs: Iterable[tuple[str, Column]], num_rows: int | None = None) -> Batch:
+        items = list(pairs)
+        return Batch(tuple(n for n, _ in items), tuple(c for _, c in items))
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    def column(self, name: str) -> Column:
+        try:
+            return self.columns[self.names.index(name)]
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __getitem__(self, name: str) -> Column:
+        return self.column(name)
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return tuple(c.type for c in self.columns)
+
+    def select(self, names: Sequence[str]) -> Batch:
+        return Batch(tuple(names), tuple(self.column(n) for n in names))
+
+    def filter(self, mask: np.ndarray) -> Batch:
+        return Batch(self.names, tuple(c.filter(mask) for c in self.columns))
+
+    def take(self, indices: np.ndarray) -> Batch:
+        return Batch(self.names, tuple(c.take(indices) for c in self.columns))
+
+    def slice(self, start: int, stop: int) -> Batch:
+        return Batch(self.names, tuple(c.slice(start, stop) for c in self.columns))
+
+    def rename(self, names: Sequence[str]) -> Batch:
+        return Batch(tuple(names), self.columns)
+
+    @staticmethod
+    def concat(batches: Sequence[Batch]) -> Batch:
+        if len(batches) == 1:
+            return batches[0]
+        first = batches[0]
+        cols = tuple(Column.concat([b.columns[i] for b in batches]) for i in range(len(first.names)))
+        return Batch(first.names, cols)
+
+    @staticmethod
+    def empty(names: Sequence[str], types: Sequence[DataType]) -> Batch:
+        return Batch(tuple(names), tuple(Column.from_physical(t, []) for t in types))
+
+    def rows(self) -> list[tuple[object, ...]]:
+        """Physical values row by row (test and small-result helper)."""
+        cols = [c.to_pylist() for c in self.columns]
+        return list(zip(*cols)) if cols else []
+
+    def to_arrow(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays([c.to_arrow() for c in self.columns], names=list(self.names))
+
+    @staticmethod
+    def from_arrow(rb: pa.RecordBatch | pa.Table, types: Sequence[DataType]) -> Batch:
+        return Batch(
+            tuple(rb.schema.names),
+            tuple(Column.from_arrow(t, rb.column(i)) for i, t in enumerate(types)),
+        )

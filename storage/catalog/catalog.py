@@ -1,0 +1,164 @@
+"""Catalog: the in-memory view of all metadata, loaded from and written through the repository.
+
+Reads are lock-free lookups in dictionaries; every change goes through `commit(mutation)`, which
+writes one SQLite transaction and then updates memory under a lock. Objects are immutable, so a
+reader holding a `PartitionMeta` keeps a consistent snapshot (its visible version) while loads
+publish newer ones. Publishing adds rowsets before it bumps partition versions, so any version a
+reader can see has its rowsets present.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from storage.catalog.meta import (
+    Backend,
+    ColocateGroup,
+    DatabaseMeta,
+    MaterializedIndexMeta,
+    PartitionMeta,
+    RowsetMeta,
+    TableMeta,
+    TabletMeta,
+    TxnMeta,
+)
+from storage.catalog.repository import KINDS, CatalogRepository, Mutation, identity
+
+# Order in which puts reach memory: children before the things that make them visible.
+_APPLY_ORDER = ("rowset", "tablet", "index", "colocate", "backend", "db", "table", "partition", "txn")
+
+
+class Catalog:
+    def __init__(self, path: Path) -> None:
+        self.repo = CatalogRepository(path)
+        self._lock = threading.RLock()
+        self._objects: dict[str, dict[str, Any]] = defaultdict(dict)
+        self._children: dict[tuple[str, int], dict[str, None]] = defaultdict(dict)
+        for obj in self.repo.load_all():
+            self._put_memory(obj)
+
+    def close(self) -> None:
+        self.repo.close()
+
+    # ---- memory indexes ---------------------------------------------------------------------
+    def _put_memory(self, obj: Any) -> None:
+        kind, ident, parent = identity(obj)
+        self._objects[kind][ident] = obj
+        if parent is not None:
+            self._children[(kind, parent)][ident] = None
+
+    def _delete_memory(self, kind: str, ident: str) -> None:
+        obj = self._objects[kind].pop(ident, None)
+        if obj is None:
+            return
+        _, _, parent = identity(obj)
+        if parent is not None:
+            self._children[(kind, parent)].pop(ident, None)
+
+    def _children_of(self, kind: str, parent: int) -> list[Any]:
+        objs = self._objects[kind]
+        return [objs[i] for i in list(self._children.get((kind, parent), {})) if i in objs]
+
+    # ---- writes -----------------------------------------------------------------------------
+    def next_ids(self, count: int = 1) -> list[int]:
+        return self.repo.next_ids(count)
+
+    def next_id(self) -> int:
+        return self.repo.next_ids(1)[0]
+
+    def commit(self, mutation: Mutation) -> None:
+        with self._lock:
+            self.repo.apply(mutation)
+            for kind, ident in mutation.deletes:
+                self._delete_memory(kind, ident)
+            for obj in sorted(mutation.puts, key=lambda o: _APPLY_ORDER.index(KINDS[type(o)][0])):
+                self._put_memory(obj)
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by DDL and publish code while they read-validate-commit."""
+        return self._lock
+
+    # ---- reads: databases and tables --------------------------------------------------------
+    def get_database(self, name: str) -> DatabaseMeta | None:
+        for db in self._objects["db"].values():
+            if db.name == name:
+                return db  # type: ignore[no-any-return]
+        return None
+
+    def database_by_id(self, db_id: int) -> DatabaseMeta | None:
+        return self._objects["db"].get(str(db_id))
+
+    def list_databases(self) -> list[DatabaseMeta]:
+        return sorted(self._objects["db"].values(), key=lambda d: d.name)
+
+    def get_table(self, db: str, name: str) -> TableMeta | None:
+        database = self.get_database(db)
+        if database is None:
+            return None
+        for t in self._children_of("table", database.db_id):
+            if t.name == name:
+                return t  # type: ignore[no-any-return]
+        return None
+
+    def table_by_id(self, table_id: int) -> TableMeta | None:
+        return self._objects["table"].get(str(table_id))
+
+    def list_tables(self, db: str) -> list[TableMeta]:
+        database = self.get_database(db)
+        if database is None:
+            return []
+        return sorted(self._children_of("table", database.db_id), key=lambda t: t.name)
+
+    # ---- reads: physical layout -------------------------------------------------------------
+    def partitions(self, table_id: int) -> list[PartitionMeta]:
+        """Partitions in range order (by creation id, which DDL keeps in range order)."""
+        parts = self._children_of("partition", table_id)
+        return sorted(parts, key=lambda p: p.partition_id)
+
+    def partition_by_id(self, partition_id: int) -> PartitionMeta | None:
+        return self._objects["partition"].get(str(partition_id))
+
+    def materialized_indexes(self, table_id: int) -> list[MaterializedIndexMeta]:
+        """Base index first, then rollups in creation order."""
+        idx = self._children_of("index", table_id)
+        return sorted(idx, key=lambda i: (not i.is_base, i.index_id))
+
+    def tablets(
+        self, table_id: int, partition_id: int | None = None, index_id: int | None = None
+    ) -> list[TabletMeta]:
+        tablets = [
+            t
+            for t in self._children_of("tablet", table_id)
+            if (partition_id is None or t.partition_id == partition_id)
+            and (index_id is None or t.index_id == index_id)
+        ]
+        return sorted(tablets, key=lambda t: (t.partition_id, t.index_id, t.bucket_seq))
+
+    def rowsets(self, tablet_id: int, max_version: int | None = None) -> list[RowsetMeta]:
+        rows = self._children_of("rowset", tablet_id)
+        if max_version is not None:
+            rows = [r for r in rows if r.end_version <= max_version]
+        return sorted(rows, key=lambda r: r.start_version)
+
+    def backends(self) -> list[Backend]:
+        return sorted(self._objects["backend"].values(), key=lambda b: b.backend_id)
+
+    def backend(self, backend_id: int) -> Backend:
+        return self._objects["backend"][str(backend_id)]  # type: ignore[no-any-return]
+
+    def colocate_groups(self, db_id: int | None = None) -> list[ColocateGroup]:
+        groups = list(self._objects["colocate"].values())
+        return [g for g in groups if db_id is None or g.db_id == db_id]
+
+    def colocate_group(self, group_id: int) -> ColocateGroup | None:
+        return self._objects["colocate"].get(str(group_id))
+
+    def txn_by_label(self, db_id: int, label: str) -> TxnMeta | None:
+        for t in self._children_of("txn", db_id):
+            if t.label == label:
+                return t  # type: ignore[no-any-return]
+        return None

@@ -1,0 +1,253 @@
+"""Catalog metadata: frozen dataclasses for databases, tables, indexes, partitions and tablets.
+
+These are plain values (ids, names, types), never live objects: plans hold ids and look the
+metadata up again. The SQLite repository (`repository.py`) is the only code that reads or writes
+them to disk. Upstream concepts: Doris FE `Database`, `OlapTable`, `Column`, `MaterializedIndex`,
+`Partition`, `RangePartitionItem`, `HashDistributionInfo`, `Tablet`, `ColocateGroupSchema`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+from storage.types import DataType
+
+
+class KeysType(enum.Enum):
+    DUP_KEYS = "DUP_KEYS"
+    AGG_KEYS = "AGG_KEYS"
+    UNIQUE_KEYS = "UNIQUE_KEYS"
+
+    @property
+    def sql_keyword(self) -> str:
+        return {"DUP_KEYS": "DUPLICATE", "AGG_KEYS": "AGGREGATE", "UNIQUE_KEYS": "UNIQUE"}[self.value]
+
+
+class AggType(enum.Enum):
+    NONE = "NONE"
+    SUM = "SUM"
+    MAX = "MAX"
+    MIN = "MIN"
+    REPLACE = "REPLACE"
+    REPLACE_IF_NOT_NULL = "REPLACE_IF_NOT_NULL"
+    HLL_UNION = "HLL_UNION"
+    BITMAP_UNION = "BITMAP_UNION"
+    QUANTILE_UNION = "QUANTILE_UNION"
+    GENERIC = "GENERIC"
+
+
+class PartitionType(enum.Enum):
+    UNPARTITIONED = "UNPARTITIONED"
+    RANGE = "RANGE"
+    LIST = "LIST"
+
+
+class DistributionType(enum.Enum):
+    HASH = "HASH"
+    RANDOM = "RANDOM"
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseMeta:
+    db_id: int
+    name: str
+    create_time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnMeta:
+    """A column. `default` is the literal text of DEFAULT (None with has_default means NULL)."""
+
+    name: str
+    type: DataType
+    nullable: bool = True
+    is_key: bool = False
+    agg_type: AggType | None = None
+    has_default: bool = False
+    default: str | None = None
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDef:
+    """A secondary index declared with INDEX .. USING BITMAP / INVERTED / NGRAM_BF."""
+
+    name: str
+    columns: tuple[str, ...]
+    index_type: str = "BITMAP"
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MaterializedIndexMeta:
+    """The base index or a rollup: an ordered subset of the table's columns, sorted by its keys."""
+
+    index_id: int
+    name: str
+    columns: tuple[str, ...]
+    keys_type: KeysType
+    is_base: bool
+    table_id: int = 0
+    keys: tuple[str, ...] = ()  # sort-key columns of this index (a prefix of `columns`)
+    short_key_column_count: int = 1
+    schema_version: int = 0
+    create_time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class DistributionInfo:
+    type: DistributionType
+    columns: tuple[str, ...]
+    buckets: int
+    auto_buckets: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMeta:
+    """One partition. Range bounds and list values are literal texts, one per partition column.
+
+    Range: `lower` None = type minimum, `upper` None = MAXVALUE, semantics [lower, upper).
+    List: `list_values` holds one tuple per accepted value tuple.
+    The single partition of an unpartitioned table has the table's own name.
+    """
+
+    partition_id: int
+    table_id: int
+    name: str
+    buckets: int
+    lower: tuple[str, ...] | None = None
+    upper: tuple[str, ...] | None = None
+    list_values: tuple[tuple[str, ...], ...] = ()
+    visible_version: int = 1
+    visible_version_time: float = 0.0
+    replication_num: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionInfo:
+    type: PartitionType
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TabletMeta:
+    tablet_id: int
+    table_id: int
+    partition_id: int
+    index_id: int
+    bucket_seq: int
+    backend_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class RowsetMeta:
+    """A published rowset of one tablet: versions [start_version, end_version], its segment files.
+
+    `files` are paths relative to the owning backend's storage root.
+    """
+
+    rowset_id: str
+    tablet_id: int
+    start_version: int
+    end_version: int
+    num_rows: int
+    data_size: int
+    files: tuple[str, ...]
+    create_time: float = 0.0
+
+
+class TxnStatus(enum.Enum):
+    PREPARE = "PREPARE"
+    COMMITTED = "COMMITTED"
+    VISIBLE = "VISIBLE"
+    ABORTED = "ABORTED"
+
+
+@dataclass(frozen=True, slots=True)
+class TxnMeta:
+    """A load transaction; its label is unique per database (Doris label dedup)."""
+
+    txn_id: int
+    db_id: int
+    label: str
+    table_ids: tuple[int, ...]
+    status: TxnStatus
+    num_rows: int = 0
+    create_time: float = 0.0
+    finish_time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    backend_id: int
+    host: str
+    root_path: str
+    heartbeat_port: int = 9050
+    be_port: int = 9060
+    http_port: int = 8040
+    alive: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ColocateGroup:
+    """Colocation Group Schema (seed 000): buckets, distribution column types, bucket -> backends."""
+
+    group_id: int
+    db_id: int
+    name: str
+    buckets: int
+    column_types: tuple[DataType, ...]
+    replication_num: int = 1
+    backends_per_bucket: tuple[tuple[int, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TableMeta:
+    """An OLAP table. `properties` keeps the user's PROPERTIES verbatim, in declaration order."""
+
+    table_id: int
+    db_id: int
+    name: str
+    keys_type: KeysType
+    columns: tuple[ColumnMeta, ...]
+    partition_info: PartitionInfo
+    distribution: DistributionInfo
+    base_index_id: int
+    properties: tuple[tuple[str, str], ...] = ()
+    indexes: tuple[IndexDef, ...] = ()
+    comment: str = ""
+    create_time: float = 0.0
+    engine: str = "OLAP"
+    colocate_group_id: int | None = None
+    extra: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def key_columns(self) -> tuple[ColumnMeta, ...]:
+        return tuple(c for c in self.columns if c.is_key)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def column(self, name: str) -> ColumnMeta:
+        low = name.lower()
+        for c in self.columns:
+            if c.name.lower() == low:
+                return c
+        raise KeyError(name)
+
+    def has_column(self, name: str) -> bool:
+        low = name.lower()
+        return any(c.name.lower() == low for c in self.columns)
+
+    def property(self, key: str, default: str | None = None) -> str | None:
+        for k, v in self.properties:
+            if k == key:
+                return v
+        return default
+
+    def with_properties(self, updates: dict[str, str]) -> TableMeta:
+        props = dict(self.properties)
+        props.update(updates)
+        return replace(self, properties=tuple(props.items()))

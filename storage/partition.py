@@ -1,0 +1,134 @@
+"""Partition routing: which partition of a table each row belongs to.
+
+RANGE partitions hold `[lower, upper)` (lower None = the type minimum, upper None = MAXVALUE)
+and compare multi-column keys lexicographically, a bound with fewer values than columns being
+padded with the minimum (Doris `PartitionKey`). LIST partitions hold explicit value tuples.
+NULL partition values sort lowest, so they land in the partition that starts at the minimum.
+An unpartitioned table has a single partition that takes every row.
+Upstream: Doris `RangePartitionItem` / `ListPartitionItem`, BE `VOlapTablePartitionParam`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from functools import total_ordering
+
+import numpy as np
+
+from storage.batch import Batch
+from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta
+from storage.types import DataType
+
+
+@total_ordering
+class _Min:
+    """Sorts below every value (NULL and missing trailing bound values)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Min)
+
+    def __lt__(self, other: object) -> bool:
+        return not isinstance(other, _Min)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+MIN = _Min()
+
+
+@total_ordering
+class _Key:
+    """A partition key tuple where each element is a physical value or MIN."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[object, ...]) -> None:
+        self.items = items
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self.items == other.items
+
+    def __lt__(self, other: _Key) -> bool:
+        for a, b in zip(self.items, other.items):
+            if a == b:
+                continue
+            if isinstance(a, _Min):
+                return True
+            if isinstance(b, _Min):
+                return False
+            return a < b  # type: ignore[operator]
+        return False
+
+    def __hash__(self) -> int:
+        return hash(self.items)
+
+
+def bound_key(types: Sequence[DataType], texts: Sequence[str] | None) -> _Key | None:
+    """Physical key of a bound text tuple; None stays None (MIN lower / MAXVALUE upper)."""
+    if texts is None:
+        return None
+    items: list[object] = [t.to_physical(v) for t, v in zip(types, texts)]
+    items += [MIN] * (len(types) - len(items))
+    return _Key(tuple(items))
+
+
+class PartitionRouter:
+    """Maps rows of a full-schema Batch to indexes into `partitions` (-1: no partition)."""
+
+    def __init__(self, table: TableMeta, partitions: Sequence[PartitionMeta]) -> None:
+        self.table = table
+        self.partitions = list(partitions)
+        self.columns = table.partition_info.columns
+        self.types = [table.column(c).type for c in self.columns]
+        ptype = table.partition_info.type
+        self.kind = ptype
+        if ptype is PartitionType.RANGE:
+            order = sorted(
+                range(len(self.partitions)),
+                key=lambda i: bound_key(self.types, self.partitions[i].upper) or _Key((_Inf(),)),
+            )
+            self._order = order
+            self._lowers = [bound_key(self.types, self.partitions[i].lower) for i in order]
+            self._uppers = [bound_key(self.types, self.partitions[i].upper) for i in order]
+        elif ptype is PartitionType.LIST:
+            self._values: dict[tuple[object, ...], int] = {}
+            for i, p in enumerate(self.partitions):
+                for tup in p.list_values:
+                    key = tuple(t.to_physical(v) for t, v in zip(self.types, tup))
+                    self._values[key] = i
+
+    def route(self, batch: Batch) -> np.ndarray:
+        n = batch.num_rows
+        if self.kind is PartitionType.UNPARTITIONED:
+            return np.zeros(n, dtype=np.int64) if self.partitions else np.full(n, -1, np.int64)
+        cols = [batch.column(c).to_pylist() for c in self.columns]
+        out = np.full(n, -1, dtype=np.int64)
+        if self.kind is PartitionType.LIST:
+            for r in range(n):
+                out[r] = self._values.get(tuple(c[r] for c in cols), -1)
+            return out
+        uppers = self._uppers
+        finite = [u for u in uppers if u is not None]
+        for r in range(n):
+            key = _Key(tuple(MIN if c[r] is None else c[r] for c in cols))
+            pos = bisect.bisect_right(finite, key)  # first partition whose upper > key
+            if pos >= len(uppers):
+                continue
+            lower = self._lowers[pos]
+            if lower is None or not key < lower:
+                out[r] = self._order[pos]
+        return out
+
+
+@total_ordering
+class _Inf:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Inf)
+
+    def __lt__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return 1

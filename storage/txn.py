@@ -1,0 +1,175 @@
+"""Load transactions: route rows to tablets, write rowsets, publish them atomically.
+
+`LoadTxn` is what INSERT (and later Stream Load and the Spark job) drives:
+`add_batch(batch)` routes each full-schema row to its partition (`partition.py`) and bucket
+(`distribution.py`) and buffers it for every materialized index of the table; `commit()` writes
+and fsyncs all rowsets, then publishes them in ONE catalog transaction that also bumps each
+touched partition's visible version and records the label. Until that transaction commits
+nothing is visible; files of an aborted or crashed load are removed by the engine's GC.
+Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, publish version.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from storage.batch import Batch
+from storage.catalog.meta import (
+    DatabaseMeta,
+    DistributionType,
+    MaterializedIndexMeta,
+    PartitionMeta,
+    TableMeta,
+    TabletMeta,
+    TxnMeta,
+    TxnStatus,
+)
+from storage.catalog.repository import Mutation
+from storage.distribution import bucket_of_rows
+from storage.engine import StorageEngine
+from storage.errors import DorisError
+from storage.partition import PartitionRouter
+from storage.rowset import RowsetWriter
+
+
+class LabelAlreadyUsed(DorisError):
+    def __init__(self, label: str, status: str) -> None:
+        super().__init__(f"Label [{label}] has already been used, relate to txn status [{status}]")
+
+
+class LoadTxn:
+    def __init__(
+        self, engine: StorageEngine, db: DatabaseMeta, table: TableMeta, label: str | None = None,
+        label_prefix: str = "insert", partitions: Sequence[str] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.catalog = engine.catalog
+        self.db = db
+        self.table = table
+        self.label = label or f"{label_prefix}_{uuid.uuid4().hex[:16]}_{uuid.uuid4().hex[:16]}"
+        if self.catalog.txn_by_label(db.db_id, self.label) is not None:
+            prev = self.catalog.txn_by_label(db.db_id, self.label)
+            raise LabelAlreadyUsed(self.label, prev.status.value if prev else "VISIBLE")
+        self.txn_id = self.catalog.next_id()
+        self.partitions = self.catalog.partitions(table.table_id)
+        self.indexes: list[MaterializedIndexMeta] = self.catalog.materialized_indexes(table.table_id)
+        self._tablets: dict[tuple[int, int, int], TabletMeta] = {
+            (t.partition_id, t.index_id, t.bucket_seq): t for t in self.catalog.tablets(table.table_id)
+        }
+        self._router = PartitionRouter(table, self.partitions)
+        # INSERT ... PARTITION (p1, p2): rows routed elsewhere are rejected like unpartitioned rows.
+        self._allowed: set[int] | None = None
+        if partitions:
+            by_name = {p.name.lower(): i for i, p in enumerate(self.partitions)}
+            missing = [n for n in partitions if n.lower() not in by_name]
+            if missing:
+                raise DorisError(f"Unknown partition '{missing[0]}' in table '{table.name}'")
+            self._allowed = {by_name[n.lower()] for n in partitions}
+        self._writers: dict[int, RowsetWriter] = {}
+        self._touched: set[int] = set()
+        self.num_rows = 0
+        self._random_bucket: dict[int, int] = {}
+
+    def _writer(self, tablet: TabletMeta, index: MaterializedIndexMeta) -> RowsetWriter:
+        w = self._writers.get(tablet.tablet_id)
+        if w is None:
+            keys = list(index.keys)
+            w = RowsetWriter(
+                self.engine.backend_root(tablet.backend_id),
+                tablet.tablet_id,
+                f"{self.txn_id}_{tablet.tablet_id}",
+                keys,
+            )
+            self._writers[tablet.tablet_id] = w
+        return w
+
+    def route(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+        """Partition index and bucket seq of each row (partition -1 = no partition)."""
+        part_idx = self._router.route(batch)
+        if self._allowed is not None:
+            part_idx[~np.isin(part_idx, list(self._allowed))] = -1
+        dist = self.table.distribution
+        if dist.type is DistributionType.HASH:
+            buckets = np.zeros(batch.num_rows, dtype=np.int64)
+            for p_i in np.unique(part_idx[part_idx >= 0]).tolist():
+                mask = part_idx == p_i
+                cols = [batch.column(c).filter(mask) for c in dist.columns]
+                buckets[mask] = bucket_of_rows(cols, self.partitions[p_i].buckets)
+        else:
+            # RANDOM distribution: Doris writes one load to one tablet per partition.
+            buckets = np.zeros(batch.num_rows, dtype=np.int64)
+            for p_i in np.unique(part_idx[part_idx >= 0]).tolist():
+                seq = self._random_bucket.setdefault(
+                    p_i, random.randrange(self.partitions[p_i].buckets)
+                )
+                buckets[part_idx == p_i] = seq
+        return part_idx, buckets
+
+    def add_batch(self, batch: Batch) -> None:
+        """Buffer a batch holding every column of the table (already type-checked)."""
+        if batch.num_rows == 0:
+            return
+        part_idx, buckets = self.route(batch)
+        if (part_idx < 0).any():
+            bad = int(np.flatnonzero(part_idx < 0)[0])
+            values = ", ".join(
+                f"{c}={batch.column(c).value_at(bad)!r}" for c in self.table.partition_info.columns
+            )
+            raise DorisError(
+                "Insert has filtered data in strict mode. Reason: no partition for this tuple "
+                f"({values}) in table [{self.table.name}]. Use `SHOW PARTITIONS FROM "
+                f"{self.table.name}` to see the partitions of this table."
+            )
+        groups = part_idx * (1 << 20) + buckets
+        order = np.argsort(groups, kind="stable")
+        uniq, starts = np.unique(groups[order], return_index=True)
+        bounds = list(starts) + [len(order)]
+        for g, (lo, hi) in zip(uniq.tolist(), zip(bounds[:-1], bounds[1:])):
+            p_i, seq = divmod(int(g), 1 << 20)
+            part = self.partitions[p_i]
+            rows = batch.take(order[lo:hi])
+            self._touched.add(part.partition_id)
+            for index in self.indexes:
+                tablet = self._tablets[(part.partition_id, index.index_id, seq)]
+                self._writer(tablet, index).add_batch(rows.select(index.columns))
+        self.num_rows += batch.num_rows
+
+    def commit(self) -> TxnMeta:
+        """Write all rowsets (fsynced), then publish them with new partition versions at once."""
+        metas = [w.build() for w in self._writers.values()]
+        now = time.time()
+        with self.catalog.lock:
+            # Re-read partitions under the lock: a concurrent load may have published meanwhile.
+            current = {p.partition_id: p for p in self.catalog.partitions(self.table.table_id)}
+            if self.catalog.table_by_id(self.table.table_id) is None:
+                raise DorisError(f"Table [{self.table.name}] was dropped during the load")
+            mutation = Mutation()
+            new_parts: dict[int, PartitionMeta] = {}
+            for pid in sorted(self._touched):
+                part = current.get(pid)
+                if part is None:
+                    raise DorisError(f"Partition of table [{self.table.name}] was dropped during the load")
+                new_parts[pid] = replace(
+                    part, visible_version=part.visible_version + 1, visible_version_time=now
+                )
+            tablet_part = {t.tablet_id: t.partition_id for t in self._tablets.values()}
+            for meta in metas:
+                version = new_parts[tablet_part[meta.tablet_id]].visible_version
+                if meta.num_rows:
+                    mutation.put(replace(meta, start_version=version, end_version=version))
+            for part in new_parts.values():
+                mutation.put(part)
+            txn = TxnMeta(
+                txn_id=self.txn_id, db_id=self.db.db_id, label=self.label,
+                table_ids=(self.table.table_id,), status=TxnStatus.VISIBLE,
+                num_rows=self.num_rows, create_time=now, finish_time=time.time(),
+            )
+            mutation.put(txn)
+            self.catalog.commit(mutation)
+        return txn

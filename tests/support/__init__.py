@@ -1,0 +1,1 @@
+"""Test support code shared by the live-server suites (server process control)."""

@@ -1,0 +1,155 @@
+"""Logical plans: builder shape, push_down_filters, prune_columns, rule switches, snapshots."""
+
+from __future__ import annotations
+
+import sqlglot
+
+from planner.builder import build_logical
+from planner.logical import (
+    LogicalAggregate, LogicalFilter, LogicalLimit, LogicalProject, LogicalScan, LogicalSort,
+    LogicalValues, walk,
+)
+from planner.optimizer import RULES, OptimizerContext, optimize
+from sql.binder import bind_select
+from storage.catalog.meta import (
+    ColumnMeta, DatabaseMeta, DistributionInfo, DistributionType, KeysType,
+    MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, TableMeta, TabletMeta,
+)
+from storage.reader import ColumnPredicate
+from storage.types import BIGINT, DATE, INT, date_to_days, varchar
+
+import datetime as dt
+
+
+class Catalog:
+    def __init__(self) -> None:
+        cols = (ColumnMeta("a", INT, is_key=True), ColumnMeta("b", BIGINT),
+                ColumnMeta("s", varchar(30)), ColumnMeta("d", DATE))
+        self.t = TableMeta(1, 1, "t", KeysType.DUP_KEYS, cols,
+                           PartitionInfo(PartitionType.RANGE, ("d",)),
+                           DistributionInfo(DistributionType.HASH, ("a",), 2), 10)
+
+    def get_database(self, name: str) -> DatabaseMeta | None:
+        return DatabaseMeta(1, "db") if name == "db" else None
+
+    def list_databases(self) -> list[DatabaseMeta]:
+        return [DatabaseMeta(1, "db")]
+
+    def get_table(self, db: str, name: str) -> TableMeta | None:
+        return self.t if (db, name) == ("db", "t") else None
+
+    def list_tables(self, db: str) -> list[TableMeta]:
+        return [self.t]
+
+    def partitions(self, table_id: int) -> list[PartitionMeta]:
+        return [PartitionMeta(11, 1, "p1", 2, visible_version=3),
+                PartitionMeta(12, 1, "p2", 2, visible_version=5)]
+
+    def materialized_indexes(self, table_id: int) -> list[MaterializedIndexMeta]:
+        return [MaterializedIndexMeta(10, "t", ("a", "b", "s", "d"), KeysType.DUP_KEYS, True),
+                MaterializedIndexMeta(99, "r1", ("a", "b"), KeysType.DUP_KEYS, False)]
+
+    def tablets(self, table_id: int, partition_id: int | None = None,
+                index_id: int | None = None) -> list[TabletMeta]:
+        out = []
+        for pid in (11, 12):
+            for idx in (10, 99):
+                for b in range(2):
+                    out.append(TabletMeta(pid * 1000 + idx * 10 + b, 1, pid, idx, b, 1))
+        return [t for t in out if (partition_id is None or t.partition_id == partition_id)
+                and (index_id is None or t.index_id == index_id)]
+
+
+class Session:
+    database = "db"
+    connection_id = 1
+    user = "root"
+    current_user = "'root'@'%'"
+
+    def variables(self, name: str) -> object:
+        return "x"
+
+
+def plan(sql: str, optimized: bool = True,  # type: ignore[no-untyped-def]
+         disabled: frozenset[str] = frozenset()):
+    cat = Catalog()
+    bound = bind_select(sqlglot.parse_one(sql, read="doris"), cat, Session(), sql=sql)
+    p = build_logical(bound, cat)
+    return optimize(p, OptimizerContext(disabled)) if optimized else p
+
+
+def scan_of(p) -> LogicalScan:  # type: ignore[no-untyped-def]
+    return next(n for n in walk(p) if isinstance(n, LogicalScan))
+
+
+def test_builder_shape_follows_sql_evaluation_order() -> None:
+    p = plan("SELECT s, count(*) FROM t WHERE a > 1 GROUP BY s HAVING count(*) > 2 "
+             "ORDER BY max(b) LIMIT 3", optimized=False)
+    kinds = [type(n).__name__ for n in walk(p)]
+    assert kinds == ["LogicalProject", "LogicalLimit", "LogicalSort", "LogicalProject",
+                     "LogicalFilter", "LogicalAggregate", "LogicalFilter", "LogicalScan"]
+
+
+def test_scan_captures_base_index_tablets_at_visible_versions() -> None:
+    s = scan_of(plan("SELECT a FROM t"))
+    assert s.index_id == 10
+    assert s.partitions == ((11, 3), (12, 5))
+    assert {(r.tablet.partition_id, r.version) for r in s.ranges} == {(11, 3), (12, 5)}
+    assert all(r.tablet.index_id == 10 for r in s.ranges) and len(s.ranges) == 4
+
+
+def test_push_down_filters_moves_conjuncts_and_storage_predicates() -> None:
+    p = plan("SELECT a FROM t WHERE a > 1 AND s IN ('x', 'y') AND d IS NULL AND a + b > 3 "
+             "AND d <= '2020-02-03'")
+    assert not any(isinstance(n, LogicalFilter) for n in walk(p))
+    s = scan_of(p)
+    assert len(s.filters) == 5
+    assert set(s.predicates) == {
+        ColumnPredicate("a", ">", (1,)),
+        ColumnPredicate("s", "in", ("x", "y")),
+        ColumnPredicate("d", "is_null"),
+        ColumnPredicate("d", "<=", (date_to_days(dt.date(2020, 2, 3)),)),
+    }
+
+
+def test_literal_on_the_left_is_swapped_for_storage() -> None:
+    s = scan_of(plan("SELECT a FROM t WHERE 5 <= a"))
+    assert s.predicates == (ColumnPredicate("a", ">=", (5,)),)
+
+
+def test_filters_above_aggregates_stay_put() -> None:
+    p = plan("SELECT s FROM t GROUP BY s HAVING count(*) > 1")
+    assert any(isinstance(n, LogicalFilter) and isinstance(n.child, LogicalAggregate)
+               for n in walk(p))
+
+
+def test_prune_columns_reads_only_needed_columns() -> None:
+    assert scan_of(plan("SELECT s FROM t WHERE a > 1")).columns == ("a", "s")
+    assert scan_of(plan("SELECT sum(b) FROM t GROUP BY s")).columns == ("b", "s")
+    assert scan_of(plan("SELECT s FROM t ORDER BY d")).columns == ("s", "d")
+    # nothing needed: read the narrowest fixed-width column to count rows
+    assert scan_of(plan("SELECT count(*) FROM t")).columns == ("a",)
+
+
+def test_rules_can_be_switched_off_by_name() -> None:
+    assert [r.__name__ for r in RULES] == ["push_down_filters", "prune_columns"]
+    p = plan("SELECT s FROM t WHERE a > 1", disabled=frozenset({"push_down_filters"}))
+    assert any(isinstance(n, LogicalFilter) for n in walk(p))
+    assert scan_of(p).filters == ()
+    p = plan("SELECT s FROM t", disabled=frozenset({"prune_columns"}))
+    assert scan_of(p).columns == ("a", "b", "s", "d")
+
+
+def test_select_without_from_is_one_row_values() -> None:
+    p = plan("SELECT 1 + 1")
+    assert isinstance(p, LogicalProject) and isinstance(p.child, LogicalValues)
+    assert p.child.rows == ((1,),)
+
+
+def test_plans_are_hashable_and_comparable() -> None:
+    a = plan("SELECT s, count(*) FROM t WHERE a > 1 GROUP BY s ORDER BY 2 LIMIT 1")
+    b = plan("SELECT s, count(*) FROM t WHERE a > 1 GROUP BY s ORDER BY 2 LIMIT 1")
+    assert a == b and hash(a) == hash(b)
+    assert any(isinstance(n, LogicalSort) for n in walk(a))
+    assert any(isinstance(n, LogicalLimit) for n in walk(a))
+    assert "LogicalScan(db.t" in "\n".join(a.explain())
