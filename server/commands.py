@@ -202,7 +202,7 @@ class StatementRunner:
     # ---- SELECT / INSERT --------------------------------------------------------------------
     def select(self, stmt: exp.Expression) -> RowsOutcome:
         ctx = self.context()
-        prepared = plan_select(stmt, self.engine.catalog, ctx)
+        prepared = plan_select(stmt, self.engine.catalog, ctx, sql=stmt.meta.get("sql"))
         result = execute(prepared, self.engine, ctx)
         return RowsOutcome(list(result.names), list(result.types), result.batches)
 

@@ -463,7 +463,10 @@ class ExpressionBinder:
         name = node.this.name
         if self._session is None:
             raise DorisError(f"Unknown system variable '{name}'")
-        return value_literal(self._session.variables(name))
+        kind = (node.text("kind") or "").lower()
+        # @@global.x asks the global scope: the lookup gets "global.x"; otherwise the bare name
+        key = f"global.{name}" if kind == "global" else name
+        return value_literal(self._session.variables(key))
 
     def _session_constant(self, node: exp.Expression) -> Expr | None:
         if isinstance(node, exp.Anonymous):

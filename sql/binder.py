@@ -168,6 +168,8 @@ class SelectBinder:
     # ---- main ------------------------------------------------------------------------------
     def bind(self, select: exp.Select, sql: str | None = None) -> BoundSelect:
         check_supported(select)
+        if not select.expressions:
+            raise DorisError("Syntax error: the SELECT list is empty", ErrorCode.PARSE_ERROR)
         src = self._source(select)
         self._src = src
         if isinstance(src, TableSource):

@@ -1161,11 +1161,35 @@ def parse(sql: str) -> list[exp.Expression]:
         raise _syntax_error(sql, parser.error_offset, detail or str(error)) from None
     except RecursionError:
         raise _syntax_error(sql, 0, "statement is nested too deeply") from None
-    return [
+    result = [
         t.cast(exp.Expression, s)
         for s in statements
         if s is not None and not isinstance(s, exp.Semicolon)
     ]
+    spans = _statement_spans(tokens)
+    if len(spans) == len(result):
+        # Each statement keeps its own source text: result column labels use what was written.
+        for stmt, (start, end) in zip(result, spans):
+            stmt.meta["sql"] = sql[start: end + 1]
+    return result
+
+
+def _statement_spans(tokens: list[Token]) -> list[tuple[int, int]]:
+    """(start, end) character offsets of each non-empty ``;``-separated token run."""
+    spans: list[tuple[int, int]] = []
+    first: Token | None = None
+    last: Token | None = None
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            if first is not None and last is not None:
+                spans.append((first.start, last.end))
+            first = last = None
+            continue
+        first = first or token
+        last = token
+    if first is not None and last is not None:
+        spans.append((first.start, last.end))
+    return spans
 
 
 def parse_one(sql: str) -> exp.Expression:

@@ -246,8 +246,8 @@ def show_partitions(catalog: Catalog, table: TableMeta) -> ShowResult:
         rows.append((
             str(p.partition_id), p.name, str(p.visible_version), _fmt_time(p.visible_version_time),
             "NORMAL", ", ".join(info.columns), rng, dist_key, str(p.buckets), str(p.replication_num),
-            "HDD", "9999-12-31 23:59:59", "", "NULL", human_size(size), "false",
-            f"tag.location.default: {p.replication_num}", "true", "true", "\\N",
+            "HDD", "9999-12-31 23:59:59", "", None, human_size(size), "false",
+            f"tag.location.default: {p.replication_num}", "true", "true", None,
         ))
     return ShowResult(names, rows)
 

@@ -107,7 +107,7 @@ class Gen:
         if op == "abs":
             return f"abs({a[0]})", f"abs({a[1]})"
         if op == "neg":
-            return f"-{a[0]}", f"-{a[1]}"
+            return f"-({a[0]})", f"-({a[1]})"
         if op == "case":
             p = self.pred(depth + 1)
             return (f"CASE WHEN {p[0]} THEN {a[0]} ELSE {b[0]} END",
@@ -219,7 +219,9 @@ def gen_query(rng: random.Random) -> tuple[str, str, bool]:
                         "group_topn"])
     if shape == "group_topn":
         key = rng.choice(["s", "i1 % 5", "dt", "ti > 0"])
-        a1, a2 = g.agg(), g.agg()
+        a1 = rng.choice([("count(*)", "count(*)"), ("sum(i1)", "sum(i1)"), ("max(m)", "max(m)"),
+                         ("count(DISTINCT s)", "count(DISTINCT s)")])
+        a2 = g.agg()
         desc = rng.random() < 0.5
         d = "DESC" if desc else "ASC"
         nulls = "LAST" if desc else "FIRST"
