@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from sqlglot import expressions as exp
 
-from sql.errors import DorisError, ErrorCode
+from sql.errors import DorisError, ErrorCode, unknown_database
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
@@ -110,13 +110,36 @@ def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | No
           partitions: Sequence[str] | None) -> LoadTxn:
     db = engine.catalog.get_database(db_name)
     if db is None:
-        raise DorisError(f"Unknown database '{db_name}'", ErrorCode.BAD_DB_ERROR)
+        raise unknown_database(db_name)
     if table.partition_info.type is not PartitionType.UNPARTITIONED and not engine.catalog.partitions(table.table_id):
         raise DorisError(
             "data cannot be inserted into table with empty partition. Use `SHOW PARTITIONS FROM "
             f"{table.name}` to see the currently partitions of this table. "
         )
     return LoadTxn(engine, db, table, label=label, partitions=partitions)
+
+
+def _load(
+    engine: StorageEngine, db_name: str, table: TableMeta, targets: Sequence[ColumnMeta],
+    rows: Iterator[list[object]], label: str | None, partitions: Sequence[str] | None,
+) -> InsertOutcome:
+    """Feed converted rows (target-column order) through one LoadTxn and publish it."""
+    txn = begin(engine, db_name, table, label, partitions)
+    builder = RowBuilder(table, targets)
+    for row in rows:
+        builder.add(row)
+        if len(builder) >= INSERT_BATCH_ROWS:
+            txn.add_batch(builder.flush())
+    if len(builder):
+        txn.add_batch(builder.flush())
+    meta = txn.commit()
+    return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)
+
+
+def _is_default(expr: exp.Expression) -> bool:
+    return (isinstance(expr, exp.Var) and expr.name.upper() == "DEFAULT") or isinstance(
+        expr, exp.DefaultColumnConstraint
+    )
 
 
 def insert_values(
@@ -127,25 +150,23 @@ def insert_values(
 ) -> InsertOutcome:
     """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression."""
     targets = target_columns(table, column_names)
-    txn = begin(engine, db_name, table, label, partitions)
-    builder = RowBuilder(table, targets)
-    for r, row in enumerate(rows, start=1):
-        if len(row) != len(targets):
-            raise DorisError("Column count doesn't match value count", ErrorCode.UNKNOWN_ERROR)
-        values = []
-        for col, expr in zip(targets, row):
-            if isinstance(expr, exp.Var) and expr.name.upper() == "DEFAULT" or isinstance(expr, exp.DefaultColumnConstraint):
-                values.append(default_value(col, _dt.datetime.now()))
-                continue
-            value, vtype = evaluate(expr, col.type)
-            values.append(convert_value(col, value, None if vtype.kind is TypeKind.NULL else vtype, r))
-        builder.add(values)
-        if len(builder) >= INSERT_BATCH_ROWS:
-            txn.add_batch(builder.flush())
-    if len(builder):
-        txn.add_batch(builder.flush())
-    meta = txn.commit()
-    return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)
+    now = _dt.datetime.now()
+
+    def converted() -> Iterator[list[object]]:
+        for r, row in enumerate(rows, start=1):
+            if len(row) != len(targets):
+                raise DorisError("Column count doesn't match value count", ErrorCode.UNKNOWN_ERROR)
+            values = []
+            for col, expr in zip(targets, row):
+                if _is_default(expr):
+                    values.append(default_value(col, now))
+                    continue
+                value, vtype = evaluate(expr, col.type)
+                source = None if vtype.kind is TypeKind.NULL else vtype
+                values.append(convert_value(col, value, source, r))
+            yield values
+
+    return _load(engine, db_name, table, targets, converted(), label, partitions)
 
 
 def insert_batches(
@@ -154,22 +175,16 @@ def insert_batches(
 ) -> InsertOutcome:
     """INSERT ... SELECT: `batches` are the query's result in target-column order."""
     targets = target_columns(table, column_names)
-    txn = begin(engine, db_name, table, label, partitions)
-    builder = RowBuilder(table, targets)
-    row_no = 0
-    for batch in batches:
-        if len(batch.columns) != len(targets):
-            raise DorisError("Column count doesn't match value count", ErrorCode.UNKNOWN_ERROR)
-        cols = [c.to_pylist() for c in batch.columns]
-        for i in range(batch.num_rows):
-            row_no += 1
-            builder.add([
-                convert_value(t, cols[j][i], batch.columns[j].type, row_no)
-                for j, t in enumerate(targets)
-            ])
-            if len(builder) >= INSERT_BATCH_ROWS:
-                txn.add_batch(builder.flush())
-    if len(builder):
-        txn.add_batch(builder.flush())
-    meta = txn.commit()
-    return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)
+
+    def converted() -> Iterator[list[object]]:
+        row_no = 0
+        for batch in batches:
+            if len(batch.columns) != len(targets):
+                raise DorisError("Column count doesn't match value count", ErrorCode.UNKNOWN_ERROR)
+            cols = [c.to_pylist() for c in batch.columns]
+            types = [c.type for c in batch.columns]
+            for i in range(batch.num_rows):
+                row_no += 1
+                yield [convert_value(t, cols[j][i], types[j], row_no) for j, t in enumerate(targets)]
+
+    return _load(engine, db_name, table, targets, converted(), label, partitions)

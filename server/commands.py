@@ -25,7 +25,14 @@ from sql import ast_views as V
 from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
 from sql.dialect import DescAll, DorisExplain
-from sql.errors import DorisError, ErrorCode, ShaleError
+from sql.errors import (
+    DorisError,
+    ErrorCode,
+    ShaleError,
+    no_database_selected,
+    table_not_found,
+    unknown_database,
+)
 from storage.batch import Batch
 from storage.catalog.meta import TableMeta
 from storage.engine import StorageEngine
@@ -158,7 +165,7 @@ class StatementRunner:
     # ---- USE / SET --------------------------------------------------------------------------
     def use(self, name: str) -> None:
         if name.lower() != show.INFORMATION_SCHEMA and self.engine.catalog.get_database(name) is None:
-            raise DorisError(f"Unknown database '{name}'", ErrorCode.BAD_DB_ERROR)
+            raise unknown_database(name)
         self._set_db(name)
 
     def set(self, stmt: exp.Set) -> None:
@@ -214,12 +221,12 @@ class StatementRunner:
             target = target.this
         db = (target.text("db") if isinstance(target, exp.Table) else "") or self.database or ""
         if not db:
-            raise DorisError("No database selected", ErrorCode.NO_DB_ERROR)
+            raise no_database_selected()
         table = self.engine.catalog.get_table(db, target.name)
         if table is None:
             if self.engine.catalog.get_database(db) is None:
-                raise DorisError(f"Unknown database '{db}'", ErrorCode.BAD_DB_ERROR)
-            raise DorisError(f"Table [{target.name}] does not exist in database [{db}].")
+                raise unknown_database(db)
+            raise table_not_found(db, target.name)
         partitions = None
         part = target.args.get("partition") if isinstance(target, exp.Table) else None
         if part is not None:
@@ -320,9 +327,9 @@ class StatementRunner:
             r = show.show_databases(cat, like)
         elif kind == "TABLES":
             if not db:
-                raise DorisError("No database selected", ErrorCode.NO_DB_ERROR)
+                raise no_database_selected()
             if db.lower() != show.INFORMATION_SCHEMA and cat.get_database(db) is None:
-                raise DorisError(f"Unknown database '{db}'", ErrorCode.BAD_DB_ERROR)
+                raise unknown_database(db)
             r = show.show_tables(cat, db, bool(stmt.args.get("full")), like)
         elif kind == "CREATE TABLE":
             r = show.show_create_table(cat, self._show_target(target, db))

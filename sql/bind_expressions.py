@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
+from decimal import InvalidOperation
 from typing import Protocol
 
 from sqlglot import exp
@@ -25,7 +25,7 @@ from sql.expressions import (
 from sql.functions import aggregate_function, check_arity, scalar_function
 from sql.functions.coercion import (
     arithmetic_type, common_type, comparison_type, from_sqlglot_type, is_null_type,
-    literal_int_type, literal_string_type,
+    literal_string_type,
 )
 from sql.functions.scalar import round_result_type
 from sql.functions.temporal import date_add_result_type
@@ -34,7 +34,7 @@ from sql.literals import (
 )
 from storage.types import (
     BIGINT, BOOLEAN, DATE, DOUBLE, NULL, DataType, TypeError_, TypeKind, date_to_days, datetime,
-    datetime_to_micros, decimal, parse_datetime, varchar,
+    datetime_to_micros, parse_datetime,
 )
 
 

@@ -21,7 +21,13 @@ from typing import Protocol
 from sqlglot import exp
 
 from sql.bind_expressions import ExpressionBinder, SessionLike, coerce, not_supported
-from sql.errors import DorisError, ErrorCode, no_database_selected, unknown_database
+from sql.errors import (
+    DorisError,
+    ErrorCode,
+    no_database_selected,
+    table_not_found,
+    unknown_database,
+)
 from sql.expressions import AggregateCall, ColumnRef, Expr, contains_aggregate
 from sql.information_schema import (
     INFORMATION_SCHEMA, is_information_schema, virtual_rows, virtual_table,
@@ -152,8 +158,7 @@ class SelectBinder:
         if is_information_schema(db):
             vt = virtual_table(name)
             if vt is None:
-                raise DorisError(
-                    f"Table [{name}] does not exist in database [{INFORMATION_SCHEMA}].")
+                raise table_not_found(INFORMATION_SCHEMA, name)
             rows = tuple(virtual_rows(name, self.catalog))
             return ValuesSource(alias, tuple(c for c, _ in vt.columns),
                                 tuple(t for _, t in vt.columns), rows)
@@ -161,8 +166,7 @@ class SelectBinder:
             raise unknown_database(db)
         meta = self.catalog.get_table(db, name)
         if meta is None:
-            raise DorisError(f"Table [{name}] does not exist in database [{db}].",
-                             ErrorCode.UNKNOWN_ERROR)
+            raise table_not_found(db, name)
         return TableSource(db, meta, alias)
 
     # ---- main ------------------------------------------------------------------------------

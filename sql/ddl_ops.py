@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from sql import properties as P
 from sql.ddl import TableDefinition, rollup_key_columns, short_key_count
-from sql.errors import DorisError, ErrorCode, unknown_database
+from sql.errors import DorisError, ErrorCode, no_database_selected, unknown_database
 from sql.partitions import PartitionSpec, resolve_list, resolve_range
 from storage.catalog.meta import (
     ColocateGroup,
@@ -35,7 +35,7 @@ GLOBAL_GROUP_PREFIX = "__global__"
 
 def require_database(engine: StorageEngine, name: str | None) -> DatabaseMeta:
     if not name:
-        raise DorisError("No database selected", ErrorCode.NO_DB_ERROR)
+        raise no_database_selected()
     db = engine.catalog.get_database(name)
     if db is None:
         raise unknown_database(name)

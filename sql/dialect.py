@@ -1203,36 +1203,8 @@ def parse_one(sql: str) -> exp.Expression:
 
 # The AST-free views live in sql.ast_views (which imports this module); re-export them lazily so
 # ``from sql.dialect import describe_create_table`` works whichever module is imported first.
-_VIEW_EXPORTS = frozenset(
-    {
-        "AddIndexAction",
-        "AddPartitionAction",
-        "AddRollupAction",
-        "ColumnAst",
-        "CreateIndexAst",
-        "CreateTableAst",
-        "DistributionAst",
-        "DropIndexAction",
-        "DropIndexAst",
-        "DropPartitionAction",
-        "DropRollupAction",
-        "IndexAst",
-        "PartitionAst",
-        "PartitionDefAst",
-        "RollupAst",
-        "SetPropertiesAction",
-        "UnsupportedAlterAction",
-        "describe_alter",
-        "describe_create_index",
-        "describe_create_table",
-        "describe_drop_index",
-        "table_name",
-        "type_sql",
-    }
-)
-
-
 def __getattr__(name: str) -> t.Any:
-    if name in _VIEW_EXPORTS:
-        return getattr(importlib.import_module("sql.ast_views"), name)
+    views = importlib.import_module("sql.ast_views")
+    if name in views.__all__:
+        return getattr(views, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,5 +11,5 @@ from storage.errors import (  # noqa: F401
     ShaleError,
     no_database_selected,
     unknown_database,
-    unknown_table,
+    table_not_found,
 )

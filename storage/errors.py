@@ -87,10 +87,9 @@ def unknown_database(name: str) -> ShaleError:
     return DorisError(f"Unknown database '{name}'", ErrorCode.BAD_DB_ERROR)
 
 
-def unknown_table(db: str, name: str) -> ShaleError:
-    return DorisError(f"Unknown table '{name}'", ErrorCode.BAD_TABLE_ERROR) if not db else DorisError(
-        f"Table [{name}] does not exist in database [{db}].", ErrorCode.NO_SUCH_TABLE
-    )
+def table_not_found(db: str, name: str) -> ShaleError:
+    """A statement names a table that does not exist (Nereids binder wording)."""
+    return DorisError(f"Table [{name}] does not exist in database [{db}].")
 
 
 def no_database_selected() -> ShaleError:
