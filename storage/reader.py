@@ -10,26 +10,12 @@ Upstream concept: Doris BE `TabletReader` / `RowsetReader` / `SegmentIterator`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from storage.batch import DEFAULT_BATCH_SIZE, Batch
+from storage.batch import Batch
 from storage.catalog.meta import ColumnMeta, RowsetMeta
+from storage.predicates import ColumnPredicate, ReadOptions  # noqa: F401 - re-exported
 from storage.segment import read_segment
-
-
-@dataclass(frozen=True, slots=True)
-class ColumnPredicate:
-    column: str
-    op: str  # one of "=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"
-    values: tuple[object, ...] = ()  # physical values (storage/types.py)
-
-
-@dataclass(frozen=True, slots=True)
-class ReadOptions:
-    columns: tuple[str, ...]
-    predicates: tuple[ColumnPredicate, ...] = ()
-    batch_size: int = DEFAULT_BATCH_SIZE
 
 
 class TabletReader:

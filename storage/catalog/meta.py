@@ -141,6 +141,20 @@ class TabletMeta:
 
 
 @dataclass(frozen=True, slots=True)
+class DeleteCondition:
+    """One conjunct of a DELETE's WHERE: `column op values` with physical values.
+
+    Mirrors `storage.predicates.ColumnPredicate` (kept separate so the catalog layer holds plain
+    data); `op` is one of "=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null",
+    "is_not_null".
+    """
+
+    column: str
+    op: str
+    values: tuple[object, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class RowsetMeta:
     """A published rowset of one tablet: versions [start_version, end_version], its segment files.
 
@@ -155,6 +169,9 @@ class RowsetMeta:
     data_size: int
     files: tuple[str, ...]
     create_time: float = 0.0
+    # A delete version (DELETE FROM ... WHERE) has no files and hides the rows of all LOWER
+    # versions that match every one of these predicates.
+    delete_predicates: tuple[DeleteCondition, ...] = ()
 
 
 class TxnStatus(enum.Enum):
