@@ -69,6 +69,14 @@ class ShaleServer:
         self.mysql_port = 0
         self.http_port = 0
 
+    def processlist(self) -> list[tuple[object, ...]]:
+        rows = []
+        for conn_id in sorted(self.control._connections):
+            runner = getattr(self.control._connections[conn_id].session, "runner", None)
+            if runner is not None:
+                rows.append(runner.process_row())
+        return rows
+
     def database_exists(self, name: str) -> bool:
         return name.lower() == "information_schema" or self.engine.catalog.get_database(name) is not None
 

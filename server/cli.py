@@ -27,7 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in ("serve", "-h", "--help"):
+        argv.insert(0, "serve")  # `shaledb --port 0` / `python -m server` mean `serve`
+    args = build_parser().parse_args(argv)
     if args.command in (None, "serve"):
         from server.app import serve  # noqa: PLC0415 - keep `--help` fast
 

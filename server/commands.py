@@ -24,9 +24,11 @@ from server.variables import SessionVariables, display
 from sql import ast_views as V
 from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
+from sql.delete import analyze_delete
 from sql.dialect import DescAll, DorisExplain
 from sql.errors import (
     DorisError,
+    QueryCancelled,
     ErrorCode,
     ShaleError,
     no_database_selected,
@@ -35,6 +37,7 @@ from sql.errors import (
 )
 from storage.batch import Batch
 from storage.catalog.meta import TableMeta
+from storage.delete import publish_delete
 from storage.engine import StorageEngine
 from storage.types import DataType
 
@@ -86,8 +89,13 @@ class StatementRunner:
     def __init__(
         self, engine: StorageEngine, variables: SessionVariables, connection_id: int,
         current_db: Callable[[], str | None], set_db: Callable[[str | None], None],
+        processlist: Callable[[], list[tuple[object, ...]]] = list,
     ) -> None:
         self.engine = engine
+        self._processlist = processlist
+        self.login_time = time.time()
+        self.statement_text = ""
+        self.statement_start = 0.0
         self.global_vars = variables.global_variables
         self.variables = variables
         self.connection_id = connection_id
@@ -95,6 +103,22 @@ class StatementRunner:
         self._set_db = set_db
         self.user = "root"
         self.cancel = threading.Event()
+
+    def begin_statement(self, text: str = "") -> None:
+        """A fresh cancel token per statement: a late KILL or timer never hits the next one."""
+        self.cancel = threading.Event()
+        self.statement_text = text
+        self.statement_start = time.time()
+
+    def process_row(self) -> tuple[object, ...]:
+        """This connection's SHOW PROCESSLIST row."""
+        busy = bool(self.statement_text)
+        return (
+            str(self.connection_id), self.user, "127.0.0.1", _fmt_ts(self.login_time), "internal",
+            self.database or "", "Query" if busy else "Sleep",
+            str(int(time.time() - (self.statement_start or self.login_time))), "OK", "",
+            self.statement_text[:100],
+        )
 
     @property
     def database(self) -> str | None:
@@ -155,7 +179,7 @@ class StatementRunner:
         if isinstance(stmt, DorisExplain):
             raise _not_supported("EXPLAIN")
         if isinstance(stmt, exp.Delete):
-            raise _not_supported("DELETE")
+            return self.delete(stmt)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
 
     def _table(self, node: exp.Expression) -> TableMeta:
@@ -211,7 +235,9 @@ class StatementRunner:
         ctx = self.context()
         prepared = plan_select(stmt, self.engine.catalog, ctx, sql=stmt.meta.get("sql"))
         result = execute(prepared, self.engine, ctx)
-        return RowsOutcome(list(result.names), list(result.types), result.batches)
+        timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
+        batches = _with_timeout(result.batches, ctx.cancel, timeout)
+        return RowsOutcome(list(result.names), list(result.types), batches)
 
     def insert(self, stmt: exp.Insert) -> OkOutcome:
         target = stmt.this
@@ -248,6 +274,18 @@ class StatementRunner:
             outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
         info = f"{{'label':'{outcome.label}', 'status':'VISIBLE', 'txnId':'{outcome.txn_id}'}}"
         return OkOutcome(outcome.rows, info)
+
+    def delete(self, stmt: exp.Delete) -> OkOutcome:
+        target = stmt.this
+        db = target.text("db") or self.database
+        if not db:
+            raise no_database_selected()
+        database = self.engine.catalog.get_database(db)
+        if database is None:
+            raise unknown_database(db)
+        plan = analyze_delete(stmt, self.engine.catalog, db, self.lookup_variable)
+        txn = publish_delete(self.engine, database, plan.table, plan.partitions, plan.conditions, plan.text)
+        return OkOutcome(0, f"{{'label':'{txn.label}', 'status':'VISIBLE', 'txnId':'{txn.txn_id}'}}")
 
     # ---- DDL --------------------------------------------------------------------------------
     def create(self, stmt: exp.Create) -> OkOutcome:
@@ -359,6 +397,14 @@ class StatementRunner:
                                [("utf8mb4_0900_bin", "utf8mb4", 309, "Yes", "Yes", 1)])
         elif kind == "BACKENDS":
             return self.show_backends()
+        elif kind == "PROCESSLIST":
+            names = ["Id", "User", "Host", "LoginTime", "Catalog", "Db", "Command", "Time",
+                     "State", "QueryId", "Info"]
+            return TextOutcome(names, self._processlist())
+        elif kind == "DELETE":
+            if not db:
+                raise no_database_selected()
+            r = show.show_delete(cat, db)
         else:
             raise _not_supported(f"SHOW {kind}")
         return TextOutcome(r.names, r.rows)
@@ -401,6 +447,38 @@ class StatementRunner:
             for b in cat.backends()
         ]
         return TextOutcome(names, rows)
+
+
+def _fmt_ts(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def _with_timeout(batches: Iterator[Batch], cancel: threading.Event, seconds: int) -> Iterator[Batch]:
+    """Cancel the query after `query_timeout` seconds (Doris' session variable), from the
+    first batch pulled to the last; the timer dies with the statement."""
+    if seconds <= 0:
+        yield from batches
+        return
+    fired = threading.Event()
+
+    def expire() -> None:
+        fired.set()
+        cancel.set()
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield from batches
+    except QueryCancelled:
+        if fired.is_set():
+            raise DorisError(
+                f"Query exceeded time limit of {seconds} seconds (query_timeout); raise it with "
+                "SET query_timeout = <seconds>"
+            ) from None
+        raise
+    finally:
+        timer.cancel()
 
 
 def _eval_where(node: exp.Expression, row: dict[str, Any]) -> bool:

@@ -42,6 +42,7 @@ class ShaleSession(Session):
         self.runner = StatementRunner(
             self.server.engine, self.variables, connection.connection_id,
             current_db=lambda: self.database, set_db=self._set_database,
+            processlist=self.server.processlist,
         )
         self.runner.user = str(self.variables.get("external_user") or "root")
         self.server.stats.connections_total += 1
@@ -70,12 +71,15 @@ class ShaleSession(Session):
         self.server.stats.queries_total += 1
         outcome: Outcome = OkOutcome()
         for stmt in self.parse(sql):
-            self.runner.cancel.clear()
+            self.runner.begin_statement(stmt.meta.get("sql", ""))
             if isinstance(stmt, exp.Kill):
                 await self.kill(stmt)
                 outcome = OkOutcome()
                 continue
-            outcome = await self.in_worker(self.runner.run, stmt)
+            try:
+                outcome = await self.in_worker(self.runner.run, stmt)
+            finally:
+                self.runner.statement_text = ""
         return outcome
 
     async def kill(self, stmt: exp.Kill) -> None:

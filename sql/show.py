@@ -304,3 +304,18 @@ def like_match(text: str, pattern: str) -> bool:
         regex += ".*" if ch == "%" else "." if ch == "_" else re.escape(ch)
         i += 1
     return re.fullmatch(regex, text, re.IGNORECASE | re.DOTALL) is not None
+
+
+def show_delete(catalog: Catalog, db: str) -> ShowResult:
+    """SHOW DELETE [FROM db]: the delete jobs of a database, one row per partition."""
+    database = catalog.get_database(db)
+    rows: list[tuple[object, ...]] = []
+    if database is not None:
+        jobs = [t for t in catalog._children_of("txn", database.db_id) if t.kind == "DELETE"]
+        for txn in sorted(jobs, key=lambda t: t.txn_id):
+            table = catalog.table_by_id(txn.table_ids[0])
+            if table is None:
+                continue
+            for part in txn.partition_names:
+                rows.append((table.name, part, _fmt_time(txn.create_time), txn.detail, "FINISHED"))
+    return ShowResult(["TableName", "PartitionName", "CreateTime", "DeleteCondition", "State"], rows)

@@ -74,6 +74,11 @@ def bound_key(types: Sequence[DataType], texts: Sequence[str] | None) -> _Key | 
     return _Key(tuple(items))
 
 
+def key_of(values: Sequence[object]) -> _Key:
+    """Key of physical partition values (None = NULL, which sorts lowest)."""
+    return _Key(tuple(MIN if v is None else v for v in values))
+
+
 class PartitionRouter:
     """Maps rows of a full-schema Batch to indexes into `partitions` (-1: no partition)."""
 

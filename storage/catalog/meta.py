@@ -193,6 +193,9 @@ class TxnMeta:
     num_rows: int = 0
     create_time: float = 0.0
     finish_time: float = 0.0
+    kind: str = "LOAD"  # LOAD | DELETE
+    detail: str = ""  # DELETE: the condition as SHOW DELETE prints it
+    partition_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

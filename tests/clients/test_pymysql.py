@@ -273,3 +273,41 @@ def test_kill_unknown_connection(conn) -> None:
     code, msg = error_of(conn, "KILL QUERY 987654321")
     assert code == 1094, (code, msg)
     assert "987654321" in msg
+
+
+def test_show_processlist_lists_connections_and_running_statement(server) -> None:
+    import threading
+
+    victim = server.connect()
+    watcher = server.connect()
+    victim_id = victim.thread_id()
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            victim.cursor().execute("SELECT SLEEP(30)")
+        except pymysql.MySQLError as e:
+            outcome.append(e.args[0])
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    try:
+        with watcher.cursor() as cur:
+            rows: list = []
+            for _ in range(200):  # wait for the statement to show up, bounded
+                cur.execute("SHOW PROCESSLIST")
+                cols = [d[0] for d in cur.description]
+                rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+                mine = [r for r in rows if r["Id"] == str(victim_id)]
+                if mine and mine[0]["Command"] == "Query":
+                    break
+                threading.Event().wait(0.05)
+            assert cols[:3] == ["Id", "User", "Host"]
+            assert mine and mine[0]["Command"] == "Query" and "SLEEP(30)" in mine[0]["Info"]
+            assert any(r["Id"] == str(watcher.thread_id()) for r in rows)
+            cur.execute(f"KILL QUERY {victim_id}")
+    finally:
+        t.join(timeout=30)
+        victim.close()
+        watcher.close()
+    assert outcome == [3169], outcome  # the KILL QUERY reached the sleeping statement

@@ -46,8 +46,11 @@ class ServerProcess:
         data_dir: str | os.PathLike[str],
         backends: int = 3,
         extra_args: tuple[str, ...] | list[str] = (),
+        env: dict[str, str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.env = dict(env or {})
+        self._log_cond = threading.Condition()
         self.backends = backends
         self.extra_args = tuple(extra_args)
         self.proc: subprocess.Popen[str] | None = None
@@ -86,6 +89,7 @@ class ServerProcess:
         self._stdout_tail.clear()
         self._stderr_tail.clear()
         env = dict(os.environ)
+        env.update(self.env)
         env["PYTHONUNBUFFERED"] = "1"
         self.proc = subprocess.Popen(
             self.command,
@@ -136,7 +140,27 @@ class ServerProcess:
     def _read_stderr(self, proc: subprocess.Popen[str]) -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
-            self._stderr_tail.append(line.rstrip("\n"))
+            with self._log_cond:
+                self._stderr_tail.append(line.rstrip("\n"))
+                self._log_cond.notify_all()
+        with self._log_cond:
+            self._log_cond.notify_all()
+
+    def wait_for_stderr(self, pattern: str, timeout: float = 60.0) -> str:
+        """Block until a stderr line matches `pattern` (regex); returns it. Raises on timeout or exit."""
+        regex = re.compile(pattern)
+
+        def found() -> str | None:
+            return next((ln for ln in list(self._stderr_tail) if regex.search(ln)), None)
+
+        with self._log_cond:
+            self._log_cond.wait_for(lambda: found() is not None or not self.running, timeout=timeout)
+            hit = found()
+        if hit is None:
+            raise ServerStartError(
+                f"no stderr line matching {pattern!r} within {timeout:.0f}s\n{self._describe()}"
+            )
+        return hit
 
     def _join_readers(self) -> None:
         for t in self._threads:

@@ -1,0 +1,63 @@
+"""Delete versions: publishing `DELETE FROM t WHERE ...` as a new version of each partition.
+
+A DELETE writes no data files. Every tablet (of every materialized index) of each affected
+partition gets a rowset with no files and the delete conditions; the partition's visible version
+advances in the same catalog transaction, so readers see the delete all at once. Readers hide
+rows of LOWER versions that match every condition (`storage/reader.py`); rows loaded later are
+not affected, as in Doris. Upstream: Doris `DeleteHandler`, delete predicates on rowsets.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+
+from storage.catalog.meta import (
+    DatabaseMeta,
+    DeleteCondition,
+    PartitionMeta,
+    RowsetMeta,
+    TableMeta,
+    TxnMeta,
+    TxnStatus,
+)
+from storage.catalog.repository import Mutation
+from storage.engine import StorageEngine
+from storage.errors import DorisError
+
+
+def publish_delete(
+    engine: StorageEngine, db: DatabaseMeta, table: TableMeta, partitions: Sequence[PartitionMeta],
+    conditions: Sequence[DeleteCondition], condition_text: str,
+) -> TxnMeta:
+    cat = engine.catalog
+    txn_id = cat.next_id()
+    label = f"delete_{uuid.uuid4()}"
+    now = time.time()
+    with cat.lock:
+        current = {p.partition_id: p for p in cat.partitions(table.table_id)}
+        if cat.table_by_id(table.table_id) is None:
+            raise DorisError(f"Table [{table.name}] was dropped during the delete")
+        m = Mutation()
+        for part in partitions:
+            live = current.get(part.partition_id)
+            if live is None:
+                raise DorisError(f"Partition [{part.name}] was dropped during the delete")
+            version = live.visible_version + 1
+            for tablet in cat.tablets(table.table_id, partition_id=part.partition_id):
+                m.put(RowsetMeta(
+                    rowset_id=f"{txn_id}_{tablet.tablet_id}", tablet_id=tablet.tablet_id,
+                    start_version=version, end_version=version, num_rows=0, data_size=0,
+                    files=(), create_time=now, delete_predicates=tuple(conditions),
+                ))
+            m.put(replace(live, visible_version=version, visible_version_time=now))
+        txn = TxnMeta(
+            txn_id=txn_id, db_id=db.db_id, label=label, table_ids=(table.table_id,),
+            status=TxnStatus.VISIBLE, create_time=now, finish_time=time.time(), kind="DELETE",
+            detail=condition_text, partition_names=tuple(p.name for p in partitions),
+        )
+        m.put(txn)
+        cat.commit(m)
+    return txn
