@@ -20,7 +20,7 @@ from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
 from storage.txn import LoadTxn
-from storage.types import DataType, TypeError_, TypeKind
+from storage.types import BLOB_KINDS, DataType, TypeError_, TypeKind
 
 INSERT_BATCH_ROWS = 65536
 
@@ -56,6 +56,8 @@ def convert_value(col: ColumnMeta, value: object, source: DataType | None, row: 
                 f"column={col.name}, row={row}"
             )
         return None
+    if source is not None:
+        check_object_type(col, source)
     py = source.to_python(value) if source is not None else value
     try:
         return col.type.to_physical(py)
@@ -64,6 +66,29 @@ def convert_value(col: ColumnMeta, value: object, source: DataType | None, row: 
             f"Insert has filtered data in strict mode. Reason: column `{col.name}` "
             f"({col.type.sql()}), row {row}: {e}"
         ) from None
+
+
+_OBJECT_SOURCES = {
+    TypeKind.BITMAP: "to_bitmap, bitmap_hash, bitmap_from_string, bitmap_empty or bitmap_union",
+    TypeKind.HLL: "hll_hash, hll_empty or hll_union",
+}
+
+
+def check_object_type(col: ColumnMeta, source: DataType) -> None:
+    """BITMAP/HLL cells only come from values of the same type (Doris never casts into or out
+    of them): a plain number for a BITMAP column is an error, not a silently stored blob."""
+    kind = col.type.kind
+    if kind in BLOB_KINDS and source.kind is not kind:
+        raise DorisError(
+            f"Column's type is {kind.value}, the value must be a {kind.value} column or the "
+            f"result of {_OBJECT_SOURCES[kind]}, column={col.name}, value type="
+            f"{source.sql().upper()}"
+        )
+    if source.kind in BLOB_KINDS and source.kind is not kind:
+        raise DorisError(
+            f"can not cast from origin type {source.sql().upper()} to target type="
+            f"{col.type.sql().upper()}, column={col.name}"
+        )
 
 
 def default_value(col: ColumnMeta, now: _dt.datetime) -> object:

@@ -77,6 +77,8 @@ class ShaleConnection(mm_connection.Connection):
         except Exception as e:  # noqa: BLE001 - never let an internal error kill the connection
             logger.exception("internal error running %r", com_query.sql[:200])
             await self.write_error(ShaleError(f"errCode = 2, detailMessage = Internal error: {e}"))
+        finally:
+            self.session.statement_done()
 
     async def write_outcome(self, outcome: Outcome) -> None:
         if isinstance(outcome, OkOutcome):

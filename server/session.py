@@ -76,11 +76,13 @@ class ShaleSession(Session):
                 await self.kill(stmt)
                 outcome = OkOutcome()
                 continue
-            try:
-                outcome = await self.in_worker(self.runner.run, stmt)
-            finally:
-                self.runner.statement_text = ""
+            outcome = await self.in_worker(self.runner.run, stmt)
         return outcome
+
+    def statement_done(self) -> None:
+        """Called once the last result has been written (results are produced lazily)."""
+        if self.runner is not None:
+            self.runner.statement_text = ""
 
     async def kill(self, stmt: exp.Kill) -> None:
         kind = (stmt.text("kind") or "CONNECTION").upper()

@@ -100,6 +100,7 @@ _FUNCS: dict[type, tuple[str, tuple[str, ...]]] = {
     exp.Second: ("second", ("this",)), exp.TsOrDsToDate: ("to_date", ("this",)),
     exp.DateDiff: ("datediff", ("this", "expression")),
     exp.Nullif: ("nullif", ("this", "expression")),
+    exp.BitmapCount: ("bitmap_count", ("this",)),
 }
 _SESSION_COLUMNS = {"current_date", "current_timestamp", "current_user", "localtime",
                     "localtimestamp", "current_time"}

@@ -13,12 +13,16 @@ import os
 import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from storage.batch import Batch
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import Backend, TabletMeta
 from storage.catalog.repository import Mutation
 from storage.reader import ReadOptions, TabletReader
+
+if TYPE_CHECKING:
+    from storage.scan_stats import ScanStats
 
 
 class StorageEngine:
@@ -62,12 +66,19 @@ class StorageEngine:
         return chosen
 
     # ---- reads ------------------------------------------------------------------------------
-    def read_tablet(self, tablet: TabletMeta, version: int, options: ReadOptions) -> Iterator[Batch]:
+    def read_tablet(self, tablet: TabletMeta, version: int, options: ReadOptions,
+                    stats: ScanStats | None = None) -> Iterator[Batch]:
+        """Rows of one tablet at `version`, merged per the table's data model."""
         table = self.catalog.table_by_id(tablet.table_id)
         if table is None:
             return iter(())
+        index = next((i for i in self.catalog.materialized_indexes(table.table_id)
+                      if i.index_id == tablet.index_id), None)
+        if index is None:
+            return iter(())
         rowsets = self.catalog.rowsets(tablet.tablet_id, max_version=version)
-        return iter(TabletReader(self.backend_root(tablet.backend_id), table.columns, rowsets, options))
+        root = self.backend_root(tablet.backend_id)
+        return iter(TabletReader(root, table, index, rowsets, options, stats))
 
     # ---- files ------------------------------------------------------------------------------
     def remove_tablet_files(self, tablets: Iterable[TabletMeta]) -> None:

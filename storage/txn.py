@@ -34,13 +34,16 @@ from storage.catalog.repository import Mutation
 from storage.distribution import bucket_of_rows
 from storage.engine import StorageEngine
 from storage.errors import DorisError
+from storage.faults import fault_point
 from storage.partition import PartitionRouter
 from storage.rowset import RowsetWriter
 
 
 class LabelAlreadyUsed(DorisError):
-    def __init__(self, label: str, status: str) -> None:
-        super().__init__(f"Label [{label}] has already been used, relate to txn status [{status}]")
+    """Doris LabelAlreadyUsedException (Stream Load reports it as "Label Already Exists")."""
+
+    def __init__(self, label: str, txn_id: int) -> None:
+        super().__init__(f"Label [{label}] has already been used, relate to txn [{txn_id}]")
 
 
 class LoadTxn:
@@ -53,9 +56,7 @@ class LoadTxn:
         self.db = db
         self.table = table
         self.label = label or f"{label_prefix}_{uuid.uuid4().hex[:16]}_{uuid.uuid4().hex[:16]}"
-        if self.catalog.txn_by_label(db.db_id, self.label) is not None:
-            prev = self.catalog.txn_by_label(db.db_id, self.label)
-            raise LabelAlreadyUsed(self.label, prev.status.value if prev else "VISIBLE")
+        self._check_label()
         self.txn_id = self.catalog.next_id()
         self.partitions = self.catalog.partitions(table.table_id)
         self.indexes: list[MaterializedIndexMeta] = self.catalog.materialized_indexes(table.table_id)
@@ -79,12 +80,12 @@ class LoadTxn:
     def _writer(self, tablet: TabletMeta, index: MaterializedIndexMeta) -> RowsetWriter:
         w = self._writers.get(tablet.tablet_id)
         if w is None:
-            keys = list(index.keys)
             w = RowsetWriter(
                 self.engine.backend_root(tablet.backend_id),
                 tablet.tablet_id,
                 f"{self.txn_id}_{tablet.tablet_id}",
-                keys,
+                index,
+                self.table,
             )
             self._writers[tablet.tablet_id] = w
         return w
@@ -140,11 +141,21 @@ class LoadTxn:
                 self._writer(tablet, index).add_batch(rows.select(index.columns))
         self.num_rows += batch.num_rows
 
+    def _check_label(self) -> None:
+        prev = self.catalog.txn_by_label(self.db.db_id, self.label)
+        if prev is not None:
+            raise LabelAlreadyUsed(self.label, prev.txn_id)
+
     def commit(self) -> TxnMeta:
         """Write all rowsets (fsynced), then publish them with new partition versions at once."""
-        metas = [w.build() for w in self._writers.values()]
+        metas = []
+        for writer in self._writers.values():
+            metas.append(writer.build())
+            fault_point("load_after_first_rowset")
+        fault_point("load_before_publish")
         now = time.time()
         with self.catalog.lock:
+            self._check_label()  # a concurrent load may have taken the label meanwhile
             # Re-read partitions under the lock: a concurrent load may have published meanwhile.
             current = {p.partition_id: p for p in self.catalog.partitions(self.table.table_id)}
             if self.catalog.table_by_id(self.table.table_id) is None:

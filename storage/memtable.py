@@ -1,0 +1,49 @@
+"""MemTable: the rows one load sends to one tablet index, sorted and pre-aggregated.
+
+Each load buffers its rows per (tablet, materialized index) here. `flush()` sorts them by the
+index's key columns and merges rows with equal keys by the data model (`storage.merge`):
+AGGREGATE tables combine value columns by their aggregation type, UNIQUE tables keep the latest
+row (or the one with the largest sequence value), DUPLICATE tables keep every row in a stable
+sort. Rollups of AGGREGATE tables aggregate on their own (smaller) key set with the table's
+aggregation types. The result is ONE sorted run with unique keys (AGG/UNIQUE), which
+`RowsetWriter` cuts into segments and merge-on-read relies on.
+Upstream: Doris BE `MemTable` (insert, `_sort`, `_aggregate`, flush).
+"""
+
+from __future__ import annotations
+
+from storage.batch import Batch
+from storage.catalog.meta import MaterializedIndexMeta, TableMeta
+from storage.merge import MergeSpec, combine
+
+
+class MemTable:
+    """Collects batches holding the index's columns (in `index.columns` order)."""
+
+    def __init__(self, table: TableMeta, index: MaterializedIndexMeta) -> None:
+        self.table = table
+        self.index = index
+        self.spec = MergeSpec.of(table, index)
+        self._batches: list[Batch] = []
+        self._rows = 0
+
+    def insert(self, batch: Batch) -> None:
+        if batch.num_rows:
+            self._batches.append(batch)
+            self._rows += batch.num_rows
+
+    @property
+    def num_rows(self) -> int:
+        """Rows buffered so far (before pre-aggregation)."""
+        return self._rows
+
+    def flush(self) -> Batch | None:
+        """The buffered rows sorted by key and merged per the data model (None when empty)."""
+        if not self._batches:
+            return None
+        rows = Batch.concat(self._batches)
+        self._batches = []
+        self._rows = 0
+        # Load order breaks ties: REPLACE / UNIQUE keep the later row (`combine` defaults the
+        # arrival order to the position in the concatenated batch).
+        return combine(rows, self.spec)

@@ -1,0 +1,333 @@
+"""Row merging per data model: the rules shared by the memtable and merge-on-read.
+
+Rows with equal keys combine by the table's data model (DORIS_REFERENCE.md b.1):
+- AGGREGATE KEY: each value column by its aggregation type. SUM, MAX and MIN ignore NULLs (a
+  group of only NULLs stays NULL); REPLACE takes the latest row's value even when it is NULL;
+  REPLACE_IF_NOT_NULL the latest non-NULL value; BITMAP_UNION / HLL_UNION the set union.
+- UNIQUE KEY: the latest row wins as a whole; with `function_column.sequence_col` the row with
+  the largest sequence value wins (ties: the latest; a NULL sequence loses to any value).
+- DUPLICATE KEY: nothing merges.
+"Latest" is load order inside one load (memtable) and version order across rowsets (reader).
+
+`combine` sorts a batch by key (+ sequence + arrival order), finds group boundaries and reduces
+each group with numpy (`ufunc.reduceat`); only BITMAP/HLL unions loop per group in Python.
+`merge_runs` merges sorted, key-unique runs (one per rowset, in version order) as a stream: each
+step takes from every run the rows up to the smallest "last buffered key" of the runs that can
+still produce rows, so memory stays around one batch per run and output comes out key-sorted.
+Upstream: Doris BE `MemTable::_aggregate`, `BlockReader` / `VCollectIterator` (merge-on-read),
+`vertical_merge` of unique keys with a sequence column.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from storage import bitmap, hll
+from storage.batch import Batch, Column
+from storage.catalog.meta import AggType, KeysType, MaterializedIndexMeta, TableMeta
+
+SEQUENCE_PROPERTY = "function_column.sequence_col"
+_OBJ = np.dtype(object)
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """How rows of one materialized index merge: sort keys, value rules, sequence column."""
+
+    keys_type: KeysType
+    keys: tuple[str, ...]
+    rules: dict[str, AggType] = field(default_factory=dict)  # value column -> aggregation
+    sequence: str | None = None  # UNIQUE sequence column (a name in the batch), if any
+
+    @property
+    def merges(self) -> bool:
+        return self.keys_type is not KeysType.DUP_KEYS
+
+    @staticmethod
+    def of(table: TableMeta, index: MaterializedIndexMeta) -> MergeSpec:
+        keys = tuple(index.keys)
+        key_set = {k.lower() for k in keys}
+        rules: dict[str, AggType] = {}
+        if table.keys_type is not KeysType.DUP_KEYS:
+            for name in index.columns:
+                if name.lower() in key_set:
+                    continue
+                agg = table.column(name).agg_type if table.keys_type is KeysType.AGG_KEYS else None
+                # UNIQUE is AGG with every value column REPLACE (seed 004)
+                rules[name] = agg if agg not in (None, AggType.NONE) else AggType.REPLACE
+        sequence = None
+        seq_prop = table.property(SEQUENCE_PROPERTY)
+        if table.keys_type is KeysType.UNIQUE_KEYS and seq_prop:
+            by_lower = {c.lower(): c for c in index.columns}
+            # A rollup without the sequence column falls back to load/version order (gap).
+            sequence = by_lower.get(seq_prop.lower())
+        return MergeSpec(table.keys_type, keys, rules, sequence)
+
+    def columns_needed(self) -> tuple[str, ...]:
+        """Columns a merge must read besides the requested ones."""
+        return self.keys + ((self.sequence,) if self.sequence else ())
+
+
+# ---- sorting and grouping -----------------------------------------------------------------
+def _blobs(col: Column) -> np.ndarray:
+    """Var-len cells as an object array of bytes (memcmp order = UTF-8 code point order)."""
+    assert col.offsets is not None
+    buf = col.data.tobytes()
+    offs = col.offsets.tolist()
+    out = np.empty(len(col), dtype=object)
+    out[:] = [buf[offs[i]: offs[i + 1]] for i in range(len(col))]
+    return out
+
+
+def sortable(col: Column) -> tuple[np.ndarray, np.ndarray]:
+    """(valid, values) arrays whose lexicographic order is the column's storage order: NULL
+    first, values under NULL zeroed so NULLs tie. Strings and Python-int columns become dense
+    ranks (np.unique uses Python comparison, so bytes sort by memcmp and ints exactly)."""
+    valid = col.validity if col.validity is not None else np.ones(len(col), np.bool_)
+    if col.offsets is not None:
+        _, values = np.unique(_blobs(col), return_inverse=True)
+    elif col.data.dtype == _OBJ:
+        _, values = np.unique(col.data, return_inverse=True)
+    else:
+        values = col.data
+    values = values.ravel()
+    if col.validity is not None:
+        values = np.where(valid, values, np.zeros(1, values.dtype))
+    return valid, values
+
+
+def sort_order(batch: Batch, keys: Sequence[str], minor: Sequence[np.ndarray] = ()
+               ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Row order by `keys` then the `minor` arrays (most significant first); returns the order
+    and the per-key sortable arrays (unsorted) for `group_starts`. Ties keep input order."""
+    parts: list[np.ndarray] = []
+    for name in keys:
+        valid, values = sortable(batch.column(name))
+        parts += [valid, values]
+    lex = [np.arange(batch.num_rows)] + list(reversed(minor)) + list(reversed(parts))
+    return np.lexsort(lex), parts
+
+
+def group_starts(parts: Sequence[np.ndarray], order: np.ndarray, n: int) -> np.ndarray:
+    """First row (in sorted order) of each run of equal keys."""
+    if n == 0:
+        return np.zeros(0, np.int64)
+    new = np.zeros(n, np.bool_)
+    new[0] = True
+    for arr in parts:
+        s = arr[order]
+        new[1:] |= s[1:] != s[:-1]
+    return np.flatnonzero(new)
+
+
+# ---- reducing groups ----------------------------------------------------------------------
+def _any_valid(valid: np.ndarray | None, starts: np.ndarray) -> np.ndarray | None:
+    if valid is None:
+        return None
+    return np.logical_or.reduceat(valid, starts) if len(starts) else np.zeros(0, np.bool_)
+
+
+def _with_validity(col: Column, valid: np.ndarray | None) -> Column:
+    if valid is not None and valid.all():
+        valid = None
+    return Column(col.type, col.data, valid, col.offsets)
+
+
+def _sum(col: Column, starts: np.ndarray) -> Column:
+    data = col.data
+    if col.validity is not None:
+        data = np.where(col.validity, data, np.zeros(1, data.dtype))
+    out = np.add.reduceat(data, starts).astype(col.data.dtype, copy=False)
+    return _with_validity(Column(col.type, out), _any_valid(col.validity, starts))
+
+
+def _extreme(col: Column, starts: np.ndarray, is_max: bool) -> Column:
+    ufunc = np.maximum if is_max else np.minimum
+    valid = col.validity
+    if col.offsets is None and col.data.dtype != _OBJ:
+        data = col.data
+        if valid is not None:
+            if data.dtype.kind == "f":
+                fill = -np.inf if is_max else np.inf
+            else:
+                info = np.iinfo(data.dtype)
+                fill = info.min if is_max else info.max
+            data = np.where(valid, data, np.array(fill).astype(data.dtype))
+        out = ufunc.reduceat(data, starts)
+        return _with_validity(Column(col.type, out), _any_valid(valid, starts))
+    # strings / Python ints: reduce dense ranks, then take a row holding the winning rank
+    values = _blobs(col) if col.offsets is not None else col.data
+    uniq, first, ranks = np.unique(values, return_index=True, return_inverse=True)
+    ranks = ranks.ravel().astype(np.int64)
+    if valid is not None:
+        ranks = np.where(valid, ranks, -1 if is_max else len(uniq))
+    best = ufunc.reduceat(ranks, starts)
+    ok = (best >= 0) & (best < len(uniq))
+    rows = first[np.clip(best, 0, len(uniq) - 1)]  # reduce_groups never sees an empty batch
+    picked = col.take(rows)
+    return _with_validity(Column(col.type, picked.data, None, picked.offsets), ok)
+
+
+def _replace_if_not_null(col: Column, starts: np.ndarray, last: np.ndarray) -> Column:
+    if col.validity is None:
+        return col.take(last)
+    rows = np.where(col.validity, np.arange(len(col)), -1)
+    best = np.maximum.reduceat(rows, starts)
+    ok = best >= 0
+    picked = col.take(np.where(ok, best, last))
+    return _with_validity(Column(col.type, picked.data, None, picked.offsets), ok)
+
+
+def union_runs(col: Column, starts: np.ndarray, union: Callable[[Sequence[bytes]], bytes]
+               ) -> Column:
+    """Set union (BITMAP / HLL) per group; NULL cells are ignored, an all-NULL group is NULL."""
+    blobs = _blobs(col)
+    valid = col.validity
+    bounds = np.append(starts, len(col)).tolist()
+    out: list[bytes | None] = []
+    for g in range(len(starts)):
+        lo, hi = bounds[g], bounds[g + 1]
+        if hi - lo == 1:  # the common case: nothing to merge
+            out.append(blobs[lo] if valid is None or valid[lo] else None)
+            continue
+        members = [b for i, b in enumerate(blobs[lo:hi].tolist(), lo) if valid is None or valid[i]]
+        out.append(union(members) if members else None)
+    return Column.from_physical(col.type, out)
+
+
+def reduce_groups(batch: Batch, starts: np.ndarray, spec: MergeSpec) -> Batch:
+    """One row per group of a key-sorted batch (rows of a group in arrival order)."""
+    n = batch.num_rows
+    if len(starts) == n:
+        return batch
+    last = np.append(starts[1:], n) - 1
+    cols: list[Column] = []
+    for name, col in zip(batch.names, batch.columns):
+        rule = spec.rules.get(name)
+        if rule is None:  # key column: equal within the group
+            cols.append(col.take(starts))
+        elif rule is AggType.SUM:
+            cols.append(_sum(col, starts))
+        elif rule in (AggType.MAX, AggType.MIN):
+            cols.append(_extreme(col, starts, rule is AggType.MAX))
+        elif rule is AggType.REPLACE_IF_NOT_NULL:
+            cols.append(_replace_if_not_null(col, starts, last))
+        elif rule is AggType.BITMAP_UNION:
+            cols.append(union_runs(col, starts, bitmap.union))
+        elif rule is AggType.HLL_UNION:
+            cols.append(union_runs(col, starts, hll.union))
+        else:  # REPLACE (and UNIQUE values): the latest row, NULL included
+            cols.append(col.take(last))
+    return Batch(batch.names, tuple(cols))
+
+
+def combine(batch: Batch, spec: MergeSpec, arrival: np.ndarray | None = None) -> Batch:
+    """Sort `batch` by key and merge equal keys per `spec`. `arrival` orders rows with equal
+    keys (older first); default: position in the batch. DUP batches are only sorted."""
+    minor: list[np.ndarray] = []
+    if spec.sequence is not None:
+        minor += list(sortable(batch.column(spec.sequence)))
+    if arrival is not None:
+        minor.append(arrival)
+    order, parts = sort_order(batch, spec.keys, minor)
+    if not spec.merges:
+        return batch.take(order)
+    starts = group_starts(parts, order, batch.num_rows)
+    if len(starts) == batch.num_rows:
+        return batch.take(order)
+    return reduce_groups(batch.take(order), starts, spec)
+
+
+# ---- streaming merge of sorted runs -------------------------------------------------------
+class _KeyRows:
+    """A batch's key tuples by row, for `bisect` (NULL sorts first: (False, None) < (True, v))."""
+
+    def __init__(self, batch: Batch, keys: Sequence[str]) -> None:
+        self._cols = [batch.column(k) for k in keys]
+        self._n = batch.num_rows
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: int) -> tuple[object, ...]:
+        out: list[object] = []
+        for c in self._cols:
+            if c.validity is not None and not c.validity[i]:
+                out += [False, None]
+            elif c.offsets is not None:
+                out += [True, c.data[c.offsets[i]: c.offsets[i + 1]].tobytes()]
+            else:
+                v = c.data[i]
+                out += [True, v.item() if isinstance(v, np.generic) else v]
+        return tuple(out)
+
+
+def _size(b: Batch | None) -> int:
+    return 0 if b is None else b.num_rows
+
+
+def merge_runs(runs: Sequence[Iterator[Batch]], spec: MergeSpec) -> Iterator[Batch]:
+    """Merge key-sorted runs with unique keys (oldest first) into one key-sorted stream with
+    unique keys. Every batch of every run must carry the key (and sequence) columns."""
+    if len(runs) == 1:
+        yield from runs[0]
+        return
+    its = list(runs)
+    k = len(its)
+    pending: list[Batch | None] = [None] * k
+    done = [False] * k
+    while True:
+        for i in range(k):
+            while not done[i] and _size(pending[i]) == 0:
+                nxt = next(its[i], None)
+                if nxt is None:
+                    done[i] = True
+                elif nxt.num_rows:
+                    pending[i] = nxt
+        live = [i for i in range(k) if _size(pending[i])]
+        if not live:
+            return
+        rows = {i: _KeyRows(pending[i], spec.keys) for i in live}  # type: ignore[arg-type]
+        open_runs = [i for i in live if not done[i]]
+        # Rows up to the smallest last-buffered key of the runs still producing are final:
+        # every later row of such a run has a strictly larger key.
+        frontier = min(rows[i][len(rows[i]) - 1] for i in open_runs) if open_runs else None
+        parts: list[Batch] = []
+        tags: list[np.ndarray] = []
+        for i in live:
+            b = pending[i]
+            assert b is not None
+            cut = b.num_rows if frontier is None else bisect.bisect_right(rows[i], frontier)
+            if cut:
+                parts.append(b.slice(0, cut))
+                tags.append(np.full(cut, i, np.int64))
+                pending[i] = b.slice(cut, b.num_rows)
+        if len(parts) == 1:
+            yield parts[0]
+        else:
+            yield combine(Batch.concat(parts), spec, np.concatenate(tags))
+
+
+def rebatch(batches: Iterator[Batch], size: int) -> Iterator[Batch]:
+    """Re-chunk a stream into batches of about `size` rows (merges can emit tiny ones)."""
+    buf: list[Batch] = []
+    rows = 0
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        buf.append(b)
+        rows += b.num_rows
+        if rows >= size:
+            whole = Batch.concat(buf)
+            start = 0
+            while whole.num_rows - start >= size:
+                yield whole.slice(start, start + size)
+                start += size
+            buf = [whole.slice(start, whole.num_rows)] if start < whole.num_rows else []
+            rows = whole.num_rows - start
+    if rows:
+        yield Batch.concat(buf)

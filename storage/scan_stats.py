@@ -1,0 +1,35 @@
+"""ScanStats: the counters a storage scan reports (segments, pages and rows read or skipped).
+
+Segment readers add to one mutable `ScanStats` as they prune and decode; the tablet reader sums
+them over segments and the executor shows them in the query profile (Doris' `SegmentIterator`
+profile counters: RowsKeyRangeFiltered, RowsStatsFiltered, RowsVectorPredFiltered, ...).
+Row counters partition the rows a scan looked at:
+`rows_total == rows_skipped_short_key + rows_skipped_zone_map + rows_filtered_predicate
++ rows_returned`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+
+@dataclass(slots=True)
+class ScanStats:
+    segments_read: int = 0  # segments whose pages were (at least partly) read
+    segments_skipped: int = 0  # segments excluded whole (segment zone map or empty key range)
+    pages_read: int = 0  # data pages decoded
+    pages_skipped_zone_map: int = 0  # data pages of predicate columns excluded by page zone maps
+    rows_total: int = 0  # rows in all segments the scan opened
+    rows_skipped_short_key: int = 0  # rows outside the short-key row ranges
+    rows_skipped_zone_map: int = 0  # rows in pages / segments excluded by zone maps
+    rows_filtered_predicate: int = 0  # rows decoded and rejected by exact predicate evaluation
+    rows_returned: int = 0
+    bytes_read: int = 0  # stored bytes of the pages read (data and index pages)
+
+    def add(self, other: ScanStats) -> None:
+        """Add `other`'s counters into this one (summing over segments or tablets)."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)

@@ -1,0 +1,305 @@
+"""Segment reader: opens one segment file (mmap), validates it, and decodes pages and indexes.
+
+Owns the file side of reading (Doris `Segment` + `ColumnReader`): the footer is checked when the
+reader opens; ordinal, zone map and short-key index pages are loaded lazily, the first time a scan
+needs them; data pages are CRC-checked and decoded into numpy arrays, then converted to the
+column type the caller asked for. The scan itself (pruning order, batches) is
+`iterator.SegmentIterator`, reached through `SegmentReader.read`.
+
+Any inconsistency (bad magic, checksum, offsets, sizes, encodings) raises `ShaleError` 1105
+"Corrupted segment file <path> of tablet <id>: <what>"; no decoded value is returned from a page
+that failed its checks.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import lz4.block
+import numpy as np
+
+from storage.batch import Batch, Column
+from storage.errors import DorisError, ShaleError
+from storage.indexes.ordinal import OrdinalIndex
+from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
+from storage.indexes.zone_map import ZoneMap
+from storage.predicates import ColumnPredicate
+from storage.scan_stats import ScanStats
+from storage.segment.encoding import (
+    Layout,
+    PhysicalLayout,
+    decode_fixed,
+    decode_object,
+    decode_varlen,
+    layout_of,
+)
+from storage.segment.footer import HEADER, ColumnFooter, PagePointer, SegmentFooter, read_footer
+from storage.segment.page import (
+    FLAG_ALL_NULL,
+    FLAG_VALIDITY,
+    PageCorrupted,
+    PageHeader,
+    PageKind,
+    parse_page,
+)
+from storage.types import DataType, parse_type
+
+# What decoding a damaged page can raise before a check catches it.
+_DECODE_ERRORS = (ValueError, struct.error, lz4.block.LZ4BlockError, IndexError, OverflowError)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnInfo:
+    index: int
+    footer: ColumnFooter
+    stored: DataType  # type written in the footer: drives decoding and the indexes
+    type: DataType  # type the caller asked for: the type of returned Columns
+    layout: PhysicalLayout
+
+    @property
+    def indexable(self) -> bool:
+        """Indexes hold stored-type values. The allowed conversions keep values equal (VARCHAR(n)
+        -> STRING, integer widening, FLOAT -> DOUBLE; constants the stored type cannot hold are
+        NotIndexable anyway), except a DECIMAL scale change, which rescales them."""
+        return not (self.stored.is_decimal and self.stored.scale != self.type.scale)
+
+
+class SegmentReader:
+    def __init__(
+        self, path: Path, types: Mapping[str, DataType], tablet_id: int | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.tablet_id = tablet_id
+        self._mm: mmap.mmap | None = None
+        try:
+            with open(self.path, "rb") as f:
+                self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # mmap of an empty file
+            raise self.corrupted("empty file") from None
+        except OSError as e:
+            raise self.corrupted(f"cannot open: {e.strerror}") from None
+        try:
+            footer, self._data_end = read_footer(self._mm)
+            self._footer = footer
+            self._columns = self._check_columns(footer, types)
+        except ValueError as e:
+            self.close()
+            raise self.corrupted(str(e)) from None
+        except ShaleError:
+            self.close()
+            raise
+        self.num_rows: int = footer.num_rows
+        self._ordinals: dict[str, OrdinalIndex] = {}
+        self._zone_maps: dict[str, ZoneMap] = {}
+        self._short_key: tuple[list[KeyPart], ShortKeyIndex] | None = None
+
+    def corrupted(self, what: str) -> ShaleError:
+        tablet = "" if self.tablet_id is None else f" of tablet {self.tablet_id}"
+        return DorisError(f"Corrupted segment file {self.path}{tablet}: {what}")
+
+    def _check_columns(
+        self, footer: SegmentFooter, types: Mapping[str, DataType]
+    ) -> dict[str, ColumnInfo]:
+        out: dict[str, ColumnInfo] = {}
+        for i, c in enumerate(footer.columns):
+            key = c.name.lower()
+            if key in out:
+                raise ValueError(f"duplicate column {c.name}")
+            self._check_pointer(c.ordinal)
+            self._check_pointer(c.zone_map)
+            stored = parse_type(c.type_sql)
+            target = types.get(key, stored)
+            if target != stored and not can_convert(stored, target):
+                raise ShaleError(
+                    f"errCode = 2, detailMessage = segment {self.path} stores column {c.name} as "
+                    f"{stored.sql()}, cannot read it as {target.sql()}"
+                )
+            out[key] = ColumnInfo(i, c, stored, target, layout_of(stored))
+        if footer.short_key is not None:
+            self._check_pointer(footer.short_key.page)
+        for k in footer.key_columns:
+            if k.lower() not in out:
+                raise ValueError(f"key column {k} is not stored")
+        return out
+
+    def _check_pointer(self, p: PagePointer) -> None:
+        if p.offset < HEADER.size or p.offset + p.size > self._data_end:
+            raise ValueError("index page pointer outside the file")
+
+    # ---- access -------------------------------------------------------------------------
+    @property
+    def footer(self) -> SegmentFooter:
+        return self._footer
+
+    def column(self, name: str) -> ColumnInfo:
+        try:
+            return self._columns[name.lower()]
+        except KeyError:
+            raise KeyError(f"column {name} is not in segment {self.path}") from None
+
+    def _page(
+        self, offset: int, size: int, kind: PageKind, stats: ScanStats | None
+    ) -> tuple[PageHeader, bytes]:
+        if self._mm is None:
+            raise ValueError(f"segment {self.path} is closed")
+        if stats is not None:
+            stats.bytes_read += size
+        # Slicing the mmap copies the page out: no buffer export stays alive (an exception's
+        # traceback holding a memoryview would make mmap.close() fail), and the CRC is checked
+        # on the private copy, so a concurrent change to the file cannot slip past it.
+        return parse_page(self._mm[offset : offset + size], kind)
+
+    def ordinal(self, info: ColumnInfo, stats: ScanStats | None = None) -> OrdinalIndex:
+        key = info.footer.name.lower()
+        idx = self._ordinals.get(key)
+        if idx is None:
+            p = info.footer.ordinal
+            try:
+                _, body = self._page(p.offset, p.size, PageKind.ORDINAL, stats)
+                idx = OrdinalIndex.parse(body, info.footer.num_pages, self.num_rows, self._data_end)
+            except _DECODE_ERRORS as e:
+                raise self.corrupted(f"ordinal index of column {info.footer.name}: {e}") from None
+            self._ordinals[key] = idx
+        return idx
+
+    def zone_map(self, info: ColumnInfo, stats: ScanStats | None = None) -> ZoneMap:
+        key = info.footer.name.lower()
+        zm = self._zone_maps.get(key)
+        if zm is None:
+            p = info.footer.zone_map
+            try:
+                _, body = self._page(p.offset, p.size, PageKind.ZONE_MAP, stats)
+                zm = ZoneMap.parse(body, info.layout, info.footer.num_pages + 1)
+            except _DECODE_ERRORS as e:
+                raise self.corrupted(f"zone map of column {info.footer.name}: {e}") from None
+            self._zone_maps[key] = zm
+        return zm
+
+    def short_key(
+        self, stats: ScanStats | None = None
+    ) -> tuple[list[KeyPart], ShortKeyIndex] | None:
+        """The prefix columns and the sparse index, or None when the segment has none."""
+        sk = self._footer.short_key
+        if sk is None:
+            return None
+        if self._short_key is None:
+            keys = [self.column(k) for k in self._footer.key_columns]
+            parts = plan_prefix([(c.footer.name, c.stored) for c in keys], len(sk.columns))
+            if [p.name for p in parts] != list(sk.columns):
+                raise self.corrupted("short key columns do not match the key columns")
+            try:
+                _, body = self._page(sk.page.offset, sk.page.size, PageKind.SHORT_KEY, stats)
+                index = ShortKeyIndex.parse(body, self.num_rows)
+            except _DECODE_ERRORS as e:
+                raise self.corrupted(f"short key index: {e}") from None
+            self._short_key = (parts, index)
+        return self._short_key
+
+    def read_page(self, info: ColumnInfo, page: int, stats: ScanStats | None = None) -> Column:
+        """Decode data page `page` of a column (CRC-checked) as a Column of the requested type."""
+        ordinal = self.ordinal(info, stats)
+        start, stop = ordinal.page_rows(page)
+        try:
+            offset, size = int(ordinal.offsets[page]), int(ordinal.sizes[page])
+            header, body = self._page(offset, size, PageKind.DATA, stats)
+            col = decode_data_page(header, body, info.stored, info.layout, stop - start)
+        except _DECODE_ERRORS as e:
+            raise self.corrupted(f"data page {page} of column {info.footer.name}: {e}") from None
+        if stats is not None:
+            stats.pages_read += 1
+        return col if info.type == info.stored else convert_column(col, info.type)
+
+    def read(
+        self,
+        columns: Sequence[str],
+        predicates: Sequence[ColumnPredicate] = (),
+        stats: ScanStats | None = None,
+        batch_size: int = 65536,
+    ) -> Iterator[Batch]:
+        """Batches of `columns` holding exactly the rows that satisfy all `predicates`."""
+        from storage.segment.iterator import SegmentIterator  # iterator imports this module
+
+        return iter(SegmentIterator(self, columns, predicates, stats or ScanStats(), batch_size))
+
+    def close(self) -> None:
+        if self._mm is not None:
+            self._mm.close()
+            self._mm = None
+
+    def __enter__(self) -> SegmentReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def decode_data_page(
+    header: PageHeader, body: bytes, dtype: DataType, layout: PhysicalLayout, rows: int
+) -> Column:
+    """Validity bitmap + values of one DATA page (values under nulls are zero / empty)."""
+    n = header.num_rows
+    if n != rows:
+        raise PageCorrupted(f"page has {n} rows, the ordinal index says {rows}")
+    if header.null_count > n:
+        raise PageCorrupted("page null count exceeds its rows")
+    validity = None
+    pos = 0
+    if header.flags & FLAG_ALL_NULL:
+        if body or header.null_count != n:
+            raise PageCorrupted("all-null page with values")
+        validity = np.zeros(n, np.bool_)
+        if layout.layout is Layout.VARLEN:
+            return Column(dtype, np.zeros(0, np.uint8), validity, np.zeros(n + 1, np.int64))
+        return Column(dtype, np.zeros(n, dtype=layout.dtype), validity)  # object zeros are int 0
+    if header.flags & FLAG_VALIDITY:
+        nbytes = (n + 7) // 8
+        bits = np.frombuffer(body, np.uint8, count=nbytes)
+        validity = np.unpackbits(bits, count=n, bitorder="little").astype(np.bool_)
+        pos = nbytes + (-nbytes % 8)
+        if n - int(np.count_nonzero(validity)) != header.null_count:
+            raise PageCorrupted("validity bitmap does not match the null count")
+    elif header.null_count:
+        raise PageCorrupted("page has nulls but no validity bitmap")
+    if layout.layout is Layout.VARLEN:
+        offsets, data = decode_varlen(body, pos, n, header.encoding)
+        return Column(dtype, data, validity, offsets)
+    if layout.layout is Layout.OBJECT_INT:
+        return Column(dtype, decode_object(body, pos, n, header.encoding), validity)
+    return Column(dtype, decode_fixed(body, pos, n, layout.dtype, header.encoding), validity)
+
+
+# ---- reading a column as another type (schema change) --------------------------------------
+def can_convert(stored: DataType, target: DataType) -> bool:
+    """Physical conversions the reader does: same layout (VARCHAR(10) -> STRING), integer
+    widening, integers -> floating point, FLOAT -> DOUBLE, DECIMAL to a larger scale."""
+    if stored.is_varlen or target.is_varlen:
+        return stored.is_varlen and target.is_varlen
+    if stored.is_decimal or target.is_decimal:
+        return stored.is_decimal and target.is_decimal and target.scale >= stored.scale
+    if stored.is_temporal or target.is_temporal:
+        return stored.kind is target.kind
+    if stored.is_float:
+        return target.is_float and target.numpy_dtype.itemsize >= stored.numpy_dtype.itemsize
+    return (target.is_integer or target.is_float) and (
+        stored.is_integer or stored.kind.value == "BOOLEAN"
+    )
+
+
+def convert_column(col: Column, target: DataType) -> Column:
+    src = col.type
+    if (
+        src.is_varlen
+        or src.numpy_dtype == target.numpy_dtype
+        and not (src.is_decimal and target.scale != src.scale)
+    ):
+        return col.with_type(target)
+    data = col.data
+    if src.is_decimal and target.scale > src.scale:
+        factor = 10 ** (target.scale - src.scale)
+        data = data.astype(object) * factor
+    data = data.astype(target.numpy_dtype)
+    return Column(target, data, col.validity)

@@ -1,0 +1,112 @@
+"""RowRanges: a sorted set of disjoint row-id intervals [start, stop) within one segment.
+
+Doris `RowRanges`: the short key index produces them from key ranges, zone maps intersect them
+with the rows of the pages they keep, and the scan walks them in windows of at most one batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+
+class RowRanges:
+    __slots__ = ("starts", "stops")
+
+    def __init__(self, starts: np.ndarray, stops: np.ndarray) -> None:
+        self.starts = starts  # int64, sorted, disjoint, non-adjacent, non-empty intervals
+        self.stops = stops
+
+    @staticmethod
+    def full(n: int) -> RowRanges:
+        return RowRanges.of([(0, n)])
+
+    @staticmethod
+    def of(pairs: Iterable[tuple[int, int]]) -> RowRanges:
+        """Normalize any intervals: drop empty ones, sort, merge overlapping and adjacent ones."""
+        merged: list[list[int]] = []
+        for a, b in sorted((int(a), int(b)) for a, b in pairs if b > a):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        arr = np.asarray(merged, dtype=np.int64).reshape(-1, 2)
+        return RowRanges(arr[:, 0].copy(), arr[:, 1].copy())
+
+    @staticmethod
+    def from_pages(starts: np.ndarray, stops: np.ndarray, keep: np.ndarray) -> RowRanges:
+        """The rows of the kept pages (page row bounds `starts`/`stops`, contiguous pages)."""
+        if not keep.any():
+            return RowRanges.of(())
+        k = keep.astype(np.int8)
+        edges = np.diff(np.concatenate(([0], k, [0])))
+        first = np.flatnonzero(edges == 1)  # first kept page of each run
+        last = np.flatnonzero(edges == -1) - 1  # last kept page of each run
+        return RowRanges(starts[first].astype(np.int64), stops[last].astype(np.int64))
+
+    @property
+    def count(self) -> int:
+        return int((self.stops - self.starts).sum())
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, RowRanges)
+            and np.array_equal(self.starts, other.starts)
+            and np.array_equal(self.stops, other.stops)
+        )
+
+    def __repr__(self) -> str:
+        return f"RowRanges({list(zip(self.starts.tolist(), self.stops.tolist()))})"
+
+    def intersect(self, other: RowRanges) -> RowRanges:
+        out: list[tuple[int, int]] = []
+        a_s, a_e, b_s, b_e = (
+            x.tolist() for x in (self.starts, self.stops, other.starts, other.stops)
+        )
+        i = j = 0
+        while i < len(a_s) and j < len(b_s):
+            lo, hi = max(a_s[i], b_s[j]), min(a_e[i], b_e[j])
+            if hi > lo:
+                out.append((lo, hi))
+            if a_e[i] < b_e[j]:
+                i += 1
+            else:
+                j += 1
+        return RowRanges.of(out)
+
+    def overlaps(self, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+        """Bool per interval [starts[k], stops[k]): does it share a row with these ranges?"""
+        if len(self.starts) == 0:
+            return np.zeros(len(starts), np.bool_)
+        idx = np.searchsorted(self.starts, stops, side="left") - 1
+        ok = idx >= 0
+        return ok & (self.stops[np.maximum(idx, 0)] > starts)
+
+    def row_ids(self) -> np.ndarray:
+        if len(self.starts) == 1:
+            return np.arange(self.starts[0], self.stops[0], dtype=np.int64)
+        lengths = self.stops - self.starts
+        base = np.repeat(self.starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+        return base + np.arange(int(lengths.sum()), dtype=np.int64)
+
+    def windows(self, max_rows: int) -> Iterator[RowRanges]:
+        """Consecutive pieces of at most `max_rows` rows each, in row order."""
+        starts: list[int] = []
+        stops: list[int] = []
+        room = max_rows
+        for a, b in zip(self.starts.tolist(), self.stops.tolist()):
+            while a < b:
+                take = min(b - a, room)
+                starts.append(a)
+                stops.append(a + take)
+                a += take
+                room -= take
+                if room == 0:
+                    yield RowRanges(np.asarray(starts, np.int64), np.asarray(stops, np.int64))
+                    starts, stops, room = [], [], max_rows
+        if starts:
+            yield RowRanges(np.asarray(starts, np.int64), np.asarray(stops, np.int64))

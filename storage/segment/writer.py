@@ -1,0 +1,202 @@
+"""Segment writer: one sorted Batch -> one immutable columnar segment file (format v1).
+
+Owns the on-disk layout of a segment (DESIGN.md section 7; Doris `SegmentWriter` /
+`ColumnWriter`, seed 003). The file, front to back:
+
+    header        "SHALESEG" | u32 version 1 | u32 0
+    data pages    column 0 pages in row order, then column 1 pages, ...
+    index pages   per column: ORDINAL page, ZONE_MAP page; then one SHORT_KEY page
+    footer        JSON (footer.py): rows, key columns, per column name / type / page count /
+                  null count / index page pointers, short-key columns and page pointer
+    trailer       u32 footer length | u32 crc32(footer) | "SHALESEG"
+
+Every page (page.py) is `24-byte header | body (LZ4 when smaller) | crc32`. A data page holds a
+run of rows of one column, about 64 KiB of raw values (fixed types: 65536 // width rows; var-len
+types: cut by bytes, at least one row); its body is
+
+    [validity bitmap, LSB first, padded to 8 bytes]   only when the page has nulls
+    encoded values                                     absent when every row is null
+
+with values under nulls stored as zero (fixed types) so they cost nothing in FOR / RLE. The
+encoding (encoding.py: PLAIN, DICT, RLE, FOR) is chosen per page by estimated size. Index pages:
+ordinal (indexes/ordinal.py), zone map per page + segment (indexes/zone_map.py), short key one
+entry per 1024 rows (indexes/short_key.py).
+
+Pages are encoded one at a time and streamed to `<path>.tmp` (fileio.AtomicFile), which is
+fsynced and renamed into place, so a crash leaves the whole segment or no file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from storage.batch import Batch, Column
+from storage.fileio import AtomicFile
+from storage.indexes.ordinal import OrdinalIndexBuilder
+from storage.indexes.short_key import ShortKeyIndexBuilder, plan_prefix, rows_are_sorted
+from storage.indexes.zone_map import ZoneMapBuilder
+from storage.segment.encoding import (
+    Layout,
+    PhysicalLayout,
+    choose_fixed,
+    choose_object,
+    choose_varlen,
+    encode_fixed,
+    encode_object,
+    encode_varlen,
+    layout_of,
+)
+from storage.segment.footer import (
+    ColumnFooter,
+    PagePointer,
+    SegmentFooter,
+    ShortKeyFooter,
+    encode_header,
+)
+from storage.segment.page import FLAG_ALL_NULL, FLAG_VALIDITY, PageKind, build_page
+from storage.types import BLOB_KINDS
+
+PAGE_SIZE = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentInfo:
+    num_rows: int
+    size: int  # bytes on disk
+
+
+def write_segment(
+    path: Path, batch: Batch, key_columns: Sequence[str], short_key_columns: int
+) -> SegmentInfo:
+    """Write `batch` (already sorted by `key_columns`) as one segment file at `path`.
+
+    `short_key_columns` leading key columns form the prefix index (capped by the Doris rules in
+    indexes/short_key.py). Raises ValueError when a key column is missing or the rows are not
+    sorted by the short-key prefix (the index would silently return wrong rows otherwise).
+    """
+    by_lower = {n.lower(): i for i, n in enumerate(batch.names)}
+    if len(by_lower) != len(batch.names):
+        raise ValueError(f"duplicate column names in {batch.names}")
+    if short_key_columns < 0:
+        raise ValueError("short_key_columns must be >= 0")
+    keys: list[tuple[str, Column]] = []
+    for k in key_columns:
+        if k.lower() not in by_lower:
+            raise ValueError(f"key column {k!r} is not in the batch")
+        i = by_lower[k.lower()]
+        keys.append((batch.names[i], batch.columns[i]))
+    parts = plan_prefix([(n, c.type) for n, c in keys], short_key_columns)
+    prefix_cols = [c for _, c in keys[: len(parts)]]
+    if parts and not rows_are_sorted(parts, prefix_cols):
+        raise ValueError(f"segment rows are not sorted by key columns {[p.name for p in parts]}")
+
+    num_rows = batch.num_rows
+    with AtomicFile(Path(path)) as f:
+        out = _Output(f)
+        out.write(encode_header())
+        built = [_write_column(out, name, col) for name, col in zip(batch.names, batch.columns)]
+        columns = []
+        for name, col, (ordinals, zones, nulls) in zip(batch.names, batch.columns, built):
+            n_pages = len(ordinals.first_rows)
+            ordinal = out.write(build_page(PageKind.ORDINAL, ordinals.finish(), n_pages))
+            zone_map = out.write(build_page(PageKind.ZONE_MAP, zones.finish(), n_pages + 1))
+            columns.append(ColumnFooter(name, col.type.sql(), n_pages, nulls, ordinal, zone_map))
+        short_key = None
+        if parts:
+            body, entries = ShortKeyIndexBuilder(parts).build(prefix_cols, num_rows)
+            pointer = out.write(build_page(PageKind.SHORT_KEY, body, entries))
+            short_key = ShortKeyFooter(tuple(p.name for p in parts), pointer, entries)
+        footer = SegmentFooter(num_rows, tuple(n for n, _ in keys), tuple(columns), short_key)
+        out.write(footer.encode())
+    return SegmentInfo(num_rows, out.offset)
+
+
+class _Output:
+    """The temporary file plus the running offset (the next page's position)."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self.f = f
+        self.offset = 0
+
+    def write(self, data: bytes) -> PagePointer:
+        pointer = PagePointer(self.offset, len(data))
+        self.f.write(data)
+        self.offset += len(data)
+        return pointer
+
+
+def page_bounds(col: Column, layout: PhysicalLayout) -> list[tuple[int, int]]:
+    """Row ranges of the data pages: about PAGE_SIZE raw bytes each, at least one row."""
+    n = len(col)
+    if col.offsets is None:
+        step = max(1, PAGE_SIZE // layout.width)
+        return [(s, min(n, s + step)) for s in range(0, n, step)]
+    # Raw bytes up to and including row i: its data plus an 8-byte offset per row.
+    cost = (col.offsets[1:] - col.offsets[0]) + 8 * np.arange(1, n + 1, dtype=np.int64)
+    bounds = []
+    start = 0
+    while start < n:
+        base = int(cost[start - 1]) if start else 0
+        stop = max(start + 1, int(np.searchsorted(cost, base + PAGE_SIZE, side="right")))
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
+def _write_column(
+    out: _Output, name: str, col: Column
+) -> tuple[OrdinalIndexBuilder, ZoneMapBuilder, int]:
+    layout = layout_of(col.type)
+    ordinals = OrdinalIndexBuilder()
+    zones = ZoneMapBuilder(layout, bounds=col.type.kind not in BLOB_KINDS)
+    nulls = 0
+    for start, stop in page_bounds(col, layout):
+        piece = col.slice(start, stop)
+        validity = piece.validity
+        if validity is not None and validity.all():
+            validity = None
+        zones.add_page(piece.data, validity, piece.offsets)
+        page, page_nulls = encode_data_page(piece, layout, validity)
+        nulls += page_nulls
+        ordinals.add(start, out.offset, len(page))
+        out.write(page)
+    return ordinals, zones, nulls
+
+
+def encode_data_page(
+    col: Column, layout: PhysicalLayout, validity: np.ndarray | None
+) -> tuple[bytes, int]:
+    """(framed DATA page, null count) for one page's rows."""
+    n = len(col)
+    nulls = 0 if validity is None else n - int(np.count_nonzero(validity))
+    if n and nulls == n:
+        return build_page(PageKind.DATA, b"", n, flags=FLAG_ALL_NULL, null_count=nulls), nulls
+    head = b""
+    flags = 0
+    if validity is not None:
+        bitmap = np.packbits(validity, bitorder="little").tobytes()
+        head = bitmap + b"\0" * (-len(bitmap) % 8)
+        flags = FLAG_VALIDITY
+    if layout.layout is Layout.VARLEN:
+        assert col.offsets is not None
+        enc = choose_varlen(col.offsets, col.data)
+        body = encode_varlen(col.offsets, col.data, enc)
+    elif layout.layout is Layout.OBJECT_INT:
+        values = col.data if validity is None else np.where(validity, col.data, 0)
+        enc = choose_object(values)
+        body = encode_object(values, enc)
+    else:
+        values = col.data.astype(layout.dtype, copy=False)
+        if validity is not None:
+            values = np.where(validity, values, np.zeros(1, layout.dtype))
+        enc = choose_fixed(values)
+        body = encode_fixed(values, enc)
+    page = build_page(
+        PageKind.DATA, head + body, n, encoding=int(enc), flags=flags, null_count=nulls
+    )
+    return page, nulls
