@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from sql.errors import QueryCancelled
 from storage.batch import DEFAULT_BATCH_SIZE, Batch
+from storage.scan_stats import ScanStats
 
 if TYPE_CHECKING:
     from executor.scan import TabletSource
@@ -38,6 +39,8 @@ class ExecContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     storage: TabletSource | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
+    # Storage counters of every scan of the query (segments, pages, rows skipped per index).
+    scan_stats: ScanStats = field(default_factory=ScanStats)
 
     def check_cancelled(self) -> None:
         if self.cancel.is_set():

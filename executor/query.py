@@ -26,6 +26,7 @@ from sql.bind_expressions import ExpressionBinder, not_supported
 from sql.binder import CatalogView, bind_select, unknown_column
 from sql.errors import DorisError
 from storage.batch import Batch, Column
+from storage.scan_stats import ScanStats
 from storage.types import BOOLEAN, DataType, TypeKind
 
 
@@ -44,6 +45,7 @@ class QueryResult:
     names: list[str]
     types: list[DataType]
     batches: Iterator[Batch]  # lazily produced; the server encodes each batch
+    profile: ScanStats = field(default_factory=ScanStats)  # filled while batches are pulled
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,11 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
             batch_size: int = 65536) -> QueryResult:
     """Run a prepared query; batches are produced lazily by the returned iterator."""
     names = list(prepared.names)
+    profile = ScanStats()
 
     def run() -> Iterator[Batch]:
-        exec_ctx = ExecContext(cancel=ctx.cancel, storage=storage, batch_size=batch_size)
+        exec_ctx = ExecContext(cancel=ctx.cancel, storage=storage, batch_size=batch_size,
+                               scan_stats=profile)
         root = build_operator(prepared.plan)
         root.open(exec_ctx)
         try:
@@ -89,7 +93,7 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
         finally:
             root.close()
 
-    return QueryResult(names, list(prepared.types), run())
+    return QueryResult(names, list(prepared.types), run(), profile)
 
 
 def evaluate_constant(expr_ast: exp.Expression, ctx: SessionContext,

@@ -18,11 +18,12 @@ from sql.expressions import make_and
 from storage.batch import Batch
 from storage.catalog.meta import TabletMeta
 from storage.reader import ReadOptions
+from storage.scan_stats import ScanStats
 
 
 class TabletSource(Protocol):
-    def read_tablet(self, tablet: TabletMeta, version: int, options: ReadOptions
-                    ) -> Iterator[Batch]: ...
+    def read_tablet(self, tablet: TabletMeta, version: int, options: ReadOptions,
+                    stats: ScanStats | None = None) -> Iterator[Batch]: ...
 
 
 class Scan(Operator):
@@ -41,7 +42,7 @@ class Scan(Operator):
                               batch_size=ctx.batch_size)
         for rng in plan.ranges:
             ctx.check_cancelled()
-            for batch in ctx.storage.read_tablet(rng.tablet, rng.version, options):
+            for batch in ctx.storage.read_tablet(rng.tablet, rng.version, options, ctx.scan_stats):
                 ctx.check_cancelled()
                 if batch.num_rows == 0:
                     continue

@@ -25,6 +25,7 @@ from server.auth import BuiltinIdentityProvider
 from server.config import Config
 from server.connection import ShaleConnection
 from server.http import build_app
+from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
 from storage.engine import StorageEngine
@@ -64,6 +65,7 @@ class ShaleServer:
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")
         self.stats = ServerStats()
         self.control = SequentialControl()
+        self.profiles = QueryProfiles()
         self.mysql: MysqlServer | None = None
         self.http_runner: web.AppRunner | None = None
         self.mysql_port = 0

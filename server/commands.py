@@ -20,6 +20,7 @@ from sqlglot import expressions as exp
 
 from executor.insert import insert_batches, insert_values
 from executor.query import SessionContext, evaluate_constant, execute, plan_select
+from server.profiles import QueryProfiles
 from server.variables import SessionVariables, display
 from sql import ast_views as V
 from sql import ddl_ops, show
@@ -90,8 +91,10 @@ class StatementRunner:
         self, engine: StorageEngine, variables: SessionVariables, connection_id: int,
         current_db: Callable[[], str | None], set_db: Callable[[str | None], None],
         processlist: Callable[[], list[tuple[object, ...]]] = list,
+        profiles: QueryProfiles | None = None,
     ) -> None:
         self.engine = engine
+        self.profiles = profiles if profiles is not None else QueryProfiles()
         self._processlist = processlist
         self.login_time = time.time()
         self.statement_text = ""
@@ -237,6 +240,9 @@ class StatementRunner:
         result = execute(prepared, self.engine, ctx)
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
         batches = _with_timeout(result.batches, ctx.cancel, timeout)
+        if self.lookup_variable("enable_profile"):
+            batches = self.profiles.track(batches, result.profile, stmt.meta.get("sql", ""),
+                                          self.user, self.database)
         return RowsOutcome(list(result.names), list(result.types), batches)
 
     def insert(self, stmt: exp.Insert) -> OkOutcome:
@@ -397,6 +403,10 @@ class StatementRunner:
                                [("utf8mb4_0900_bin", "utf8mb4", 309, "Yes", "Yes", 1)])
         elif kind == "BACKENDS":
             return self.show_backends()
+        elif kind == "QUERY PROFILE":
+            path = target.name if target is not None else "/"
+            names, rows = self.profiles.show(path)
+            return TextOutcome(names, rows)
         elif kind == "PROCESSLIST":
             names = ["Id", "User", "Host", "LoginTime", "Catalog", "Db", "Command", "Time",
                      "State", "QueryId", "Info"]

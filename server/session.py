@@ -42,7 +42,7 @@ class ShaleSession(Session):
         self.runner = StatementRunner(
             self.server.engine, self.variables, connection.connection_id,
             current_db=lambda: self.database, set_db=self._set_database,
-            processlist=self.server.processlist,
+            processlist=self.server.processlist, profiles=self.server.profiles,
         )
         self.runner.user = str(self.variables.get("external_user") or "root")
         self.server.stats.connections_total += 1

@@ -76,7 +76,7 @@ AST shapes (root node -> where the parts are)
 SHOW statements are all exp.Show. ``this`` is the upper-case kind, which is the normalised
 spelling: "DATABASES", "TABLES", "TABLE STATUS", "CREATE TABLE", "CREATE DATABASE", "COLUMNS",
 "INDEX" (also for INDEXES and KEYS), "VARIABLES", "STATUS", "PARTITIONS", "TABLETS", "DATA",
-"DYNAMIC PARTITION TABLES", "PROC", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN", "DELETE",
+"DYNAMIC PARTITION TABLES", "PROC", "QUERY PROFILE", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN", "DELETE",
 "PROCESSLIST", "BACKENDS", "FRONTENDS", "ENGINES", "CHARACTER SET" (also CHARSET), "COLLATION",
 "WARNINGS", "ERRORS". Other args:
     target   the table (Identifier) for COLUMNS / INDEX / PARTITIONS / TABLETS / DATA / CREATE ...;
@@ -432,6 +432,7 @@ class ShaleDorisParser(DorisParser):
         "TABLETS": _show("TABLETS", target="FROM"),
         "DATA": _show("DATA", target="FROM"),
         "PROC": lambda self: self._parse_show_proc(),
+        "QUERY PROFILE": lambda self: self._parse_show_proc("QUERY PROFILE"),
         "ALTER TABLE ROLLUP": _show("ALTER TABLE ROLLUP"),
         "ALTER TABLE COLUMN": _show("ALTER TABLE COLUMN"),
         "DELETE": _show("DELETE"),
@@ -869,11 +870,12 @@ class ShaleDorisParser(DorisParser):
 
     # ---- SHOW PROC -------------------------------------------------------------------------
 
-    def _parse_show_proc(self) -> exp.Show:
+    def _parse_show_proc(self, kind: str = "PROC") -> exp.Show:
+        """SHOW PROC '/path' and SHOW QUERY PROFILE '/path': the path string is the target."""
         path = self._parse_string()
         if path is None:
-            self.raise_error("Expected a path string after SHOW PROC")
-        return self.expression(exp.Show(this="PROC", target=path))
+            self.raise_error(f"Expected a path string after SHOW {kind}")
+        return self.expression(exp.Show(this=kind, target=path))
 
     # ---- join hints: a JOIN [shuffle] b ------------------------------------------------------
 
@@ -1092,8 +1094,8 @@ class ShaleDorisGenerator(DorisGenerator):
 
     def show_sql(self, expression: exp.Show) -> str:
         name = expression.name
-        if name == "PROC":
-            return f"SHOW PROC {self.sql(expression, 'target')}"
+        if name in ("PROC", "QUERY PROFILE"):
+            return f"SHOW {name} {self.sql(expression, 'target')}"
         if name not in _SHOW_FROM_TARGET:
             return super().show_sql(expression)
         target = self.sql(expression, "target")

@@ -94,8 +94,8 @@ class MemoryEngine:
                 and (index_id is None or t.index_id == index_id)]
 
     # ---- TabletSource ----------------------------------------------------------------------
-    def read_tablet(self, tablet: TabletMeta, version: int, options: ReadOptions
-                    ) -> Iterator[Batch]:
+    def read_tablet(self, tablet: TabletMeta, version: int, options: ReadOptions,
+                    stats: object = None) -> Iterator[Batch]:
         self.read_log.append(options)
         meta = next(t for t in self.tables.values() if t.table_id == tablet.table_id)
         idx = [meta.column_names.index(c) for c in options.columns]

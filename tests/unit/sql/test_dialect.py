@@ -360,6 +360,7 @@ CORPUS: list[tuple[str, type[exp.Expr], Check | None]] = [
     ("SHOW DATA", exp.Show, _show("DATA")),
     ("SHOW DATA FROM db1.t1", exp.Show, _show("DATA", target="t1", db="db1")),
     ("SHOW PROC '/colocation_group'", exp.Show, _show("PROC", target="/colocation_group")),
+    ("SHOW QUERY PROFILE '/'", exp.Show, _show("QUERY PROFILE", target="/")),
     ("SHOW ALTER TABLE ROLLUP FROM db1", exp.Show, _show("ALTER TABLE ROLLUP", db="db1")),
     ("SHOW ALTER TABLE COLUMN", exp.Show, _show("ALTER TABLE COLUMN")),
     ("SHOW TABLE STATUS FROM db1 LIKE 't%'", exp.Show, _show("TABLE STATUS", db="db1", like="t%")),
