@@ -3,17 +3,20 @@ Upstream: BusTub `ExecutorFactory`, Doris `PlanFragmentExecutor` node creation."
 
 from __future__ import annotations
 
+from executor.assert_one_row import AssertOneRow
 from executor.filter import Filter
+from executor.hash_join import HashJoin
 from executor.hash_aggregate import HashAggregate
 from executor.limit import Limit
 from executor.operator import Operator
 from executor.project import Project
 from executor.scan import Scan
+from executor.set_operation import SetOperation
 from executor.sort import Sort
 from executor.values import Values
 from planner.logical import (
-    LogicalAggregate, LogicalFilter, LogicalLimit, LogicalPlan, LogicalProject, LogicalScan,
-    LogicalSort, LogicalValues,
+    LogicalAggregate, LogicalAssertOneRow, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan,
+    LogicalProject, LogicalScan, LogicalSetOp, LogicalSort, LogicalValues,
 )
 
 
@@ -32,4 +35,10 @@ def build_operator(plan: LogicalPlan) -> Operator:
         return Sort(plan, build_operator(plan.child))
     if isinstance(plan, LogicalLimit):
         return Limit(plan, build_operator(plan.child))
+    if isinstance(plan, LogicalJoin):
+        return HashJoin(plan, build_operator(plan.left), build_operator(plan.right))
+    if isinstance(plan, LogicalSetOp):
+        return SetOperation(plan, *(build_operator(c) for c in plan.inputs))
+    if isinstance(plan, LogicalAssertOneRow):
+        return AssertOneRow(plan, build_operator(plan.child))
     raise NotImplementedError(f"no operator for {type(plan).__name__}")

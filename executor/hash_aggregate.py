@@ -1,8 +1,12 @@
 """Hash aggregate operator: GROUP BY with COUNT/SUM/MIN/MAX/AVG (and DISTINCT variants).
 
-Two-phase, like Doris' and DuckDB's aggregates: `sink` factorizes each batch's keys into dense
-codes (numpy `np.unique`, see executor/keys.py), reduces the batch to one partial state row per
-group (`AggregateFunction.partial`) and keeps the distinct group keys; `finalize` factorizes the
+Fast path: when every key and aggregate fits the numba kernels (`kernel_supported`), batches
+are folded into a `GroupedState` (executor/grouped_state.py: open-addressing hash table of the
+keys, update kernels per aggregate), whose results equal the numpy path below.
+Numpy path (DISTINCT, object-dtype values, BITMAP/HLL and other aggregates): two-phase, like
+Doris' and DuckDB's aggregates: `sink` factorizes each batch's keys into dense codes (numpy
+`np.unique`, see executor/keys.py), reduces the batch to one partial state row per group
+(`AggregateFunction.partial`) and keeps the distinct group keys; `finalize` factorizes the
 keys of all partials together and merges the states per final group (`merge`, then `final`).
 Partials are compacted when they grow, so memory follows the number of groups, not rows.
 DISTINCT aggregates keep de-duplicated (group key, value) pairs instead and aggregate them at
@@ -19,7 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from executor.compile import compile_column
+from executor.grouped_state import GroupedState, kernel_supported
 from executor.keys import column_codes, group_codes
+from executor.memory import column_bytes
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
 from planner.logical import LogicalAggregate
 from sql.functions import AggregateFunction, State, aggregate_function
@@ -50,6 +56,8 @@ class HashAggregate(SinkOperator):
         for _, a in plan.aggregates:
             fn = aggregate_function(a.name)
             assert fn is not None, a.name
+            if fn.bind is not None:  # constant arguments, e.g. GROUP_CONCAT's separator
+                fn = fn.bind(tuple(getattr(x, "value", None) for x in a.args[1:]))
             self._fns.append(fn)
         self._plain = [i for i, (_, a) in enumerate(plan.aggregates) if not a.distinct]
         self._distinct = [i for i, (_, a) in enumerate(plan.aggregates) if a.distinct]
@@ -57,6 +65,9 @@ class HashAggregate(SinkOperator):
         self._dist_rows: dict[int, list[_DistinctRows]] = {i: [] for i in self._distinct}
         self._partial_rows = 0
         self._compact_at = _COMPACT_ROWS
+        self._partial_bytes = 0
+        self._grouped: GroupedState | None = GroupedState(plan) if kernel_supported(plan) \
+            else None
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -68,6 +79,11 @@ class HashAggregate(SinkOperator):
     def sink(self, batch: Batch) -> None:
         n = batch.num_rows
         keys = [fn(batch) for fn in self._key_fns]
+        if self._grouped is not None:
+            args = [fn(batch) if fn is not None else None for fn in self._arg_fns]
+            self._grouped.sink(keys, args, n)
+            self.ctx.memory.set(self, "HashAggregate", self._grouped.nbytes())
+            return
         codes, groups, first = group_codes(keys, n)
         group_keys = [k.take(first) for k in keys]
         states: list[State] = []
@@ -82,11 +98,19 @@ class HashAggregate(SinkOperator):
             values = fn_arg(batch)
             self._dist_rows[i].append(_dedupe(keys, values, codes, groups))
         self._partial_rows += groups
+        self._partial_bytes += _partial_bytes(self._partials[-1])
+        for i in self._distinct:
+            self._partial_bytes += _partial_bytes(self._dist_rows[i][-1])
         if self._partial_rows >= self._compact_at and len(self._partials) > 1:
             self._compact()
+        self.ctx.memory.set(self, "HashAggregate", self._partial_bytes)
 
     def combine(self, other: SinkOperator) -> None:
         assert isinstance(other, HashAggregate)
+        if self._grouped is not None:
+            assert other._grouped is not None
+            self._grouped.combine(other._grouped)
+            return
         self._partials.extend(other._partials)
         for i in self._distinct:
             self._dist_rows[i].extend(other._dist_rows[i])
@@ -110,12 +134,19 @@ class HashAggregate(SinkOperator):
         keys, merged, groups, _, _ = self._merged()
         self._partials = [_Partial(keys, merged, groups)]
         self._partial_rows = groups
+        self._partial_bytes = _partial_bytes(self._partials[0]) + sum(
+            _partial_bytes(d) for i in self._distinct for d in self._dist_rows[i])
         self._compact_at = max(_COMPACT_ROWS, 2 * groups)
 
     # ---- finalize --------------------------------------------------------------------------
     def finalize(self) -> Iterator[Batch]:
         plan = self.plan
         names = tuple(n for n, _ in plan.group_by) + tuple(n for n, _ in plan.aggregates)
+        if self._grouped is not None:
+            cols = self._grouped.finalize()
+            if cols is not None:
+                yield from chunks(Batch(names, tuple(cols)), self.ctx.batch_size)
+                return
         if not self._partials:
             if plan.group_by:
                 return
@@ -160,6 +191,20 @@ class HashAggregate(SinkOperator):
         vals = values.take(d)
         state = fn.partial(Vec.from_column(vals), row_codes[d], groups)
         return fn.final(state, a.type).to_column().with_type(a.type)
+
+    def close(self) -> None:
+        if self._ctx is not None:
+            self._ctx.memory.release(self)
+        super().close()
+
+
+def _partial_bytes(part: _Partial | _DistinctRows) -> int:
+    """Approximate bytes held by one partial (object arrays counted at 8 bytes a value)."""
+    cols = list(part.keys) + ([part.values] if isinstance(part, _DistinctRows) else [])
+    n = sum(column_bytes(c) for c in cols)
+    if isinstance(part, _Partial):
+        n += sum(a.nbytes for st in part.states for a in st)
+    return int(n)
 
 
 def _concat(arrays: list[np.ndarray]) -> np.ndarray:

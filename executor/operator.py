@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from executor.memory import MemTracker
 from sql.errors import QueryCancelled
 from storage.batch import DEFAULT_BATCH_SIZE, Batch
 from storage.scan_stats import ScanStats
@@ -34,13 +35,19 @@ class OperatorStats:
 
 @dataclass
 class ExecContext:
-    """What every operator of one query shares: the cancel token and the storage handle."""
+    """What every operator of one query shares: the cancel token, the storage handle, the
+    memory tracker of blocking operators (exec_mem_limit) and the scan parallelism
+    (parallel_fragment_exec_instance_num, already capped at the CPU count)."""
 
     cancel: threading.Event = field(default_factory=threading.Event)
     storage: TabletSource | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
     # Storage counters of every scan of the query (segments, pages, rows skipped per index).
     scan_stats: ScanStats = field(default_factory=ScanStats)
+    # guards `scan_stats` against parallel scan workers adding their per-tablet counters
+    stats_lock: threading.Lock = field(default_factory=threading.Lock)
+    memory: MemTracker = field(default_factory=MemTracker)
+    parallelism: int = 1
 
     def check_cancelled(self) -> None:
         if self.cancel.is_set():

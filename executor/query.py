@@ -9,7 +9,9 @@ token is checked between batches (KILL QUERY) and awaited by SLEEP().
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -17,14 +19,15 @@ from sqlglot import exp
 
 from executor.build import build_operator
 from executor.compile import compile_expr
+from executor.memory import DEFAULT_EXEC_MEM_LIMIT, MemTracker
 from executor.operator import ExecContext
 from executor.scan import TabletSource
 from planner.builder import build_logical
 from planner.logical import LogicalPlan
 from planner.optimizer import OptimizerContext, optimize
 from sql.bind_expressions import ExpressionBinder, not_supported
-from sql.binder import CatalogView, bind_select, unknown_column
-from sql.errors import DorisError
+from sql.binder import CatalogView, bind_query, unknown_column
+from sql.errors import DorisError, ShaleError
 from storage.batch import Batch, Column
 from storage.scan_stats import ScanStats
 from storage.types import BOOLEAN, DataType, TypeKind
@@ -67,11 +70,9 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     Raises ShaleError for analysis errors."""
     if isinstance(select_ast, exp.Subquery):
         select_ast = select_ast.unnest()
-    if isinstance(select_ast, exp.SetOperation):
-        raise not_supported("UNION / INTERSECT / EXCEPT")
-    if not isinstance(select_ast, exp.Select):
+    if not isinstance(select_ast, (exp.Select, exp.SetOperation)):
         raise not_supported(f"statement {type(select_ast).__name__}")
-    bound = bind_select(select_ast, catalog, ctx, sql=sql)
+    bound = bind_query(select_ast, catalog, ctx, sql=sql)
     plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules))
     return PreparedQuery(plan, bound.names, bound.types, disabled_rules)
 
@@ -84,7 +85,10 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
 
     def run() -> Iterator[Batch]:
         exec_ctx = ExecContext(cancel=ctx.cancel, storage=storage, batch_size=batch_size,
-                               scan_stats=profile)
+                               scan_stats=profile, memory=MemTracker(
+                                   _int_variable(ctx, "exec_mem_limit", DEFAULT_EXEC_MEM_LIMIT),
+                                   _query_id()),
+                               parallelism=scan_parallelism(ctx))
         root = build_operator(prepared.plan)
         root.open(exec_ctx)
         try:
@@ -94,6 +98,26 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
             root.close()
 
     return QueryResult(names, list(prepared.types), run(), profile)
+
+
+def _int_variable(ctx: SessionContext, name: str, default: int) -> int:
+    try:
+        return int(ctx.variables(name))  # type: ignore[call-overload]
+    except (ShaleError, KeyError, TypeError, ValueError):
+        return default
+
+
+def scan_parallelism(ctx: SessionContext) -> int:
+    """Scan worker threads: `parallel_fragment_exec_instance_num` (Doris' per-BE fragment
+    instances, default 8) capped at the CPU count."""
+    wanted = _int_variable(ctx, "parallel_fragment_exec_instance_num", 8)
+    return max(1, min(wanted, os.cpu_count() or 1))
+
+
+def _query_id() -> str:
+    """A Doris-style query id: two 64-bit halves in hex (`hi-lo`)."""
+    u = uuid.uuid4().hex
+    return f"{u[:16]}-{u[16:]}"
 
 
 def evaluate_constant(expr_ast: exp.Expression, ctx: SessionContext,

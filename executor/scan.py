@@ -3,17 +3,23 @@
 `TabletSource` is the storage engine's read entry point (storage.engine.StorageEngine implements
 it). The scan reads every captured (tablet, version) range with `ReadOptions(columns,
 predicates)`; predicates are pruning hints only, so the scan always evaluates the full filter
-itself. Upstream: Doris `OlapScanNode` / BE `OlapScanner`.
+itself. With `ctx.parallelism` > 1 the per-tablet reads (decode + filter) run on a bounded pool
+of worker threads (executor/exchange.py), still yielding batches in tablet order; each tablet
+counts into its own ScanStats, added to the query's when the tablet is done.
+Upstream: Doris `OlapScanNode` / BE `OlapScanner` (one scanner per tablet range, run by the
+scanner scheduler).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from functools import partial
 from typing import Protocol
 
 from executor.compile import compile_predicate
+from executor.exchange import Task, ordered_exchange
 from executor.operator import Operator
-from planner.logical import LogicalScan
+from planner.logical import LogicalScan, ScanRange
 from sql.expressions import make_and
 from storage.batch import Batch
 from storage.catalog.meta import TabletMeta
@@ -30,28 +36,53 @@ class Scan(Operator):
     def __init__(self, plan: LogicalScan) -> None:
         super().__init__()
         self.plan = plan
+        self._exchange: Generator[Batch, None, None] | None = None
 
     def produce(self) -> Iterator[Batch]:
         ctx = self.ctx
         if ctx.storage is None:
             raise RuntimeError("scan needs a storage handle in the ExecContext")
+        storage = ctx.storage
         plan = self.plan
         predicate = make_and(list(plan.filters))
         keep = compile_predicate(predicate, ctx.cancel) if predicate is not None else None
         options = ReadOptions(columns=plan.columns, predicates=plan.predicates,
                               batch_size=ctx.batch_size)
-        for rng in plan.ranges:
-            ctx.check_cancelled()
-            for batch in ctx.storage.read_tablet(rng.tablet, rng.version, options, ctx.scan_stats):
+        parallel = ctx.parallelism > 1 and len(plan.ranges) > 1
+
+        def read(rng: ScanRange) -> Iterator[Batch]:
+            stats = ScanStats() if parallel else ctx.scan_stats
+            try:
+                for batch in storage.read_tablet(rng.tablet, rng.version, options, stats):
+                    ctx.check_cancelled()
+                    if batch.num_rows == 0:
+                        continue
+                    if batch.names != plan.columns:
+                        batch = batch.rename(plan.columns)  # storage may spell names differently
+                    if keep is not None:
+                        mask = keep(batch)
+                        if not mask.all():
+                            batch = batch.filter(mask)
+                            if batch.num_rows == 0:
+                                continue
+                    yield batch
+            finally:
+                if parallel:
+                    with ctx.stats_lock:
+                        ctx.scan_stats.add(stats)
+
+        tasks: list[Task] = [partial(read, rng) for rng in plan.ranges]
+        if not parallel:
+            for task in tasks:
                 ctx.check_cancelled()
-                if batch.num_rows == 0:
-                    continue
-                if batch.names != plan.columns:
-                    batch = batch.rename(plan.columns)  # storage may spell names differently
-                if keep is not None:
-                    mask = keep(batch)
-                    if not mask.all():
-                        batch = batch.filter(mask)
-                        if batch.num_rows == 0:
-                            continue
-                yield batch
+                yield from task()
+            return
+        self._exchange = ordered_exchange(tasks, ctx.parallelism, ctx.cancel)
+        yield from self._exchange
+
+    def close(self) -> None:
+        """Stop and join the scan workers (the query may end before the scan does)."""
+        if self._exchange is not None:
+            self._exchange.close()
+            self._exchange = None
+        super().close()

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from executor.compile import compile_column
 from executor.keys import lexsort_indices, sort_key
+from executor.memory import batch_bytes
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
 from planner.logical import LogicalSort
 from storage.batch import Batch
@@ -21,6 +22,7 @@ class Sort(SinkOperator):
         super().__init__(child)
         self.plan = plan
         self._batches: list[Batch] = []
+        self._bytes = 0
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -28,10 +30,14 @@ class Sort(SinkOperator):
 
     def sink(self, batch: Batch) -> None:
         self._batches.append(batch)
+        self._bytes += batch_bytes(batch)
+        self.ctx.memory.set(self, "Sort", self._bytes)
 
     def combine(self, other: SinkOperator) -> None:
         assert isinstance(other, Sort)
         self._batches.extend(other._batches)
+        self._bytes += other._bytes
+        self.ctx.memory.set(self, "Sort", self._bytes)
 
     def finalize(self) -> Iterator[Batch]:
         if not self._batches:
@@ -42,3 +48,9 @@ class Sort(SinkOperator):
                 for fn, k in zip(self._key_fns, self.plan.keys)]
         order = lexsort_indices(keys)
         yield from chunks(data.take(order), self.ctx.batch_size)
+
+    def close(self) -> None:
+        if self._ctx is not None:
+            self._ctx.memory.release(self)
+        super().close()
+

@@ -211,3 +211,113 @@ def walk(plan: LogicalPlan):  # type: ignore[no-untyped-def]
     yield plan
     for c in plan.children:
         yield from walk(c)
+
+
+JOIN_KINDS = ("inner", "cross", "left", "right", "full", "left_semi", "left_anti",
+              "right_semi", "right_anti", "mark")
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalJoin(LogicalPlan):
+    """Join of `left` (probe side) and `right` (build side).
+
+    `condition` is the ON condition as bound; the rule push_down_join_predicates splits it into
+    equi `left_keys`/`right_keys` (hash join), per-side filters (pushed below) and `residual`.
+    The executor honours all three, so the plan is correct with the rule switched off too.
+    Outputs: left + right columns; semi/anti joins only their side's; a `mark` join outputs the
+    left columns plus the BOOLEAN column `mark_name`: TRUE when some right row satisfies the
+    keys and the residual, NULL when none does but the null-aware `mark_keys` (x IN (SELECT y))
+    compare as NULL with some candidate, FALSE otherwise (MySQL IN / EXISTS semantics).
+    """
+
+    left: LogicalPlan
+    right: LogicalPlan
+    kind: str
+    condition: Expr | None = None
+    left_keys: tuple[Expr, ...] = ()
+    right_keys: tuple[Expr, ...] = ()
+    residual: Expr | None = None
+    mark_name: str | None = None
+    mark_keys: tuple[Expr, Expr] | None = None
+    hint: str | None = None
+
+    @property
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.left, self.right)
+
+    def with_children(self, *children: LogicalPlan) -> LogicalPlan:
+        left, right = children
+        return replace(self, left=left, right=right)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        if self.kind in ("left_semi", "left_anti"):
+            return self.left.names
+        if self.kind in ("right_semi", "right_anti"):
+            return self.right.names
+        if self.kind == "mark":
+            return self.left.names + (self.mark_name or "__mark",)
+        return self.left.names + self.right.names
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        from storage.types import BOOLEAN
+
+        if self.kind in ("left_semi", "left_anti"):
+            return self.left.types
+        if self.kind in ("right_semi", "right_anti"):
+            return self.right.types
+        if self.kind == "mark":
+            return self.left.types + (BOOLEAN,)
+        return self.left.types + self.right.types
+
+    def describe(self) -> str:
+        parts = [f"LogicalJoin({self.kind}"]
+        if self.left_keys:
+            parts.append("keys=[" + ", ".join(f"{a.sql()} = {b.sql()}" for a, b in
+                                              zip(self.left_keys, self.right_keys)) + "]")
+        if self.condition is not None:
+            parts.append(f"condition={self.condition.sql()}")
+        if self.residual is not None:
+            parts.append(f"residual={self.residual.sql()}")
+        if self.mark_keys is not None:
+            parts.append(f"mark={self.mark_keys[0].sql()} IN {self.mark_keys[1].sql()}")
+        if self.hint:
+            parts.append(f"hint={self.hint}")
+        return ", ".join(parts) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalSetOp(LogicalPlan):
+    """UNION ALL / INTERSECT / EXCEPT of children with equal output names and types.
+    UNION (distinct) is planned as an Aggregate over UNION ALL; INTERSECT and EXCEPT are
+    distinct (NULLs compare equal), as in MySQL/Doris."""
+
+    op: str  # "union_all" | "intersect" | "except"
+    inputs: tuple[LogicalPlan, ...]
+
+    @property
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return self.inputs
+
+    def with_children(self, *children: LogicalPlan) -> LogicalPlan:
+        return replace(self, inputs=tuple(children))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.inputs[0].names
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return self.inputs[0].types
+
+    def describe(self) -> str:
+        return f"LogicalSetOp({self.op})"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalAssertOneRow(_Unary):
+    """Scalar subquery guard: passes at most one row, errors on a second one."""
+
+    def describe(self) -> str:
+        return "LogicalAssertOneRow"

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from planner.logical import LogicalPlan
 from planner.rules.prune_columns import prune_columns
 from planner.rules.push_down_filters import push_down_filters
+from planner.rules.push_down_join_predicates import push_down_join_predicates
 
 Rule = Callable[[LogicalPlan, "OptimizerContext"], LogicalPlan]
 
 RULES: tuple[Rule, ...] = (
+    push_down_join_predicates,
     push_down_filters,
     prune_columns,
 )

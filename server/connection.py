@@ -1,7 +1,10 @@
 """ShaleConnection: mysql-mimic's Connection with our result streaming and error packets.
 
 Overrides COM_QUERY and COM_INIT_DB handling so that: results stream batch by batch with a
-socket drain after each (mysql-mimic buffers the whole result, LIBS.md 1.9); OK packets carry
+socket drain after each (mysql-mimic buffers the whole result, LIBS.md 1.9). Each batch is
+encoded and framed columnar in a worker thread (server/text_encoding.py), continuing the
+stream's sequence counter (`stream.seq.value`), and its buffer goes straight to the transport;
+the next batch is computed while the previous one drains. OK packets carry
 Doris' info string; every `ShaleError` becomes an error packet with its own code and SQLSTATE;
 KILL QUERY also sets the victim's cancel token so its worker thread stops. Installed by
 `app.py` as the class mysql-mimic's server instantiates (pinned mysql-mimic==3.0.5).
@@ -14,13 +17,16 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from mysql_mimic import connection as mm_connection
 from mysql_mimic import packets
 from mysql_mimic.constants import KillKind
 from mysql_mimic.errors import MysqlError
 
 from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
-from server.results import column_definition, encode_python_rows, encode_rows, error_packet, ok_packet
+from server.results import column_definition, encode_python_rows, error_packet, ok_packet
+from server.text_encoding import Chunk, encode_batch
 from sql.errors import ErrorCode, ShaleError
 from storage.batch import Batch
 from storage.types import STRING
@@ -28,12 +34,36 @@ from storage.types import STRING
 logger = logging.getLogger(__name__)
 
 
-def _next_encoded(batches: Iterator[Batch]) -> list[bytes] | None:
-    """Pull the next batch (running the query a step) and encode it; None at the end."""
-    for batch in batches:
-        if batch.num_rows:
-            return encode_rows(batch)
-    return None
+Encoded = tuple[list[Chunk], int, int]  # (packet buffers, rows, next sequence id)
+FIRST_ROWS = 4096  # the first packet run is small so the client sees rows at once
+MAX_ROWS = 65536  # rows framed per step: bounds the buffer whatever batch size the plan yields
+
+
+class BatchFeed:
+    """Pulls a query's batches (running it a step at a time) and frames them in slices."""
+
+    def __init__(self, batches: Iterator[Batch]) -> None:
+        self._batches = batches
+        self._rest: Batch | None = None
+
+    def next_encoded(self, seq: int, max_rows: int = MAX_ROWS) -> Encoded | None:
+        """Frame up to `max_rows` rows from sequence id `seq`; None once the query is done."""
+        batch = self._rest
+        self._rest = None
+        if batch is None:
+            batch = next((b for b in self._batches if b.num_rows), None)
+            if batch is None:
+                return None
+        if batch.num_rows > max_rows:
+            self._rest = batch.slice(max_rows, batch.num_rows)
+            batch = batch.slice(0, max_rows)
+        chunks, next_seq = encode_batch(batch, seq)
+        return chunks, batch.num_rows, next_seq
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # an abandoned prefetch: its error is not reported twice
 
 
 class ShaleConnection(mm_connection.Connection):
@@ -103,20 +133,43 @@ class ShaleConnection(mm_connection.Connection):
         await self.stream.write(self.ok_or_eof(affected_rows=rows), drain=False)
         await self.stream.drain()
 
+    def _header_packets(self, ncols: int) -> int:
+        return 1 + ncols + (0 if self.deprecate_eof() else 1)
+
     async def write_rows(self, outcome: RowsOutcome) -> None:
         session = self.session
-        # Run the first step before the header so analysis/runtime errors give a clean ERR.
-        first = await session.in_worker(_next_encoded, outcome.batches)
+        stream = self.stream
+        # The first step runs before the header so analysis/runtime errors give a clean ERR; its
+        # rows are framed with the sequence id the header will leave.
+        after_header = (stream.seq.value + self._header_packets(len(outcome.names))) & 0xFF
+        feed = BatchFeed(outcome.batches)
+        encoded = await session.in_worker(feed.next_encoded, after_header, FIRST_ROWS)
         await self.write_header(outcome.names, outcome.types)
+        if stream.seq.value != after_header:  # pragma: no cover - mysql-mimic contract changed
+            raise RuntimeError("result header used an unexpected number of packets")
+        await stream.drain()  # the header goes out at once
         count = 0
-        chunk = first
-        while chunk is not None:
-            self.stream.write_many(chunk)
-            await self.stream.drain()
-            count += len(chunk)
-            try:
-                chunk = await session.in_worker(_next_encoded, outcome.batches)
-            except ShaleError as e:
-                await self.write_error(e)  # mid-stream: ERR replaces the final OK/EOF
-                return
+        loop = asyncio.get_running_loop()
+        pending: asyncio.Future[Encoded | None] | None = None
+        try:
+            while encoded is not None:
+                chunks, rows, seq = encoded
+                stream.seq.value = seq
+                count += rows
+                # Compute and frame the next batch while this one drains (2 batches in memory).
+                pending = loop.run_in_executor(session.server.pool, feed.next_encoded, seq)
+                for chunk in chunks:
+                    stream.writer.write(memoryview(chunk) if isinstance(chunk, np.ndarray) else chunk)
+                await stream.writer.drain()
+                try:
+                    encoded = await pending
+                except ShaleError as e:
+                    pending = None
+                    await self.write_error(e)  # mid-stream: ERR replaces the final OK/EOF
+                    return
+                pending = None
+        finally:
+            if pending is not None:  # client gone or query killed while a batch was prefetched
+                pending.add_done_callback(_retrieve)
+                pending.cancel()
         await self.write_end(count)

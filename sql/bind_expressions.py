@@ -22,19 +22,21 @@ from sql.expressions import (
     AggregateCall, And, Arithmetic, Call, Case, Cast, Comparison, Expr, InList, IsNull, Like,
     Literal, Negate, Not, Or,
 )
+from sql.bind_functions import AGG_NAMES, translate
 from sql.functions import aggregate_function, check_arity, scalar_function
 from sql.functions.coercion import (
     arithmetic_type, common_type, comparison_type, from_sqlglot_type, is_null_type,
     literal_string_type,
 )
 from sql.functions.scalar import round_result_type
+from sql.functions.datetimes import str_to_date_type
 from sql.functions.temporal import date_add_result_type
 from sql.literals import (
     SESSION_FUNCTIONS, number_literal, session_constant, strftime_to_mysql, value_literal,
 )
 from storage.types import (
-    BIGINT, BOOLEAN, DATE, DOUBLE, NULL, DataType, TypeError_, TypeKind, date_to_days, datetime,
-    datetime_to_micros, parse_datetime,
+    BIGINT, BOOLEAN, DATE, DOUBLE, NULL, STRING, TINYINT, DataType, TypeError_, TypeKind,
+    date_to_days, datetime, datetime_to_micros, parse_datetime,
 )
 
 
@@ -117,6 +119,8 @@ class ExpressionBinder:
         self.allow_aggregates = allow_aggregates
         self._clause = clause
         self._in_aggregate = False
+        # set by the SELECT binder: binds IN (subquery) / EXISTS / scalar subqueries
+        self.subquery_binder: Callable[[exp.Expression, ExpressionBinder], Expr] | None = None
 
     # ---- dispatch --------------------------------------------------------------------------
     def bind(self, node: exp.Expression) -> Expr:
@@ -176,16 +180,17 @@ class ExpressionBinder:
             return self.call("length" if node.args.get("binary") else "char_length", [node.this])
         if isinstance(node, exp.Log):
             return self._log(node)
+        translated = translate(node)  # sql/bind_functions.py
+        if isinstance(translated, tuple):
+            return self.call(*translated)
+        if translated is not None:
+            return self.bind(translated)
         if isinstance(node, exp.StrPosition):
             args = [node.this, node.args["substr"]]
             return self.call("instr", args)
         if isinstance(node, exp.Pad):
             return self.call("lpad" if node.args.get("is_left") else "rpad",
                              [node.this, node.expression, node.args.get("fill_pattern")])
-        if isinstance(node, exp.Trim):
-            if node.args.get("expression") is not None or node.args.get("position"):
-                raise not_supported("TRIM with characters or position")
-            return self.call("trim", [node.this])
         if isinstance(node, exp.TimeToStr):
             inner = node.this
             if isinstance(inner, exp.TsOrDsToTimestamp):
@@ -212,8 +217,10 @@ class ExpressionBinder:
             return self.call(name, args)
         if isinstance(node, exp.Window):
             raise not_supported("window function")
-        if isinstance(node, (exp.Subquery, exp.Select, exp.Exists, exp.Union)):
-            raise not_supported("subquery")
+        if isinstance(node, (exp.Subquery, exp.Select, exp.Exists, exp.SetOperation)):
+            if self.subquery_binder is None:
+                raise not_supported("subquery")
+            return self.subquery_binder(node, self)
         if isinstance(node, exp.SessionParameter):
             return self._variable(node)
         constant = self._session_constant(node)
@@ -318,6 +325,8 @@ class ExpressionBinder:
         return lit
 
     def _in(self, node: exp.In) -> Expr:
+        if node.args.get("query") is not None and self.subquery_binder is not None:
+            return self.subquery_binder(node, self)
         if node.args.get("query") is not None or node.args.get("unnest") is not None:
             raise not_supported("IN subquery")
         a = self.bind(node.this)
@@ -421,13 +430,16 @@ class ExpressionBinder:
                 raise DorisError(f"argument {pos + 1} of {name} must be a constant")
         if fn.name == "date_add":
             ret = date_add_result_type(ret, str(bound[2].value))  # type: ignore[attr-defined]
+        if fn.name == "str_to_date":
+            ret = str_to_date_type(bound[1].value)  # type: ignore[attr-defined]
         if fn.name in ("round", "truncate") and len(bound) > 1:
             digits = bound[1].value  # type: ignore[attr-defined]
             ret = round_result_type(ret, int(digits) if digits is not None else 0)
         return Call(fn.name, tuple(bound), ret)
 
     def _aggregate(self, node: exp.Expression) -> Expr:
-        name = node.name.lower() if isinstance(node, exp.Anonymous) else node.sql_name().lower()
+        name = node.name.lower() if isinstance(node, exp.Anonymous) else AGG_NAMES.get(
+            type(node), node.sql_name().lower())
         fn = aggregate_function(name)
         if fn is None:
             raise not_supported(f"aggregate function {name.upper()}")
@@ -444,6 +456,16 @@ class ExpressionBinder:
             arg_nodes = list(arg_nodes[0].expressions)
         if name == "count" and (not arg_nodes or isinstance(arg_nodes[0], exp.Star)):
             return AggregateCall("count", (), False, BIGINT)
+        if isinstance(node, exp.GroupConcat):
+            return self._group_concat(node)
+        if name == "count" and distinct and len(arg_nodes) > 1:
+            # COUNT(DISTINCT a, b): count distinct tuples, skipping rows with any NULL
+            self._in_aggregate = True
+            try:
+                parts = [self.bind(a) for a in arg_nodes]
+            finally:
+                self._in_aggregate = False
+            return AggregateCall("count", (self.call_bound("__tuple_key", parts),), True, BIGINT)
         if len(arg_nodes) != 1:
             raise not_supported(f"{name.upper()} with {len(arg_nodes)} arguments")
         self._in_aggregate = True
@@ -458,6 +480,51 @@ class ExpressionBinder:
         if name in ("min", "max", "count"):
             distinct = distinct and name == "count"
         return AggregateCall(name, tuple(args), distinct, fn.return_type([a.type for a in args]))
+
+    def _group_concat(self, node: exp.GroupConcat) -> Expr:
+        """GROUP_CONCAT([DISTINCT] x [, sep] [ORDER BY x [ASC|DESC]]) -> group_concat(x, sep,
+        direction); the constants reach the aggregate through `AggregateFunction.bind`."""
+        value, sep = node.this, node.args.get("separator")
+        order: exp.Order | None = None
+        for part in (value, sep):
+            if isinstance(part, exp.Order):
+                order = part
+        if isinstance(value, exp.Order):
+            value = value.this
+        if isinstance(sep, exp.Order):
+            sep = sep.this
+        distinct = isinstance(value, exp.Distinct)
+        if distinct:
+            items = list(value.expressions)  # type: ignore[union-attr]
+            value = items[0]
+            if len(items) > 1:
+                sep = items[1]
+        self._in_aggregate = True
+        try:
+            arg = self.bind(value)
+            if arg.type.kind is TypeKind.NULL:
+                arg = coerce(arg, STRING)
+            sep_e = self.bind(sep) if sep is not None else Literal(None, NULL)
+            direction, packed = 0, 0
+            if order is not None:
+                keys = order.expressions
+                descs = {bool(k.args.get("desc")) for k in keys}
+                if len(descs) != 1:
+                    raise not_supported("GROUP_CONCAT ORDER BY with mixed directions")
+                direction = -1 if descs.pop() else 1
+                bound_keys = [self.bind(k.this) for k in keys]
+                if bound_keys != [arg]:  # sort keys packed with the value, see strings.py
+                    if distinct:
+                        raise not_supported("GROUP_CONCAT(DISTINCT ... ORDER BY other columns)")
+                    arg = self.call_bound("__order_pack", [arg, *bound_keys])
+                    packed = len(bound_keys)
+        finally:
+            self._in_aggregate = False
+        if not isinstance(sep_e, Literal):
+            raise DorisError("the separator of group_concat must be a constant")
+        sep_lit = coerce(sep_e, STRING) if sep_e.value is not None else sep_e
+        return AggregateCall("group_concat", (arg, sep_lit, Literal(direction, TINYINT),
+                                              Literal(packed, TINYINT)), distinct, STRING)
 
     # ---- session constants -----------------------------------------------------------------
     def _variable(self, node: exp.SessionParameter) -> Expr:

@@ -15,182 +15,77 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
 
 from sqlglot import exp
 
-from sql.bind_expressions import ExpressionBinder, SessionLike, coerce, not_supported
-from sql.errors import (
-    DorisError,
-    ErrorCode,
-    no_database_selected,
-    table_not_found,
-    unknown_database,
+from sql.bind_expressions import ExpressionBinder, SessionLike, not_supported
+from sql.bind_from import (  # noqa: F401 - re-exported for callers of the binder
+    FromBinder, _column_text, _int_clause, _limit_offset, _ordinal, coerce_bool, query_names,
+    unknown_column,
 )
+from sql.errors import DorisError, ErrorCode
 from sql.expressions import AggregateCall, ColumnRef, Expr, contains_aggregate
-from sql.information_schema import (
-    INFORMATION_SCHEMA, is_information_schema, virtual_rows, virtual_table,
-)
 from sql.naming import generated_name, select_item_texts
-from storage.catalog.meta import (
-    DatabaseMeta, MaterializedIndexMeta, PartitionMeta, TableMeta, TabletMeta,
+from sql.relations import (  # noqa: F401 - re-exported: the bound query types live there
+    NO_FROM, BoundQuery, BoundSelect, CatalogView, RelColumn, Scope, SortItem, TableSource,
+    ValuesSource,
 )
-from storage.types import BOOLEAN, DataType, TypeKind
-
-
-class CatalogView(Protocol):
-    """The read-only catalog surface the SQL layers need (storage.catalog.Catalog has it)."""
-
-    def get_database(self, name: str) -> DatabaseMeta | None: ...
-    def list_databases(self) -> list[DatabaseMeta]: ...
-    def get_table(self, db: str, name: str) -> TableMeta | None: ...
-    def list_tables(self, db: str) -> list[TableMeta]: ...
-    def partitions(self, table_id: int) -> list[PartitionMeta]: ...
-    def materialized_indexes(self, table_id: int) -> list[MaterializedIndexMeta]: ...
-    def tablets(self, table_id: int, partition_id: int | None = None,
-                index_id: int | None = None) -> list[TabletMeta]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class TableSource:
-    db: str
-    table: TableMeta
-    alias: str
-
-
-@dataclass(frozen=True, slots=True)
-class ValuesSource:
-    """Rows known at bind time: information_schema tables, or one dummy row without FROM."""
-
-    alias: str
-    names: tuple[str, ...]
-    types: tuple[DataType, ...]
-    rows: tuple[tuple[object, ...], ...]
-
-
-NO_FROM = ValuesSource("", ("__dummy",), (BOOLEAN,), ((1,),))
-
-
-@dataclass(frozen=True, slots=True)
-class SortItem:
-    expr: Expr
-    desc: bool
-    nulls_first: bool
-
-
-@dataclass(frozen=True, slots=True)
-class BoundSelect:
-    source: TableSource | ValuesSource
-    where: Expr | None
-    is_aggregate: bool
-    group_by: tuple[tuple[str, Expr], ...]
-    aggregates: tuple[tuple[str, AggregateCall], ...]
-    having: Expr | None
-    projections: tuple[tuple[str, Expr], ...]  # visible ones first, then hidden sort keys
-    visible: int
-    names: tuple[str, ...]  # client-facing labels of the visible projections
-    distinct: bool
-    order_by: tuple[SortItem, ...]  # over projection names
-    limit: int | None
-    offset: int
-
-    @property
-    def types(self) -> tuple[DataType, ...]:
-        return tuple(e.type for _, e in self.projections[: self.visible])
-
-
-def unknown_column(name: str) -> DorisError:
-    return DorisError(f"Unknown column '{name}' in 'table list'")
-
-
-def _column_text(col: exp.Column) -> str:
-    return ".".join(p.name for p in col.parts)
 
 
 def check_supported(select: exp.Select) -> None:
-    if select.args.get("joins"):
-        raise not_supported("JOIN")
-    if select.args.get("with_"):
-        raise not_supported("WITH clause (common table expression)")
     for key, what in (("laterals", "LATERAL VIEW"), ("pivots", "PIVOT"), ("windows", "WINDOW"),
                       ("qualify", "QUALIFY"), ("into", "SELECT INTO"), ("sample", "TABLESAMPLE")):
         if select.args.get(key):
             raise not_supported(what)
-    frm = select.args.get("from_")
-    if frm is not None and not isinstance(frm.this, exp.Table):
-        raise not_supported("subquery in FROM")
+    for j in select.args.get("joins") or []:
+        if (j.method or "").upper() == "NATURAL":
+            raise not_supported("NATURAL JOIN")
     group = select.args.get("group")
     if group is not None:
         if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")) or any(
                 isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions):
             raise not_supported("GROUPING SETS / ROLLUP / CUBE")
-    for node in select.walk():
-        if node is select:
-            continue
+    for node in select.walk(prune=lambda n: n is not select and isinstance(
+            n, (exp.Select, exp.Subquery, exp.SetOperation))):
         if isinstance(node, exp.Window):
             raise not_supported("window function")
-        if isinstance(node, (exp.Select, exp.Subquery, exp.Exists, exp.Union)):
-            raise not_supported("subquery")
 
 
-class SelectBinder:
+class SelectBinder(FromBinder):
     def __init__(self, catalog: CatalogView, session: SessionLike | None,
-                 now: _dt.datetime | None = None) -> None:
+                 now: _dt.datetime | None = None, parent: Scope | None = None,
+                 counter: list[int] | None = None,
+                 ctes: dict[str, tuple[BoundQuery, tuple[str, ...]]] | None = None) -> None:
         self.catalog = catalog
         self.session = session
         self.now = now or _dt.datetime.now().replace(microsecond=0)
+        self.parent = parent
+        self.counter = counter if counter is not None else [0]
+        self.ctes = dict(ctes or {})
 
-    # ---- FROM ------------------------------------------------------------------------------
-    def _source(self, select: exp.Select) -> TableSource | ValuesSource:
-        frm = select.args.get("from_")
-        if frm is None:
-            return NO_FROM
-        t: exp.Table = frm.this
-        name, db = t.name, t.text("db") or None
-        alias = t.alias_or_name
-        if db is None and name.lower() == "dual":
-            return NO_FROM
-        if db is None:
-            db = self.session.database if self.session is not None else None
-            if db is None:
-                raise no_database_selected()
-        if is_information_schema(db):
-            vt = virtual_table(name)
-            if vt is None:
-                raise table_not_found(INFORMATION_SCHEMA, name)
-            rows = tuple(virtual_rows(name, self.catalog))
-            return ValuesSource(alias, tuple(c for c, _ in vt.columns),
-                                tuple(t for _, t in vt.columns), rows)
-        if self.catalog.get_database(db) is None:
-            raise unknown_database(db)
-        meta = self.catalog.get_table(db, name)
-        if meta is None:
-            raise table_not_found(db, name)
-        return TableSource(db, meta, alias)
+    def _child(self, parent: Scope | None) -> SelectBinder:
+        return SelectBinder(self.catalog, self.session, self.now, parent, self.counter, self.ctes)
+
+    def _fresh(self) -> int:
+        self.counter[0] += 1
+        return self.counter[0]
 
     # ---- main ------------------------------------------------------------------------------
     def bind(self, select: exp.Select, sql: str | None = None) -> BoundSelect:
         check_supported(select)
         if not select.expressions:
             raise DorisError("Syntax error: the SELECT list is empty", ErrorCode.PARSE_ERROR)
-        src = self._source(select)
+        if select.args.get("with_"):
+            self._bind_ctes(select.args["with_"])
+            sql = None  # the first SELECT of the text is inside a CTE: labels from the AST
+        src = self._from(select)
         self._src = src
-        if isinstance(src, TableSource):
-            cols = [(c.name, c.type) for c in src.table.columns]
-            self._qualifiers = {src.alias.lower(), src.table.name.lower()}
-            self._db = src.db.lower()
-        else:
-            cols = [] if src is NO_FROM else list(zip(src.names, src.types))
-            self._qualifiers = {src.alias.lower()} if src.alias else set()
-            self._db = INFORMATION_SCHEMA
-        self._columns = cols
-        self._by_name = {n.lower(): (n, t) for n, t in cols}
         self._aliases: dict[str, Expr] = {}
 
         # SELECT list
         items = select.expressions
-        texts = select_item_texts(sql or select.meta.get("sql"), len(items))
+        texts = select_item_texts(sql if sql is not None or self.parent is not None
+                                  else select.meta.get("sql"), len(items))
         proj: list[Expr] = []
         names: list[str] = []
         sel_binder = self._binder(self._resolve_source, True, "SELECT")
@@ -200,8 +95,9 @@ class SelectBinder:
             if isinstance(node, exp.Star) or (
                     isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
                 star_table = node.table if isinstance(node, exp.Column) else ""
-                proj.extend(self._expand_star(star_table))
-                names.extend(n for n, _ in self._columns_for_star())
+                cols = self._expand_star(star_table)
+                proj.extend(ColumnRef(c.internal, c.type) for c in cols)
+                names.extend(c.name for c in cols)
                 continue
             bound = sel_binder.bind(node)
             if isinstance(item, exp.Alias):
@@ -269,29 +165,20 @@ class SelectBinder:
     # ---- helpers ---------------------------------------------------------------------------
     def _binder(self, resolve: Callable[[exp.Column], Expr], allow_agg: bool,
                 clause: str) -> ExpressionBinder:
-        return ExpressionBinder(resolve, self.session, self.now, allow_agg, clause)
+        eb = ExpressionBinder(resolve, self.session, self.now, allow_agg, clause)
+        eb.subquery_binder = self._subquery
+        return eb
 
-    def _columns_for_star(self) -> list[tuple[str, DataType]]:
-        return list(self._columns)
-
-    def _expand_star(self, table: str | None) -> list[Expr]:
+    def _expand_star(self, table: str | None) -> list[RelColumn]:
         if self._src is NO_FROM:
             raise DorisError("SELECT * with no tables specified is not valid")
-        if table and table.lower() not in self._qualifiers:
-            raise DorisError(f"Unknown table '{table}'")
-        return [ColumnRef(n, t) for n, t in self._columns]
+        return self.scope.star(table)
 
     def _resolve_source(self, col: exp.Column) -> Expr:
-        db = col.text("db")
-        table = col.table
-        if db and db.lower() != self._db:
-            raise unknown_column(_column_text(col))
-        if table and table.lower() not in self._qualifiers:
-            raise unknown_column(_column_text(col))
-        hit = self._by_name.get(col.name.lower())
+        hit = self.scope.resolve(col.text("db"), col.table, col.name)
         if hit is None:
             raise unknown_column(_column_text(col))
-        return ColumnRef(hit[0], hit[1])
+        return hit
 
     def _resolve_having(self, col: exp.Column) -> Expr:
         """HAVING: table columns first, then select aliases (MySQL)."""
@@ -322,7 +209,7 @@ class SelectBinder:
                 if contains_aggregate(e):
                     raise DorisError(f"GROUP BY expression must not contain aggregate functions: "
                                      f"{names[k]}")
-            elif (isinstance(g, exp.Column) and not g.table and g.name.lower() not in self._by_name
+            elif (isinstance(g, exp.Column) and not g.table and not self.scope.has_column(g.name)
                   and g.name.lower() in self._aliases):
                 e = self._aliases[g.name.lower()]
                 if contains_aggregate(e):
@@ -386,50 +273,13 @@ class _Lifter:
         return e.transform(fn)
 
 
-def coerce_bool(e: Expr) -> Expr:
-    if e.type.kind in (TypeKind.BOOLEAN, TypeKind.NULL):
-        return e
-    return coerce(e, BOOLEAN)
-
-
-def _ordinal(node: exp.Literal, count: int, clause: str) -> int:
-    try:
-        k = int(node.this)
-    except ValueError:
-        raise DorisError(f"Unknown column '{node.this}' in '{clause}'") from None
-    if not 1 <= k <= count:
-        raise DorisError(f"Unknown column '{k}' in '{clause}'")
-    return k - 1
-
-
-def _int_clause(node: exp.Expression | None, what: str) -> int | None:
-    if node is None:
-        return None
-    if isinstance(node, exp.Literal) and not node.is_string:
-        try:
-            v = int(node.this)
-        except ValueError:
-            v = -1
-        if v >= 0:
-            return v
-    raise DorisError(f"{what} must be a non-negative integer constant")
-
-
-def _limit_offset(select: exp.Select) -> tuple[int | None, int]:
-    limit = None
-    offset = 0
-    lim = select.args.get("limit")
-    if lim is not None:
-        limit = _int_clause(lim.expression, "LIMIT")
-        if lim.args.get("offset") is not None:
-            offset = _int_clause(lim.args["offset"], "OFFSET") or 0
-    off = select.args.get("offset")
-    if off is not None:
-        offset = _int_clause(off.expression, "OFFSET") or 0
-    return limit, offset
-
-
 def bind_select(select: exp.Select, catalog: CatalogView, session: SessionLike | None,
                 now: _dt.datetime | None = None, sql: str | None = None) -> BoundSelect:
     """Bind one SELECT statement; raises ShaleError (1105 wording) on analysis errors."""
     return SelectBinder(catalog, session, now).bind(select, sql)
+
+
+def bind_query(node: exp.Expression, catalog: CatalogView, session: SessionLike | None,
+               now: _dt.datetime | None = None, sql: str | None = None) -> BoundQuery:
+    """Bind a SELECT or a set operation (UNION / INTERSECT / EXCEPT)."""
+    return SelectBinder(catalog, session, now).bind_query(node, sql)

@@ -12,7 +12,7 @@ Upstream concept: Doris Nereids `Expression` tree after analysis, DuckDB `BoundE
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 from storage.types import BOOLEAN, DataType
 
@@ -244,6 +244,43 @@ class AggregateCall(Expr):
     def sql(self) -> str:
         inner = ", ".join(a.sql() for a in self.args) if self.args else "*"
         return f"{self.name}({'DISTINCT ' if self.distinct else ''}{inner})"
+
+
+@dataclass(frozen=True, slots=True)
+class OuterRef(Expr):
+    """A correlated reference from a subquery to a column of an enclosing query."""
+
+    name: str
+    type: DataType
+
+    def sql(self) -> str:
+        return f"outer(`{self.name}`)"
+
+
+@dataclass(frozen=True, slots=True)
+class SubqueryExpr(Expr):
+    """`arg IN (query)` / `EXISTS (query)` / `(query)` as a scalar; planned as a join.
+
+    `query` is the bound subquery (sql.relations.BoundQuery); it is excluded from equality and
+    hashing, which use the binder-assigned `sid`. `value_type` is the type the subquery's column
+    is compared in (IN) or returns (scalar).
+    """
+
+    kind: str  # "in" | "exists" | "scalar"
+    sid: int
+    arg: Expr | None
+    negated: bool
+    value_type: DataType
+    type: DataType
+    query: object = field(default=None, compare=False, hash=False)
+
+    def sql(self) -> str:
+        if self.kind == "in":
+            arg = self.arg.sql() if self.arg is not None else ""
+            return f"{arg} {'NOT ' if self.negated else ''}IN (subquery#{self.sid})"
+        if self.kind == "exists":
+            return f"{'NOT ' if self.negated else ''}EXISTS (subquery#{self.sid})"
+        return f"(subquery#{self.sid})"
 
 
 def conjuncts(expr: Expr | None) -> list[Expr]:

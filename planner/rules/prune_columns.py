@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.logical import (
-    LogicalAggregate, LogicalFilter, LogicalLimit, LogicalPlan, LogicalProject, LogicalScan,
-    LogicalSort, LogicalValues,
+    LogicalAggregate, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
+    LogicalScan, LogicalSort, LogicalValues,
 )
 from sql.expressions import column_names
 from storage.types import DataType
@@ -78,4 +78,13 @@ def _prune(plan: LogicalPlan, required: set[str] | None) -> LogicalPlan:
         return replace(plan, child=_prune(plan.child, need))
     if isinstance(plan, LogicalLimit):
         return replace(plan, child=_prune(plan.child, required))
+    if isinstance(plan, LogicalJoin):
+        need = set(plan.names) if required is None else set(required)
+        exprs = [*plan.left_keys, *plan.right_keys, *(plan.mark_keys or ())]
+        exprs += [e for e in (plan.condition, plan.residual) if e is not None]
+        for e in exprs:
+            need |= column_names(e)
+        left = _prune(plan.left, need & set(plan.left.names))
+        right = _prune(plan.right, need & set(plan.right.names))
+        return replace(plan, left=left, right=right)
     return plan.with_children(*(_prune(c, None) for c in plan.children))

@@ -3,7 +3,8 @@
 Each entry pairs a type rule (argument coercion + return type, used by the binder) with a numpy
 implementation over `Vec`s (used by the executor's expression compiler and, for aggregates, by
 the hash aggregate operator). Keeping both in one place means a function is added in exactly one
-module (`scalar.py` or `aggregate.py`). Upstream: Doris `FunctionSet` / Nereids
+module: `scalar.py` / `strings.py` / `mathematics.py` (scalars), `temporal.py` / `datetimes.py`
+(dates), `aggregate.py` / `statistics.py` / `bitmap_hll.py` (aggregates). Upstream: Doris `FunctionSet` / Nereids
 `BuiltinScalarFunctions`, DuckDB `BuiltinFunctions`.
 """
 
@@ -69,6 +70,9 @@ class AggregateFunction:
     final: Callable[[State, DataType], Vec]
     # state for groups that saw no rows at all (global aggregate over empty input)
     empty: Callable[[int, DataType], State] | None = None
+    # constant arguments after the first (e.g. GROUP_CONCAT's separator) -> the function
+    # specialised for them; the executor calls it with the literal values
+    bind: Callable[[tuple[object, ...]], AggregateFunction] | None = None
 
 
 SCALAR: dict[str, ScalarFunction] = {}
@@ -113,5 +117,9 @@ def check_arity(fn: ScalarFunction, args: Sequence[object]) -> None:
 # import must come last (a deliberate, acyclic-at-runtime bottom import).
 from sql.functions import aggregate as _aggregate  # noqa: E402,F401
 from sql.functions import bitmap_hll as _bitmap_hll  # noqa: E402,F401
+from sql.functions import datetimes as _datetimes  # noqa: E402,F401
+from sql.functions import mathematics as _mathematics  # noqa: E402,F401
 from sql.functions import scalar as _scalar  # noqa: E402,F401
+from sql.functions import statistics as _statistics  # noqa: E402,F401
+from sql.functions import strings as _strings  # noqa: E402,F401
 from sql.functions import temporal as _temporal  # noqa: E402,F401

@@ -277,9 +277,7 @@ _reg("length", 1, 1, _str_sig(INT),
      lambda a, env: _map_num(lambda s: len(s.encode("utf-8")), INT, a[0]), "octet_length")
 _reg("char_length", 1, 1, _str_sig(INT), lambda a, env: _map_num(len, INT, a[0]),
      "character_length")
-_reg("trim", 1, 1, _str_sig(), lambda a, env: _map_str(lambda s: s.strip(" "), a[0].type, a[0]))
-_reg("ltrim", 1, 1, _str_sig(), lambda a, env: _map_str(lambda s: s.lstrip(" "), a[0].type, a[0]))
-_reg("rtrim", 1, 1, _str_sig(), lambda a, env: _map_str(lambda s: s.rstrip(" "), a[0].type, a[0]))
+# TRIM / LTRIM / RTRIM (with optional characters) live in strings.py
 _reg("reverse", 1, 1, _str_sig(), lambda a, env: _map_str(lambda s: s[::-1], a[0].type, a[0]))
 
 

@@ -90,8 +90,17 @@ _reg("datediff", 2, 2,
 _MYSQL_FORMAT = {
     "Y": "%Y", "y": "%y", "m": "%m", "d": "%d", "H": "%H", "i": "%M", "s": "%S", "S": "%S",
     "M": "%B", "b": "%b", "a": "%a", "W": "%A", "j": "%j", "p": "%p", "T": "%H:%M:%S",
-    "r": "%I:%M:%S %p", "I": "%I", "h": "%I", "U": "%U", "u": "%W", "x": "%G", "%": "%%",
+    "r": "%I:%M:%S %p", "I": "%I", "h": "%I", "w": "%w", "%": "%%",
 }
+# week specifiers -> (MySQL calc_week flags, print the year instead of the week)
+_WEEK_FORMAT = {"U": (4, False), "u": (1, False), "V": (6, False), "v": (3, False),
+                "X": (6, True), "x": (3, True)}
+
+
+def _ordinal_suffix(day: int) -> str:
+    if day % 100 in (11, 12, 13):
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
 
 
 def date_format(value: _dt.datetime, fmt: str) -> str:
@@ -113,6 +122,14 @@ def date_format(value: _dt.datetime, fmt: str) -> str:
                 out.append(str((value.hour - 1) % 12 + 1))
             elif spec == "f":
                 out.append(f"{value.microsecond:06d}")
+            elif spec == "D":
+                out.append(f"{value.day}{_ordinal_suffix(value.day)}")
+            elif spec in _WEEK_FORMAT:
+                from sql.functions.datetimes import calc_week
+
+                flags, want_year = _WEEK_FORMAT[spec]
+                year, week = calc_week(value.date(), flags)
+                out.append(f"{year:04d}" if want_year else f"{week:02d}")
             else:
                 out.append(spec)
             continue

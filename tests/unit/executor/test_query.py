@@ -70,9 +70,14 @@ def test_scan_applies_filters_even_if_storage_ignores_predicates(engine: MemoryE
     assert rows == [(10,), (11,), (12,)]
 
 
-def test_set_operations_are_not_supported_yet(engine: MemoryEngine) -> None:
+def test_set_operations(engine: MemoryEngine) -> None:
+    names, rows = run(engine, "SELECT 1 AS x UNION SELECT 2 UNION SELECT 1 ORDER BY x")
+    assert names == ["x"] and rows == [(1,), (2,)]
+
+
+def test_recursive_cte_is_not_supported_yet(engine: MemoryEngine) -> None:
     with pytest.raises(ShaleError) as exc:
-        run(engine, "SELECT 1 UNION SELECT 2")
+        run(engine, "WITH RECURSIVE r AS (SELECT 1) SELECT * FROM r")
     assert exc.value.code == 1105 and "is not supported yet" in exc.value.message
 
 

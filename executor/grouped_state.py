@@ -1,0 +1,318 @@
+"""Kernel-backed GROUP BY state: a persistent hash table of group keys plus per-group states.
+
+`GroupedState` is what `HashAggregate` sinks into when every key and aggregate fits the numba
+kernels (executor/kernels/): keys of fixed-width types or strings, and COUNT / SUM / MIN / MAX /
+AVG (not DISTINCT) over fixed-width numeric arguments. Each batch's key columns become an int64
+key matrix (strings interned to codes, floats by canonical bits, one validity column per key),
+the `GroupTable` gives a global group id per row, and the update kernels fold the arguments
+into state arrays indexed by group id. `combine` merges a twin's state (parallel partial
+aggregation). `finalize` converts the states into the layout of the registered aggregate
+functions (sql/functions/aggregate.py) and calls their `final`, so results and types are those
+of the numpy path; groups come out ordered by key, like that path.
+Object-dtype values (LARGEINT, DECIMAL wider than 18 digits) and other aggregates stay on the
+numpy path. Upstream: DuckDB `GroupedAggregateHashTable`, Doris `AggregationNode`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from executor.keys import group_codes
+from executor.kernels.aggregates import (
+    count_rows, count_valid, max_update, min_update, sum_update,
+)
+from executor.kernels.hash_table import GroupTable, StringDict
+from executor.memory import column_bytes
+from planner.logical import LogicalAggregate
+from sql.functions import State, aggregate_function
+from sql.functions.aggregate import group_reduce
+from sql.functions.vector import object_array
+from storage.batch import Column
+from storage.types import DataType
+
+KERNEL_AGGREGATES = frozenset({"count", "sum", "min", "max", "avg"})
+_OBJ = np.dtype(object)
+_EXACT_LIMIT = 2.0 ** 62  # int64 sums switch to Python ints beyond this bound
+
+
+def _kind(t: DataType) -> str:
+    try:
+        return t.numpy_dtype.kind
+    except (KeyError, AttributeError, TypeError):
+        return "?"
+
+
+def kernel_supported(plan: LogicalAggregate) -> bool:
+    """Whether `GroupedState` can run this aggregate (else the numpy path does)."""
+    for _, e in plan.group_by:
+        if not (e.type.is_varlen or _kind(e.type) in "iubf"):
+            return False
+    for _, a in plan.aggregates:
+        if a.distinct or a.name not in KERNEL_AGGREGATES:
+            return False
+        if a.name == "count":
+            continue
+        if len(a.args) != 1:
+            return False
+        t = a.args[0].type
+        if t.is_object or t.is_varlen:
+            return False
+        if _kind(t) not in ("iuf" if a.name in ("min", "max") else "iubf"):
+            return False
+    return True
+
+
+def _zeros_like_grown(arr: np.ndarray, need: int) -> np.ndarray:
+    if len(arr) >= need:
+        return arr
+    out = np.zeros(max(need, 2 * len(arr), 16), arr.dtype)
+    if arr.dtype == _OBJ:
+        out[:] = 0
+    out[: len(arr)] = arr
+    return out
+
+
+def _ones(n: int) -> np.ndarray:
+    return np.ones(n, np.bool_)
+
+
+class _Sum:
+    """Per-group sum with a `has` mask: int64 while exact, Python ints beyond, or float64."""
+
+    def __init__(self, is_float: bool) -> None:
+        self.sums = np.zeros(16, np.float64 if is_float else np.int64)
+        self.has = np.zeros(16, np.bool_)
+        self.bound = 0.0  # upper bound of any |partial sum| so far (ints only)
+
+    def grow(self, groups: int) -> None:
+        self.sums = _zeros_like_grown(self.sums, groups)
+        self.has = _zeros_like_grown(self.has, groups)
+
+    def _to_object(self) -> None:
+        self.sums = object_array([int(x) for x in self.sums.tolist()])
+
+    def update(self, gids: np.ndarray, values: np.ndarray, valid: np.ndarray, groups: int,
+               bound: float) -> None:
+        if self.sums.dtype.kind == "i":
+            self.bound += bound
+            if self.bound >= _EXACT_LIMIT:
+                self._to_object()
+        if self.sums.dtype == _OBJ:
+            vals = values[valid]
+            if vals.dtype != _OBJ:
+                vals = object_array([int(x) for x in vals.tolist()])
+            part, has = group_reduce(vals, gids[valid], groups, np.add)
+            self.sums[:groups] = self.sums[:groups] + part
+            self.has[:groups] |= has
+            return
+        sum_update(gids, values, valid, self.sums, self.has)
+
+    def update_values(self, gids: np.ndarray, values: np.ndarray, valid: np.ndarray,
+                      groups: int) -> None:
+        """Fold raw argument values (already in the sum's dtype)."""
+        bound = 0.0
+        if values.dtype.kind == "i" and len(values):
+            bound = float(np.abs(values.astype(np.float64)).max()) * len(values)
+        self.update(gids, values, valid, groups, bound)
+
+    def merge(self, gids: np.ndarray, other: _Sum, n: int, groups: int) -> None:
+        vals = other.sums[:n]
+        if self.sums.dtype == _OBJ or vals.dtype == _OBJ:
+            if self.sums.dtype != _OBJ:
+                self._to_object()
+            self.bound = _EXACT_LIMIT
+        self.update(gids, vals, other.has[:n], groups, other.bound)
+
+    def nbytes(self) -> int:
+        return int(self.sums.nbytes + self.has.nbytes)
+
+
+class _Agg:
+    """The kernel state of one aggregate call."""
+
+    def __init__(self, name: str, arg_type: DataType | None) -> None:
+        self.name = name
+        self.arg_type = arg_type
+        self.counts = np.zeros(16, np.int64)
+        self.sum: _Sum | None = None
+        self.vals = np.zeros(0)
+        self.has = np.zeros(16, np.bool_)
+        if name in ("sum", "avg"):
+            assert arg_type is not None
+            self.sum = _Sum(arg_type.is_float or _kind(arg_type) == "f")
+        if name in ("min", "max"):
+            assert arg_type is not None
+            self.vals = np.zeros(16, arg_type.numpy_dtype)
+
+    def grow(self, groups: int) -> None:
+        self.counts = _zeros_like_grown(self.counts, groups)
+        self.has = _zeros_like_grown(self.has, groups)
+        if self.sum is not None:
+            self.sum.grow(groups)
+        if self.name in ("min", "max"):
+            self.vals = _zeros_like_grown(self.vals, groups)
+
+    def update(self, gids: np.ndarray, arg: Column | None, groups: int) -> None:
+        if self.name == "count":
+            if arg is None or arg.validity is None:
+                count_rows(gids, self.counts)
+            else:
+                count_valid(gids, arg.validity, self.counts)
+            return
+        assert arg is not None
+        valid = arg.validity if arg.validity is not None else _ones(len(gids))
+        if self.sum is not None:
+            vals = arg.data.astype(self.sum.sums.dtype if self.sum.sums.dtype != _OBJ
+                                   else np.int64, copy=False)
+            self.sum.update_values(gids, vals, valid, groups)
+            if self.name == "avg":
+                count_valid(gids, valid, self.counts)
+            return
+        kernel = min_update if self.name == "min" else max_update
+        kernel(gids, arg.data, valid, self.vals, self.has)
+
+    def merge(self, gids: np.ndarray, other: _Agg, n: int, groups: int) -> None:
+        if self.name in ("count", "avg"):
+            sum_update(gids, other.counts[:n], _ones(n), self.counts, np.zeros(groups, np.bool_))
+        if self.sum is not None:
+            assert other.sum is not None
+            self.sum.merge(gids, other.sum, n, groups)
+            return
+        if self.name in ("min", "max"):
+            kernel = min_update if self.name == "min" else max_update
+            kernel(gids, other.vals[:n], other.has[:n], self.vals, self.has)
+
+    def state(self, groups: int) -> State:
+        """The state in the layout of the registered aggregate function."""
+        if self.name == "count":
+            return (self.counts[:groups],)
+        if self.name in ("min", "max"):
+            return self.vals[:groups], self.has[:groups]
+        assert self.sum is not None and self.arg_type is not None
+        sums = self.sum.sums[:groups]
+        if self.name == "sum":
+            return sums, self.sum.has[:groups]
+        scale = self.arg_type.scale if self.arg_type.is_decimal else 0
+        if not self.arg_type.is_decimal and sums.dtype != np.float64:
+            sums = sums.astype(np.float64) if sums.dtype != _OBJ else np.array(
+                [float(x) for x in sums.tolist()], np.float64)
+        return sums, self.counts[:groups], np.full(groups, scale, np.int64)
+
+    def nbytes(self) -> int:
+        n = self.counts.nbytes + self.has.nbytes + self.vals.nbytes
+        return int(n + (self.sum.nbytes() if self.sum is not None else 0))
+
+
+class GroupedState:
+    """Hash table of group keys and kernel aggregate states for one `LogicalAggregate`."""
+
+    def __init__(self, plan: LogicalAggregate) -> None:
+        self.plan = plan
+        nkeys = len(plan.group_by)
+        self.table = GroupTable(2 * nkeys)
+        self.dicts: list[StringDict | None] = [StringDict() if e.type.is_varlen else None
+                                               for _, e in plan.group_by]
+        self.aggs = [_Agg(a.name, a.args[0].type if a.args else None)
+                     for _, a in plan.aggregates]
+        # float AVG sums run in float64 whatever the argument's integer type
+        for agg, (_, a) in zip(self.aggs, plan.aggregates):
+            if a.name == "avg" and a.args and not a.args[0].type.is_decimal:
+                agg.sum = _Sum(True)
+        self.key_parts: list[list[Column]] = []
+        self._key_bytes = 0
+        self.rows = 0  # input rows seen (a global aggregate has one group iff rows > 0)
+
+    @property
+    def groups(self) -> int:
+        return self.table.count
+
+    def _key_matrix(self, keys: list[Column], n: int) -> np.ndarray:
+        mat = np.empty((n, 2 * len(keys)), np.int64)
+        for j, col in enumerate(keys):
+            d = self.dicts[j]
+            if col.offsets is not None:
+                assert d is not None
+                vals = d.codes(col.offsets, col.data)
+            elif col.data.dtype.kind == "f":
+                x = col.data.astype(np.float64) + 0.0  # -0.0 -> 0.0
+                x[np.isnan(x)] = np.nan  # one canonical NaN
+                vals = x.view(np.int64)
+            else:
+                vals = col.data.astype(np.int64, copy=False)
+            if col.validity is not None:
+                mat[:, 2 * j] = np.where(col.validity, vals, 0)
+                mat[:, 2 * j + 1] = col.validity
+            else:
+                mat[:, 2 * j] = vals
+                mat[:, 2 * j + 1] = 1
+        return mat
+
+    def _group_ids(self, keys: list[Column], n: int) -> np.ndarray:
+        if not keys:
+            gids = np.zeros(n, np.int64)
+            if n and self.table.count == 0:
+                self.table.count = 1
+            return gids
+        gids, first = self.table.insert(self._key_matrix(keys, n))
+        if len(first):
+            part = [k.take(first) for k in keys]
+            self.key_parts.append(part)
+            self._key_bytes += sum(column_bytes(c) for c in part)
+        return gids
+
+    def sink(self, keys: list[Column], args: list[Column | None], n: int) -> None:
+        """Fold one batch: its key columns and each aggregate's argument (None for COUNT(*))."""
+        if n == 0:
+            return
+        self.rows += n
+        gids = self._group_ids(keys, n)
+        groups = self.groups
+        for agg, arg in zip(self.aggs, args):
+            agg.grow(groups)
+            agg.update(gids, arg, groups)
+
+    def combine(self, other: GroupedState) -> None:
+        """Merge a twin's groups and states into this one."""
+        if other.rows == 0:
+            return
+        self.rows += other.rows
+        n = other.groups
+        gids = self._group_ids(other.key_columns(), n)
+        groups = self.groups
+        for agg, o in zip(self.aggs, other.aggs):
+            agg.grow(groups)
+            agg.merge(gids, o, n, groups)
+
+    def key_columns(self) -> list[Column]:
+        nkeys = len(self.plan.group_by)
+        if not self.key_parts:
+            return []
+        if len(self.key_parts) > 1:
+            self.key_parts = [[Column.concat([p[k] for p in self.key_parts])
+                               for k in range(nkeys)]]
+        return list(self.key_parts[0])
+
+    def nbytes(self) -> int:
+        """Bytes held: hash table, string dictionaries, key columns and states."""
+        n = self.table.nbytes + self._key_bytes + sum(a.nbytes() for a in self.aggs)
+        return int(n + sum(d.nbytes for d in self.dicts if d is not None))
+
+    def finalize(self) -> list[Column] | None:
+        """Key columns then one column per aggregate, ordered by key; None when no groups."""
+        groups = self.groups
+        if groups == 0:
+            return None
+        keys = self.key_columns()
+        order: np.ndarray | None = None
+        if keys and groups > 1:
+            rank, _, _ = group_codes(keys, groups)
+            order = np.empty(groups, np.int64)
+            order[rank] = np.arange(groups)
+        out = [k.take(order) if order is not None else k for k in keys]
+        for agg, (_, a) in zip(self.aggs, self.plan.aggregates):
+            fn = aggregate_function(a.name)
+            assert fn is not None
+            col = fn.final(agg.state(groups), a.type).to_column().with_type(a.type)
+            out.append(col.take(order) if order is not None else col)
+        return out
+

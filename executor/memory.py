@@ -1,0 +1,72 @@
+"""Per-query memory tracker for the state held by blocking operators (exec_mem_limit).
+
+Pipeline breakers (hash aggregate state, sort buffer, join build side) report the bytes they
+hold with `MemTracker.set(consumer, node, nbytes)` after each batch they absorb; the tracker
+keeps the current total and the peak and raises Doris' "Memory limit exceeded" error (1105)
+once the total passes the session's `exec_mem_limit`. Streaming operators hold one batch at a
+time and are not tracked. Upstream: Doris `MemTrackerLimiter` (query tracker) and
+`QueryContext::exec_mem_limit`.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from sql.errors import DorisError
+from storage.batch import Batch, Column
+
+DEFAULT_EXEC_MEM_LIMIT = 2147483648
+
+
+class MemTracker:
+    """Bytes held per consumer for one query, checked against a limit (<= 0: unlimited)."""
+
+    def __init__(self, limit: int = DEFAULT_EXEC_MEM_LIMIT, query_id: str = "0-0") -> None:
+        self.limit = limit
+        self.query_id = query_id
+        self.current = 0
+        self.peak = 0
+        self._held: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def set(self, consumer: object, node: str, nbytes: int) -> None:
+        """Record that `consumer` (an operator) now holds `nbytes`; raise past the limit."""
+        with self._lock:
+            key = id(consumer)
+            self.current += nbytes - self._held.get(key, 0)
+            self._held[key] = nbytes
+            self.peak = max(self.peak, self.current)
+            over = 0 < self.limit < self.current
+            current, peak = self.current, self.peak
+        if over:
+            raise DorisError(
+                f"Memory limit exceeded:<consuming tracker:<Query#Id={self.query_id}>, "
+                f"peak used {peak}, current used {current}, exec node:<{node}>>, "
+                f"query limit {self.limit} bytes (exec_mem_limit). "
+                f"Set exec_mem_limit to a bigger value (e.g. SET exec_mem_limit = "
+                f"{_suggest(current)}) and retry"
+            )
+
+    def release(self, consumer: object) -> None:
+        """Forget what `consumer` held (it finished or was closed)."""
+        with self._lock:
+            self.current -= self._held.pop(id(consumer), 0)
+
+
+def _suggest(current: int) -> int:
+    """A round limit comfortably above `current` (next power of two, at least doubled)."""
+    n = 1
+    while n < 2 * current:
+        n *= 2
+    return n
+
+
+def column_bytes(c: Column) -> int:
+    """Bytes of a column's arrays (object arrays counted at 8 bytes a value)."""
+    n = c.data.nbytes + (c.offsets.nbytes if c.offsets is not None else 0)
+    return int(n + (c.validity.nbytes if c.validity is not None else 0))
+
+
+def batch_bytes(batch: Batch) -> int:
+    """Bytes of a batch's arrays (what a blocking operator holding it should report)."""
+    return sum(column_bytes(c) for c in batch.columns)

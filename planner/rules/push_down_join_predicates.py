@@ -1,0 +1,124 @@
+"""Rule push_down_join_predicates: split join conditions, push filters into join inputs.
+
+Top-down over the plan:
+- Filter(Join): each conjunct that reads only one side moves below the join when that side is
+  not null-supplied (left side of LEFT / semi / anti / mark joins, right side of RIGHT joins,
+  both sides of INNER / CROSS); for INNER / CROSS the remaining conjuncts join the condition (a
+  CROSS join with a condition becomes INNER). Other conjuncts stay above.
+- Join condition: single-side conjuncts are pushed to the side that is filtered by the ON
+  clause (the null-supplying side of an outer join, the build side of a semi join; both sides
+  of an INNER join); `l = r` conjuncts between the sides become hash keys; the rest is the
+  residual evaluated on candidate pairs. FULL joins push nothing.
+- Filter(Project) where the referenced outputs are plain column renames: the filter moves
+  below the project (so filters reach the scans under the renaming projects of a join tree).
+Upstream: Doris Nereids `PushDownFilterThroughJoin`, `FindHashConditionForJoin`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from planner.logical import LogicalFilter, LogicalJoin, LogicalPlan, LogicalProject
+from sql.expressions import ColumnRef, Comparison, Expr, column_names, conjuncts, make_and
+
+_LEFT_PRESERVED = ("inner", "cross", "left", "left_semi", "left_anti", "mark")
+_RIGHT_PRESERVED = ("inner", "cross", "right", "right_semi", "right_anti")
+# which side the ON clause may filter before the join
+_ON_PUSH_LEFT = ("inner", "cross", "right", "right_semi", "right_anti")
+_ON_PUSH_RIGHT = ("inner", "cross", "left", "left_semi", "left_anti", "mark")
+
+
+def push_down_join_predicates(plan: LogicalPlan, ctx: object) -> LogicalPlan:
+    return _visit(plan)
+
+
+def _filter(plan: LogicalPlan, parts: list[Expr]) -> LogicalPlan:
+    pred = make_and(parts)
+    return plan if pred is None else LogicalFilter(plan, pred)
+
+
+def _visit(plan: LogicalPlan) -> LogicalPlan:
+    if isinstance(plan, LogicalFilter):
+        child = plan.child
+        parts = conjuncts(plan.predicate)
+        if isinstance(child, LogicalFilter):
+            return _visit(LogicalFilter(child.child, make_and(conjuncts(child.predicate) + parts)))
+        if isinstance(child, LogicalJoin):
+            join, above = _push_into_join(child, parts)
+            return _filter(_visit(join), above)
+        if isinstance(child, LogicalProject):
+            renames = {n: e for n, e in child.exprs if isinstance(e, ColumnRef)}
+            down = [p for p in parts if column_names(p) <= renames.keys()]
+            if down:
+                keep = [p for p in parts if p not in down]
+                moved = [p.transform(lambda x: renames.get(x.name)  # type: ignore[arg-type]
+                                     if isinstance(x, ColumnRef) else None) for p in down]
+                inner = _visit(_filter(child.child, moved))
+                return _filter(LogicalProject(inner, child.exprs), keep)
+        return LogicalFilter(_visit(child), plan.predicate)
+    if isinstance(plan, LogicalJoin):
+        return _split(plan)
+    children = tuple(_visit(c) for c in plan.children)
+    return plan.with_children(*children) if children else plan
+
+
+def _push_into_join(join: LogicalJoin, parts: list[Expr]) -> tuple[LogicalJoin, list[Expr]]:
+    left_names, right_names = set(join.left.names), set(join.right.names)
+    to_left: list[Expr] = []
+    to_right: list[Expr] = []
+    to_cond: list[Expr] = []
+    above: list[Expr] = []
+    for p in parts:
+        refs = column_names(p)
+        if refs and refs <= left_names and join.kind in _LEFT_PRESERVED:
+            to_left.append(p)
+        elif refs and refs <= right_names and join.kind in _RIGHT_PRESERVED:
+            to_right.append(p)
+        elif join.kind in ("inner", "cross") and refs <= left_names | right_names:
+            to_cond.append(p)
+        else:
+            above.append(p)
+    kind = join.kind
+    cond = join.condition
+    if to_cond:
+        cond = make_and(conjuncts(cond) + to_cond)
+        if kind == "cross":
+            kind = "inner"
+    new = replace(join, left=_filter(join.left, to_left), right=_filter(join.right, to_right),
+                  kind=kind, condition=cond)
+    return new, above
+
+
+def _split(join: LogicalJoin) -> LogicalPlan:
+    left_names, right_names = set(join.left.names), set(join.right.names)
+    to_left: list[Expr] = []
+    to_right: list[Expr] = []
+    lkeys, rkeys = list(join.left_keys), list(join.right_keys)
+    residual = conjuncts(join.residual)
+    kind = join.kind
+    for p in conjuncts(join.condition):
+        refs = column_names(p)
+        if refs and refs <= left_names and kind in _ON_PUSH_LEFT:
+            to_left.append(p)
+            continue
+        if refs and refs <= right_names and kind in _ON_PUSH_RIGHT:
+            to_right.append(p)
+            continue
+        if isinstance(p, Comparison) and p.op == "=" and p.left.type == p.right.type:
+            a, b = column_names(p.left), column_names(p.right)
+            if a and b and a <= left_names and b <= right_names:
+                lkeys.append(p.left)
+                rkeys.append(p.right)
+                continue
+            if a and b and a <= right_names and b <= left_names:
+                lkeys.append(p.right)
+                rkeys.append(p.left)
+                continue
+        residual.append(p)
+    if kind == "cross" and (lkeys or residual):
+        kind = "inner"
+    left = _visit(_filter(join.left, to_left))
+    right = _visit(_filter(join.right, to_right))
+    return replace(join, left=left, right=right, kind=kind, condition=None,
+                   left_keys=tuple(lkeys), right_keys=tuple(rkeys),
+                   residual=make_and(residual))
