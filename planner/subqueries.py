@@ -127,28 +127,33 @@ def _correlated_source(q: BoundSelect, local: list[Expr], catalog: CatalogView,
     return build_source(replace(q, where=make_and(local)), catalog)
 
 
-def _semi_join(plan: LogicalPlan, s: SubqueryExpr, kind: str,
-               catalog: CatalogView) -> LogicalPlan:
+def _in_exists_side(s: SubqueryExpr, catalog: CatalogView, semi: bool
+                    ) -> tuple[LogicalPlan, list[Expr]]:
+    """The right side of an IN / EXISTS join and its correlation conditions.
+
+    Correlated: the subquery's FROM + local WHERE, exposing its columns (and the IN value as
+    `__v<sid>`), joined on the correlation conditions. Uncorrelated: the whole subquery; an
+    EXISTS needs one row at most, except for a plain semi join which stops at the first match.
+    """
     q, local, corr = _inner_parts(s)
-    cond: list[Expr] = []
     if corr:
         assert q is not None
         src = _correlated_source(q, local, catalog, s.kind == "exists")
-        keep = set(src.names)
         exprs: list[tuple[str, Expr]] = [(n, ColumnRef(n, t)) for n, t in
-                                         zip(src.names, src.types) if n in keep]
+                                         zip(src.names, src.types)]
         if s.kind == "in":
             exprs.append((f"__v{s.sid}", coerce(q.projections[0][1], s.value_type)))
-        right: LogicalPlan = LogicalProject(src, tuple(exprs))
-        cond = [_unouter(c) for c in corr]
-    else:
-        sub = _build(s.query, catalog)
-        if s.kind == "in":
-            right = LogicalProject(sub, ((f"__v{s.sid}",
-                                          coerce(ColumnRef(sub.names[0], sub.types[0]),
-                                                 s.value_type)),))
-        else:
-            right = LogicalLimit(sub, 1) if kind == "left_semi" else sub
+        return LogicalProject(src, tuple(exprs)), [_unouter(c) for c in corr]
+    sub = _build(s.query, catalog)
+    if s.kind == "in":
+        value = coerce(ColumnRef(sub.names[0], sub.types[0]), s.value_type)
+        return LogicalProject(sub, ((f"__v{s.sid}", value),)), []
+    return (LogicalLimit(sub, 1) if semi else sub), []
+
+
+def _semi_join(plan: LogicalPlan, s: SubqueryExpr, kind: str,
+               catalog: CatalogView) -> LogicalPlan:
+    right, cond = _in_exists_side(s, catalog, semi=kind == "left_semi")
     if s.kind == "in":
         assert s.arg is not None
         cond.append(Comparison("=", s.arg, ColumnRef(f"__v{s.sid}", s.value_type)))
@@ -176,24 +181,7 @@ def _attach_one(plan: LogicalPlan, s: SubqueryExpr, catalog: CatalogView
             sub, ((f"__s{s.sid}", ColumnRef(sub.names[0], sub.types[0])),)))
         return LogicalJoin(plan, right, "left"), ColumnRef(f"__s{s.sid}", s.type)
     mark = f"__m{s.sid}"
-    cond: list[Expr] = []
-    if corr:
-        assert q is not None
-        src = _correlated_source(q, local, catalog, s.kind == "exists")
-        exprs: list[tuple[str, Expr]] = [(n, ColumnRef(n, t)) for n, t in
-                                         zip(src.names, src.types)]
-        if s.kind == "in":
-            exprs.append((f"__v{s.sid}", coerce(q.projections[0][1], s.value_type)))
-        right: LogicalPlan = LogicalProject(src, tuple(exprs))
-        cond = [_unouter(c) for c in corr]
-    else:
-        sub = _build(s.query, catalog)
-        if s.kind == "in":
-            right = LogicalProject(sub, ((f"__v{s.sid}",
-                                          coerce(ColumnRef(sub.names[0], sub.types[0]),
-                                                 s.value_type)),))
-        else:
-            right = LogicalLimit(sub, 1)
+    right, cond = _in_exists_side(s, catalog, semi=True)
     mark_keys = None
     if s.kind == "in":
         assert s.arg is not None
