@@ -104,6 +104,10 @@ class ShaleConnection(mm_connection.Connection):
             raise
         except asyncio.CancelledError:
             raise
+        except ConnectionError:
+            # The client went away mid-result: nothing to report to it; mysql-mimic's read loop
+            # notices the closed socket and ends the connection.
+            logger.info("client disconnected while receiving a result")
         except Exception as e:  # noqa: BLE001 - never let an internal error kill the connection
             logger.exception("internal error running %r", com_query.sql[:200])
             await self.write_error(ShaleError(f"errCode = 2, detailMessage = Internal error: {e}"))

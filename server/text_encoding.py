@@ -1,10 +1,11 @@
 """Columnar MySQL text-protocol encoding of a Batch into ready-to-send packet bytes.
 
 Each column becomes its text layout (int64 offsets + uint8 bytes) in bulk: numba kernels for
-integers, decimals (int64 unscaled), dates, datetimes, doubles and floats (server/kernels.py); strings
-are already in that layout (zero-copy); LARGEINT, wide DECIMAL and the values a kernel
-declines (doubles needing 16-17 digits, float32 ties, years outside 0000-9999) are formatted
-per value by the rules of `server.results.format_column`. The per-column texts are then concatenated and
+integers, decimals (int64 unscaled), dates and datetimes (server/kernels.py), doubles and
+floats (server/float_kernels.py); strings are already in that layout (zero-copy); LARGEINT,
+wide DECIMAL and the values a kernel declines (doubles needing 16-17 digits, float32 ties,
+years outside 0000-9999) are formatted per value by the rules of
+`server.results.format_column`. The per-column texts are then concatenated and
 `frame_rows` writes all row packets of the batch into one buffer, continuing the connection's
 sequence id (mod 256). Rows of 16 MB or more are split into several packets in Python.
 
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from server import kernels
+from server import float_kernels, kernels
 from server.results import format_column
 from storage.batch import Batch, Column
 from storage.types import TypeKind, format_float
@@ -67,14 +68,14 @@ def column_text(col: Column) -> tuple[np.ndarray, np.ndarray]:
         return (offsets, data) if ok else _python_layout(col)
     if kind is TypeKind.DOUBLE:
         values = col.data.astype(np.float64, copy=False)
-        offsets, data, fallback = kernels.double_text(values)
+        offsets, data, fallback = float_kernels.double_text(values)
         if len(fallback):
             rep_offsets, rep_data = _double_texts(values[fallback].tolist())
             offsets, data = kernels.splice_text(offsets, data, fallback, rep_offsets, rep_data)
         return offsets, data
     if kind is TypeKind.FLOAT:
         values32 = col.data.astype(np.float32, copy=False)
-        offsets, data, fallback = kernels.float_text(values32)
+        offsets, data, fallback = float_kernels.float_text(values32)
         if len(fallback):
             texts = [format_float(v, single=True).encode() for v in values32[fallback].tolist()]
             rep_offsets, rep_data = texts_to_layout(texts)

@@ -1,4 +1,4 @@
-"""Columnar text-row encoding (server/kernels.py, server/text_encoding.py) against references.
+"""Columnar text-row encoding (server/kernels.py, float_kernels.py, text_encoding.py) vs references.
 
 Each numba kernel is compared with a pure-Python reference written here from the formatting
 rules (storage/types.py); the whole encoder is compared byte for byte, with hypothesis, with the
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server import kernels
+from server import float_kernels, kernels
 from server.results import encode_rows
 from server.text_encoding import column_text, encode_batch
 from storage.batch import Batch, Column
@@ -124,7 +124,7 @@ FLOAT_EDGES = [
 @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=60))
 def test_double_text(values: list[float]) -> None:
     values = values + FLOAT_EDGES
-    offsets, data, fallback = kernels.double_text(np.array(values, np.float64))
+    offsets, data, fallback = float_kernels.double_text(np.array(values, np.float64))
     got = texts(offsets, data)
     skipped = set(fallback.tolist())
     for i, v in enumerate(values):
@@ -142,7 +142,7 @@ def test_float_text(values: list[float]) -> None:
     powers = np.array([2.0**e for e in range(-149, 128)], np.float32)
     arr = np.concatenate([arr, powers, -np.nextafter(powers, np.float32(0)),
                           np.nextafter(powers, np.float32(np.inf))])
-    offsets, data, fallback = kernels.float_text(arr)
+    offsets, data, fallback = float_kernels.float_text(arr)
     got = texts(offsets, data)
     skipped = set(fallback.tolist())
     for i, v in enumerate(arr.tolist()):
@@ -153,7 +153,7 @@ def test_float_text_typical_values_take_the_kernel() -> None:
     rng = np.random.default_rng(4)
     values = np.concatenate([np.round(rng.standard_normal(20_000) * 1000, 2),
                              rng.standard_normal(20_000)]).astype(np.float32)
-    offsets, data, fallback = kernels.float_text(values)
+    offsets, data, fallback = float_kernels.float_text(values)
     assert len(fallback) < 100  # only exact ties and float32 midpoints
     skipped = set(fallback.tolist())
     ref = [format_float(v, single=True) for v in values.tolist()]
@@ -163,7 +163,7 @@ def test_float_text_typical_values_take_the_kernel() -> None:
 
 def test_double_text_short_values_take_the_kernel() -> None:
     values = np.round(np.random.default_rng(3).standard_normal(10_000) * 1000, 2)
-    offsets, data, fallback = kernels.double_text(values)
+    offsets, data, fallback = float_kernels.double_text(values)
     assert len(fallback) == 0
     assert texts(offsets, data) == [format_float(v) for v in values.tolist()]
 
