@@ -106,7 +106,8 @@ def format_column(col: Column) -> list[bytes | None]:
     return out
 
 
-def _lenenc_int(n: int) -> bytes:
+def lenenc_int(n: int) -> bytes:
+    """MySQL length-encoded integer."""
     if n < 251:
         return bytes((n,))
     if n < 1 << 16:
@@ -126,7 +127,7 @@ def encode_rows(batch: Batch) -> list[bytes]:
             if v is None:
                 parts.append(b"\xfb")
             else:
-                parts.append(_lenenc_int(len(v)))
+                parts.append(lenenc_int(len(v)))
                 parts.append(v)
         rows.append(b"".join(parts))
     return rows
@@ -142,7 +143,7 @@ def encode_python_rows(rows: Sequence[Sequence[object]]) -> list[bytes]:
                 parts.append(b"\xfb")
             else:
                 data = v if isinstance(v, bytes) else str(v).encode("utf-8")
-                parts.append(_lenenc_int(len(data)))
+                parts.append(lenenc_int(len(data)))
                 parts.append(data)
         out.append(b"".join(parts))
     return out
@@ -152,7 +153,7 @@ def ok_packet(
     capabilities: Capabilities, status_flags: int, affected_rows: int = 0, info: str = "",
     warnings: int = 0, eof: bool = False,
 ) -> bytes:
-    parts = [b"\xfe" if eof else b"\x00", _lenenc_int(affected_rows), _lenenc_int(0)]
+    parts = [b"\xfe" if eof else b"\x00", lenenc_int(affected_rows), lenenc_int(0)]
     if Capabilities.CLIENT_PROTOCOL_41 in capabilities:
         parts.append(int(status_flags).to_bytes(2, "little"))
         parts.append(warnings.to_bytes(2, "little"))
@@ -160,7 +161,7 @@ def ok_packet(
         # Length-encoded as MariaDB servers send it: libmysqlclient / libmariadb always read a
         # length prefix here; pymysql keeps the raw remainder (prefix included) as the message.
         data = info.encode("utf-8")
-        parts.append(_lenenc_int(len(data)) + data)
+        parts.append(lenenc_int(len(data)) + data)
     return b"".join(parts)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from server import float_kernels, kernels
-from server.results import format_column
+from server.results import format_column, lenenc_int
 from storage.batch import Batch, Column
 from storage.types import TypeKind, format_float
 
@@ -110,17 +110,6 @@ def batch_layout(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         nulls[c] = _null_rows(col)
     flat = np.concatenate(datas) if datas else np.zeros(0, dtype=np.uint8)
     return offsets, flat, nulls
-
-
-def lenenc_int(n: int) -> bytes:
-    """MySQL length-encoded integer."""
-    if n < 251:
-        return bytes((n,))
-    if n < 1 << 16:
-        return b"\xfc" + n.to_bytes(2, "little")
-    if n < 1 << 24:
-        return b"\xfd" + n.to_bytes(3, "little")
-    return b"\xfe" + n.to_bytes(8, "little")
 
 
 def row_payload(offsets: np.ndarray, data: np.ndarray, nulls: np.ndarray, row: int) -> bytes:

@@ -69,7 +69,9 @@ def test_exchange_early_close_stops_workers_with_bounded_read_ahead() -> None:
 
     gen = ordered_exchange([endless(t) for t in range(4)], 2, threading.Event())
     next(gen)
-    time.sleep(0.2)
+    deadline = time.monotonic() + 5
+    while len(produced) < 8 and time.monotonic() < deadline:  # both workers fill their queues
+        threading.Event().wait(0.005)
     gen.close()
     assert not _scan_threads()
     assert len(produced) < 40  # back-pressure: workers wait on full queues
