@@ -3,7 +3,8 @@
 This module owns the *syntax* layer: tokenizing, parsing into typed sqlglot ASTs, generating
 Doris SQL back from them, and turning parse failures into MySQL-style syntax errors. It knows
 nothing about catalogs or execution. The friendly, AST-free views of DDL statements that the DDL
-layer consumes live in ``sql.ast_views``.
+layer consumes live in ``sql.ast_views``; the custom nodes and constants in ``sql.dialect_nodes``
+and the generator in ``sql.dialect_generator`` (both re-exported here).
 
 Public API
     ``ShaleDoris``                      the sqlglot dialect (use as ``read=``/``dialect=``)
@@ -93,10 +94,9 @@ import importlib
 import re
 import typing as t
 
-from sqlglot import exp, transforms
+from sqlglot import exp
 from sqlglot.dialects.doris import Doris
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.generators.doris import DorisGenerator
 from sqlglot.parser import Parser
 from sqlglot.parsers.doris import DorisParser
 from sqlglot.tokens import Token, TokenType
@@ -130,215 +130,37 @@ __all__ = [
     "parse_one",
 ]
 
-# Column aggregation types of AGGREGATE KEY tables, in Doris' own order.
-AGG_TYPES: tuple[str, ...] = (
-    "SUM",
-    "MAX",
-    "MIN",
-    "REPLACE",
-    "REPLACE_IF_NOT_NULL",
-    "HLL_UNION",
-    "BITMAP_UNION",
-    "QUANTILE_UNION",
-    "GENERIC",
-)
-
-# Distribution hints written as ``JOIN [shuffle] t``.
-JOIN_HINTS: frozenset[str] = frozenset({"SHUFFLE", "BROADCAST", "BUCKET", "COLOCATE"})
-
-# ``EXPLAIN <style> <stmt>``; the multi-word styles all end in PLAN.
-_EXPLAIN_SINGLE = ("VERBOSE", "GRAPH", "TREE")
-_EXPLAIN_PLAN_PREFIXES = (
-    "SHAPE",
-    "PHYSICAL",
-    "LOGICAL",
-    "OPTIMIZED",
-    "REWRITTEN",
-    "ANALYZED",
-    "PARSED",
-    "MEMO",
-    "DISTRIBUTED",
-    "ALL",
-)
-EXPLAIN_STYLES: frozenset[str] = frozenset(
-    {*_EXPLAIN_SINGLE, *(f"{p} PLAN" for p in _EXPLAIN_PLAN_PREFIXES)}
-)
-
-# Doris types sqlglot has no DType for; kept as DataType(USERDEFINED, kind=<name>).
-_OPAQUE_TYPES = frozenset({"BITMAP", "HLL", "QUANTILE_STATE"})
-
-# SHOW kinds whose target table is introduced by FROM (``SHOW PARTITIONS FROM db.t``).
-_SHOW_FROM_TARGET = frozenset({"PARTITIONS", "TABLETS", "DATA"})
-
-# Parser-internal marks carried on a node's meta between two parse steps.
-_JOIN_HINT_META = "doris_join_hint"
-_LABEL_META = "doris_insert_label"
-_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
-
-
-# --------------------------------------------------------------------------------------------
-# Custom AST nodes. Each lists exp.Expression first (sqlglot 30: trait classes derive from the
-# abstract exp.Expr, whose methods raise NotImplementedError).
-# --------------------------------------------------------------------------------------------
-
-
-class AggTypeColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
-    """``SUM`` / ``REPLACE`` / ... after a column type; this=exp.var(<AGG TYPE>)."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
-
-
-class KeyColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
-    """``KEY`` after a column type (ALTER TABLE ADD COLUMN ``k INT KEY``): a key column."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {}
-
-
-class RangePartitionDef(exp.Expression):
-    """``PARTITION p VALUES LESS THAN (..) | LESS THAN MAXVALUE | [(lo), (hi))``."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {
-        "this": True,
-        "less_than": False,
-        "maxvalue": False,
-        "lower": False,
-        "upper": False,
-        "exists": False,
-        "properties": False,
-    }
-
-
-class ListPartitionDef(exp.Expression):
-    """``PARTITION p VALUES IN (..)``; values is a list of exp.Tuple, one per row."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {
-        "this": True,
-        "values": False,
-        "exists": False,
-        "properties": False,
-    }
-
-
-class StepPartitionDef(exp.Expression):
-    """Batch range creation: ``FROM ("2020-01-01") TO ("2020-02-01") INTERVAL 1 DAY``."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {
-        "start": True,
-        "end": True,
-        "interval": True,
-        "unit": False,
-    }
-
-
-class PartitionByRange(exp.Property):
-    """``[AUTO] PARTITION BY RANGE(cols) (defs)``; expressions=columns, partitions=defs."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {
-        "expressions": True,
-        "partitions": False,
-        "auto": False,
-    }
-
-
-class PartitionByList(exp.Property):
-    """``[AUTO] PARTITION BY LIST(cols) (defs)``; expressions=columns, partitions=defs."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {
-        "expressions": True,
-        "partitions": False,
-        "auto": False,
-    }
-
-
-class DorisRollupIndex(exp.RollupIndex):
-    """``r1(c1, c2) [DUPLICATE KEY(c1)] [FROM base] [PROPERTIES (..)]``."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {**exp.RollupIndex.arg_types, "duplicate_key": False}
-
-
-class AddRollup(exp.Expression):
-    """ALTER TABLE action ``ADD ROLLUP r1(..)[, r2(..)]``; expressions=[DorisRollupIndex]."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
-
-
-class DropRollup(exp.Expression):
-    """ALTER TABLE action ``DROP ROLLUP r1[, r2]``; expressions=[Identifier]."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
-
-
-class AddPartition(exp.Expression):
-    """ALTER TABLE action ``ADD PARTITION <def> [DISTRIBUTED BY ..]``."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "distribution": False}
-
-
-class DropPartition(exp.Expression):
-    """ALTER TABLE action ``DROP PARTITION [IF EXISTS] p [FORCE]``."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "exists": False, "force": False}
-
-
-class AlterSetProperties(exp.Expression):
-    """ALTER TABLE action ``SET ("k" = "v", ..)``; expressions=[exp.Property]."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
-
-
-class DorisIndexParameters(exp.IndexParameters):
-    """``(cols) [USING BITMAP] [PROPERTIES (..)] [COMMENT '..']`` of CREATE INDEX."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {
-        **exp.IndexParameters.arg_types,
-        "comment": False,
-        "properties": False,
-    }
-
-
-class DorisInsert(exp.Insert):
-    """INSERT with ``WITH LABEL <label>``; label=Identifier."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {**exp.Insert.arg_types, "label": False}
-
-
-class DorisExplain(exp.Expression):
-    """``EXPLAIN [style] <stmt>``; style is None or one of EXPLAIN_STYLES."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "style": False}
-
-
-class DescAll(exp.Expression):
-    """``DESC t ALL``; this=exp.Table."""
-
-    arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
-
-
-# Node types accepted at the top level by the strict parser.
-STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
-    exp.Query,
-    exp.Create,
-    exp.Drop,
-    exp.Alter,
-    exp.TruncateTable,
-    exp.Insert,
-    exp.Delete,
-    exp.Update,
-    exp.Show,
-    exp.Describe,
-    exp.Use,
-    exp.Set,
-    exp.Kill,
-    exp.Transaction,
-    exp.Commit,
-    exp.Rollback,
+from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
+    AGG_TYPES,
+    JOIN_HINTS,
+    _EXPLAIN_SINGLE,
+    _EXPLAIN_PLAN_PREFIXES,
+    EXPLAIN_STYLES,
+    _OPAQUE_TYPES,
+    _SHOW_FROM_TARGET,
+    _JOIN_HINT_META,
+    _LABEL_META,
+    _ANSI_RE,
+    AggTypeColumnConstraint,
+    KeyColumnConstraint,
+    RangePartitionDef,
+    ListPartitionDef,
+    StepPartitionDef,
+    PartitionByRange,
+    PartitionByList,
+    DorisRollupIndex,
+    AddRollup,
+    DropRollup,
+    AddPartition,
+    DropPartition,
+    AlterSetProperties,
+    DorisIndexParameters,
+    DorisInsert,
     DorisExplain,
     DescAll,
+    STATEMENT_TYPES,
 )
-
-
-# --------------------------------------------------------------------------------------------
-# Errors
+from sql.dialect_generator import ShaleDorisGenerator  # noqa: E402
 # --------------------------------------------------------------------------------------------
 
 
@@ -930,195 +752,6 @@ class ShaleDorisParser(DorisParser):
 
 
 # --------------------------------------------------------------------------------------------
-# Generator
-# --------------------------------------------------------------------------------------------
-
-
-def _properties_sql(gen: DorisGenerator, properties: list[exp.Expr] | None) -> str:
-    return ", ".join(gen.sql(p) for p in properties or [])
-
-
-def _partition_values_sql(gen: DorisGenerator, values: list[exp.Expr] | None) -> str:
-    return f"({', '.join(gen.sql(v) for v in values or [])})"
-
-
-def _range_partition_sql(gen: DorisGenerator, e: RangePartitionDef) -> str:
-    exists = " IF NOT EXISTS" if e.args.get("exists") else ""
-    if e.args.get("maxvalue"):
-        bound = "LESS THAN MAXVALUE"
-    elif e.args.get("lower"):
-        lower = _partition_values_sql(gen, e.args.get("lower"))
-        upper = _partition_values_sql(gen, e.args.get("upper"))
-        bound = f"[{lower}, {upper})"
-    else:
-        bound = f"LESS THAN {_partition_values_sql(gen, e.args.get('less_than'))}"
-    props = e.args.get("properties")
-    props_sql = f" ({_properties_sql(gen, props)})" if props else ""
-    return f"PARTITION{exists} {gen.sql(e, 'this')} VALUES {bound}{props_sql}"
-
-
-def _list_partition_sql(gen: DorisGenerator, e: ListPartitionDef) -> str:
-    exists = " IF NOT EXISTS" if e.args.get("exists") else ""
-    rows: list[exp.Tuple] = e.args.get("values") or []
-    if not rows:
-        values = ""
-    elif all(len(row.expressions) == 1 for row in rows):
-        values = f" VALUES IN ({', '.join(gen.sql(row.expressions[0]) for row in rows)})"
-    else:
-        values = f" VALUES IN ({', '.join(gen.sql(row) for row in rows)})"
-    props = e.args.get("properties")
-    props_sql = f" ({_properties_sql(gen, props)})" if props else ""
-    return f"PARTITION{exists} {gen.sql(e, 'this')}{values}{props_sql}"
-
-
-def _step_partition_sql(gen: DorisGenerator, e: StepPartitionDef) -> str:
-    unit = gen.sql(e, "unit")
-    unit = f" {unit}" if unit else ""
-    start = _partition_values_sql(gen, e.args.get("start"))
-    end = _partition_values_sql(gen, e.args.get("end"))
-    return f"FROM {start} TO {end} INTERVAL {gen.sql(e, 'interval')}{unit}"
-
-
-def _partition_by_sql(gen: DorisGenerator, e: PartitionByRange | PartitionByList) -> str:
-    kind = "RANGE" if isinstance(e, PartitionByRange) else "LIST"
-    auto = "AUTO " if e.args.get("auto") else ""
-    columns = gen.expressions(e, flat=True)
-    partitions = gen.expressions(e, key="partitions", flat=True)
-    return f"{auto}PARTITION BY {kind} ({columns}) ({partitions})"
-
-
-def _rollup_index_sql(gen: DorisGenerator, e: DorisRollupIndex) -> str:
-    columns = gen.expressions(e, flat=True)
-    duplicate_key = gen.expressions(e, key="duplicate_key", flat=True)
-    duplicate_key = f" DUPLICATE KEY ({duplicate_key})" if duplicate_key else ""
-    from_index = gen.sql(e, "from_index")
-    from_index = f" FROM {from_index}" if from_index else ""
-    properties = e.args.get("properties")
-    properties_sql = f" {gen.properties(properties, prefix='PROPERTIES')}" if properties else ""
-    return f"{gen.sql(e, 'this')}({columns}){duplicate_key}{from_index}{properties_sql}"
-
-
-def _add_partition_sql(gen: DorisGenerator, e: AddPartition) -> str:
-    distribution = gen.sql(e, "distribution")
-    distribution = f" {distribution}" if distribution else ""
-    return f"ADD {gen.sql(e, 'this')}{distribution}"
-
-
-def _drop_partition_sql(gen: DorisGenerator, e: DropPartition) -> str:
-    exists = " IF EXISTS" if e.args.get("exists") else ""
-    force = " FORCE" if e.args.get("force") else ""
-    return f"DROP PARTITION{exists} {gen.sql(e, 'this')}{force}"
-
-
-def _index_parameters_sql(gen: DorisGenerator, e: DorisIndexParameters) -> str:
-    columns = gen.expressions(e, key="columns", flat=True)
-    using = gen.sql(e, "using")
-    using = f" USING {using}" if using else ""
-    props = e.args.get("properties")
-    props_sql = f" PROPERTIES ({_properties_sql(gen, props)})" if props else ""
-    comment = gen.sql(e, "comment")
-    comment = f" COMMENT {comment}" if comment else ""
-    return f" ({columns}){using}{props_sql}{comment}"
-
-
-def _default_sql(gen: DorisGenerator, e: exp.DefaultColumnConstraint) -> str:
-    value = e.this
-    if isinstance(value, exp.CurrentTimestamp):
-        # Doris only accepts the keyword form; the Doris generator would print NOW().
-        precision = gen.sql(value, "this")
-        return f"DEFAULT CURRENT_TIMESTAMP{f'({precision})' if precision else ''}"
-    return f"DEFAULT {gen.sql(e, 'this')}"
-
-
-def _explain_sql(gen: DorisGenerator, e: DorisExplain) -> str:
-    style = e.args.get("style")
-    return f"EXPLAIN {f'{style} ' if style else ''}{gen.sql(e, 'this')}"
-
-
-class ShaleDorisGenerator(DorisGenerator):
-    """Doris generator that prints every ShaleDoris node back as valid Doris SQL."""
-
-    JOIN_HINTS = True
-
-    TYPE_MAPPING: t.ClassVar = {**DorisGenerator.TYPE_MAPPING, exp.DType.INT128: "LARGEINT"}
-
-    PROPERTIES_LOCATION: t.ClassVar = {
-        **DorisGenerator.PROPERTIES_LOCATION,
-        PartitionByRange: exp.Properties.Location.POST_SCHEMA,
-        PartitionByList: exp.Properties.Location.POST_SCHEMA,
-        exp.AggregateKeyProperty: exp.Properties.Location.POST_SCHEMA,
-        exp.DuplicateKeyProperty: exp.Properties.Location.POST_SCHEMA,
-        exp.DistributedByProperty: exp.Properties.Location.POST_SCHEMA,
-        exp.RollupProperty: exp.Properties.Location.POST_SCHEMA,
-    }
-
-    TRANSFORMS: t.ClassVar = {
-        **DorisGenerator.TRANSFORMS,
-        AggTypeColumnConstraint: lambda self, e: e.this.name.upper(),
-        RangePartitionDef: _range_partition_sql,
-        ListPartitionDef: _list_partition_sql,
-        StepPartitionDef: _step_partition_sql,
-        PartitionByRange: _partition_by_sql,
-        PartitionByList: _partition_by_sql,
-        DorisRollupIndex: _rollup_index_sql,
-        AddRollup: lambda self, e: f"ADD ROLLUP {self.expressions(e, flat=True)}",
-        DropRollup: lambda self, e: f"DROP ROLLUP {self.expressions(e, flat=True)}",
-        AddPartition: _add_partition_sql,
-        DropPartition: _drop_partition_sql,
-        AlterSetProperties: lambda self, e: f"SET ({_properties_sql(self, e.expressions)})",
-        DorisIndexParameters: _index_parameters_sql,
-        DorisExplain: _explain_sql,
-        DescAll: lambda self, e: f"DESC {self.sql(e, 'this')} ALL",
-        exp.DefaultColumnConstraint: _default_sql,
-        DorisInsert: lambda self, e: self.doris_insert_sql(e),
-        KeyColumnConstraint: lambda self, e: "KEY",
-        # MySQL's generator rewrites SEMI/ANTI and FULL OUTER joins, which Doris has natively.
-        exp.Select: transforms.preprocess(
-            [
-                transforms.eliminate_distinct_on,
-                transforms.eliminate_qualify,
-                transforms.unnest_generate_date_array_using_recursive_cte,
-            ]
-        ),
-    }
-
-    def join_sql(self, expression: exp.Join, join_op: str | None = None) -> str:
-        hint = expression.args.get("hint")
-        if join_op is None and isinstance(hint, exp.Var) and hint.name.upper() in JOIN_HINTS:
-            side = expression.side
-            if not self.SEMI_ANTI_JOIN_WITH_SIDE and expression.kind in ("SEMI", "ANTI"):
-                side = ""
-            parts = [p for p in (expression.method, side, expression.kind) if p]
-            join_op = " ".join([*parts, "JOIN", f"[{hint.name.lower()}]"])
-        return super().join_sql(expression, join_op)
-
-    def show_sql(self, expression: exp.Show) -> str:
-        name = expression.name
-        if name in ("PROC", "QUERY PROFILE"):
-            return f"SHOW {name} {self.sql(expression, 'target')}"
-        if name not in _SHOW_FROM_TARGET:
-            return super().show_sql(expression)
-        target = self.sql(expression, "target")
-        db = self.sql(expression, "db")
-        source = f"{db}.{target}" if db and target else target or db
-        source = f" FROM {source}" if source else ""
-        like = self._prefixed_sql("LIKE", expression, "like")
-        where = self.sql(expression, "where")
-        return f"SHOW {name}{source}{like}{where}{self._oldstyle_limit_sql(expression)}"
-
-    def doris_insert_sql(self, expression: DorisInsert) -> str:
-        # The label sits between the target (with its PARTITION) and the column list.
-        target = expression.this
-        table = target.this if isinstance(target, exp.Schema) else target
-        columns = self.expressions(target, flat=True) if isinstance(target, exp.Schema) else ""
-        columns = f" ({columns})" if columns else ""
-        labelled = f"{self.sql(table)} WITH LABEL {self.sql(expression, 'label')}{columns}"
-        args = {k: v for k, v in expression.copy().args.items() if k != "label"}
-        plain = exp.Insert(**args)
-        plain.set("this", exp.Var(this=labelled))
-        return self.insert_sql(plain)
-
-
 class ShaleDoris(Doris):
     """sqlglot's Doris dialect plus the Doris 2.1 syntax ShaleDB needs (see module docstring)."""
 

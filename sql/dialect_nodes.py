@@ -1,0 +1,222 @@
+"""Custom sqlglot nodes and constants of ShaleDB's Doris dialect (see `sql.dialect`).
+
+Each node lists exp.Expression first: sqlglot 30's trait classes derive from the abstract
+exp.Expr, whose methods raise NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import re
+import typing as t
+
+from sqlglot import exp
+
+# Column aggregation types of AGGREGATE KEY tables, in Doris' own order.
+AGG_TYPES: tuple[str, ...] = (
+    "SUM",
+    "MAX",
+    "MIN",
+    "REPLACE",
+    "REPLACE_IF_NOT_NULL",
+    "HLL_UNION",
+    "BITMAP_UNION",
+    "QUANTILE_UNION",
+    "GENERIC",
+)
+
+# Distribution hints written as ``JOIN [shuffle] t``.
+JOIN_HINTS: frozenset[str] = frozenset({"SHUFFLE", "BROADCAST", "BUCKET", "COLOCATE"})
+
+# ``EXPLAIN <style> <stmt>``; the multi-word styles all end in PLAN.
+_EXPLAIN_SINGLE = ("VERBOSE", "GRAPH", "TREE")
+_EXPLAIN_PLAN_PREFIXES = (
+    "SHAPE",
+    "PHYSICAL",
+    "LOGICAL",
+    "OPTIMIZED",
+    "REWRITTEN",
+    "ANALYZED",
+    "PARSED",
+    "MEMO",
+    "DISTRIBUTED",
+    "ALL",
+)
+EXPLAIN_STYLES: frozenset[str] = frozenset(
+    {*_EXPLAIN_SINGLE, *(f"{p} PLAN" for p in _EXPLAIN_PLAN_PREFIXES)}
+)
+
+# Doris types sqlglot has no DType for; kept as DataType(USERDEFINED, kind=<name>).
+_OPAQUE_TYPES = frozenset({"BITMAP", "HLL", "QUANTILE_STATE"})
+
+# SHOW kinds whose target table is introduced by FROM (``SHOW PARTITIONS FROM db.t``).
+_SHOW_FROM_TARGET = frozenset({"PARTITIONS", "TABLETS", "DATA"})
+
+# Parser-internal marks carried on a node's meta between two parse steps.
+_JOIN_HINT_META = "doris_join_hint"
+_LABEL_META = "doris_insert_label"
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+# --------------------------------------------------------------------------------------------
+# Custom AST nodes. Each lists exp.Expression first (sqlglot 30: trait classes derive from the
+# abstract exp.Expr, whose methods raise NotImplementedError).
+# --------------------------------------------------------------------------------------------
+
+
+class AggTypeColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
+    """``SUM`` / ``REPLACE`` / ... after a column type; this=exp.var(<AGG TYPE>)."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
+
+
+class KeyColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
+    """``KEY`` after a column type (ALTER TABLE ADD COLUMN ``k INT KEY``): a key column."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {}
+
+
+class RangePartitionDef(exp.Expression):
+    """``PARTITION p VALUES LESS THAN (..) | LESS THAN MAXVALUE | [(lo), (hi))``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True,
+        "less_than": False,
+        "maxvalue": False,
+        "lower": False,
+        "upper": False,
+        "exists": False,
+        "properties": False,
+    }
+
+
+class ListPartitionDef(exp.Expression):
+    """``PARTITION p VALUES IN (..)``; values is a list of exp.Tuple, one per row."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True,
+        "values": False,
+        "exists": False,
+        "properties": False,
+    }
+
+
+class StepPartitionDef(exp.Expression):
+    """Batch range creation: ``FROM ("2020-01-01") TO ("2020-02-01") INTERVAL 1 DAY``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "start": True,
+        "end": True,
+        "interval": True,
+        "unit": False,
+    }
+
+
+class PartitionByRange(exp.Property):
+    """``[AUTO] PARTITION BY RANGE(cols) (defs)``; expressions=columns, partitions=defs."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "expressions": True,
+        "partitions": False,
+        "auto": False,
+    }
+
+
+class PartitionByList(exp.Property):
+    """``[AUTO] PARTITION BY LIST(cols) (defs)``; expressions=columns, partitions=defs."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "expressions": True,
+        "partitions": False,
+        "auto": False,
+    }
+
+
+class DorisRollupIndex(exp.RollupIndex):
+    """``r1(c1, c2) [DUPLICATE KEY(c1)] [FROM base] [PROPERTIES (..)]``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {**exp.RollupIndex.arg_types, "duplicate_key": False}
+
+
+class AddRollup(exp.Expression):
+    """ALTER TABLE action ``ADD ROLLUP r1(..)[, r2(..)]``; expressions=[DorisRollupIndex]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class DropRollup(exp.Expression):
+    """ALTER TABLE action ``DROP ROLLUP r1[, r2]``; expressions=[Identifier]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class AddPartition(exp.Expression):
+    """ALTER TABLE action ``ADD PARTITION <def> [DISTRIBUTED BY ..]``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "distribution": False}
+
+
+class DropPartition(exp.Expression):
+    """ALTER TABLE action ``DROP PARTITION [IF EXISTS] p [FORCE]``."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "exists": False, "force": False}
+
+
+class AlterSetProperties(exp.Expression):
+    """ALTER TABLE action ``SET ("k" = "v", ..)``; expressions=[exp.Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class DorisIndexParameters(exp.IndexParameters):
+    """``(cols) [USING BITMAP] [PROPERTIES (..)] [COMMENT '..']`` of CREATE INDEX."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        **exp.IndexParameters.arg_types,
+        "comment": False,
+        "properties": False,
+    }
+
+
+class DorisInsert(exp.Insert):
+    """INSERT with ``WITH LABEL <label>``; label=Identifier."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {**exp.Insert.arg_types, "label": False}
+
+
+class DorisExplain(exp.Expression):
+    """``EXPLAIN [style] <stmt>``; style is None or one of EXPLAIN_STYLES."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "style": False}
+
+
+class DescAll(exp.Expression):
+    """``DESC t ALL``; this=exp.Table."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
+
+
+# Node types accepted at the top level by the strict parser.
+STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
+    exp.Query,
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.TruncateTable,
+    exp.Insert,
+    exp.Delete,
+    exp.Update,
+    exp.Show,
+    exp.Describe,
+    exp.Use,
+    exp.Set,
+    exp.Kill,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+    DorisExplain,
+    DescAll,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
