@@ -447,7 +447,7 @@ class StatementRunner:
                  "Tag", "ErrMsg", "Version", "Status", "HeartbeatFailureCounter", "NodeRole"]
         now = time.strftime("%Y-%m-%d %H:%M:%S")
         counts: dict[int, int] = {}
-        for t in cat._objects["tablet"].values():
+        for t in cat.all_tablets():
             counts[t.backend_id] = counts.get(t.backend_id, 0) + 1
         rows = [
             (str(b.backend_id), b.host, str(b.heartbeat_port), str(b.be_port), str(b.http_port),

@@ -76,7 +76,7 @@ def drop_database(engine: StorageEngine, name: str, if_exists: bool) -> None:
             tablets += _delete_table(cat, m, table)
         for group in cat.colocate_groups(db.db_id):
             m.delete(group)
-        for txn in cat._children_of("txn", db.db_id):
+        for txn in cat.txns(db.db_id):
             m.delete(txn)
         m.delete(db)
         cat.commit(m)
@@ -100,8 +100,7 @@ def _delete_table(cat: object, m: Mutation, table: TableMeta) -> list[TabletMeta
     if table.colocate_group_id is not None:
         group = cat.colocate_group(table.colocate_group_id)
         others = [
-            t for t in cat._objects["table"].values()
-            if t.colocate_group_id == table.colocate_group_id and t.table_id != table.table_id
+            t for t in cat.tables_in_group(table.colocate_group_id) if t.table_id != table.table_id
         ]
         if group is not None and not others:
             m.delete(group)

@@ -311,8 +311,8 @@ def show_delete(catalog: Catalog, db: str) -> ShowResult:
     database = catalog.get_database(db)
     rows: list[tuple[object, ...]] = []
     if database is not None:
-        jobs = [t for t in catalog._children_of("txn", database.db_id) if t.kind == "DELETE"]
-        for txn in sorted(jobs, key=lambda t: t.txn_id):
+        jobs = [t for t in catalog.txns(database.db_id) if t.kind == "DELETE"]
+        for txn in jobs:
             table = catalog.table_by_id(txn.table_ids[0])
             if table is None:
                 continue

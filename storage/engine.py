@@ -55,7 +55,7 @@ class StorageEngine:
     def pick_backends(self, count: int) -> list[int]:
         """Backends for `count` new tablets, spread round-robin starting at the least loaded."""
         load: dict[int, int] = {be.backend_id: 0 for be in self.catalog.backends() if be.alive}
-        for t in self.catalog._objects["tablet"].values():
+        for t in self.catalog.all_tablets():
             if t.backend_id in load:
                 load[t.backend_id] += 1
         chosen = []
@@ -88,9 +88,9 @@ class StorageEngine:
     def collect_garbage(self) -> int:
         """Delete segment files and tablet dirs that no published rowset references."""
         referenced: set[str] = set()
-        for rs in self.catalog._objects["rowset"].values():
+        for rs in self.catalog.all_rowsets():
             referenced.update(rs.files)
-        live_tablets = set(self.catalog._objects["tablet"].keys())
+        live_tablets = {str(t.tablet_id) for t in self.catalog.all_tablets()}
         removed = 0
         for be in self.catalog.backends():
             data = Path(be.root_path) / "data"

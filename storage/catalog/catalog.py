@@ -157,6 +157,18 @@ class Catalog:
     def colocate_group(self, group_id: int) -> ColocateGroup | None:
         return self._objects["colocate"].get(str(group_id))
 
+    def txns(self, db_id: int) -> list[TxnMeta]:
+        return sorted(self._children_of("txn", db_id), key=lambda t: t.txn_id)
+
+    def all_tablets(self) -> list[TabletMeta]:
+        return list(self._objects["tablet"].values())
+
+    def all_rowsets(self) -> list[RowsetMeta]:
+        return list(self._objects["rowset"].values())
+
+    def tables_in_group(self, group_id: int) -> list[TableMeta]:
+        return [t for t in self._objects["table"].values() if t.colocate_group_id == group_id]
+
     def txn_by_label(self, db_id: int, label: str) -> TxnMeta | None:
         for t in self._children_of("txn", db_id):
             if t.label == label:
