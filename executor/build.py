@@ -14,9 +14,10 @@ from executor.scan import Scan
 from executor.set_operation import SetOperation
 from executor.sort import Sort
 from executor.values import Values
+from executor.window import Window
 from planner.logical import (
     LogicalAggregate, LogicalAssertOneRow, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan,
-    LogicalProject, LogicalScan, LogicalSetOp, LogicalSort, LogicalValues,
+    LogicalProject, LogicalScan, LogicalSetOp, LogicalSort, LogicalValues, LogicalWindow,
 )
 
 
@@ -39,6 +40,8 @@ def build_operator(plan: LogicalPlan) -> Operator:
         return HashJoin(plan, build_operator(plan.left), build_operator(plan.right))
     if isinstance(plan, LogicalSetOp):
         return SetOperation(plan, *(build_operator(c) for c in plan.inputs))
+    if isinstance(plan, LogicalWindow):
+        return Window(plan, build_operator(plan.child))
     if isinstance(plan, LogicalAssertOneRow):
         return AssertOneRow(plan, build_operator(plan.child))
     raise NotImplementedError(f"no operator for {type(plan).__name__}")

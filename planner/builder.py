@@ -20,7 +20,7 @@ from sql.expressions import ColumnRef, Expr, SubqueryExpr
 from sql.relations import BoundDerived, BoundJoin, BoundQuery, BoundRelation, BoundSetOp, BoundTable
 from planner.logical import (
     LogicalAggregate, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
-    LogicalScan, LogicalSetOp, LogicalSort, LogicalValues, ScanRange, SortKey,
+    LogicalScan, LogicalSetOp, LogicalSort, LogicalValues, LogicalWindow, ScanRange, SortKey,
 )
 
 
@@ -97,6 +97,10 @@ def build_logical(bound: BoundQuery, catalog: CatalogView) -> LogicalPlan:
         plan = LogicalAggregate(plan, bound.group_by, bound.aggregates)
         if bound.having is not None:
             plan = plan_where(plan, bound.having, catalog)
+    if bound.windows:
+        if any(_has_subquery(w) for _, w in bound.windows):
+            raise not_supported("subquery in a window function")
+        plan = LogicalWindow(plan, bound.windows)
     projections = bound.projections
     if any(_has_subquery(e) for _, e in projections):
         plan, exprs = attach_subqueries(plan, [e for _, e in projections], catalog)

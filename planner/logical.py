@@ -321,3 +321,22 @@ class LogicalAssertOneRow(_Unary):
 
     def describe(self) -> str:
         return "LogicalAssertOneRow"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalWindow(_Unary):
+    """Computes window functions over its child; outputs the child's columns followed by one
+    column per `(name, WindowCall)` in `windows`. Upstream: Doris Nereids `LogicalWindow`."""
+
+    windows: tuple[tuple[str, Expr], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.child.names + tuple(n for n, _ in self.windows)
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return self.child.types + tuple(w.type for _, w in self.windows)
+
+    def describe(self) -> str:
+        return "LogicalWindow(" + ", ".join(f"{w.sql()} AS {n}" for n, w in self.windows) + ")"

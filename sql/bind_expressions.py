@@ -104,6 +104,7 @@ _FUNCS: dict[type, tuple[str, tuple[str, ...]]] = {
     exp.Nullif: ("nullif", ("this", "expression")),
     exp.BitmapCount: ("bitmap_count", ("this",)),
 }
+_EXTRACT_UNITS = {"year", "quarter", "month", "day", "hour", "minute", "second"}
 _SESSION_COLUMNS = {"current_date", "current_timestamp", "current_user", "localtime",
                     "localtimestamp", "current_time"}
 
@@ -119,6 +120,7 @@ class ExpressionBinder:
         self.allow_aggregates = allow_aggregates
         self._clause = clause
         self._in_aggregate = False
+        self.allow_windows = False  # SELECT list and ORDER BY only (set by the SELECT binder)
         # set by the SELECT binder: binds IN (subquery) / EXISTS / scalar subqueries
         self.subquery_binder: Callable[[exp.Expression, ExpressionBinder], Expr] | None = None
 
@@ -206,6 +208,12 @@ class ExpressionBinder:
         if isinstance(node, exp.AggFunc) or (
                 isinstance(node, exp.Anonymous) and aggregate_function(node.name) is not None):
             return self._aggregate(node)
+        if isinstance(node, exp.Extract):
+            # EXTRACT(unit FROM x) is the unit's extraction function: year(x), month(x), ...
+            unit = node.this.name.lower() if isinstance(node.this, (exp.Var, exp.Column)) else ""
+            if unit not in _EXTRACT_UNITS:
+                raise not_supported(f"expression '{node.sql(dialect='mysql')}'")
+            return self.call(unit, [node.expression])
         if type(node) in _FUNCS:
             name, argnames = _FUNCS[type(node)]
             if type(node) in (exp.Year, exp.Month, exp.Day, exp.DayOfMonth, exp.DayOfWeek,
@@ -216,7 +224,12 @@ class ExpressionBinder:
                 args.pop()
             return self.call(name, args)
         if isinstance(node, exp.Window):
-            raise not_supported("window function")
+            if not self.allow_windows:
+                raise DorisError(f"window function is not allowed in {self._clause} clause: "
+                                 f"{node.sql(dialect='mysql')}")
+            from sql.bind_window import bind_window
+
+            return bind_window(node, self)
         if isinstance(node, (exp.Subquery, exp.Select, exp.Exists, exp.SetOperation)):
             if self.subquery_binder is None:
                 raise not_supported("subquery")

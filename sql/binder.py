@@ -24,7 +24,10 @@ from sql.bind_from import (  # noqa: F401 - re-exported for callers of the binde
     unknown_column,
 )
 from sql.errors import DorisError, ErrorCode
-from sql.expressions import AggregateCall, ColumnRef, Expr, contains_aggregate
+from sql.bind_window import extract_windows
+from sql.expressions import (
+    AggregateCall, ColumnRef, Expr, WindowCall, contains_aggregate, contains_window,
+)
 from sql.naming import generated_name, select_item_texts
 from sql.relations import (  # noqa: F401 - re-exported: the bound query types live there
     NO_FROM, BoundQuery, BoundSelect, CatalogView, RelColumn, Scope, SortItem, TableSource,
@@ -45,10 +48,6 @@ def check_supported(select: exp.Select) -> None:
         if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")) or any(
                 isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions):
             raise not_supported("GROUPING SETS / ROLLUP / CUBE")
-    for node in select.walk(prune=lambda n: n is not select and isinstance(
-            n, (exp.Select, exp.Subquery, exp.SetOperation))):
-        if isinstance(node, exp.Window):
-            raise not_supported("window function")
 
 
 class SelectBinder(FromBinder):
@@ -89,6 +88,7 @@ class SelectBinder(FromBinder):
         proj: list[Expr] = []
         names: list[str] = []
         sel_binder = self._binder(self._resolve_source, True, "SELECT")
+        sel_binder.allow_windows = True
         for i, item in enumerate(items):
             node = item.this if isinstance(item, exp.Alias) else item
             star_table = None
@@ -123,6 +123,9 @@ class SelectBinder(FromBinder):
             hb = self._binder(self._resolve_having, True, "HAVING")
             having = coerce_bool(hb.bind(select.args["having"].this))
 
+        for clause, exprs in (("GROUP BY", group_exprs), ("HAVING", [having] if having else [])):
+            if any(contains_window(e) for e in exprs):  # through a select alias
+                raise DorisError(f"window function is not allowed in {clause} clause")
         order_raw = self._order_by(select, proj, names)
         is_agg = bool(group_exprs) or having is not None or any(
             contains_aggregate(e) for e in proj) or any(
@@ -137,6 +140,7 @@ class SelectBinder(FromBinder):
             order_raw = [(e if isinstance(e, int) else lift(e, None), d, nf)
                          for e, d, nf in order_raw]
 
+        proj, order_raw, windows = _extract_windows(proj, order_raw)
         projections = [(f"_c{i}", e) for i, e in enumerate(proj)]
         sort_items: list[SortItem] = []
         distinct = select.args.get("distinct") is not None
@@ -159,7 +163,7 @@ class SelectBinder(FromBinder):
             source=src, where=where, is_aggregate=is_agg, group_by=group_named,
             aggregates=tuple(agg_names), having=having, projections=tuple(projections),
             visible=len(names), names=tuple(names), distinct=distinct,
-            order_by=tuple(sort_items), limit=limit, offset=offset,
+            order_by=tuple(sort_items), limit=limit, offset=offset, windows=tuple(windows),
         )
 
     # ---- helpers ---------------------------------------------------------------------------
@@ -227,6 +231,7 @@ class SelectBinder(FromBinder):
         if order is None:
             return []
         ob = self._binder(self._resolve_order, True, "ORDER BY")
+        ob.allow_windows = True
         out: list[tuple[Expr | int, bool, bool]] = []
         for o in order.expressions:
             node = o.this
@@ -243,6 +248,19 @@ class SelectBinder(FromBinder):
                     continue
             out.append((ob.bind(node), desc, nulls_first))
         return out
+
+
+def _extract_windows(proj: list[Expr], order_raw: list[tuple[Expr | int, bool, bool]]
+                     ) -> tuple[list[Expr], list[tuple[Expr | int, bool, bool]],
+                                list[tuple[str, WindowCall]]]:
+    """Window calls of the select list and ORDER BY become `__w<i>` columns (sql/bind_window)."""
+    order_exprs = [e for e, _, _ in order_raw if not isinstance(e, int)]
+    if not any(contains_window(e) for e in [*proj, *order_exprs]):
+        return proj, order_raw, []
+    new, windows = extract_windows([*proj, *order_exprs])
+    it = iter(new[len(proj):])
+    order = [(e if isinstance(e, int) else next(it), d, nf) for e, d, nf in order_raw]
+    return new[:len(proj)], order, windows
 
 
 class _Lifter:

@@ -308,3 +308,50 @@ def column_names(expr: Expr) -> set[str]:
 
 def contains_aggregate(expr: Expr) -> bool:
     return any(isinstance(e, AggregateCall) for e in expr.walk())
+
+
+@dataclass(frozen=True, slots=True)
+class WindowFrame:
+    """`kind` "rows" | "range"; bounds are ("unbounded_preceding" | "preceding" | "current_row"
+    | "following" | "unbounded_following", offset) with offset only for (pre|fol)ceding."""
+
+    kind: str
+    start: tuple[str, int]
+    end: tuple[str, int]
+
+    def sql(self) -> str:
+        def bound(b: tuple[str, int]) -> str:
+            name = b[0].upper().replace("_", " ")
+            return f"{b[1]} {name}" if b[0] in ("preceding", "following") else name
+
+        return f"{self.kind.upper()} BETWEEN {bound(self.start)} AND {bound(self.end)}"
+
+
+@dataclass(frozen=True, slots=True)
+class WindowCall(Expr):
+    """`name(args) OVER (PARTITION BY partition_by ORDER BY order_by frame)`; planned as a
+    LogicalWindow column (sql/bind_window.py). `order_by` items are (expr, desc, nulls_first);
+    `frame` is the effective frame (defaults filled in) or None for ranking functions."""
+
+    name: str
+    args: tuple[Expr, ...]
+    partition_by: tuple[Expr, ...]
+    order_by: tuple[tuple[Expr, bool, bool], ...]
+    frame: WindowFrame | None
+    type: DataType
+
+    def sql(self) -> str:
+        parts = []
+        if self.partition_by:
+            parts.append("PARTITION BY " + ", ".join(p.sql() for p in self.partition_by))
+        if self.order_by:
+            parts.append("ORDER BY " + ", ".join(
+                f"{e.sql()}{' DESC' if d else ''}" for e, d, _ in self.order_by))
+        if self.frame is not None:
+            parts.append(self.frame.sql())
+        inner = ", ".join(a.sql() for a in self.args)
+        return f"{self.name}({inner}) OVER ({' '.join(parts)})"
+
+
+def contains_window(expr: Expr) -> bool:
+    return any(isinstance(e, WindowCall) for e in expr.walk())

@@ -81,6 +81,8 @@ class BoundSelect:
     order_by: tuple[SortItem, ...]  # over projection names
     limit: int | None
     offset: int
+    # window calls computed after GROUP BY / HAVING, referenced by name from projections
+    windows: tuple[tuple[str, Expr], ...] = ()
 
     @property
     def types(self) -> tuple[DataType, ...]:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from planner.logical import (
     LogicalAggregate, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
-    LogicalScan, LogicalSort, LogicalValues,
+    LogicalScan, LogicalSort, LogicalValues, LogicalWindow,
 )
 from sql.expressions import column_names
 from storage.types import DataType
@@ -78,6 +78,16 @@ def _prune(plan: LogicalPlan, required: set[str] | None) -> LogicalPlan:
         return replace(plan, child=_prune(plan.child, need))
     if isinstance(plan, LogicalLimit):
         return replace(plan, child=_prune(plan.child, required))
+    if isinstance(plan, LogicalWindow):
+        windows = plan.windows if required is None else tuple(
+            (n, w) for n, w in plan.windows if n in required)
+        need = set(plan.child.names) if required is None else set(required)
+        need -= {n for n, _ in plan.windows}
+        for _, w in windows:
+            need |= column_names(w)
+        if not windows:
+            return _prune(plan.child, need)
+        return replace(plan, child=_prune(plan.child, need), windows=windows)
     if isinstance(plan, LogicalJoin):
         need = set(plan.names) if required is None else set(required)
         exprs = [*plan.left_keys, *plan.right_keys, *(plan.mark_keys or ())]

@@ -9,9 +9,13 @@ Top-down over the plan:
   clause (the null-supplying side of an outer join, the build side of a semi join; both sides
   of an INNER join); `l = r` conjuncts between the sides become hash keys; the rest is the
   residual evaluated on candidate pairs. FULL joins push nothing.
+- Before that, a disjunction whose every branch shares conjuncts is factored:
+  `(a AND b) OR (a AND c)` -> `a AND (b OR c)` (Kleene logic keeps this exact), so a join key
+  repeated in each OR branch (TPC-H Q19) becomes a hash key instead of a cross-join residual.
 - Filter(Project) where the referenced outputs are plain column renames: the filter moves
   below the project (so filters reach the scans under the renaming projects of a join tree).
-Upstream: Doris Nereids `PushDownFilterThroughJoin`, `FindHashConditionForJoin`.
+Upstream: Doris Nereids `PushDownFilterThroughJoin`, `FindHashConditionForJoin`,
+`ExtractCommonFactorRule`.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.logical import LogicalFilter, LogicalJoin, LogicalPlan, LogicalProject
-from sql.expressions import ColumnRef, Comparison, Expr, column_names, conjuncts, make_and
+from sql.expressions import (
+    ColumnRef, Comparison, Expr, Or, column_names, conjuncts, make_and,
+)
 
 _LEFT_PRESERVED = ("inner", "cross", "left", "left_semi", "left_anti", "mark")
 _RIGHT_PRESERVED = ("inner", "cross", "right", "right_semi", "right_anti")
@@ -37,10 +43,35 @@ def _filter(plan: LogicalPlan, parts: list[Expr]) -> LogicalPlan:
     return plan if pred is None else LogicalFilter(plan, pred)
 
 
+def _disjuncts(expr: Expr) -> list[Expr]:
+    if isinstance(expr, Or):
+        return [d for a in expr.args for d in _disjuncts(a)]
+    return [expr]
+
+
+def _factor_or(parts: list[Expr]) -> list[Expr]:
+    """Pull the conjuncts common to every branch of an OR conjunct out of it."""
+    out: list[Expr] = []
+    for p in parts:
+        branches = [conjuncts(b) for b in _disjuncts(p)] if isinstance(p, Or) else []
+        common = [c for c in branches[0] if all(c in b for b in branches[1:])] if branches else []
+        if not common:
+            out.append(p)
+            continue
+        out.extend(common)
+        rest = [[c for c in b if c not in common] for b in branches]
+        if all(rest):  # a branch reduced to nothing makes the remaining OR true
+            out.append(Or(tuple(make_and(r) for r in rest)))  # type: ignore[misc]
+    return out
+
+
 def _visit(plan: LogicalPlan) -> LogicalPlan:
     if isinstance(plan, LogicalFilter):
         child = plan.child
         parts = conjuncts(plan.predicate)
+        if any(isinstance(p, Or) for p in parts):
+            parts = _factor_or(parts)
+            plan = LogicalFilter(child, make_and(parts))  # type: ignore[arg-type]
         if isinstance(child, LogicalFilter):
             return _visit(LogicalFilter(child.child, make_and(conjuncts(child.predicate) + parts)))
         if isinstance(child, LogicalJoin):

@@ -151,3 +151,18 @@ def test_evaluate_constant_rejects_columns() -> None:
     with pytest.raises(ShaleError) as exc:
         evaluate_constant(parse("SELECT a + 1").expressions[0], session())
     assert "Unknown column 'a'" in exc.value.message
+
+
+def test_extract_date_parts(engine: MemoryEngine) -> None:
+    _, rows = run(engine, "SELECT EXTRACT(YEAR FROM d), EXTRACT(MONTH FROM d), EXTRACT(DAY FROM d)"
+                          " FROM t WHERE a = 0")
+    day = dt.date(1970, 1, 1) + dt.timedelta(days=18000)
+    assert rows == [(day.year, day.month, day.day)]
+    with pytest.raises(ShaleError, match="is not supported yet"):
+        run(engine, "SELECT EXTRACT(MICROSECOND FROM d) FROM t")
+
+
+def test_or_factoring_keeps_three_valued_semantics(engine: MemoryEngine) -> None:
+    # (a AND b) OR (a AND c) -> a AND (b OR c); rows where the OR is NULL stay filtered out.
+    _, rows = run(engine, "SELECT a FROM t WHERE (a < 5 AND s = 'n1') OR (a < 5 AND s = 'n2')")
+    assert sorted(r[0] for r in rows) == [1, 2]

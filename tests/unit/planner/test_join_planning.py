@@ -85,3 +85,18 @@ def test_scalar_subquery_is_guarded_left_join() -> None:
 def test_join_hint_is_kept() -> None:
     (j,) = joins(plan("SELECT 1 FROM t JOIN [broadcast] u ON t.a = u.a"))
     assert j.hint == "BROADCAST"
+
+
+def test_or_common_factor_becomes_hash_key() -> None:
+    # TPC-H Q19 shape: the join key repeated in every OR branch is factored out, so the cross
+    # join becomes a hash join instead of evaluating the OR on every pair.
+    (j,) = joins(plan("SELECT t.s FROM t, u WHERE (t.a = u.a AND t.s = 'x' AND u.c = 1) "
+                      "OR (t.a = u.a AND t.s = 'y' AND u.c = 2)"))
+    assert j.kind == "inner" and len(j.left_keys) == 1
+    assert "OR" in j.residual.sql()
+
+
+def test_or_branch_reduced_to_common_factor_drops_the_or() -> None:
+    # (a) OR (a AND b) == a
+    (j,) = joins(plan("SELECT t.s FROM t, u WHERE t.a = u.a OR (t.a = u.a AND u.c = 2)"))
+    assert len(j.left_keys) == 1 and j.residual is None
