@@ -19,6 +19,7 @@ import numpy as np
 
 from executor.compile import compile_column, compile_expr, compile_predicate
 from executor.join_table import JoinTable
+from executor.memory import batch_bytes
 from executor.operator import ExecContext, Operator, chunks
 from planner.logical import LogicalJoin
 from sql.expressions import Comparison, make_and
@@ -41,6 +42,7 @@ class HashJoin(Operator):
         super().__init__(left, right)
         self.plan = plan
         self._parts: list[Batch] = []
+        self._bytes = 0
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -57,13 +59,22 @@ class HashJoin(Operator):
 
     # ---- build (the sink side: sink / combine / finalize) -----------------------------------
     def sink(self, batch: Batch) -> None:
-        """Consume one build-side batch."""
+        """Consume one build-side batch (its bytes count against exec_mem_limit)."""
         self._parts.append(batch)
+        self._bytes += batch_bytes(batch)
+        self.ctx.memory.set(self, "HashJoin", self._bytes)
 
     def combine(self, other: HashJoin) -> None:
         """Merge the build rows a parallel twin sank (before `finalize`)."""
         self._parts.extend(other._parts)
+        self._bytes += other._bytes
         other._parts = []
+        self.ctx.memory.set(self, "HashJoin", self._bytes)
+
+    def close(self) -> None:
+        if self._ctx is not None:
+            self._ctx.memory.release(self)
+        super().close()
 
     def finalize(self) -> None:
         """Concatenate the build rows and hash their keys into the join table(s)."""
