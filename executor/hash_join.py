@@ -19,7 +19,7 @@ import numpy as np
 
 from executor.compile import compile_column, compile_expr, compile_predicate
 from executor.join_table import JoinTable
-from executor.memory import batch_bytes
+from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, chunks
 from planner.logical import LogicalJoin
 from sql.expressions import Comparison, make_and
@@ -37,12 +37,15 @@ def null_column(t: DataType, n: int) -> Column:
     return Column(t, np.zeros(n, dtype=t.numpy_dtype), valid)
 
 
-class HashJoin(Operator):
+class HashJoin(BufferedInput, Operator):
+    """Build side sinks through BufferedInput (counted against exec_mem_limit)."""
+
+    memory_node = "HashJoin"
+
     def __init__(self, plan: LogicalJoin, left: Operator, right: Operator) -> None:
         super().__init__(left, right)
         self.plan = plan
-        self._parts: list[Batch] = []
-        self._bytes = 0
+        self._init_buffer()
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -58,29 +61,11 @@ class HashJoin(Operator):
             self._mark_cmp = compile_expr(Comparison("=", *p.mark_keys), ctx.cancel)
 
     # ---- build (the sink side: sink / combine / finalize) -----------------------------------
-    def sink(self, batch: Batch) -> None:
-        """Consume one build-side batch (its bytes count against exec_mem_limit)."""
-        self._parts.append(batch)
-        self._bytes += batch_bytes(batch)
-        self.ctx.memory.set(self, "HashJoin", self._bytes)
-
-    def combine(self, other: HashJoin) -> None:
-        """Merge the build rows a parallel twin sank (before `finalize`)."""
-        self._parts.extend(other._parts)
-        self._bytes += other._bytes
-        other._parts = []
-        self.ctx.memory.set(self, "HashJoin", self._bytes)
-
-    def close(self) -> None:
-        if self._ctx is not None:
-            self._ctx.memory.release(self)
-        super().close()
 
     def finalize(self) -> None:
         """Concatenate the build rows and hash their keys into the join table(s)."""
         p = self.plan.right
-        parts = self._parts
-        self._parts = []
+        parts = self.take_buffered()
         self._build_batch = (Batch.concat(parts) if parts
                              else Batch.empty(p.names, p.types))
         b = self._build_batch
@@ -123,7 +108,7 @@ class HashJoin(Operator):
         return Batch(lb.names + b.names, lb.take(pi).columns + b.take(bi).columns)
 
     def produce(self) -> Iterator[Batch]:
-        self._parts = []
+        self._init_buffer()
         for batch in self.children[1].batches():
             if batch.num_rows:
                 self.sink(batch)

@@ -70,3 +70,39 @@ def column_bytes(c: Column) -> int:
 def batch_bytes(batch: Batch) -> int:
     """Bytes of a batch's arrays (what a blocking operator holding it should report)."""
     return sum(column_bytes(c) for c in batch.columns)
+
+
+class BufferedInput:
+    """Input buffering shared by the blocking operators (sort, window, hash-join build).
+
+    Keeps every sunk batch and reports the bytes held to the query's memory tracker under
+    `memory_node`, so `exec_mem_limit` sees them; `close` releases them. Mixed into an
+    Operator, which provides `ctx`/`_ctx`.
+    """
+
+    memory_node = "Operator"
+
+    def _init_buffer(self) -> None:
+        self._batches: list[Batch] = []
+        self._bytes = 0
+
+    def sink(self, batch: Batch) -> None:
+        self._batches.append(batch)
+        self._bytes += batch_bytes(batch)
+        self.ctx.memory.set(self, self.memory_node, self._bytes)  # type: ignore[attr-defined]
+
+    def combine(self, other: BufferedInput) -> None:
+        self._batches.extend(other._batches)
+        self._bytes += other._bytes
+        other._batches = []
+        self.ctx.memory.set(self, self.memory_node, self._bytes)  # type: ignore[attr-defined]
+
+    def take_buffered(self) -> list[Batch]:
+        """The sunk batches, handed over once (the buffer is emptied)."""
+        batches, self._batches = self._batches, []
+        return batches
+
+    def close(self) -> None:
+        if self._ctx is not None:  # type: ignore[attr-defined]
+            self._ctx.memory.release(self)  # type: ignore[attr-defined]
+        super().close()  # type: ignore[misc]

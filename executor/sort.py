@@ -11,46 +11,31 @@ from collections.abc import Iterator
 
 from executor.compile import compile_column
 from executor.keys import lexsort_indices, sort_key
-from executor.memory import batch_bytes
+from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
 from planner.logical import LogicalSort
 from storage.batch import Batch
 
 
-class Sort(SinkOperator):
+class Sort(BufferedInput, SinkOperator):
+    memory_node = "Sort"
+
     def __init__(self, plan: LogicalSort, child: Operator) -> None:
         super().__init__(child)
         self.plan = plan
-        self._batches: list[Batch] = []
-        self._bytes = 0
+        self._init_buffer()
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
         self._key_fns = [compile_column(k.expr, ctx.cancel) for k in self.plan.keys]
 
-    def sink(self, batch: Batch) -> None:
-        self._batches.append(batch)
-        self._bytes += batch_bytes(batch)
-        self.ctx.memory.set(self, "Sort", self._bytes)
-
-    def combine(self, other: SinkOperator) -> None:
-        assert isinstance(other, Sort)
-        self._batches.extend(other._batches)
-        self._bytes += other._bytes
-        self.ctx.memory.set(self, "Sort", self._bytes)
-
     def finalize(self) -> Iterator[Batch]:
-        if not self._batches:
+        batches = self.take_buffered()
+        if not batches:
             return
-        data = Batch.concat(self._batches)
-        self._batches = []
+        data = Batch.concat(batches)
         keys = [sort_key(fn(data), k.desc, k.nulls_first)
                 for fn, k in zip(self._key_fns, self.plan.keys)]
         order = lexsort_indices(keys)
         yield from chunks(data.take(order), self.ctx.batch_size)
-
-    def close(self) -> None:
-        if self._ctx is not None:
-            self._ctx.memory.release(self)
-        super().close()
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from executor.compile import compile_column
 from executor.keys import column_codes, lexsort_indices, sort_key
-from executor.memory import batch_bytes
+from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
 from planner.logical import LogicalWindow
 from sql.expressions import Expr, Literal, WindowCall, WindowFrame
@@ -30,12 +30,13 @@ from storage.batch import Batch, Column
 from storage.types import BIGINT, DOUBLE
 
 
-class Window(SinkOperator):
+class Window(BufferedInput, SinkOperator):
+    memory_node = "Window"
+
     def __init__(self, plan: LogicalWindow, child: Operator) -> None:
         super().__init__(child)
         self.plan = plan
-        self._batches: list[Batch] = []
-        self._bytes = 0
+        self._init_buffer()
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -46,22 +47,11 @@ class Window(SinkOperator):
                 if e not in self._fns:
                     self._fns[e] = compile_column(e, ctx.cancel)
 
-    def sink(self, batch: Batch) -> None:
-        self._batches.append(batch)
-        self._bytes += batch_bytes(batch)
-        self.ctx.memory.set(self, "Window", self._bytes)
-
-    def combine(self, other: SinkOperator) -> None:
-        assert isinstance(other, Window)
-        self._batches.extend(other._batches)
-        self._bytes += other._bytes
-        self.ctx.memory.set(self, "Window", self._bytes)
-
     def finalize(self) -> Iterator[Batch]:
-        if not self._batches:
+        batches = self.take_buffered()
+        if not batches:
             return
-        data = Batch.concat(self._batches)
-        self._batches = []
+        data = Batch.concat(batches)
         cache: dict[Expr, Column] = {}
 
         def col(e: Expr) -> Column:
@@ -77,11 +67,6 @@ class Window(SinkOperator):
             names.append(name)
             cols.append(evaluate(w, col, data.num_rows, layouts))
         yield from chunks(Batch(tuple(names), tuple(cols)), self.ctx.batch_size)
-
-    def close(self) -> None:
-        if self._ctx is not None:
-            self._ctx.memory.release(self)
-        super().close()
 
 
 # ---- layout of one window's sorted rows ------------------------------------------------------
