@@ -14,11 +14,13 @@ from planner.logical import LogicalPlan
 from planner.rules.prune_columns import prune_columns
 from planner.rules.push_down_filters import push_down_filters
 from planner.rules.push_down_join_predicates import push_down_join_predicates
+from planner.rules.reorder_joins import reorder_joins
 
 Rule = Callable[[LogicalPlan, "OptimizerContext"], LogicalPlan]
 
 RULES: tuple[Rule, ...] = (
     push_down_join_predicates,
+    reorder_joins,
     push_down_filters,
     prune_columns,
 )

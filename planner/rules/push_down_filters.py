@@ -9,6 +9,8 @@ Upstream: Doris Nereids `PushDownFilterThroughProject` / `PushPredicateIntoScan`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from planner.logical import LogicalFilter, LogicalPlan, LogicalScan
 from sql.expressions import (
     SWAPPED_OP, ColumnRef, Comparison, Expr, InList, IsNull, Literal, conjuncts,
@@ -50,11 +52,7 @@ def push_down_filters(plan: LogicalPlan, ctx: object) -> LogicalPlan:
     if isinstance(child, LogicalScan):
         filters = child.filters + tuple(p for p in parts if p not in child.filters)
         preds = tuple(p for p in (storage_predicate(f) for f in filters) if p is not None)
-        return LogicalScan(
-            db=child.db, table=child.table, table_id=child.table_id, index_id=child.index_id,
-            columns=child.columns, column_types=child.column_types, ranges=child.ranges,
-            partitions=child.partitions, filters=filters, predicates=preds,
-        )
+        return replace(child, filters=filters, predicates=preds)
     return plan
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from storage.batch import Batch, Column
 from storage.catalog.meta import (
     ColumnMeta, DatabaseMeta, DistributionInfo, DistributionType, KeysType,
-    MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, TableMeta, TabletMeta,
+    MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, RowsetMeta, TableMeta, TabletMeta,
 )
 from storage.reader import ReadOptions
 from storage.types import DataType
@@ -86,6 +86,10 @@ class MemoryEngine:
         meta = next(t for t in self.tables.values() if t.table_id == table_id)
         return [MaterializedIndexMeta(meta.base_index_id, meta.name, meta.column_names,
                                       meta.keys_type, True)]
+
+    def rowsets(self, tablet_id: int, max_version: int | None = None) -> list[RowsetMeta]:
+        # one rowset per tablet: its row count is what the planner's statistics read
+        return [RowsetMeta(f"mem{tablet_id}", tablet_id, 2, 2, len(self.data[tablet_id]), 0, ())]
 
     def tablets(self, table_id: int, partition_id: int | None = None,
                 index_id: int | None = None) -> list[TabletMeta]:
