@@ -89,7 +89,7 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
                                    _int_variable(ctx, "exec_mem_limit", DEFAULT_EXEC_MEM_LIMIT),
                                    _query_id()),
                                parallelism=scan_parallelism(ctx))
-        root = build_operator(prepared.plan)
+        root = build_operator(prepared.plan, runtime_filters=_runtime_filters_on(ctx))
         root.open(exec_ctx)
         try:
             for batch in root.batches():
@@ -105,6 +105,13 @@ def _int_variable(ctx: SessionContext, name: str, default: int) -> int:
         return int(ctx.variables(name))  # type: ignore[call-overload]
     except (ShaleError, KeyError, TypeError, ValueError):
         return default
+
+
+def _runtime_filters_on(ctx: SessionContext) -> bool:
+    try:
+        return str(ctx.variables("runtime_filter_mode")).upper() != "OFF"
+    except (ShaleError, KeyError):
+        return True
 
 
 def scan_parallelism(ctx: SessionContext) -> int:

@@ -43,6 +43,7 @@ class QueryProfile:
             ("NumSegmentTotal", str(s.segments_read + s.segments_skipped)),
             ("NumSegmentFiltered", str(s.segments_skipped)),
             ("TotalPagesNum", str(s.pages_read + s.pages_skipped_zone_map)),
+            ("CachedPagesNum", str(s.pages_cached)),
             ("PagesFilteredByZoneMap", str(s.pages_skipped_zone_map)),
             ("RowsTotal", str(s.rows_total)),
             ("RowsKeyRangeFiltered", str(s.rows_skipped_short_key)),

@@ -15,7 +15,43 @@ import numpy as np
 
 from storage.batch import DEFAULT_BATCH_SIZE, Column
 
-OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null")
+OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null", "in_bitmap")
+# Operators the indexes (short key, zone maps) understand; `in_bitmap` (a join's runtime filter,
+# values = (IntegerSet,)) is evaluated row by row only; the filter's min / max travel as separate
+# `>=` / `<=` predicates that the indexes do use.
+INDEXABLE_OPS = frozenset(OPS) - {"in_bitmap"}
+
+
+class IntegerSet:
+    """A set of integers as a dense bitmap over [lo, lo + len(bits)): O(1) membership per row.
+
+    Equality is identity (a filter built for one query is never compared by value)."""
+
+    __slots__ = ("lo", "bits")
+
+    def __init__(self, lo: int, bits: np.ndarray) -> None:
+        self.lo = int(lo)
+        self.bits = bits  # bool per value lo, lo + 1, ...
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> IntegerSet:
+        if len(values) == 0:
+            return cls(0, np.zeros(0, np.bool_))
+        lo, hi = int(values.min()), int(values.max())
+        bits = np.zeros(hi - lo + 1, np.bool_)
+        bits[values.astype(np.int64) - lo] = True
+        return cls(lo, bits)
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self.bits))
+
+    def __repr__(self) -> str:
+        return f"IntegerSet(lo={self.lo}, span={len(self.bits)}, count={len(self)})"
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        from storage.membership import bitmap_contains
+
+        return bitmap_contains(np.ascontiguousarray(values), self.lo, self.bits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +80,18 @@ def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:
         return nulls.copy()
     if pred.op == "is_not_null":
         return ~nulls
-    values = col.string_values() if col.offsets is not None else col.data
     op = pred.op
+    if op == "in_bitmap":
+        (members,) = pred.values
+        return members.contains(col.data) & ~nulls  # type: ignore[attr-defined]
+    if col.offsets is not None and (op not in ("in", "not_in") or len(pred.values) <= 16):
+        return _evaluate_varlen(pred, col) & ~nulls
+    values = col.string_values() if col.offsets is not None else col.data
     if op in ("in", "not_in"):
         wanted = list(pred.values)
         if values.dtype == np.dtype(object):
-            hit = np.fromiter((v in set(wanted) for v in values), dtype=np.bool_, count=n)
+            members = set(wanted)
+            hit = np.fromiter((v in members for v in values), dtype=np.bool_, count=n)
         else:
             hit = np.isin(values, np.array(wanted, dtype=values.dtype)) if wanted else np.zeros(n, np.bool_)
         mask = hit if op == "in" else ~hit
@@ -64,3 +106,26 @@ def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:
             mask = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
                     ">": np.greater, ">=": np.greater_equal}[op](values, scalar)
     return mask & ~nulls
+
+
+_SIGN_TESTS = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+               ">": np.greater, ">=": np.greater_equal}
+
+
+def _evaluate_varlen(pred: ColumnPredicate, col: Column) -> np.ndarray:
+    """Comparisons of a var-len column with constants on its offsets+bytes buffers (byte
+    order = code point order for UTF-8), never building Python strings."""
+    from storage.segment.encoding import varlen_compare_const
+
+    assert col.offsets is not None
+
+    def sign(v: object) -> np.ndarray:
+        raw = v.encode() if isinstance(v, str) else bytes(v)  # type: ignore[arg-type]
+        return varlen_compare_const(col.offsets, col.data, np.frombuffer(raw, np.uint8))
+
+    if pred.op in ("in", "not_in"):
+        hit = np.zeros(len(col), np.bool_)
+        for v in pred.values:
+            hit |= sign(v) == 0
+        return hit if pred.op == "in" else ~hit
+    return _SIGN_TESTS[pred.op](sign(pred.values[0]), 0)

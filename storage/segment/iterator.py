@@ -21,7 +21,7 @@ import numpy as np
 from storage.batch import Batch, Column
 from storage.indexes.short_key import encode_row, key_ranges
 from storage.indexes.zone_map import NotIndexable, index_value
-from storage.predicates import ColumnPredicate, evaluate
+from storage.predicates import INDEXABLE_OPS, ColumnPredicate, evaluate
 from storage.scan_stats import ScanStats
 from storage.segment.reader import ColumnInfo, SegmentReader
 from storage.segment.row_ranges import RowRanges
@@ -52,7 +52,7 @@ class SegmentIterator:
         """Predicates whose constants compare exactly with the stored index values."""
         out = []
         for info, p in self.predicates:
-            if not info.indexable:
+            if not info.indexable or p.op not in INDEXABLE_OPS:
                 continue
             try:
                 values = [index_value(info.stored, info.layout, v) for v in p.values]
