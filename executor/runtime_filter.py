@@ -93,11 +93,10 @@ def build_predicates(column: str, keys: Column) -> list[ColumnPredicate]:
         if len(values) == 0:
             return [ColumnPredicate(column, "in", ())]
         lo, hi = int(values.min()), int(values.max())
-        preds = [ColumnPredicate(column, ">=", (_physical(data, lo),)),
-                 ColumnPredicate(column, "<=", (_physical(data, hi),))]
-        if hi - lo < MAX_BITMAP_SPAN:
-            preds.append(ColumnPredicate(column, "in_bitmap", (IntegerSet.of(values),)))
-        return preds
+        if hi - lo < MAX_BITMAP_SPAN:  # the key set; storage prunes with its [min, max] too
+            return [ColumnPredicate(column, "in_bitmap", (IntegerSet.of(values),))]
+        return [ColumnPredicate(column, ">=", (_physical(data, lo),)),
+                ColumnPredicate(column, "<=", (_physical(data, hi),))]
     # Other key types (strings, floats, LARGEINT) get no filter yet: storage evaluates `in` on
     # them row by row in Python, which costs more than the probe it would save.
     return []

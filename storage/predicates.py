@@ -42,6 +42,10 @@ class IntegerSet:
         bits[values.astype(np.int64) - lo] = True
         return cls(lo, bits)
 
+    @property
+    def hi(self) -> int:
+        return self.lo + len(self.bits) - 1
+
     def __len__(self) -> int:
         return int(np.count_nonzero(self.bits))
 
@@ -63,6 +67,27 @@ class ColumnPredicate:
     def __post_init__(self) -> None:
         if self.op not in OPS:
             raise ValueError(f"unknown predicate operator {self.op!r}")
+
+
+def index_forms(pred: ColumnPredicate) -> list[ColumnPredicate]:
+    """What the indexes may prune with for `pred`: itself, or for a key set its [min, max]."""
+    if pred.op != "in_bitmap":
+        return [pred]
+    (members,) = pred.values
+    if not len(members.bits):  # type: ignore[attr-defined]
+        return [ColumnPredicate(pred.column, "in", ())]
+    return [ColumnPredicate(pred.column, ">=", (members.lo,)),  # type: ignore[attr-defined]
+            ColumnPredicate(pred.column, "<=", (members.hi,))]  # type: ignore[attr-defined]
+
+
+# Evaluation order inside a scan: the tests that usually keep the fewest rows first, so later
+# predicate columns are decoded and tested only for the rows still alive.
+_EVAL_RANK = {"=": 0, "in_bitmap": 1, "in": 1, "is_null": 2, "<": 3, "<=": 3, ">": 3, ">=": 3,
+              "!=": 4, "not_in": 4, "is_not_null": 5}
+
+
+def evaluation_rank(pred: ColumnPredicate) -> int:
+    return _EVAL_RANK.get(pred.op, 9)
 
 
 @dataclass(frozen=True, slots=True)
