@@ -22,7 +22,7 @@ from executor.join_table import JoinTable
 from executor.kernels.join_hash import is_identity
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, chunks
-from executor.runtime_filter import Target, build_predicates
+from executor.runtime_filter import USELESS_FRACTION, Target, build_fraction, build_predicates
 from planner.logical import LogicalJoin
 from sql.expressions import Comparison, make_and
 from storage.batch import Batch, Column
@@ -74,9 +74,12 @@ class HashJoin(BufferedInput, Operator):
         b = self._build_batch
         n = b.num_rows
         self._bkeys = [fn(b) for fn in self._rkeys]
-        for target in self.runtime_targets:
-            target.scan.add_runtime_filter(  # type: ignore[attr-defined]
-                build_predicates(target.column, self._bkeys[target.key_index]))
+        if self.runtime_targets:
+            keep = build_fraction(self.plan.right, n)
+            if keep < USELESS_FRACTION:
+                for target in self.runtime_targets:
+                    target.scan.add_runtime_filter(  # type: ignore[attr-defined]
+                        build_predicates(target.column, self._bkeys[target.key_index]), keep)
         self._table = JoinTable(self._bkeys, n) if self._bkeys else None
         self._matched = np.zeros(n, np.bool_)
         self._full_table: JoinTable | None = None

@@ -11,6 +11,8 @@ followed down through renaming Projects, Filters and the preserved side of other
 Scan that produces it. Only joins that drop unmatched probe rows publish filters (INNER, LEFT
 SEMI, RIGHT OUTER/SEMI/ANTI); LEFT/FULL OUTER, LEFT ANTI and mark joins must keep every probe
 row. A filter is an optimisation only: a scan that started before one arrived just reads more.
+A join whose build side kept nearly all rows of its table (an unfiltered dimension) publishes
+nothing: every probe row would pass. Scans test the filters they receive most selective first.
 Session variable `runtime_filter_mode` = OFF switches them off (Doris' name).
 Upstream: Doris `RuntimeFilter` (IN / MIN_MAX / BLOOM types, `runtime_filter_mode`), DuckDB
 join filter pushdown.
@@ -23,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from executor.operator import Operator
-from planner.logical import LogicalJoin, LogicalProject
+from planner.logical import LogicalJoin, LogicalPlan, LogicalProject
+from planner.statistics import base_rows
 from sql.expressions import ColumnRef
 from storage.batch import Column
 from storage.predicates import ColumnPredicate, IntegerSet
@@ -31,6 +34,16 @@ from storage.predicates import ColumnPredicate, IntegerSet
 # Joins whose probe rows without a partner never reach the output.
 FILTERING_KINDS = ("inner", "left_semi", "right", "right_semi", "right_anti")
 MAX_BITMAP_SPAN = 1 << 24  # bits (16 MiB of bools) for an integer key set
+# A build side that kept this fraction of its table's rows or more (an unfiltered dimension)
+# would let almost every probe row through: testing it costs more than it saves.
+USELESS_FRACTION = 0.9
+
+
+def build_fraction(build: LogicalPlan, build_rows: int) -> float:
+    """Fraction of the build input's base rows that reached the hash table (1.0 = no filter):
+    how selective the runtime filter will be, and the order scans test filters in."""
+    base = base_rows(build)
+    return 1.0 if base <= 0 else min(1.0, build_rows / base)
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,11 +39,12 @@ class Scan(Operator):
         super().__init__()
         self.plan = plan
         self._exchange: Generator[Batch, None, None] | None = None
-        self._runtime: list[ColumnPredicate] = []
+        self._runtime: list[tuple[float, int, list[ColumnPredicate]]] = []
 
-    def add_runtime_filter(self, predicates: list[ColumnPredicate]) -> None:
-        """Predicates a join published before this scan started (executor/runtime_filter.py)."""
-        self._runtime.extend(predicates)
+    def add_runtime_filter(self, predicates: list[ColumnPredicate], keep: float = 1.0) -> None:
+        """Predicates a join published before this scan started (executor/runtime_filter.py);
+        `keep` estimates the fraction of rows they let through (most selective tested first)."""
+        self._runtime.append((keep, len(self._runtime), predicates))
 
     def produce(self) -> Iterator[Batch]:
         ctx = self.ctx
@@ -57,7 +58,8 @@ class Scan(Operator):
         predicate = make_and([f for f in plan.filters if storage_predicate(f) not in pushed])
         keep = compile_predicate(predicate, ctx.cancel) if predicate is not None else None
         options = ReadOptions(columns=plan.columns,
-                              predicates=plan.predicates + tuple(self._runtime),
+                              predicates=plan.predicates + tuple(
+                                  p for _, _, ps in sorted(self._runtime) for p in ps),
                               batch_size=ctx.batch_size)
         parallel = ctx.parallelism > 1 and len(plan.ranges) > 1
 
