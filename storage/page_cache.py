@@ -116,4 +116,19 @@ def parse_limit(text: str | int) -> int:
     return int(t)
 
 
+_IDS: dict[Hashable, int] = {}
+_IDS_LOCK = threading.Lock()
+
+
+def cache_id(*parts: Hashable) -> int:
+    """A small int standing for a (file version, column, type): cheap to hash in page keys.
+    (Entries are tiny and bounded by the columns of the files ever opened.)"""
+    key = parts
+    got = _IDS.get(key)
+    if got is None:
+        with _IDS_LOCK:
+            got = _IDS.setdefault(key, len(_IDS))
+    return got
+
+
 PAGE_CACHE = PageCache(int(physical_memory() * DEFAULT_FRACTION))

@@ -140,16 +140,23 @@ class SegmentIterator:
         return col.slice(start - base, stop - base)
 
     def _take(self, info: ColumnInfo, rows: np.ndarray) -> Column:
-        """Rows (sorted row ids) of a column, decoding only the pages that hold them."""
+        """Rows (sorted row ids) of a column, decoding only the pages that hold them; each page
+        contributes its own rows (no concatenation of whole pages)."""
         ordinal = self.reader.ordinal(info, self.stats)
         page_of_row = ordinal.page_of(rows)
-        pages, first_index = np.unique(page_of_row, return_inverse=True)
-        cols = [self._page(info, int(p)) for p in pages]
-        lengths = np.asarray([len(c) for c in cols], dtype=np.int64)
-        bases = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        positions = bases[first_index] + (rows - ordinal.first_rows[page_of_row])
-        col = cols[0] if len(cols) == 1 else Column.concat(cols)
-        return col.take(positions)
+        first = int(page_of_row[0])
+        if first == int(page_of_row[-1]):  # all in one page
+            base = int(ordinal.first_rows[first])
+            return self._page(info, first).take(rows - base)
+        cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
+        starts = np.concatenate(([0], cuts)).tolist()
+        stops = np.concatenate((cuts, [len(rows)])).tolist()
+        parts = []
+        for a, b in zip(starts, stops):
+            page = int(page_of_row[a])
+            base = int(ordinal.first_rows[page])
+            parts.append(self._page(info, page).take(rows[a:b] - base))
+        return Column.concat(parts)
 
     def _gather(self, info: ColumnInfo, window: RowRanges, rows: np.ndarray | None) -> Column:
         if rows is None:

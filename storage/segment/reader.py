@@ -25,7 +25,7 @@ import numpy as np
 
 from storage.batch import Batch, Column
 from storage.errors import DorisError, ShaleError
-from storage.page_cache import PAGE_CACHE
+from storage.page_cache import PAGE_CACHE, cache_id
 from storage.indexes.ordinal import OrdinalIndex
 from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
 from storage.indexes.zone_map import ZoneMap
@@ -207,7 +207,7 @@ class SegmentReader:
     def read_page(self, info: ColumnInfo, page: int, stats: ScanStats | None = None) -> Column:
         """Data page `page` of a column as a Column of the requested type: from the page cache,
         else decoded (CRC-checked) and cached. The result is shared: never write into it."""
-        key = (self._identity, info.footer.name.lower(), page, info.type)
+        key = (cache_id(self._identity, info.footer.name.lower(), info.type), page)
         cached = PAGE_CACHE.get(key)
         if cached is not None:
             if stats is not None:
