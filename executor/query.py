@@ -73,6 +73,8 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     if not isinstance(select_ast, (exp.Select, exp.SetOperation)):
         raise not_supported(f"statement {type(select_ast).__name__}")
     bound = bind_query(select_ast, catalog, ctx, sql=sql)
+    if _bool_variable(ctx, "disable_join_reorder"):
+        disabled_rules = disabled_rules | {"reorder_joins"}
     plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules))
     return PreparedQuery(plan, bound.names, bound.types, disabled_rules)
 
@@ -105,6 +107,14 @@ def _int_variable(ctx: SessionContext, name: str, default: int) -> int:
         return int(ctx.variables(name))  # type: ignore[call-overload]
     except (ShaleError, KeyError, TypeError, ValueError):
         return default
+
+
+def _bool_variable(ctx: SessionContext, name: str) -> bool:
+    try:
+        value = ctx.variables(name)
+    except (ShaleError, KeyError):
+        return False
+    return str(value).lower() in ("1", "true", "on")
 
 
 def _runtime_filters_on(ctx: SessionContext) -> bool:

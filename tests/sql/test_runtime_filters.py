@@ -113,3 +113,17 @@ def test_repeated_scan_is_served_by_the_page_cache(star) -> None:  # type: ignor
     assert first == second
     assert p["CachedPagesNum"] > 0 and p["CachedPagesNum"] == p["TotalPagesNum"] - \
         p["PagesFilteredByZoneMap"]
+
+
+def test_disable_join_reorder_keeps_from_order_with_same_rows(star) -> None:  # type: ignore[no-untyped-def]
+    conn, duck = star
+    sql = ("SELECT d1.year, count(*) FROM dim d1, dim d2, fact "
+           "WHERE f_dim = d1.k AND f_opt = d2.k AND d2.name = 'n1' GROUP BY d1.year")
+    with conn.cursor() as cur:
+        reordered = _rows(cur, sql)
+        cur.execute("SET disable_join_reorder = true")
+        cur.execute("SELECT @@disable_join_reorder")
+        assert cur.fetchone()[0] == 1
+        as_written = _rows(cur, sql)
+        cur.execute("SET disable_join_reorder = false")
+    assert reordered == as_written == _sorted(duck.execute(sql).fetchall())

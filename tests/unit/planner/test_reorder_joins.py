@@ -134,3 +134,19 @@ def test_estimates_follow_foreign_keys() -> None:
     assert equi_join_rows(10, 100, 1e6, 1e6) == 1e5
     p = plan("SELECT v FROM fact WHERE v = 3")
     assert estimate_rows(p) == 1e5
+
+
+def test_disable_join_reorder_session_variable() -> None:
+    import threading
+
+    from executor.query import SessionContext, plan_select
+
+    def ctx(disable: bool) -> SessionContext:
+        values = {"disable_join_reorder": disable}
+        return SessionContext("db", 1, "root", "'root'@'%'", lambda n: values.get(n, 0),
+                              threading.Event())
+
+    on = plan_select(parse_one(STAR), StarCatalog(), ctx(False), sql=STAR).plan
+    off = plan_select(parse_one(STAR), StarCatalog(), ctx(True), sql=STAR).plan
+    assert table_of(joins(on)[-1].left) == "fact"
+    assert any(not j.left_keys for j in joins(off))  # FROM order: d1 x d2 first
