@@ -26,6 +26,8 @@ from sql import ast_views as V
 from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
+from planner.distribute import DistributeOptions, distribute
+from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN, explain_lines, shape_lines
 from sql.dialect import DescAll, DorisExplain
 from sql.errors import (
     DorisError,
@@ -168,7 +170,7 @@ class StatementRunner:
             return TextOutcome(r.names, r.rows)
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Query):
-                raise _not_supported("EXPLAIN")
+                return self.explain(stmt.this, None)
             r = show.describe(self._table(stmt.this))
             return TextOutcome(r.names, r.rows)
         if isinstance(stmt, exp.Use):
@@ -180,7 +182,7 @@ class StatementRunner:
         if isinstance(stmt, (exp.Transaction, exp.Commit, exp.Rollback)):
             return OkOutcome()
         if isinstance(stmt, DorisExplain):
-            raise _not_supported("EXPLAIN")
+            return self.explain(stmt.this, stmt.args.get("style"))
         if isinstance(stmt, exp.Delete):
             return self.delete(stmt)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
@@ -244,6 +246,24 @@ class StatementRunner:
             batches = self.profiles.track(batches, result.profile, stmt.meta.get("sql", ""),
                                           self.user, self.database)
         return RowsOutcome(list(result.names), list(result.types), batches)
+
+    def explain(self, query: exp.Expression, style: object) -> TextOutcome:
+        """EXPLAIN [VERBOSE | SHAPE PLAN | ...] <query>: the distributed plan in Doris' text."""
+        if not isinstance(query, exp.Query):
+            raise _not_supported(f"EXPLAIN of {type(query).__name__.upper()}")
+        ctx = self.context()
+        prepared = plan_select(query, self.engine.catalog, ctx, sql=query.meta.get("sql"))
+        v = self.lookup_variable
+        options = DistributeOptions(
+            disable_colocate=bool(v("disable_colocate_plan")) or bool(v("disable_colocate_join")),
+            bucket_shuffle=bool(v("enable_bucket_shuffle_join")),
+            broadcast_row_limit=int(v("broadcast_row_count_limit")),  # type: ignore[call-overload]
+            backends=len(self.engine.catalog.backends()))
+        dplan = distribute(prepared.plan, self.engine.catalog, options, list(prepared.names))
+        text = str(style.name if isinstance(style, exp.Expression) else style or "").upper()
+        lines = shape_lines(dplan) if text == "SHAPE PLAN" else \
+            explain_lines(dplan, verbose=text == "VERBOSE")
+        return TextOutcome([EXPLAIN_COLUMN], [(line,) for line in lines])
 
     def insert(self, stmt: exp.Insert) -> OkOutcome:
         target = stmt.this
