@@ -20,7 +20,7 @@ from sqlglot import exp
 from executor.build import build_operator
 from executor.compile import compile_expr
 from executor.memory import DEFAULT_EXEC_MEM_LIMIT, MemTracker
-from executor.operator import ExecContext
+from executor.operator import ExecContext, Operator
 from executor.scan import TabletSource
 from planner.builder import build_logical
 from planner.logical import LogicalPlan
@@ -49,6 +49,7 @@ class QueryResult:
     types: list[DataType]
     batches: Iterator[Batch]  # lazily produced; the server encodes each batch
     profile: ScanStats = field(default_factory=ScanStats)  # filled while batches are pulled
+    root: list[Operator] = field(default_factory=list)  # the operator tree, once running
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
     names = list(prepared.names)
     profile = ScanStats()
 
+    result = QueryResult(names, list(prepared.types), iter(()), profile)
+
     def run() -> Iterator[Batch]:
         exec_ctx = ExecContext(cancel=ctx.cancel, storage=storage, batch_size=batch_size,
                                scan_stats=profile, memory=MemTracker(
@@ -92,6 +95,7 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
                                    _query_id()),
                                parallelism=scan_parallelism(ctx))
         root = build_operator(prepared.plan, runtime_filters=_runtime_filters_on(ctx))
+        result.root.append(root)
         root.open(exec_ctx)
         try:
             for batch in root.batches():
@@ -99,7 +103,8 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
         finally:
             root.close()
 
-    return QueryResult(names, list(prepared.types), run(), profile)
+    result.batches = run()
+    return result
 
 
 def _int_variable(ctx: SessionContext, name: str, default: int) -> int:

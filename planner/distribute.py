@@ -84,6 +84,10 @@ class PNode:
     shape: str = ""  # EXPLAIN SHAPE PLAN label
     colocated: bool = False
     scan_key: int | None = None  # scans: id() of their LogicalScan (runtime-filter targets)
+    # child indexes from the plan root to the logical node this node executes (the executor's
+    # operator tree mirrors the plan, so the profile finds the operator at the same path);
+    # exchanges carry the path of the node whose output they move
+    path: tuple[int, ...] = ()
 
 
 @dataclass
@@ -129,6 +133,7 @@ class _Planner:
         self._rf = 0
         self.scan_filters: dict[int, list[str]] = {}  # id(LogicalScan) -> "RF000[..] -> col"
         self.display: dict[str, str] = {}  # projected output name -> its expression's text
+        self._path: tuple[int, ...] = ()
 
     def text(self, e: Expr) -> str:
         """An expression as EXPLAIN prints it (projected names replaced by what they compute)."""
@@ -138,13 +143,14 @@ class _Planner:
 
     def node(self, name: str, children: list[PNode] | None = None,
              details: list[str] | None = None, shape: str = "") -> PNode:
-        n = PNode(self._ids, name, details or [], [], children or [], shape=shape)
+        n = PNode(self._ids, name, details or [], [], children or [], shape=shape,
+                  path=self._path)
         self._ids += 1
         return n
 
     def exchange(self, child: PNode, dist: Dist, sink: str, shape: str) -> PNode:
         ex = self.node("VEXCHANGE", details=["offset: 0"], shape=shape)
-        ex.source, ex.sink, ex.source_dist = child, sink, dist
+        ex.source, ex.sink, ex.source_dist, ex.path = child, sink, dist, child.path
         return ex
 
     def gather(self, node: PNode, dist: Dist) -> PNode:
@@ -153,11 +159,25 @@ class _Planner:
         return self.exchange(node, dist, "UNPARTITIONED", "PhysicalDistribute[DistributionSpecGather]")
 
     # ---- visiting --------------------------------------------------------------------------
-    def visit(self, plan: LogicalPlan) -> tuple[PNode, Dist]:
+    def visit(self, plan: LogicalPlan, path: tuple[int, ...] = ()) -> tuple[PNode, Dist]:
+        saved, self._path = self._path, path
+        try:
+            return self._visit(plan)
+        finally:
+            self._path = saved
+
+    def child(self, plan: LogicalPlan, *index: int) -> tuple[PNode, Dist]:
+        """Visit the node at child position(s) `index` below the node being planned."""
+        node = plan
+        for i in index:
+            node = node.children[i]
+        return self.visit(node, self._path + index)
+
+    def _visit(self, plan: LogicalPlan) -> tuple[PNode, Dist]:
         if isinstance(plan, LogicalScan):
             return self.scan(plan)
         if isinstance(plan, LogicalProject):
-            node, dist = self.visit(plan.child)
+            node, dist = self.child(plan, 0)
             for n, e in plan.exprs:  # later nodes print what a projected name stands for
                 # computed columns and generated names (`_c0`) print what they stand for;
                 # binder names keep their own `name[#id]`
@@ -165,7 +185,7 @@ class _Planner:
                     self.display.setdefault(n, self.text(e))
             return node, _through_project(dist, plan)
         if isinstance(plan, LogicalFilter):
-            node, dist = self.visit(plan.child)
+            node, dist = self.child(plan, 0)
             sel = self.node("VSELECT", [node], [f"predicates: {self.text(plan.predicate)}"],
                             shape="PhysicalFilter")
             return sel, dist
@@ -176,25 +196,25 @@ class _Planner:
         if isinstance(plan, LogicalLimit):
             return self.limit(plan)
         if isinstance(plan, LogicalSort):
-            node, dist = self.visit(plan.child)
+            node, dist = self.child(plan, 0)
             node = self.gather(node, dist)
             keys = ", ".join(f"{self.text(k.expr)} {'DESC' if k.desc else 'ASC'}"
                              for k in plan.keys)
             return self.node("VSORT", [node], [f"order by: {keys}", "offset: 0"],
                              shape="PhysicalQuickSort"), GATHER
         if isinstance(plan, LogicalWindow):
-            node, dist = self.visit(plan.child)
+            node, dist = self.child(plan, 0)
             node = self.gather(node, dist)
             fns = ", ".join(self.text(w) for _, w in plan.windows)
             return self.node("VANALYTIC-EVAL", [node], [f"functions: {fns}"],
                              shape="PhysicalWindow"), GATHER
         if isinstance(plan, LogicalSetOp):
-            kids = [self.gather(*self.visit(c)) for c in plan.inputs]
+            kids = [self.gather(*self.child(plan, i)) for i in range(len(plan.inputs))]
             name = {"union_all": "VUNION", "intersect": "VINTERSECT", "except": "VEXCEPT"}
             return self.node(name.get(plan.op, "VUNION"), kids,
                              shape=f"Physical{name.get(plan.op, 'VUNION')[1:].title()}"), GATHER
         if isinstance(plan, LogicalAssertOneRow):
-            node = self.gather(*self.visit(plan.child))
+            node = self.gather(*self.child(plan, 0))
             return self.node("VASSERT-NUM-ROWS", [node], ["assert number of rows: EQ 1"],
                              shape="PhysicalAssertNumRows"), GATHER
         if isinstance(plan, LogicalValues):
@@ -241,7 +261,7 @@ class _Planner:
     def limit(self, plan: LogicalLimit) -> tuple[PNode, Dist]:
         child = plan.child
         if isinstance(child, LogicalSort) and plan.limit is not None:
-            node, dist = self.visit(child.child)
+            node, dist = self.child(plan, 0, 0)
             keys = ", ".join(f"{self.text(k.expr)} {'DESC' if k.desc else 'ASC'}"
                              for k in child.keys)
             top = self.node("VTOP-N", [node], [f"order by: {keys}", f"offset: {plan.offset}",
@@ -250,13 +270,13 @@ class _Planner:
             if ex is not top:
                 ex.details = [f"offset: {plan.offset}", f"limit: {plan.limit}"]
             return ex, GATHER
-        node, dist = self.visit(child)
+        node, dist = self.child(plan, 0)
         node = self.gather(node, dist)
         node.details.append(f"limit: {plan.limit}")
         return node, GATHER
 
     def aggregate(self, plan: LogicalAggregate) -> tuple[PNode, Dist]:
-        child, dist = self.visit(plan.child)
+        child, dist = self.child(plan, 0)
         outputs = ", ".join(f"{a.sql()}" for _, a in plan.aggregates)
         groups = [self.text(e) for _, e in plan.group_by]
         for (n, _), g in zip(plan.group_by, groups):
@@ -290,8 +310,8 @@ class _Planner:
 
     # ---- joins -----------------------------------------------------------------------------
     def join(self, plan: LogicalJoin) -> tuple[PNode, Dist]:
-        left, ld = self.visit(plan.left)
-        right, rd = self.visit(plan.right)
+        left, ld = self.child(plan, 0)
+        right, rd = self.child(plan, 1)
         lk = [k.name if isinstance(k, ColumnRef) else None for k in plan.left_keys]
         rk = [k.name if isinstance(k, ColumnRef) else None for k in plan.right_keys]
         op = _JOIN_OP.get(plan.kind, plan.kind.upper())

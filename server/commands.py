@@ -20,14 +20,15 @@ from sqlglot import expressions as exp
 
 from executor.insert import insert_batches, insert_values
 from executor.query import SessionContext, evaluate_constant, execute, plan_select
-from server.profiles import QueryProfiles
+from planner.distribute import DistributeOptions, distribute
+from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
+from planner.explain import explain_lines, shape_lines
+from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
 from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
-from planner.distribute import DistributeOptions, distribute
-from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN, explain_lines, shape_lines
 from sql.dialect import DescAll, DorisExplain
 from sql.errors import (
     DorisError,
@@ -243,8 +244,11 @@ class StatementRunner:
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
         batches = _with_timeout(result.batches, ctx.cancel, timeout)
         if self.lookup_variable("enable_profile"):
-            batches = self.profiles.track(batches, result.profile, stmt.meta.get("sql", ""),
-                                          self.user, self.database)
+            dplan = distribute(prepared.plan, self.engine.catalog, self._distribute_options(),
+                               list(prepared.names))
+            batches = self.profiles.track(
+                batches, result.profile, stmt.meta.get("sql", ""), self.user, self.database,
+                lambda: operator_counters(dplan, result.root[0] if result.root else None))
         return RowsOutcome(list(result.names), list(result.types), batches)
 
     def explain(self, query: exp.Expression, style: object) -> TextOutcome:
@@ -253,17 +257,20 @@ class StatementRunner:
             raise _not_supported(f"EXPLAIN of {type(query).__name__.upper()}")
         ctx = self.context()
         prepared = plan_select(query, self.engine.catalog, ctx, sql=query.meta.get("sql"))
-        v = self.lookup_variable
-        options = DistributeOptions(
-            disable_colocate=bool(v("disable_colocate_plan")) or bool(v("disable_colocate_join")),
-            bucket_shuffle=bool(v("enable_bucket_shuffle_join")),
-            broadcast_row_limit=int(v("broadcast_row_count_limit")),  # type: ignore[call-overload]
-            backends=len(self.engine.catalog.backends()))
-        dplan = distribute(prepared.plan, self.engine.catalog, options, list(prepared.names))
+        dplan = distribute(prepared.plan, self.engine.catalog, self._distribute_options(),
+                           list(prepared.names))
         text = str(style.name if isinstance(style, exp.Expression) else style or "").upper()
         lines = shape_lines(dplan) if text == "SHAPE PLAN" else \
             explain_lines(dplan, verbose=text == "VERBOSE")
         return TextOutcome([EXPLAIN_COLUMN], [(line,) for line in lines])
+
+    def _distribute_options(self) -> DistributeOptions:
+        v = self.lookup_variable
+        return DistributeOptions(
+            disable_colocate=bool(v("disable_colocate_plan")) or bool(v("disable_colocate_join")),
+            bucket_shuffle=bool(v("enable_bucket_shuffle_join")),
+            broadcast_row_limit=int(v("broadcast_row_count_limit")),  # type: ignore[call-overload]
+            backends=len(self.engine.catalog.backends()))
 
     def insert(self, stmt: exp.Insert) -> OkOutcome:
         target = stmt.this

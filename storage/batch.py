@@ -230,6 +230,18 @@ class Batch:
     def num_rows(self) -> int:
         return len(self.columns[0]) if self.columns else 0
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the column buffers (values, validity, offsets): what an exchange moves."""
+        total = 0
+        for c in self.columns:
+            total += c.data.nbytes
+            if c.validity is not None:
+                total += c.validity.nbytes
+            if c.offsets is not None:
+                total += c.offsets.nbytes
+        return total
+
     def __len__(self) -> int:
         return self.num_rows
 

@@ -152,3 +152,47 @@ def test_explain_of_non_query_is_refused(explain_server) -> None:  # type: ignor
     with conn.cursor() as cur, pytest.raises(Exception) as err:
         cur.execute("EXPLAIN INSERT INTO small VALUES (1, 'x')")
     assert err.value.args[0] == 1105 and "EXPLAIN" in err.value.args[1]
+
+
+def _node_counters(cur) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    cur.execute('SHOW QUERY PROFILE "/"')
+    latest = cur.fetchone()[0]
+    cur.execute(f'SHOW QUERY PROFILE "/{latest}"')
+    return {name: value for name, value in cur.fetchall() if name.startswith("Fragment")}
+
+
+def _exchange_bytes(counters: dict[str, str]) -> int:
+    return sum(int(v.split("BytesSent: ")[1]) for k, v in counters.items()
+               if k.endswith(":VEXCHANGE"))
+
+
+def test_profile_counts_exchange_traffic_per_join_mode(explain_server) -> None:  # type: ignore[no-untyped-def]
+    """Seed 000: a colocated join moves nothing below the join; a shuffle moves both sides."""
+    conn, _ = explain_server
+    sql = "SELECT t1.id, t2.value FROM t1 JOIN {hint} t2 ON t1.id = t2.id"
+    with conn.cursor() as cur:
+        for s in RESET:
+            cur.execute(s)
+        cur.execute("SET enable_profile = true")
+        cur.execute(sql.format(hint=""))
+        colocated = cur.fetchall()
+        colo = _node_counters(cur)
+        cur.execute("SET disable_colocate_plan = true")
+        cur.execute("SET enable_bucket_shuffle_join = false")
+        cur.execute("SET broadcast_row_count_limit = 1")  # too big to broadcast: shuffle
+        cur.execute(sql.format(hint=""))
+        shuffled = cur.fetchall()
+        shuf = _node_counters(cur)
+        for s in RESET + ["SET broadcast_row_count_limit = 30000000",
+                          "SET enable_profile = false"]:
+            cur.execute(s)
+    assert sorted(colocated) == sorted(shuffled) and len(colocated) == 20
+    join = [v for k, v in colo.items() if k.endswith("VHASH JOIN")]
+    assert join == ["RowsReturned: 20, " + join[0].split(", ")[1]]
+    exchanges = [k for k in colo if k.endswith(":VEXCHANGE")]
+    assert len(exchanges) == 1  # only the final gather to the result fragment
+    shuffle_exchanges = [v for k, v in shuf.items() if k.endswith(":VEXCHANGE")]
+    assert len(shuffle_exchanges) == 3  # both join inputs + the gather
+    sent = sorted(int(v.split(",")[0].split(": ")[1]) for v in shuffle_exchanges)
+    assert sent == [20, 30, 60]  # t2's 30 rows and t1's 60 rows (its id column), the result
+    assert _exchange_bytes(shuf) > _exchange_bytes(colo) > 0

@@ -8,7 +8,7 @@ def _profile(cur) -> dict[str, int]:
     cur.execute('SHOW QUERY PROFILE "/"')
     latest = cur.fetchone()[0]
     cur.execute(f'SHOW QUERY PROFILE "/{latest}"')
-    return {name: int(value) for name, value in cur.fetchall()}
+    return {name: int(value) for name, value in cur.fetchall() if value.isdigit()}
 
 
 def _count(cur, where: str) -> tuple[int, dict[str, int]]:
