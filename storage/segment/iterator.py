@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from storage.batch import Batch, Column
+from storage.batch import Batch, Column, selection
 from storage.indexes.short_key import encode_row, key_ranges
 from storage.indexes.zone_map import NotIndexable, index_value
 from storage.predicates import (
@@ -221,12 +221,14 @@ class SegmentIterator:
                 if alive == 0:
                     break
                 if alive * 8 < total:
-                    sel_rows = (window.row_ids() if rows is None else rows)[mask]
-                    decoded = {k: c.filter(mask) for k, c in decoded.items()}
+                    local = np.flatnonzero(mask)
+                    sel_rows = (window.row_ids() if rows is None else rows)[local]
+                    decoded = {k: c.take(local) for k, c in decoded.items()}
                     mask = None
             elif not hit.all():
-                sel_rows = sel_rows[hit]
-                decoded = {k: c.filter(hit) for k, c in decoded.items()}
+                local = np.flatnonzero(hit)
+                sel_rows = sel_rows[local]
+                decoded = {k: c.take(local) for k, c in decoded.items()}
                 if len(sel_rows) == 0:
                     break
         if sel_rows is not None:
@@ -239,8 +241,10 @@ class SegmentIterator:
         stats.rows_returned += selected
         if selected == 0:
             return None
+        keep = selection(mask) if mask is not None and selected < total else None
         if mask is not None and selected < total:
-            decoded = {k: c.filter(mask) for k, c in decoded.items()}
+            decoded = {k: (c.filter(mask) if keep is None else c.take(keep))
+                       for k, c in decoded.items()}
         for info in self.outputs:
             if info.index in decoded:
                 continue
@@ -248,6 +252,7 @@ class SegmentIterator:
                 decoded[info.index] = self._take(info, sel_rows)
             else:
                 col = self._gather(info, window, rows)
-                decoded[info.index] = col if mask is None or selected == total else \
-                    col.filter(mask)
+                if mask is not None and selected < total:
+                    col = col.filter(mask) if keep is None else col.take(keep)
+                decoded[info.index] = col
         return Batch(self.names, tuple(decoded[i.index] for i in self.outputs))
