@@ -67,10 +67,15 @@ class ShaleSession(Session):
 
     async def run_sql(self, sql: str) -> Outcome:
         """Run every statement of one COM_QUERY; the last statement's outcome is returned."""
+        return await self.run_statements(self.parse(sql))
+
+    async def run_statements(self, statements: list[exp.Expression]) -> Outcome:
+        """Run parsed statements (a COM_QUERY's, or a prepared statement's with its parameters
+        bound); the last statement's outcome is returned."""
         assert self.runner is not None
         self.server.stats.queries_total += 1
         outcome: Outcome = OkOutcome()
-        for stmt in self.parse(sql):
+        for stmt in statements:
             self.runner.begin_statement(stmt.meta.get("sql", ""))
             if isinstance(stmt, exp.Kill):
                 await self.kill(stmt)

@@ -1,4 +1,4 @@
-"""information_schema: the virtual SCHEMATA, TABLES and COLUMNS tables, built from the catalog.
+"""information_schema: the virtual SCHEMATA, TABLES, COLUMNS (and empty STATISTICS) tables.
 
 The binder asks `virtual_table(name)` for the column list and `virtual_rows(name, catalog)` for
 the rows (physical values, storage/types.py layouts) at bind time; the planner turns them into a
@@ -63,6 +63,14 @@ _TABLES: dict[str, VirtualTable] = {
         ("COLUMN_KEY", varchar(3)), ("EXTRA", varchar(27)), ("PRIVILEGES", varchar(80)),
         ("COLUMN_COMMENT", varchar(255)), ("COLUMN_SIZE", _N), ("DECIMAL_DIGITS", _N),
         ("GENERATION_EXPRESSION", _L), ("SRS_ID", _N)]),
+    # Doris has no secondary indexes of MySQL's kind: the table exists (JDBC getPrimaryKeys and
+    # getIndexInfo join it) and is empty, as in Doris.
+    "statistics": _vt("STATISTICS", [
+        ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S), ("TABLE_NAME", _S), ("NON_UNIQUE", _N),
+        ("INDEX_SCHEMA", _S), ("INDEX_NAME", _S), ("SEQ_IN_INDEX", _N), ("COLUMN_NAME", _S),
+        ("COLLATION", varchar(1)), ("CARDINALITY", _N), ("SUB_PART", _N), ("PACKED", varchar(10)),
+        ("NULLABLE", varchar(3)), ("INDEX_TYPE", varchar(16)), ("COMMENT", varchar(16)),
+        ("INDEX_COMMENT", varchar(1024))]),
 }
 
 
@@ -86,6 +94,8 @@ def virtual_rows(name: str, catalog: CatalogView) -> list[tuple[object, ...]]:
         return _tables(catalog)
     if key == "columns":
         return _columns(catalog)
+    if key == "statistics":
+        return []
     raise KeyError(name)
 
 
