@@ -4,8 +4,9 @@
 cancel token that KILL QUERY sets) and hands every statement to a worker thread through
 `StatementRunner`, so a slow query never blocks the event loop or other connections. It answers
 everything itself: none of mysql-mimic's built-in middlewares (which give MySQL, not Doris,
-answers) run. `handle_query` also serves mysql-mimic's own callers (COM_FIELD_LIST, prepared
-statements) with fully materialised results.
+answers) run. `run_statements` also runs prepared statements with their parameters bound
+(server/prepared.py); `handle_query` serves mysql-mimic's own callers (COM_FIELD_LIST) with
+fully materialised results.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class ShaleSession(Session):
             raise ShaleError(f"Unknown thread id: {target}", ErrorCode.NO_SUCH_THREAD)
         await self.server.control.kill(target, KillKind.QUERY if kind == "QUERY" else KillKind.CONNECTION)
 
-    # mysql-mimic's own entry point (COM_FIELD_LIST, prepared statements): materialised results.
+    # mysql-mimic's own entry point (COM_FIELD_LIST): materialised results.
     async def handle_query(self, sql: str, attrs: dict[str, str]) -> Any:
         outcome = await self.run_sql(sql)
         if isinstance(outcome, OkOutcome):
