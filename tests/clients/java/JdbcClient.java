@@ -165,6 +165,31 @@ public class JdbcClient {
         }
     }
 
+    // The same query as a text result (Statement) and a binary one (server-side PreparedStatement,
+    // the connection must set useServerPrepStmts=true): each cell's getObject, side by side.
+    static void compare(Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet text = s.executeQuery(sql);
+             PreparedStatement ps = c.prepareStatement(sql); ResultSet binary = ps.executeQuery()) {
+            out("CLASS", ps.getClass().getSimpleName());
+            ResultSetMetaData tm = text.getMetaData();
+            ResultSetMetaData bm = binary.getMetaData();
+            for (int i = 1; i <= tm.getColumnCount(); i++) {
+                out("META", tm.getColumnLabel(i), tm.getColumnTypeName(i), tm.getPrecision(i), tm.getScale(i),
+                    bm.getColumnTypeName(i), bm.getPrecision(i), bm.getScale(i));
+            }
+            int row = 0;
+            while (text.next()) {
+                if (!binary.next()) throw new SQLException("binary result has fewer rows");
+                row++;
+                for (int i = 1; i <= tm.getColumnCount(); i++) {
+                    out("CELL", row, tm.getColumnLabel(i), text.getObject(i), binary.getObject(i));
+                }
+            }
+            if (binary.next()) throw new SQLException("binary result has more rows");
+            out("ROWS", row);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String scenario = args[0];
         String url = args[1];
@@ -174,6 +199,7 @@ public class JdbcClient {
                 case "metadata": metadata(c, args[2], args[3]); break;
                 case "prepared": prepared(c); break;
                 case "batch": batch(c, Integer.parseInt(args[2])); break;
+                case "compare": compare(c, args[2]); break;
                 default: throw new IllegalArgumentException(scenario);
             }
         } catch (SQLException e) {
