@@ -131,6 +131,19 @@ def test_metadata_tables_columns_primary_keys(server, jdbc_classes, db, db_conn)
     assert records(lines, "PKLABELS") == [["TABLE_CAT,TABLE_SCHEM,TABLE_NAME,COLUMN_NAME,KEY_SEQ,PK_NAME"]]
     assert rows_of(lines, "primarykeys") == []
 
+    # Doris has no indexes of MySQL's kind, foreign keys, stored routines or per-table grants:
+    # the driver's information_schema queries for them run and find nothing, as on Doris.
+    for tag in ("indexinfo", "importedkeys", "exportedkeys", "crossreference", "procedures",
+                "functions", "tableprivileges", "columnprivileges"):
+        assert rows_of(lines, tag) == [], tag
+    # The best row identifier is the key columns information_schema reports (UNIQUE KEY: 'UNI').
+    with db_conn.cursor() as cur:
+        cur.execute("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
+                    "AND TABLE_NAME = 't1' AND COLUMN_KEY IN ('PRI', 'MUL', 'UNI')", (db,))
+        key_columns = [r[0] for r in cur.fetchall()]
+    assert key_columns == ["id"]
+    assert [r["COLUMN_NAME"] for r in rows_of(lines, "bestrow")] == key_columns
+
     with server.connect() as c, c.cursor() as cur:
         cur.execute("SHOW DATABASES")
         databases = sorted(r[0] for r in cur.fetchall())

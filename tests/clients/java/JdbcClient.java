@@ -71,6 +71,16 @@ public class JdbcClient {
         out("PKLABELS", labels);
         dump("primarykeys", pk, "TABLE_NAME", "COLUMN_NAME", "KEY_SEQ");
         dump("catalogs", m.getCatalogs(), "TABLE_CAT");
+        // Calls JDBC tools make when browsing a table; each runs the driver's own metadata SQL.
+        dump("indexinfo", m.getIndexInfo(db, null, table, false, false), "INDEX_NAME");
+        dump("importedkeys", m.getImportedKeys(db, null, table), "FKCOLUMN_NAME");
+        dump("exportedkeys", m.getExportedKeys(db, null, table), "FKCOLUMN_NAME");
+        dump("crossreference", m.getCrossReference(db, null, table, db, null, table), "FKCOLUMN_NAME");
+        dump("procedures", m.getProcedures(db, null, "%"), "PROCEDURE_NAME");
+        dump("functions", m.getFunctions(db, null, "%"), "FUNCTION_NAME");
+        dump("tableprivileges", m.getTablePrivileges(db, null, table), "PRIVILEGE");
+        dump("columnprivileges", m.getColumnPrivileges(db, null, table, "%"), "PRIVILEGE");
+        dump("bestrow", m.getBestRowIdentifier(db, null, table, DatabaseMetaData.bestRowSession, true), "COLUMN_NAME");
     }
 
     // One row of every parameter type; the Python test checks the stored table against them.
