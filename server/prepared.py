@@ -12,7 +12,8 @@ by substituting literal AST nodes for the placeholders of a copy of that parse (
 string literals whatever they contain, DATE/DATETIME values become CASTs of their ISO text,
 DOUBLEs become double literals, DECIMALs exact decimal literals) and runs the bound statements
 through the session like any other. Results use the binary protocol, with the same column
-definitions as the text protocol (server/binary_protocol.py).
+definitions as the text protocol (server/binary_protocol.py). A query's result columns are
+already described in the PREPARE response (planned with NULL parameters, not run).
 """
 
 from __future__ import annotations
@@ -39,11 +40,12 @@ from server.binary_protocol import (
     binary_text_rows,
     read_execute,
 )
-from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
+from executor.query import plan_select
+from server.commands import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
 from server.results import ok_packet
 from sql.dialect import ShaleDoris
 from sql.errors import ErrorCode, ShaleError
-from storage.types import STRING
+from storage.types import STRING, DataType
 
 logger = logging.getLogger(__name__)
 
@@ -142,6 +144,22 @@ def bind(statements: list[exp.Expression], values: list[object]) -> list[exp.Exp
     return bound
 
 
+def describe_result(
+    runner: StatementRunner, stmt: exp.Expression, num_params: int
+) -> tuple[list[str], list[DataType]]:
+    """Result columns of a query for the PREPARE response, planned (not run) with NULL for every
+    parameter; ([], []) for other statements or when that plan fails (a parameter in LIMIT,
+    say), in which case the columns are only described by EXECUTE, as MySQL allows."""
+    if not isinstance(stmt, (exp.Select, exp.SetOperation)):
+        return [], []
+    try:
+        [bound] = bind([stmt], [None] * num_params)
+        query = plan_select(bound, runner.engine.catalog, runner.context(), sql=stmt.meta.get("sql"))
+    except ShaleError:
+        return [], []
+    return list(query.names), list(query.types)
+
+
 class PreparedStatements:
     """Mixin for ShaleConnection: the COM_STMT_* commands (it uses the connection's session,
     stream, capabilities and error writing)."""
@@ -191,8 +209,11 @@ class PreparedStatements:
         self._shale_next_id = self._shale_next_id % _MAX_STMT_ID + 1
         stmt_id = self._shale_next_id
         stmts[stmt_id] = Prepared(stmt_id, sql, statements, count)
+        names, types = await self.session.in_worker(
+            describe_result, self.session.runner, statements[0], count
+        )
         out = [
-            b"\x00" + stmt_id.to_bytes(4, "little") + (0).to_bytes(2, "little")  # no column info
+            b"\x00" + stmt_id.to_bytes(4, "little") + len(names).to_bytes(2, "little")
             + count.to_bytes(2, "little") + b"\x00" + (0).to_bytes(2, "little")
         ]
         if count:
@@ -205,6 +226,11 @@ class PreparedStatements:
             ]
             # Fix: mysql-mimic always ends the parameter definitions with an EOF; a client that
             # set CLIENT_DEPRECATE_EOF does not read one and takes it for the next response.
+            if not self.deprecate_eof():  # type: ignore[attr-defined]
+                out.append(self.eof())  # type: ignore[attr-defined]
+        if names:  # result columns, so getMetaData() works before the first execution
+            charset = self.server_charset  # type: ignore[attr-defined]
+            out += [binary_column_definition(n, t, charset) for n, t in zip(names, types)]
             if not self.deprecate_eof():  # type: ignore[attr-defined]
                 out.append(self.eof())  # type: ignore[attr-defined]
         self.stream.write_many(out)

@@ -195,6 +195,13 @@ def test_prepared_statements_every_parameter_type(server, jdbc_classes, db, db_c
         assert (got[5] is None) == (want[5] is None) and (got[5] is None or got[5] == pytest.approx(want[5]))
         assert got[6:] == want[6:]
 
+    # A query's result columns are described at PREPARE, exactly as its execution describes them.
+    [prepared_meta] = records(lines, "PREPMETA")
+    assert prepared_meta == records(lines, "EXECMETA")[0]
+    assert [c.split(":")[0] for c in prepared_meta[0].split(",")] == [
+        "id", "tiny", "small", "big", "flag", "f", "dbl", "num", "d", "ts", "s", "txt"
+    ]
+
     # Each typed predicate found exactly the row it names (the injection string included).
     matches = records(lines, "MATCH")
     found = {(int(m[0]), int(m[1])) for m in matches}

@@ -31,7 +31,9 @@ def prepare(conn, sql: str) -> tuple[int, int, int]:
     if params:
         assert conn._read_packet().is_eof_packet()  # no CLIENT_DEPRECATE_EOF: the EOF is due
     for _ in range(columns):
-        conn._read_packet()
+        conn._read_packet()  # result column definitions
+    if columns:
+        assert conn._read_packet().is_eof_packet()
     return stmt_id, columns, params
 
 
@@ -75,8 +77,8 @@ def test_cursor_fetch_and_string_parameters(server, db, db_conn) -> None:
         cur.execute("SELECT id, s FROM t WHERE id >= 2 AND s <> 'c' ORDER BY id")
         expected = [tuple(r) for r in cur.fetchall()]
 
-    stmt_id, _, params = prepare(db_conn, "SELECT id, s FROM t WHERE id >= ? AND s <> ? ORDER BY id")
-    assert params == 2
+    stmt_id, columns, params = prepare(db_conn, "SELECT id, s FROM t WHERE id >= ? AND s <> ? ORDER BY id")
+    assert (columns, params) == (2, 2)
     db_conn._execute_command(COM_STMT_EXECUTE, execute_payload(stmt_id, CURSOR_TYPE_READ_ONLY, [2, "c"]))
     assert db_conn._read_packet().read_all() == b"\x02"  # column count
     for _ in range(2):

@@ -90,6 +90,15 @@ public class JdbcClient {
         "it's", "say \"hi\"", "back\\slash", "'; DROP TABLE typed; --", "?", "日本語 ünïcode", "",
     };
 
+    static String describe(ResultSetMetaData md) throws SQLException {
+        StringBuilder cols = new StringBuilder();
+        for (int i = 1; md != null && i <= md.getColumnCount(); i++) {
+            cols.append(i > 1 ? "," : "").append(md.getColumnLabel(i)).append(':')
+                .append(md.getColumnTypeName(i)).append(':').append(md.getPrecision(i)).append(':').append(md.getScale(i));
+        }
+        return cols.toString();
+    }
+
     static void prepared(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(INSERT)) {
             out("CLASS", ps.getClass().getSimpleName());
@@ -129,6 +138,7 @@ public class JdbcClient {
             String sql = "SELECT id, tiny, small, big, flag, f, dbl, num, d, ts, s, txt FROM typed WHERE "
                     + where[k] + " ORDER BY id";
             try (PreparedStatement q = c.prepareStatement(sql)) {
+                if (k == 0) out("PREPMETA", describe(q.getMetaData()));  // before any execution
                 switch (k) {
                     case 0: q.setString(1, "'; DROP TABLE typed; --"); break;
                     case 1: q.setBigDecimal(1, new BigDecimal("-12345678901232.123456")); break;
@@ -139,6 +149,7 @@ public class JdbcClient {
                     default: q.setInt(1, 100); break;
                 }
                 try (ResultSet rs = q.executeQuery()) {
+                    if (k == 0) out("EXECMETA", describe(rs.getMetaData()));
                     while (rs.next()) {
                         out("MATCH", k, rs.getInt(1), rs.getObject(2), rs.getShort(3), rs.getLong(4),
                             rs.getBoolean(5), rs.getFloat(6), rs.getDouble(7), rs.getBigDecimal(8),
