@@ -155,7 +155,8 @@ def describe_result(
     try:
         [bound] = bind([stmt], [None] * num_params)
         query = plan_select(bound, runner.engine.catalog, runner.context(), sql=stmt.meta.get("sql"))
-    except ShaleError:
+    except Exception:  # noqa: BLE001 - describing is optional: EXECUTE reports real errors
+        logger.debug("no result description at PREPARE", exc_info=True)
         return [], []
     return list(query.names), list(query.types)
 
