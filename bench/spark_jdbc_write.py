@@ -25,7 +25,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import pymysql  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
-
 from support.server import ServerProcess  # noqa: E402
 
 CONNECTOR_JAR = "/usr/share/java/mariadb-java-client.jar"
@@ -44,21 +43,29 @@ def run(port: int, rows: int, batchsize: int, buckets: int) -> float:
             cur.execute("USE bench_spark")
             cur.execute(DDL.format(buckets=buckets))
     spark = (
-        SparkSession.builder.master("local[2]").appName("shaledb-spark-jdbc-write")
-        .config("spark.jars", CONNECTOR_JAR).config("spark.ui.enabled", "false")
+        SparkSession.builder.master("local[2]")
+        .appName("shaledb-spark-jdbc-write")
+        .config("spark.jars", CONNECTOR_JAR)
+        .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
     )
     try:
         df = spark.range(rows, numPartitions=2).selectExpr(
-            "id", "concat('name_', cast(id AS STRING)) AS name", "cast(id AS DOUBLE) / 8 AS amount",
-            "cast(id % 1000 AS INT) AS qty", "date_add(DATE'2020-01-01', cast(id % 1500 AS INT)) AS day",
+            "id",
+            "concat('name_', cast(id AS STRING)) AS name",
+            "cast(id AS DOUBLE) / 8 AS amount",
+            "cast(id % 1000 AS INT) AS qty",
+            "date_add(DATE'2020-01-01', cast(id % 1500 AS INT)) AS day",
         )
         df.cache().count()  # generate once, outside the timed write
         url = f"jdbc:mysql://127.0.0.1:{port}/bench_spark"
         props = {
-            "user": "root", "password": "", "driver": "org.mariadb.jdbc.Driver",
-            "rewriteBatchedStatements": "true", "batchsize": str(batchsize),
+            "user": "root",
+            "password": "",
+            "driver": "org.mariadb.jdbc.Driver",
+            "rewriteBatchedStatements": "true",
+            "batchsize": str(batchsize),
         }
         t0 = time.perf_counter()
         df.write.jdbc(url, "t", mode="append", properties=props)
@@ -92,8 +99,10 @@ def main() -> None:
                 elapsed = run(srv.port, args.rows, args.batchsize, args.buckets)
             finally:
                 srv.stop()
-    print(f"rows={args.rows} batchsize={args.batchsize} local[2]: {elapsed:.1f} s, "
-          f"{args.rows / elapsed:,.0f} rows/s")
+    print(
+        f"rows={args.rows} batchsize={args.batchsize} local[2]: {elapsed:.1f} s, "
+        f"{args.rows / elapsed:,.0f} rows/s"
+    )
 
 
 if __name__ == "__main__":

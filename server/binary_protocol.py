@@ -33,16 +33,28 @@ _PARAMETER_COUNT_AVAILABLE = 0x08
 _CURSOR_READ_ONLY = 0x01
 
 _STRING_TYPES = {
-    ColumnType.VARCHAR, ColumnType.VAR_STRING, ColumnType.STRING, ColumnType.BLOB,
-    ColumnType.TINY_BLOB, ColumnType.MEDIUM_BLOB, ColumnType.LONG_BLOB, ColumnType.ENUM,
-    ColumnType.SET, ColumnType.JSON, ColumnType.GEOMETRY, ColumnType.BIT,
+    ColumnType.VARCHAR,
+    ColumnType.VAR_STRING,
+    ColumnType.STRING,
+    ColumnType.BLOB,
+    ColumnType.TINY_BLOB,
+    ColumnType.MEDIUM_BLOB,
+    ColumnType.LONG_BLOB,
+    ColumnType.ENUM,
+    ColumnType.SET,
+    ColumnType.JSON,
+    ColumnType.GEOMETRY,
+    ColumnType.BIT,
 }
 _DECIMAL_TYPES = {ColumnType.DECIMAL, ColumnType.NEWDECIMAL}
 _DATE_TYPES = {ColumnType.DATE, ColumnType.DATETIME, ColumnType.TIMESTAMP}
 _INTS = {  # type -> (width, signed format, unsigned format)
-    ColumnType.TINY: (1, "<b", "<B"), ColumnType.SHORT: (2, "<h", "<H"),
-    ColumnType.YEAR: (2, "<h", "<H"), ColumnType.LONG: (4, "<i", "<I"),
-    ColumnType.INT24: (4, "<i", "<I"), ColumnType.LONGLONG: (8, "<q", "<Q"),
+    ColumnType.TINY: (1, "<b", "<B"),
+    ColumnType.SHORT: (2, "<h", "<H"),
+    ColumnType.YEAR: (2, "<h", "<H"),
+    ColumnType.LONG: (4, "<i", "<I"),
+    ColumnType.INT24: (4, "<i", "<I"),
+    ColumnType.LONGLONG: (8, "<q", "<Q"),
 }
 
 
@@ -129,8 +141,11 @@ def _read_value(r: io.BytesIO, code: int, unsigned: bool, charset: CharacterSet)
 
 
 def read_execute(
-    data: bytes, capabilities: Capabilities, charset: CharacterSet,
-    num_params: Callable[[int], int], previous_types: Callable[[int], list[ParamType] | None],
+    data: bytes,
+    capabilities: Capabilities,
+    charset: CharacterSet,
+    num_params: Callable[[int], int],
+    previous_types: Callable[[int], list[ParamType] | None],
     long_data: Callable[[int], dict[int, bytearray]],
 ) -> ExecuteRequest:
     """Decode a COM_STMT_EXECUTE payload (the command byte already stripped).
@@ -170,8 +185,11 @@ def read_execute(
                 values.append(None)
             elif i in buffers:
                 raw = bytes(buffers[i])
-                values.append(raw.decode("utf-8", "replace") if code not in _DECIMAL_TYPES
-                              else Decimal(raw.decode("ascii")))
+                values.append(
+                    raw.decode("utf-8", "replace")
+                    if code not in _DECIMAL_TYPES
+                    else Decimal(raw.decode("ascii"))
+                )
             else:
                 values.append(_read_value(r, code, unsigned, charset))
         if types is not None:
@@ -185,8 +203,13 @@ def read_execute(
 
 _LARGEINT_WIRE = decimal(38, 0)
 _PACK = {
-    TypeKind.BOOLEAN: "<i1", TypeKind.TINYINT: "<i1", TypeKind.SMALLINT: "<i2",
-    TypeKind.INT: "<i4", TypeKind.BIGINT: "<i8", TypeKind.FLOAT: "<f4", TypeKind.DOUBLE: "<f8",
+    TypeKind.BOOLEAN: "<i1",
+    TypeKind.TINYINT: "<i1",
+    TypeKind.SMALLINT: "<i2",
+    TypeKind.INT: "<i4",
+    TypeKind.BIGINT: "<i8",
+    TypeKind.FLOAT: "<f4",
+    TypeKind.DOUBLE: "<f8",
 }
 
 
@@ -206,7 +229,7 @@ def _binary_values(col_type: DataType, batch_col: Column) -> list[bytes | None]:
     if k in _PACK:
         raw = batch_col.data.astype(_PACK[k]).tobytes()
         w = int(_PACK[k][-1])
-        out = [raw[i * w:(i + 1) * w] for i in range(n)]
+        out = [raw[i * w : (i + 1) * w] for i in range(n)]
     elif k is TypeKind.DATE or k is TypeKind.DATETIME:
         out = []
         valid = batch_col.validity.tolist() if batch_col.validity is not None else [True] * n
@@ -219,12 +242,18 @@ def _binary_values(col_type: DataType, batch_col: Column) -> list[bytes | None]:
             if k is TypeKind.DATE:
                 out.append(b"\x04" + head)
             elif d.microsecond:
-                out.append(b"\x0b" + head + bytes((d.hour, d.minute, d.second))
-                           + d.microsecond.to_bytes(4, "little"))
+                out.append(
+                    b"\x0b"
+                    + head
+                    + bytes((d.hour, d.minute, d.second))
+                    + d.microsecond.to_bytes(4, "little")
+                )
             else:
                 out.append(b"\x07" + head + bytes((d.hour, d.minute, d.second)))
     elif k is TypeKind.LARGEINT:
-        out = [lenenc_int(len(s)) + s for s in (str(int(v)).encode() for v in batch_col.data.tolist())]
+        out = [
+            lenenc_int(len(s)) + s for s in (str(int(v)).encode() for v in batch_col.data.tolist())
+        ]
     elif k is TypeKind.NULL:
         out = [None] * n
     else:  # DECIMAL and every string kind: length-encoded text, as in the text protocol
@@ -272,4 +301,3 @@ def binary_text_rows(rows: Sequence[Sequence[object]]) -> list[bytes]:
                 col.append(lenenc_int(len(data)) + data)
         cols.append(col)
     return _frame(cols, ncols)
-

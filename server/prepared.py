@@ -1,4 +1,4 @@
-"""Server-side prepared statements: COM_STMT_PREPARE / EXECUTE / SEND_LONG_DATA / FETCH / RESET / CLOSE.
+"""Server-side prepared statements: COM_STMT_PREPARE, EXECUTE, SEND_LONG_DATA, FETCH, RESET, CLOSE.
 
 Replaces mysql-mimic 3.0.5's handling, which splices parameter values into the SQL text
 unescaped (a value `it's` breaks the statement; an injection hole), rejects DECIMAL parameters,
@@ -33,6 +33,7 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
+from executor.query import plan_select
 from server.binary_protocol import (
     ParamType,
     binary_column_definition,
@@ -40,7 +41,6 @@ from server.binary_protocol import (
     binary_text_rows,
     read_execute,
 )
-from executor.query import plan_select
 from server.commands import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
 from server.results import ok_packet
 from sql.dialect import ShaleDoris
@@ -77,7 +77,7 @@ def number_placeholders(sql: str) -> tuple[str, int]:
     count = 0
     for tok in tokens:
         if tok.token_type is TokenType.PLACEHOLDER and tok.text == "?":
-            parts.append(sql[pos:tok.start])
+            parts.append(sql[pos : tok.start])
             parts.append(f" :{_PARAM_PREFIX}{count} ")
             pos = tok.end + 1
             count += 1
@@ -89,9 +89,10 @@ def _param_index(node: exp.Placeholder) -> int:
     name = node.name
     if not name.startswith(_PARAM_PREFIX):
         raise ShaleError(
-            f"errCode = 2, detailMessage = Unsupported parameter marker :{name}", ErrorCode.PARSE_ERROR
+            f"errCode = 2, detailMessage = Unsupported parameter marker :{name}",
+            ErrorCode.PARSE_ERROR,
         )
-    return int(name[len(_PARAM_PREFIX):])
+    return int(name[len(_PARAM_PREFIX) :])
 
 
 def literal(value: object) -> exp.Expression:
@@ -154,7 +155,9 @@ def describe_result(
         return [], []
     try:
         [bound] = bind([stmt], [None] * num_params)
-        query = plan_select(bound, runner.engine.catalog, runner.context(), sql=stmt.meta.get("sql"))
+        query = plan_select(
+            bound, runner.engine.catalog, runner.context(), sql=stmt.meta.get("sql")
+        )
     except Exception:  # noqa: BLE001 - describing is optional: EXECUTE reports real errors
         logger.debug("no result description at PREPARE", exc_info=True)
         return [], []
@@ -214,14 +217,19 @@ class PreparedStatements:
             describe_result, self.session.runner, statements[0], count
         )
         out = [
-            b"\x00" + stmt_id.to_bytes(4, "little") + len(names).to_bytes(2, "little")
-            + count.to_bytes(2, "little") + b"\x00" + (0).to_bytes(2, "little")
+            b"\x00"
+            + stmt_id.to_bytes(4, "little")
+            + len(names).to_bytes(2, "little")
+            + count.to_bytes(2, "little")
+            + b"\x00"
+            + (0).to_bytes(2, "little")
         ]
         if count:
             out += [
                 packets.make_column_definition_41(
                     server_charset=self.server_charset,  # type: ignore[attr-defined]
-                    name="?", column_type=ColumnType.VAR_STRING,
+                    name="?",
+                    column_type=ColumnType.VAR_STRING,
                 )
                 for _ in range(count)
             ]
@@ -261,7 +269,9 @@ class PreparedStatements:
         stmts = self._statements()
         try:
             request = read_execute(
-                data, self.capabilities, self.client_charset,  # type: ignore[attr-defined]
+                data,
+                self.capabilities,
+                self.client_charset,  # type: ignore[attr-defined]
                 num_params=lambda i: self._stmt(i).num_params,
                 previous_types=lambda i: stmts[i].param_types,
                 long_data=lambda i: stmts[i].long_data,
@@ -287,7 +297,9 @@ class PreparedStatements:
         finally:
             self.session.statement_done()
 
-    async def _write_binary_outcome(self, stmt: Prepared, outcome: Outcome, use_cursor: bool) -> None:
+    async def _write_binary_outcome(
+        self, stmt: Prepared, outcome: Outcome, use_cursor: bool
+    ) -> None:
         if isinstance(outcome, OkOutcome):
             await self.stream.write(
                 ok_packet(self.capabilities, self.status_flags, outcome.affected_rows, outcome.info)
@@ -301,7 +313,9 @@ class PreparedStatements:
             names, types = outcome.names, outcome.types
             rows = await self.session.in_worker(_encode_all, outcome)
         charset = self.server_charset  # type: ignore[attr-defined]
-        header = [packets.make_column_count(capabilities=self.capabilities, column_count=len(names))]
+        header = [
+            packets.make_column_count(capabilities=self.capabilities, column_count=len(names))
+        ]
         header += [binary_column_definition(n, t, charset) for n, t in zip(names, types)]
         if use_cursor:
             stmt.cursor = rows
@@ -326,7 +340,11 @@ class PreparedStatements:
         rows = stmt.cursor or []
         batch, stmt.cursor = rows[:wanted], rows[wanted:]
         done = not stmt.cursor
-        flags = ServerStatus.SERVER_STATUS_LAST_ROW_SENT if done else ServerStatus.SERVER_STATUS_CURSOR_EXISTS
+        flags = (
+            ServerStatus.SERVER_STATUS_LAST_ROW_SENT
+            if done
+            else ServerStatus.SERVER_STATUS_CURSOR_EXISTS
+        )
         self.stream.write_many(batch)
         await self.stream.write(self.ok_or_eof(flags=flags))  # type: ignore[attr-defined]
 

@@ -64,22 +64,28 @@ def binary_int_rows(packets: list[bytes]) -> list[tuple[int, str]]:
         assert p[0] == 0 and p[1] == 0  # row header, NULL bitmap (2 columns + 2 offset bits)
         (n,) = struct.unpack("<i", p[2:6])
         length = p[6]
-        rows.append((n, p[7:7 + length].decode()))
+        rows.append((n, p[7 : 7 + length].decode()))
     return rows
 
 
 def test_cursor_fetch_and_string_parameters(server, db, db_conn) -> None:
     assert not db_conn.client_flag & CLIENT.DEPRECATE_EOF  # pymysql does not ask for it
     with db_conn.cursor() as cur:
-        cur.execute("CREATE TABLE t (id INT, s VARCHAR(20)) DUPLICATE KEY(id) "
-                    "DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES('replication_num'='1')")
+        cur.execute(
+            "CREATE TABLE t (id INT, s VARCHAR(20)) DUPLICATE KEY(id) "
+            "DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES('replication_num'='1')"
+        )
         cur.execute("INSERT INTO t VALUES (1, 'a'), (2, 'it''s'), (3, 'c'), (4, 'd'), (5, 'e')")
         cur.execute("SELECT id, s FROM t WHERE id >= 2 AND s <> 'c' ORDER BY id")
         expected = [tuple(r) for r in cur.fetchall()]
 
-    stmt_id, columns, params = prepare(db_conn, "SELECT id, s FROM t WHERE id >= ? AND s <> ? ORDER BY id")
+    stmt_id, columns, params = prepare(
+        db_conn, "SELECT id, s FROM t WHERE id >= ? AND s <> ? ORDER BY id"
+    )
     assert (columns, params) == (2, 2)
-    db_conn._execute_command(COM_STMT_EXECUTE, execute_payload(stmt_id, CURSOR_TYPE_READ_ONLY, [2, "c"]))
+    db_conn._execute_command(
+        COM_STMT_EXECUTE, execute_payload(stmt_id, CURSOR_TYPE_READ_ONLY, [2, "c"])
+    )
     assert db_conn._read_packet().read_all() == b"\x02"  # column count
     for _ in range(2):
         db_conn._read_packet()  # column definitions

@@ -12,10 +12,24 @@ SQLLINE = shutil.which("sqlline") or "/usr/bin/sqlline"
 
 def run_sqlline(server, db: str, script: str) -> tuple[str, str]:
     proc = subprocess.run(
-        [SQLLINE, "-u", f"jdbc:mysql://127.0.0.1:{server.port}/{db}", "-n", "root", "-p", "",
-         "-d", "org.mariadb.jdbc.Driver", "--outputformat=tsv", "--force=true",
-         "--showWarnings=false"],
-        input=script + "\n!quit\n", capture_output=True, text=True, timeout=180,
+        [
+            SQLLINE,
+            "-u",
+            f"jdbc:mysql://127.0.0.1:{server.port}/{db}",
+            "-n",
+            "root",
+            "-p",
+            "",
+            "-d",
+            "org.mariadb.jdbc.Driver",
+            "--outputformat=tsv",
+            "--force=true",
+            "--showWarnings=false",
+        ],
+        input=script + "\n!quit\n",
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc.stdout, proc.stderr
@@ -26,7 +40,7 @@ def tsv_block(output: str, command: str) -> list[list[str]]:
     lines = output.splitlines()
     start = next(i for i, line in enumerate(lines) if line.endswith("> " + command))
     block = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith("'"):
             break
         block.append([cell[1:-1] for cell in line.split("\t")])
@@ -35,27 +49,50 @@ def tsv_block(output: str, command: str) -> list[list[str]]:
 
 def test_sqlline_tables_columns_and_queries(server, db, db_conn) -> None:
     with db_conn.cursor() as cur:
-        cur.execute("CREATE TABLE orders (id INT, customer VARCHAR(30), amount DECIMAL(10,2), "
-                    "placed DATE) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
-                    "PROPERTIES('replication_num'='1')")
-        cur.execute("CREATE TABLE customers (name VARCHAR(30)) DISTRIBUTED BY HASH(name) BUCKETS 1 "
-                    "PROPERTIES('replication_num'='1')")
-        cur.execute("INSERT INTO orders VALUES (1, 'ann', 10.50, '2024-01-02'), "
-                    "(2, 'bob''s', NULL, '2024-01-03'), (3, 'ann', 7.25, NULL)")
-        cur.execute("SELECT customer, SUM(amount), COUNT(*) FROM orders GROUP BY customer ORDER BY customer")
+        cur.execute(
+            "CREATE TABLE orders (id INT, customer VARCHAR(30), amount DECIMAL(10,2), "
+            "placed DATE) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
+            "PROPERTIES('replication_num'='1')"
+        )
+        cur.execute(
+            "CREATE TABLE customers (name VARCHAR(30)) DISTRIBUTED BY HASH(name) BUCKETS 1 "
+            "PROPERTIES('replication_num'='1')"
+        )
+        cur.execute(
+            "INSERT INTO orders VALUES (1, 'ann', 10.50, '2024-01-02'), "
+            "(2, 'bob''s', NULL, '2024-01-03'), (3, 'ann', 7.25, NULL)"
+        )
+        cur.execute(
+            "SELECT customer, SUM(amount), COUNT(*) FROM orders GROUP BY customer ORDER BY customer"
+        )
         grouped = cur.fetchall()
-        cur.execute("SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
-                    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 'orders' ORDER BY ORDINAL_POSITION", (db,))
+        cur.execute(
+            "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 'orders' ORDER BY ORDINAL_POSITION",
+            (db,),
+        )
         columns = cur.fetchall()
-    query = "SELECT customer, SUM(amount), COUNT(*) FROM orders GROUP BY customer ORDER BY customer;"
-    out, err = run_sqlline(server, db, "\n".join([
-        "!tables", "!columns orders", query, "SELECT * FROM no_such_table;",
-    ]))
+    query = (
+        "SELECT customer, SUM(amount), COUNT(*) FROM orders GROUP BY customer ORDER BY customer;"
+    )
+    out, err = run_sqlline(
+        server,
+        db,
+        "\n".join(
+            [
+                "!tables",
+                "!columns orders",
+                query,
+                "SELECT * FROM no_such_table;",
+            ]
+        ),
+    )
 
     tables = tsv_block(out, "!tables")
     assert tables[0][:4] == ["TABLE_CAT", "TABLE_SCHEM", "TABLE_NAME", "TABLE_TYPE"]
     assert sorted((r[0], r[2], r[3]) for r in tables[1:]) == [
-        (db, "customers", "TABLE"), (db, "orders", "TABLE"),
+        (db, "customers", "TABLE"),
+        (db, "orders", "TABLE"),
     ]
 
     cols = tsv_block(out, "!columns orders")

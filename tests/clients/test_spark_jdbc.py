@@ -60,10 +60,19 @@ ALL_TYPES_ROWS = (
     "(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
 )
 EXPECTED_SCHEMA = [
-    ("id", T.IntegerType()), ("ti", T.ByteType()), ("si", T.ShortType()), ("bi", T.LongType()),
-    ("f", T.FloatType()), ("d", T.DoubleType()), ("dec1", T.DecimalType(10, 2)),
-    ("dec2", T.DecimalType(38, 10)), ("dt", T.DateType()), ("ts", T.TimestampNTZType()),
-    ("ts6", T.TimestampNTZType()), ("v", T.StringType()), ("s", T.StringType()),
+    ("id", T.IntegerType()),
+    ("ti", T.ByteType()),
+    ("si", T.ShortType()),
+    ("bi", T.LongType()),
+    ("f", T.FloatType()),
+    ("d", T.DoubleType()),
+    ("dec1", T.DecimalType(10, 2)),
+    ("dec2", T.DecimalType(38, 10)),
+    ("dt", T.DateType()),
+    ("ts", T.TimestampNTZType()),
+    ("ts6", T.TimestampNTZType()),
+    ("v", T.StringType()),
+    ("s", T.StringType()),
 ]
 
 
@@ -74,8 +83,9 @@ def test_read_every_column_type(server, spark, db, db_conn) -> None:
         cur.execute("SELECT * FROM alltypes ORDER BY id")
         names = [d[0] for d in cur.description]
         reference = cur.fetchall()
-    df = spark.read.jdbc(jdbc_url(server, db), "alltypes",
-                         properties={**PROPS, "preferTimestampNTZ": "true"})
+    df = spark.read.jdbc(
+        jdbc_url(server, db), "alltypes", properties={**PROPS, "preferTimestampNTZ": "true"}
+    )
     schema = {f.name: f.dataType for f in df.schema.fields}
     assert [f.name for f in df.schema.fields] == names
     assert [(n, schema[n]) for n, _ in EXPECTED_SCHEMA] == EXPECTED_SCHEMA
@@ -92,42 +102,87 @@ def test_read_every_column_type(server, spark, db, db_conn) -> None:
     # The schema alone (Spark's `WHERE 1=0` probe) of an empty table: same column types.
     with db_conn.cursor() as cur:
         cur.execute(ALL_TYPES_DDL.replace("alltypes", "empty_types"))
-    empty = spark.read.jdbc(jdbc_url(server, db), "empty_types",
-                            properties={**PROPS, "preferTimestampNTZ": "true"})
+    empty = spark.read.jdbc(
+        jdbc_url(server, db), "empty_types", properties={**PROPS, "preferTimestampNTZ": "true"}
+    )
     assert empty.schema == df.schema
     assert empty.count() == 0
 
     # A pushed-down filter and a query instead of a table.
-    subset = spark.read.jdbc(jdbc_url(server, db), "(SELECT id, v FROM alltypes WHERE id < 3) q",
-                             properties=PROPS)
+    subset = spark.read.jdbc(
+        jdbc_url(server, db), "(SELECT id, v FROM alltypes WHERE id < 3) q", properties=PROPS
+    )
     assert sorted(r.id for r in subset.filter("v <> ''").collect()) == [1]
 
 
 def _frame(spark):
     data = [
-        (1, "a", 1.5, True, 0.25, 10**15, Decimal("12.34"), dt.date(2024, 1, 2), "2024-01-02 03:04:05"),
-        (2, "b'c \"q\"", None, False, None, -7, None, None, None),
-        (3, "日本", -2.5e-8, None, -1.0, None, Decimal("-0.01"), dt.date(1999, 12, 31), "1999-12-31 23:59:59"),
+        (
+            1,
+            "a",
+            1.5,
+            True,
+            0.25,
+            10**15,
+            Decimal("12.34"),
+            dt.date(2024, 1, 2),
+            "2024-01-02 03:04:05",
+        ),
+        (2, 'b\'c "q"', None, False, None, -7, None, None, None),
+        (
+            3,
+            "日本",
+            -2.5e-8,
+            None,
+            -1.0,
+            None,
+            Decimal("-0.01"),
+            dt.date(1999, 12, 31),
+            "1999-12-31 23:59:59",
+        ),
     ]
-    schema = ("id INT, name STRING, amount DOUBLE, flag BOOLEAN, ratio FLOAT, big BIGINT, "
-              "price DECIMAL(12,2), day DATE, ts_text STRING")
+    schema = (
+        "id INT, name STRING, amount DOUBLE, flag BOOLEAN, ratio FLOAT, big BIGINT, "
+        "price DECIMAL(12,2), day DATE, ts_text STRING"
+    )
     df = spark.createDataFrame(data, schema)
     return df.selectExpr("*", "to_timestamp(ts_text) AS ts").drop("ts_text")
 
 
 def _expected(copies: int) -> list[tuple[object, ...]]:
     base = [
-        (1, "a", 1.5, 1, 0.25, 10**15, Decimal("12.34"), dt.date(2024, 1, 2), dt.datetime(2024, 1, 2, 3, 4, 5)),
-        (2, "b'c \"q\"", None, 0, None, -7, None, None, None),
-        (3, "日本", -2.5e-8, None, -1.0, None, Decimal("-0.01"), dt.date(1999, 12, 31),
-         dt.datetime(1999, 12, 31, 23, 59, 59)),
+        (
+            1,
+            "a",
+            1.5,
+            1,
+            0.25,
+            10**15,
+            Decimal("12.34"),
+            dt.date(2024, 1, 2),
+            dt.datetime(2024, 1, 2, 3, 4, 5),
+        ),
+        (2, 'b\'c "q"', None, 0, None, -7, None, None, None),
+        (
+            3,
+            "日本",
+            -2.5e-8,
+            None,
+            -1.0,
+            None,
+            Decimal("-0.01"),
+            dt.date(1999, 12, 31),
+            dt.datetime(1999, 12, 31, 23, 59, 59),
+        ),
     ]
     return sorted(base * copies, key=lambda r: r[0])
 
 
 def _stored(db_conn) -> list[tuple[object, ...]]:
     with db_conn.cursor() as cur:
-        cur.execute("SELECT id, name, amount, flag, ratio, big, price, day, ts FROM target ORDER BY id")
+        cur.execute(
+            "SELECT id, name, amount, flag, ratio, big, price, day, ts FROM target ORDER BY id"
+        )
         return list(cur.fetchall())
 
 
@@ -141,8 +196,10 @@ def test_write_overwrite_append_truncate(server, spark, db, db_conn) -> None:
     url = jdbc_url(server, db)
     props = {**PROPS, "rewriteBatchedStatements": "true", "batchsize": "2"}
     with db_conn.cursor() as cur:  # an older table of another shape, to be replaced
-        cur.execute("CREATE TABLE target (x INT) DISTRIBUTED BY HASH(x) BUCKETS 1 "
-                    "PROPERTIES('replication_num'='1')")
+        cur.execute(
+            "CREATE TABLE target (x INT) DISTRIBUTED BY HASH(x) BUCKETS 1 "
+            "PROPERTIES('replication_num'='1')"
+        )
         cur.execute("INSERT INTO target VALUES (42)")
     df = _frame(spark)
 
@@ -151,9 +208,16 @@ def test_write_overwrite_append_truncate(server, spark, db, db_conn) -> None:
     # in a DUPLICATE table with Doris' default key and distribution.
     df.write.jdbc(url, "target", mode="overwrite", properties=props)
     ddl = _create_table(db_conn)
-    for column in ("`id` int NULL", "`name` text NULL", "`amount` double NULL",
-                   "`flag` boolean NULL", "`big` bigint NULL", "`price` decimal(12,2) NULL",
-                   "`day` date NULL", "`ts` datetime NULL"):
+    for column in (
+        "`id` int NULL",
+        "`name` text NULL",
+        "`amount` double NULL",
+        "`flag` boolean NULL",
+        "`big` bigint NULL",
+        "`price` decimal(12,2) NULL",
+        "`day` date NULL",
+        "`ts` datetime NULL",
+    ):
         assert column in ddl, ddl
     assert "DUPLICATE KEY(`id`)" in ddl and "DISTRIBUTED BY RANDOM BUCKETS AUTO" in ddl
     ratio_type = next(line for line in ddl.splitlines() if "`ratio`" in line)

@@ -50,11 +50,23 @@ def test_strings_stay_one_literal(value: str) -> None:
 
 def test_typed_values() -> None:
     numbered, _ = number_placeholders("SELECT ?, ?, ?, ?, ?, ?")
-    [stmt] = bind(parse(numbered), [
-        Decimal("-12.50"), 1.5, -2, dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 1, 2, 3, 4), True,
-    ])
+    [stmt] = bind(
+        parse(numbered),
+        [
+            Decimal("-12.50"),
+            1.5,
+            -2,
+            dt.date(2024, 2, 29),
+            dt.datetime(2024, 2, 29, 1, 2, 3, 4),
+            True,
+        ],
+    )
     texts = [e.sql(dialect="mysql") for e in stmt.expressions]
     assert texts == [
-        "-12.50", "1.5e0", "-2", "CAST('2024-02-29' AS DATE)",
-        "CAST('2024-02-29 01:02:03.000004' AS DATETIME(6))", "1",
+        "-12.50",
+        "1.5e0",
+        "-2",
+        "CAST('2024-02-29' AS DATE)",
+        "CAST('2024-02-29 01:02:03.000004' AS DATETIME(6))",
+        "1",
     ]
