@@ -49,7 +49,7 @@ def test_strings_stay_one_literal(value: str) -> None:
 
 
 def test_typed_values() -> None:
-    numbered, _ = number_placeholders("SELECT ?, ?, ?, ?, ?, ?")
+    numbered, _ = number_placeholders("SELECT ?, ?, ?, ?, ?, ?, ?, ?")
     [stmt] = bind(
         parse(numbered),
         [
@@ -59,6 +59,8 @@ def test_typed_values() -> None:
             dt.date(2024, 2, 29),
             dt.datetime(2024, 2, 29, 1, 2, 3, 4),
             True,
+            -dt.timedelta(days=1, hours=2, minutes=3, seconds=4),
+            float("inf"),
         ],
     )
     texts = [e.sql(dialect="mysql") for e in stmt.expressions]
@@ -69,4 +71,6 @@ def test_typed_values() -> None:
         "CAST('2024-02-29' AS DATE)",
         "CAST('2024-02-29 01:02:03.000004' AS DATETIME(6))",
         "1",
+        "'-26:03:04'",
+        "CAST('inf' AS DOUBLE)",
     ]
