@@ -169,7 +169,7 @@ class StatementRunner:
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Query):
                 raise _not_supported("EXPLAIN")
-            r = show.describe(self._table(stmt.this))
+            r = show.describe(self._metadata_table(stmt.this, self.database))
             return TextOutcome(r.names, r.rows)
         if isinstance(stmt, exp.Use):
             self.use(stmt.this.name)
@@ -422,8 +422,18 @@ class StatementRunner:
     def _show_target(self, target: exp.Expression | None, db: str | None) -> TableMeta:
         if target is None:
             raise DorisError("Table name is required")
+        return self._metadata_table(target, db)
+
+    def _metadata_table(self, target: exp.Expression, db: str | None) -> TableMeta:
+        """The table of DESC / SHOW CREATE TABLE / SHOW COLUMNS / SHOW INDEX. A missing one is
+        MySQL's 1146 (42S02): SQLAlchemy's inspector and `has_table` take exactly that code to
+        mean "no such table" (Doris answers 1051 here, which they treat as a failure)."""
         tdb, name = _table_parts(target)
-        return ddl_ops.require_table(self.engine, tdb or db, name)
+        database = ddl_ops.require_database(self.engine, tdb or db)
+        table = self.engine.catalog.get_table(database.name, name)
+        if table is None:
+            raise DorisError(f"Table '{database.name}.{name}' doesn't exist", ErrorCode.NO_SUCH_TABLE)
+        return table
 
     def show_variables(self, stmt: exp.Show) -> TextOutcome:
         scope = self.global_vars if stmt.args.get("global_") else self.variables

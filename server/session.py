@@ -19,12 +19,14 @@ from mysql_mimic.constants import KillKind
 from mysql_mimic.session import Session
 from sqlglot import expressions as exp
 
+from server.auth import run_user_statement
 from server.commands import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
 from server.results import mysql_column_type
 from server.variables import SessionVariables
 from sql.dialect import SqlSyntaxError, parse
 from sql.errors import ErrorCode, ShaleError
 from storage.batch import Batch
+from storage.types import DataType, TypeKind
 
 if TYPE_CHECKING:
     from server.app import ShaleServer
@@ -70,6 +72,8 @@ class ShaleSession(Session):
         assert self.runner is not None
         self.server.stats.queries_total += 1
         outcome: Outcome = OkOutcome()
+        if run_user_statement(self.server.users, sql):  # CREATE/DROP USER (server/auth.py)
+            return outcome
         for stmt in self.parse(sql):
             self.runner.begin_statement(stmt.meta.get("sql", ""))
             if isinstance(stmt, exp.Kill):
@@ -78,6 +82,11 @@ class ShaleSession(Session):
                 continue
             outcome = await self.in_worker(self.runner.run, stmt)
         return outcome
+
+    def field_list_table(self, name: str) -> Any:
+        """The current database's table `name` for COM_FIELD_LIST (1146 when it is missing)."""
+        assert self.runner is not None
+        return self.runner._metadata_table(exp.to_identifier(name), self.database)
 
     def statement_done(self) -> None:
         """Called once the last result has been written (results are produced lazily)."""
@@ -110,6 +119,12 @@ class ShaleSession(Session):
 def _python_rows(outcome: RowsOutcome, batches: Sequence[Batch]) -> list[tuple[object, ...]]:
     rows: list[tuple[object, ...]] = []
     for b in batches:
-        cols = [[t.to_python(v) for v in c.to_pylist()] for t, c in zip(outcome.types, b.columns)]
+        cols = [[_wire_value(t, v) for v in c.to_pylist()] for t, c in zip(outcome.types, b.columns)]
         rows.extend(zip(*cols))
     return rows
+
+
+def _wire_value(dtype: DataType, physical: object) -> object:
+    value = dtype.to_python(physical)
+    # LARGEINT travels as a string column (server/results.py), so its values are text too.
+    return str(value) if dtype.kind is TypeKind.LARGEINT and value is not None else value

@@ -92,6 +92,13 @@ VARIABLES: dict[str, Schema] = {
     "performance_schema": (to_bool, False, False),
     "query_cache_size": (to_int, 1048576, True),
     "query_cache_type": (to_int, 0, True),
+    "session_track_gtids": (to_str, "OFF", True),
+    "session_track_schema": (to_bool, True, True),
+    "session_track_state_change": (to_bool, False, True),
+    # MySQL 8 drivers set these on connect (mysql-connector-python, Connector/J): accepted and
+    # stored; ShaleDB does not send session-state-change info in OK packets.
+    "session_track_system_variables": (to_str, "*", True),
+    "session_track_transaction_info": (to_str, "OFF", True),
     "sql_auto_is_null": (to_bool, False, True),
     "sql_mode": (to_str, "ONLY_FULL_GROUP_BY", True),
     "sql_safe_updates": (to_int, 0, True),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sql.mysql_ddl import doris_type_sql
 from sql.dialect import (
     AddPartition,
     AddRollup,
@@ -334,6 +335,9 @@ def type_sql(dtype: exp.DataType) -> str:
     DATE, BOOLEAN, HLL, BITMAP, QUANTILE_STATE, ... DATETIME(0) is written DATETIME.
     """
     kind = dtype.this
+    mysql = doris_type_sql(dtype)  # MySQL-only spellings (LONGTEXT, FLOAT(53), BIT(1), ...)
+    if mysql is not None:
+        return mysql
     if kind == exp.DType.USERDEFINED:
         return str(dtype.args.get("kind") or "").upper()
     if kind in _SIMPLE_TYPES:

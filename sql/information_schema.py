@@ -1,4 +1,5 @@
-"""information_schema: the virtual SCHEMATA, TABLES and COLUMNS tables, built from the catalog.
+"""information_schema: the virtual SCHEMATA, TABLES and COLUMNS tables, built from the catalog
+(and STATISTICS, VIEWS, KEY_COLUMN_USAGE, empty as in Doris).
 
 The binder asks `virtual_table(name)` for the column list and `virtual_rows(name, catalog)` for
 the rows (physical values, storage/types.py layouts) at bind time; the planner turns them into a
@@ -63,7 +64,28 @@ _TABLES: dict[str, VirtualTable] = {
         ("COLUMN_KEY", varchar(3)), ("EXTRA", varchar(27)), ("PRIVILEGES", varchar(80)),
         ("COLUMN_COMMENT", varchar(255)), ("COLUMN_SIZE", _N), ("DECIMAL_DIGITS", _N),
         ("GENERATION_EXPRESSION", _L), ("SRS_ID", _N)]),
+    # Doris has no secondary indexes MySQL tools could use, no views here and no constraints:
+    # these exist (tools query them: Connector/J getIndexInfo, BI schema browsers) and are
+    # empty, as in Doris.
+    "statistics": _vt("STATISTICS", [
+        ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S), ("TABLE_NAME", _S), ("NON_UNIQUE", _N),
+        ("INDEX_SCHEMA", _S), ("INDEX_NAME", _S), ("SEQ_IN_INDEX", _N), ("COLUMN_NAME", _S),
+        ("COLLATION", varchar(1)), ("CARDINALITY", _N), ("SUB_PART", _N),
+        ("PACKED", varchar(10)), ("NULLABLE", varchar(3)), ("INDEX_TYPE", varchar(16)),
+        ("COMMENT", varchar(16)), ("INDEX_COMMENT", varchar(1024))]),
+    "views": _vt("VIEWS", [
+        ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S), ("TABLE_NAME", _S),
+        ("VIEW_DEFINITION", varchar(8096)), ("CHECK_OPTION", varchar(8)),
+        ("IS_UPDATABLE", varchar(3)), ("DEFINER", varchar(77)), ("SECURITY_TYPE", varchar(7)),
+        ("CHARACTER_SET_CLIENT", _S), ("COLLATION_CONNECTION", _S)]),
+    "key_column_usage": _vt("KEY_COLUMN_USAGE", [
+        ("CONSTRAINT_CATALOG", _L), ("CONSTRAINT_SCHEMA", _S), ("CONSTRAINT_NAME", _S),
+        ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S), ("TABLE_NAME", _S), ("COLUMN_NAME", _S),
+        ("ORDINAL_POSITION", _N), ("POSITION_IN_UNIQUE_CONSTRAINT", _N),
+        ("REFERENCED_TABLE_SCHEMA", _S), ("REFERENCED_TABLE_NAME", _S),
+        ("REFERENCED_COLUMN_NAME", _S)]),
 }
+_EMPTY = frozenset({"statistics", "views", "key_column_usage"})
 
 
 def is_information_schema(db: str | None) -> bool:
@@ -86,6 +108,8 @@ def virtual_rows(name: str, catalog: CatalogView) -> list[tuple[object, ...]]:
         return _tables(catalog)
     if key == "columns":
         return _columns(catalog)
+    if key in _EMPTY:
+        return []
     raise KeyError(name)
 
 

@@ -266,9 +266,9 @@ def show_index(table: TableMeta) -> ShowResult:
 
 def show_tables(catalog: Catalog, db: str, full: bool, like: str | None) -> ShowResult:
     if db == INFORMATION_SCHEMA:
-        from sql.information_schema import TABLES as IS_TABLES  # noqa: PLC0415
+        from sql.information_schema import table_names  # noqa: PLC0415
 
-        names = sorted(IS_TABLES)
+        names = sorted(table_names())
         kinds = ["SYSTEM VIEW"] * len(names)
     else:
         tables = catalog.list_tables(db)
