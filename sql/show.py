@@ -67,7 +67,9 @@ def _column_line(table: TableMeta, c: object) -> str:
         elif c.default == "CURRENT_TIMESTAMP":
             parts.append("DEFAULT CURRENT_TIMESTAMP")
         else:
-            parts.append(f"DEFAULT {_sql_string(c.default)}")
+            # single-quoted as MySQL prints it (Doris uses "..."): SQLAlchemy's reflection
+            # only reads a quoted DEFAULT in MySQL's form
+            parts.append(f"DEFAULT {_sql_string(c.default, chr(39))}")
     if c.comment:
         parts.append(f"COMMENT {_sql_string(c.comment, chr(39))}")
     return " ".join(parts)
