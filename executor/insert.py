@@ -10,15 +10,21 @@ Upstream: Doris `InsertIntoTableCommand`, `OlapTableSink`.
 from __future__ import annotations
 
 import datetime as _dt
+import re
+from decimal import Decimal
+from functools import lru_cache
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from sqlglot import expressions as exp
 
 from sql.errors import DorisError, ErrorCode, unknown_database
 from storage.batch import Batch, Column
-from storage.catalog.meta import ColumnMeta, PartitionType, TableMeta
+from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
+from sql.insert_values_scanner import unquote
 from storage.engine import StorageEngine
+from storage.group_commit import GroupCommitOptions, committer_for
 from storage.txn import LoadTxn
 from storage.types import BLOB_KINDS, DataType, TypeError_, TypeKind
 
@@ -131,8 +137,7 @@ class RowBuilder:
         return Batch(self.table.column_names, tuple(cols))
 
 
-def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | None,
-          partitions: Sequence[str] | None) -> LoadTxn:
+def _check_loadable(engine: StorageEngine, db_name: str, table: TableMeta) -> DatabaseMeta:
     db = engine.catalog.get_database(db_name)
     if db is None:
         raise unknown_database(db_name)
@@ -141,14 +146,32 @@ def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | No
             "data cannot be inserted into table with empty partition. Use `SHOW PARTITIONS FROM "
             f"{table.name}` to see the currently partitions of this table. "
         )
+    return db
+
+
+def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | None,
+          partitions: Sequence[str] | None) -> LoadTxn:
+    db = _check_loadable(engine, db_name, table)
     return LoadTxn(engine, db, table, label=label, partitions=partitions)
 
 
 def _load(
     engine: StorageEngine, db_name: str, table: TableMeta, targets: Sequence[ColumnMeta],
     rows: Iterator[list[object]], label: str | None, partitions: Sequence[str] | None,
+    group_commit: GroupCommitOptions | None = None,
 ) -> InsertOutcome:
-    """Feed converted rows (target-column order) through one LoadTxn and publish it."""
+    """Feed converted rows (target-column order) through one LoadTxn and publish it (or hand
+    them to the table's group commit)."""
+    if group_commit is not None and label is None and not partitions:
+        builder = RowBuilder(table, targets)
+        batches = []
+        for row in rows:
+            builder.add(row)
+            if len(builder) >= INSERT_BATCH_ROWS:
+                batches.append(builder.flush())
+        if len(builder):
+            batches.append(builder.flush())
+        return _group_load(engine, db_name, table, batches, group_commit)
     txn = begin(engine, db_name, table, label, partitions)
     builder = RowBuilder(table, targets)
     for row in rows:
@@ -172,8 +195,10 @@ def insert_values(
     rows: Sequence[Sequence[exp.Expression]],
     evaluate: Callable[[exp.Expression, DataType], tuple[object, DataType]],
     label: str | None = None, partitions: Sequence[str] | None = None,
+    group_commit: GroupCommitOptions | None = None,
 ) -> InsertOutcome:
-    """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression."""
+    """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression.
+    With `group_commit` (and no label / PARTITION clause) the rows join the table's group."""
     targets = target_columns(table, column_names)
     now = _dt.datetime.now()
 
@@ -191,7 +216,7 @@ def insert_values(
                 values.append(convert_value(col, value, source, r))
             yield values
 
-    return _load(engine, db_name, table, targets, converted(), label, partitions)
+    return _load(engine, db_name, table, targets, converted(), label, partitions, group_commit)
 
 
 def insert_batches(
@@ -213,3 +238,219 @@ def insert_batches(
                 yield [convert_value(t, cols[j][i], types[j], row_no) for j, t in enumerate(targets)]
 
     return _load(engine, db_name, table, targets, converted(), label, partitions)
+
+
+# ---- INSERT ... VALUES fast path ------------------------------------------------------------
+# Literal tokens from sql/insert_values_scanner.py, converted a column at a time with numpy.
+# Every conversion accepts only the token shapes whose result is known to equal the general
+# path's (sqlglot literal -> evaluate_constant -> convert_value); anything else returns None
+# and the statement goes through the general path, which also produces every error.
+_DATE_TOKEN = r"['\"]\d{4}-\d{2}-\d{2}['\"]"
+_DATETIME_TOKEN = r"['\"]\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?['\"]"
+_INT_TOKEN = r"-?\d+"
+_DECIMAL_TOKEN = r"-?(?:\d+(?:\.\d*)?|\.\d+)"
+_BOOL_TOKENS = {"true": 1, "false": 0, "1": 1, "0": 0}
+
+
+@lru_cache(maxsize=None)
+def _list_pattern(token: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:{token}\n)*{token}")
+
+
+def _all_match(token: str, values: list[str]) -> bool:
+    """Every value matches `token`: one regex over the newline-joined values (C speed; no
+    value of these shapes contains a newline)."""
+    return not values or _list_pattern(token).fullmatch("\n".join(values)) is not None
+
+
+class _Fallback(Exception):
+    """This column's tokens need the general path."""
+
+
+def _tokens_and_validity(col: ColumnMeta, tokens: Sequence[str]) -> tuple[list[str], np.ndarray | None]:
+    nulls = [t for t in tokens if len(t) == 4 and t[0] in "Nn"]
+    if not nulls:
+        return list(tokens), None
+    if not col.nullable:
+        raise _Fallback  # the general path reports the NOT NULL violation
+    valid = np.fromiter((not (len(t) == 4 and t[0] in "Nn") for t in tokens), dtype=np.bool_,
+                        count=len(tokens))
+    return list(tokens), valid
+
+
+def _numbers(tokens: list[str], valid: np.ndarray | None, fill: str) -> np.ndarray:
+    if valid is not None:
+        tokens = [t if v else fill for t, v in zip(tokens, valid.tolist())]
+    return np.array(tokens)
+
+
+def _convert_column(col: ColumnMeta, tokens: Sequence[str]) -> Column:
+    t = col.type
+    k = t.kind
+    toks, valid = _tokens_and_validity(col, tokens)
+    live = toks if valid is None else [x for x, v in zip(toks, valid.tolist()) if v]
+    if k in (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT):
+        if not _all_match(_INT_TOKEN, live):
+            raise _Fallback
+        try:
+            big = _numbers(toks, valid, "0").astype(np.int64)
+        except (ValueError, OverflowError):
+            raise _Fallback from None
+        lo, hi = t.int_range()
+        if len(big) and (int(big.min()) < lo or int(big.max()) > hi):
+            raise _Fallback  # the general path names the value out of range
+        return Column(t, big.astype(t.numpy_dtype), valid)
+    if k is TypeKind.LARGEINT:
+        if not _all_match(_INT_TOKEN, live):
+            raise _Fallback
+        lo, hi = t.int_range()
+        vals = [int(x) if v else 0 for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        if any(not lo <= x <= hi for x in vals):
+            raise _Fallback
+        data = np.empty(len(vals), dtype=object)
+        data[:] = vals
+        return Column(t, data, valid)
+    if k in (TypeKind.FLOAT, TypeKind.DOUBLE):
+        if any(x[0] in "'\"tTfF" for x in live):
+            raise _Fallback
+        try:
+            arr = _numbers(toks, valid, "0").astype(np.float64)
+        except ValueError:
+            raise _Fallback from None
+        return Column(t, arr.astype(t.numpy_dtype), valid)
+    if k is TypeKind.DECIMAL:
+        if not _all_match(_DECIMAL_TOKEN, live):
+            raise _Fallback
+        fast = _decimal_unscaled(toks, valid, t)
+        if fast is not None:
+            return Column(t, fast, valid)
+        try:
+            vals = [t.to_physical(Decimal(x)) if v else 0
+                    for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        except TypeError_:
+            raise _Fallback from None
+        if t.numpy_dtype == np.dtype(object):
+            data = np.empty(len(vals), dtype=object)
+            data[:] = vals
+        else:
+            data = np.array(vals, dtype=np.int64)
+        return Column(t, data, valid)
+    if k is TypeKind.BOOLEAN:
+        try:
+            vals = [_BOOL_TOKENS[x.lower()] if v else 0 for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        except KeyError:
+            raise _Fallback from None
+        return Column(t, np.array(vals, dtype=np.uint8), valid)
+    if k is TypeKind.DATE:
+        if not _all_match(_DATE_TOKEN, live) or "0000-" in "".join(x[1:6] for x in live):
+            raise _Fallback
+        texts = [x[1:-1] if v else "1970-01-01" for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        try:
+            days = np.array(texts, dtype="datetime64[D]").astype(np.int64)
+        except ValueError:
+            raise _Fallback from None
+        return Column(t, days.astype(np.int32), valid)
+    if k is TypeKind.DATETIME:
+        if not _all_match(_DATETIME_TOKEN, live) or "0000-" in "".join(x[1:6] for x in live):
+            raise _Fallback
+        texts = [x[1:-1].replace(" ", "T") if v else "1970-01-01T00:00:00"
+                 for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        try:
+            micros = np.array(texts, dtype="datetime64[us]").astype(np.int64)
+        except ValueError:
+            raise _Fallback from None
+        if t.scale < 6:
+            unit = 10 ** (6 - t.scale)
+            micros = (micros // unit) * unit  # Doris truncates to the declared precision
+        return Column(t, micros, valid)
+    if t.is_string:
+        if any(x[0] not in "'\"" for x in live):
+            raise _Fallback
+        vals = [unquote(x) if v else None for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        if k is not TypeKind.STRING:
+            limit = t.length
+            if any(s is not None and len(s) * 4 > limit and len(s.encode("utf-8")) > limit for s in vals):
+                raise _Fallback  # too long: the general path's strict-mode error
+        return Column.from_physical(t, vals)
+    raise _Fallback  # HLL, BITMAP
+
+
+def _decimal_unscaled(toks: list[str], valid: np.ndarray | None, t: DataType) -> np.ndarray | None:
+    """DECIMAL(p <= 18, s) tokens with at most s fraction digits, as int64 unscaled values by
+    digit-string arithmetic (exact: no rounding happens); None otherwise."""
+    if t.precision > 18:
+        return None
+    scale = t.scale
+    texts = []
+    for x, v in zip(toks, _valid_list(valid, len(toks))):
+        if not v:
+            texts.append("0")
+            continue
+        ip, _, fp = x.partition(".")
+        if len(fp) > scale:
+            return None  # needs rounding: Decimal path
+        texts.append((ip if ip not in ("", "-") else ip + "0") + fp.ljust(scale, "0"))
+    try:
+        data = np.array(texts).astype(np.int64)
+    except (ValueError, OverflowError):
+        return None
+    bound = 10 ** t.precision - 1
+    if len(data) and (int(data.min()) < -bound or int(data.max()) > bound):
+        raise _Fallback  # out of range: the general path's error
+    return data
+
+
+def _valid_list(valid: np.ndarray | None, n: int) -> list[bool]:
+    return [True] * n if valid is None else valid.tolist()
+
+
+def scanned_batch(table: TableMeta, column_names: Sequence[str] | None,
+                  values: Sequence[Sequence[str]], num_rows: int) -> Batch | None:
+    """The full-schema Batch of a scanned INSERT VALUES, or None when it needs the general path."""
+    try:
+        targets = target_columns(table, column_names)
+    except DorisError:
+        return None
+    if len(targets) != len(values):
+        return None
+    by_name = {c.name.lower(): (c, v) for c, v in zip(targets, values)}
+    now = _dt.datetime.now()
+    cols = []
+    try:
+        for c in table.columns:
+            hit = by_name.get(c.name.lower())
+            if hit is None:
+                cols.append(Column.constant(c.type, default_value(c, now), num_rows))
+            else:
+                cols.append(_convert_column(c, hit[1]))
+    except (_Fallback, DorisError):
+        return None
+    return Batch(table.column_names, tuple(cols))
+
+
+def insert_batch(engine: StorageEngine, db_name: str, table: TableMeta, batch: Batch,
+                 group_commit: GroupCommitOptions | None = None) -> InsertOutcome:
+    """Load one ready Batch (the fast path's) in its own transaction or a group commit."""
+    if group_commit is not None:
+        return _group_load(engine, db_name, table, [batch], group_commit)
+    txn = begin(engine, db_name, table, None, None)
+    txn.add_batch(batch)
+    meta = txn.commit()
+    return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)
+
+
+def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: Sequence[Batch],
+                options: GroupCommitOptions) -> InsertOutcome:
+    """Join the table's group commit (storage/group_commit.py); returns once published."""
+    # checked before joining: an error here is this statement's alone
+    db = _check_loadable(engine, db_name, table)
+    batch = Batch.concat(list(batches)) if len(batches) > 1 else batches[0]
+
+    def load(members: Sequence[Batch]) -> tuple[str, int]:
+        txn = LoadTxn(engine, db, table, label_prefix="group_commit")
+        for b in members:
+            txn.add_batch(b)
+        return txn.label, txn.commit().txn_id
+
+    result = committer_for(engine).submit(table.table_id, batch, options, load)
+    return InsertOutcome(result.rows, result.label, result.txn_id)

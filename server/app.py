@@ -56,6 +56,7 @@ class SequentialControl(LocalControl):
 class ServerStats:
     connections_total: int = 0
     queries_total: int = 0
+    insert_fast_path_total: int = 0  # INSERT VALUES statements the literal scanner took
     started_at: float = field(default_factory=time.time)
 
 

@@ -18,7 +18,7 @@ from mysql_mimic.intercept import TRANSACTION_CHARACTERISTICS, expression_to_val
 from mysql_mimic.variables import DEFAULT
 from sqlglot import expressions as exp
 
-from executor.insert import insert_batches, insert_values
+from executor.insert import insert_batch, insert_batches, insert_values, scanned_batch
 from executor.query import SessionContext, evaluate_constant, execute, plan_select
 from server.profiles import QueryProfiles
 from server.variables import SessionVariables, display
@@ -27,6 +27,7 @@ from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
 from sql.dialect import DescAll, DorisExplain
+from sql.insert_values_scanner import scan_header, scan_rows
 from sql.errors import (
     DorisError,
     QueryCancelled,
@@ -40,6 +41,8 @@ from storage.batch import Batch
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
 from storage.engine import StorageEngine
+from storage.group_commit import MODES as GROUP_COMMIT_MODES
+from storage.group_commit import GroupCommitOptions
 from storage.types import DataType
 
 
@@ -272,12 +275,45 @@ class StatementRunner:
             outcome = insert_values(
                 self.engine, db, table, columns, rows,
                 lambda e, target_type: evaluate_constant(e, ctx, target_type),
-                label=label, partitions=partitions,
+                label=label, partitions=partitions, group_commit=self._group_commit(table),
             )
         else:
             prepared = plan_select(source, self.engine.catalog, ctx)
             result = execute(prepared, self.engine, ctx)
             outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
+        info = f"{{'label':'{outcome.label}', 'status':'VISIBLE', 'txnId':'{outcome.txn_id}'}}"
+        return OkOutcome(outcome.rows, info)
+
+    def _group_commit(self, table: TableMeta) -> GroupCommitOptions | None:
+        """Doris' `group_commit` session variable: off_mode (default), sync_mode, async_mode."""
+        mode = str(self.lookup_variable("group_commit")).lower()
+        if mode not in GROUP_COMMIT_MODES:
+            raise DorisError(f"Invalid group_commit mode: {mode}, supported: "
+                             f"{', '.join(GROUP_COMMIT_MODES)}")
+        return None if mode == "off_mode" else GroupCommitOptions.for_table(table)
+
+    def try_fast_insert(self, sql: str) -> OkOutcome | None:
+        """INSERT INTO t [(cols)] VALUES of plain literals, scanned without the SQL parser
+        (sql/insert_values_scanner.py, executor/insert.py); None when the statement needs the
+        general path (which then also reports every error)."""
+        header = scan_header(sql)
+        if header is None:
+            return None
+        db_name, table_name, columns, start = header
+        db = db_name or self.database
+        if not db:
+            return None
+        table = self.engine.catalog.get_table(db, table_name)
+        if table is None:
+            return None
+        ncols = len(columns) if columns is not None else len(table.columns)
+        values = scan_rows(sql, start, ncols)
+        if values is None:
+            return None
+        batch = scanned_batch(table, columns, values, len(values[0]))
+        if batch is None:
+            return None
+        outcome = insert_batch(self.engine, db, table, batch, self._group_commit(table))
         info = f"{{'label':'{outcome.label}', 'status':'VISIBLE', 'txnId':'{outcome.txn_id}'}}"
         return OkOutcome(outcome.rows, info)
 

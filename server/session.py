@@ -74,6 +74,12 @@ class ShaleSession(Session):
         outcome: Outcome = OkOutcome()
         if run_user_statement(self.server.users, sql):  # CREATE/DROP USER (server/auth.py)
             return outcome
+        if sql.lstrip()[:6].upper() == "INSERT":  # INSERT VALUES fast path, else parse below
+            self.runner.begin_statement(sql[:200])
+            fast = await self.in_worker(self.runner.try_fast_insert, sql)
+            if fast is not None:
+                self.server.stats.insert_fast_path_total += 1
+                return fast
         for stmt in self.parse(sql):
             self.runner.begin_statement(stmt.meta.get("sql", ""))
             if isinstance(stmt, exp.Kill):
