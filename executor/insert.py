@@ -14,6 +14,7 @@ import re
 from decimal import Decimal
 from functools import lru_cache
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
 from sql.insert_values_scanner import unquote
 from storage.engine import StorageEngine
-from storage.group_commit import GroupCommitOptions, committer_for
+from storage.group_commit import GroupCommitOptions, LoadResult, committer_for
 from storage.txn import LoadTxn
 from storage.types import BLOB_KINDS, DataType, TypeError_, TypeKind
 
@@ -36,6 +37,14 @@ class InsertOutcome:
     rows: int
     label: str
     txn_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class PendingInsert:
+    """Rows handed to a group commit: `future` resolves to a `LoadResult` (rows, label,
+    txn_id) once the shared load is published, or raises this statement's error."""
+
+    future: Future[LoadResult]
 
 
 def target_columns(table: TableMeta, names: Sequence[str] | None) -> list[ColumnMeta]:
@@ -159,7 +168,7 @@ def _load(
     engine: StorageEngine, db_name: str, table: TableMeta, targets: Sequence[ColumnMeta],
     rows: Iterator[list[object]], label: str | None, partitions: Sequence[str] | None,
     group_commit: GroupCommitOptions | None = None,
-) -> InsertOutcome:
+) -> InsertOutcome | PendingInsert:
     """Feed converted rows (target-column order) through one LoadTxn and publish it (or hand
     them to the table's group commit)."""
     if group_commit is not None and label is None and not partitions:
@@ -196,7 +205,7 @@ def insert_values(
     evaluate: Callable[[exp.Expression, DataType], tuple[object, DataType]],
     label: str | None = None, partitions: Sequence[str] | None = None,
     group_commit: GroupCommitOptions | None = None,
-) -> InsertOutcome:
+) -> InsertOutcome | PendingInsert:
     """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression.
     With `group_commit` (and no label / PARTITION clause) the rows join the table's group."""
     targets = target_columns(table, column_names)
@@ -429,7 +438,7 @@ def scanned_batch(table: TableMeta, column_names: Sequence[str] | None,
 
 
 def insert_batch(engine: StorageEngine, db_name: str, table: TableMeta, batch: Batch,
-                 group_commit: GroupCommitOptions | None = None) -> InsertOutcome:
+                 group_commit: GroupCommitOptions | None = None) -> InsertOutcome | PendingInsert:
     """Load one ready Batch (the fast path's) in its own transaction or a group commit."""
     if group_commit is not None:
         return _group_load(engine, db_name, table, [batch], group_commit)
@@ -440,8 +449,8 @@ def insert_batch(engine: StorageEngine, db_name: str, table: TableMeta, batch: B
 
 
 def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: Sequence[Batch],
-                options: GroupCommitOptions) -> InsertOutcome:
-    """Join the table's group commit (storage/group_commit.py); returns once published."""
+                options: GroupCommitOptions) -> PendingInsert:
+    """Join the table's group commit (storage/group_commit.py); the caller awaits the publish."""
     # checked before joining: an error here is this statement's alone
     db = _check_loadable(engine, db_name, table)
     batch = Batch.concat(list(batches)) if len(batches) > 1 else batches[0]
@@ -452,5 +461,4 @@ def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: 
             txn.add_batch(b)
         return txn.label, txn.commit().txn_id
 
-    result = committer_for(engine).submit(table.table_id, batch, options, load)
-    return InsertOutcome(result.rows, result.label, result.txn_id)
+    return PendingInsert(committer_for(engine).submit(table.table_id, batch, options, load))

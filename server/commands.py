@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,14 @@ from mysql_mimic.intercept import TRANSACTION_CHARACTERISTICS, expression_to_val
 from mysql_mimic.variables import DEFAULT
 from sqlglot import expressions as exp
 
-from executor.insert import insert_batch, insert_batches, insert_values, scanned_batch
+from executor.insert import (
+    InsertOutcome,
+    PendingInsert,
+    insert_batch,
+    insert_batches,
+    insert_values,
+    scanned_batch,
+)
 from executor.query import SessionContext, evaluate_constant, execute, plan_select
 from server.profiles import QueryProfiles
 from server.variables import SessionVariables, display
@@ -60,12 +68,30 @@ class RowsOutcome:
 
 
 @dataclass
+class PendingOutcome:
+    """An INSERT waiting for its group commit: the session awaits `future` (a LoadResult)
+    on the event loop, then answers with `insert_ok`."""
+
+    future: Future[Any]
+
+
+def insert_ok(rows: int, label: str, txn_id: int) -> OkOutcome:
+    return OkOutcome(rows, f"{{'label':'{label}', 'status':'VISIBLE', 'txnId':'{txn_id}'}}")
+
+
+def _insert_outcome(outcome: InsertOutcome | PendingInsert) -> OkOutcome | PendingOutcome:
+    if isinstance(outcome, PendingInsert):
+        return PendingOutcome(outcome.future)
+    return insert_ok(outcome.rows, outcome.label, outcome.txn_id)
+
+
+@dataclass
 class TextOutcome:
     names: list[str]
     rows: list[tuple[object, ...]] = field(default_factory=list)
 
 
-Outcome = OkOutcome | RowsOutcome | TextOutcome
+Outcome = OkOutcome | RowsOutcome | TextOutcome | PendingOutcome
 
 
 def _not_supported(what: str) -> ShaleError:
@@ -248,7 +274,7 @@ class StatementRunner:
                                           self.user, self.database)
         return RowsOutcome(list(result.names), list(result.types), batches)
 
-    def insert(self, stmt: exp.Insert) -> OkOutcome:
+    def insert(self, stmt: exp.Insert) -> OkOutcome | PendingOutcome:
         target = stmt.this
         columns = None
         if isinstance(target, exp.Schema):
@@ -281,8 +307,7 @@ class StatementRunner:
             prepared = plan_select(source, self.engine.catalog, ctx)
             result = execute(prepared, self.engine, ctx)
             outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
-        info = f"{{'label':'{outcome.label}', 'status':'VISIBLE', 'txnId':'{outcome.txn_id}'}}"
-        return OkOutcome(outcome.rows, info)
+        return _insert_outcome(outcome)
 
     def _group_commit(self, table: TableMeta) -> GroupCommitOptions | None:
         """Doris' `group_commit` session variable: off_mode (default), sync_mode, async_mode."""
@@ -292,7 +317,7 @@ class StatementRunner:
                              f"{', '.join(GROUP_COMMIT_MODES)}")
         return None if mode == "off_mode" else GroupCommitOptions.for_table(table)
 
-    def try_fast_insert(self, sql: str) -> OkOutcome | None:
+    def try_fast_insert(self, sql: str) -> OkOutcome | PendingOutcome | None:
         """INSERT INTO t [(cols)] VALUES of plain literals, scanned without the SQL parser
         (sql/insert_values_scanner.py, executor/insert.py); None when the statement needs the
         general path (which then also reports every error)."""
@@ -313,9 +338,7 @@ class StatementRunner:
         batch = scanned_batch(table, columns, values, len(values[0]))
         if batch is None:
             return None
-        outcome = insert_batch(self.engine, db, table, batch, self._group_commit(table))
-        info = f"{{'label':'{outcome.label}', 'status':'VISIBLE', 'txnId':'{outcome.txn_id}'}}"
-        return OkOutcome(outcome.rows, info)
+        return _insert_outcome(insert_batch(self.engine, db, table, batch, self._group_commit(table)))
 
     def delete(self, stmt: exp.Delete) -> OkOutcome:
         target = stmt.this

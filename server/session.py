@@ -20,7 +20,15 @@ from mysql_mimic.session import Session
 from sqlglot import expressions as exp
 
 from server.auth import run_user_statement
-from server.commands import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
+from server.commands import (
+    OkOutcome,
+    Outcome,
+    PendingOutcome,
+    RowsOutcome,
+    StatementRunner,
+    TextOutcome,
+    insert_ok,
+)
 from server.results import mysql_column_type
 from server.variables import SessionVariables
 from sql.dialect import SqlSyntaxError, parse
@@ -79,14 +87,14 @@ class ShaleSession(Session):
             fast = await self.in_worker(self.runner.try_fast_insert, sql)
             if fast is not None:
                 self.server.stats.insert_fast_path_total += 1
-                return fast
+                return await _settled(fast)
         for stmt in self.parse(sql):
             self.runner.begin_statement(stmt.meta.get("sql", ""))
             if isinstance(stmt, exp.Kill):
                 await self.kill(stmt)
                 outcome = OkOutcome()
                 continue
-            outcome = await self.in_worker(self.runner.run, stmt)
+            outcome = await _settled(await self.in_worker(self.runner.run, stmt))
         return outcome
 
     def field_list_table(self, name: str) -> Any:
@@ -134,3 +142,11 @@ def _wire_value(dtype: DataType, physical: object) -> object:
     value = dtype.to_python(physical)
     # LARGEINT travels as a string column (server/results.py), so its values are text too.
     return str(value) if dtype.kind is TypeKind.LARGEINT and value is not None else value
+
+
+async def _settled(outcome: Outcome) -> Outcome:
+    """Wait (on the event loop, holding no worker thread) for an INSERT's group commit."""
+    if isinstance(outcome, PendingOutcome):
+        result = await asyncio.wrap_future(outcome.future)
+        return insert_ok(result.rows, result.label, result.txn_id)
+    return outcome

@@ -2,19 +2,19 @@
 
 Doris 2.1's `group_commit` session variable (`off_mode` by default, `sync_mode`,
 `async_mode`) with the table properties `group_commit_interval_ms` (default 10000) and
-`group_commit_data_bytes` (default 128 MB). The first INSERT into a table opens a group and
-leads it: it waits until the interval has passed since the group opened or the group holds
+`group_commit_data_bytes` (default 128 MB). The first INSERT into a table opens a group; a
+timer closes it when the interval has passed since the group opened or the group holds
 `group_commit_data_bytes`, then writes every member's rows through one `LoadTxn`, so all of
-them become visible together in one new version per partition. The other members wait for
-that publish (sync_mode: the INSERT returns once its rows are visible) and get the shared
-label and transaction id.
+them become visible together in one new version per partition. Every member's session waits
+(on the event loop, not in a worker thread) for that publish (sync_mode: the INSERT returns
+once its rows are visible) and gets the shared label and transaction id.
 
 async_mode returns before the publish in Doris, which keeps the rows in a write-ahead log
 until then. ShaleDB has no such log yet, so async_mode waits for the publish too: an
 acknowledged row is always durable (the only difference is that Doris' reply would come
 earlier).
 
-If the shared load fails (for instance one member's row has no partition), the leader loads
+If the shared load fails (for instance one member's row has no partition), the flush loads
 each member's rows in a transaction of its own, so only the statement at fault gets the error.
 Upstream: Doris `GroupCommitManager`, `GroupCommitTable` (BE) and `group_commit` docs.
 """
@@ -22,9 +22,9 @@ Upstream: Doris `GroupCommitManager`, `GroupCommitTable` (BE) and `group_commit`
 from __future__ import annotations
 
 import threading
-import time
 import weakref
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from storage.batch import Batch
@@ -60,12 +60,13 @@ LoadFn = Callable[[Sequence[Batch]], tuple[str, int]]
 
 @dataclass
 class _Group:
-    opened: float
+    table_id: int
+    load: LoadFn
     batches: list[Batch] = field(default_factory=list)
+    futures: list[Future[LoadResult]] = field(default_factory=list)
     nbytes: int = 0
     closed: bool = False
-    done: threading.Event = field(default_factory=threading.Event)
-    results: dict[int, tuple[str, int] | BaseException] = field(default_factory=dict)
+    timer: threading.Timer | None = None
 
 
 def _batch_bytes(batch: Batch) -> int:
@@ -73,66 +74,65 @@ def _batch_bytes(batch: Batch) -> int:
 
 
 class GroupCommitter:
-    """One per storage engine: the open group of each table."""
+    """One per storage engine: the open group of each table.
+
+    Nothing waits in a statement worker thread: `submit` returns a Future at once and the
+    group is written by a timer thread when its interval ends (or by the submitting thread's
+    helper when it is full), so sessions await their rows' publish without holding a worker.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._full = threading.Condition(self._lock)
         self._groups: dict[int, _Group] = {}
         self.loads = 0  # shared loads written (for tests and metrics)
 
-    def submit(self, table_id: int, batch: Batch, options: GroupCommitOptions, load: LoadFn) -> LoadResult:
-        """Add `batch` to the table's open group; returns once the rows are published."""
+    def submit(self, table_id: int, batch: Batch, options: GroupCommitOptions,
+               load: LoadFn) -> Future[LoadResult]:
+        """Add `batch` to the table's open group (opening one if needed); the Future resolves
+        once the group is published (or to this member's error)."""
+        future: Future[LoadResult] = Future()
+        flush_now: _Group | None = None
         with self._lock:
             group = self._groups.get(table_id)
-            leader = group is None or group.closed
-            if leader:
-                group = _Group(opened=time.monotonic())
+            if group is None:
+                group = _Group(table_id, load)
                 self._groups[table_id] = group
-            assert group is not None
-            member = len(group.batches)
+                group.timer = threading.Timer(options.interval_s, self._flush, (group,))
+                group.timer.daemon = True
+                group.timer.start()
             group.batches.append(batch)
+            group.futures.append(future)
             group.nbytes += _batch_bytes(batch)
             if group.nbytes >= options.max_bytes:
-                self._full.notify_all()
-        if leader:
-            self._lead(table_id, group, options, load)
-        else:
-            group.done.wait()
-        outcome = group.results[member]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        label, txn_id = outcome
-        return LoadResult(batch.num_rows, label, txn_id)
+                flush_now = group
+        if flush_now is not None:
+            threading.Thread(target=self._flush, args=(flush_now,), daemon=True,
+                             name="group-commit-flush").start()
+        return future
 
-    def _lead(self, table_id: int, group: _Group, options: GroupCommitOptions, load: LoadFn) -> None:
-        deadline = group.opened + options.interval_s
+    def _flush(self, group: _Group) -> None:
         with self._lock:
-            while group.nbytes < options.max_bytes:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._full.wait(left)
+            if group.closed:
+                return  # the timer and a size trigger both fired
             group.closed = True
-            if self._groups.get(table_id) is group:
-                del self._groups[table_id]
-            batches = list(group.batches)
+            if self._groups.get(group.table_id) is group:
+                del self._groups[group.table_id]
+            if group.timer is not None:
+                group.timer.cancel()
+        batches, futures = group.batches, group.futures
         try:
-            shared = load(batches)
+            label, txn_id = group.load(batches)
             self.loads += 1
-            for i in range(len(batches)):
-                group.results[i] = shared
+            for b, f in zip(batches, futures):
+                f.set_result(LoadResult(b.num_rows, label, txn_id))
         except Exception:  # noqa: BLE001 - retry one by one so only the faulty member fails
-            for i, b in enumerate(batches):
+            for b, f in zip(batches, futures):
                 try:
-                    group.results[i] = load([b])
+                    label, txn_id = group.load([b])
                     self.loads += 1
+                    f.set_result(LoadResult(b.num_rows, label, txn_id))
                 except Exception as e:  # noqa: BLE001 - reported to that member's session
-                    group.results[i] = e
-        finally:
-            for i in range(len(batches)):
-                group.results.setdefault(i, RuntimeError("group commit did not run"))
-            group.done.set()
+                    f.set_exception(e)
 
 
 _COMMITTERS: weakref.WeakKeyDictionary[object, GroupCommitter] = weakref.WeakKeyDictionary()
