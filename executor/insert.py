@@ -293,9 +293,27 @@ def _numbers(tokens: list[str], valid: np.ndarray | None, fill: str) -> np.ndarr
     return np.array(tokens)
 
 
+def _strip_number_quotes(tokens: Sequence[str]) -> list[str]:
+    """Numbers sent as strings ('12.5', as drivers format Decimal or str parameters): the
+    general path parses the string with the column type's rules, which for the plain shapes
+    the checks below accept is what the unquoted literal gives."""
+    out = []
+    for x in tokens:
+        if x[0] in "'\"":
+            inner = x[1:-1]
+            if "\\" in inner or "'" in inner or '"' in inner or inner.upper() == "NULL":
+                raise _Fallback  # escapes, or the text 'NULL' (a string, not a NULL)
+            out.append(inner)
+        else:
+            out.append(x)
+    return out
+
+
 def _convert_column(col: ColumnMeta, tokens: Sequence[str]) -> Column:
     t = col.type
     k = t.kind
+    if t.is_numeric and any(x[0] in "'\"" for x in tokens):
+        tokens = _strip_number_quotes(tokens)
     toks, valid = _tokens_and_validity(col, tokens)
     live = toks if valid is None else [x for x, v in zip(toks, valid.tolist()) if v]
     if k in (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT):

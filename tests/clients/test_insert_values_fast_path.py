@@ -23,13 +23,18 @@ COLUMNS = [
     ("c_dt", "DATETIME"), ("c_dt3", "DATETIME(3)"), ("c_char", "CHAR(8)"),
     ("c_vc", "VARCHAR(24)"), ("c_str", "STRING"),
 ]
+NUMERIC = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT", "FLOAT", "DOUBLE",
+           "DECIMAL(12, 3)", "DECIMAL(38, 10)"}
 STRINGS = ["", "plain", "it''s", "it\\'s", 'dq"in', "back\\\\slash", "tab\\tnew\\nline",
            "\\0nul", "pct\\%und\\_", "ünïcødé ✓", "日本語", "emoji 😀", "\\Z", "\\q"]
 
 
-def _value(rng: random.Random, ctype: str) -> str:
-    if rng.random() < 0.12:
+def _value(rng: random.Random, ctype: str, nulls: bool = True) -> str:
+    if nulls and rng.random() < 0.12:
         return rng.choice(["NULL", "null"])
+    if nulls and ctype in NUMERIC and rng.random() < 0.15:
+        # numbers sent as strings, as drivers format Decimal / str parameters
+        return "'" + _value(rng, ctype, nulls=False) + "'"
     if ctype == "BOOLEAN":
         return rng.choice(["TRUE", "FALSE", "true", "0", "1"])
     if ctype in ("TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT"):
@@ -121,6 +126,9 @@ def test_fast_path_equals_general_path(server, db_conn, seed: int) -> None:
     "INSERT INTO t VALUES (1, 'x'),",  # syntax error
     "INSERT INTO t VALUES (+1, 'plus')",
     "INSERT INTO t VALUES ('7', 'quoted number')",
+    "INSERT INTO t VALUES ('NULL', 'the text NULL')",
+    "INSERT INTO t VALUES ('1.5', 'quoted decimal into tinyint')",
+    "INSERT INTO t VALUES (' 7', 'quoted with a space')",
     "INSERT INTO t VALUES (1.0, 'decimal into tinyint')",
     "INSERT INTO t WITH LABEL lbl_x VALUES (1, 'label')",
     "INSERT INTO t VALUES (1, 'a') -- trailing comment",

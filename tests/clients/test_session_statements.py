@@ -77,3 +77,30 @@ def test_mysql_connector_session(server, make_db, pure: bool) -> None:
         assert ei.value.errno == 1049
     finally:
         conn.close()
+
+
+def test_information_schema_statistics_and_friends(db_conn, db) -> None:
+    """Tools query these; as in Doris they exist and are empty (no secondary indexes, views or
+    constraints a MySQL tool could use)."""
+    with db_conn.cursor() as cur:
+        cur.execute("CREATE TABLE s (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME "
+                    f"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '{db}'")
+        assert cur.fetchall() == ()
+        assert [d[0] for d in cur.description] == ["TABLE_SCHEMA", "TABLE_NAME", "NON_UNIQUE",
+                                                   "INDEX_NAME", "SEQ_IN_INDEX", "COLUMN_NAME"]
+        for table in ("VIEWS", "KEY_COLUMN_USAGE"):
+            cur.execute(f"SELECT count(*) FROM information_schema.{table}")
+            assert cur.fetchone() == (0,)
+        cur.execute("SHOW TABLES FROM information_schema")
+        assert [r[0] for r in cur.fetchall()] == ["COLUMNS", "KEY_COLUMN_USAGE", "SCHEMATA",
+                                                  "STATISTICS", "TABLES", "VIEWS"]
+
+
+def test_describe_missing_table_is_1146(db_conn, db) -> None:
+    import pymysql  # noqa: PLC0415
+
+    for stmt in ("DESCRIBE nope", "DESC nope", "SHOW CREATE TABLE nope", "SHOW COLUMNS FROM nope"):
+        with pytest.raises(pymysql.err.ProgrammingError) as ei, db_conn.cursor() as cur:
+            cur.execute(stmt)
+        assert ei.value.args == (1146, f"errCode = 2, detailMessage = Table '{db}.nope' doesn't exist")
