@@ -13,6 +13,7 @@ import datetime as _dt
 import re
 from decimal import Decimal
 from functools import lru_cache
+from operator import itemgetter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -277,6 +278,9 @@ class _Fallback(Exception):
 
 
 def _tokens_and_validity(col: ColumnMeta, tokens: Sequence[str]) -> tuple[list[str], np.ndarray | None]:
+    # no "NULL" anywhere in the column's text: no NULL token (one C-speed pass)
+    if "NULL" not in "\n".join(tokens).upper():
+        return list(tokens), None
     nulls = [t for t in tokens if len(t) == 4 and t[0] in "Nn"]
     if not nulls:
         return list(tokens), None
@@ -312,8 +316,10 @@ def _strip_number_quotes(tokens: Sequence[str]) -> list[str]:
 def _convert_column(col: ColumnMeta, tokens: Sequence[str]) -> Column:
     t = col.type
     k = t.kind
-    if t.is_numeric and any(x[0] in "'\"" for x in tokens):
-        tokens = _strip_number_quotes(tokens)
+    if t.is_numeric:
+        text = "".join(tokens)
+        if "'" in text or '"' in text:
+            tokens = _strip_number_quotes(tokens)
     toks, valid = _tokens_and_validity(col, tokens)
     live = toks if valid is None else [x for x, v in zip(toks, valid.tolist()) if v]
     if k in (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT):
@@ -369,19 +375,18 @@ def _convert_column(col: ColumnMeta, tokens: Sequence[str]) -> Column:
             raise _Fallback from None
         return Column(t, np.array(vals, dtype=np.uint8), valid)
     if k is TypeKind.DATE:
-        if not _all_match(_DATE_TOKEN, live) or "0000-" in "".join(x[1:6] for x in live):
+        if not _all_match(_DATE_TOKEN, live) or "0000-" in "".join(map(_YEAR, live)):
             raise _Fallback
-        texts = [x[1:-1] if v else "1970-01-01" for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        texts = _inner(toks, valid, "1970-01-01")
         try:
             days = np.array(texts, dtype="datetime64[D]").astype(np.int64)
         except ValueError:
             raise _Fallback from None
         return Column(t, days.astype(np.int32), valid)
     if k is TypeKind.DATETIME:
-        if not _all_match(_DATETIME_TOKEN, live) or "0000-" in "".join(x[1:6] for x in live):
+        if not _all_match(_DATETIME_TOKEN, live) or "0000-" in "".join(map(_YEAR, live)):
             raise _Fallback
-        texts = [x[1:-1].replace(" ", "T") if v else "1970-01-01T00:00:00"
-                 for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        texts = "\n".join(_inner(toks, valid, "1970-01-01T00:00:00")).replace(" ", "T").split("\n")
         try:
             micros = np.array(texts, dtype="datetime64[us]").astype(np.int64)
         except ValueError:
@@ -391,15 +396,35 @@ def _convert_column(col: ColumnMeta, tokens: Sequence[str]) -> Column:
             micros = (micros // unit) * unit  # Doris truncates to the declared precision
         return Column(t, micros, valid)
     if t.is_string:
-        if any(x[0] not in "'\"" for x in live):
-            raise _Fallback
-        vals = [unquote(x) if v else None for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        if "".join(map(_FIRST, live)).replace("'", "").replace('"', ""):
+            raise _Fallback  # a token that is not a quoted string
+        if valid is None and "\\" not in (text := "\n".join(toks)) and "''" not in text and '""' not in text:
+            vals: list[str | None] = list(map(_QUOTED_BODY, toks))  # no escapes anywhere
+        else:
+            vals = [unquote(x) if v else None for x, v in zip(toks, _valid_list(valid, len(toks)))]
         if k is not TypeKind.STRING:
             limit = t.length
             if any(s is not None and len(s) * 4 > limit and len(s.encode("utf-8")) > limit for s in vals):
                 raise _Fallback  # too long: the general path's strict-mode error
+        if valid is None:
+            encoded = [v.encode("utf-8") for v in vals]  # type: ignore[union-attr]
+            offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+            np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+            return Column(t, np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), None, offsets)
         return Column.from_physical(t, vals)
     raise _Fallback  # HLL, BITMAP
+
+
+_FIRST = itemgetter(0)
+_YEAR = itemgetter(slice(1, 6))
+_QUOTED_BODY = itemgetter(slice(1, -1))
+
+
+def _inner(toks: list[str], valid: np.ndarray | None, fill: str) -> list[str]:
+    """The text inside each quoted token (`fill` for NULLs)."""
+    if valid is None:
+        return list(map(_QUOTED_BODY, toks))
+    return [x[1:-1] if v else fill for x, v in zip(toks, valid.tolist())]
 
 
 def _decimal_unscaled(toks: list[str], valid: np.ndarray | None, t: DataType) -> np.ndarray | None:
@@ -408,6 +433,25 @@ def _decimal_unscaled(toks: list[str], valid: np.ndarray | None, t: DataType) ->
     if t.precision > 18:
         return None
     scale = t.scale
+    if valid is None and scale > 0 and _all_match(rf"-?\d+\.\d{{{scale}}}", toks):
+        # every value written with exactly `scale` decimals (the usual formatting): the
+        # unscaled integer is the text without its point
+        texts = "\n".join(toks).replace(".", "").split("\n")
+    else:
+        texts = _unscaled_texts(toks, valid, scale)
+        if texts is None:
+            return None
+    try:
+        data = np.array(texts).astype(np.int64)
+    except (ValueError, OverflowError):
+        return None
+    bound = 10 ** t.precision - 1
+    if len(data) and (int(data.min()) < -bound or int(data.max()) > bound):
+        raise _Fallback  # out of range: the general path's error
+    return data
+
+
+def _unscaled_texts(toks: list[str], valid: np.ndarray | None, scale: int) -> list[str] | None:
     texts = []
     for x, v in zip(toks, _valid_list(valid, len(toks))):
         if not v:
@@ -417,14 +461,7 @@ def _decimal_unscaled(toks: list[str], valid: np.ndarray | None, t: DataType) ->
         if len(fp) > scale:
             return None  # needs rounding: Decimal path
         texts.append((ip if ip not in ("", "-") else ip + "0") + fp.ljust(scale, "0"))
-    try:
-        data = np.array(texts).astype(np.int64)
-    except (ValueError, OverflowError):
-        return None
-    bound = 10 ** t.precision - 1
-    if len(data) and (int(data.min()) < -bound or int(data.max()) > bound):
-        raise _Fallback  # out of range: the general path's error
-    return data
+    return texts
 
 
 def _valid_list(valid: np.ndarray | None, n: int) -> list[bool]:
