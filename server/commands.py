@@ -250,6 +250,11 @@ class StatementRunner:
         else:
             scope, name = (item.text("kind") or "SESSION").upper(), left.name
         right = assignment.right
+        if isinstance(right, (exp.Column, exp.Var)) and not right.args.get("table") and (
+            right.name.upper() not in ("ON", "OFF", "TRUE", "FALSE", "DEFAULT")
+        ):
+            # SET x = some_word (Doris docs: SET group_commit = async_mode): a string
+            right = exp.Literal.string(right.name)
         try:
             value = expression_to_value(right)
         except Exception:  # noqa: BLE001 - complex expression: evaluate it like a SELECT constant

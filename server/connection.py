@@ -124,6 +124,9 @@ class ShaleConnection(mm_connection.Connection):
             if isinstance(decision, FastAuthSuccess):
                 await self.stream.write(packets.make_auth_more_data(FAST_AUTH_SUCCESS))
             self.session.username = decision.authenticated_as
+            runner = getattr(self.session, "runner", None)
+            if runner is not None:  # COM_CHANGE_USER on an open session
+                runner.user = decision.authenticated_as
             await self.stream.write(self.ok())
         else:
             await self._access_denied(username, info.data)

@@ -57,6 +57,13 @@ def to_str(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def to_choice(value: Any, choices: tuple[str, ...]) -> str:
+    text = str(value).strip().lower()
+    if text not in choices:
+        raise ValueError(value)
+    return text
+
+
 # name: (converter, default, dynamic)
 Schema = tuple[Callable[[Any], Any], Any, bool]
 
@@ -164,7 +171,7 @@ VARIABLES: dict[str, Schema] = {
     "show_hidden_columns": (to_bool, False, True),
     "send_batch_parallelism": (to_int, 1, True),
     "insert_visible_timeout_ms": (to_int, 60000, True),
-    "group_commit": (to_str, "off_mode", True),
+    "group_commit": (lambda v: to_choice(v, ("off_mode", "sync_mode", "async_mode")), "off_mode", True),
     "max_allowed_in_element_num_of_delete": (to_int, 1024, True),
 }
 

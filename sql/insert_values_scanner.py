@@ -51,10 +51,11 @@ def _ident(text: str) -> str:
 
 @lru_cache(maxsize=64)
 def row_pattern(n: int) -> re.Pattern[str]:
-    """One row of `n` literals and the comma after it; group 1 is the whole match (to check
+    """One row of `n` literals and the comma after it (scan_rows adds one after the last row);
+    group 1 is the whole match (to check
     the rows tile the text), groups 2.. the literals."""
     values = r"\s*,\s*".join([f"({TOKEN})"] * n)
-    return re.compile(rf"(\(\s*{values}\s*\)\s*(?:,\s*)?)", _FLAGS)
+    return re.compile(rf"(\(\s*{values}\s*\)\s*,\s*)", _FLAGS)
 
 
 def scan_header(sql: str) -> tuple[str | None, str, list[str] | None, int] | None:
@@ -76,8 +77,9 @@ def scan_rows(sql: str, start: int, ncols: int) -> list[tuple[str, ...]] | None:
     body = sql[start:].rstrip()
     if body.endswith(";"):
         body = body[:-1].rstrip()
-    if not body or body.rstrip().endswith(","):
+    if not body:
         return None
+    body += ","  # every row, the last one too, then ends with its comma (a missing one fails)
     rows = row_pattern(ncols).findall(body)
     # findall skips text it cannot match: the matches must add up to the whole body.
     if not rows or sum(len(r[0]) for r in rows) != len(body):

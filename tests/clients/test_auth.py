@@ -174,3 +174,21 @@ def test_failed_login_closes_the_connection(server, users) -> None:
         assert rest == b""  # no result, no error packet: the connection is gone
     finally:
         sock.close()
+
+
+def test_change_user(server, users) -> None:
+    """COM_CHANGE_USER re-authenticates on the open connection (mysqlclient's change_user)."""
+    import MySQLdb  # noqa: PLC0415
+
+    name = users("chg-pw")
+    conn = MySQLdb.connect(host="127.0.0.1", port=server.port, user="root")
+    try:
+        conn.change_user(name, "chg-pw")
+        cur = conn.cursor()
+        cur.execute("SELECT CURRENT_USER()")
+        assert cur.fetchone() == (f"'{name}'@'%'",)
+        with pytest.raises(MySQLdb.OperationalError) as ei:
+            conn.change_user(name, "wrong")
+        assert ei.value.args[0] == 1045
+    finally:
+        conn.close()

@@ -115,5 +115,18 @@ def test_group_commit_with_label_loads_alone(db_conn) -> None:
         assert "'label':'my_label_1'" in cur._result.message.decode()
         with pytest.raises(pymysql.MySQLError) as ei:
             cur.execute("SET group_commit = 'sometimes'")
-            cur.execute("INSERT INTO gl VALUES (2)")
-        assert "group_commit" in ei.value.args[1]
+        assert ei.value.args[0] == 1231 and "group_commit" in ei.value.args[1]
+
+
+def test_async_mode_waits_for_the_publish(db_conn) -> None:
+    """ShaleDB has no group-commit WAL: async_mode acknowledges only published rows."""
+    with db_conn.cursor() as cur:
+        cur.execute("SET group_commit = ASYNC_MODE")
+        cur.execute("SELECT @@group_commit")
+        assert cur.fetchone() == ("async_mode",)
+        cur.execute("CREATE TABLE ga (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                    "PROPERTIES ('group_commit_interval_ms' = '100')")
+        cur.execute("INSERT INTO ga VALUES (1), (2)")
+        assert "'label':'group_commit_" in cur._result.message.decode()
+        cur.execute("SELECT count(*) FROM ga")
+        assert cur.fetchone() == (2,)

@@ -124,6 +124,7 @@ def test_fast_path_equals_general_path(server, db_conn, seed: int) -> None:
     "INSERT INTO t VALUES (1, 'abcdefghijk')",  # longer than VARCHAR(10)
     "INSERT INTO t VALUES (1)",  # wrong value count
     "INSERT INTO t VALUES (1, 'x'),",  # syntax error
+    "INSERT INTO t VALUES (1, 'x') (2, 'y')",  # syntax error: no comma between rows
     "INSERT INTO t VALUES (+1, 'plus')",
     "INSERT INTO t VALUES ('7', 'quoted number')",
     "INSERT INTO t VALUES ('NULL', 'the text NULL')",
