@@ -25,8 +25,8 @@ from executor.insert import (
     insert_batch,
     insert_batches,
     insert_values,
-    scanned_batch,
 )
+from executor.insert_fast import scanned_batch
 from executor.query import SessionContext, evaluate_constant, execute, plan_select
 from server.profiles import QueryProfiles
 from server.variables import SessionVariables, display
