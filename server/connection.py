@@ -6,7 +6,10 @@ encoded and framed columnar in a worker thread (server/text_encoding.py), contin
 stream's sequence counter (`stream.seq.value`), and its buffer goes straight to the transport;
 the next batch is computed while the previous one drains. OK packets carry
 Doris' info string; every `ShaleError` becomes an error packet with its own code and SQLSTATE;
-KILL QUERY also sets the victim's cancel token so its worker thread stops. Installed by
+KILL QUERY also sets the victim's cancel token so its worker thread stops. It also owns the
+authentication exchange (1045 wording, caching_sha2 fast-auth, hang-up after a failed login)
+and the command loop (adds COM_STATISTICS, COM_SET_OPTION and a typed COM_FIELD_LIST); each
+fix is written up in docs/mysql-mimic-fixes.md. Installed by
 `app.py` as the class mysql-mimic's server instantiates (pinned mysql-mimic==3.0.5).
 """
 
