@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 
 from storage.batch import Batch
@@ -124,15 +124,27 @@ class GroupCommitter:
             label, txn_id = group.load(batches)
             self.loads += 1
             for b, f in zip(batches, futures):
-                f.set_result(LoadResult(b.num_rows, label, txn_id))
+                _settle(f, LoadResult(b.num_rows, label, txn_id))
         except Exception:  # noqa: BLE001 - retry one by one so only the faulty member fails
             for b, f in zip(batches, futures):
                 try:
                     label, txn_id = group.load([b])
                     self.loads += 1
-                    f.set_result(LoadResult(b.num_rows, label, txn_id))
+                    _settle(f, LoadResult(b.num_rows, label, txn_id))
                 except Exception as e:  # noqa: BLE001 - reported to that member's session
-                    f.set_exception(e)
+                    _settle(f, e)
+
+
+def _settle(future: Future[LoadResult], outcome: LoadResult | BaseException) -> None:
+    """Resolve a member's future unless its session gave up on it (KILL cancels the future;
+    its rows are loaded all the same: the group was already sealed)."""
+    try:
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
+    except InvalidStateError:
+        pass  # cancelled meanwhile
 
 
 _COMMITTERS: weakref.WeakKeyDictionary[object, GroupCommitter] = weakref.WeakKeyDictionary()

@@ -130,3 +130,52 @@ def test_async_mode_waits_for_the_publish(db_conn) -> None:
         assert "'label':'group_commit_" in cur._result.message.decode()
         cur.execute("SELECT count(*) FROM ga")
         assert cur.fetchone() == (2,)
+
+
+def test_killed_member_does_not_stall_the_group(server, db, db_conn) -> None:
+    """KILL QUERY on a session waiting for its group: the others still get their answer."""
+    with db_conn.cursor() as cur:
+        cur.execute("CREATE TABLE gk (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                    "PROPERTIES ('group_commit_interval_ms' = '1500')")
+    victim = server.connect(db)
+    other = server.connect(db)
+    results: dict[str, object] = {}
+
+    def insert(name: str, conn, value: int) -> None:
+        try:
+            with conn.cursor() as c:
+                c.execute("SET group_commit = sync_mode")
+                c.execute(f"INSERT INTO gk VALUES ({value})")
+                results[name] = "ok"
+        except pymysql.MySQLError as e:
+            results[name] = e.args[0]
+
+    with victim.cursor() as c:
+        c.execute("SELECT CONNECTION_ID()")
+        victim_id = c.fetchone()[0]
+    threads = [threading.Thread(target=insert, args=("victim", victim, 1)),
+               threading.Thread(target=insert, args=("other", other, 2))]
+    for t in threads:
+        t.start()
+    # wait until the victim is inside its INSERT, then kill that query
+    with db_conn.cursor() as cur:
+        for _ in range(200):
+            cur.execute("SHOW PROCESSLIST")
+            if any(r[0] == str(victim_id) and "INSERT" in (r[10] or "") for r in cur.fetchall()):
+                break
+            threading.Event().wait(0.01)
+        cur.execute(f"KILL QUERY {victim_id}")
+    for t in threads:
+        t.join(timeout=60)
+    assert results["other"] == "ok"
+    # killed while waiting ("Query was killed", as any statement killed on the event loop),
+    # or answered just before the KILL arrived
+    assert results["victim"] in ("ok", 3169)
+    with victim.cursor() as c:  # KILL QUERY leaves the connection usable
+        c.execute("SELECT 1")
+        assert c.fetchone() == (1,)
+    with db_conn.cursor() as cur:
+        cur.execute("SELECT k FROM gk ORDER BY k")
+        assert [r[0] for r in cur.fetchall()] == [1, 2]  # the sealed group loads both
+    victim.close()
+    other.close()
