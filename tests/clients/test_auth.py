@@ -146,13 +146,7 @@ def test_failed_login_closes_the_connection(server, users) -> None:
     import socket  # noqa: PLC0415
 
     name = users("pw")
-    with pytest.raises(pymysql.err.OperationalError):
-        pymysql_user(server, name, "bad")
-    # a raw client that ignores the error and sends a query gets nothing but EOF
-    conn = pymysql.connections.Connection(host="127.0.0.1", port=server.port, user=name,
-                                          password="bad", defer_connect=True)
-    with pytest.raises(pymysql.err.OperationalError):
-        conn.connect()
+    # a raw client that ignores the error and sends a query gets nothing: the server hung up
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
     try:
         sock.recv(4096)  # handshake
