@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from mysql_mimic import ResultColumn, ResultSet
@@ -33,7 +34,9 @@ from server.results import mysql_column_type
 from server.variables import SessionVariables
 from sql.dialect import SqlSyntaxError, parse
 from sql.errors import ErrorCode, ShaleError
+from sql.information_schema import is_information_schema, virtual_table
 from storage.batch import Batch
+from storage.catalog.meta import ColumnMeta
 from storage.types import DataType, TypeKind
 
 if TYPE_CHECKING:
@@ -100,6 +103,10 @@ class ShaleSession(Session):
     def field_list_table(self, name: str) -> Any:
         """The current database's table `name` for COM_FIELD_LIST (1146 when it is missing)."""
         assert self.runner is not None
+        if is_information_schema(self.database):
+            vt = virtual_table(name)
+            if vt is not None:
+                return SimpleNamespace(name=vt.name, columns=[ColumnMeta(n, t) for n, t in vt.columns])
         return self.runner._metadata_table(exp.to_identifier(name), self.database)
 
     def statement_done(self) -> None:

@@ -287,6 +287,13 @@ def test_com_field_list_metadata(server, make_db) -> None:
             conn._execute_command(COMMAND.COM_FIELD_LIST, "no_such\0")
             conn._read_packet()
         assert ei.value.args[0] == 1146
+        conn.select_db("information_schema")  # virtual tables too (completion after USE)
+        conn._execute_command(COMMAND.COM_FIELD_LIST, "schemata\0")
+        names = []
+        while not (packet := conn._read_packet()).is_eof_packet() and not packet.is_ok_packet():
+            names.append(_field(packet)[0])
+        assert names == ["CATALOG_NAME", "SCHEMA_NAME", "DEFAULT_CHARACTER_SET_NAME",
+                         "DEFAULT_COLLATION_NAME", "SQL_PATH"]
     finally:
         conn.close()
 
