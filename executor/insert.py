@@ -3,7 +3,10 @@
 Rows are converted to the table's column types with Doris' strict-mode rules (a value that does
 not fit fails the whole statement), columns missing from the column list take their DEFAULT or
 NULL, and the complete rows go through one `LoadTxn`, so the statement is all-or-nothing.
-Returns what the OK packet reports: row count, label, transaction id.
+Returns what the OK packet reports: row count, label, transaction id. With Doris'
+`group_commit` on, VALUES rows join the table's group commit (storage/group_commit.py) and the
+caller awaits a `PendingInsert`. The INSERT VALUES fast path builds its Batch in
+executor/insert_fast.py and loads it with `insert_batch`.
 Upstream: Doris `InsertIntoTableCommand`, `OlapTableSink`.
 """
 
@@ -11,14 +14,16 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from sqlglot import expressions as exp
 
 from sql.errors import DorisError, ErrorCode, unknown_database
 from storage.batch import Batch, Column
-from storage.catalog.meta import ColumnMeta, PartitionType, TableMeta
+from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
+from storage.group_commit import GroupCommitOptions, LoadResult, committer_for
 from storage.txn import LoadTxn
 from storage.types import BLOB_KINDS, DataType, TypeError_, TypeKind
 
@@ -30,6 +35,14 @@ class InsertOutcome:
     rows: int
     label: str
     txn_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class PendingInsert:
+    """Rows handed to a group commit: `future` resolves to a `LoadResult` (rows, label,
+    txn_id) once the shared load is published, or raises this statement's error."""
+
+    future: Future[LoadResult]
 
 
 def target_columns(table: TableMeta, names: Sequence[str] | None) -> list[ColumnMeta]:
@@ -131,8 +144,7 @@ class RowBuilder:
         return Batch(self.table.column_names, tuple(cols))
 
 
-def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | None,
-          partitions: Sequence[str] | None) -> LoadTxn:
+def _check_loadable(engine: StorageEngine, db_name: str, table: TableMeta) -> DatabaseMeta:
     db = engine.catalog.get_database(db_name)
     if db is None:
         raise unknown_database(db_name)
@@ -141,14 +153,32 @@ def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | No
             "data cannot be inserted into table with empty partition. Use `SHOW PARTITIONS FROM "
             f"{table.name}` to see the currently partitions of this table. "
         )
+    return db
+
+
+def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | None,
+          partitions: Sequence[str] | None) -> LoadTxn:
+    db = _check_loadable(engine, db_name, table)
     return LoadTxn(engine, db, table, label=label, partitions=partitions)
 
 
 def _load(
     engine: StorageEngine, db_name: str, table: TableMeta, targets: Sequence[ColumnMeta],
     rows: Iterator[list[object]], label: str | None, partitions: Sequence[str] | None,
-) -> InsertOutcome:
-    """Feed converted rows (target-column order) through one LoadTxn and publish it."""
+    group_commit: GroupCommitOptions | None = None,
+) -> InsertOutcome | PendingInsert:
+    """Feed converted rows (target-column order) through one LoadTxn and publish it (or hand
+    them to the table's group commit)."""
+    if group_commit is not None and label is None and not partitions:
+        builder = RowBuilder(table, targets)
+        batches = []
+        for row in rows:
+            builder.add(row)
+            if len(builder) >= INSERT_BATCH_ROWS:
+                batches.append(builder.flush())
+        if len(builder):
+            batches.append(builder.flush())
+        return _group_load(engine, db_name, table, batches, group_commit)
     txn = begin(engine, db_name, table, label, partitions)
     builder = RowBuilder(table, targets)
     for row in rows:
@@ -172,8 +202,10 @@ def insert_values(
     rows: Sequence[Sequence[exp.Expression]],
     evaluate: Callable[[exp.Expression, DataType], tuple[object, DataType]],
     label: str | None = None, partitions: Sequence[str] | None = None,
-) -> InsertOutcome:
-    """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression."""
+    group_commit: GroupCommitOptions | None = None,
+) -> InsertOutcome | PendingInsert:
+    """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression.
+    With `group_commit` (and no label / PARTITION clause) the rows join the table's group."""
     targets = target_columns(table, column_names)
     now = _dt.datetime.now()
 
@@ -191,7 +223,7 @@ def insert_values(
                 values.append(convert_value(col, value, source, r))
             yield values
 
-    return _load(engine, db_name, table, targets, converted(), label, partitions)
+    return _load(engine, db_name, table, targets, converted(), label, partitions, group_commit)
 
 
 def insert_batches(
@@ -213,3 +245,30 @@ def insert_batches(
                 yield [convert_value(t, cols[j][i], types[j], row_no) for j, t in enumerate(targets)]
 
     return _load(engine, db_name, table, targets, converted(), label, partitions)
+
+
+def insert_batch(engine: StorageEngine, db_name: str, table: TableMeta, batch: Batch,
+                 group_commit: GroupCommitOptions | None = None) -> InsertOutcome | PendingInsert:
+    """Load one ready Batch (the fast path's) in its own transaction or a group commit."""
+    if group_commit is not None:
+        return _group_load(engine, db_name, table, [batch], group_commit)
+    txn = begin(engine, db_name, table, None, None)
+    txn.add_batch(batch)
+    meta = txn.commit()
+    return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)
+
+
+def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: Sequence[Batch],
+                options: GroupCommitOptions) -> PendingInsert:
+    """Join the table's group commit (storage/group_commit.py); the caller awaits the publish."""
+    # checked before joining: an error here is this statement's alone
+    db = _check_loadable(engine, db_name, table)
+    batch = Batch.concat(list(batches)) if len(batches) > 1 else batches[0]
+
+    def load(members: Sequence[Batch]) -> tuple[str, int]:
+        txn = LoadTxn(engine, db, table, label_prefix="group_commit")
+        for b in members:
+            txn.add_batch(b)
+        return txn.label, txn.commit().txn_id
+
+    return PendingInsert(committer_for(engine).submit(table.table_id, batch, options, load))

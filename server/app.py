@@ -12,8 +12,9 @@ import asyncio
 import logging
 import signal
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
@@ -21,7 +22,7 @@ from mysql_mimic import MysqlServer
 from mysql_mimic import server as mm_server
 from mysql_mimic.control import LocalControl
 
-from server.auth import BuiltinIdentityProvider
+from server.auth import ShaleIdentityProvider, UserStore
 from server.config import Config
 from server.connection import ShaleConnection
 from server.http import build_app
@@ -56,6 +57,8 @@ class SequentialControl(LocalControl):
 class ServerStats:
     connections_total: int = 0
     queries_total: int = 0
+    insert_fast_path_total: int = 0  # INSERT VALUES statements the literal scanner took
+    started_at: float = field(default_factory=time.time)
 
 
 class ShaleServer:
@@ -64,6 +67,7 @@ class ShaleServer:
         self.engine = StorageEngine(Path(config.data_dir), backends=config.backends, host=config.host)
         PAGE_CACHE.resize(parse_limit(config.storage_page_cache_limit))
         self.global_vars = GlobalVariables()
+        self.users = UserStore(Path(config.data_dir) / "users.json")
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")
         self.stats = ServerStats()
         self.control = SequentialControl()
@@ -87,7 +91,7 @@ class ShaleServer:
     async def start(self) -> None:
         self.mysql = MysqlServer(
             session_factory=lambda: ShaleSession(self),
-            identity_provider=BuiltinIdentityProvider(),
+            identity_provider=ShaleIdentityProvider(self.users),
             control=self.control,
         )
         await self.mysql.start_server(host=self.config.host, port=self.config.query_port)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,14 @@ from mysql_mimic.intercept import TRANSACTION_CHARACTERISTICS, expression_to_val
 from mysql_mimic.variables import DEFAULT
 from sqlglot import expressions as exp
 
-from executor.insert import insert_batches, insert_values
+from executor.insert import (
+    InsertOutcome,
+    PendingInsert,
+    insert_batch,
+    insert_batches,
+    insert_values,
+)
+from executor.insert_fast import scanned_batch
 from executor.query import SessionContext, evaluate_constant, execute, plan_select
 from planner.distribute import DistributeOptions, distribute
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
@@ -30,6 +38,7 @@ from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
 from sql.dialect import DescAll, DorisExplain
+from sql.insert_values_scanner import scan_header, scan_rows
 from sql.errors import (
     DorisError,
     QueryCancelled,
@@ -43,6 +52,8 @@ from storage.batch import Batch
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
 from storage.engine import StorageEngine
+from storage.group_commit import MODES as GROUP_COMMIT_MODES
+from storage.group_commit import GroupCommitOptions
 from storage.types import DataType
 
 
@@ -60,12 +71,30 @@ class RowsOutcome:
 
 
 @dataclass
+class PendingOutcome:
+    """An INSERT waiting for its group commit: the session awaits `future` (a LoadResult)
+    on the event loop, then answers with `insert_ok`."""
+
+    future: Future[Any]
+
+
+def insert_ok(rows: int, label: str, txn_id: int) -> OkOutcome:
+    return OkOutcome(rows, f"{{'label':'{label}', 'status':'VISIBLE', 'txnId':'{txn_id}'}}")
+
+
+def _insert_outcome(outcome: InsertOutcome | PendingInsert) -> OkOutcome | PendingOutcome:
+    if isinstance(outcome, PendingInsert):
+        return PendingOutcome(outcome.future)
+    return insert_ok(outcome.rows, outcome.label, outcome.txn_id)
+
+
+@dataclass
 class TextOutcome:
     names: list[str]
     rows: list[tuple[object, ...]] = field(default_factory=list)
 
 
-Outcome = OkOutcome | RowsOutcome | TextOutcome
+Outcome = OkOutcome | RowsOutcome | TextOutcome | PendingOutcome
 
 
 def _not_supported(what: str) -> ShaleError:
@@ -172,7 +201,7 @@ class StatementRunner:
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Query):
                 return self.explain(stmt.this, None)
-            r = show.describe(self._table(stmt.this))
+            r = show.describe(self._metadata_table(stmt.this, self.database))
             return TextOutcome(r.names, r.rows)
         if isinstance(stmt, exp.Use):
             self.use(stmt.this.name)
@@ -224,6 +253,11 @@ class StatementRunner:
         else:
             scope, name = (item.text("kind") or "SESSION").upper(), left.name
         right = assignment.right
+        if isinstance(right, (exp.Column, exp.Var)) and not right.args.get("table") and (
+            right.name.upper() not in ("ON", "OFF", "TRUE", "FALSE", "DEFAULT")
+        ):
+            # SET x = some_word (Doris docs: SET group_commit = async_mode): a string
+            right = exp.Literal.string(right.name)
         try:
             value = expression_to_value(right)
         except Exception:  # noqa: BLE001 - complex expression: evaluate it like a SELECT constant
@@ -272,7 +306,7 @@ class StatementRunner:
             broadcast_row_limit=int(v("broadcast_row_count_limit")),  # type: ignore[call-overload]
             backends=len(self.engine.catalog.backends()))
 
-    def insert(self, stmt: exp.Insert) -> OkOutcome:
+    def insert(self, stmt: exp.Insert) -> OkOutcome | PendingOutcome:
         target = stmt.this
         columns = None
         if isinstance(target, exp.Schema):
@@ -299,14 +333,44 @@ class StatementRunner:
             outcome = insert_values(
                 self.engine, db, table, columns, rows,
                 lambda e, target_type: evaluate_constant(e, ctx, target_type),
-                label=label, partitions=partitions,
+                label=label, partitions=partitions, group_commit=self._group_commit(table),
             )
         else:
             prepared = plan_select(source, self.engine.catalog, ctx)
             result = execute(prepared, self.engine, ctx)
             outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
-        info = f"{{'label':'{outcome.label}', 'status':'VISIBLE', 'txnId':'{outcome.txn_id}'}}"
-        return OkOutcome(outcome.rows, info)
+        return _insert_outcome(outcome)
+
+    def _group_commit(self, table: TableMeta) -> GroupCommitOptions | None:
+        """Doris' `group_commit` session variable: off_mode (default), sync_mode, async_mode."""
+        mode = str(self.lookup_variable("group_commit")).lower()
+        if mode not in GROUP_COMMIT_MODES:
+            raise DorisError(f"Invalid group_commit mode: {mode}, supported: "
+                             f"{', '.join(GROUP_COMMIT_MODES)}")
+        return None if mode == "off_mode" else GroupCommitOptions.for_table(table)
+
+    def try_fast_insert(self, sql: str) -> OkOutcome | PendingOutcome | None:
+        """INSERT INTO t [(cols)] VALUES of plain literals, scanned without the SQL parser
+        (sql/insert_values_scanner.py, executor/insert.py); None when the statement needs the
+        general path (which then also reports every error)."""
+        header = scan_header(sql)
+        if header is None:
+            return None
+        db_name, table_name, columns, start = header
+        db = db_name or self.database
+        if not db:
+            return None
+        table = self.engine.catalog.get_table(db, table_name)
+        if table is None:
+            return None
+        ncols = len(columns) if columns is not None else len(table.columns)
+        values = scan_rows(sql, start, ncols)
+        if values is None:
+            return None
+        batch = scanned_batch(table, columns, values, len(values[0]))
+        if batch is None:
+            return None
+        return _insert_outcome(insert_batch(self.engine, db, table, batch, self._group_commit(table)))
 
     def delete(self, stmt: exp.Delete) -> OkOutcome:
         target = stmt.this
@@ -449,8 +513,18 @@ class StatementRunner:
     def _show_target(self, target: exp.Expression | None, db: str | None) -> TableMeta:
         if target is None:
             raise DorisError("Table name is required")
+        return self._metadata_table(target, db)
+
+    def _metadata_table(self, target: exp.Expression, db: str | None) -> TableMeta:
+        """The table of DESC / SHOW CREATE TABLE / SHOW COLUMNS / SHOW INDEX. A missing one is
+        MySQL's 1146 (42S02): SQLAlchemy's inspector and `has_table` take exactly that code to
+        mean "no such table" (Doris answers 1051 here, which they treat as a failure)."""
         tdb, name = _table_parts(target)
-        return ddl_ops.require_table(self.engine, tdb or db, name)
+        database = ddl_ops.require_database(self.engine, tdb or db)
+        table = self.engine.catalog.get_table(database.name, name)
+        if table is None:
+            raise DorisError(f"Table '{database.name}.{name}' doesn't exist", ErrorCode.NO_SUCH_TABLE)
+        return table
 
     def show_variables(self, stmt: exp.Show) -> TextOutcome:
         scope = self.global_vars if stmt.args.get("global_") else self.variables

@@ -7,7 +7,10 @@ stream's sequence counter (`stream.seq.value`), and its buffer goes straight to 
 the next batch is computed while the previous one drains. OK packets carry
 Doris' info string; every `ShaleError` becomes an error packet with its own code and SQLSTATE;
 KILL QUERY also sets the victim's cancel token so its worker thread stops. Prepared statements
-(COM_STMT_*) come from the `PreparedStatements` mixin (server/prepared.py). Installed by
+(COM_STMT_*) come from the `PreparedStatements` mixin (server/prepared.py). It also owns the
+authentication exchange (1045 wording, caching_sha2 fast-auth, hang-up after a failed login)
+and the command loop (adds COM_STATISTICS, COM_SET_OPTION and a typed COM_FIELD_LIST); each
+fix is written up in docs/mysql-mimic-fixes.md. Installed by
 `app.py` as the class mysql-mimic's server instantiates (pinned mysql-mimic==3.0.5).
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,16 +26,22 @@ import numpy as np
 
 from mysql_mimic import connection as mm_connection
 from mysql_mimic import packets
+from mysql_mimic.auth import AuthInfo, Success
 from mysql_mimic.constants import KillKind
+from mysql_mimic.errors import ErrorCode as MysqlErrorCode
 from mysql_mimic.errors import MysqlError
+from mysql_mimic.stream import ConnectionClosed
+from mysql_mimic.types import Commands
 
+from server.auth import FAST_AUTH_SUCCESS, FastAuthSuccess
 from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
 from server.prepared import PreparedStatements
 from server.results import column_definition, encode_python_rows, error_packet, ok_packet
 from server.text_encoding import Chunk, encode_batch
 from sql.errors import ErrorCode, ShaleError
+from sql.show import like_match
 from storage.batch import Batch
-from storage.types import STRING
+from storage.types import varchar
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +49,7 @@ logger = logging.getLogger(__name__)
 Encoded = tuple[list[Chunk], int, int]  # (packet buffers, rows, next sequence id)
 FIRST_ROWS = 4096  # the first packet run is small so the client sees rows at once
 MAX_ROWS = 65536  # rows framed per step: bounds the buffer whatever batch size the plan yields
+TEXT_RESULT_TYPE = varchar(255)
 
 
 class BatchFeed:
@@ -74,7 +85,150 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         if database and not self.session.server.database_exists(database):
             await self.write_error(ShaleError(f"Unknown database '{database}'", ErrorCode.BAD_DB_ERROR))
             raise ConnectionAbortedError(f"unknown database {database}")
-        await super().authenticate(*args, **kwargs)
+        await self._authenticate(*args, **kwargs)
+
+    async def _authenticate(
+        self, username: str, auth_response: bytes, client_plugin_name: str | None,
+        connect_attrs: dict[str, str], auth_state: Any = None, server_plugin: Any = None,
+    ) -> None:
+        """mysql-mimic's authentication exchange with two fixes (docs/mysql-mimic-fixes.md):
+        an unknown user or a wrong password is MySQL's 1045 `Access denied for user 'u'@'host'
+        (using password: YES|NO)` (mysql-mimic: 3162 for unknown users), and a plugin may
+        succeed with an AuthMoreData packet before the OK (caching_sha2_password's
+        fast_auth_success, which mysql-mimic cannot send without waiting for a reply)."""
+        user = await self.identity_provider.get_user(username)
+        if user is None:
+            await self._access_denied(username, auth_response)
+            return
+        plugin = self.identity_provider.get_plugin(user.auth_plugin or "") or (
+            self.identity_provider.get_default_plugin())
+        info = AuthInfo(
+            username=username, data=auth_response, connect_attrs=connect_attrs, user=user,
+            client_plugin_name=client_plugin_name, handshake_auth_data=self.handshake_auth_data,
+            handshake_plugin_name=self.handshake_auth_plugin or "",
+        )
+        if server_plugin is not None and server_plugin.name == plugin.name and (
+            plugin.client_plugin_name in (None, client_plugin_name)
+        ):
+            decision = await auth_state.asend(info)  # the handshake already started this plugin
+        elif plugin.client_plugin_name in (None, client_plugin_name):
+            decision, auth_state = await plugin.start(info)
+        else:  # the client spoke another plugin: switch it to the user's
+            decision, auth_state = await plugin.start()
+            if isinstance(decision, bytes):
+                await self.stream.write(packets.make_auth_switch_request(
+                    server_charset=self.server_charset, plugin_name=plugin.client_plugin_name,
+                    plugin_provided_data=decision))
+                info = info.copy(await self.stream.read())
+                decision = await auth_state.asend(info)
+        while isinstance(decision, bytes):
+            await self.stream.write(packets.make_auth_more_data(decision))
+            info = info.copy(await self.stream.read())
+            decision = await auth_state.asend(info)
+        if isinstance(decision, Success):
+            if isinstance(decision, FastAuthSuccess):
+                await self.stream.write(packets.make_auth_more_data(FAST_AUTH_SUCCESS))
+            self.session.username = decision.authenticated_as
+            runner = getattr(self.session, "runner", None)
+            if runner is not None:  # COM_CHANGE_USER on an open session
+                runner.user = decision.authenticated_as
+            await self.stream.write(self.ok())
+        else:
+            await self._access_denied(username, info.data)
+
+    async def _access_denied(self, username: str, auth_response: bytes) -> None:
+        peer = self.stream.writer.get_extra_info("peername")
+        host = peer[0] if isinstance(peer, tuple) else "localhost"
+        using = "YES" if auth_response else "NO"
+        await self.stream.write(error_packet(
+            self.capabilities, ErrorCode.ACCESS_DENIED, "28000",
+            f"Access denied for user '{username}'@'{host}' (using password: {using})"))
+        # mysql-mimic carries on into the command phase after a failed login: the command loop
+        # ends the connection instead (also after a failed COM_CHANGE_USER, as mysqld does).
+        self.access_denied = True
+
+    # ---- command dispatch -----------------------------------------------------------------
+    async def command_phase(self) -> None:
+        """mysql-mimic's command loop (same handlers, same error and KILL QUERY handling) plus
+        the commands it rejects as 'Unsupported Command': COM_STATISTICS (the mariadb CLI's
+        `status`, mysqladmin) and COM_SET_OPTION (multi-statement on/off)."""
+        C = Commands
+        handlers = {
+            C.COM_QUERY: self.handle_query, C.COM_STMT_PREPARE: self.handle_stmt_prepare,
+            C.COM_STMT_SEND_LONG_DATA: self.handle_stmt_send_long_data,
+            C.COM_STMT_EXECUTE: self.handle_stmt_execute, C.COM_STMT_FETCH: self.handle_stmt_fetch,
+            C.COM_STMT_RESET: self.handle_stmt_reset, C.COM_STMT_CLOSE: self.handle_stmt_close,
+            C.COM_PING: self.handle_ping, C.COM_CHANGE_USER: self.handle_change_user,
+            C.COM_RESET_CONNECTION: self.handle_reset_connection, C.COM_DEBUG: self.handle_debug,
+            C.COM_INIT_DB: self.handle_init_db, C.COM_FIELD_LIST: self.handle_field_list,
+            C.COM_STATISTICS: self.handle_statistics, C.COM_SET_OPTION: self.handle_set_option,
+        }
+        while not getattr(self, "access_denied", False):
+            try:
+                data = await self.stream.read()
+            except ConnectionClosed:
+                return
+            try:
+                if data[0] == C.COM_QUIT:
+                    return
+                handler = handlers.get(data[0])
+                if handler is None:
+                    raise MysqlError(f"Unsupported Command: {hex(data[0])}", MysqlErrorCode.UNKNOWN_COM_ERROR)
+                await handler(data[1:])
+            except MysqlError as e:
+                await self.stream.write(self.error(msg=e.msg, code=e.code))
+            except asyncio.CancelledError:
+                if self._kill != KillKind.QUERY:
+                    raise
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+                self._kill = None
+                await self.stream.write(self.error(msg="Query was killed", code=MysqlErrorCode.SESSION_WAS_KILLED))
+            except ConnectionError:
+                return
+            except Exception as e:  # noqa: BLE001 - an internal error ends the command, not the connection
+                logger.exception("internal error in command %#x", data[0])
+                await self.stream.write(self.error(msg=e))
+            finally:
+                self.stream.reset_seq()
+
+    async def handle_statistics(self, data: bytes) -> None:
+        """COM_STATISTICS: one human-readable line in a bare packet (not OK), as mysqld sends."""
+        server = self.session.server
+        uptime = max(int(time.time() - server.stats.started_at), 1)
+        questions = server.stats.queries_total
+        text = (
+            f"Uptime: {uptime}  Threads: {len(server.control._connections)}  "
+            f"Questions: {questions}  Slow queries: 0  Opens: 0  Flush tables: 1  "
+            f"Open tables: 0  Queries per second avg: {questions / uptime:.3f}"
+        )
+        await self.stream.write(text.encode())
+
+    async def handle_set_option(self, data: bytes) -> None:
+        """COM_SET_OPTION (multi-statements on/off): statements are always split, so only the
+        EOF mysqld answers with."""
+        await self.stream.write(self.eof())
+
+    async def handle_field_list(self, data: bytes) -> None:
+        """COM_FIELD_LIST (tab completion in the mariadb CLI): one column definition per column,
+        with its real type and default (mysql-mimic's version runs SHOW COLUMNS and sends every
+        column as VARCHAR)."""
+        request = packets.parse_com_field_list(self.client_charset, data)
+        try:
+            table = await self.session.in_worker(self.session.field_list_table, request.table)
+        except ShaleError as e:
+            await self.write_error(e)
+            return
+        pattern = request.wildcard.rstrip("\x00")
+        for c in table.columns:
+            if pattern and not like_match(c.name, pattern):
+                continue
+            default = c.default if c.has_default else None
+            self.stream.write_many([column_definition(
+                c.name, c.type, table=table.name, schema=self.session.database or "",
+                default=default, is_field_list=True)])
+        await self.stream.write(self.ok_or_eof())
 
     def kill(self, kind: KillKind = KillKind.CONNECTION) -> None:
         runner = getattr(self.session, "runner", None)
@@ -122,7 +276,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 ok_packet(self.capabilities, self.status_flags, outcome.affected_rows, outcome.info)
             )
         elif isinstance(outcome, TextOutcome):
-            await self.write_header(outcome.names, [STRING] * len(outcome.names))
+            # SHOW-style results are VARCHAR columns in Doris (ShowResultSetMetaData)
+            await self.write_header(outcome.names, [TEXT_RESULT_TYPE] * len(outcome.names))
             self.stream.write_many(encode_python_rows(outcome.rows))
             await self.write_end()
         else:

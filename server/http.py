@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from storage.group_commit import committer_for
+
 if TYPE_CHECKING:
     from server.app import ShaleServer
 
@@ -37,6 +39,12 @@ def build_app(server: ShaleServer) -> web.Application:
             "# HELP doris_fe_query_total Queries received since start.",
             "# TYPE doris_fe_query_total counter",
             f"doris_fe_query_total {s.queries_total}",
+            "# HELP shaledb_insert_fast_path_total INSERT VALUES statements loaded by the literal scanner.",
+            "# TYPE shaledb_insert_fast_path_total counter",
+            f"shaledb_insert_fast_path_total {s.insert_fast_path_total}",
+            "# HELP shaledb_group_commit_loads_total Shared loads written by group commit.",
+            "# TYPE shaledb_group_commit_loads_total counter",
+            f"shaledb_group_commit_loads_total {committer_for(server.engine).loads}",
             "# HELP shaledb_backends Embedded backends.",
             "# TYPE shaledb_backends gauge",
             f"shaledb_backends {len(server.engine.catalog.backends())}",

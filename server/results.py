@@ -12,67 +12,118 @@ each code, which mysql-mimic's own builder does not know for most codes.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from mysql_mimic.charset import CharacterSet
-from mysql_mimic.packets import make_column_definition_41
-from mysql_mimic.types import Capabilities, ColumnDefinition, ColumnType
+from mysql_mimic.types import Capabilities, ColumnType
 
 from storage.batch import Batch, Column
 from storage.types import DataType, TypeKind, format_decimal, format_float
 
+# Doris 2.1 `PrimitiveType.toMysqlType`: LARGEINT goes out as a string column (MySQL has no
+# 128-bit integer; Doris' `use_mysql_bigint_for_largeint` defaults to false), CHAR/VARCHAR/HLL/
+# BITMAP as MYSQL_TYPE_STRING, STRING as MYSQL_TYPE_BLOB (what MySQL sends for TEXT).
 _COLUMN_TYPES = {
     TypeKind.BOOLEAN: ColumnType.TINY,
     TypeKind.TINYINT: ColumnType.TINY,
     TypeKind.SMALLINT: ColumnType.SHORT,
     TypeKind.INT: ColumnType.LONG,
     TypeKind.BIGINT: ColumnType.LONGLONG,
-    TypeKind.LARGEINT: ColumnType.LONGLONG,
+    TypeKind.LARGEINT: ColumnType.STRING,
     TypeKind.FLOAT: ColumnType.FLOAT,
     TypeKind.DOUBLE: ColumnType.DOUBLE,
     TypeKind.DECIMAL: ColumnType.NEWDECIMAL,
     TypeKind.DATE: ColumnType.DATE,
     TypeKind.DATETIME: ColumnType.DATETIME,
     TypeKind.CHAR: ColumnType.STRING,
-    TypeKind.VARCHAR: ColumnType.VAR_STRING,
-    TypeKind.STRING: ColumnType.VAR_STRING,
-    TypeKind.HLL: ColumnType.VAR_STRING,
-    TypeKind.BITMAP: ColumnType.VAR_STRING,
+    TypeKind.VARCHAR: ColumnType.STRING,
+    TypeKind.STRING: ColumnType.BLOB,
+    TypeKind.HLL: ColumnType.STRING,
+    TypeKind.BITMAP: ColumnType.STRING,
     TypeKind.NULL: ColumnType.NULL,
 }
 
-_NOT_FIXED_DEC = 31
+# Doris `MysqlSerializer.getMysqlTypeLength`: the display width of each type.
+_COLUMN_LENGTHS = {
+    TypeKind.BOOLEAN: 1,
+    TypeKind.TINYINT: 4,
+    TypeKind.SMALLINT: 6,
+    TypeKind.INT: 11,
+    TypeKind.BIGINT: 20,
+    TypeKind.FLOAT: 12,
+    TypeKind.DOUBLE: 22,
+    TypeKind.DATE: 10,
+    TypeKind.DATETIME: 19,
+}
+DEFAULT_LENGTH = 255  # Doris' default (LARGEINT, strings, HLL, BITMAP, NULL)
+NOT_FIXED_DEC = 31  # "decimals" of FLOAT/DOUBLE: not a fixed number of decimals
+
+# Character set ids of the column definition (Doris `Type.getMysqlResultSetFieldCharsetIndex`):
+# 33 (utf8_general_ci) for text-like columns, 63 (binary) for numbers and dates.
+CHARSET_UTF8 = 33
+CHARSET_BINARY = 63
+# Doris also sends STRING as binary, which makes every driver return TEXT columns as bytes
+# (pymysql, mysqlclient, Connector/J's getObject). We send it with the text charset, as MySQL
+# sends TEXT columns: the type code (BLOB) still says TEXT, the values decode as str.
+_TEXT_KINDS = frozenset({TypeKind.CHAR, TypeKind.VARCHAR, TypeKind.STRING, TypeKind.HLL,
+                         TypeKind.BITMAP, TypeKind.LARGEINT})
 
 
 def mysql_column_type(dtype: DataType) -> ColumnType:
     return _COLUMN_TYPES[dtype.kind]
 
 
-def column_definition(name: str, dtype: DataType, charset: CharacterSet) -> bytes:
-    flags = ColumnDefinition(0)
+@dataclass(frozen=True, slots=True)
+class ColumnMetadata:
+    """What a column definition packet says about a type (besides its name)."""
+
+    type_code: ColumnType
+    length: int
+    decimals: int
+    charset: int
+    flags: int = 0  # Doris sends no flags (no NOT_NULL / BINARY / UNSIGNED)
+
+
+def column_metadata(dtype: DataType) -> ColumnMetadata:
+    """Type code, display length, decimals and charset of a result column, as Doris 2.1 sends
+    them (`MysqlSerializer.writeField`). Also what a zero-row result carries."""
+    k = dtype.kind
+    length = _COLUMN_LENGTHS.get(k, DEFAULT_LENGTH)
     decimals = 0
-    length = 255
-    if dtype.is_integer or dtype.kind is TypeKind.BOOLEAN:
-        flags |= ColumnDefinition.BINARY_FLAG
-        length = 20
+    if k is TypeKind.DECIMAL:
+        # precision digits, plus the point when there is a scale, plus the sign
+        length = dtype.precision + (2 if dtype.scale > 0 else 1)
+        decimals = dtype.scale
+    elif k is TypeKind.DATETIME:
+        decimals = dtype.scale
     elif dtype.is_float:
-        decimals = _NOT_FIXED_DEC
-        length = 22
-    elif dtype.is_decimal:
-        decimals = dtype.scale
-        length = dtype.precision + 2
-    elif dtype.kind is TypeKind.DATE:
-        length = 10
-    elif dtype.kind is TypeKind.DATETIME:
-        decimals = dtype.scale
-        length = 19 + (dtype.scale + 1 if dtype.scale else 0)
-    elif dtype.is_string:
-        length = min(dtype.length, 65533) * 4 if dtype.length else 255
-    return make_column_definition_41(
-        server_charset=charset, name=name, column_type=mysql_column_type(dtype),
-        column_length=length, flags=flags, decimals=decimals,
-        character_set=CharacterSet.utf8mb4 if dtype.is_string else CharacterSet.binary,
-    )
+        decimals = NOT_FIXED_DEC
+    charset = CHARSET_UTF8 if k in _TEXT_KINDS else CHARSET_BINARY
+    return ColumnMetadata(mysql_column_type(dtype), length, decimals, charset)
+
+
+def _lenenc_str(data: bytes) -> bytes:
+    return lenenc_int(len(data)) + data
+
+
+def column_definition(name: str, dtype: DataType, charset: CharacterSet | None = None,
+                      table: str = "", schema: str = "", default: str | None = None,
+                      is_field_list: bool = False) -> bytes:
+    """A Protocol::ColumnDefinition41 packet. Built here rather than with mysql-mimic's
+    builder, which only accepts its CharacterSet enum for the column charset (Doris sends
+    33 / 63, ids that enum has no member for). Names are UTF-8 (our server charset)."""
+    meta = column_metadata(dtype)
+    parts = [
+        _lenenc_str(b"def"), _lenenc_str(schema.encode()), _lenenc_str(table.encode()),
+        _lenenc_str(table.encode()), _lenenc_str(name.encode()), _lenenc_str(name.encode()),
+        b"\x0c", meta.charset.to_bytes(2, "little"), meta.length.to_bytes(4, "little"),
+        int(meta.type_code).to_bytes(1, "little"), meta.flags.to_bytes(2, "little"),
+        meta.decimals.to_bytes(1, "little"), b"\x00\x00",
+    ]
+    if is_field_list:  # COM_FIELD_LIST appends the column default (0xfb: none)
+        parts.append(b"\xfb" if default is None else _lenenc_str(default.encode()))
+    return b"".join(parts)
 
 
 def format_column(col: Column) -> list[bytes | None]:

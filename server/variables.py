@@ -57,6 +57,13 @@ def to_str(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def to_choice(value: Any, choices: tuple[str, ...]) -> str:
+    text = str(value).strip().lower()
+    if text not in choices:
+        raise ValueError(value)
+    return text
+
+
 # name: (converter, default, dynamic)
 Schema = tuple[Callable[[Any], Any], Any, bool]
 
@@ -92,6 +99,13 @@ VARIABLES: dict[str, Schema] = {
     "performance_schema": (to_bool, False, False),
     "query_cache_size": (to_int, 1048576, True),
     "query_cache_type": (to_int, 0, True),
+    "session_track_gtids": (to_str, "OFF", True),
+    "session_track_schema": (to_bool, True, True),
+    "session_track_state_change": (to_bool, False, True),
+    # MySQL 8 drivers set these on connect (mysql-connector-python, Connector/J): accepted and
+    # stored; ShaleDB does not send session-state-change info in OK packets.
+    "session_track_system_variables": (to_str, "*", True),
+    "session_track_transaction_info": (to_str, "OFF", True),
     "sql_auto_is_null": (to_bool, False, True),
     "sql_mode": (to_str, "ONLY_FULL_GROUP_BY", True),
     "sql_safe_updates": (to_int, 0, True),
@@ -157,7 +171,7 @@ VARIABLES: dict[str, Schema] = {
     "show_hidden_columns": (to_bool, False, True),
     "send_batch_parallelism": (to_int, 1, True),
     "insert_visible_timeout_ms": (to_int, 60000, True),
-    "group_commit": (to_str, "off_mode", True),
+    "group_commit": (lambda v: to_choice(v, ("off_mode", "sync_mode", "async_mode")), "off_mode", True),
     "max_allowed_in_element_num_of_delete": (to_int, 1024, True),
 }
 

@@ -335,11 +335,11 @@ def type_sql(dtype: exp.DataType) -> str:
     DATE, BOOLEAN, HLL, BITMAP, QUANTILE_STATE, ... DATETIME(0) is written DATETIME.
     """
     kind = dtype.this
+    mysql = doris_type_sql(dtype)  # MySQL-only spellings (LONGTEXT, FLOAT(53), BIT(1), ...)
+    if mysql is not None:
+        return mysql
     if kind == exp.DType.USERDEFINED:
         return str(dtype.args.get("kind") or "").upper()
-    mysql_mapped = doris_type_sql(dtype)  # LONGTEXT, BIT(1), FLOAT(53), ... from tools' DDL
-    if mysql_mapped is not None:
-        return mysql_mapped
     if kind in _SIMPLE_TYPES:
         return _SIMPLE_TYPES[kind]
     params = _int_params(dtype)

@@ -1,4 +1,6 @@
-"""information_schema: the virtual SCHEMATA, TABLES and COLUMNS tables, and empty ones for JDBC.
+"""information_schema: the virtual SCHEMATA, TABLES and COLUMNS tables, built from the catalog
+(and STATISTICS, VIEWS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS, ROUTINES, TABLE_PRIVILEGES,
+COLUMN_PRIVILEGES: empty as in Doris; tools and JDBC DatabaseMetaData query them).
 
 The binder asks `virtual_table(name)` for the column list and `virtual_rows(name, catalog)` for
 the rows (physical values, storage/types.py layouts) at bind time; the planner turns them into a
@@ -63,17 +65,20 @@ _TABLES: dict[str, VirtualTable] = {
         ("COLUMN_KEY", varchar(3)), ("EXTRA", varchar(27)), ("PRIVILEGES", varchar(80)),
         ("COLUMN_COMMENT", varchar(255)), ("COLUMN_SIZE", _N), ("DECIMAL_DIGITS", _N),
         ("GENERATION_EXPRESSION", _L), ("SRS_ID", _N)]),
-    # Doris has no secondary indexes of MySQL's kind: the table exists (JDBC getPrimaryKeys and
-    # getIndexInfo join it) and is empty, as in Doris.
+    # Doris has no secondary indexes MySQL tools could use, no views here and no constraints:
+    # these exist (tools query them: Connector/J getIndexInfo, BI schema browsers) and are
+    # empty, as in Doris.
     "statistics": _vt("STATISTICS", [
         ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S), ("TABLE_NAME", _S), ("NON_UNIQUE", _N),
         ("INDEX_SCHEMA", _S), ("INDEX_NAME", _S), ("SEQ_IN_INDEX", _N), ("COLUMN_NAME", _S),
-        ("COLLATION", varchar(1)), ("CARDINALITY", _N), ("SUB_PART", _N), ("PACKED", varchar(10)),
-        ("NULLABLE", varchar(3)), ("INDEX_TYPE", varchar(16)), ("COMMENT", varchar(16)),
-        ("INDEX_COMMENT", varchar(1024))]),
-    # Empty in Doris too (no foreign keys, stored routines or per-table grants for root); they
-    # exist so JDBC getExportedKeys / getCrossReference / getProcedures / getFunctions /
-    # getTablePrivileges / getColumnPrivileges run.
+        ("COLLATION", varchar(1)), ("CARDINALITY", _N), ("SUB_PART", _N),
+        ("PACKED", varchar(10)), ("NULLABLE", varchar(3)), ("INDEX_TYPE", varchar(16)),
+        ("COMMENT", varchar(16)), ("INDEX_COMMENT", varchar(1024))]),
+    "views": _vt("VIEWS", [
+        ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S), ("TABLE_NAME", _S),
+        ("VIEW_DEFINITION", varchar(8096)), ("CHECK_OPTION", varchar(8)),
+        ("IS_UPDATABLE", varchar(3)), ("DEFINER", varchar(77)), ("SECURITY_TYPE", varchar(7)),
+        ("CHARACTER_SET_CLIENT", _S), ("COLLATION_CONNECTION", _S)]),
     "key_column_usage": _vt("KEY_COLUMN_USAGE", [
         ("CONSTRAINT_CATALOG", _L), ("CONSTRAINT_SCHEMA", _S), ("CONSTRAINT_NAME", _S),
         ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S), ("TABLE_NAME", _S), ("COLUMN_NAME", _S),
@@ -106,8 +111,8 @@ _TABLES: dict[str, VirtualTable] = {
         ("TABLE_NAME", _S), ("COLUMN_NAME", _S), ("PRIVILEGE_TYPE", _S),
         ("IS_GRANTABLE", varchar(3))]),
 }
-_EMPTY = {"statistics", "key_column_usage", "referential_constraints", "routines",
-          "table_privileges", "column_privileges"}
+_EMPTY = frozenset({"statistics", "views", "key_column_usage", "referential_constraints",
+                    "routines", "table_privileges", "column_privileges"})
 
 
 def is_information_schema(db: str | None) -> bool:

@@ -67,7 +67,9 @@ def _column_line(table: TableMeta, c: object) -> str:
         elif c.default == "CURRENT_TIMESTAMP":
             parts.append("DEFAULT CURRENT_TIMESTAMP")
         else:
-            parts.append(f"DEFAULT {_sql_string(c.default)}")
+            # single-quoted as MySQL prints it (Doris uses "..."): SQLAlchemy's reflection
+            # only reads a quoted DEFAULT in MySQL's form
+            parts.append(f"DEFAULT {_sql_string(c.default, chr(39))}")
     if c.comment:
         parts.append(f"COMMENT {_sql_string(c.comment, chr(39))}")
     return " ".join(parts)
@@ -266,9 +268,9 @@ def show_index(table: TableMeta) -> ShowResult:
 
 def show_tables(catalog: Catalog, db: str, full: bool, like: str | None) -> ShowResult:
     if db == INFORMATION_SCHEMA:
-        from sql.information_schema import TABLES as IS_TABLES  # noqa: PLC0415
+        from sql.information_schema import table_names  # noqa: PLC0415
 
-        names = sorted(IS_TABLES)
+        names = sorted(table_names())
         kinds = ["SYSTEM VIEW"] * len(names)
     else:
         tables = catalog.list_tables(db)

@@ -156,3 +156,150 @@ def test_connect_to_unknown_database(server) -> None:
     proc = run_cli(server, sql="SELECT 1", db="sqlt_no_such_db_xyz")
     assert proc.returncode == 1
     assert "1049" in proc.stderr and "Unknown database 'sqlt_no_such_db_xyz'" in proc.stderr
+
+
+# ---- interactive use on a pty -------------------------------------------------------------
+def spawn_interactive(server, db: str | None = None):
+    """The mariadb CLI on a pseudo-terminal, as a person runs it (auto-rehash on, so it reads
+    table and column names for completion at connect and at every USE)."""
+    import pexpect  # noqa: PLC0415
+
+    args = ["-h127.0.0.1", f"-P{server.port}", "--protocol=TCP", "-uroot", "--skip-ssl"]
+    if db is not None:
+        args.append(db)
+    env = {"TERM": "dumb", "HOME": "/tmp", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    child = pexpect.spawn(MARIADB, args, encoding="utf-8", timeout=60, dimensions=(40, 200), env=env)
+    return child
+
+
+def _prompt(db: str) -> str:
+    return rf"\[{db}\]> "
+
+
+def test_interactive_query_and_exit(server, make_db) -> None:
+    import pexpect  # noqa: PLC0415
+
+    db = make_db("cli_pty")
+    child = spawn_interactive(server, db)
+    try:
+        child.expect(_prompt(db))
+        child.sendline("CREATE TABLE t (k INT, v VARCHAR(10)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1;")
+        child.expect(r"Query OK, 0 rows affected")
+        child.expect(_prompt(db))
+        child.sendline("INSERT INTO t VALUES (1, 'one'), (2, 'two');")
+        child.expect(r"Query OK, 2 rows affected")
+        child.expect(_prompt(db))
+        child.sendline("SELECT v FROM t ORDER BY k;")
+        # the boxed table the CLI draws for a terminal
+        child.expect(r"\| v +\|\r\n\+-+\+\r\n\| one +\|\r\n\| two +\|\r\n\+-+\+\r\n2 rows in set")
+        child.expect(_prompt(db))
+        child.sendline("SELECT * FROM no_such_table;")
+        child.expect(r"ERROR 1105 \(HY000\): errCode = 2, detailMessage = Table \[no_such_table\] does not exist")
+        child.expect(_prompt(db))
+        child.sendline("exit")
+        child.expect("Bye")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+
+
+def test_interactive_use_changes_database(server, make_db) -> None:
+    """`USE db` in the CLI is COM_INIT_DB; the prompt and DATABASE() follow it."""
+    db1, db2 = make_db("cli_use_a"), make_db("cli_use_b")
+    child = spawn_interactive(server, db1)
+    try:
+        child.expect(_prompt(db1))
+        child.sendline(f"USE {db2}")
+        child.expect("Database changed")
+        child.expect(_prompt(db2))
+        child.sendline("SELECT DATABASE() AS d;")
+        child.expect(rf"\| {db2} \|")
+        child.expect(_prompt(db2))
+        child.sendline("USE sqlt_no_such_db_xyz")
+        child.expect(r"ERROR 1049 \(42000\): errCode = 2, detailMessage = Unknown database 'sqlt_no_such_db_xyz'")
+        child.expect(_prompt(db2))  # still in the old database
+        child.sendline("exit")
+    finally:
+        child.close(force=True)
+
+
+def test_status_command_uses_com_statistics(server, make_db) -> None:
+    db = make_db("cli_status")
+    child = spawn_interactive(server, db)
+    try:
+        child.expect(_prompt(db))
+        child.sendline("status")
+        child.expect(rf"Current database:\s+{db}")
+        child.expect(r"Server version:\s+5\.7\.99 ShaleDB")
+        # the line after "Uptime:" is the server's COM_STATISTICS answer
+        child.expect(r"Threads: \d+  Questions: \d+  Slow queries: 0  Opens: 0  Flush tables: 1  "
+                     r"Open tables: 0  Queries per second avg: \d+\.\d{3}")
+        child.expect(_prompt(db))
+        child.sendline("exit")
+    finally:
+        child.close(force=True)
+
+
+def test_status_in_batch_mode(server) -> None:
+    out = ok(run_cli(server, sql="status"))
+    assert "Uptime:" in out and "Threads: " in out and "Questions: " in out
+
+
+def test_tab_completion_reads_columns_with_com_field_list(server, make_db) -> None:
+    """At connect the CLI lists tables (SHOW TABLES) and each table's columns (COM_FIELD_LIST);
+    TAB then completes a column name only this table has."""
+    db = make_db("cli_tab")
+    ok(run_cli(server, sql="CREATE TABLE zt (k INT, zebra_stripes_count BIGINT DEFAULT '7') "
+                           "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1", db=db))
+    child = spawn_interactive(server, db)
+    try:
+        child.expect(_prompt(db))
+        child.send("SELECT zebra_str\t")
+        child.expect("zebra_stripes_count")
+        child.send(" FROM zt;\r")
+        child.expect(r"Empty set")
+        child.expect(_prompt(db))
+        child.sendline("exit")
+    finally:
+        child.close(force=True)
+
+
+def test_com_field_list_metadata(server, make_db) -> None:
+    """COM_FIELD_LIST answers with each column's real type and default (mysqlclient's
+    `list_fields` would not show it; checked through pymysql's raw protocol)."""
+    import pymysql  # noqa: PLC0415
+    from pymysql.constants import COMMAND  # noqa: PLC0415
+
+    db = make_db("cli_fl")
+    ok(run_cli(server, sql="CREATE TABLE ft (k INT, d DECIMAL(10, 3) DEFAULT '1.5', s VARCHAR(9)) "
+                           "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1", db=db))
+    conn = server.connect(db)
+    try:
+        conn._execute_command(COMMAND.COM_FIELD_LIST, "ft\0")
+        fields = []
+        while True:
+            packet = conn._read_packet()
+            if packet.is_eof_packet() or packet.is_ok_packet():
+                break
+            fields.append(_field(packet))
+        assert [(f[0], f[1], f[2]) for f in fields] == [("k", 3, 11), ("d", 246, 12), ("s", 254, 255)]
+        with pytest.raises(pymysql.err.ProgrammingError) as ei:
+            conn._execute_command(COMMAND.COM_FIELD_LIST, "no_such\0")
+            conn._read_packet()
+        assert ei.value.args[0] == 1146
+        conn.select_db("information_schema")  # virtual tables too (completion after USE)
+        conn._execute_command(COMMAND.COM_FIELD_LIST, "schemata\0")
+        names = []
+        while not (packet := conn._read_packet()).is_eof_packet() and not packet.is_ok_packet():
+            names.append(_field(packet)[0])
+        assert names == ["CATALOG_NAME", "SCHEMA_NAME", "DEFAULT_CHARACTER_SET_NAME",
+                         "DEFAULT_COLLATION_NAME", "SQL_PATH"]
+    finally:
+        conn.close()
+
+
+def _field(packet) -> tuple[str, int, int]:
+    from pymysql.protocol import FieldDescriptorPacket  # noqa: PLC0415
+
+    fd = FieldDescriptorPacket(packet._data, "utf8")
+    return fd.name, fd.type_code, fd.length

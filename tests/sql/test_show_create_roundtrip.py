@@ -271,6 +271,6 @@ def test_show_create_of_missing_table_is_an_error(db_conn) -> None:
     with pytest.raises(pymysql.MySQLError) as ei:
         _query(db_conn, "SHOW CREATE TABLE no_such_table_xyz")
     code, msg = ei.value.args[0], ei.value.args[1]
-    # Doris: db.getTableOrAnalysisException -> ERR_BAD_TABLE_ERROR
-    assert code == 1051, (code, msg)
-    assert "Unknown table 'no_such_table_xyz'" in msg
+    # MySQL's ER_NO_SUCH_TABLE: SQLAlchemy's reflection maps exactly 1146 to NoSuchTableError
+    assert code == 1146, (code, msg)
+    assert "no_such_table_xyz' doesn't exist" in msg
