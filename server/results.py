@@ -22,8 +22,11 @@ from storage.batch import Batch, Column
 from storage.types import DataType, TypeKind, format_decimal, format_float
 
 # Doris 2.1 `PrimitiveType.toMysqlType`: LARGEINT goes out as a string column (MySQL has no
-# 128-bit integer; Doris' `use_mysql_bigint_for_largeint` defaults to false), CHAR/VARCHAR/HLL/
-# BITMAP as MYSQL_TYPE_STRING, STRING as MYSQL_TYPE_BLOB (what MySQL sends for TEXT).
+# 128-bit integer; Doris' `use_mysql_bigint_for_largeint` defaults to false), CHAR/HLL/BITMAP
+# as MYSQL_TYPE_STRING, STRING as MYSQL_TYPE_BLOB (what MySQL sends for TEXT).
+# Deliberate deviation: VARCHAR goes out as MYSQL_TYPE_VAR_STRING, as MySQL sends it. Doris'
+# MYSQL_TYPE_STRING makes JDBC report CHAR, and Spark (read-side char padding) then pads every
+# VARCHAR value with spaces: a pain point Doris users hit with Spark JDBC reads.
 _COLUMN_TYPES = {
     TypeKind.BOOLEAN: ColumnType.TINY,
     TypeKind.TINYINT: ColumnType.TINY,
@@ -37,7 +40,7 @@ _COLUMN_TYPES = {
     TypeKind.DATE: ColumnType.DATE,
     TypeKind.DATETIME: ColumnType.DATETIME,
     TypeKind.CHAR: ColumnType.STRING,
-    TypeKind.VARCHAR: ColumnType.STRING,
+    TypeKind.VARCHAR: ColumnType.VAR_STRING,
     TypeKind.STRING: ColumnType.BLOB,
     TypeKind.HLL: ColumnType.STRING,
     TypeKind.BITMAP: ColumnType.STRING,

@@ -282,7 +282,7 @@ def test_com_field_list_metadata(server, make_db) -> None:
             if packet.is_eof_packet() or packet.is_ok_packet():
                 break
             fields.append(_field(packet))
-        assert [(f[0], f[1], f[2]) for f in fields] == [("k", 3, 11), ("d", 246, 12), ("s", 254, 255)]
+        assert [(f[0], f[1], f[2]) for f in fields] == [("k", 3, 11), ("d", 246, 12), ("s", 253, 255)]
         with pytest.raises(pymysql.err.ProgrammingError) as ei:
             conn._execute_command(COMMAND.COM_FIELD_LIST, "no_such\0")
             conn._read_packet()

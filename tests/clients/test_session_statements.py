@@ -93,8 +93,9 @@ def test_information_schema_statistics_and_friends(db_conn, db) -> None:
             cur.execute(f"SELECT count(*) FROM information_schema.{table}")
             assert cur.fetchone() == (0,)
         cur.execute("SHOW TABLES FROM information_schema")
-        assert [r[0] for r in cur.fetchall()] == ["COLUMNS", "KEY_COLUMN_USAGE", "SCHEMATA",
-                                                  "STATISTICS", "TABLES", "VIEWS"]
+        assert [r[0] for r in cur.fetchall()] == [
+            "COLUMNS", "COLUMN_PRIVILEGES", "KEY_COLUMN_USAGE", "REFERENTIAL_CONSTRAINTS",
+            "ROUTINES", "SCHEMATA", "STATISTICS", "TABLES", "TABLE_PRIVILEGES", "VIEWS"]
 
 
 def test_describe_missing_table_is_1146(db_conn, db) -> None:
