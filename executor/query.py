@@ -73,7 +73,7 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     if not isinstance(select_ast, (exp.Select, exp.SetOperation)):
         raise not_supported(f"statement {type(select_ast).__name__}")
     bound = bind_query(select_ast, catalog, ctx, sql=sql)
-    plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules))
+    plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
     return PreparedQuery(plan, bound.names, bound.types, disabled_rules)
 
 

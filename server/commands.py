@@ -65,6 +65,20 @@ class TextOutcome:
 Outcome = OkOutcome | RowsOutcome | TextOutcome
 
 
+# `SET disable_nereids_rules = 'A,B'`: Doris rule names (and our own rule names) -> our rules.
+_DORIS_RULES = {
+    "OLAP_SCAN_PARTITION_PRUNE": "prune_scans", "OLAP_SCAN_TABLET_PRUNE": "prune_scans",
+    "PARTITION_PRUNE": "prune_scans",
+    "MATERIALIZED_INDEX_AGG_SCAN": "choose_rollup", "MATERIALIZED_INDEX_SCAN": "choose_rollup",
+    "ROLLUP_WITH_OUT_AGG": "choose_rollup", "ROLLUP_AGG_SCAN": "choose_rollup",
+}
+
+
+def disabled_rules(value: object) -> frozenset[str]:
+    names = [n.strip() for n in str(value or "").split(",") if n.strip()]
+    return frozenset(_DORIS_RULES.get(n.upper(), n.lower()) for n in names)
+
+
 def _not_supported(what: str) -> ShaleError:
     return DorisError(f"{what} is not supported yet", ErrorCode.UNKNOWN_ERROR)
 
@@ -236,7 +250,8 @@ class StatementRunner:
     # ---- SELECT / INSERT --------------------------------------------------------------------
     def select(self, stmt: exp.Expression) -> RowsOutcome:
         ctx = self.context()
-        prepared = plan_select(stmt, self.engine.catalog, ctx, sql=stmt.meta.get("sql"))
+        prepared = plan_select(stmt, self.engine.catalog, ctx, sql=stmt.meta.get("sql"),
+                               disabled_rules=disabled_rules(self.lookup_variable("disable_nereids_rules")))
         result = execute(prepared, self.engine, ctx)
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
         batches = _with_timeout(result.batches, ctx.cancel, timeout)

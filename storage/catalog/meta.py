@@ -93,6 +93,9 @@ class MaterializedIndexMeta:
     short_key_column_count: int = 1
     schema_version: int = 0
     create_time: float = 0.0
+    # NORMAL: visible to queries. SHADOW: being built by an ALTER TABLE ADD ROLLUP job; loads
+    # already write it (so it misses no version) but queries never read it.
+    state: str = "NORMAL"
 
 
 @dataclass(frozen=True, slots=True)
