@@ -26,7 +26,7 @@ from sql import ast_views as V
 from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
-from sql.dialect import DescAll, DorisExplain
+from sql.dialect import CancelAlter, DescAll, DorisExplain
 from sql.errors import (
     DorisError,
     QueryCancelled,
@@ -39,6 +39,7 @@ from sql.errors import (
 from storage.batch import Batch
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
+from storage.rollup_job import RollupJobs
 from storage.engine import StorageEngine
 from storage.types import DataType
 
@@ -197,6 +198,8 @@ class StatementRunner:
             raise _not_supported("EXPLAIN")
         if isinstance(stmt, exp.Delete):
             return self.delete(stmt)
+        if isinstance(stmt, CancelAlter):
+            return self.cancel_alter(stmt)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
 
     def _table(self, node: exp.Expression) -> TableMeta:
@@ -366,12 +369,29 @@ class StatementRunner:
                 ddl_ops.drop_partition(self.engine, table, action.name, action.if_exists)
             elif isinstance(action, V.SetPropertiesAction):
                 ddl_ops.set_properties(self.engine, table, dict(action.properties))
-            elif isinstance(action, (V.AddRollupAction, V.DropRollupAction)):
-                raise _not_supported("ALTER TABLE ADD/DROP ROLLUP")
+            elif isinstance(action, V.AddRollupAction):
+                jobs = RollupJobs.of(self.engine)
+                for job_id in ddl_ops.add_rollups(self.engine, table, action.rollups):
+                    jobs.start(job_id)
+            elif isinstance(action, V.DropRollupAction):
+                for job_id in ddl_ops.drop_rollups(self.engine, table, action.names):
+                    RollupJobs.of(self.engine).cancel(job_id, "rollup index is dropped")
             elif isinstance(action, (V.AddIndexAction, V.DropIndexAction)):
                 raise _not_supported("ALTER TABLE ADD/DROP INDEX")
             else:
                 raise _not_supported(f"ALTER TABLE action {type(action).__name__}")
+        return OkOutcome()
+
+    def cancel_alter(self, stmt: CancelAlter) -> OkOutcome:
+        if stmt.args.get("kind") != "ROLLUP":
+            raise _not_supported("CANCEL ALTER TABLE COLUMN")
+        target = stmt.this
+        if isinstance(target, exp.Table) and isinstance(target.this, exp.Anonymous):
+            target = exp.Table(this=exp.to_identifier(target.this.name), db=target.args.get("db"))
+        table = self._table(target)
+        jobs = RollupJobs.of(self.engine)
+        for job_id in ddl_ops.running_rollup_jobs(self.engine, table):
+            jobs.cancel(job_id, "user cancelled")
         return OkOutcome()
 
     # ---- SHOW -------------------------------------------------------------------------------
@@ -430,9 +450,28 @@ class StatementRunner:
             if not db:
                 raise no_database_selected()
             r = show.show_delete(cat, db)
+        elif kind == "ALTER TABLE ROLLUP":
+            if not db:
+                raise no_database_selected()
+            if cat.get_database(db) is None:
+                raise unknown_database(db)
+            r = show.show_alter_rollup(cat, db)
+        elif kind == "TABLETS":
+            r = show.show_tablets(cat, self._show_target(target, db), stmt.meta.get("partitions"))
+        elif kind == "PROC":
+            r = self.show_proc(target.name if target is not None else "/")
         else:
             raise _not_supported(f"SHOW {kind}")
         return TextOutcome(r.names, r.rows)
+
+    def show_proc(self, path: str) -> show.ShowResult:
+        parts = [p for p in path.strip().split("/") if p]
+        if parts and parts[0] == "colocation_group":
+            if len(parts) == 1:
+                return show.show_colocation_groups(self.engine.catalog)
+            if len(parts) == 2:
+                return show.show_colocation_group(self.engine.catalog, parts[1])
+        raise _not_supported(f"SHOW PROC '{path}'")
 
     def _show_target(self, target: exp.Expression | None, db: str | None) -> TableMeta:
         if target is None:

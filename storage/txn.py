@@ -170,10 +170,19 @@ class LoadTxn:
                     part, visible_version=part.visible_version + 1, visible_version_time=now
                 )
             tablet_part = {t.tablet_id: t.partition_id for t in self._tablets.values()}
+            live = {t.tablet_id for t in self.catalog.tablets(self.table.table_id)}
+            published = []
             for meta in metas:
                 version = new_parts[tablet_part[meta.tablet_id]].visible_version
-                if meta.num_rows:
-                    mutation.put(replace(meta, start_version=version, end_version=version))
+                if meta.num_rows and meta.tablet_id in live:  # a DROP ROLLUP may have removed it
+                    published.append(replace(meta, start_version=version, end_version=version))
+            # A rollup job added an index after this load captured the table's indexes: convert
+            # this load's base rowsets for it too, so the rollup misses no version.
+            from storage.rollup_job import convert_for_new_indexes  # noqa: PLC0415 - cycle
+
+            published += convert_for_new_indexes(self.engine, self.table, self.indexes, published)
+            for meta in published:
+                mutation.put(meta)
             for part in new_parts.values():
                 mutation.put(part)
             txn = TxnMeta(

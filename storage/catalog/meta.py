@@ -226,6 +226,31 @@ class ColocateGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class AlterJobMeta:
+    """An ALTER TABLE ADD ROLLUP job (storage/rollup_job.py), as SHOW ALTER TABLE ROLLUP lists it.
+
+    `state`: PENDING -> WAITING_TXN -> RUNNING -> FINISHED, or CANCELLED (with `msg`).
+    `rollup_index_id` is the shadow index the job builds; `base_index_id` the index it reads.
+    """
+
+    job_id: int
+    db_id: int
+    table_id: int
+    table_name: str
+    base_index_id: int
+    base_index_name: str
+    rollup_index_id: int
+    rollup_index_name: str
+    state: str = "PENDING"
+    msg: str = ""
+    create_time: float = 0.0
+    finish_time: float = 0.0
+    transaction_id: int = 0  # watershed: loads with a higher txn id write the shadow index
+    timeout: int = 86400
+    progress: str = "N/A"
+
+
+@dataclass(frozen=True, slots=True)
 class TableMeta:
     """An OLAP table. `properties` keeps the user's PROPERTIES verbatim, in declaration order."""
 
