@@ -391,17 +391,95 @@ def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, s
             P.validate_dynamic_partition(merged, table.partition_info, columns)
         if "bloom_filter_columns" in updates or "bloom_filter_fpp" in updates:
             P.validate_bloom_filter(merged, columns, table.keys_type)
-        if "colocate_with" in updates and updates["colocate_with"] != (table.property("colocate_with") or ""):
-            raise DorisError("Changing colocate_with by ALTER TABLE is not supported yet; "
-                             "create the table with the colocate_with property instead")
+        moved: list[tuple[TabletMeta, int]] = []
+        m = Mutation()
+        if "colocate_with" in updates:
+            table, moved = _change_colocate_group(engine, m, table, updates["colocate_with"].strip())
+            if not updates["colocate_with"].strip():
+                merged.pop("colocate_with", None)
         mow = "enable_unique_key_merge_on_write"
         if mow in updates and updates[mow] != table.property(mow, "true"):
             raise DorisError(f"Can not change property {mow}")
         if "replication_num" in updates or "replication_allocation" in updates:
             P.replication_num(merged, len(cat.backends()))
-        m = Mutation()
+        _move_tablet_files(engine, moved)
         m.put(replace(table, properties=tuple(merged.items())))
         cat.commit(m)
+    _remove_old_tablet_files(engine, moved)
+
+
+def _change_colocate_group(engine: StorageEngine, m: Mutation, table: TableMeta, name: str
+                           ) -> tuple[TableMeta, list[tuple[TabletMeta, int]]]:
+    """ALTER TABLE t SET ("colocate_with" = "g" | ""): leave the current group (dropping it when
+    it empties) and join / create `g` (Doris `Env.modifyTableColocate`). Tablets whose bucket
+    seq lives elsewhere in the group's bucket -> backend map are relocated (returned as
+    (tablet before the move, new backend) so the caller moves their files)."""
+    cat = engine.catalog
+    db = cat.database_by_id(table.db_id)
+    assert db is not None
+    old = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
+    if name and old is not None and old.name == _group_name(db, name):
+        return table, []
+    if name:
+        if table.distribution.type is not DistributionType.HASH:
+            raise _colocate_error("Colocate tables must have same distribution type: HASH should be RANDOM")
+        parts = cat.partitions(table.table_id)
+        buckets = sorted({p.buckets for p in parts})
+        if len(buckets) > 1:
+            raise DorisError(f"Partitions in table {table.name} have different buckets number")
+        replicas = parts[0].replication_num if parts else 1
+    if old is not None:
+        others = [t for t in cat.tables_in_group(old.group_id) if t.table_id != table.table_id]
+        if not others:
+            m.delete(old)
+    if not name:
+        return replace(table, colocate_group_id=None), []
+    group = _find_group(engine, db, name)
+    if group is not None and old is not None and group.group_id == old.group_id:
+        group = None
+    nbuckets = buckets[0] if buckets else table.distribution.buckets
+    if group is not None:
+        _check_colocate(group, table, replicas, [nbuckets])
+    else:
+        # The table becomes the group's parent: its first partition's base tablets define the
+        # bucket seq -> backend map (seed 000 section 1).
+        base = {t.bucket_seq: t.backend_id for t in cat.tablets(table.table_id, parts[0].partition_id)
+                if t.index_id == table.base_index_id} if parts else {}
+        placement = [base.get(seq) for seq in range(nbuckets)]
+        if any(b is None for b in placement):
+            placement = engine.pick_backends(nbuckets)
+        group = ColocateGroup(
+            group_id=cat.next_id(), db_id=db.db_id, name=_group_name(db, name), buckets=nbuckets,
+            column_types=tuple(table.column(c).type for c in table.distribution.columns),
+            replication_num=replicas, backends_per_bucket=tuple((b,) for b in placement),
+        )
+        m.put(group)
+    moved: list[tuple[TabletMeta, int]] = []
+    for t in cat.tablets(table.table_id):
+        want = group.backends_per_bucket[t.bucket_seq][0]
+        if t.backend_id != want:
+            moved.append((t, want))
+            m.put(replace(t, backend_id=want))
+    return replace(table, colocate_group_id=group.group_id), moved
+
+
+def _move_tablet_files(engine: StorageEngine, moved: list[tuple[TabletMeta, int]]) -> None:
+    """Copy each relocated tablet's files to its new backend (before the catalog switches)."""
+    import shutil  # noqa: PLC0415
+
+    for t, be in moved:
+        src = engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
+        dst = engine.backend_root(be) / "data" / str(t.tablet_id)
+        if src.is_dir():
+            shutil.rmtree(dst, ignore_errors=True)
+            shutil.copytree(src, dst)
+
+
+def _remove_old_tablet_files(engine: StorageEngine, moved: list[tuple[TabletMeta, int]]) -> None:
+    import shutil  # noqa: PLC0415
+
+    for t, _ in moved:
+        shutil.rmtree(engine.backend_root(t.backend_id) / "data" / str(t.tablet_id), ignore_errors=True)
 
 
 # ---- rollups (ALTER TABLE ADD / DROP ROLLUP, CANCEL ALTER TABLE ROLLUP) -------------------------

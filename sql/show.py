@@ -189,7 +189,9 @@ def describe_all(catalog: Catalog, table: TableMeta) -> ShowResult:
     names = ["IndexName", "IndexKeysType", "Field", "Type", "InternalType", "Null", "Key", "Default",
              "Extra", "Visible", "DefineExpr", "WhereClause"]
     rows: list[tuple[object, ...]] = []
-    for n, index in enumerate(catalog.materialized_indexes(table.table_id)):
+    visible = [ix for ix in catalog.materialized_indexes(table.table_id)
+               if getattr(ix, "state", "NORMAL") == "NORMAL"]  # not a rollup job's shadow
+    for n, index in enumerate(visible):
         if n:
             rows.append(("",) * len(names))
         for i, cname in enumerate(index.columns):

@@ -41,7 +41,7 @@ from storage.catalog.meta import (
 )
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
-from storage.errors import DorisError
+from storage.faults import fault_point
 from storage.reader import ReadOptions, TabletReader
 from storage.rowset import RowsetWriter
 
@@ -136,7 +136,9 @@ class RollupJobs:
             self._cancel[job_id] = msg
             t = self._threads.get(job_id)
         if t is not None and t is not threading.current_thread():
-            t.join(60)  # CANCEL is synchronous, as in Doris: the job is CANCELLED on return
+            # CANCEL is synchronous, as in Doris: the job is CANCELLED on return. A thread still
+            # converting a tablet after the wait sees the CANCELLED state at its next step.
+            t.join(5)
         self._finish_cancel(job_id, msg)
 
     def wait(self, job_id: int, timeout: float | None = None) -> None:
@@ -210,6 +212,7 @@ class RollupJobs:
                 conv = convert_rowset(self.engine, table, src, base_t, rs, dst, shadow_t)
                 out.append(conv if conv is not None else rs)  # rs: version handled, not copied
             job = self._set(job, progress=f"{i + 1}/{len(pairs)}")
+            fault_point("rollup_job_running")  # crash tests: kill -9 with the job half done
         return converted
 
     def _publish(self, job: AlterJobMeta, converted: dict[int, list[RowsetMeta]]) -> None:
