@@ -602,3 +602,16 @@ def running_rollup_jobs(engine: StorageEngine, table: TableMeta) -> list[int]:
         raise DorisError(f"Table[{table.name}] is not under ROLLUP. Use 'ALTER TABLE DROP ROLLUP' "
                          "if you want to.")
     return jobs
+
+
+def set_group_stable(engine: StorageEngine, db_id: int, group_id: int, stable: bool) -> None:
+    """Mark a colocate group stable / unstable (Doris `/api/colocate/group_stable` POST /
+    DELETE, a debug switch: a single-process engine never rebalances by itself)."""
+    cat = engine.catalog
+    with cat.lock:
+        group = cat.colocate_group(group_id)
+        if group is None or group.db_id != db_id:
+            raise DorisError(f"Group {db_id}.{group_id} does not exist")
+        m = Mutation()
+        m.put(replace(group, stable=stable))
+        cat.commit(m)

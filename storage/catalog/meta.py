@@ -223,6 +223,9 @@ class ColocateGroup:
     column_types: tuple[DataType, ...]
     replication_num: int = 1
     backends_per_bucket: tuple[tuple[int, ...], ...] = ()
+    # Doris marks a group unstable while the balancer moves its buckets; colocate joins then
+    # fall back. Embedded backends never move on their own: only the debug API changes it.
+    stable: bool = True
 
 
 @dataclass(frozen=True, slots=True)
