@@ -80,7 +80,9 @@ class ScanRange:
 @dataclass(frozen=True, slots=True)
 class ScanSelection:
     """What partition / bucket pruning kept (planner/rules/prune_scans.py), for EXPLAIN's
-    `partitions=k/n (names)` and `tablets=k/n, tabletList=..`; `ranges` already hold only these."""
+    `partitions=k/n (names)` and `tablets=k/n, tabletList=..`; `ranges` already hold only these.
+    `total_tablets` counts the tablets of the selected partitions (Doris' n), before buckets
+    were pruned."""
 
     partition_ids: tuple[int, ...]
     partition_names: tuple[str, ...]

@@ -20,6 +20,7 @@ from sqlglot import expressions as exp
 
 from executor.insert import insert_batches, insert_values
 from executor.query import SessionContext, evaluate_constant, execute, plan_select
+from planner.scan_info import plan_scan_lines
 from server.profiles import QueryProfiles
 from server.variables import SessionVariables, display
 from sql import ast_views as V
@@ -260,7 +261,8 @@ class StatementRunner:
         batches = _with_timeout(result.batches, ctx.cancel, timeout)
         if self.lookup_variable("enable_profile"):
             batches = self.profiles.track(batches, result.profile, stmt.meta.get("sql", ""),
-                                          self.user, self.database)
+                                          self.user, self.database,
+                                          tuple(plan_scan_lines(prepared.plan)))
         return RowsOutcome(list(result.names), list(result.types), batches)
 
     def insert(self, stmt: exp.Insert) -> OkOutcome:

@@ -36,10 +36,11 @@ class QueryProfile:
     db: str
     sql: str
     stats: ScanStats
+    scans: tuple[tuple[str, str], ...] = ()  # (VOlapScanNode(t), index / partitions / tablets)
 
     def counters(self) -> list[tuple[str, str]]:
         s = self.stats
-        return [
+        return list(self.scans) + [
             ("NumSegmentTotal", str(s.segments_read + s.segments_skipped)),
             ("NumSegmentFiltered", str(s.segments_skipped)),
             ("TotalPagesNum", str(s.pages_read + s.pages_skipped_zone_map)),
@@ -65,7 +66,7 @@ class QueryProfiles:
         self._lock = threading.Lock()
 
     def track(self, batches: Iterator[Batch], stats: ScanStats, sql: str, user: str,
-              db: str | None) -> Iterator[Batch]:
+              db: str | None, scans: tuple[tuple[str, str], ...] = ()) -> Iterator[Batch]:
         """Pass `batches` through; record the profile when the query ends (or fails)."""
         start = time.time()
         state = "EOF"
@@ -76,7 +77,7 @@ class QueryProfiles:
             raise
         finally:
             profile = QueryProfile(uuid.uuid4().hex, start, time.time(), state, user, db or "",
-                                   sql, stats)
+                                   sql, stats, scans)
             with self._lock:
                 self._profiles.append(profile)
 

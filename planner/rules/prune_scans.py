@@ -213,9 +213,11 @@ def prune_scan(scan: LogicalScan, table: TableMeta, parts: Sequence[PartitionMet
         kept_parts.append((pid, version))
         buckets_of[pid] = selected_buckets(table, scan.filters, part.buckets)
     ranges = []
+    in_kept = 0  # Doris' tablets=k/n: n counts the tablets of the selected partitions
     for r in scan.ranges:
         if r.tablet.partition_id not in buckets_of:
             continue
+        in_kept += 1
         allowed = buckets_of[r.tablet.partition_id]
         if allowed is None or r.tablet.bucket_seq in allowed:
             ranges.append(r)
@@ -224,7 +226,7 @@ def prune_scan(scan: LogicalScan, table: TableMeta, parts: Sequence[PartitionMet
         partition_names=tuple(by_id[pid].name for pid, _ in kept_parts),
         total_partitions=len(scan.partitions),
         tablet_ids=tuple(r.tablet.tablet_id for r in ranges),
-        total_tablets=len(scan.ranges),
+        total_tablets=in_kept,
     )
     return replace(scan, ranges=tuple(ranges), partitions=tuple(kept_parts), selection=selection)
 
