@@ -197,6 +197,10 @@ def _choose(scan: LogicalScan, catalog: Any, agg: LogicalAggregate | None,
     else:
         candidates = [base]
     candidates = [ix for ix in candidates if need <= {c.lower() for c in ix.columns}]
+    seq = table.property("function_column.sequence_col")
+    if table.keys_type is KeysType.UNIQUE_KEYS and seq:
+        # a rollup without the sequence column merges by load order, not by sequence value
+        candidates = [ix for ix in candidates if seq.lower() in {c.lower() for c in ix.columns}]
     if len(candidates) > 1:
         def rank(ix: MaterializedIndexMeta) -> tuple[int, int, int, int]:
             return (-_prefix_match(ix, scan.filters), _row_count(catalog, scan, ix),
