@@ -393,8 +393,10 @@ def show_tablets(catalog: Catalog, table: TableMeta, partitions: list[str] | Non
     return ShowResult(TABLET_COLUMNS, rows)
 
 
-COLOCATION_COLUMNS = ["GroupId", "GroupName", "TableIds", "BucketsNum", "ReplicationNum",
-                      "DistCols", "IsStable"]
+COLOCATION_COLUMNS = ["GroupId", "GroupName", "TableIds", "BucketsNum", "ReplicaAllocation",
+                      "DistCols", "IsStable", "ErrorMsg"]
+# Doris 2.1 names the backend column of '/colocation_group/<id>' after the resource tag.
+DEFAULT_TAG = '{"location" : "default"}'
 
 
 def show_colocation_groups(catalog: Catalog) -> ShowResult:
@@ -404,8 +406,8 @@ def show_colocation_groups(catalog: Catalog) -> ShowResult:
         tables = sorted(t.table_id for t in catalog.tables_in_group(g.group_id))
         cols = ", ".join(t.sql().lower() for t in g.column_types)
         rows.append((f"{g.db_id}.{g.group_id}", g.name, ", ".join(map(str, tables)),
-                     str(g.buckets), str(g.replication_num), cols,
-                     "true" if getattr(g, "stable", True) else "false"))
+                     str(g.buckets), f"tag.location.default: {g.replication_num}", cols,
+                     "true" if getattr(g, "stable", True) else "false", ""))
     return ShowResult(COLOCATION_COLUMNS, rows)
 
 
@@ -423,4 +425,4 @@ def show_colocation_group(catalog: Catalog, group_id: str) -> ShowResult:
         (str(i), ", ".join(str(b) for b in bes))
         for i, bes in enumerate(group.backends_per_bucket)
     ]
-    return ShowResult(["BucketIndex", "BackendIds"], rows)
+    return ShowResult(["BucketIndex", DEFAULT_TAG], rows)

@@ -11,8 +11,8 @@ import urllib.request
 import pymysql
 import pytest
 
-GROUP_COLUMNS = ["GroupId", "GroupName", "TableIds", "BucketsNum", "ReplicationNum", "DistCols",
-                 "IsStable"]
+GROUP_COLUMNS = ["GroupId", "GroupName", "TableIds", "BucketsNum", "ReplicaAllocation",
+                 "DistCols", "IsStable", "ErrorMsg"]
 
 
 def _rows(cur, sql: str) -> list[tuple]:
@@ -52,11 +52,11 @@ def test_seed_000_group_and_bucket_map(db_conn) -> None:
     g = _my_group(cur, "t1")
     db_id = g["GroupId"].split(".")[0]
     assert g["GroupName"] == f"{db_id}_t1"
-    assert (g["BucketsNum"], g["ReplicationNum"], g["DistCols"], g["IsStable"]) == (
-        "10", "1", "int", "true")
+    assert (g["BucketsNum"], g["ReplicaAllocation"], g["DistCols"], g["IsStable"]) == (
+        "10", "tag.location.default: 1", "int", "true")
     assert len(g["TableIds"].split(", ")) == 2
     cur.execute(f"SHOW PROC '/colocation_group/{g['GroupId']}'")
-    assert [d[0] for d in cur.description] == ["BucketIndex", "BackendIds"]
+    assert [d[0] for d in cur.description] == ["BucketIndex", '{"location" : "default"}']
     bucket_map = {int(r[0]): r[1] for r in cur.fetchall()}
     assert sorted(bucket_map) == list(range(10))
     backends = {r[0] for r in _rows(cur, "SHOW BACKENDS")}
