@@ -233,7 +233,8 @@ class RollupJobs:
                         m.put(conv)
             m.put(replace(dst, state="NORMAL"))
             current = cat.alter_job(job.job_id) or job
-            m.put(replace(current, state="FINISHED", finish_time=time.time(), msg=""))
+            m.put(replace(current, state="FINISHED", finish_time=time.time(), msg="",
+                          progress="N/A"))  # Doris shows done/total only while RUNNING
             cat.commit(m)
 
     def _finish_cancel(self, job_id: int, msg: str) -> None:
