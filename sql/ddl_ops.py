@@ -516,12 +516,22 @@ def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[objec
                 if c.lower() not in {x.lower() for x in base.columns}:
                     raise DorisError(f"Column[{c}] does not exist")
         specs = _analyze_rollups(list(rollups), table.name, table.columns, table.keys_type)
+        timeouts = []
+        for spec in specs:
+            props = dict(spec.properties)
+            text = props.pop("timeout", "86400")
+            if not str(text).isdigit() or int(text) <= 0:
+                raise DorisError(f"Invalid timeout: {text}")
+            unknown = [k for k in props if k not in ("storage_type", "schema_version")]
+            if unknown:
+                raise DorisError(f"Unknown properties: {{{unknown[0]}={props[unknown[0]]}}}")
+            timeouts.append(int(text))
         base_index = next(ix for ix in indexes if ix.is_base)
         group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
         m = Mutation()
         now = time.time()
         job_ids = []
-        for spec in specs:
+        for spec, timeout in zip(specs, timeouts):
             cols = rollup_key_columns(table.columns, spec, table.keys_type)
             index_id, job_id = cat.next_ids(2)
             index = MaterializedIndexMeta(
@@ -537,7 +547,7 @@ def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[objec
                 job_id=job_id, db_id=table.db_id, table_id=table.table_id, table_name=table.name,
                 base_index_id=base_index.index_id, base_index_name=base_index.name,
                 rollup_index_id=index_id, rollup_index_name=spec.name, create_time=now,
-                transaction_id=cat.next_id(),
+                transaction_id=cat.next_id(), timeout=timeout,
             ))
             job_ids.append(job_id)
         cat.commit(m)

@@ -140,7 +140,7 @@ def _check_aggregate(table: TableMeta, call: Expr, keys: set[str]) -> tuple[bool
 
 # ---- choice --------------------------------------------------------------------------------
 def _prefix_match(index: MaterializedIndexMeta, filters: tuple[Expr, ...]) -> int:
-    """Leading sort-key columns bound by `=` / IN, plus one bound by a range (Doris
+    """Leading prefix-index columns bound by `=` / IN, plus one bound by a range (Doris
     `matchPrefixIndex`)."""
     equal: set[str] = set()
     ranged: set[str] = set()
@@ -154,7 +154,9 @@ def _prefix_match(index: MaterializedIndexMeta, filters: tuple[Expr, ...]) -> in
         elif isinstance(f, InList) and not f.negated and isinstance(f.arg, ColumnRef):
             equal.add(f.arg.name.lower())
     n = 0
-    for k in index.keys:
+    # the prefix index: the first short-key columns (at most 3, 36 bytes, ends at a VARCHAR)
+    prefix = index.columns[:max(index.short_key_column_count, 1)]
+    for k in prefix:
         low = k.lower()
         if low in equal:
             n += 1
