@@ -207,6 +207,8 @@ class RollupJobs:
         converted: dict[int, list[RowsetMeta]] = {}
         for i, (base_t, shadow_t) in enumerate(pairs):
             self._check_cancel(job.job_id)
+            if job.timeout and time.time() - job.create_time > job.timeout:
+                raise JobCancelled("Timeout")  # the job's `timeout` property, in seconds
             out = converted.setdefault(shadow_t.tablet_id, [])
             for rs in missing_versions(self.engine, base_t, shadow_t, set()):
                 conv = convert_rowset(self.engine, table, src, base_t, rs, dst, shadow_t)
