@@ -276,3 +276,46 @@ def test_cancel_alter_table_rollup(tmp_path: Path) -> None:
             cur.execute("SELECT count(*) FROM sales")
     finally:
         srv.kill()
+
+
+def test_truncate_and_drop_while_jobs_run(tmp_path: Path) -> None:
+    """TRUNCATE during a job gives the shadow index fresh tablets too; DROP TABLE during a job
+    leaves it CANCELLED. Both jobs are frozen at the fault point, then the server is killed and
+    restarted so the jobs resume on the changed tables."""
+    duck = _duck()
+    rnd = random.Random(4)
+    srv = ServerProcess(tmp_path, env={"SHALEDB_FAULT_POINT": "rollup_job_running"})
+    srv.start()
+    try:
+        with srv.connect() as c, c.cursor() as cur:
+            cur.execute("CREATE DATABASE tj")
+            cur.execute("USE tj")
+            cur.execute(AGG_TABLE)
+            _load(cur, _duck(), rnd)  # truncated away below: not in the reference
+            cur.execute("CREATE TABLE gone (k INT, v BIGINT SUM) AGGREGATE KEY(k) "
+                        "DISTRIBUTED BY HASH(k) BUCKETS 2")
+            cur.execute("INSERT INTO gone VALUES (1, 2), (3, 4)")
+            cur.execute("ALTER TABLE sales ADD ROLLUP r_t(k2, s)")
+            cur.execute("ALTER TABLE gone ADD ROLLUP r_g(k)")
+            srv.wait_for_stderr("FAULT POINT rollup_job_running reached")
+            cur.execute("TRUNCATE TABLE sales PARTITION (p0)")
+            duck.execute("DELETE FROM raw")
+            cur.execute("SELECT k1, k2, city, s, mx, mn FROM sales")
+            kept = cur.fetchall()
+            duck.executemany("INSERT INTO raw VALUES (?, ?, ?, ?, ?, ?)", kept)
+            _load(cur, duck, rnd, 60)
+            cur.execute("DROP TABLE gone")
+    finally:
+        srv.kill()
+    srv = ServerProcess(tmp_path)
+    srv.start()
+    try:
+        with srv.connect("tj") as c, c.cursor() as cur:
+            assert _wait_job(cur, "r_t")["State"] == "FINISHED"
+            job = _wait_job(cur, "r_g")
+            assert job["State"] == "CANCELLED" and job["Msg"] == "Table[gone] does not exist"
+            assert _index_names(cur, "sales") == ["sales", "r_t"]
+            for sql in QUERIES:
+                assert sorted(_rows(cur, sql)) == _reference(duck, sql), sql
+    finally:
+        srv.stop()
