@@ -22,7 +22,8 @@ def scan_lines(scan: LogicalScan) -> list[str]:
         lines.append(f"partitions={len(sel.partition_ids)}/{sel.total_partitions} ({names})")
         ids = [str(t) for t in sel.tablet_ids]
         more = " ..." if len(ids) > 3 else ""
-        lines.append(f"tablets={len(ids)}/{sel.total_tablets}, tabletList={','.join(ids[:3])}{more}")
+        shown = ",".join(ids[:3])
+        lines.append(f"tablets={len(ids)}/{sel.total_tablets}, tabletList={shown}{more}")
     return lines
 
 

@@ -254,8 +254,9 @@ class StatementRunner:
     # ---- SELECT / INSERT --------------------------------------------------------------------
     def select(self, stmt: exp.Expression) -> RowsOutcome:
         ctx = self.context()
+        disabled = disabled_rules(self.lookup_variable("disable_nereids_rules"))
         prepared = plan_select(stmt, self.engine.catalog, ctx, sql=stmt.meta.get("sql"),
-                               disabled_rules=disabled_rules(self.lookup_variable("disable_nereids_rules")))
+                               disabled_rules=disabled)
         result = execute(prepared, self.engine, ctx)
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
         batches = _with_timeout(result.batches, ctx.cancel, timeout)

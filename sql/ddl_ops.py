@@ -394,7 +394,8 @@ def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, s
         moved: list[tuple[TabletMeta, int]] = []
         m = Mutation()
         if "colocate_with" in updates:
-            table, moved = _change_colocate_group(engine, m, table, updates["colocate_with"].strip())
+            target = updates["colocate_with"].strip()
+            table, moved = _change_colocate_group(engine, m, table, target)
             if not updates["colocate_with"].strip():
                 merged.pop("colocate_with", None)
         mow = "enable_unique_key_merge_on_write"
@@ -422,7 +423,8 @@ def _change_colocate_group(engine: StorageEngine, m: Mutation, table: TableMeta,
         return table, []
     if name:
         if table.distribution.type is not DistributionType.HASH:
-            raise _colocate_error("Colocate tables must have same distribution type: HASH should be RANDOM")
+            raise _colocate_error(
+                "Colocate tables must have same distribution type: HASH should be RANDOM")
         parts = cat.partitions(table.table_id)
         buckets = sorted({p.buckets for p in parts})
         if len(buckets) > 1:
@@ -443,8 +445,8 @@ def _change_colocate_group(engine: StorageEngine, m: Mutation, table: TableMeta,
     else:
         # The table becomes the group's parent: its first partition's base tablets define the
         # bucket seq -> backend map (seed 000 section 1).
-        base = {t.bucket_seq: t.backend_id for t in cat.tablets(table.table_id, parts[0].partition_id)
-                if t.index_id == table.base_index_id} if parts else {}
+        first = cat.tablets(table.table_id, parts[0].partition_id) if parts else []
+        base = {t.bucket_seq: t.backend_id for t in first if t.index_id == table.base_index_id}
         placement = [base.get(seq) for seq in range(nbuckets)]
         if any(b is None for b in placement):
             placement = engine.pick_backends(nbuckets)
@@ -479,7 +481,8 @@ def _remove_old_tablet_files(engine: StorageEngine, moved: list[tuple[TabletMeta
     import shutil  # noqa: PLC0415
 
     for t, _ in moved:
-        shutil.rmtree(engine.backend_root(t.backend_id) / "data" / str(t.tablet_id), ignore_errors=True)
+        old = engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
+        shutil.rmtree(old, ignore_errors=True)
 
 
 # ---- rollups (ALTER TABLE ADD / DROP ROLLUP, CANCEL ALTER TABLE ROLLUP) -------------------------

@@ -191,7 +191,8 @@ class RollupJobs:
                 for t in cat.tablets(job.table_id, index_id=job.rollup_index_id)
                 if (t.partition_id, t.bucket_seq) in base]
 
-    def _indexes(self, job: AlterJobMeta) -> tuple[TableMeta, MaterializedIndexMeta, MaterializedIndexMeta]:
+    def _indexes(self, job: AlterJobMeta
+                 ) -> tuple[TableMeta, MaterializedIndexMeta, MaterializedIndexMeta]:
         cat = self.engine.catalog
         table = cat.table_by_id(job.table_id)
         if table is None:

@@ -73,7 +73,8 @@ def _resolve(e: Expr, chain: list[LogicalProject]) -> Expr:
     """Rewrite `e` (over the top projection's outputs) into scan columns."""
     for proj in chain:
         mapping = dict(proj.exprs)
-        e = e.transform(lambda x, m=mapping: m.get(x.name) if isinstance(x, ColumnRef) and x.name in m else None)
+        e = e.transform(lambda x, m=mapping: m.get(x.name)  # type: ignore[misc]
+                        if isinstance(x, ColumnRef) and x.name in m else None)
     return e
 
 

@@ -158,7 +158,8 @@ def bound_values(filters: Sequence[Expr], column: str, dtype: DataType) -> list[
         elif isinstance(f, InList) and not f.negated and isinstance(f.arg, ColumnRef) \
                 and f.arg.name.lower() == column.lower():
             if all(isinstance(v, Literal) and _same_type(dtype, v.type) for v in f.values):
-                vals = {v.value for v in f.values if v.value is not None}  # type: ignore[attr-defined]
+                lits = [v for v in f.values if isinstance(v, Literal)]
+                vals = {v.value for v in lits if v.value is not None}
         if vals is not None:
             found = vals if found is None else found & vals
     return None if found is None else sorted(found, key=repr)

@@ -29,8 +29,8 @@ from storage.catalog.meta import (
 from storage.catalog.repository import KINDS, CatalogRepository, Mutation, identity
 
 # Order in which puts reach memory: children before the things that make them visible.
-_APPLY_ORDER = ("rowset", "tablet", "index", "colocate", "backend", "db", "table", "partition", "txn",
-                "alter_job")
+_APPLY_ORDER = ("rowset", "tablet", "index", "colocate", "backend", "db", "table", "partition",
+                "txn", "alter_job")
 
 
 class Catalog:
@@ -165,7 +165,8 @@ class Catalog:
     def alter_jobs(self, db_id: int | None = None) -> list[AlterJobMeta]:
         """ALTER TABLE ADD ROLLUP jobs (of one database), oldest first."""
         jobs = list(self._objects["alter_job"].values())
-        return sorted((j for j in jobs if db_id is None or j.db_id == db_id), key=lambda j: j.job_id)
+        mine = (j for j in jobs if db_id is None or j.db_id == db_id)
+        return sorted(mine, key=lambda j: j.job_id)
 
     def alter_job(self, job_id: int) -> AlterJobMeta | None:
         return self._objects["alter_job"].get(str(job_id))

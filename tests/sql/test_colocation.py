@@ -90,7 +90,8 @@ def test_alter_colocate_with_moves_tables(db_conn) -> None:
     assert sorted(_rows(cur, "SELECT * FROM t3")) == before  # and their data moved with them
     errors = {
         'ALTER TABLE t4 SET ("colocate_with" = "t1")':
-            "Colocate tables distribution columns must have the same data type: bigint should be int",
+            "Colocate tables distribution columns must have the same data type: "
+            "bigint should be int",
         'ALTER TABLE t5 SET ("colocate_with" = "t1")':
             "Colocate tables must have same bucket num: 5 should be 10",
     }
@@ -115,7 +116,8 @@ def test_group_stable_switch(server, db_conn) -> None:
     _seed_tables(cur)
     g = _my_group(cur, "t1")
     db_id, group_id = g["GroupId"].split(".")
-    url = f"http://127.0.0.1:{server.http_port}/api/colocate/group_stable?db_id={db_id}&group_id={group_id}"
+    url = (f"http://127.0.0.1:{server.http_port}/api/colocate/group_stable"
+           f"?db_id={db_id}&group_id={group_id}")
     req = urllib.request.Request(url, method="DELETE")
     with urllib.request.urlopen(req) as resp:
         assert json.loads(resp.read())["msg"] == "success"
