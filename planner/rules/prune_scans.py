@@ -3,8 +3,9 @@
 Partition pruning evaluates the scan's filter conjuncts against each partition's bounds:
 a partition is kept unless the filter can never be TRUE for a row in it. Each partition is
 described as one or more "boxes" (per partition column an interval of physical values): a RANGE
-partition [lower, upper) is one box (multi-column ranges bound only their first column: keys
-are compared lexicographically), a LIST partition one point box per value tuple. Conjuncts
+partition [lower, upper) is covered by up to three boxes over its first two columns (keys are
+compared lexicographically, see `_range_boxes`), a LIST partition by one point box per value
+tuple. Conjuncts
 `col op constant` (=, <, <=, >, >=), `col IN (..)` and BETWEEN (bound as two comparisons)
 combined with AND / OR are understood; anything else counts as "may be TRUE", so pruning only
 ever removes partitions that cannot hold a matching row (the scan still applies every filter).
@@ -131,12 +132,45 @@ def partition_boxes(table: TableMeta, part: PartitionMeta) -> list[Box]:
             boxes.append(box)
         return boxes
     if info.type is PartitionType.RANGE and cols:
-        lo = types[0].to_physical(part.lower[0]) if part.lower else None
-        hi = types[0].to_physical(part.upper[0]) if part.upper else None
-        # [lower, upper) on the first column, unless later upper values let keys equal upper[0]
-        hi_incl = part.upper is not None and len(part.upper) > 1
-        return [{cols[0]: Interval(lo, True, hi, hi_incl)}]
+        return _range_boxes(cols, types, part.lower, part.upper)
     return [{}]
+
+
+def _range_boxes(cols: list[str], types: list[DataType], lower: tuple[str, ...] | None,
+                 upper: tuple[str, ...] | None) -> list[Box]:
+    """Boxes covering the keys k with lower <= k < upper (lexicographic; a bound with fewer
+    values than columns is padded with MIN, which no value is below). Over the first two columns:
+      A: k0 = L0 and k1 >= L1           (keys starting at the lower bound's first value)
+      B: L0 < k0 < U0                   (anything in between)
+      C: k0 = U0 and k1 < U1            (only when U has a second value; `<=` when U has more,
+                                         since then k1 = U1 is allowed with smaller later values)
+    (one box k0 = L0 = U0, L1 <= k1 < U1 when both bounds share the first value). Deeper
+    columns are left unbounded, so the union is a superset and pruning stays safe."""
+    def phys(i: int, bound: tuple[str, ...] | None) -> object:
+        return types[i].to_physical(bound[i]) if bound is not None and len(bound) > i else None
+
+    two = len(cols) > 1
+    l0, u0 = phys(0, lower), phys(0, upper)
+    l1 = phys(1, lower) if two else None
+    u1 = phys(1, upper) if two else None
+    c_strict = upper is not None and len(upper) == 2
+    if l0 is not None and u0 is not None and l0 == u0:
+        box: Box = {cols[0]: Interval(l0, True, l0, True)}
+        if two and (l1 is not None or u1 is not None):
+            box[cols[1]] = Interval(l1, True, u1, not c_strict)
+        return [box]
+    boxes: list[Box] = [{cols[0]: Interval(l0, l0 is None, u0, False)}]
+    if l0 is not None:
+        a: Box = {cols[0]: Interval(l0, True, l0, True)}
+        if l1 is not None:
+            a[cols[1]] = Interval(l1, True, None, False)
+        boxes.append(a)
+    if u0 is not None and upper is not None and len(upper) > 1:
+        c: Box = {cols[0]: Interval(u0, True, u0, True)}
+        if u1 is not None:
+            c[cols[1]] = Interval(None, True, u1, not c_strict)
+        boxes.append(c)
+    return boxes
 
 
 def _filter_expr(filters: Sequence[Expr]) -> Expr | None:

@@ -160,3 +160,62 @@ def test_random_predicates_prune_soundly(db, where: str) -> None:
     p, duck = db
     sel = _check(p, duck, where)
     assert sel.total_partitions == 4
+
+
+# ---- multi-column RANGE partitions ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ym(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, duckdb.DuckDBPyConnection]]:
+    p = InProcess(Path(tmp_path_factory.mktemp("prune_ym")))
+    p.run("CREATE DATABASE d; USE d")
+    p.run("""CREATE TABLE ym (y INT, m INT, v BIGINT) DUPLICATE KEY(y, m)
+        PARTITION BY RANGE(y, m) (
+          PARTITION a VALUES LESS THAN ("2023", "7"),
+          PARTITION b VALUES LESS THAN ("2024"),
+          PARTITION c VALUES LESS THAN ("2024", "7"),
+          PARTITION d VALUES LESS THAN MAXVALUE)
+        DISTRIBUTED BY HASH(v) BUCKETS 2""")
+    rnd = random.Random(5)
+    rows = [(rnd.choice([2022, 2023, 2024, 2025]), rnd.randrange(1, 13), rnd.randrange(100))
+            for _ in range(200)]
+    p.run("INSERT INTO ym VALUES " + ", ".join(f"({a}, {b}, {c})" for a, b, c in rows))
+    duck = duckdb.connect()
+    duck.execute("CREATE TABLE ym (y INT, m INT, v BIGINT)")
+    duck.executemany("INSERT INTO ym VALUES (?, ?, ?)", rows)
+    yield p, duck
+    p.close()
+
+
+@pytest.mark.parametrize("where, parts", [
+    ("y = 2023 AND m = 3", ["a"]),
+    ("y = 2023 AND m >= 7", ["b"]),
+    ("y = 2023", ["a", "b"]),
+    ("y = 2024 AND m < 7", ["c"]),
+    ("y = 2024 AND m = 9", ["d"]),
+    ("y = 2022", ["a"]),
+    ("y >= 2025", ["d"]),
+    ("m = 3", ["a", "b", "c", "d"]),
+])
+def test_multi_column_range_pruning(ym, where: str, parts: list[str]) -> None:
+    p, duck = ym
+    sel = _check(p, duck, where, table="ym", cols="y, m, v")
+    assert list(sel.partition_names) == parts
+
+
+_ym_atoms = st.one_of(
+    st.tuples(st.sampled_from(["=", "<", "<=", ">", ">="]), st.integers(2021, 2026)).map(
+        lambda t: f"y {t[0]} {t[1]}"),
+    st.tuples(st.sampled_from(["=", "<", "<=", ">", ">="]), st.integers(0, 13)).map(
+        lambda t: f"m {t[0]} {t[1]}"),
+    st.lists(st.integers(2021, 2026), min_size=1, max_size=3).map(
+        lambda ys: "y IN (" + ", ".join(map(str, ys)) + ")"),
+)
+_ym_preds = st.recursive(_ym_atoms, lambda inner: st.tuples(inner, st.sampled_from(["AND", "OR"]),
+                                                            inner)
+                         .map(lambda t: f"({t[0]} {t[1]} {t[2]})"), max_leaves=4)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(where=_ym_preds)
+def test_random_multi_column_predicates_prune_soundly(ym, where: str) -> None:
+    p, duck = ym
+    _check(p, duck, where, table="ym", cols="y, m, v")
