@@ -227,6 +227,10 @@ class ColocateGroup:
     # fall back. Embedded backends never move on their own: only the debug API changes it.
     stable: bool = True
 
+    @property
+    def is_stable(self) -> bool:
+        return self.stable
+
 
 @dataclass(frozen=True, slots=True)
 class AlterJobMeta:
