@@ -10,6 +10,7 @@ from executor.hash_aggregate import HashAggregate
 from executor.limit import Limit
 from executor.operator import Operator
 from executor.project import Project
+from executor.runtime_filter import find_targets
 from executor.scan import Scan
 from executor.set_operation import SetOperation
 from executor.sort import Sort
@@ -21,27 +22,42 @@ from planner.logical import (
 )
 
 
-def build_operator(plan: LogicalPlan) -> Operator:
+def build_operator(plan: LogicalPlan, runtime_filters: bool = True) -> Operator:
+    """The operator tree of `plan`; hash joins get their runtime-filter targets wired."""
+    root = _build(plan)
+    if runtime_filters:
+        _wire_runtime_filters(root)
+    return root
+
+
+def _wire_runtime_filters(op: Operator) -> None:
+    if isinstance(op, HashJoin):
+        op.runtime_targets = find_targets(op)
+    for c in op.children:
+        _wire_runtime_filters(c)
+
+
+def _build(plan: LogicalPlan) -> Operator:
     if isinstance(plan, LogicalScan):
         return Scan(plan)
     if isinstance(plan, LogicalValues):
         return Values(plan)
     if isinstance(plan, LogicalFilter):
-        return Filter(plan, build_operator(plan.child))
+        return Filter(plan, _build(plan.child))
     if isinstance(plan, LogicalProject):
-        return Project(plan, build_operator(plan.child))
+        return Project(plan, _build(plan.child))
     if isinstance(plan, LogicalAggregate):
-        return HashAggregate(plan, build_operator(plan.child))
+        return HashAggregate(plan, _build(plan.child))
     if isinstance(plan, LogicalSort):
-        return Sort(plan, build_operator(plan.child))
+        return Sort(plan, _build(plan.child))
     if isinstance(plan, LogicalLimit):
-        return Limit(plan, build_operator(plan.child))
+        return Limit(plan, _build(plan.child))
     if isinstance(plan, LogicalJoin):
-        return HashJoin(plan, build_operator(plan.left), build_operator(plan.right))
+        return HashJoin(plan, _build(plan.left), _build(plan.right))
     if isinstance(plan, LogicalSetOp):
-        return SetOperation(plan, *(build_operator(c) for c in plan.inputs))
+        return SetOperation(plan, *(_build(c) for c in plan.inputs))
     if isinstance(plan, LogicalWindow):
-        return Window(plan, build_operator(plan.child))
+        return Window(plan, _build(plan.child))
     if isinstance(plan, LogicalAssertOneRow):
-        return AssertOneRow(plan, build_operator(plan.child))
+        return AssertOneRow(plan, _build(plan.child))
     raise NotImplementedError(f"no operator for {type(plan).__name__}")

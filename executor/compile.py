@@ -25,8 +25,10 @@ from sql.functions.operators import (
     arithmetic, case, compare, compare_scalar, in_constants, in_vectors, is_null, like,
     logical_and, logical_not, logical_or, negate,
 )
-from sql.functions.vector import Vec, and_valid, constant, truthy
+from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy
 from storage.batch import Batch, Column
+from storage.segment.encoding import varlen_compare_const
+from storage.types import BLOB_KINDS
 
 Cache = dict[str, Vec]
 Node = Callable[[Batch, Cache], Vec]
@@ -129,6 +131,8 @@ def _comparison(e: Comparison, cancel: threading.Event | None) -> Node:
     if isinstance(left, Literal) and not isinstance(right, Literal):
         left, right, op = right, left, SWAPPED_OP[op]
     if isinstance(right, Literal) and left.type == right.type:
+        if _raw_text_column(left) and right.value is not None and op != "<=>":
+            return _compare_text_column(left.name, op, right.value)  # type: ignore[attr-defined]
         arg = _compile(left, cancel)
         value = right.value
         return lambda batch, cache: compare_scalar(op, arg(batch, cache), value)
@@ -141,9 +145,52 @@ def _in_list(e: InList, cancel: threading.Event | None) -> Node:
     neg = e.negated
     if all(isinstance(v, Literal) and v.type == e.arg.type for v in e.values):
         values = [v.value for v in e.values]  # type: ignore[attr-defined]
+        if _raw_text_column(e.arg) and None not in values and len(values) <= 16:
+            return _in_text_column(e.arg.name, values, neg)  # type: ignore[attr-defined]
         return lambda batch, cache: in_constants(arg(batch, cache), values, neg)
     vals = [_compile(v, cancel) for v in e.values]
     return lambda batch, cache: in_vectors(arg(batch, cache), [v(batch, cache) for v in vals], neg)
+
+
+# ---- string column vs constants, on the offsets+bytes buffers ------------------------------
+# Decoding a string column into Python str objects costs far more than comparing its bytes;
+# byte order is code point order for UTF-8, so the storage kernel gives the same answer.
+_SIGN_TESTS = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+               ">": np.greater, ">=": np.greater_equal}
+
+
+def _raw_text_column(e: Expr) -> bool:
+    return isinstance(e, ColumnRef) and e.type.is_varlen and e.type.kind not in BLOB_KINDS
+
+
+def _sign(col: Column, value: object) -> np.ndarray:
+    raw = str(value).encode("utf-8")
+    return varlen_compare_const(col.offsets, col.data, np.frombuffer(raw, np.uint8))
+
+
+def _compare_text_column(name: str, op: str, value: object) -> Node:
+    test = _SIGN_TESTS[op]
+
+    def run(batch: Batch, cache: Cache) -> Vec:
+        col = batch.column(name)
+        if col.offsets is None:  # not var-len after all: the generic path
+            return compare_scalar(op, Vec.from_column(col), value)
+        return bool_vec(test(_sign(col, value), 0), col.validity)
+
+    return run
+
+
+def _in_text_column(name: str, values: list[object], negated: bool) -> Node:
+    def run(batch: Batch, cache: Cache) -> Vec:
+        col = batch.column(name)
+        if col.offsets is None:
+            return in_constants(Vec.from_column(col), values, negated)
+        hit = np.zeros(len(col), np.bool_)
+        for v in values:
+            hit |= _sign(col, v) == 0
+        return bool_vec(~hit if negated else hit, col.validity)
+
+    return run
 
 
 def _call(e: Call, cancel: threading.Event | None) -> Node:

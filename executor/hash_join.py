@@ -19,8 +19,10 @@ import numpy as np
 
 from executor.compile import compile_column, compile_expr, compile_predicate
 from executor.join_table import JoinTable
+from executor.kernels.join_hash import is_identity
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, chunks
+from executor.runtime_filter import USELESS_FRACTION, Target, build_fraction, build_predicates
 from planner.logical import LogicalJoin
 from sql.expressions import Comparison, make_and
 from storage.batch import Batch, Column
@@ -46,6 +48,7 @@ class HashJoin(BufferedInput, Operator):
         super().__init__(left, right)
         self.plan = plan
         self._init_buffer()
+        self.runtime_targets: list[Target] = []  # set by executor/build.py
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -71,6 +74,12 @@ class HashJoin(BufferedInput, Operator):
         b = self._build_batch
         n = b.num_rows
         self._bkeys = [fn(b) for fn in self._rkeys]
+        if self.runtime_targets:
+            keep = build_fraction(self.plan.right, n)
+            if keep < USELESS_FRACTION:
+                for target in self.runtime_targets:
+                    target.scan.add_runtime_filter(  # type: ignore[attr-defined]
+                        build_predicates(target.column, self._bkeys[target.key_index]), keep)
         self._table = JoinTable(self._bkeys, n) if self._bkeys else None
         self._matched = np.zeros(n, np.bool_)
         self._full_table: JoinTable | None = None
@@ -105,7 +114,8 @@ class HashJoin(BufferedInput, Operator):
 
     def _pair_batch(self, lb: Batch, pi: np.ndarray, bi: np.ndarray) -> Batch:
         b = self._build_batch
-        return Batch(lb.names + b.names, lb.take(pi).columns + b.take(bi).columns)
+        left = lb if len(pi) == lb.num_rows and is_identity(pi) else lb.take(pi)
+        return Batch(lb.names + b.names, left.columns + b.take(bi).columns)
 
     def produce(self) -> Iterator[Batch]:
         self._init_buffer()

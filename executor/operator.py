@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 class OperatorStats:
     rows: int = 0
     batches: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # inclusive: pulling from children counts too
+    bytes: int = 0  # column buffer bytes of the output batches
 
 
 @dataclass
@@ -81,6 +82,7 @@ class Operator:
             ctx.check_cancelled()
             self.stats.rows += batch.num_rows
             self.stats.batches += 1
+            self.stats.bytes += batch.nbytes
             self.stats.seconds += time.perf_counter() - start
             yield batch
             start = time.perf_counter()

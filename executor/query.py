@@ -20,7 +20,7 @@ from sqlglot import exp
 from executor.build import build_operator
 from executor.compile import compile_expr
 from executor.memory import DEFAULT_EXEC_MEM_LIMIT, MemTracker
-from executor.operator import ExecContext
+from executor.operator import ExecContext, Operator
 from executor.scan import TabletSource
 from planner.builder import build_logical
 from planner.logical import LogicalPlan
@@ -49,6 +49,7 @@ class QueryResult:
     types: list[DataType]
     batches: Iterator[Batch]  # lazily produced; the server encodes each batch
     profile: ScanStats = field(default_factory=ScanStats)  # filled while batches are pulled
+    root: list[Operator] = field(default_factory=list)  # the operator tree, once running
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     if not isinstance(select_ast, (exp.Select, exp.SetOperation)):
         raise not_supported(f"statement {type(select_ast).__name__}")
     bound = bind_query(select_ast, catalog, ctx, sql=sql)
+    if _bool_variable(ctx, "disable_join_reorder"):
+        disabled_rules = disabled_rules | {"reorder_joins"}
     plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
     return PreparedQuery(plan, bound.names, bound.types, disabled_rules)
 
@@ -83,13 +86,16 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
     names = list(prepared.names)
     profile = ScanStats()
 
+    result = QueryResult(names, list(prepared.types), iter(()), profile)
+
     def run() -> Iterator[Batch]:
         exec_ctx = ExecContext(cancel=ctx.cancel, storage=storage, batch_size=batch_size,
                                scan_stats=profile, memory=MemTracker(
                                    _int_variable(ctx, "exec_mem_limit", DEFAULT_EXEC_MEM_LIMIT),
                                    _query_id()),
                                parallelism=scan_parallelism(ctx))
-        root = build_operator(prepared.plan)
+        root = build_operator(prepared.plan, runtime_filters=_runtime_filters_on(ctx))
+        result.root.append(root)
         root.open(exec_ctx)
         try:
             for batch in root.batches():
@@ -97,7 +103,8 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
         finally:
             root.close()
 
-    return QueryResult(names, list(prepared.types), run(), profile)
+    result.batches = run()
+    return result
 
 
 def _int_variable(ctx: SessionContext, name: str, default: int) -> int:
@@ -105,6 +112,21 @@ def _int_variable(ctx: SessionContext, name: str, default: int) -> int:
         return int(ctx.variables(name))  # type: ignore[call-overload]
     except (ShaleError, KeyError, TypeError, ValueError):
         return default
+
+
+def _bool_variable(ctx: SessionContext, name: str) -> bool:
+    try:
+        value = ctx.variables(name)
+    except (ShaleError, KeyError):
+        return False
+    return str(value).lower() in ("1", "true", "on")
+
+
+def _runtime_filters_on(ctx: SessionContext) -> bool:
+    try:
+        return str(ctx.variables("runtime_filter_mode")).upper() != "OFF"
+    except (ShaleError, KeyError):
+        return True
 
 
 def scan_parallelism(ctx: SessionContext) -> int:

@@ -2,8 +2,8 @@
 
 `TabletSource` is the storage engine's read entry point (storage.engine.StorageEngine implements
 it). The scan reads every captured (tablet, version) range with `ReadOptions(columns,
-predicates)`; predicates are pruning hints only, so the scan always evaluates the full filter
-itself. With `ctx.parallelism` > 1 the per-tablet reads (decode + filter) run on a bounded pool
+predicates)`; storage returns exactly the rows that satisfy those predicates (see
+storage/predicates.py), so the scan evaluates only the filters that have no storage form. With `ctx.parallelism` > 1 the per-tablet reads (decode + filter) run on a bounded pool
 of worker threads (executor/exchange.py), still yielding batches in tablet order; each tablet
 counts into its own ScanStats, added to the query's when the tablet is done.
 Upstream: Doris `OlapScanNode` / BE `OlapScanner` (one scanner per tablet range, run by the
@@ -20,9 +20,11 @@ from executor.compile import compile_predicate
 from executor.exchange import Task, ordered_exchange
 from executor.operator import Operator
 from planner.logical import LogicalScan, ScanRange
+from planner.rules.push_down_filters import storage_predicate
 from sql.expressions import make_and
 from storage.batch import Batch
 from storage.catalog.meta import TabletMeta
+from storage.predicates import ColumnPredicate
 from storage.reader import ReadOptions
 from storage.scan_stats import ScanStats
 
@@ -37,6 +39,12 @@ class Scan(Operator):
         super().__init__()
         self.plan = plan
         self._exchange: Generator[Batch, None, None] | None = None
+        self._runtime: list[tuple[float, int, list[ColumnPredicate]]] = []
+
+    def add_runtime_filter(self, predicates: list[ColumnPredicate], keep: float = 1.0) -> None:
+        """Predicates a join published before this scan started (executor/runtime_filter.py);
+        `keep` estimates the fraction of rows they let through (most selective tested first)."""
+        self._runtime.append((keep, len(self._runtime), predicates))
 
     def produce(self) -> Iterator[Batch]:
         ctx = self.ctx
@@ -44,9 +52,14 @@ class Scan(Operator):
             raise RuntimeError("scan needs a storage handle in the ExecContext")
         storage = ctx.storage
         plan = self.plan
-        predicate = make_and(list(plan.filters))
+        # Filters storage evaluates exactly (plain column-vs-constant conjuncts handed down as
+        # ColumnPredicates) need no second pass here.
+        pushed = set(plan.predicates)
+        predicate = make_and([f for f in plan.filters if storage_predicate(f) not in pushed])
         keep = compile_predicate(predicate, ctx.cancel) if predicate is not None else None
-        options = ReadOptions(columns=plan.columns, predicates=plan.predicates,
+        options = ReadOptions(columns=plan.columns,
+                              predicates=plan.predicates + tuple(
+                                  p for _, _, ps in sorted(self._runtime) for p in ps),
                               batch_size=ctx.batch_size)
         parallel = ctx.parallelism > 1 and len(plan.ranges) > 1
 

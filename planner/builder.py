@@ -31,15 +31,17 @@ def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:
     index_id = base.index_id if base is not None else meta.base_index_id
     ranges: list[ScanRange] = []
     parts: list[tuple[int, int]] = []
+    rows = 0
     for p in catalog.partitions(meta.table_id):
         parts.append((p.partition_id, p.visible_version))
         for t in catalog.tablets(meta.table_id, p.partition_id, index_id):
             ranges.append(ScanRange(t, p.visible_version))
+            rows += sum(r.num_rows for r in catalog.rowsets(t.tablet_id, p.visible_version))
     return LogicalScan(
         db=src.db, table=meta.name, table_id=meta.table_id, index_id=index_id,
         columns=tuple(c.name for c in meta.columns),
         column_types=tuple(c.type for c in meta.columns),
-        ranges=tuple(ranges), partitions=tuple(parts),
+        ranges=tuple(ranges), partitions=tuple(parts), row_count=rows,
     )
 
 

@@ -113,6 +113,7 @@ class LogicalScan(LogicalPlan):
     partitions: tuple[tuple[int, int], ...] = ()  # (partition_id, visible_version)
     filters: tuple[Expr, ...] = ()
     predicates: tuple[ColumnPredicate, ...] = ()
+    row_count: int = 0  # rows in the captured rowsets (before deletes and merging): statistics
     selection: ScanSelection | None = None
     index_name: str = ""
     preaggregation: bool = True

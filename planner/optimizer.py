@@ -17,11 +17,13 @@ from planner.rules.prune_columns import prune_columns
 from planner.rules.prune_scans import prune_scans
 from planner.rules.push_down_filters import push_down_filters
 from planner.rules.push_down_join_predicates import push_down_join_predicates
+from planner.rules.reorder_joins import reorder_joins
 
 Rule = Callable[[LogicalPlan, "OptimizerContext"], LogicalPlan]
 
 RULES: tuple[Rule, ...] = (
     push_down_join_predicates,
+    reorder_joins,
     push_down_filters,
     prune_columns,
     prune_scans,  # partitions / buckets a scan reads (needs ctx.catalog)

@@ -21,7 +21,10 @@ from sqlglot import expressions as exp
 from executor.insert import insert_batches, insert_values
 from executor.query import SessionContext, evaluate_constant, execute, plan_select
 from planner.scan_info import plan_scan_lines
-from server.profiles import QueryProfiles
+from planner.distribute import DistributeOptions, distribute
+from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
+from planner.explain import explain_lines, shape_lines
+from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
 from sql import ddl_ops, show
@@ -184,7 +187,7 @@ class StatementRunner:
             return TextOutcome(r.names, r.rows)
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Query):
-                raise _not_supported("EXPLAIN")
+                return self.explain(stmt.this, None)
             r = show.describe(self._table(stmt.this))
             return TextOutcome(r.names, r.rows)
         if isinstance(stmt, exp.Use):
@@ -196,7 +199,7 @@ class StatementRunner:
         if isinstance(stmt, (exp.Transaction, exp.Commit, exp.Rollback)):
             return OkOutcome()
         if isinstance(stmt, DorisExplain):
-            raise _not_supported("EXPLAIN")
+            return self.explain(stmt.this, stmt.args.get("style"))
         if isinstance(stmt, exp.Delete):
             return self.delete(stmt)
         if isinstance(stmt, CancelAlter):
@@ -261,10 +264,34 @@ class StatementRunner:
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
         batches = _with_timeout(result.batches, ctx.cancel, timeout)
         if self.lookup_variable("enable_profile"):
-            batches = self.profiles.track(batches, result.profile, stmt.meta.get("sql", ""),
-                                          self.user, self.database,
-                                          tuple(plan_scan_lines(prepared.plan)))
+            dplan = distribute(prepared.plan, self.engine.catalog, self._distribute_options(),
+                               list(prepared.names))
+            batches = self.profiles.track(
+                batches, result.profile, stmt.meta.get("sql", ""), self.user, self.database,
+                lambda: plan_scan_lines(prepared.plan) + operator_counters(
+                    dplan, result.root[0] if result.root else None))
         return RowsOutcome(list(result.names), list(result.types), batches)
+
+    def explain(self, query: exp.Expression, style: object) -> TextOutcome:
+        """EXPLAIN [VERBOSE | SHAPE PLAN | ...] <query>: the distributed plan in Doris' text."""
+        if not isinstance(query, exp.Query):
+            raise _not_supported(f"EXPLAIN of {type(query).__name__.upper()}")
+        ctx = self.context()
+        prepared = plan_select(query, self.engine.catalog, ctx, sql=query.meta.get("sql"))
+        dplan = distribute(prepared.plan, self.engine.catalog, self._distribute_options(),
+                           list(prepared.names))
+        text = str(style.name if isinstance(style, exp.Expression) else style or "").upper()
+        lines = shape_lines(dplan) if text == "SHAPE PLAN" else \
+            explain_lines(dplan, verbose=text == "VERBOSE")
+        return TextOutcome([EXPLAIN_COLUMN], [(line,) for line in lines])
+
+    def _distribute_options(self) -> DistributeOptions:
+        v = self.lookup_variable
+        return DistributeOptions(
+            disable_colocate=bool(v("disable_colocate_plan")) or bool(v("disable_colocate_join")),
+            bucket_shuffle=bool(v("enable_bucket_shuffle_join")),
+            broadcast_row_limit=int(v("broadcast_row_count_limit")),  # type: ignore[call-overload]
+            backends=len(self.engine.catalog.backends()))
 
     def insert(self, stmt: exp.Insert) -> OkOutcome:
         target = stmt.this

@@ -25,6 +25,8 @@ class Config:
     qe_max_connection: int = 1024
     data_dir: str = "./shaledb-data"
     backends: int = 3
+    # decoded-page cache: bytes ("2G", "512M", "1048576") or a share of memory ("20%"); "0" = off
+    storage_page_cache_limit: str = "20%"
     log_level: str = "INFO"
 
     @property
@@ -40,6 +42,7 @@ _SECTIONS = {
     ("server", "qe_max_connection"): "qe_max_connection",
     ("storage", "data_dir"): "data_dir",
     ("storage", "backends"): "backends",
+    ("storage", "storage_page_cache_limit"): "storage_page_cache_limit",
     ("log", "level"): "log_level",
 }
 
@@ -74,4 +77,13 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
     for key, value in values.items():
         if not isinstance(value, types[key]):
             raise ConfigError(f"setting {key} must be {types[key].__name__}, got {value!r}")
-    return replace(config, **values)
+    config = replace(config, **values)
+    from storage.page_cache import parse_limit
+
+    try:
+        parse_limit(config.storage_page_cache_limit)
+    except ValueError:
+        raise ConfigError("setting storage_page_cache_limit must be bytes (with an optional "
+                          "K/M/G suffix) or a percentage like \"20%\", got "
+                          f"{config.storage_page_cache_limit!r}") from None
+    return config

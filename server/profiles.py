@@ -4,7 +4,9 @@ With `SET enable_profile = true` (Doris' session variable) each SELECT records i
 counters when its result has been sent: segments and pages read and skipped, and rows removed
 by each index, under Doris' counter names (`RowsKeyRangeFiltered`, `RowsStatsFiltered`,
 `RowsVectorPredFiltered`, ...). `SHOW QUERY PROFILE "/"` lists the recent queries;
-`SHOW QUERY PROFILE "/<profile id>"` shows one query's counters as (Counter, Value) rows.
+`SHOW QUERY PROFILE "/<profile id>"` shows one query's counters as (Counter, Value) rows:
+first one row per node of its distributed plan (rows, time; rows and bytes per exchange),
+then the storage counters.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from executor.operator import Operator
+from planner.distribute import DistributedPlan
 from sql.errors import DorisError
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
@@ -36,14 +40,15 @@ class QueryProfile:
     db: str
     sql: str
     stats: ScanStats
-    scans: tuple[tuple[str, str], ...] = ()  # (VOlapScanNode(t), index / partitions / tablets)
+    operators: tuple[tuple[str, str], ...] = ()  # per plan node: label, counters
 
     def counters(self) -> list[tuple[str, str]]:
         s = self.stats
-        return list(self.scans) + [
+        return list(self.operators) + [
             ("NumSegmentTotal", str(s.segments_read + s.segments_skipped)),
             ("NumSegmentFiltered", str(s.segments_skipped)),
             ("TotalPagesNum", str(s.pages_read + s.pages_skipped_zone_map)),
+            ("CachedPagesNum", str(s.pages_cached)),
             ("PagesFilteredByZoneMap", str(s.pages_skipped_zone_map)),
             ("RowsTotal", str(s.rows_total)),
             ("RowsKeyRangeFiltered", str(s.rows_skipped_short_key)),
@@ -52,6 +57,36 @@ class QueryProfile:
             ("RowsReturned", str(s.rows_returned)),
             ("CompressedBytesRead", str(s.bytes_read)),
         ]
+
+
+def operator_counters(dplan: DistributedPlan, root: Operator | None) -> list[tuple[str, str]]:
+    """Counters of every node of the distributed plan, fragment by fragment, from the
+    operator that executed it: rows and inclusive time; for an exchange, the rows and bytes
+    it moves (one copy: a broadcast sends them to each probe instance). Execution is one
+    process, so an exchange is the boundary where Doris would send these rows; a colocated
+    join has none below it, a shuffle join one per side. Both phases of a two-phase aggregate
+    run in one operator: the exchange between them reports the aggregate's output."""
+    out: list[tuple[str, str]] = []
+    if root is None:
+        return out
+    for frag in dplan.fragments:
+        stack = [frag.root]
+        while stack:
+            node = stack.pop()
+            stack.extend(reversed(node.children))
+            op: Operator | None = root
+            for i in node.path:
+                op = op.children[i] if op is not None and i < len(op.children) else None
+            if op is None or node.name == "VAGGREGATE (update serialize)":
+                continue
+            st = op.stats
+            label = f"Fragment {frag.id} / {node.id}:{node.name}"
+            if node.name == "VEXCHANGE":
+                out.append((label, f"RowsSent: {st.rows}, BytesSent: {st.bytes}"))
+            else:
+                out.append((label, f"RowsReturned: {st.rows}, "
+                                   f"InclusiveTime: {st.seconds * 1000:.3f}ms"))
+    return out
 
 
 def _ts(t: float) -> str:
@@ -66,8 +101,10 @@ class QueryProfiles:
         self._lock = threading.Lock()
 
     def track(self, batches: Iterator[Batch], stats: ScanStats, sql: str, user: str,
-              db: str | None, scans: tuple[tuple[str, str], ...] = ()) -> Iterator[Batch]:
-        """Pass `batches` through; record the profile when the query ends (or fails)."""
+              db: str | None,
+              operators: Callable[[], list[tuple[str, str]]] | None = None) -> Iterator[Batch]:
+        """Pass `batches` through; record the profile when the query ends (or fails).
+        `operators` (called at the end) gives the per-node counters."""
         start = time.time()
         state = "EOF"
         try:
@@ -76,8 +113,9 @@ class QueryProfiles:
             state = "ERR"
             raise
         finally:
+            nodes = tuple(operators()) if operators is not None else ()
             profile = QueryProfile(uuid.uuid4().hex, start, time.time(), state, user, db or "",
-                                   sql, stats, scans)
+                                   sql, stats, nodes)
             with self._lock:
                 self._profiles.append(profile)
 

@@ -21,7 +21,7 @@ from typing import Protocol, Union
 from sql.errors import DorisError
 from sql.expressions import AggregateCall, ColumnRef, Expr, OuterRef
 from storage.catalog.meta import (
-    DatabaseMeta, MaterializedIndexMeta, PartitionMeta, TableMeta, TabletMeta,
+    DatabaseMeta, MaterializedIndexMeta, PartitionMeta, RowsetMeta, TableMeta, TabletMeta,
 )
 from storage.types import BOOLEAN, DataType
 
@@ -37,6 +37,7 @@ class CatalogView(Protocol):
     def materialized_indexes(self, table_id: int) -> list[MaterializedIndexMeta]: ...
     def tablets(self, table_id: int, partition_id: int | None = None,
                 index_id: int | None = None) -> list[TabletMeta]: ...
+    def rowsets(self, tablet_id: int, max_version: int | None = None) -> list[RowsetMeta]: ...
 
 
 @dataclass(frozen=True, slots=True)

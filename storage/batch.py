@@ -121,16 +121,9 @@ class Column:
         validity = None if self.validity is None else self.validity[indices]
         if self.offsets is None:
             return Column(self.type, self.data[indices], validity)
-        starts = self.offsets[:-1][indices]
-        lengths = self.offsets[1:][indices] - starts
-        offsets = np.zeros(len(indices) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        if len(indices) == 0:
-            return Column(self.type, np.zeros(0, np.uint8), validity, offsets)
-        # Gather bytes: positions = start of each row repeated + ramp within the row.
-        row_of_byte = np.repeat(np.arange(len(indices)), lengths)
-        ramp = np.arange(offsets[-1]) - offsets[:-1][row_of_byte]
-        data = self.data[starts[row_of_byte] + ramp]
+        from storage.gather import gather_varlen
+
+        offsets, data = gather_varlen(self.offsets, self.data, indices)
         return Column(self.type, data, validity, offsets)
 
     def filter(self, mask: np.ndarray) -> Column:
@@ -236,6 +229,18 @@ class Batch:
     @property
     def num_rows(self) -> int:
         return len(self.columns[0]) if self.columns else 0
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the column buffers (values, validity, offsets): what an exchange moves."""
+        total = 0
+        for c in self.columns:
+            total += c.data.nbytes
+            if c.validity is not None:
+                total += c.validity.nbytes
+            if c.offsets is not None:
+                total += c.offsets.nbytes
+        return total
 
     def __len__(self) -> int:
         return self.num_rows

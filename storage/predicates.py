@@ -15,7 +15,47 @@ import numpy as np
 
 from storage.batch import DEFAULT_BATCH_SIZE, Column
 
-OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null")
+OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null", "in_bitmap")
+# Operators the indexes (short key, zone maps) understand; `in_bitmap` (a join's runtime filter,
+# values = (IntegerSet,)) is evaluated row by row only; the filter's min / max travel as separate
+# `>=` / `<=` predicates that the indexes do use.
+INDEXABLE_OPS = frozenset(OPS) - {"in_bitmap"}
+
+
+class IntegerSet:
+    """A set of integers as a dense bitmap over [lo, lo + len(bits)): O(1) membership per row.
+
+    Equality is identity (a filter built for one query is never compared by value)."""
+
+    __slots__ = ("lo", "bits")
+
+    def __init__(self, lo: int, bits: np.ndarray) -> None:
+        self.lo = int(lo)
+        self.bits = bits  # bool per value lo, lo + 1, ...
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> IntegerSet:
+        if len(values) == 0:
+            return cls(0, np.zeros(0, np.bool_))
+        lo, hi = int(values.min()), int(values.max())
+        bits = np.zeros(hi - lo + 1, np.bool_)
+        bits[values.astype(np.int64) - lo] = True
+        return cls(lo, bits)
+
+    @property
+    def hi(self) -> int:
+        return self.lo + len(self.bits) - 1
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self.bits))
+
+    def __repr__(self) -> str:
+        return f"IntegerSet(lo={self.lo}, span={len(self.bits)}, count={len(self)})"
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        from storage.membership import bitmap_contains
+
+        return bitmap_contains(np.ascontiguousarray(values), self.lo, self.bits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +67,27 @@ class ColumnPredicate:
     def __post_init__(self) -> None:
         if self.op not in OPS:
             raise ValueError(f"unknown predicate operator {self.op!r}")
+
+
+def index_forms(pred: ColumnPredicate) -> list[ColumnPredicate]:
+    """What the indexes may prune with for `pred`: itself, or for a key set its [min, max]."""
+    if pred.op != "in_bitmap":
+        return [pred]
+    (members,) = pred.values
+    if not len(members.bits):  # type: ignore[attr-defined]
+        return [ColumnPredicate(pred.column, "in", ())]
+    return [ColumnPredicate(pred.column, ">=", (members.lo,)),  # type: ignore[attr-defined]
+            ColumnPredicate(pred.column, "<=", (members.hi,))]  # type: ignore[attr-defined]
+
+
+# Evaluation order inside a scan: the tests that usually keep the fewest rows first, so later
+# predicate columns are decoded and tested only for the rows still alive.
+_EVAL_RANK = {"=": 0, "in_bitmap": 1, "in": 1, "is_null": 2, "<": 3, "<=": 3, ">": 3, ">=": 3,
+              "!=": 4, "not_in": 4, "is_not_null": 5}
+
+
+def evaluation_rank(pred: ColumnPredicate) -> int:
+    return _EVAL_RANK.get(pred.op, 9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +105,18 @@ def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:
         return nulls.copy()
     if pred.op == "is_not_null":
         return ~nulls
-    values = col.string_values() if col.offsets is not None else col.data
     op = pred.op
+    if op == "in_bitmap":
+        (members,) = pred.values
+        return members.contains(col.data) & ~nulls  # type: ignore[attr-defined]
+    if col.offsets is not None and (op not in ("in", "not_in") or len(pred.values) <= 16):
+        return _evaluate_varlen(pred, col) & ~nulls
+    values = col.string_values() if col.offsets is not None else col.data
     if op in ("in", "not_in"):
         wanted = list(pred.values)
         if values.dtype == np.dtype(object):
-            hit = np.fromiter((v in set(wanted) for v in values), dtype=np.bool_, count=n)
+            members = set(wanted)
+            hit = np.fromiter((v in members for v in values), dtype=np.bool_, count=n)
         else:
             hit = np.isin(values, np.array(wanted, dtype=values.dtype)) if wanted else np.zeros(n, np.bool_)
         mask = hit if op == "in" else ~hit
@@ -64,3 +131,26 @@ def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:
             mask = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
                     ">": np.greater, ">=": np.greater_equal}[op](values, scalar)
     return mask & ~nulls
+
+
+_SIGN_TESTS = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+               ">": np.greater, ">=": np.greater_equal}
+
+
+def _evaluate_varlen(pred: ColumnPredicate, col: Column) -> np.ndarray:
+    """Comparisons of a var-len column with constants on its offsets+bytes buffers (byte
+    order = code point order for UTF-8), never building Python strings."""
+    from storage.segment.encoding import varlen_compare_const
+
+    assert col.offsets is not None
+
+    def sign(v: object) -> np.ndarray:
+        raw = v.encode() if isinstance(v, str) else bytes(v)  # type: ignore[arg-type]
+        return varlen_compare_const(col.offsets, col.data, np.frombuffer(raw, np.uint8))
+
+    if pred.op in ("in", "not_in"):
+        hit = np.zeros(len(col), np.bool_)
+        for v in pred.values:
+            hit |= sign(v) == 0
+        return hit if pred.op == "in" else ~hit
+    return _SIGN_TESTS[pred.op](sign(pred.values[0]), 0)

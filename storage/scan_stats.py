@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, fields
 class ScanStats:
     segments_read: int = 0  # segments whose pages were (at least partly) read
     segments_skipped: int = 0  # segments excluded whole (segment zone map or empty key range)
-    pages_read: int = 0  # data pages decoded
+    pages_read: int = 0  # data pages the scan used (decoded now or taken from the page cache)
+    pages_cached: int = 0  # of those, pages served by the storage page cache
     pages_skipped_zone_map: int = 0  # data pages of predicate columns excluded by page zone maps
     rows_total: int = 0  # rows in all segments the scan opened
     rows_skipped_short_key: int = 0  # rows outside the short-key row ranges

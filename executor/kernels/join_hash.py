@@ -125,3 +125,13 @@ def strings_equal(offs_a: np.ndarray, data_a: np.ndarray, ia: np.ndarray,
                 break
         out[k] = same
     return out
+
+
+@njit(cache=True, nogil=True)
+def is_identity(indices: np.ndarray) -> bool:
+    """Whether indices == arange(len(indices)): every probe row matched exactly once, in order
+    (the usual foreign-key -> primary-key join), so the probe side needs no gather."""
+    for i in range(indices.shape[0]):
+        if indices[i] != i:
+            return False
+    return True

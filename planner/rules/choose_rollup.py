@@ -30,6 +30,7 @@ from planner.logical import (
 from sql.expressions import (
     SWAPPED_OP, AggregateCall, ColumnRef, Comparison, Expr, InList, Literal, column_names,
 )
+from planner.rules.prune_scans import ranges_row_count
 from storage.catalog.meta import AggType, KeysType, MaterializedIndexMeta, TableMeta
 
 _MATCHING_AGG = {"sum": AggType.SUM, "max": AggType.MAX, "min": AggType.MIN}
@@ -225,4 +226,5 @@ def _choose(scan: LogicalScan, catalog: Any, agg: LogicalAggregate | None,
     selection = scan.selection
     if selection is not None:
         selection = replace(selection, tablet_ids=tuple(r.tablet.tablet_id for r in ranges))
-    return replace(out, index_id=chosen.index_id, ranges=tuple(ranges), selection=selection)
+    return replace(out, index_id=chosen.index_id, ranges=tuple(ranges), selection=selection,
+                   row_count=ranges_row_count(catalog, ranges))

@@ -229,7 +229,14 @@ def selected_buckets(table: TableMeta, filters: Sequence[Expr], buckets: int) ->
     return {int(b) for b in bucket_of_rows(columns, buckets)}
 
 
-def prune_scan(scan: LogicalScan, table: TableMeta, parts: Sequence[PartitionMeta]) -> LogicalScan:
+def ranges_row_count(catalog: Any, ranges: Sequence[Any]) -> int:
+    """Rows of the rowsets the ranges capture (LogicalScan.row_count, the planner's statistic)."""
+    return sum(r.num_rows for rng in ranges
+               for r in catalog.rowsets(rng.tablet.tablet_id, rng.version))
+
+
+def prune_scan(scan: LogicalScan, table: TableMeta, parts: Sequence[PartitionMeta],
+               catalog: Any = None) -> LogicalScan:
     by_id = {p.partition_id: p for p in parts}
     expr = _filter_expr(scan.filters)
     kept_parts: list[tuple[int, int]] = []
@@ -263,7 +270,10 @@ def prune_scan(scan: LogicalScan, table: TableMeta, parts: Sequence[PartitionMet
         tablet_ids=tuple(r.tablet.tablet_id for r in ranges),
         total_tablets=in_kept,
     )
-    return replace(scan, ranges=tuple(ranges), partitions=tuple(kept_parts), selection=selection)
+    out = replace(scan, ranges=tuple(ranges), partitions=tuple(kept_parts), selection=selection)
+    if catalog is not None and len(ranges) != len(scan.ranges):
+        out = replace(out, row_count=ranges_row_count(catalog, ranges))
+    return out
 
 
 def prune_scans(plan: LogicalPlan, ctx: Any) -> LogicalPlan:
@@ -276,4 +286,4 @@ def prune_scans(plan: LogicalPlan, ctx: Any) -> LogicalPlan:
     table = catalog.table_by_id(plan.table_id)
     if table is None:
         return plan
-    return prune_scan(plan, table, catalog.partitions(plan.table_id))
+    return prune_scan(plan, table, catalog.partitions(plan.table_id), catalog)

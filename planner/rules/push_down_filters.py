@@ -9,9 +9,11 @@ Upstream: Doris Nereids `PushDownFilterThroughProject` / `PushPredicateIntoScan`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from planner.logical import LogicalFilter, LogicalPlan, LogicalScan
 from sql.expressions import (
-    SWAPPED_OP, ColumnRef, Comparison, Expr, InList, IsNull, Literal, conjuncts,
+    SWAPPED_OP, ColumnRef, Comparison, Expr, InList, IsNull, Literal, Or, conjuncts,
 )
 from storage.reader import ColumnPredicate
 
@@ -37,6 +39,32 @@ def storage_predicate(e: Expr) -> ColumnPredicate | None:
     return None
 
 
+def or_to_in(e: Expr) -> Expr:
+    """`c = 1 OR c = 2 OR c IN (3, 4)` -> `c IN (1, 2, 3, 4)`: the same three-valued result,
+    and a form storage evaluates (and indexes prune with). Upstream: Doris `OrToIn`."""
+    if not isinstance(e, Or):
+        return e
+    column: ColumnRef | None = None
+    values: list[Expr] = []
+    for d in e.args:
+        if isinstance(d, Comparison) and d.op == "=":
+            col, lit = (d.left, d.right) if isinstance(d.right, Literal) else (d.right, d.left)
+            more = [lit]
+        elif isinstance(d, InList) and not d.negated:
+            col, more = d.arg, list(d.values)
+        else:
+            return e
+        if not isinstance(col, ColumnRef) or (column is not None and col != column):
+            return e
+        if not all(isinstance(v, Literal) and v.value is not None and v.type == col.type
+                   for v in more):
+            return e
+        column = col
+        values.extend(v for v in more if v not in values)
+    assert column is not None
+    return InList(column, tuple(values))
+
+
 def push_down_filters(plan: LogicalPlan, ctx: object) -> LogicalPlan:
     children = tuple(push_down_filters(c, ctx) for c in plan.children)
     if children:
@@ -48,13 +76,10 @@ def push_down_filters(plan: LogicalPlan, ctx: object) -> LogicalPlan:
     if isinstance(child, LogicalFilter):
         return LogicalFilter(child.child, _and(conjuncts(child.predicate) + parts))
     if isinstance(child, LogicalScan):
+        parts = [or_to_in(p) for p in parts]
         filters = child.filters + tuple(p for p in parts if p not in child.filters)
         preds = tuple(p for p in (storage_predicate(f) for f in filters) if p is not None)
-        return LogicalScan(
-            db=child.db, table=child.table, table_id=child.table_id, index_id=child.index_id,
-            columns=child.columns, column_types=child.column_types, ranges=child.ranges,
-            partitions=child.partitions, filters=filters, predicates=preds,
-        )
+        return replace(child, filters=filters, predicates=preds)
     return plan
 
 

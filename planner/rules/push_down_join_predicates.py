@@ -120,6 +120,11 @@ def _push_into_join(join: LogicalJoin, parts: list[Expr]) -> tuple[LogicalJoin, 
     return new, above
 
 
+def split_join(join: LogicalJoin) -> LogicalPlan:
+    """Split a join's ON condition into pushed-down filters, hash keys and the residual."""
+    return _split(join)
+
+
 def _split(join: LogicalJoin) -> LogicalPlan:
     left_names, right_names = set(join.left.names), set(join.right.names)
     to_left: list[Expr] = []

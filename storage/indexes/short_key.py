@@ -33,7 +33,7 @@ import numpy as np
 
 from storage.batch import Column
 from storage.indexes.zone_map import NotIndexable, index_value
-from storage.predicates import ColumnPredicate
+from storage.predicates import INDEXABLE_OPS, ColumnPredicate
 from storage.segment.encoding import layout_of, varlen_compare_adjacent, varlen_list
 from storage.types import BLOB_KINDS, DataType
 
@@ -240,6 +240,8 @@ def _constraint(part: KeyPart, preds: Sequence[ColumnPredicate]) -> _Constraint 
     c = _Constraint()
     used = False
     for p in preds:
+        if p.op not in INDEXABLE_OPS:
+            continue
         try:
             enc = [encode_component(part, index_value(part.dtype, layout, v)) for v in p.values]
         except NotIndexable:

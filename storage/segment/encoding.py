@@ -205,6 +205,37 @@ def varlen_compare_adjacent(offsets: np.ndarray, data: np.ndarray) -> np.ndarray
 
 
 @njit(cache=True, nogil=True)
+def varlen_compare_const(offsets: np.ndarray, data: np.ndarray, const: np.ndarray) -> np.ndarray:
+    """out[i] = sign(value[i] <=> const) in unsigned byte order (-1, 0, 1)."""
+    n = offsets.shape[0] - 1
+    out = np.empty(n, dtype=np.int8)
+    m = const.shape[0]
+    for i in range(n):
+        a, b = offsets[i], offsets[i + 1]
+        la = b - a
+        k = min(la, m)
+        c = 0
+        for j in range(k):
+            x, y = data[a + j], const[j]
+            if x != y:
+                c = -1 if x < y else 1
+                break
+        if c == 0 and la != m:
+            c = -1 if la < m else 1
+        out[i] = c
+    return out
+
+
+def varlen_compare_const_reference(offsets: np.ndarray, data: np.ndarray,
+                                   const: bytes) -> np.ndarray:
+    """Plain-Python twin of `varlen_compare_const` (tests)."""
+    raw = data.tobytes()
+    out = [(raw[offsets[i]:offsets[i + 1]] > const) - (raw[offsets[i]:offsets[i + 1]] < const)
+           for i in range(len(offsets) - 1)]
+    return np.asarray(out, dtype=np.int8)
+
+
+@njit(cache=True, nogil=True)
 def varlen_argminmax(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray) -> tuple[int, int]:
     """Row numbers of the smallest and largest valid value in byte order (-1 when none valid)."""
     lo = -1

@@ -21,7 +21,9 @@ import numpy as np
 from storage.batch import Batch, Column
 from storage.indexes.short_key import encode_row, key_ranges
 from storage.indexes.zone_map import NotIndexable, index_value
-from storage.predicates import ColumnPredicate, evaluate
+from storage.predicates import (
+    INDEXABLE_OPS, ColumnPredicate, evaluate, evaluation_rank, index_forms,
+)
 from storage.scan_stats import ScanStats
 from storage.segment.reader import ColumnInfo, SegmentReader
 from storage.segment.row_ranges import RowRanges
@@ -42,6 +44,12 @@ class SegmentIterator:
         self.names = tuple(columns)
         self.outputs = [reader.column(n) for n in columns]
         self.predicates = [(reader.column(p.column), p) for p in predicates]
+        self._index_predicates = [(info, f) for info, p in self.predicates for f in index_forms(p)]
+        # predicate groups per column, most selective kinds first (see evaluation_rank)
+        groups: dict[int, tuple[ColumnInfo, list[ColumnPredicate]]] = {}
+        for info, p in sorted(self.predicates, key=lambda ip: evaluation_rank(ip[1])):
+            groups.setdefault(info.index, (info, []))[1].append(p)
+        self._groups = list(groups.values())
         self.stats = stats
         self.batch_size = batch_size
         self._cache: dict[int, dict[int, Column]] = {}  # column index -> page -> decoded page
@@ -51,8 +59,8 @@ class SegmentIterator:
     def _indexable(self) -> list[tuple[ColumnInfo, ColumnPredicate, list[object]]]:
         """Predicates whose constants compare exactly with the stored index values."""
         out = []
-        for info, p in self.predicates:
-            if not info.indexable:
+        for info, p in self._index_predicates:
+            if not info.indexable or p.op not in INDEXABLE_OPS:
                 continue
             try:
                 values = [index_value(info.stored, info.layout, v) for v in p.values]
@@ -72,7 +80,7 @@ class SegmentIterator:
         if not all(i.indexable for i in infos):
             return RowRanges.full(n)
         by_column: dict[str, list[ColumnPredicate]] = {}
-        for info, p in self.predicates:
+        for info, p in self._index_predicates:
             by_column.setdefault(info.footer.name.lower(), []).append(p)
         ranges = key_ranges(parts, by_column)
         if ranges is None:
@@ -132,16 +140,23 @@ class SegmentIterator:
         return col.slice(start - base, stop - base)
 
     def _take(self, info: ColumnInfo, rows: np.ndarray) -> Column:
-        """Rows (sorted row ids) of a column, decoding only the pages that hold them."""
+        """Rows (sorted row ids) of a column, decoding only the pages that hold them; each page
+        contributes its own rows (no concatenation of whole pages)."""
         ordinal = self.reader.ordinal(info, self.stats)
         page_of_row = ordinal.page_of(rows)
-        pages, first_index = np.unique(page_of_row, return_inverse=True)
-        cols = [self._page(info, int(p)) for p in pages]
-        lengths = np.asarray([len(c) for c in cols], dtype=np.int64)
-        bases = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        positions = bases[first_index] + (rows - ordinal.first_rows[page_of_row])
-        col = cols[0] if len(cols) == 1 else Column.concat(cols)
-        return col.take(positions)
+        first = int(page_of_row[0])
+        if first == int(page_of_row[-1]):  # all in one page
+            base = int(ordinal.first_rows[first])
+            return self._page(info, first).take(rows - base)
+        cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
+        starts = np.concatenate(([0], cuts)).tolist()
+        stops = np.concatenate((cuts, [len(rows)])).tolist()
+        parts = []
+        for a, b in zip(starts, stops):
+            page = int(page_of_row[a])
+            base = int(ordinal.first_rows[page])
+            parts.append(self._page(info, page).take(rows[a:b] - base))
+        return Column.concat(parts)
 
     def _gather(self, info: ColumnInfo, window: RowRanges, rows: np.ndarray | None) -> Column:
         if rows is None:
@@ -181,31 +196,58 @@ class SegmentIterator:
         self._cache.clear()
 
     def _scan_window(self, window: RowRanges) -> Batch | None:
+        """Evaluate the predicates column by column. While many rows survive, each predicate
+        column is decoded for the whole window and the masks are ANDed (contiguous decoding is
+        cheapest); once few rows are left (< 1/8), later columns are decoded only for the
+        surviving rows, in the pages that hold them. Then the other requested columns."""
         stats = self.stats
         rows = None if len(window) == 1 else window.row_ids()
         total = window.count
-        decoded: dict[int, Column] = {}
-        mask: np.ndarray | None = None
-        for info, p in self.predicates:
+        decoded: dict[int, Column] = {}  # aligned with the window (dense) or with `sel_rows`
+        mask: np.ndarray | None = None  # dense mode: survivors among the window's rows
+        sel_rows: np.ndarray | None = None  # sparse mode: surviving row ids
+        for info, preds in self._groups:
             col = decoded.get(info.index)
             if col is None:
-                col = decoded[info.index] = self._gather(info, window, rows)
-            hit = evaluate(p, col)
-            mask = hit if mask is None else mask & hit
-        selected = total if mask is None else int(np.count_nonzero(mask))
+                col = (self._gather(info, window, rows) if sel_rows is None
+                       else self._take(info, sel_rows))
+                decoded[info.index] = col
+            hit = evaluate(preds[0], col)
+            for p in preds[1:]:
+                hit &= evaluate(p, col)
+            if sel_rows is None:
+                mask = hit if mask is None else mask & hit
+                alive = int(np.count_nonzero(mask))
+                if alive == 0:
+                    break
+                if alive * 8 < total:
+                    sel_rows = (window.row_ids() if rows is None else rows)[mask]
+                    decoded = {k: c.filter(mask) for k, c in decoded.items()}
+                    mask = None
+            elif not hit.all():
+                sel_rows = sel_rows[hit]
+                decoded = {k: c.filter(hit) for k, c in decoded.items()}
+                if len(sel_rows) == 0:
+                    break
+        if sel_rows is not None:
+            selected = len(sel_rows)
+        elif mask is not None:
+            selected = int(np.count_nonzero(mask))
+        else:
+            selected = total
         stats.rows_filtered_predicate += total - selected
         stats.rows_returned += selected
         if selected == 0:
             return None
-        sel_rows = None
         if mask is not None and selected < total:
-            sel_rows = (window.row_ids() if rows is None else rows)[mask]
             decoded = {k: c.filter(mask) for k, c in decoded.items()}
         for info in self.outputs:
-            if info.index not in decoded:
-                decoded[info.index] = (
-                    self._gather(info, window, rows)
-                    if sel_rows is None
-                    else self._take(info, sel_rows)
-                )
+            if info.index in decoded:
+                continue
+            if sel_rows is not None:
+                decoded[info.index] = self._take(info, sel_rows)
+            else:
+                col = self._gather(info, window, rows)
+                decoded[info.index] = col if mask is None or selected == total else \
+                    col.filter(mask)
         return Batch(self.names, tuple(decoded[i.index] for i in self.outputs))

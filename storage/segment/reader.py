@@ -14,6 +14,7 @@ that failed its checks.
 from __future__ import annotations
 
 import mmap
+import os
 import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import numpy as np
 
 from storage.batch import Batch, Column
 from storage.errors import DorisError, ShaleError
+from storage.page_cache import PAGE_CACHE, cache_id
 from storage.indexes.ordinal import OrdinalIndex
 from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
 from storage.indexes.zone_map import ZoneMap
@@ -77,6 +79,9 @@ class SegmentReader:
         self._mm: mmap.mmap | None = None
         try:
             with open(self.path, "rb") as f:
+                st = os.fstat(f.fileno())
+                # names this version of the file in the page cache (storage/page_cache.py)
+                self._identity = (str(self.path), st.st_ino, st.st_mtime_ns, st.st_size)
                 self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # mmap of an empty file
             raise self.corrupted("empty file") from None
@@ -200,7 +205,20 @@ class SegmentReader:
         return self._short_key
 
     def read_page(self, info: ColumnInfo, page: int, stats: ScanStats | None = None) -> Column:
-        """Decode data page `page` of a column (CRC-checked) as a Column of the requested type."""
+        """Data page `page` of a column as a Column of the requested type: from the page cache,
+        else decoded (CRC-checked) and cached. The result is shared: never write into it."""
+        key = (cache_id(self._identity, info.footer.name.lower(), info.type), page)
+        cached = PAGE_CACHE.get(key)
+        if cached is not None:
+            if stats is not None:
+                stats.pages_read += 1
+                stats.pages_cached += 1
+            return cached
+        col = self._decode_page(info, page, stats)
+        PAGE_CACHE.put(key, col)
+        return col
+
+    def _decode_page(self, info: ColumnInfo, page: int, stats: ScanStats | None) -> Column:
         ordinal = self.ordinal(info, stats)
         start, stop = ordinal.page_rows(page)
         try:

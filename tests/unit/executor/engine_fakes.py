@@ -10,11 +10,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 
+import numpy as np
+
 from storage.batch import Batch, Column
 from storage.catalog.meta import (
     ColumnMeta, DatabaseMeta, DistributionInfo, DistributionType, KeysType,
-    MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, TableMeta, TabletMeta,
+    MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, RowsetMeta, TableMeta, TabletMeta,
 )
+from storage.predicates import evaluate
 from storage.reader import ReadOptions
 from storage.types import DataType
 
@@ -87,6 +90,10 @@ class MemoryEngine:
         return [MaterializedIndexMeta(meta.base_index_id, meta.name, meta.column_names,
                                       meta.keys_type, True)]
 
+    def rowsets(self, tablet_id: int, max_version: int | None = None) -> list[RowsetMeta]:
+        # one rowset per tablet: its row count is what the planner's statistics read
+        return [RowsetMeta(f"mem{tablet_id}", tablet_id, 2, 2, len(self.data[tablet_id]), 0, ())]
+
     def tablets(self, table_id: int, partition_id: int | None = None,
                 index_id: int | None = None) -> list[TabletMeta]:
         return [t for t in self.tablet_list.get(table_id, [])
@@ -105,7 +112,14 @@ class MemoryEngine:
         for start in range(0, len(rows), step):
             chunk = rows[start: start + step]
             cols = tuple(Column.from_physical(t, [r[i] for r in chunk]) for t, i in zip(types, idx))
-            yield Batch(tuple(options.columns), cols)
+            batch = Batch(tuple(options.columns), cols)
+            # like storage: exactly the rows that satisfy every pushed predicate
+            mask = np.ones(len(chunk), np.bool_)
+            for p in options.predicates:
+                i = meta.column_names.index(p.column)
+                col = Column.from_physical(meta.columns[i].type, [r[i] for r in chunk])
+                mask &= evaluate(p, col)
+            yield batch if mask.all() else batch.filter(mask)
 
 
 def session(db: str | None = "db", variables: dict[str, object] | None = None,

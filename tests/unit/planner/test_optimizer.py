@@ -49,6 +49,9 @@ class Catalog:
         return [MaterializedIndexMeta(10, "t", ("a", "b", "s", "d"), KeysType.DUP_KEYS, True),
                 MaterializedIndexMeta(99, "r1", ("a", "b"), KeysType.DUP_KEYS, False)]
 
+    def rowsets(self, tablet_id: int, max_version: int | None = None) -> list:
+        return []
+
     def tablets(self, table_id: int, partition_id: int | None = None,
                 index_id: int | None = None) -> list[TabletMeta]:
         out = []
@@ -132,8 +135,9 @@ def test_prune_columns_reads_only_needed_columns() -> None:
 
 
 def test_rules_can_be_switched_off_by_name() -> None:
-    assert [r.__name__ for r in RULES] == ["push_down_join_predicates", "push_down_filters",
-                                           "prune_columns", "prune_scans", "choose_rollup"]
+    assert [r.__name__ for r in RULES] == ["push_down_join_predicates", "reorder_joins",
+                                           "push_down_filters", "prune_columns", "prune_scans",
+                                           "choose_rollup"]
     p = plan("SELECT s FROM t WHERE a > 1", disabled=frozenset({"push_down_filters"}))
     assert any(isinstance(n, LogicalFilter) for n in walk(p))
     assert scan_of(p).filters == ()

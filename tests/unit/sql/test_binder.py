@@ -55,6 +55,9 @@ class Catalog:
     def materialized_indexes(self, table_id: int) -> list[MaterializedIndexMeta]:
         return []
 
+    def rowsets(self, tablet_id: int, max_version: int | None = None) -> list:
+        return []
+
     def tablets(self, table_id: int, partition_id: int | None = None,
                 index_id: int | None = None) -> list[TabletMeta]:
         return []

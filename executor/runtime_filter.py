@@ -1,0 +1,84 @@
+"""Runtime filters: a hash join's build keys, handed to the probe side's scan before it starts.
+
+A hash join drains its build (right) side before it pulls the probe (left) side, so once the
+build keys are known the join can tell the scan under its probe side which key values can
+possibly match. For a star join (SSB, TPC-H) that removes most fact rows inside storage: the
+integer key set becomes one `in_bitmap` predicate (a dense bitmap), whose [min, max] the
+short-key index and zone maps prune with and whose members are tested row by row before the
+remaining columns are decoded; keys spanning too wide a range send just `>=` / `<=`.
+
+Targets are found when the operator tree is built (planner/runtime_filters.py: a probe key
+that is a plain column, followed through renaming Projects, Filters and other joins' preserved
+sides to its scan; only joins that drop unmatched probe rows). A filter is an optimisation
+only: a scan that started before one arrived just reads more. A join whose build side kept nearly all rows of its table (an unfiltered dimension) publishes
+nothing: every probe row would pass. Scans test the filters they receive most selective first.
+Session variable `runtime_filter_mode` = OFF switches them off (Doris' name).
+Upstream: Doris `RuntimeFilter` (IN / MIN_MAX / BLOOM types, `runtime_filter_mode`), DuckDB
+join filter pushdown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from executor.operator import Operator
+from planner.logical import LogicalPlan
+from planner.runtime_filters import probe_targets
+from planner.statistics import base_rows
+from storage.batch import Column
+from storage.predicates import ColumnPredicate, IntegerSet
+
+MAX_BITMAP_SPAN = 1 << 24  # bits (16 MiB of bools) for an integer key set
+# A build side that kept this fraction of its table's rows or more (an unfiltered dimension)
+# would let almost every probe row through: testing it costs more than it saves.
+USELESS_FRACTION = 0.9
+
+
+def build_fraction(build: LogicalPlan, build_rows: int) -> float:
+    """Fraction of the build input's base rows that reached the hash table (1.0 = no filter):
+    how selective the runtime filter will be, and the order scans test filters in."""
+    base = base_rows(build)
+    return 1.0 if base <= 0 else min(1.0, build_rows / base)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    key_index: int  # which of the join's probe keys
+    scan: Operator  # executor.scan.Scan
+    column: str  # the scan column the key reads
+
+
+def find_targets(join: Operator) -> list[Target]:
+    """The Scan operators under `join`'s probe side that its build keys can filter
+    (planner/runtime_filters.py decides; the operator tree mirrors the plan)."""
+    out = []
+    for t in probe_targets(join.plan):  # type: ignore[attr-defined]
+        op = join.children[0]
+        for i in t.path:
+            op = op.children[i]
+        out.append(Target(t.key_index, op, t.column))
+    return out
+
+
+def build_predicates(column: str, keys: Column) -> list[ColumnPredicate]:
+    """Storage predicates that keep exactly the rows whose `column` is among the build keys."""
+    data = keys.data
+    valid = keys.validity
+    if keys.offsets is None and data.dtype.kind in "iub":
+        values = data if valid is None else data[valid]
+        if len(values) == 0:
+            return [ColumnPredicate(column, "in", ())]
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < MAX_BITMAP_SPAN:  # the key set; storage prunes with its [min, max] too
+            return [ColumnPredicate(column, "in_bitmap", (IntegerSet.of(values),))]
+        return [ColumnPredicate(column, ">=", (_physical(data, lo),)),
+                ColumnPredicate(column, "<=", (_physical(data, hi),))]
+    # Other key types (strings, floats, LARGEINT) get no filter yet: storage evaluates `in` on
+    # them row by row in Python, which costs more than the probe it would save.
+    return []
+
+
+def _physical(data: np.ndarray, v: int) -> object:
+    return bool(v) if data.dtype.kind == "b" else int(v)
