@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the tests need and run the whole suite:
-# system packages (mariadb client, the MariaDB C library mysqlclient builds against), a .venv
+# system packages (mariadb client, the MariaDB C library mysqlclient builds against, Connector/J,
+# sqlline and a JDK for the JDBC and Spark tests), a .venv
 # with ShaleDB and its test extras, then pytest. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,10 @@ command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 pkg-config --exists libmariadb 2>/dev/null || pkg-config --exists mysqlclient 2>/dev/null \
   || need_apt+=(libmariadb-dev)
+# JDBC tests: MariaDB Connector/J, the sqlline shell, and a JDK (javac compiles the test driver).
+[ -f /usr/share/java/mariadb-java-client.jar ] || need_apt+=(libmariadb-java)
+command -v sqlline >/dev/null 2>&1 || need_apt+=(sqlline)
+command -v javac >/dev/null 2>&1 || need_apt+=(default-jdk-headless)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"

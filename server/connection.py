@@ -6,7 +6,8 @@ encoded and framed columnar in a worker thread (server/text_encoding.py), contin
 stream's sequence counter (`stream.seq.value`), and its buffer goes straight to the transport;
 the next batch is computed while the previous one drains. OK packets carry
 Doris' info string; every `ShaleError` becomes an error packet with its own code and SQLSTATE;
-KILL QUERY also sets the victim's cancel token so its worker thread stops. Installed by
+KILL QUERY also sets the victim's cancel token so its worker thread stops. Prepared statements
+(COM_STMT_*) come from the `PreparedStatements` mixin (server/prepared.py). Installed by
 `app.py` as the class mysql-mimic's server instantiates (pinned mysql-mimic==3.0.5).
 """
 
@@ -25,6 +26,7 @@ from mysql_mimic.constants import KillKind
 from mysql_mimic.errors import MysqlError
 
 from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
+from server.prepared import PreparedStatements
 from server.results import column_definition, encode_python_rows, error_packet, ok_packet
 from server.text_encoding import Chunk, encode_batch
 from sql.errors import ErrorCode, ShaleError
@@ -66,7 +68,7 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()  # an abandoned prefetch: its error is not reported twice
 
 
-class ShaleConnection(mm_connection.Connection):
+class ShaleConnection(PreparedStatements, mm_connection.Connection):
     async def authenticate(self, *args: Any, **kwargs: Any) -> None:
         database = self.session.database
         if database and not self.session.server.database_exists(database):
@@ -122,7 +124,7 @@ class ShaleConnection(mm_connection.Connection):
         elif isinstance(outcome, TextOutcome):
             await self.write_header(outcome.names, [STRING] * len(outcome.names))
             self.stream.write_many(encode_python_rows(outcome.rows))
-            await self.write_end(len(outcome.rows))
+            await self.write_end()
         else:
             await self.write_rows(outcome)
 
@@ -133,8 +135,11 @@ class ShaleConnection(mm_connection.Connection):
             header.append(self.eof())
         self.stream.write_many(header)
 
-    async def write_end(self, rows: int) -> None:
-        await self.stream.write(self.ok_or_eof(affected_rows=rows), drain=False)
+    async def write_end(self) -> None:
+        # The end-of-result OK (CLIENT_DEPRECATE_EOF) carries affected_rows=0 as MySQL sends it:
+        # MariaDB Connector/J skips that field as a length-prefixed string, so a row count there
+        # shifts its read of the status flags past the packet end (docs/mysql-mimic-fixes.md).
+        await self.stream.write(self.ok_or_eof(affected_rows=0), drain=False)
         await self.stream.drain()
 
     def _header_packets(self, ncols: int) -> int:
@@ -152,14 +157,12 @@ class ShaleConnection(mm_connection.Connection):
         if stream.seq.value != after_header:  # pragma: no cover - mysql-mimic contract changed
             raise RuntimeError("result header used an unexpected number of packets")
         await stream.drain()  # the header goes out at once
-        count = 0
         loop = asyncio.get_running_loop()
         pending: asyncio.Future[Encoded | None] | None = None
         try:
             while encoded is not None:
-                chunks, rows, seq = encoded
+                chunks, _rows, seq = encoded
                 stream.seq.value = seq
-                count += rows
                 # Compute and frame the next batch while this one drains (2 batches in memory).
                 pending = loop.run_in_executor(session.server.pool, feed.next_encoded, seq)
                 for chunk in chunks:
@@ -176,4 +179,4 @@ class ShaleConnection(mm_connection.Connection):
             if pending is not None:  # client gone or query killed while a batch was prefetched
                 pending.add_done_callback(_retrieve)
                 pending.cancel()
-        await self.write_end(count)
+        await self.write_end()

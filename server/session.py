@@ -4,8 +4,9 @@
 cancel token that KILL QUERY sets) and hands every statement to a worker thread through
 `StatementRunner`, so a slow query never blocks the event loop or other connections. It answers
 everything itself: none of mysql-mimic's built-in middlewares (which give MySQL, not Doris,
-answers) run. `handle_query` also serves mysql-mimic's own callers (COM_FIELD_LIST, prepared
-statements) with fully materialised results.
+answers) run. `run_statements` also runs prepared statements with their parameters bound
+(server/prepared.py); `handle_query` serves mysql-mimic's own callers (COM_FIELD_LIST) with
+fully materialised results.
 """
 
 from __future__ import annotations
@@ -67,10 +68,15 @@ class ShaleSession(Session):
 
     async def run_sql(self, sql: str) -> Outcome:
         """Run every statement of one COM_QUERY; the last statement's outcome is returned."""
+        return await self.run_statements(self.parse(sql))
+
+    async def run_statements(self, statements: list[exp.Expression]) -> Outcome:
+        """Run parsed statements (a COM_QUERY's, or a prepared statement's with its parameters
+        bound); the last statement's outcome is returned."""
         assert self.runner is not None
         self.server.stats.queries_total += 1
         outcome: Outcome = OkOutcome()
-        for stmt in self.parse(sql):
+        for stmt in statements:
             self.runner.begin_statement(stmt.meta.get("sql", ""))
             if isinstance(stmt, exp.Kill):
                 await self.kill(stmt)
@@ -94,7 +100,7 @@ class ShaleSession(Session):
             raise ShaleError(f"Unknown thread id: {target}", ErrorCode.NO_SUCH_THREAD)
         await self.server.control.kill(target, KillKind.QUERY if kind == "QUERY" else KillKind.CONNECTION)
 
-    # mysql-mimic's own entry point (COM_FIELD_LIST, prepared statements): materialised results.
+    # mysql-mimic's own entry point (COM_FIELD_LIST): materialised results.
     async def handle_query(self, sql: str, attrs: dict[str, str]) -> Any:
         outcome = await self.run_sql(sql)
         if isinstance(outcome, OkOutcome):

@@ -36,6 +36,7 @@ from sql.dialect import (
     ShaleDoris,
     StepPartitionDef,
 )
+from sql.mysql_ddl import doris_type_sql
 
 __all__ = [
     "AddIndexAction",
@@ -336,6 +337,9 @@ def type_sql(dtype: exp.DataType) -> str:
     kind = dtype.this
     if kind == exp.DType.USERDEFINED:
         return str(dtype.args.get("kind") or "").upper()
+    mysql_mapped = doris_type_sql(dtype)  # LONGTEXT, BIT(1), FLOAT(53), ... from tools' DDL
+    if mysql_mapped is not None:
+        return mysql_mapped
     if kind in _SIMPLE_TYPES:
         return _SIMPLE_TYPES[kind]
     params = _int_params(dtype)

@@ -231,6 +231,15 @@ class ShaleDorisParser(DorisParser):
     """Doris parser with typed nodes for Doris DDL, SHOW, EXPLAIN and join hints."""
 
     PARTITION_KEYWORDS: t.ClassVar = {*DorisParser.PARTITION_KEYWORDS, "PARTITIONS"}
+    # sqlglot spells the level "UNCOMITTED", so `SET [SESSION] TRANSACTION ISOLATION LEVEL READ
+    # UNCOMMITTED` (sent by Connector/J when Spark's JDBC writer sets its isolation) fails.
+    TRANSACTION_CHARACTERISTICS: t.ClassVar = {
+        **DorisParser.TRANSACTION_CHARACTERISTICS,
+        "ISOLATION": (
+            ("LEVEL", "REPEATABLE", "READ"), ("LEVEL", "READ", "COMMITTED"),
+            ("LEVEL", "READ", "UNCOMMITTED"), ("LEVEL", "SERIALIZABLE"),
+        ),
+    }
 
     PROPERTY_PARSERS: t.ClassVar = {
         **DorisParser.PROPERTY_PARSERS,

@@ -1,4 +1,4 @@
-"""information_schema: the virtual SCHEMATA, TABLES and COLUMNS tables, built from the catalog.
+"""information_schema: the virtual SCHEMATA, TABLES and COLUMNS tables, and empty ones for JDBC.
 
 The binder asks `virtual_table(name)` for the column list and `virtual_rows(name, catalog)` for
 the rows (physical values, storage/types.py layouts) at bind time; the planner turns them into a
@@ -63,7 +63,51 @@ _TABLES: dict[str, VirtualTable] = {
         ("COLUMN_KEY", varchar(3)), ("EXTRA", varchar(27)), ("PRIVILEGES", varchar(80)),
         ("COLUMN_COMMENT", varchar(255)), ("COLUMN_SIZE", _N), ("DECIMAL_DIGITS", _N),
         ("GENERATION_EXPRESSION", _L), ("SRS_ID", _N)]),
+    # Doris has no secondary indexes of MySQL's kind: the table exists (JDBC getPrimaryKeys and
+    # getIndexInfo join it) and is empty, as in Doris.
+    "statistics": _vt("STATISTICS", [
+        ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S), ("TABLE_NAME", _S), ("NON_UNIQUE", _N),
+        ("INDEX_SCHEMA", _S), ("INDEX_NAME", _S), ("SEQ_IN_INDEX", _N), ("COLUMN_NAME", _S),
+        ("COLLATION", varchar(1)), ("CARDINALITY", _N), ("SUB_PART", _N), ("PACKED", varchar(10)),
+        ("NULLABLE", varchar(3)), ("INDEX_TYPE", varchar(16)), ("COMMENT", varchar(16)),
+        ("INDEX_COMMENT", varchar(1024))]),
+    # Empty in Doris too (no foreign keys, stored routines or per-table grants for root); they
+    # exist so JDBC getExportedKeys / getCrossReference / getProcedures / getFunctions /
+    # getTablePrivileges / getColumnPrivileges run.
+    "key_column_usage": _vt("KEY_COLUMN_USAGE", [
+        ("CONSTRAINT_CATALOG", _L), ("CONSTRAINT_SCHEMA", _S), ("CONSTRAINT_NAME", _S),
+        ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S), ("TABLE_NAME", _S), ("COLUMN_NAME", _S),
+        ("ORDINAL_POSITION", _N), ("POSITION_IN_UNIQUE_CONSTRAINT", _N),
+        ("REFERENCED_TABLE_SCHEMA", _S), ("REFERENCED_TABLE_NAME", _S),
+        ("REFERENCED_COLUMN_NAME", _S)]),
+    "referential_constraints": _vt("REFERENTIAL_CONSTRAINTS", [
+        ("CONSTRAINT_CATALOG", _L), ("CONSTRAINT_SCHEMA", _S), ("CONSTRAINT_NAME", _S),
+        ("UNIQUE_CONSTRAINT_CATALOG", _L), ("UNIQUE_CONSTRAINT_SCHEMA", _S),
+        ("UNIQUE_CONSTRAINT_NAME", _S), ("MATCH_OPTION", _S), ("UPDATE_RULE", _S),
+        ("DELETE_RULE", _S), ("TABLE_NAME", _S), ("REFERENCED_TABLE_NAME", _S)]),
+    "routines": _vt("ROUTINES", [
+        ("SPECIFIC_NAME", _S), ("ROUTINE_CATALOG", _S), ("ROUTINE_SCHEMA", _S),
+        ("ROUTINE_NAME", _S), ("ROUTINE_TYPE", varchar(9)), ("DATA_TYPE", _S),
+        ("CHARACTER_MAXIMUM_LENGTH", _N), ("CHARACTER_OCTET_LENGTH", _N),
+        ("NUMERIC_PRECISION", _N), ("NUMERIC_SCALE", _N), ("DATETIME_PRECISION", _N),
+        ("CHARACTER_SET_NAME", _S), ("COLLATION_NAME", _S), ("DTD_IDENTIFIER", _L),
+        ("ROUTINE_BODY", varchar(8)), ("ROUTINE_DEFINITION", _L), ("EXTERNAL_NAME", _S),
+        ("EXTERNAL_LANGUAGE", _S), ("PARAMETER_STYLE", varchar(8)),
+        ("IS_DETERMINISTIC", varchar(3)), ("SQL_DATA_ACCESS", _S), ("SQL_PATH", _S),
+        ("SECURITY_TYPE", varchar(7)), ("CREATED", _T), ("LAST_ALTERED", _T),
+        ("SQL_MODE", varchar(8192)), ("ROUTINE_COMMENT", _L), ("DEFINER", varchar(93)),
+        ("CHARACTER_SET_CLIENT", varchar(32)), ("COLLATION_CONNECTION", varchar(32)),
+        ("DATABASE_COLLATION", varchar(32))]),
+    "table_privileges": _vt("TABLE_PRIVILEGES", [
+        ("GRANTEE", varchar(81)), ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S),
+        ("TABLE_NAME", _S), ("PRIVILEGE_TYPE", _S), ("IS_GRANTABLE", varchar(3))]),
+    "column_privileges": _vt("COLUMN_PRIVILEGES", [
+        ("GRANTEE", varchar(81)), ("TABLE_CATALOG", _L), ("TABLE_SCHEMA", _S),
+        ("TABLE_NAME", _S), ("COLUMN_NAME", _S), ("PRIVILEGE_TYPE", _S),
+        ("IS_GRANTABLE", varchar(3))]),
 }
+_EMPTY = {"statistics", "key_column_usage", "referential_constraints", "routines",
+          "table_privileges", "column_privileges"}
 
 
 def is_information_schema(db: str | None) -> bool:
@@ -86,6 +130,8 @@ def virtual_rows(name: str, catalog: CatalogView) -> list[tuple[object, ...]]:
         return _tables(catalog)
     if key == "columns":
         return _columns(catalog)
+    if key in _EMPTY:
+        return []
     raise KeyError(name)
 
 

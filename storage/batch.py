@@ -22,6 +22,18 @@ from storage.types import DataType, TypeKind
 DEFAULT_BATCH_SIZE = 65536
 
 
+def selection(mask: np.ndarray) -> np.ndarray | None:
+    """Row numbers selected by a bool mask, or None when most rows are selected.
+
+    Boolean indexing costs up to ~5 ns per row at middling selectivity (branch misses) while
+    `flatnonzero` + `take` costs ~1 ns, and the row numbers serve every column of a batch;
+    above ~80% selected, boolean indexing wins again."""
+    n = len(mask)
+    if n and np.count_nonzero(mask) > 0.8 * n:
+        return None
+    return np.flatnonzero(mask)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Column:
     """One column of a Batch. For var-len types `data` is uint8 bytes and `offsets` int64 (n+1)."""
@@ -118,19 +130,22 @@ class Column:
     # ---- transforms -----------------------------------------------------------------------
     def take(self, indices: np.ndarray) -> Column:
         indices = np.asarray(indices, dtype=np.int64)
-        validity = None if self.validity is None else self.validity[indices]
+        validity = None if self.validity is None else self.validity.take(indices)
         if self.offsets is None:
-            return Column(self.type, self.data[indices], validity)
+            return Column(self.type, self.data.take(indices), validity)
         from storage.gather import gather_varlen
 
         offsets, data = gather_varlen(self.offsets, self.data, indices)
         return Column(self.type, data, validity, offsets)
 
     def filter(self, mask: np.ndarray) -> Column:
-        if self.offsets is None:
+        rows = selection(mask)
+        if rows is None:  # dense: numpy's boolean indexing is fastest there
             validity = None if self.validity is None else self.validity[mask]
-            return Column(self.type, self.data[mask], validity)
-        return self.take(np.flatnonzero(mask))
+            if self.offsets is None:
+                return Column(self.type, self.data[mask], validity)
+            rows = np.flatnonzero(mask)
+        return self.take(rows)
 
     def slice(self, start: int, stop: int) -> Column:
         validity = None if self.validity is None else self.validity[start:stop]
@@ -262,7 +277,10 @@ class Batch:
         return Batch(tuple(names), tuple(self.column(n) for n in names))
 
     def filter(self, mask: np.ndarray) -> Batch:
-        return Batch(self.names, tuple(c.filter(mask) for c in self.columns))
+        rows = selection(mask)
+        if rows is None:
+            return Batch(self.names, tuple(c.filter(mask) for c in self.columns))
+        return Batch(self.names, tuple(c.take(rows) for c in self.columns))
 
     def take(self, indices: np.ndarray) -> Batch:
         return Batch(self.names, tuple(c.take(indices) for c in self.columns))

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from storage.batch import Batch, Column
+from storage.batch import Batch, Column, selection
 from storage.indexes.short_key import encode_row, key_ranges
 from storage.indexes.zone_map import NotIndexable, index_value
 from storage.predicates import (
@@ -53,6 +53,8 @@ class SegmentIterator:
         self.stats = stats
         self.batch_size = batch_size
         self._cache: dict[int, dict[int, Column]] = {}  # column index -> page -> decoded page
+        self._columns: dict[int, Column | None] = {}  # column index -> whole column (or None)
+        self._column_wise = False
         self._infos: dict[int, ColumnInfo] = {}
 
     # ---- pruning ------------------------------------------------------------------------
@@ -158,10 +160,26 @@ class SegmentIterator:
             parts.append(self._page(info, page).take(rows[a:b] - base))
         return Column.concat(parts)
 
+    def _whole(self, info: ColumnInfo) -> Column | None:
+        """The whole decoded column when this scan works column-wise (it reads most of the
+        segment, or the column is cached whole already), else None (page by page)."""
+        got = self._columns.get(info.index)
+        if got is None and info.index not in self._columns:
+            got = self.reader.read_column(info, self.stats, decode=self._column_wise)
+            self._columns[info.index] = got
+        return got
+
     def _gather(self, info: ColumnInfo, window: RowRanges, rows: np.ndarray | None) -> Column:
+        whole = self._whole(info)
         if rows is None:
-            return self._rows(info, int(window.starts[0]), int(window.stops[0]))
-        return self._take(info, rows)
+            start, stop = int(window.starts[0]), int(window.stops[0])
+            return whole.slice(start, stop) if whole is not None else \
+                self._rows(info, start, stop)
+        return whole.take(rows) if whole is not None else self._take(info, rows)
+
+    def _select(self, info: ColumnInfo, rows: np.ndarray) -> Column:
+        whole = self._whole(info)
+        return whole.take(rows) if whole is not None else self._take(info, rows)
 
     def _evict(self, next_row: int) -> None:
         """Drop cached pages that end before `next_row` (windows only move forward)."""
@@ -188,6 +206,8 @@ class SegmentIterator:
             return
         stats.segments_read += 1
         stats.rows_skipped_zone_map += before - pruned.count
+        # reading most of the segment: decode (and cache) whole columns instead of pages
+        self._column_wise = pruned.count * 4 >= n
         for window in pruned.windows(self.batch_size):
             batch = self._scan_window(window)
             self._evict(int(window.stops[-1]))
@@ -210,7 +230,7 @@ class SegmentIterator:
             col = decoded.get(info.index)
             if col is None:
                 col = (self._gather(info, window, rows) if sel_rows is None
-                       else self._take(info, sel_rows))
+                       else self._select(info, sel_rows))
                 decoded[info.index] = col
             hit = evaluate(preds[0], col)
             for p in preds[1:]:
@@ -221,12 +241,14 @@ class SegmentIterator:
                 if alive == 0:
                     break
                 if alive * 8 < total:
-                    sel_rows = (window.row_ids() if rows is None else rows)[mask]
-                    decoded = {k: c.filter(mask) for k, c in decoded.items()}
+                    local = np.flatnonzero(mask)
+                    sel_rows = (window.row_ids() if rows is None else rows)[local]
+                    decoded = {k: c.take(local) for k, c in decoded.items()}
                     mask = None
             elif not hit.all():
-                sel_rows = sel_rows[hit]
-                decoded = {k: c.filter(hit) for k, c in decoded.items()}
+                local = np.flatnonzero(hit)
+                sel_rows = sel_rows[local]
+                decoded = {k: c.take(local) for k, c in decoded.items()}
                 if len(sel_rows) == 0:
                     break
         if sel_rows is not None:
@@ -239,15 +261,18 @@ class SegmentIterator:
         stats.rows_returned += selected
         if selected == 0:
             return None
+        keep = selection(mask) if mask is not None and selected < total else None
         if mask is not None and selected < total:
-            decoded = {k: c.filter(mask) for k, c in decoded.items()}
+            decoded = {k: (c.filter(mask) if keep is None else c.take(keep))
+                       for k, c in decoded.items()}
         for info in self.outputs:
             if info.index in decoded:
                 continue
             if sel_rows is not None:
-                decoded[info.index] = self._take(info, sel_rows)
+                decoded[info.index] = self._select(info, sel_rows)
             else:
                 col = self._gather(info, window, rows)
-                decoded[info.index] = col if mask is None or selected == total else \
-                    col.filter(mask)
+                if mask is not None and selected < total:
+                    col = col.filter(mask) if keep is None else col.take(keep)
+                decoded[info.index] = col
         return Batch(self.names, tuple(decoded[i.index] for i in self.outputs))

@@ -218,6 +218,30 @@ class SegmentReader:
         PAGE_CACHE.put(key, col)
         return col
 
+    def read_column(self, info: ColumnInfo, stats: ScanStats | None = None,
+                    decode: bool = True) -> Column | None:
+        """The whole column (every page, concatenated) from the page cache, else decoded and
+        cached when `decode`, else None. Scans that read most of a segment use it: windows
+        become slices and row selections one `take`, with no per-page bookkeeping."""
+        key = (cache_id(self._identity, info.footer.name.lower(), info.type), -1)
+        pages = info.footer.num_pages
+        cached = PAGE_CACHE.get(key)
+        if cached is not None:
+            if stats is not None:
+                stats.pages_read += pages
+                stats.pages_cached += pages
+            return cached
+        if not decode:
+            return None
+        parts = [self._decode_page(info, p, stats) for p in range(pages)]
+        if not parts:
+            return None
+        col = parts[0] if len(parts) == 1 else Column.concat(parts)
+        if stats is not None:
+            stats.pages_read += pages
+        PAGE_CACHE.put(key, col)
+        return col
+
     def _decode_page(self, info: ColumnInfo, page: int, stats: ScanStats | None) -> Column:
         ordinal = self.ordinal(info, stats)
         start, stop = ordinal.page_rows(page)

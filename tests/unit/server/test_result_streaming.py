@@ -99,9 +99,10 @@ def test_prepared_statement_binary_result(server, stream_db) -> None:
         conn._execute_command(COMMAND.COM_STMT_PREPARE, "SELECT k, s, d FROM t WHERE k > ? ORDER BY k")
         ok = conn._read_packet().get_all_data()
         assert ok[0] == 0
-        stmt_id, _cols, params = struct.unpack_from("<IHH", ok, 1)
-        assert params == 1
+        stmt_id, cols, params = struct.unpack_from("<IHH", ok, 1)
+        assert (cols, params) == (3, 1)  # result columns are described at PREPARE
         _read_packets_until_eof(conn)  # the parameter definition
+        assert len(_read_packets_until_eof(conn)) == 3  # the result column definitions
         # EXECUTE: flags 0, iterations 1, null bitmap, new-params-bound 1, LONGLONG, value 590
         payload = struct.pack("<IBI", stmt_id, 0, 1) + b"\x00\x01" + b"\x08\x00" + struct.pack("<q", 590)
         conn._execute_command(COMMAND.COM_STMT_EXECUTE, payload)
