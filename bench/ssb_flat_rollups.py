@@ -27,13 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 for _p in (ROOT, ROOT / "tests", ROOT / "tests" / "tpch", ROOT / "bench"):
     sys.path.insert(0, str(_p))
 
-import duckdb  # noqa: E402
-import ssb  # noqa: E402  (generator)
-import tpch_common as C  # noqa: E402  (arrow -> column conversion, result comparison)
-from support.server import ServerProcess  # noqa: E402
+import duckdb
+import ssb
+import tpch_common as C
+from support.server import ServerProcess
 
-from storage.batch import Batch  # noqa: E402
-from storage.engine import StorageEngine  # noqa: E402
+from storage.batch import Batch
+from storage.engine import StorageEngine
 
 COLUMNS = """lo_orderdate INT NOT NULL, lo_orderkey INT NOT NULL, lo_linenumber INT NOT NULL,
   lo_custkey INT NOT NULL, lo_partkey INT NOT NULL, lo_suppkey INT NOT NULL,
@@ -121,7 +121,7 @@ GROUP BY year, s_city, p_brand ORDER BY year ASC, s_city ASC, p_brand ASC""",
 }
 
 
-def load(engine: StorageEngine, db: str, ddl: str, flat) -> None:  # noqa: ANN001
+def load(engine: StorageEngine, db: str, ddl: str, flat) -> None:
     from sql import ast_views as V
     from sql import ddl_ops
     from sql.ddl import analyze_create_table
@@ -129,7 +129,9 @@ def load(engine: StorageEngine, db: str, ddl: str, flat) -> None:  # noqa: ANN00
     from storage.txn import LoadTxn
 
     ddl_ops.create_database(engine, db, False)
-    defn = analyze_create_table(V.describe_create_table(parse_one(ddl)), len(engine.catalog.backends()))
+    defn = analyze_create_table(
+        V.describe_create_table(parse_one(ddl)), len(engine.catalog.backends())
+    )
     ddl_ops.create_table(engine, db, defn)
     meta = engine.catalog.get_table(db, "lineorder_flat")
     txn = LoadTxn(engine, engine.catalog.get_database(db), meta)
@@ -140,7 +142,7 @@ def load(engine: StorageEngine, db: str, ddl: str, flat) -> None:  # noqa: ANN00
     txn.commit()
 
 
-def _median_ms(fn, runs: int) -> float:  # noqa: ANN001
+def _median_ms(fn, runs: int) -> float:
     fn()  # warm-up
     times = []
     for _ in range(runs):
@@ -150,7 +152,7 @@ def _median_ms(fn, runs: int) -> float:  # noqa: ANN001
     return statistics.median(times) * 1000
 
 
-def _index_used(cur) -> str:  # noqa: ANN001
+def _index_used(cur) -> str:
     cur.execute('SHOW QUERY PROFILE "/"')
     pid = cur.fetchone()[0]
     cur.execute(f'SHOW QUERY PROFILE "/{pid}"')
@@ -198,7 +200,7 @@ def main() -> None:
                 for name, conn in (("base", base), ("rollup", roll)):
                     cur = conn.cursor()
 
-                    def run(cur=cur) -> list[tuple]:  # noqa: ANN001
+                    def run(cur=cur, sql=sql) -> list[tuple]:
                         cur.execute(sql)
                         return list(cur.fetchall())
 
@@ -210,10 +212,22 @@ def main() -> None:
                     if name == "rollup":
                         results["index"] = _index_used(cur)
                 d_ms = _median_ms(lambda: duck.execute(duck_sql).fetchall(), args.runs)  # noqa: B023
-                rows.append((q, results["base"], results["rollup"], d_ms, results["index"],
-                             len(expected), "; ".join(notes)))
-                print(f"Q{q}: base {results['base']:.1f} ms, rollup {results['rollup']:.1f} ms "
-                      f"({results['index']}), duckdb {d_ms:.1f} ms {'; '.join(notes)}", flush=True)
+                rows.append(
+                    (
+                        q,
+                        results["base"],
+                        results["rollup"],
+                        d_ms,
+                        results["index"],
+                        len(expected),
+                        "; ".join(notes),
+                    )
+                )
+                print(
+                    f"Q{q}: base {results['base']:.1f} ms, rollup {results['rollup']:.1f} ms "
+                    f"({results['index']}), duckdb {d_ms:.1f} ms {'; '.join(notes)}",
+                    flush=True,
+                )
         finally:
             srv.stop()
 
@@ -223,23 +237,34 @@ def main() -> None:
     g_base = gmean([b / d for _, b, _, d, *_ in rows])
     g_roll = gmean([r / d for _, _, r, d, *_ in rows])
     lines = [
-        "# SSB-flat with and without rollups (bench/ssb_flat_rollups.py)", "",
-        f"SF {args.sf} (lineorder_flat {flat.num_rows:,} rows), bench/ssb.py's generator "
-        f"(seed {ssb.SEED}); median of {args.runs} runs after a warm-up; ShaleDB over the MySQL "
-        f"protocol (3 backends), DuckDB {duckdb.__version__} in-process. Machine: "
-        f"{platform.machine()}, shared 2 cores. Load through the storage API: base "
-        f"{t_base:.1f}s, with the 6 rollups {t_roll:.1f}s.", "",
+        "# SSB-flat with and without rollups (bench/ssb_flat_rollups.py)",
+        "",
+        (
+            f"SF {args.sf} (lineorder_flat {flat.num_rows:,} rows), bench/ssb.py's generator "
+            f"(seed {ssb.SEED}); median of {args.runs} runs after a warm-up; ShaleDB over the MySQL "
+            f"protocol (3 backends), DuckDB {duckdb.__version__} in-process. Machine: "
+            f"{platform.machine()}, shared 2 cores. Load through the storage API: base "
+            f"{t_base:.1f}s, with the 6 rollups {t_roll:.1f}s."
+        ),
+        "",
         "Rollups (DUPLICATE, reordering columns so each query group's equality filters lead the "
-        "prefix index): `" + " ".join(ROLLUPS.split()) + "`", "",
-        "| Query | base (ms) | rollups (ms) | index chosen | DuckDB (ms) | base / DuckDB | "
-        "rollups / DuckDB | Rows | Note |",
+        "prefix index): `" + " ".join(ROLLUPS.split()) + "`",
+        "",
+        (
+            "| Query | base (ms) | rollups (ms) | index chosen | DuckDB (ms) | base / DuckDB | "
+            "rollups / DuckDB | Rows | Note |"
+        ),
         "|---|---:|---:|---|---:|---:|---:|---:|---|",
     ]
     for q, b, r, d, ix, n, note in rows:
-        lines.append(f"| Q{q} | {b:.1f} | {r:.1f} | {ix} | {d:.1f} | {b / d:.2f}x | {r / d:.2f}x "
-                     f"| {n} | {note} |")
-    lines += ["", f"Geometric mean ratio to DuckDB: base **{g_base:.2f}x**, with rollups "
-                  f"**{g_roll:.2f}x**."]
+        lines.append(
+            f"| Q{q} | {b:.1f} | {r:.1f} | {ix} | {d:.1f} | {b / d:.2f}x | {r / d:.2f}x "
+            f"| {n} | {note} |"
+        )
+    lines += [
+        "",
+        f"Geometric mean ratio to DuckDB: base **{g_base:.2f}x**, with rollups **{g_roll:.2f}x**.",
+    ]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print(f"geomean vs DuckDB: base {g_base:.2f}x, rollups {g_roll:.2f}x -> {args.out}")
 

@@ -31,6 +31,7 @@ import uuid
 import weakref
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import ClassVar
 
 from storage.catalog.meta import (
     AlterJobMeta,
@@ -53,9 +54,15 @@ def _covers(index: MaterializedIndexMeta, rowset: RowsetMeta) -> bool:
     return all(c.column.lower() in names for c in rowset.delete_predicates)
 
 
-def convert_rowset(engine: StorageEngine, table: TableMeta, src_index: MaterializedIndexMeta,
-                   src_tablet: TabletMeta, rowset: RowsetMeta, dst_index: MaterializedIndexMeta,
-                   dst_tablet: TabletMeta) -> RowsetMeta | None:
+def convert_rowset(
+    engine: StorageEngine,
+    table: TableMeta,
+    src_index: MaterializedIndexMeta,
+    src_tablet: TabletMeta,
+    rowset: RowsetMeta,
+    dst_index: MaterializedIndexMeta,
+    dst_tablet: TabletMeta,
+) -> RowsetMeta | None:
     """The rollup rowset (same version) holding `rowset`'s rows projected onto `dst_index`, or
     None for a delete version the rollup cannot express. Delete versions published above
     `rowset` are applied while reading it (a delete naming a column the rollup lacks can only
@@ -65,28 +72,46 @@ def convert_rowset(engine: StorageEngine, table: TableMeta, src_index: Materiali
     if not rowset.files:
         if not rowset.delete_predicates or not _covers(dst_index, rowset):
             return None  # already applied to the older rows it hides
-        return replace(rowset, rowset_id=rowset_id, tablet_id=dst_tablet.tablet_id,
-                       create_time=time.time())
-    deletes = [r for r in engine.catalog.rowsets(src_tablet.tablet_id)
-               if r.delete_predicates and not r.files and r.start_version > rowset.end_version]
+        return replace(
+            rowset, rowset_id=rowset_id, tablet_id=dst_tablet.tablet_id, create_time=time.time()
+        )
+    deletes = [
+        r
+        for r in engine.catalog.rowsets(src_tablet.tablet_id)
+        if r.delete_predicates and not r.files and r.start_version > rowset.end_version
+    ]
     single = replace(rowset, delete_predicates=())
-    reader = TabletReader(engine.backend_root(src_tablet.backend_id), table, src_index,
-                          [single, *deletes], ReadOptions(columns=dst_index.columns))
-    writer = RowsetWriter(engine.backend_root(dst_tablet.backend_id), dst_tablet.tablet_id,
-                          rowset_id, dst_index, table)
+    reader = TabletReader(
+        engine.backend_root(src_tablet.backend_id),
+        table,
+        src_index,
+        [single, *deletes],
+        ReadOptions(columns=dst_index.columns),
+    )
+    writer = RowsetWriter(
+        engine.backend_root(dst_tablet.backend_id),
+        dst_tablet.tablet_id,
+        rowset_id,
+        dst_index,
+        table,
+    )
     for batch in reader:
         writer.add_batch(batch)
     meta = writer.build()
     return replace(meta, start_version=rowset.start_version, end_version=rowset.end_version)
 
 
-def missing_versions(engine: StorageEngine, src_tablet: TabletMeta, dst_tablet: TabletMeta,
-                     done: set[int]) -> list[RowsetMeta]:
+def missing_versions(
+    engine: StorageEngine, src_tablet: TabletMeta, dst_tablet: TabletMeta, done: set[int]
+) -> list[RowsetMeta]:
     """Published source rowsets whose version the destination tablet lacks (and that are not
     already converted in `done`, a set of start versions)."""
     have = {r.start_version for r in engine.catalog.rowsets(dst_tablet.tablet_id)} | done
-    return [r for r in engine.catalog.rowsets(src_tablet.tablet_id)
-            if r.start_version not in have and (r.files or r.delete_predicates)]
+    return [
+        r
+        for r in engine.catalog.rowsets(src_tablet.tablet_id)
+        if r.start_version not in have and (r.files or r.delete_predicates)
+    ]
 
 
 class JobCancelled(Exception):
@@ -96,8 +121,10 @@ class JobCancelled(Exception):
 class RollupJobs:
     """The rollup jobs of one engine: runs each on its own daemon thread."""
 
-    _registry: weakref.WeakKeyDictionary[StorageEngine, RollupJobs] = weakref.WeakKeyDictionary()
-    _registry_lock = threading.Lock()
+    _registry: ClassVar[weakref.WeakKeyDictionary[StorageEngine, RollupJobs]] = (
+        weakref.WeakKeyDictionary()
+    )
+    _registry_lock: ClassVar[threading.Lock] = threading.Lock()
 
     @classmethod
     def of(cls, engine: StorageEngine) -> RollupJobs:
@@ -119,8 +146,9 @@ class RollupJobs:
             t = self._threads.get(job_id)
             if t is not None and t.is_alive():
                 return
-            t = threading.Thread(target=self._run, args=(job_id,), name=f"rollup-job-{job_id}",
-                                 daemon=True)
+            t = threading.Thread(
+                target=self._run, args=(job_id,), name=f"rollup-job-{job_id}", daemon=True
+            )
             self._threads[job_id] = t
         t.start()
 
@@ -185,14 +213,19 @@ class RollupJobs:
     def _pairs(self, job: AlterJobMeta) -> list[tuple[TabletMeta, TabletMeta]]:
         """(base tablet, shadow tablet) of the same partition and bucket."""
         cat = self.engine.catalog
-        base = {(t.partition_id, t.bucket_seq): t
-                for t in cat.tablets(job.table_id, index_id=job.base_index_id)}
-        return [(base[(t.partition_id, t.bucket_seq)], t)
-                for t in cat.tablets(job.table_id, index_id=job.rollup_index_id)
-                if (t.partition_id, t.bucket_seq) in base]
+        base = {
+            (t.partition_id, t.bucket_seq): t
+            for t in cat.tablets(job.table_id, index_id=job.base_index_id)
+        }
+        return [
+            (base[(t.partition_id, t.bucket_seq)], t)
+            for t in cat.tablets(job.table_id, index_id=job.rollup_index_id)
+            if (t.partition_id, t.bucket_seq) in base
+        ]
 
-    def _indexes(self, job: AlterJobMeta
-                 ) -> tuple[TableMeta, MaterializedIndexMeta, MaterializedIndexMeta]:
+    def _indexes(
+        self, job: AlterJobMeta
+    ) -> tuple[TableMeta, MaterializedIndexMeta, MaterializedIndexMeta]:
         cat = self.engine.catalog
         table = cat.table_by_id(job.table_id)
         if table is None:
@@ -216,8 +249,12 @@ class RollupJobs:
                     conv = convert_rowset(self.engine, table, src, base_t, rs, dst, shadow_t)
                     out.append(conv if conv is not None else rs)  # rs: handled, not copied
             except Exception:
-                live = {t.tablet_id for t in self.engine.catalog.tablets(
-                    job.table_id, shadow_t.partition_id, shadow_t.index_id)}
+                live = {
+                    t.tablet_id
+                    for t in self.engine.catalog.tablets(
+                        job.table_id, shadow_t.partition_id, shadow_t.index_id
+                    )
+                }
                 if shadow_t.tablet_id in live:
                     raise
                 # TRUNCATE / DROP PARTITION removed this tablet (and its files) meanwhile; the
@@ -238,15 +275,17 @@ class RollupJobs:
                 for rs in done:
                     if rs.tablet_id == shadow_t.tablet_id:
                         m.put(rs)
-                for rs in missing_versions(self.engine, base_t, shadow_t,
-                                           {r.start_version for r in done}):
+                for rs in missing_versions(
+                    self.engine, base_t, shadow_t, {r.start_version for r in done}
+                ):
                     conv = convert_rowset(self.engine, table, src, base_t, rs, dst, shadow_t)
                     if conv is not None:
                         m.put(conv)
             m.put(replace(dst, state="NORMAL"))
             current = cat.alter_job(job.job_id) or job
-            m.put(replace(current, state="FINISHED", finish_time=time.time(), msg="",
-                          progress="N/A"))  # Doris shows done/total only while RUNNING
+            m.put(
+                replace(current, state="FINISHED", finish_time=time.time(), msg="", progress="N/A")
+            )  # Doris shows done/total only while RUNNING
             cat.commit(m)
 
     def _finish_cancel(self, job_id: int, msg: str) -> None:
@@ -258,8 +297,14 @@ class RollupJobs:
             if job is None or job.state in FINAL_STATES:
                 return
             m = Mutation()
-            index = next((ix for ix in cat.materialized_indexes(job.table_id)
-                          if ix.index_id == job.rollup_index_id), None)
+            index = next(
+                (
+                    ix
+                    for ix in cat.materialized_indexes(job.table_id)
+                    if ix.index_id == job.rollup_index_id
+                ),
+                None,
+            )
             if index is not None and index.state != "NORMAL":
                 dropped = drop_index_objects(cat, m, job.table_id, index)
             m.put(replace(job, state="CANCELLED", msg=msg, finish_time=time.time()))
@@ -267,10 +312,11 @@ class RollupJobs:
         self.engine.remove_tablet_files(dropped)
 
 
-def drop_index_objects(cat: object, m: Mutation, table_id: int,
-                       index: MaterializedIndexMeta) -> list[TabletMeta]:
+def drop_index_objects(
+    cat: object, m: Mutation, table_id: int, index: MaterializedIndexMeta
+) -> list[TabletMeta]:
     """Add the deletes of one materialized index (its tablets and rowsets) to `m`."""
-    from storage.catalog.catalog import Catalog  # noqa: PLC0415 - typing only
+    from storage.catalog.catalog import Catalog
 
     assert isinstance(cat, Catalog)
     tablets = cat.tablets(table_id, index_id=index.index_id)
@@ -282,9 +328,12 @@ def drop_index_objects(cat: object, m: Mutation, table_id: int,
     return tablets
 
 
-def convert_for_new_indexes(engine: StorageEngine, table: TableMeta,
-                            known: Sequence[MaterializedIndexMeta],
-                            published: Sequence[RowsetMeta]) -> list[RowsetMeta]:
+def convert_for_new_indexes(
+    engine: StorageEngine,
+    table: TableMeta,
+    known: Sequence[MaterializedIndexMeta],
+    published: Sequence[RowsetMeta],
+) -> list[RowsetMeta]:
     """For a load that captured `known` indexes before a rollup job added a shadow index:
     convert its base-index rowsets (`published`, versioned) for every index it does not know.
     Called by LoadTxn.commit under the catalog lock."""
@@ -298,8 +347,10 @@ def convert_for_new_indexes(engine: StorageEngine, table: TableMeta,
     tablets = {t.tablet_id: t for t in cat.tablets(table.table_id, index_id=base.index_id)}
     out: list[RowsetMeta] = []
     for ix in new:
-        slots = {(t.partition_id, t.bucket_seq): t
-                 for t in cat.tablets(table.table_id, index_id=ix.index_id)}
+        slots = {
+            (t.partition_id, t.bucket_seq): t
+            for t in cat.tablets(table.table_id, index_id=ix.index_id)
+        }
         for rs in published:
             src = tablets.get(rs.tablet_id)
             if src is None:

@@ -25,12 +25,23 @@ from dataclasses import replace
 from typing import Any
 
 from planner.logical import (
-    LogicalAggregate, LogicalPlan, LogicalProject, LogicalScan, ScanRange,
-)
-from sql.expressions import (
-    SWAPPED_OP, AggregateCall, ColumnRef, Comparison, Expr, InList, Literal, column_names,
+    LogicalAggregate,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+    ScanRange,
 )
 from planner.rules.prune_scans import ranges_row_count
+from sql.expressions import (
+    SWAPPED_OP,
+    AggregateCall,
+    ColumnRef,
+    Comparison,
+    Expr,
+    InList,
+    Literal,
+    column_names,
+)
 from storage.catalog.meta import AggType, KeysType, MaterializedIndexMeta, TableMeta
 
 _MATCHING_AGG = {"sum": AggType.SUM, "max": AggType.MAX, "min": AggType.MIN}
@@ -74,15 +85,23 @@ def _resolve(e: Expr, chain: list[LogicalProject]) -> Expr:
     """Rewrite `e` (over the top projection's outputs) into scan columns."""
     for proj in chain:
         mapping = dict(proj.exprs)
-        e = e.transform(lambda x, m=mapping: m.get(x.name)  # type: ignore[misc]
-                        if isinstance(x, ColumnRef) and x.name in m else None)
+        e = e.transform(
+            lambda x, m=mapping: (
+                m.get(x.name)  # type: ignore[misc]
+                if isinstance(x, ColumnRef) and x.name in m
+                else None
+            )
+        )
     return e
 
 
 def visible_indexes(catalog: Any, table_id: int) -> list[MaterializedIndexMeta]:
     """Indexes queries may read: the base and finished rollups (not a rollup job's shadow)."""
-    return [ix for ix in catalog.materialized_indexes(table_id)
-            if getattr(ix, "state", "NORMAL") == "NORMAL"]
+    return [
+        ix
+        for ix in catalog.materialized_indexes(table_id)
+        if getattr(ix, "state", "NORMAL") == "NORMAL"
+    ]
 
 
 # ---- pre-aggregation (AGGREGATE / UNIQUE) ------------------------------------------------------
@@ -91,8 +110,9 @@ def _doris_sql(e: Expr) -> str:
     return e.sql().replace("`", "")
 
 
-def preaggregation(table: TableMeta, scan: LogicalScan, agg: LogicalAggregate | None,
-                   chain: list[LogicalProject]) -> tuple[bool, str]:
+def preaggregation(
+    table: TableMeta, scan: LogicalScan, agg: LogicalAggregate | None, chain: list[LogicalProject]
+) -> tuple[bool, str]:
     """(ON?, Doris' reason when OFF) for a scan of an AGGREGATE / UNIQUE table."""
     if agg is None:
         return False, "No aggregate on scan."
@@ -126,8 +146,11 @@ def _check_aggregate(table: TableMeta, call: Expr, keys: set[str]) -> tuple[bool
         if call.name in ("max", "min") or call.distinct:
             return True, ""
         return False, f"{_doris_sql(call)} is not distinct."
-    if any(s.lower() in keys for s in slots) or len(call.args) != 1 \
-            or not isinstance(call.args[0], ColumnRef):
+    if (
+        any(s.lower() in keys for s in slots)
+        or len(call.args) != 1
+        or not isinstance(call.args[0], ColumnRef)
+    ):
         return False, f"can't turn preAgg on for aggregate function {_doris_sql(call)}"
     col = table.column(call.args[0].name)
     agg_type = col.agg_type or AggType.NONE
@@ -135,8 +158,9 @@ def _check_aggregate(table: TableMeta, call: Expr, keys: set[str]) -> tuple[bool
     if want is None:
         return False, f"{_doris_sql(call)} is not supported."
     if want is not agg_type or call.distinct:
-        return False, (f"{_doris_sql(call)} is not match agg mode {agg_type.value} or has distinct "
-                       f"param")
+        return False, (
+            f"{_doris_sql(call)} is not match agg mode {agg_type.value} or has distinct param"
+        )
     return True, ""
 
 
@@ -157,7 +181,7 @@ def _prefix_match(index: MaterializedIndexMeta, filters: tuple[Expr, ...]) -> in
             equal.add(f.arg.name.lower())
     n = 0
     # the prefix index: the first short-key columns (at most 3, 36 bytes, ends at a VARCHAR)
-    prefix = index.columns[:max(index.short_key_column_count, 1)]
+    prefix = index.columns[: max(index.short_key_column_count, 1)]
     for k in prefix:
         low = k.lower()
         if low in equal:
@@ -178,8 +202,9 @@ def _row_count(catalog: Any, scan: LogicalScan, index: MaterializedIndexMeta) ->
     return total
 
 
-def _choose(scan: LogicalScan, catalog: Any, agg: LogicalAggregate | None,
-            chain: list[LogicalProject]) -> LogicalScan:
+def _choose(
+    scan: LogicalScan, catalog: Any, agg: LogicalAggregate | None, chain: list[LogicalProject]
+) -> LogicalScan:
     table = catalog.table_by_id(scan.table_id)
     if table is None:
         return scan
@@ -206,17 +231,25 @@ def _choose(scan: LogicalScan, catalog: Any, agg: LogicalAggregate | None,
         # a rollup without the sequence column merges by load order, not by sequence value
         candidates = [ix for ix in candidates if seq.lower() in {c.lower() for c in ix.columns}]
     if len(candidates) > 1:
+
         def rank(ix: MaterializedIndexMeta) -> tuple[int, int, int, int]:
-            return (-_prefix_match(ix, scan.filters), _row_count(catalog, scan, ix),
-                    len(ix.columns), 0 if ix.is_base else 1)
+            return (
+                -_prefix_match(ix, scan.filters),
+                _row_count(catalog, scan, ix),
+                len(ix.columns),
+                0 if ix.is_base else 1,
+            )
+
         chosen = min(candidates, key=rank)
     else:
         chosen = candidates[0] if candidates else base
     out = replace(scan, index_name=chosen.name, preaggregation=on, preagg_reason=reason)
     if chosen.index_id == scan.index_id:
         return out
-    by_slot = {(t.partition_id, t.bucket_seq): t
-               for t in catalog.tablets(scan.table_id, index_id=chosen.index_id)}
+    by_slot = {
+        (t.partition_id, t.bucket_seq): t
+        for t in catalog.tablets(scan.table_id, index_id=chosen.index_id)
+    }
     ranges = []
     for r in scan.ranges:
         t = by_slot.get((r.tablet.partition_id, r.tablet.bucket_seq))
@@ -226,5 +259,10 @@ def _choose(scan: LogicalScan, catalog: Any, agg: LogicalAggregate | None,
     selection = scan.selection
     if selection is not None:
         selection = replace(selection, tablet_ids=tuple(r.tablet.tablet_id for r in ranges))
-    return replace(out, index_id=chosen.index_id, ranges=tuple(ranges), selection=selection,
-                   row_count=ranges_row_count(catalog, ranges))
+    return replace(
+        out,
+        index_id=chosen.index_id,
+        ranges=tuple(ranges),
+        selection=selection,
+        row_count=ranges_row_count(catalog, ranges),
+    )

@@ -77,8 +77,12 @@ def _column_constant(e: Comparison) -> tuple[str, str, Any] | None:
     left, right, op = e.left, e.right, e.op
     if isinstance(left, Literal) and isinstance(right, ColumnRef):
         left, right, op = right, left, SWAPPED_OP[op]
-    if (isinstance(left, ColumnRef) and isinstance(right, Literal) and right.value is not None
-            and _same_type(left.type, right.type)):
+    if (
+        isinstance(left, ColumnRef)
+        and isinstance(right, Literal)
+        and right.value is not None
+        and _same_type(left.type, right.type)
+    ):
         return left.name.lower(), op, right.value
     return None
 
@@ -112,9 +116,8 @@ def may_be_true(e: Expr, box: Box) -> bool:
             return any(box[col].may_satisfy("=", v) for v in values)
         except TypeError:
             return True
-    if isinstance(e, Literal) and e.value is not None and not e.value:
-        return False  # WHERE FALSE
-    return True
+    # WHERE FALSE never holds; anything else not understood may
+    return not (isinstance(e, Literal) and e.value is not None and not e.value)
 
 
 def partition_boxes(table: TableMeta, part: PartitionMeta) -> list[Box]:
@@ -136,8 +139,12 @@ def partition_boxes(table: TableMeta, part: PartitionMeta) -> list[Box]:
     return [{}]
 
 
-def _range_boxes(cols: list[str], types: list[DataType], lower: tuple[str, ...] | None,
-                 upper: tuple[str, ...] | None) -> list[Box]:
+def _range_boxes(
+    cols: list[str],
+    types: list[DataType],
+    lower: tuple[str, ...] | None,
+    upper: tuple[str, ...] | None,
+) -> list[Box]:
     """Boxes covering the keys k with lower <= k < upper (lexicographic; a bound with fewer
     values than columns is padded with MIN, which no value is below). Over the first two columns:
       A: k0 = L0 and k1 >= L1           (keys starting at the lower bound's first value)
@@ -146,6 +153,7 @@ def _range_boxes(cols: list[str], types: list[DataType], lower: tuple[str, ...] 
                                          since then k1 = U1 is allowed with smaller later values)
     (one box k0 = L0 = U0, L1 <= k1 < U1 when both bounds share the first value). Deeper
     columns are left unbounded, so the union is a superset and pruning stays safe."""
+
     def phys(i: int, bound: tuple[str, ...] | None) -> object:
         return types[i].to_physical(bound[i]) if bound is not None and len(bound) > i else None
 
@@ -189,11 +197,14 @@ def bound_values(filters: Sequence[Expr], column: str, dtype: DataType) -> list[
             cc = _column_constant(f)
             if cc is not None and cc[0] == column.lower():
                 vals = {cc[2]}
-        elif isinstance(f, InList) and not f.negated and isinstance(f.arg, ColumnRef) \
-                and f.arg.name.lower() == column.lower():
-            if all(isinstance(v, Literal) and _same_type(dtype, v.type) for v in f.values):
-                lits = [v for v in f.values if isinstance(v, Literal)]
-                vals = {v.value for v in lits if v.value is not None}
+        elif (
+            isinstance(f, InList)
+            and not f.negated
+            and isinstance(f.arg, ColumnRef)
+            and f.arg.name.lower() == column.lower()
+        ) and all(isinstance(v, Literal) and _same_type(dtype, v.type) for v in f.values):
+            lits = [v for v in f.values if isinstance(v, Literal)]
+            vals = {v.value for v in lits if v.value is not None}
         if vals is not None:
             found = vals if found is None else found & vals
     return None if found is None else sorted(found, key=repr)
@@ -222,8 +233,10 @@ def selected_buckets(table: TableMeta, filters: Sequence[Expr], buckets: int) ->
         return set()  # an empty IN intersection: no row can match
     combos = list(itertools.product(*(vals for _, vals in per_column)))
     try:
-        columns = [Column.from_physical(dtype, [combo[i] for combo in combos])
-                   for i, (dtype, _) in enumerate(per_column)]
+        columns = [
+            Column.from_physical(dtype, [combo[i] for combo in combos])
+            for i, (dtype, _) in enumerate(per_column)
+        ]
     except Exception:  # noqa: BLE001 - a constant that does not fit the column: do not prune
         return None
     return {int(b) for b in bucket_of_rows(columns, buckets)}
@@ -231,12 +244,14 @@ def selected_buckets(table: TableMeta, filters: Sequence[Expr], buckets: int) ->
 
 def ranges_row_count(catalog: Any, ranges: Sequence[Any]) -> int:
     """Rows of the rowsets the ranges capture (LogicalScan.row_count, the planner's statistic)."""
-    return sum(r.num_rows for rng in ranges
-               for r in catalog.rowsets(rng.tablet.tablet_id, rng.version))
+    return sum(
+        r.num_rows for rng in ranges for r in catalog.rowsets(rng.tablet.tablet_id, rng.version)
+    )
 
 
-def prune_scan(scan: LogicalScan, table: TableMeta, parts: Sequence[PartitionMeta],
-               catalog: Any = None) -> LogicalScan:
+def prune_scan(
+    scan: LogicalScan, table: TableMeta, parts: Sequence[PartitionMeta], catalog: Any = None
+) -> LogicalScan:
     by_id = {p.partition_id: p for p in parts}
     expr = _filter_expr(scan.filters)
     kept_parts: list[tuple[int, int]] = []

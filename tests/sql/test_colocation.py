@@ -11,8 +11,16 @@ import urllib.request
 import pymysql
 import pytest
 
-GROUP_COLUMNS = ["GroupId", "GroupName", "TableIds", "BucketsNum", "ReplicaAllocation",
-                 "DistCols", "IsStable", "ErrorMsg"]
+GROUP_COLUMNS = [
+    "GroupId",
+    "GroupName",
+    "TableIds",
+    "BucketsNum",
+    "ReplicaAllocation",
+    "DistCols",
+    "IsStable",
+    "ErrorMsg",
+]
 
 
 def _rows(cur, sql: str) -> list[tuple]:
@@ -53,7 +61,11 @@ def test_seed_000_group_and_bucket_map(db_conn) -> None:
     db_id = g["GroupId"].split(".")[0]
     assert g["GroupName"] == f"{db_id}_t1"
     assert (g["BucketsNum"], g["ReplicaAllocation"], g["DistCols"], g["IsStable"]) == (
-        "10", "tag.location.default: 1", "int", "true")
+        "10",
+        "tag.location.default: 1",
+        "int",
+        "true",
+    )
     assert len(g["TableIds"].split(", ")) == 2
     cur.execute(f"SHOW PROC '/colocation_group/{g['GroupId']}'")
     assert [d[0] for d in cur.description] == ["BucketIndex", '{"location" : "default"}']
@@ -89,11 +101,9 @@ def test_alter_colocate_with_moves_tables(db_conn) -> None:
     assert _placement(cur, "t3") == bucket_map  # tablets relocated to the group's backends
     assert sorted(_rows(cur, "SELECT * FROM t3")) == before  # and their data moved with them
     errors = {
-        'ALTER TABLE t4 SET ("colocate_with" = "t1")':
-            "Colocate tables distribution columns must have the same data type: "
-            "bigint should be int",
-        'ALTER TABLE t5 SET ("colocate_with" = "t1")':
-            "Colocate tables must have same bucket num: 5 should be 10",
+        'ALTER TABLE t4 SET ("colocate_with" = "t1")': "Colocate tables distribution columns must have the same data type: "
+        "bigint should be int",
+        'ALTER TABLE t5 SET ("colocate_with" = "t1")': "Colocate tables must have same bucket num: 5 should be 10",
     }
     for sql, msg in errors.items():
         with pytest.raises(pymysql.MySQLError) as ei:
@@ -116,8 +126,10 @@ def test_group_stable_switch(server, db_conn) -> None:
     _seed_tables(cur)
     g = _my_group(cur, "t1")
     db_id, group_id = g["GroupId"].split(".")
-    url = (f"http://127.0.0.1:{server.http_port}/api/colocate/group_stable"
-           f"?db_id={db_id}&group_id={group_id}")
+    url = (
+        f"http://127.0.0.1:{server.http_port}/api/colocate/group_stable"
+        f"?db_id={db_id}&group_id={group_id}"
+    )
     req = urllib.request.Request(url, method="DELETE")
     with urllib.request.urlopen(req) as resp:
         assert json.loads(resp.read())["msg"] == "success"

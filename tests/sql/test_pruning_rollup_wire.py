@@ -9,12 +9,24 @@ import random
 
 import duckdb
 
-FILTERS = ["dt = '2024-02-03'", "dt < '2024-02-01'", "dt BETWEEN '2024-01-20' AND '2024-03-05'",
-           "dt IN ('2024-01-02', '2024-03-03')", "k = 3", "k IN (1, 4)", "city = 'sh'",
-           "s > 50", "dt >= '2024-03-01' OR k = 2"]
+FILTERS = [
+    "dt = '2024-02-03'",
+    "dt < '2024-02-01'",
+    "dt BETWEEN '2024-01-20' AND '2024-03-05'",
+    "dt IN ('2024-01-02', '2024-03-03')",
+    "k = 3",
+    "k IN (1, 4)",
+    "city = 'sh'",
+    "s > 50",
+    "dt >= '2024-03-01' OR k = 2",
+]
 SELECTS = [
-    ("k, sum(s)", "k"), ("city, sum(s), max(mx)", "city"), ("city, k, min(mn)", "city, k"),
-    ("count(*)", None), ("dt, sum(s)", "dt"), ("k, max(mx), count(DISTINCT city)", "k"),
+    ("k, sum(s)", "k"),
+    ("city, sum(s), max(mx)", "city"),
+    ("city, k, min(mn)", "city, k"),
+    ("count(*)", None),
+    ("dt, sum(s)", "dt"),
+    ("k, max(mx), count(DISTINCT city)", "k"),
     ("city, avg(s)", "city"),
 ]
 
@@ -47,18 +59,34 @@ def test_random_queries_equal_with_and_without_planner_rules(db_conn) -> None:
     duck.execute("CREATE TABLE raw (dt DATE, k INT, city VARCHAR, s BIGINT, mx INT, mn INT)")
     days = [f"2024-0{m}-0{d}" for m in (1, 2, 3) for d in range(1, 8)]
     for _ in range(3):
-        rows = [(rnd.choice(days), rnd.randrange(6), rnd.choice(["bj", "sh", "gz"]),
-                 rnd.randrange(100), rnd.randrange(100), rnd.randrange(100)) for _ in range(150)]
-        cur.execute("INSERT INTO fact VALUES " + ", ".join(
-            f"('{a}', {b}, '{c}', {d}, {e}, {f})" for a, b, c, d, e, f in rows))
+        rows = [
+            (
+                rnd.choice(days),
+                rnd.randrange(6),
+                rnd.choice(["bj", "sh", "gz"]),
+                rnd.randrange(100),
+                rnd.randrange(100),
+                rnd.randrange(100),
+            )
+            for _ in range(150)
+        ]
+        cur.execute(
+            "INSERT INTO fact VALUES "
+            + ", ".join(f"('{a}', {b}, '{c}', {d}, {e}, {f})" for a, b, c, d, e, f in rows)
+        )
         duck.executemany("INSERT INTO raw VALUES (?, ?, ?, ?, ?, ?)", rows)
-    duck.execute("CREATE VIEW fact AS SELECT dt, k, city, sum(s) AS s, max(mx) AS mx, "
-                 "min(mn) AS mn FROM raw GROUP BY dt, k, city")
+    duck.execute(
+        "CREATE VIEW fact AS SELECT dt, k, city, sum(s) AS s, max(mx) AS mx, "
+        "min(mn) AS mn FROM raw GROUP BY dt, k, city"
+    )
     for _ in range(40):
         select, group = rnd.choice(SELECTS)
         where = " AND ".join(f"({f})" for f in rnd.sample(FILTERS, rnd.randrange(3)))
-        sql = f"SELECT {select} FROM fact" + (f" WHERE {where}" if where else "") + (
-            f" GROUP BY {group}" if group else "")
+        sql = (
+            f"SELECT {select} FROM fact"
+            + (f" WHERE {where}" if where else "")
+            + (f" GROUP BY {group}" if group else "")
+        )
         cur.execute("SET disable_nereids_rules = ''")
         cur.execute(sql)
         on = _norm(cur.fetchall())

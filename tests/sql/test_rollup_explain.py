@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from support.server import ServerProcess
 
 GOLDEN = Path(__file__).parent / "explain_golden_rollup"
@@ -48,35 +47,58 @@ SETUP = [
 CASES = {
     "rollup_hit_user_cost": (
         "SELECT user_id, sum(cost) FROM example_tbl GROUP BY user_id",
-        ["TABLE: rx.example_tbl(rollup_cost), PREAGGREGATION: ON"]),
+        ["TABLE: rx.example_tbl(rollup_cost), PREAGGREGATION: ON"],
+    ),
     "rollup_hit_city_age": (
-        "SELECT city, sum(cost), max(max_dwell_time), min(min_dwell_time) FROM example_tbl "
-        "GROUP BY city",
-        ["TABLE: rx.example_tbl(rollup_city), PREAGGREGATION: ON"]),
+        (
+            "SELECT city, sum(cost), max(max_dwell_time), min(min_dwell_time) FROM example_tbl "
+            "GROUP BY city"
+        ),
+        ["TABLE: rx.example_tbl(rollup_city), PREAGGREGATION: ON"],
+    ),
     "rollup_miss_count_star": (
         "SELECT count(*) FROM example_tbl",
-        ["TABLE: rx.example_tbl(example_tbl), PREAGGREGATION: OFF. Reason: can't turn preAgg "
-         "on for aggregate function count(*)"]),
+        [
+            (
+                "TABLE: rx.example_tbl(example_tbl), PREAGGREGATION: OFF. Reason: can't turn preAgg "
+                "on for aggregate function count(*)"
+            )
+        ],
+    ),
     "rollup_miss_agg_mismatch": (
         "SELECT user_id, max(cost) FROM example_tbl GROUP BY user_id",
-        ["(example_tbl), PREAGGREGATION: OFF. Reason: max(cost) is not match agg mode SUM or "
-         "has distinct param"]),
+        [
+            (
+                "(example_tbl), PREAGGREGATION: OFF. Reason: max(cost) is not match agg mode SUM or "
+                "has distinct param"
+            )
+        ],
+    ),
     "rollup_miss_value_predicate": (
         "SELECT city, sum(cost) FROM example_tbl WHERE cost > 30 GROUP BY city",
-        ["(example_tbl), PREAGGREGATION: OFF. Reason: Predicate (cost > 30) contains value "
-         "column cost"]),
+        [
+            (
+                "(example_tbl), PREAGGREGATION: OFF. Reason: Predicate (cost > 30) contains value "
+                "column cost"
+            )
+        ],
+    ),
     "rollup_miss_no_aggregate": (
         "SELECT city FROM example_tbl",
-        ["(example_tbl), PREAGGREGATION: OFF. Reason: No aggregate on scan."]),
+        ["(example_tbl), PREAGGREGATION: OFF. Reason: No aggregate on scan."],
+    ),
     "partition_pruning": (
         "SELECT sum(v) FROM ev WHERE dt >= '2024-02-01' AND dt < '2024-03-01'",
-        ["partitions=1/3 (p2)", "tablets=4/4"]),
+        ["partitions=1/3 (p2)", "tablets=4/4"],
+    ),
     "partition_and_bucket_pruning": (
         "SELECT sum(v) FROM ev WHERE dt BETWEEN '2024-01-01' AND '2024-02-15' AND k = 1",
-        ["partitions=2/3 (p1,p2)", "tablets=2/8"]),
+        ["partitions=2/3 (p1,p2)", "tablets=2/8"],
+    ),
     "no_partition_matches": (
         "SELECT sum(v) FROM ev WHERE dt > '2024-03-05' AND dt < '2024-01-20'",
-        ["partitions=0/3 ()", "tablets=0/0"]),
+        ["partitions=0/3 ()", "tablets=0/0"],
+    ),
 }
 
 

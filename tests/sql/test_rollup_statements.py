@@ -16,9 +16,20 @@ import pymysql
 import pytest
 from support.server import ServerProcess
 
-JOB_COLUMNS = ["JobId", "TableName", "CreateTime", "FinishTime", "BaseIndexName",
-               "RollupIndexName", "RollupId", "TransactionId", "State", "Msg", "Progress",
-               "Timeout"]
+JOB_COLUMNS = [
+    "JobId",
+    "TableName",
+    "CreateTime",
+    "FinishTime",
+    "BaseIndexName",
+    "RollupIndexName",
+    "RollupId",
+    "TransactionId",
+    "State",
+    "Msg",
+    "Progress",
+    "Timeout",
+]
 
 
 def _rows(cur, sql: str) -> list[tuple]:
@@ -61,10 +72,21 @@ AGG_TABLE = """CREATE TABLE sales (
 
 
 def _load(cur, duck, rnd: random.Random, n: int = 200) -> None:
-    rows = [(rnd.randrange(20), rnd.randrange(6), rnd.choice(["bj", "sh", "gz"]),
-             rnd.randrange(-10, 100), rnd.randrange(100), rnd.randrange(100)) for _ in range(n)]
-    cur.execute("INSERT INTO sales VALUES " + ", ".join(
-        f"({a}, {b}, '{c}', {d}, {e}, {f})" for a, b, c, d, e, f in rows))
+    rows = [
+        (
+            rnd.randrange(20),
+            rnd.randrange(6),
+            rnd.choice(["bj", "sh", "gz"]),
+            rnd.randrange(-10, 100),
+            rnd.randrange(100),
+            rnd.randrange(100),
+        )
+        for _ in range(n)
+    ]
+    cur.execute(
+        "INSERT INTO sales VALUES "
+        + ", ".join(f"({a}, {b}, '{c}', {d}, {e}, {f})" for a, b, c, d, e, f in rows)
+    )
     duck.executemany("INSERT INTO raw VALUES (?, ?, ?, ?, ?, ?)", rows)
 
 
@@ -75,10 +97,14 @@ def _duck() -> duckdb.DuckDBPyConnection:
 
 
 def _reference(duck, sql: str) -> list[tuple]:
-    duck.execute("CREATE OR REPLACE VIEW sales AS SELECT k1, k2, city, sum(s) AS s, max(mx) AS mx, "
-                 "min(mn) AS mn FROM raw GROUP BY k1, k2, city")
-    return sorted(tuple(int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else x
-                        for x in r) for r in duck.execute(sql).fetchall())
+    duck.execute(
+        "CREATE OR REPLACE VIEW sales AS SELECT k1, k2, city, sum(s) AS s, max(mx) AS mx, "
+        "min(mn) AS mn FROM raw GROUP BY k1, k2, city"
+    )
+    return sorted(
+        tuple(int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else x for x in r)
+        for r in duck.execute(sql).fetchall()
+    )
 
 
 QUERIES = [
@@ -132,8 +158,9 @@ def test_add_rollup_job_builds_from_existing_data_while_loads_continue(server, d
     # the rollup's tablets are listed and hold the merged rows of its keys
     tablets = _rows(cur, "SHOW TABLETS FROM sales")
     assert len(tablets) == 2 * 3 * 2  # partitions x buckets x indexes
-    rollup_rows = duck.execute("SELECT count(*) FROM (SELECT DISTINCT k1 >= 10, k2, city FROM raw)"
-                               ).fetchone()[0]
+    rollup_rows = duck.execute(
+        "SELECT count(*) FROM (SELECT DISTINCT k1 >= 10, k2, city FROM raw)"
+    ).fetchone()[0]
     by_index = sorted(tablets, key=lambda r: int(r[0]))[6:]  # the rollup's tablets come last
     assert sum(int(r[10]) for r in by_index) >= rollup_rows
 
@@ -151,8 +178,7 @@ def test_rollup_errors_use_doris_wording(db_conn) -> None:
         "ALTER TABLE sales ADD ROLLUP r2(s, mx)": "No key column is found",
         "ALTER TABLE sales DROP ROLLUP sales": "Cannot drop base index by using DROP ROLLUP.",
         "ALTER TABLE sales DROP ROLLUP r9": "Rollup index[r9] does not exist in table[sales]",
-        "CANCEL ALTER TABLE ROLLUP FROM sales":
-            "Table[sales] is not under ROLLUP. Use 'ALTER TABLE DROP ROLLUP' if you want to.",
+        "CANCEL ALTER TABLE ROLLUP FROM sales": "Table[sales] is not under ROLLUP. Use 'ALTER TABLE DROP ROLLUP' if you want to.",
     }
     for sql, msg in cases.items():
         code, text = _error(cur, sql)
@@ -182,11 +208,29 @@ def test_add_rollup_from_index_and_drop(db_conn) -> None:
         assert sorted(_rows(cur, sql)) == _reference(duck, sql), sql
 
 
-TABLET_COLUMNS = ["TabletId", "ReplicaId", "BackendId", "SchemaHash", "Version",
-                  "LstSuccessVersion", "LstFailedVersion", "LstFailedTime", "LocalDataSize",
-                  "RemoteDataSize", "RowCount", "State", "LstConsistencyCheckTime",
-                  "CheckVersion", "VersionCount", "QueryHits", "PathHash", "MetaUrl",
-                  "CompactionStatus", "CooldownReplicaId", "CooldownMetaId"]
+TABLET_COLUMNS = [
+    "TabletId",
+    "ReplicaId",
+    "BackendId",
+    "SchemaHash",
+    "Version",
+    "LstSuccessVersion",
+    "LstFailedVersion",
+    "LstFailedTime",
+    "LocalDataSize",
+    "RemoteDataSize",
+    "RowCount",
+    "State",
+    "LstConsistencyCheckTime",
+    "CheckVersion",
+    "VersionCount",
+    "QueryHits",
+    "PathHash",
+    "MetaUrl",
+    "CompactionStatus",
+    "CooldownReplicaId",
+    "CooldownMetaId",
+]
 
 
 def test_show_tablets_lists_every_tablet_with_its_backend(db_conn) -> None:
@@ -266,9 +310,10 @@ def test_cancel_alter_table_rollup(tmp_path: Path) -> None:
             _load(cur, _duck(), random.Random(1))
             cur.execute("ALTER TABLE sales ADD ROLLUP r_x(k2, s)")
             srv.wait_for_stderr("FAULT POINT rollup_job_running reached")
-            code, text = _error(cur, "ALTER TABLE sales ADD ROLLUP r_y(k2, mx)")
-            assert text.endswith("Table[sales]'s state(ROLLUP) is not NORMAL. Do not allow "
-                                 "doing ALTER ops")
+            _code, text = _error(cur, "ALTER TABLE sales ADD ROLLUP r_y(k2, mx)")
+            assert text.endswith(
+                "Table[sales]'s state(ROLLUP) is not NORMAL. Do not allow doing ALTER ops"
+            )
             cur.execute("CANCEL ALTER TABLE ROLLUP FROM sales")
             job = _jobs(cur)[0]
             assert (job["State"], job["Msg"]) == ("CANCELLED", "user cancelled")
@@ -293,8 +338,10 @@ def test_truncate_and_drop_while_jobs_run(tmp_path: Path) -> None:
             cur.execute("USE tj")
             cur.execute(AGG_TABLE)
             _load(cur, _duck(), rnd)  # truncated away below: not in the reference
-            cur.execute("CREATE TABLE gone (k INT, v BIGINT SUM) AGGREGATE KEY(k) "
-                        "DISTRIBUTED BY HASH(k) BUCKETS 2")
+            cur.execute(
+                "CREATE TABLE gone (k INT, v BIGINT SUM) AGGREGATE KEY(k) "
+                "DISTRIBUTED BY HASH(k) BUCKETS 2"
+            )
             cur.execute("INSERT INTO gone VALUES (1, 2), (3, 4)")
             cur.execute("ALTER TABLE sales ADD ROLLUP r_t(k2, s)")
             cur.execute("ALTER TABLE gone ADD ROLLUP r_g(k)")

@@ -19,8 +19,12 @@ class InProcess:
         self.engine = StorageEngine(data_dir, backends=backends)
         self.db: str | None = None
         self.runner = StatementRunner(
-            self.engine, SessionVariables(GlobalVariables()), 1,
-            current_db=lambda: self.db, set_db=self._set_db)
+            self.engine,
+            SessionVariables(GlobalVariables()),
+            1,
+            current_db=lambda: self.db,
+            set_db=self._set_db,
+        )
 
     def _set_db(self, name: str | None) -> None:
         self.db = name
@@ -40,8 +44,9 @@ class InProcess:
         return out
 
     def plan(self, sql: str, disabled: frozenset[str] = frozenset()) -> LogicalPlan:
-        return plan_select(parse_one(sql), self.engine.catalog, self.runner.context(),
-                           disabled_rules=disabled).plan
+        return plan_select(
+            parse_one(sql), self.engine.catalog, self.runner.context(), disabled_rules=disabled
+        ).plan
 
     def query(self, sql: str, disabled: frozenset[str] = frozenset()) -> list[tuple[object, ...]]:
         ctx = self.runner.context()

@@ -16,10 +16,10 @@ import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from inprocess import InProcess
-from storage.distribution import bucket_of_rows
+
 from storage.batch import Column
+from storage.distribution import bucket_of_rows
 from storage.types import INT
 
 OFF = frozenset({"prune_scans"})
@@ -27,7 +27,9 @@ DAYS = [dt.date(2024, 1, 1) + dt.timedelta(days=i) for i in range(0, 120, 3)]
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, duckdb.DuckDBPyConnection]]:
+def db(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[InProcess, duckdb.DuckDBPyConnection]]:
     p = InProcess(Path(tmp_path_factory.mktemp("prune")))
     p.run("CREATE DATABASE d; USE d")
     p.run("""CREATE TABLE r (k INT, dt DATE, v BIGINT) DUPLICATE KEY(k)
@@ -41,8 +43,10 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, du
         DISTRIBUTED BY HASH(k, city) BUCKETS 3""")
     rnd = random.Random(7)
     rows_r = [(rnd.randrange(40), rnd.choice(DAYS), rnd.randrange(-50, 50)) for _ in range(300)]
-    rows_l = [(rnd.randrange(40), rnd.choice(["bj", "sh", "gz", "cd", "xa"]), rnd.randrange(100))
-              for _ in range(200)]
+    rows_l = [
+        (rnd.randrange(40), rnd.choice(["bj", "sh", "gz", "cd", "xa"]), rnd.randrange(100))
+        for _ in range(200)
+    ]
     p.run("INSERT INTO r VALUES " + ", ".join(f"({k}, '{d}', {v})" for k, d, v in rows_r))
     p.run("INSERT INTO l VALUES " + ", ".join(f"({k}, '{c}', {v})" for k, c, v in rows_l))
     duck = duckdb.connect()
@@ -54,8 +58,9 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, du
     p.close()
 
 
-def _check(p: InProcess, duck: duckdb.DuckDBPyConnection, where: str, table: str = "r",
-           cols: str = "k, v"):
+def _check(
+    p: InProcess, duck: duckdb.DuckDBPyConnection, where: str, table: str = "r", cols: str = "k, v"
+):
     sql = f"SELECT {cols} FROM {table} WHERE {where}"
     (scan,) = p.scans(sql)
     got = sorted(p.query(sql))
@@ -64,22 +69,25 @@ def _check(p: InProcess, duck: duckdb.DuckDBPyConnection, where: str, table: str
     return scan.selection
 
 
-@pytest.mark.parametrize("where, parts", [
-    ("dt = '2024-02-10'", ["p2"]),
-    ("dt < '2024-02-01'", ["p1"]),
-    ("dt <= '2024-02-01'", ["p1", "p2"]),
-    ("dt > '2024-03-31'", ["p3", "p4"]),
-    ("dt >= '2024-04-01'", ["p4"]),
-    ("dt BETWEEN '2024-01-20' AND '2024-02-05'", ["p1", "p2"]),
-    ("dt IN ('2024-01-04', '2024-04-03')", ["p1", "p4"]),
-    ("dt >= '2024-02-01' AND dt < '2024-03-01'", ["p2"]),
-    ("dt < '2024-01-15' OR dt >= '2024-04-10'", ["p1", "p4"]),
-    ("(dt = '2024-01-04' OR dt = '2024-03-03') AND v > 0", ["p1", "p3"]),
-    ("dt < '2024-01-01'", ["p1"]),
-    ("dt = '2024-02-10' AND dt = '2024-03-10'", []),
-    ("v > 0", ["p1", "p2", "p3", "p4"]),
-    ("dt = '2024-02-10' OR v > 10", ["p1", "p2", "p3", "p4"]),
-])
+@pytest.mark.parametrize(
+    "where, parts",
+    [
+        ("dt = '2024-02-10'", ["p2"]),
+        ("dt < '2024-02-01'", ["p1"]),
+        ("dt <= '2024-02-01'", ["p1", "p2"]),
+        ("dt > '2024-03-31'", ["p3", "p4"]),
+        ("dt >= '2024-04-01'", ["p4"]),
+        ("dt BETWEEN '2024-01-20' AND '2024-02-05'", ["p1", "p2"]),
+        ("dt IN ('2024-01-04', '2024-04-03')", ["p1", "p4"]),
+        ("dt >= '2024-02-01' AND dt < '2024-03-01'", ["p2"]),
+        ("dt < '2024-01-15' OR dt >= '2024-04-10'", ["p1", "p4"]),
+        ("(dt = '2024-01-04' OR dt = '2024-03-03') AND v > 0", ["p1", "p3"]),
+        ("dt < '2024-01-01'", ["p1"]),
+        ("dt = '2024-02-10' AND dt = '2024-03-10'", []),
+        ("v > 0", ["p1", "p2", "p3", "p4"]),
+        ("dt = '2024-02-10' OR v > 10", ["p1", "p2", "p3", "p4"]),
+    ],
+)
 def test_range_partition_pruning(db, where: str, parts: list[str]) -> None:
     p, duck = db
     sel = _check(p, duck, where)
@@ -88,13 +96,16 @@ def test_range_partition_pruning(db, where: str, parts: list[str]) -> None:
     assert len(sel.tablet_ids) == 4 * len(parts)
 
 
-@pytest.mark.parametrize("where, parts", [
-    ("city = 'gz'", ["ps"]),
-    ("city IN ('bj', 'xa')", ["pn", "pw"]),
-    ("city > 'gz'", ["pn", "pw"]),  # 'sh' and 'xa'
-    ("city = 'nowhere'", []),
-    ("city = 'sh' OR city = 'cd'", ["pn", "pw"]),
-])
+@pytest.mark.parametrize(
+    "where, parts",
+    [
+        ("city = 'gz'", ["ps"]),
+        ("city IN ('bj', 'xa')", ["pn", "pw"]),
+        ("city > 'gz'", ["pn", "pw"]),  # 'sh' and 'xa'
+        ("city = 'nowhere'", []),
+        ("city = 'sh' OR city = 'cd'", ["pn", "pw"]),
+    ],
+)
 def test_list_partition_pruning(db, where: str, parts: list[str]) -> None:
     p, duck = db
     sel = _check(p, duck, where, table="l", cols="k, city, v")
@@ -105,8 +116,10 @@ def _bucket(values: list[tuple[int, str]] | list[int], buckets: int, with_city: 
     from storage.types import varchar
 
     if with_city:
-        cols = [Column.from_physical(INT, [k for k, _ in values]),  # type: ignore[misc]
-                Column.from_physical(varchar(10), [c for _, c in values])]  # type: ignore[misc]
+        cols = [
+            Column.from_physical(INT, [k for k, _ in values]),  # type: ignore[misc]
+            Column.from_physical(varchar(10), [c for _, c in values]),
+        ]  # type: ignore[misc]
     else:
         cols = [Column.from_physical(INT, list(values))]
     return {int(b) for b in bucket_of_rows(cols, buckets)}
@@ -138,20 +151,29 @@ def test_bucket_pruning_needs_every_distribution_column(db) -> None:
 
 
 _atoms = st.one_of(
-    st.tuples(st.sampled_from(["=", "<", "<=", ">", ">="]), st.sampled_from(DAYS + [
-        dt.date(2024, 2, 1), dt.date(2024, 3, 1), dt.date(2023, 12, 31)])).map(
-        lambda t: f"dt {t[0]} '{t[1]}'"),
+    st.tuples(
+        st.sampled_from(["=", "<", "<=", ">", ">="]),
+        st.sampled_from(DAYS + [dt.date(2024, 2, 1), dt.date(2024, 3, 1), dt.date(2023, 12, 31)]),
+    ).map(lambda t: f"dt {t[0]} '{t[1]}'"),
     st.lists(st.sampled_from(DAYS), min_size=1, max_size=3).map(
-        lambda ds: "dt IN (" + ", ".join(f"'{d}'" for d in ds) + ")"),
+        lambda ds: "dt IN (" + ", ".join(f"'{d}'" for d in ds) + ")"
+    ),
     st.tuples(st.sampled_from(DAYS), st.sampled_from(DAYS)).map(
-        lambda t: f"dt BETWEEN '{min(t)}' AND '{max(t)}'"),
+        lambda t: f"dt BETWEEN '{min(t)}' AND '{max(t)}'"
+    ),
     st.integers(0, 45).map(lambda k: f"k = {k}"),
     st.lists(st.integers(0, 45), min_size=1, max_size=4).map(
-        lambda ks: "k IN (" + ", ".join(map(str, ks)) + ")"),
+        lambda ks: "k IN (" + ", ".join(map(str, ks)) + ")"
+    ),
     st.integers(-50, 50).map(lambda v: f"v > {v}"),
 )
-_preds = st.recursive(_atoms, lambda inner: st.tuples(inner, st.sampled_from(["AND", "OR"]), inner)
-                      .map(lambda t: f"({t[0]} {t[1]} {t[2]})"), max_leaves=4)
+_preds = st.recursive(
+    _atoms,
+    lambda inner: st.tuples(inner, st.sampled_from(["AND", "OR"]), inner).map(
+        lambda t: f"({t[0]} {t[1]} {t[2]})"
+    ),
+    max_leaves=4,
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -164,7 +186,9 @@ def test_random_predicates_prune_soundly(db, where: str) -> None:
 
 # ---- multi-column RANGE partitions ------------------------------------------------------------
 @pytest.fixture(scope="module")
-def ym(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, duckdb.DuckDBPyConnection]]:
+def ym(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[InProcess, duckdb.DuckDBPyConnection]]:
     p = InProcess(Path(tmp_path_factory.mktemp("prune_ym")))
     p.run("CREATE DATABASE d; USE d")
     p.run("""CREATE TABLE ym (y INT, m INT, v BIGINT) DUPLICATE KEY(y, m)
@@ -175,8 +199,10 @@ def ym(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, du
           PARTITION d VALUES LESS THAN MAXVALUE)
         DISTRIBUTED BY HASH(v) BUCKETS 2""")
     rnd = random.Random(5)
-    rows = [(rnd.choice([2022, 2023, 2024, 2025]), rnd.randrange(1, 13), rnd.randrange(100))
-            for _ in range(200)]
+    rows = [
+        (rnd.choice([2022, 2023, 2024, 2025]), rnd.randrange(1, 13), rnd.randrange(100))
+        for _ in range(200)
+    ]
     p.run("INSERT INTO ym VALUES " + ", ".join(f"({a}, {b}, {c})" for a, b, c in rows))
     duck = duckdb.connect()
     duck.execute("CREATE TABLE ym (y INT, m INT, v BIGINT)")
@@ -185,16 +211,19 @@ def ym(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, du
     p.close()
 
 
-@pytest.mark.parametrize("where, parts", [
-    ("y = 2023 AND m = 3", ["a"]),
-    ("y = 2023 AND m >= 7", ["b"]),
-    ("y = 2023", ["a", "b"]),
-    ("y = 2024 AND m < 7", ["c"]),
-    ("y = 2024 AND m = 9", ["d"]),
-    ("y = 2022", ["a"]),
-    ("y >= 2025", ["d"]),
-    ("m = 3", ["a", "b", "c", "d"]),
-])
+@pytest.mark.parametrize(
+    "where, parts",
+    [
+        ("y = 2023 AND m = 3", ["a"]),
+        ("y = 2023 AND m >= 7", ["b"]),
+        ("y = 2023", ["a", "b"]),
+        ("y = 2024 AND m < 7", ["c"]),
+        ("y = 2024 AND m = 9", ["d"]),
+        ("y = 2022", ["a"]),
+        ("y >= 2025", ["d"]),
+        ("m = 3", ["a", "b", "c", "d"]),
+    ],
+)
 def test_multi_column_range_pruning(ym, where: str, parts: list[str]) -> None:
     p, duck = ym
     sel = _check(p, duck, where, table="ym", cols="y, m, v")
@@ -203,15 +232,22 @@ def test_multi_column_range_pruning(ym, where: str, parts: list[str]) -> None:
 
 _ym_atoms = st.one_of(
     st.tuples(st.sampled_from(["=", "<", "<=", ">", ">="]), st.integers(2021, 2026)).map(
-        lambda t: f"y {t[0]} {t[1]}"),
+        lambda t: f"y {t[0]} {t[1]}"
+    ),
     st.tuples(st.sampled_from(["=", "<", "<=", ">", ">="]), st.integers(0, 13)).map(
-        lambda t: f"m {t[0]} {t[1]}"),
+        lambda t: f"m {t[0]} {t[1]}"
+    ),
     st.lists(st.integers(2021, 2026), min_size=1, max_size=3).map(
-        lambda ys: "y IN (" + ", ".join(map(str, ys)) + ")"),
+        lambda ys: "y IN (" + ", ".join(map(str, ys)) + ")"
+    ),
 )
-_ym_preds = st.recursive(_ym_atoms, lambda inner: st.tuples(inner, st.sampled_from(["AND", "OR"]),
-                                                            inner)
-                         .map(lambda t: f"({t[0]} {t[1]} {t[2]})"), max_leaves=4)
+_ym_preds = st.recursive(
+    _ym_atoms,
+    lambda inner: st.tuples(inner, st.sampled_from(["AND", "OR"]), inner).map(
+        lambda t: f"({t[0]} {t[1]} {t[2]})"
+    ),
+    max_leaves=4,
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

@@ -13,7 +13,6 @@ import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from inprocess import InProcess
 
 OFF = frozenset({"choose_rollup"})
@@ -34,6 +33,7 @@ def _norm(rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
         if isinstance(x, (float, decimal.Decimal)):
             return round(float(x), 4)
         return x
+
     return sorted((tuple(v(x) for x in r) for r in rows), key=repr)
 
 
@@ -48,9 +48,13 @@ def seed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcess]:
         DISTRIBUTED BY HASH(user_id) BUCKETS 3
         ROLLUP (r_user_cost(user_id, cost),
                 r_city_age(city, age, cost, max_dwell_time, min_dwell_time))""")
-    p.run("INSERT INTO t VALUES " + ", ".join(
-        "(" + ", ".join(repr(x) if isinstance(x, str) else str(x) for x in r) + ")"
-        for r in SEED_ROWS))
+    p.run(
+        "INSERT INTO t VALUES "
+        + ", ".join(
+            "(" + ", ".join(repr(x) if isinstance(x, str) else str(x) for x in r) + ")"
+            for r in SEED_ROWS
+        )
+    )
     yield p
     p.close()
 
@@ -72,11 +76,14 @@ def test_seed_004_user_cost_rollup(seed: InProcess) -> None:
     assert _same(seed, sql) == [(10000, 35), (10001, 2), (10002, 200), (10003, 30), (10004, 111)]
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT city, age, sum(cost), max(max_dwell_time), min(min_dwell_time) FROM t GROUP BY city, age",
-    "SELECT city, sum(cost), max(max_dwell_time), min(min_dwell_time) FROM t GROUP BY city",
-    "SELECT city, age, sum(cost), min(min_dwell_time) FROM t GROUP BY city, age",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT city, age, sum(cost), max(max_dwell_time), min(min_dwell_time) FROM t GROUP BY city, age",
+        "SELECT city, sum(cost), max(max_dwell_time), min(min_dwell_time) FROM t GROUP BY city",
+        "SELECT city, age, sum(cost), min(min_dwell_time) FROM t GROUP BY city, age",
+    ],
+)
 def test_seed_004_city_age_rollup(seed: InProcess, sql: str) -> None:
     assert _index(seed, sql) == ("r_city_age", True, "")
     rows = _same(seed, sql)
@@ -86,18 +93,27 @@ def test_seed_004_city_age_rollup(seed: InProcess, sql: str) -> None:
         assert ("北京", 20, 35, 10, 2) in rows and ("深圳", 35, 111, 6, 3) in rows
 
 
-@pytest.mark.parametrize("sql, reason", [
-    ("SELECT count(*) FROM t", "can't turn preAgg on for aggregate function count(*)"),
-    ("SELECT city FROM t", "No aggregate on scan."),
-    ("SELECT user_id, max(cost) FROM t GROUP BY user_id",
-     "max(cost) is not match agg mode SUM or has distinct param"),
-    ("SELECT user_id, sum(cost) FROM t WHERE cost > 3 GROUP BY user_id",
-     "Predicate (cost > 3) contains value column cost"),
-    ("SELECT cost, count(DISTINCT user_id) FROM t GROUP BY cost",
-     "Grouping expression cost contains value column cost"),
-    ("SELECT user_id, avg(cost) FROM t GROUP BY user_id", "avg(cost) is not supported."),
-    ("SELECT sum(user_id) FROM t", "sum(user_id) is not distinct."),
-])
+@pytest.mark.parametrize(
+    "sql, reason",
+    [
+        ("SELECT count(*) FROM t", "can't turn preAgg on for aggregate function count(*)"),
+        ("SELECT city FROM t", "No aggregate on scan."),
+        (
+            "SELECT user_id, max(cost) FROM t GROUP BY user_id",
+            "max(cost) is not match agg mode SUM or has distinct param",
+        ),
+        (
+            "SELECT user_id, sum(cost) FROM t WHERE cost > 3 GROUP BY user_id",
+            "Predicate (cost > 3) contains value column cost",
+        ),
+        (
+            "SELECT cost, count(DISTINCT user_id) FROM t GROUP BY cost",
+            "Grouping expression cost contains value column cost",
+        ),
+        ("SELECT user_id, avg(cost) FROM t GROUP BY user_id", "avg(cost) is not supported."),
+        ("SELECT sum(user_id) FROM t", "sum(user_id) is not distinct."),
+    ],
+)
 def test_preaggregation_off_reasons_use_base_index(seed: InProcess, sql: str, reason: str) -> None:
     assert _index(seed, sql) == ("t", False, reason)
     _same(seed, sql)
@@ -117,9 +133,14 @@ def test_duplicate_rollup_reorders_prefix(tmp_path: Path) -> None:
             max_dwell_time DATETIME, min_dwell_time DATETIME) DUPLICATE KEY(user_id, age)
             DISTRIBUTED BY HASH(user_id) BUCKETS 2
             ROLLUP (r_age(age, user_id, message, max_dwell_time, min_dwell_time))""")
-        p.run("INSERT INTO t VALUES " + ", ".join(
-            f"({i}, {i % 7 + 18}, 'm{'error' if i % 3 else 'ok'}{i}', '2024-01-01 00:00:00', "
-            f"'2024-01-01 00:00:00')" for i in range(60)))
+        p.run(
+            "INSERT INTO t VALUES "
+            + ", ".join(
+                f"({i}, {i % 7 + 18}, 'm{'error' if i % 3 else 'ok'}{i}', '2024-01-01 00:00:00', "
+                f"'2024-01-01 00:00:00')"
+                for i in range(60)
+            )
+        )
         sql = "SELECT * FROM t WHERE age = 20 AND message LIKE '%error%'"
         assert _index(p, sql) == ("r_age", True, "")
         _same(p, sql)
@@ -135,7 +156,9 @@ KEYS = ["k1", "k2", "k3"]
 
 
 @pytest.fixture(scope="module")
-def agg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, duckdb.DuckDBPyConnection]]:
+def agg(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[InProcess, duckdb.DuckDBPyConnection]]:
     p = InProcess(Path(tmp_path_factory.mktemp("aggprop")))
     p.run("CREATE DATABASE d; USE d")
     p.run("""CREATE TABLE a (k1 INT, k2 INT, k3 VARCHAR(4), s BIGINT SUM, mx INT MAX, mn INT MIN)
@@ -148,29 +171,60 @@ def agg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, d
     duck = duckdb.connect()
     duck.execute("CREATE TABLE raw (k1 INT, k2 INT, k3 VARCHAR, s BIGINT, mx INT, mn INT)")
     for _ in range(4):  # several loads: storage merges them on read
-        rows = [(rnd.randrange(6), rnd.randrange(5), rnd.choice(["x", "y", "z"]),
-                 rnd.randrange(-20, 100), rnd.randrange(100), rnd.randrange(100)) for _ in range(80)]
+        rows = [
+            (
+                rnd.randrange(6),
+                rnd.randrange(5),
+                rnd.choice(["x", "y", "z"]),
+                rnd.randrange(-20, 100),
+                rnd.randrange(100),
+                rnd.randrange(100),
+            )
+            for _ in range(80)
+        ]
         values = ", ".join(f"({a}, {b}, '{c}', {d}, {e}, {f})" for a, b, c, d, e, f in rows)
         p.run(f"INSERT INTO a VALUES {values}")
         p.run(f"INSERT INTO u VALUES {values}")
         duck.executemany("INSERT INTO raw VALUES (?, ?, ?, ?, ?, ?)", rows)
-    duck.execute("CREATE TABLE a AS SELECT k1, k2, k3, sum(s) AS s, max(mx) AS mx, min(mn) AS mn "
-                 "FROM raw GROUP BY k1, k2, k3")
+    duck.execute(
+        "CREATE TABLE a AS SELECT k1, k2, k3, sum(s) AS s, max(mx) AS mx, min(mn) AS mn "
+        "FROM raw GROUP BY k1, k2, k3"
+    )
     duck.execute("CREATE TABLE u AS SELECT * FROM raw")
     yield p, duck
     p.close()
 
 
-_aggs = ["sum(s)", "max(mx)", "min(mn)", "count(*)", "max(k1)", "min(k2)", "count(DISTINCT k1)",
-         "sum(mx)", "count(s)", "max(s)"]
-_filters = ["k1 = 2", "k1 IN (1, 3)", "k2 > 1", "k3 = 'y'", "s > 10", "mn < 50", "k1 < 4 AND k2 >= 1",
-            "k2 = 2 OR k3 = 'x'"]
+_aggs = [
+    "sum(s)",
+    "max(mx)",
+    "min(mn)",
+    "count(*)",
+    "max(k1)",
+    "min(k2)",
+    "count(DISTINCT k1)",
+    "sum(mx)",
+    "count(s)",
+    "max(s)",
+]
+_filters = [
+    "k1 = 2",
+    "k1 IN (1, 3)",
+    "k2 > 1",
+    "k3 = 'y'",
+    "s > 10",
+    "mn < 50",
+    "k1 < 4 AND k2 >= 1",
+    "k2 = 2 OR k3 = 'x'",
+]
 
 
 @st.composite
 def _query(draw: st.DrawFn, table: str) -> str:
     group = draw(st.lists(st.sampled_from(KEYS), unique=True, max_size=2))
-    aggs = draw(st.lists(st.sampled_from(_aggs), unique=True, min_size=0 if group else 1, max_size=3))
+    aggs = draw(
+        st.lists(st.sampled_from(_aggs), unique=True, min_size=0 if group else 1, max_size=3)
+    )
     where = draw(st.lists(st.sampled_from(_filters), unique=True, max_size=2))
     select = ", ".join(group + aggs) or "k1"
     sql = f"SELECT {select} FROM {table}"

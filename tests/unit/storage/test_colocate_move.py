@@ -8,19 +8,21 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "planner"))
-from inprocess import InProcess  # noqa: E402
+from inprocess import InProcess
 
-from storage.batch import Batch, Column  # noqa: E402
-from storage.txn import LoadTxn  # noqa: E402
-from storage.types import INT  # noqa: E402
+from storage.batch import Batch, Column
+from storage.txn import LoadTxn
+from storage.types import INT
 
 
 def test_load_racing_a_colocate_move_keeps_its_rows(tmp_path: Path) -> None:
     p = InProcess(tmp_path)
     try:
         p.run("CREATE DATABASE d; USE d")
-        p.run('CREATE TABLE g (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 6 '
-              'PROPERTIES ("colocate_with" = "grp")')
+        p.run(
+            "CREATE TABLE g (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 6 "
+            'PROPERTIES ("colocate_with" = "grp")'
+        )
         # a one-tablet table first, so t's round-robin placement starts on another backend
         p.run("CREATE TABLE filler (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
         p.run("CREATE TABLE t (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 6")
@@ -28,8 +30,14 @@ def test_load_racing_a_colocate_move_keeps_its_rows(tmp_path: Path) -> None:
         cat = p.engine.catalog
         before = {t.bucket_seq: t.backend_id for t in cat.tablets(cat.get_table("d", "t").table_id)}
         txn = LoadTxn(p.engine, cat.get_database("d"), cat.get_table("d", "t"))
-        txn.add_batch(Batch.of([("k", Column.from_physical(INT, list(range(100, 160)))),
-                                ("v", Column.from_physical(INT, list(range(100, 160))))]))
+        txn.add_batch(
+            Batch.of(
+                [
+                    ("k", Column.from_physical(INT, list(range(100, 160)))),
+                    ("v", Column.from_physical(INT, list(range(100, 160)))),
+                ]
+            )
+        )
         p.run('ALTER TABLE t SET ("colocate_with" = "grp")')
         group = cat.colocate_group(cat.get_table("d", "t").colocate_group_id)
         after = {t.bucket_seq: t.backend_id for t in cat.tablets(cat.get_table("d", "t").table_id)}

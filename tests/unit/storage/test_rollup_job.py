@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "planner"))
-from inprocess import InProcess  # noqa: E402
+from inprocess import InProcess
 
-from storage.batch import Batch, Column  # noqa: E402
-from storage.rollup_job import RollupJobs  # noqa: E402
-from storage.txn import LoadTxn  # noqa: E402
-from storage.types import BIGINT, INT  # noqa: E402
+from storage.batch import Batch, Column
+from storage.rollup_job import RollupJobs
+from storage.txn import LoadTxn
+from storage.types import BIGINT, INT
 
 OFF = frozenset({"choose_rollup"})
 
@@ -30,9 +30,15 @@ def test_load_started_before_the_job_lands_in_the_rollup(tmp_path: Path) -> None
         table = cat.get_table("d", "t")
         txn = LoadTxn(p.engine, cat.get_database("d"), table)  # captures [base] only
         n = 40
-        txn.add_batch(Batch.of([("k1", Column.from_physical(INT, [i % 5 for i in range(n)])),
-                                ("k2", Column.from_physical(INT, [i % 4 for i in range(n)])),
-                                ("s", Column.from_physical(BIGINT, [1000 + i for i in range(n)]))]))
+        txn.add_batch(
+            Batch.of(
+                [
+                    ("k1", Column.from_physical(INT, [i % 5 for i in range(n)])),
+                    ("k2", Column.from_physical(INT, [i % 4 for i in range(n)])),
+                    ("s", Column.from_physical(BIGINT, [1000 + i for i in range(n)])),
+                ]
+            )
+        )
         jobs = RollupJobs.of(p.engine)
         # the job may finish before or after the racing load publishes: both must be correct
         p.run("ALTER TABLE t ADD ROLLUP r(k2, s)")
@@ -46,9 +52,15 @@ def test_load_started_before_the_job_lands_in_the_rollup(tmp_path: Path) -> None
         assert sorted(p.query(sql)) == sorted(p.query(sql, OFF))
         # and with the job paused until after the racing load: convert on commit
         txn2 = LoadTxn(p.engine, cat.get_database("d"), cat.get_table("d", "t"))
-        txn2.add_batch(Batch.of([("k1", Column.from_physical(INT, [9])),
-                                 ("k2", Column.from_physical(INT, [9])),
-                                 ("s", Column.from_physical(BIGINT, [5]))]))
+        txn2.add_batch(
+            Batch.of(
+                [
+                    ("k1", Column.from_physical(INT, [9])),
+                    ("k2", Column.from_physical(INT, [9])),
+                    ("s", Column.from_physical(BIGINT, [5])),
+                ]
+            )
+        )
         p.run("ALTER TABLE t ADD ROLLUP r2(k1, s)")
         txn2.commit()
         for job in cat.alter_jobs():
