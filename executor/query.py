@@ -76,7 +76,7 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     bound = bind_query(select_ast, catalog, ctx, sql=sql)
     if _bool_variable(ctx, "disable_join_reorder"):
         disabled_rules = disabled_rules | {"reorder_joins"}
-    plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules))
+    plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
     return PreparedQuery(plan, bound.names, bound.types, disabled_rules)
 
 

@@ -226,8 +226,11 @@ class _Planner:
         meta = self.catalog.get_table(plan.db, plan.table)
         parts = {p.partition_id: p.name for p in self.catalog.partitions(plan.table_id)}
         chosen = sorted({r.tablet.partition_id for r in plan.ranges})
-        names = [parts.get(pid, str(pid)) for pid in chosen]
         total_tablets = len(self.catalog.tablets(plan.table_id, None, plan.index_id))
+        if plan.selection is not None:  # partition / bucket pruning (rules/prune_scans.py)
+            chosen = list(plan.selection.partition_ids)
+            total_tablets = plan.selection.total_tablets  # tablets of the selected partitions
+        names = [parts.get(pid, str(pid)) for pid in chosen]
         tablets = [r.tablet.tablet_id for r in plan.ranges]
         tablet_list = ",".join(str(t) for t in tablets[:3]) + (" ..." if len(tablets) > 3 else "")
         index = next((ix.name for ix in self.catalog.materialized_indexes(plan.table_id)

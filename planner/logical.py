@@ -78,11 +78,29 @@ class ScanRange:
 
 
 @dataclass(frozen=True, slots=True)
+class ScanSelection:
+    """What partition / bucket pruning kept (planner/rules/prune_scans.py), for EXPLAIN's
+    `partitions=k/n (names)` and `tablets=k/n, tabletList=..`; `ranges` already hold only these.
+    `total_tablets` counts the tablets of the selected partitions (Doris' n), before buckets
+    were pruned."""
+
+    partition_ids: tuple[int, ...]
+    partition_names: tuple[str, ...]
+    total_partitions: int
+    tablet_ids: tuple[int, ...]
+    total_tablets: int
+
+
+@dataclass(frozen=True, slots=True)
 class LogicalScan(LogicalPlan):
-    """Scan of one OLAP table's base index: reads `columns`, applies `filters` (conjuncts).
+    """Scan of one OLAP table's materialized index `index_id`: reads `columns`, applies
+    `filters` (conjuncts).
 
     `predicates` are the column-vs-constant conjuncts handed to storage as pruning hints;
-    the scan operator still evaluates every filter itself.
+    the scan operator still evaluates every filter itself. The builder scans the base index;
+    the rule choose_rollup may switch `index_id`/`ranges` to a rollup and records
+    `index_name`, `preaggregation` and Doris' PREAGGREGATION OFF reason; prune_scans fills
+    `selection`.
     """
 
     db: str
@@ -96,6 +114,10 @@ class LogicalScan(LogicalPlan):
     filters: tuple[Expr, ...] = ()
     predicates: tuple[ColumnPredicate, ...] = ()
     row_count: int = 0  # rows in the captured rowsets (before deletes and merging): statistics
+    selection: ScanSelection | None = None
+    index_name: str = ""
+    preaggregation: bool = True
+    preagg_reason: str = ""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -106,8 +128,12 @@ class LogicalScan(LogicalPlan):
         return self.column_types
 
     def describe(self) -> str:
-        parts = [f"LogicalScan({self.db}.{self.table}", f"columns=[{', '.join(self.columns)}]",
+        table = f"{self.db}.{self.table}" + (f"({self.index_name})" if self.index_name else "")
+        parts = [f"LogicalScan({table}", f"columns=[{', '.join(self.columns)}]",
                  f"tablets={len(self.ranges)}"]
+        if self.selection is not None:
+            parts.append(f"partitions={len(self.selection.partition_ids)}/"
+                         f"{self.selection.total_partitions}")
         if self.filters:
             parts.append("filters=[" + ", ".join(f.sql() for f in self.filters) + "]")
         if self.predicates:

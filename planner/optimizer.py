@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from planner.logical import LogicalPlan
+from planner.rules.choose_rollup import choose_rollup
 from planner.rules.prune_columns import prune_columns
+from planner.rules.prune_scans import prune_scans
 from planner.rules.push_down_filters import push_down_filters
 from planner.rules.push_down_join_predicates import push_down_join_predicates
 from planner.rules.reorder_joins import reorder_joins
@@ -23,12 +26,15 @@ RULES: tuple[Rule, ...] = (
     reorder_joins,
     push_down_filters,
     prune_columns,
+    prune_scans,  # partitions / buckets a scan reads (needs ctx.catalog)
+    choose_rollup,  # after column pruning: the columns a scan needs decide the index
 )
 
 
 @dataclass(frozen=True, slots=True)
 class OptimizerContext:
     disabled_rules: frozenset[str] = frozenset()
+    catalog: Any = None  # storage Catalog; rules that need partitions / indexes skip without it
 
 
 def optimize(plan: LogicalPlan, ctx: OptimizerContext | None = None) -> LogicalPlan:

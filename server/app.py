@@ -31,6 +31,7 @@ from server.session import ShaleSession
 from server.variables import GlobalVariables
 from storage.engine import StorageEngine
 from storage.page_cache import PAGE_CACHE, parse_limit
+from storage.rollup_job import RollupJobs
 
 logger = logging.getLogger("shaledb")
 
@@ -66,6 +67,7 @@ class ShaleServer:
         self.config = config
         self.engine = StorageEngine(Path(config.data_dir), backends=config.backends, host=config.host)
         PAGE_CACHE.resize(parse_limit(config.storage_page_cache_limit))
+        RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
         self.global_vars = GlobalVariables()
         self.users = UserStore(Path(config.data_dir) / "users.json")
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")

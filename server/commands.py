@@ -28,6 +28,7 @@ from executor.insert import (
 )
 from executor.insert_fast import scanned_batch
 from executor.query import SessionContext, evaluate_constant, execute, plan_select
+from planner.scan_info import plan_scan_lines
 from planner.distribute import DistributeOptions, distribute
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
 from planner.explain import explain_lines, shape_lines
@@ -37,7 +38,7 @@ from sql import ast_views as V
 from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
-from sql.dialect import DescAll, DorisExplain
+from sql.dialect import CancelAlter, DescAll, DorisExplain
 from sql.insert_values_scanner import scan_header, scan_rows
 from sql.errors import (
     DorisError,
@@ -51,6 +52,7 @@ from sql.errors import (
 from storage.batch import Batch
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
+from storage.rollup_job import RollupJobs
 from storage.engine import StorageEngine
 from storage.group_commit import MODES as GROUP_COMMIT_MODES
 from storage.group_commit import GroupCommitOptions
@@ -95,6 +97,20 @@ class TextOutcome:
 
 
 Outcome = OkOutcome | RowsOutcome | TextOutcome | PendingOutcome
+
+
+# `SET disable_nereids_rules = 'A,B'`: Doris rule names (and our own rule names) -> our rules.
+_DORIS_RULES = {
+    "OLAP_SCAN_PARTITION_PRUNE": "prune_scans", "OLAP_SCAN_TABLET_PRUNE": "prune_scans",
+    "PARTITION_PRUNE": "prune_scans",
+    "MATERIALIZED_INDEX_AGG_SCAN": "choose_rollup", "MATERIALIZED_INDEX_SCAN": "choose_rollup",
+    "ROLLUP_WITH_OUT_AGG": "choose_rollup", "ROLLUP_AGG_SCAN": "choose_rollup",
+}
+
+
+def disabled_rules(value: object) -> frozenset[str]:
+    names = [n.strip() for n in str(value or "").split(",") if n.strip()]
+    return frozenset(_DORIS_RULES.get(n.upper(), n.lower()) for n in names)
 
 
 def _not_supported(what: str) -> ShaleError:
@@ -215,6 +231,8 @@ class StatementRunner:
             return self.explain(stmt.this, stmt.args.get("style"))
         if isinstance(stmt, exp.Delete):
             return self.delete(stmt)
+        if isinstance(stmt, CancelAlter):
+            return self.cancel_alter(stmt)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
 
     def _table(self, node: exp.Expression) -> TableMeta:
@@ -273,7 +291,9 @@ class StatementRunner:
     # ---- SELECT / INSERT --------------------------------------------------------------------
     def select(self, stmt: exp.Expression) -> RowsOutcome:
         ctx = self.context()
-        prepared = plan_select(stmt, self.engine.catalog, ctx, sql=stmt.meta.get("sql"))
+        disabled = disabled_rules(self.lookup_variable("disable_nereids_rules"))
+        prepared = plan_select(stmt, self.engine.catalog, ctx, sql=stmt.meta.get("sql"),
+                               disabled_rules=disabled)
         result = execute(prepared, self.engine, ctx)
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
         batches = _with_timeout(result.batches, ctx.cancel, timeout)
@@ -282,7 +302,8 @@ class StatementRunner:
                                list(prepared.names))
             batches = self.profiles.track(
                 batches, result.profile, stmt.meta.get("sql", ""), self.user, self.database,
-                lambda: operator_counters(dplan, result.root[0] if result.root else None))
+                lambda: plan_scan_lines(prepared.plan) + operator_counters(
+                    dplan, result.root[0] if result.root else None))
         return RowsOutcome(list(result.names), list(result.types), batches)
 
     def explain(self, query: exp.Expression, style: object) -> TextOutcome:
@@ -442,12 +463,29 @@ class StatementRunner:
                 ddl_ops.drop_partition(self.engine, table, action.name, action.if_exists)
             elif isinstance(action, V.SetPropertiesAction):
                 ddl_ops.set_properties(self.engine, table, dict(action.properties))
-            elif isinstance(action, (V.AddRollupAction, V.DropRollupAction)):
-                raise _not_supported("ALTER TABLE ADD/DROP ROLLUP")
+            elif isinstance(action, V.AddRollupAction):
+                jobs = RollupJobs.of(self.engine)
+                for job_id in ddl_ops.add_rollups(self.engine, table, action.rollups):
+                    jobs.start(job_id)
+            elif isinstance(action, V.DropRollupAction):
+                for job_id in ddl_ops.drop_rollups(self.engine, table, action.names):
+                    RollupJobs.of(self.engine).cancel(job_id, "rollup index is dropped")
             elif isinstance(action, (V.AddIndexAction, V.DropIndexAction)):
                 raise _not_supported("ALTER TABLE ADD/DROP INDEX")
             else:
                 raise _not_supported(f"ALTER TABLE action {type(action).__name__}")
+        return OkOutcome()
+
+    def cancel_alter(self, stmt: CancelAlter) -> OkOutcome:
+        if stmt.args.get("kind") != "ROLLUP":
+            raise _not_supported("CANCEL ALTER TABLE COLUMN")
+        target = stmt.this
+        if isinstance(target, exp.Table) and isinstance(target.this, exp.Anonymous):
+            target = exp.Table(this=exp.to_identifier(target.this.name), db=target.args.get("db"))
+        table = self._table(target)
+        jobs = RollupJobs.of(self.engine)
+        for job_id in ddl_ops.running_rollup_jobs(self.engine, table):
+            jobs.cancel(job_id, "user cancelled")
         return OkOutcome()
 
     # ---- SHOW -------------------------------------------------------------------------------
@@ -506,9 +544,28 @@ class StatementRunner:
             if not db:
                 raise no_database_selected()
             r = show.show_delete(cat, db)
+        elif kind == "ALTER TABLE ROLLUP":
+            if not db:
+                raise no_database_selected()
+            if cat.get_database(db) is None:
+                raise unknown_database(db)
+            r = show.show_alter_rollup(cat, db)
+        elif kind == "TABLETS":
+            r = show.show_tablets(cat, self._show_target(target, db), stmt.meta.get("partitions"))
+        elif kind == "PROC":
+            r = self.show_proc(target.name if target is not None else "/")
         else:
             raise _not_supported(f"SHOW {kind}")
         return TextOutcome(r.names, r.rows)
+
+    def show_proc(self, path: str) -> show.ShowResult:
+        parts = [p for p in path.strip().split("/") if p]
+        if parts and parts[0] == "colocation_group":
+            if len(parts) == 1:
+                return show.show_colocation_groups(self.engine.catalog)
+            if len(parts) == 2:
+                return show.show_colocation_group(self.engine.catalog, parts[1])
+        raise _not_supported(f"SHOW PROC '{path}'")
 
     def _show_target(self, target: exp.Expression | None, db: str | None) -> TableMeta:
         if target is None:

@@ -51,6 +51,27 @@ def build_app(server: ShaleServer) -> web.Application:
         ]
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
 
+    async def colocate(_: web.Request) -> web.Response:
+        """GET /api/colocate: the colocate groups (Doris ColocateMetaService)."""
+        from sql.show import show_colocation_groups  # noqa: PLC0415
+
+        r = show_colocation_groups(server.engine.catalog)
+        return web.json_response({"msg": "success", "code": 0,
+                                  "data": [dict(zip(r.names, row)) for row in r.rows], "count": 0})
+
+    async def group_stable(request: web.Request) -> web.Response:
+        """POST marks a group stable, DELETE unstable: ?db_id=..&group_id=.."""
+        from sql.ddl_ops import set_group_stable  # noqa: PLC0415
+        from storage.errors import ShaleError  # noqa: PLC0415
+
+        try:
+            db_id, group_id = int(request.query["db_id"]), int(request.query["group_id"])
+            set_group_stable(server.engine, db_id, group_id, request.method == "POST")
+        except (KeyError, ValueError, ShaleError) as e:
+            msg = getattr(e, "detail", None) or f"invalid parameter: {e}"
+            return web.json_response({"msg": msg, "code": 1, "data": None, "count": 0}, status=400)
+        return web.json_response({"msg": "success", "code": 0, "data": None, "count": 0})
+
     async def not_found(request: web.Request) -> web.Response:
         return web.Response(status=404, text=json.dumps({"status": "FAILED", "msg": f"no such API: {request.path}"}),
                             content_type="application/json")
@@ -59,5 +80,8 @@ def build_app(server: ShaleServer) -> web.Application:
     app.router.add_get("/api/health", health)
     app.router.add_get("/api/bootstrap", bootstrap)
     app.router.add_get("/metrics", metrics)
+    app.router.add_get("/api/colocate", colocate)
+    app.router.add_post("/api/colocate/group_stable", group_stable)
+    app.router.add_delete("/api/colocate/group_stable", group_stable)
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

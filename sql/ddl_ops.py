@@ -18,6 +18,7 @@ from sql.ddl import TableDefinition, rollup_key_columns, short_key_count
 from sql.errors import DorisError, ErrorCode, no_database_selected, unknown_database
 from sql.partitions import PartitionSpec, resolve_list, resolve_range
 from storage.catalog.meta import (
+    AlterJobMeta,
     ColocateGroup,
     DatabaseMeta,
     DistributionType,
@@ -78,6 +79,8 @@ def drop_database(engine: StorageEngine, name: str, if_exists: bool) -> None:
             m.delete(group)
         for txn in cat.txns(db.db_id):
             m.delete(txn)
+        for job in cat.alter_jobs(db.db_id):
+            m.delete(job)
         m.delete(db)
         cat.commit(m)
     engine.remove_tablet_files(tablets)
@@ -388,14 +391,240 @@ def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, s
             P.validate_dynamic_partition(merged, table.partition_info, columns)
         if "bloom_filter_columns" in updates or "bloom_filter_fpp" in updates:
             P.validate_bloom_filter(merged, columns, table.keys_type)
-        if "colocate_with" in updates and updates["colocate_with"] != (table.property("colocate_with") or ""):
-            raise DorisError("Changing colocate_with by ALTER TABLE is not supported yet; "
-                             "create the table with the colocate_with property instead")
+        moved: list[tuple[TabletMeta, int]] = []
+        m = Mutation()
+        if "colocate_with" in updates:
+            target = updates["colocate_with"].strip()
+            table, moved = _change_colocate_group(engine, m, table, target)
+            if not updates["colocate_with"].strip():
+                merged.pop("colocate_with", None)
         mow = "enable_unique_key_merge_on_write"
         if mow in updates and updates[mow] != table.property(mow, "true"):
             raise DorisError(f"Can not change property {mow}")
         if "replication_num" in updates or "replication_allocation" in updates:
             P.replication_num(merged, len(cat.backends()))
-        m = Mutation()
+        _move_tablet_files(engine, moved)
         m.put(replace(table, properties=tuple(merged.items())))
+        cat.commit(m)
+    _remove_old_tablet_files(engine, moved)
+
+
+def _change_colocate_group(engine: StorageEngine, m: Mutation, table: TableMeta, name: str
+                           ) -> tuple[TableMeta, list[tuple[TabletMeta, int]]]:
+    """ALTER TABLE t SET ("colocate_with" = "g" | ""): leave the current group (dropping it when
+    it empties) and join / create `g` (Doris `Env.modifyTableColocate`). Tablets whose bucket
+    seq lives elsewhere in the group's bucket -> backend map are relocated (returned as
+    (tablet before the move, new backend) so the caller moves their files)."""
+    cat = engine.catalog
+    db = cat.database_by_id(table.db_id)
+    assert db is not None
+    old = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
+    if name and old is not None and old.name == _group_name(db, name):
+        return table, []
+    if name:
+        if table.distribution.type is not DistributionType.HASH:
+            raise _colocate_error(
+                "Colocate tables must have same distribution type: HASH should be RANDOM")
+        parts = cat.partitions(table.table_id)
+        buckets = sorted({p.buckets for p in parts})
+        if len(buckets) > 1:
+            raise DorisError(f"Partitions in table {table.name} have different buckets number")
+        replicas = parts[0].replication_num if parts else 1
+    if old is not None:
+        others = [t for t in cat.tables_in_group(old.group_id) if t.table_id != table.table_id]
+        if not others:
+            m.delete(old)
+    if not name:
+        return replace(table, colocate_group_id=None), []
+    group = _find_group(engine, db, name)
+    if group is not None and old is not None and group.group_id == old.group_id:
+        group = None
+    nbuckets = buckets[0] if buckets else table.distribution.buckets
+    if group is not None:
+        _check_colocate(group, table, replicas, [nbuckets])
+    else:
+        # The table becomes the group's parent: its first partition's base tablets define the
+        # bucket seq -> backend map (seed 000 section 1).
+        first = cat.tablets(table.table_id, parts[0].partition_id) if parts else []
+        base = {t.bucket_seq: t.backend_id for t in first if t.index_id == table.base_index_id}
+        placement = [base.get(seq) for seq in range(nbuckets)]
+        if any(b is None for b in placement):
+            placement = engine.pick_backends(nbuckets)
+        group = ColocateGroup(
+            group_id=cat.next_id(), db_id=db.db_id, name=_group_name(db, name), buckets=nbuckets,
+            column_types=tuple(table.column(c).type for c in table.distribution.columns),
+            replication_num=replicas, backends_per_bucket=tuple((b,) for b in placement),
+        )
+        m.put(group)
+    moved: list[tuple[TabletMeta, int]] = []
+    for t in cat.tablets(table.table_id):
+        want = group.backends_per_bucket[t.bucket_seq][0]
+        if t.backend_id != want:
+            moved.append((t, want))
+            m.put(replace(t, backend_id=want))
+    return replace(table, colocate_group_id=group.group_id), moved
+
+
+def _move_tablet_files(engine: StorageEngine, moved: list[tuple[TabletMeta, int]]) -> None:
+    """Copy each relocated tablet's files to its new backend (before the catalog switches)."""
+    import shutil  # noqa: PLC0415
+
+    for t, be in moved:
+        src = engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
+        dst = engine.backend_root(be) / "data" / str(t.tablet_id)
+        if src.is_dir():
+            shutil.rmtree(dst, ignore_errors=True)
+            shutil.copytree(src, dst)
+
+
+def _remove_old_tablet_files(engine: StorageEngine, moved: list[tuple[TabletMeta, int]]) -> None:
+    import shutil  # noqa: PLC0415
+
+    for t, _ in moved:
+        old = engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+# ---- rollups (ALTER TABLE ADD / DROP ROLLUP, CANCEL ALTER TABLE ROLLUP) -------------------------
+def _rollup_job_running(cat: object, table: TableMeta) -> bool:
+    return any(j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")
+               for j in cat.alter_jobs(table.db_id))  # type: ignore[attr-defined]
+
+
+def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[object]) -> list[int]:
+    """Validate ADD ROLLUP r(..)[, ..] and create, in one catalog transaction, each rollup as a
+    SHADOW index with its tablets plus a PENDING job; returns the job ids (storage/rollup_job.py
+    builds them). Doris `MaterializedViewHandler.processBatchAddRollup` checks and messages."""
+    from sql.ddl import _analyze_rollups  # noqa: PLC0415 - shared rollup column rules
+
+    cat = engine.catalog
+    with cat.lock:
+        table = cat.table_by_id(table.table_id) or table
+        if _rollup_job_running(cat, table):
+            raise DorisError(f"Table[{table.name}]'s state(ROLLUP) is not NORMAL. Do not allow "
+                             "doing ALTER ops")
+        indexes = cat.materialized_indexes(table.table_id)
+        names = {ix.name.lower(): ix for ix in indexes}
+        seen: set[str] = set()
+        for r in rollups:
+            name = r.name  # type: ignore[attr-defined]
+            if name.lower() in names or name.lower() in seen:
+                raise DorisError(f"Rollup index[{name}] already exists")
+            seen.add(name.lower())
+            base_name = getattr(r, "from_index", None) or table.name
+            base = names.get(base_name.lower())
+            if base is None or base.state != "NORMAL":
+                raise DorisError(f"Base index[{base_name}] does not exist")
+            for c in r.columns:  # type: ignore[attr-defined]
+                if c.lower() not in {x.lower() for x in base.columns}:
+                    raise DorisError(f"Column[{c}] does not exist")
+        specs = _analyze_rollups(list(rollups), table.name, table.columns, table.keys_type)
+        timeouts = []
+        for spec in specs:
+            props = dict(spec.properties)
+            text = props.pop("timeout", "86400")
+            if not str(text).isdigit() or int(text) <= 0:
+                raise DorisError(f"Invalid timeout: {text}")
+            unknown = [k for k in props if k not in ("storage_type", "schema_version")]
+            if unknown:
+                raise DorisError(f"Unknown properties: {{{unknown[0]}={props[unknown[0]]}}}")
+            timeouts.append(int(text))
+        base_index = next(ix for ix in indexes if ix.is_base)
+        group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
+        m = Mutation()
+        now = time.time()
+        job_ids = []
+        for spec, timeout in zip(specs, timeouts):
+            cols = rollup_key_columns(table.columns, spec, table.keys_type)
+            index_id, job_id = cat.next_ids(2)
+            index = MaterializedIndexMeta(
+                index_id=index_id, name=spec.name, columns=tuple(c.name for c in cols),
+                keys_type=table.keys_type, is_base=False, table_id=table.table_id,
+                keys=tuple(c.name for c in cols if c.is_key),
+                short_key_column_count=short_key_count(cols), create_time=now, state="SHADOW",
+            )
+            m.put(index)
+            for part in cat.partitions(table.table_id):
+                _add_index_tablets(engine, m, table, part, index, group)
+            m.put(AlterJobMeta(
+                job_id=job_id, db_id=table.db_id, table_id=table.table_id, table_name=table.name,
+                base_index_id=base_index.index_id, base_index_name=base_index.name,
+                rollup_index_id=index_id, rollup_index_name=spec.name, create_time=now,
+                transaction_id=cat.next_id(), timeout=timeout,
+            ))
+            job_ids.append(job_id)
+        cat.commit(m)
+    return job_ids
+
+
+def _add_index_tablets(engine: StorageEngine, m: Mutation, table: TableMeta, part: PartitionMeta,
+                       index: MaterializedIndexMeta, group: ColocateGroup | None) -> None:
+    """One tablet per bucket of `part` for `index`, on the backend of the base tablet of the same
+    bucket (Doris places a rollup replica next to its base replica)."""
+    base = {t.bucket_seq: t for t in engine.catalog.tablets(table.table_id, part.partition_id)
+            if t.index_id == table.base_index_id}
+    ids = engine.catalog.next_ids(part.buckets)
+    fallback = engine.pick_backends(part.buckets)
+    for seq, tablet_id in enumerate(ids):
+        if group is not None:
+            be = group.backends_per_bucket[seq][0]
+        elif seq in base:
+            be = base[seq].backend_id
+        else:
+            be = fallback[seq]
+        m.put(TabletMeta(tablet_id, table.table_id, part.partition_id, index.index_id, seq, be))
+
+
+def drop_rollups(engine: StorageEngine, table: TableMeta, names: Sequence[str]) -> list[int]:
+    """DROP ROLLUP r[, ..]; a rollup still being built cancels its job (returned job ids)."""
+    from storage.rollup_job import drop_index_objects  # noqa: PLC0415
+
+    cat = engine.catalog
+    to_cancel: list[int] = []
+    dropped: list[TabletMeta] = []
+    with cat.lock:
+        indexes = {ix.name.lower(): ix for ix in cat.materialized_indexes(table.table_id)}
+        targets = []
+        for name in names:
+            if name.lower() == table.name.lower():
+                raise DorisError("Cannot drop base index by using DROP ROLLUP.")
+            ix = indexes.get(name.lower())
+            if ix is None:
+                raise DorisError(f"Rollup index[{name}] does not exist in table[{table.name}]")
+            targets.append(ix)
+        m = Mutation()
+        for ix in targets:
+            if ix.state != "NORMAL":
+                job = next((j for j in cat.alter_jobs(table.db_id)
+                            if j.rollup_index_id == ix.index_id and j.state not in
+                            ("FINISHED", "CANCELLED")), None)
+                if job is not None:
+                    to_cancel.append(job.job_id)
+                    continue
+            dropped += drop_index_objects(cat, m, table.table_id, ix)
+        cat.commit(m)
+    engine.remove_tablet_files(dropped)
+    return to_cancel
+
+
+def running_rollup_jobs(engine: StorageEngine, table: TableMeta) -> list[int]:
+    """CANCEL ALTER TABLE ROLLUP FROM t: the jobs to cancel (Doris' error when there is none)."""
+    jobs = [j.job_id for j in engine.catalog.alter_jobs(table.db_id)
+            if j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")]
+    if not jobs:
+        raise DorisError(f"Table[{table.name}] is not under ROLLUP. Use 'ALTER TABLE DROP ROLLUP' "
+                         "if you want to.")
+    return jobs
+
+
+def set_group_stable(engine: StorageEngine, db_id: int, group_id: int, stable: bool) -> None:
+    """Mark a colocate group stable / unstable (Doris `/api/colocate/group_stable` POST /
+    DELETE, a debug switch: a single-process engine never rebalances by itself)."""
+    cat = engine.catalog
+    with cat.lock:
+        group = cat.colocate_group(group_id)
+        if group is None or group.db_id != db_id:
+            raise DorisError(f"Group {db_id}.{group_id} does not exist")
+        m = Mutation()
+        m.put(replace(group, stable=stable))
         cat.commit(m)

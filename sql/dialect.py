@@ -111,6 +111,7 @@ __all__ = [
     "AddRollup",
     "AggTypeColumnConstraint",
     "AlterSetProperties",
+    "CancelAlter",
     "DescAll",
     "DorisExplain",
     "DorisIndexParameters",
@@ -151,6 +152,7 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DorisRollupIndex,
     AddRollup,
     DropRollup,
+    CancelAlter,
     AddPartition,
     DropPartition,
     AlterSetProperties,
@@ -260,7 +262,7 @@ class ShaleDorisParser(DorisParser):
         "DYNAMIC PARTITION TABLES": _show("DYNAMIC PARTITION TABLES"),
         "BACKENDS": _show("BACKENDS"),
         "FRONTENDS": _show("FRONTENDS"),
-        "TABLETS": _show("TABLETS", target="FROM"),
+        "TABLETS": lambda self: self._parse_show_tablets(),
         "DATA": _show("DATA", target="FROM"),
         "PROC": lambda self: self._parse_show_proc(),
         "QUERY PROFILE": lambda self: self._parse_show_proc("QUERY PROFILE"),
@@ -302,6 +304,40 @@ class ShaleDorisParser(DorisParser):
             t.Callable[[Parser], "exp.Expr | None"], ShaleDorisParser._parse_root_statement
         )
         return self._parse(parse_method=root, raw_tokens=raw_tokens, sql=sql)
+
+    def _parse_statement(self) -> exp.Expr | None:
+        if (self._curr and self._curr.text.upper() == "CANCEL"
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "ALTER"):
+            self._advance(2)
+            return self._parse_cancel_alter()
+        return super()._parse_statement()
+
+    def _parse_cancel_alter(self) -> CancelAlter:
+        """CANCEL ALTER TABLE ROLLUP|COLUMN FROM [db.]t [(job_id, ..)] (after CANCEL ALTER)."""
+        if not self._match(TokenType.TABLE):
+            self.raise_error("Expected TABLE after CANCEL ALTER")
+        if not self._match_texts(("ROLLUP", "COLUMN")):
+            self.raise_error("Expected ROLLUP or COLUMN")
+        kind = self._prev.text.upper()
+        if not self._match(TokenType.FROM):
+            self.raise_error("Expected FROM")
+        table = self._parse_table_parts()
+        ids: list[exp.Expr] = []
+        if self._match(TokenType.L_PAREN):
+            ids = self._parse_csv(self._parse_number)  # type: ignore[arg-type]
+            self._match_r_paren()
+        return self.expression(CancelAlter(this=table, kind=kind, expressions=ids))
+
+    def _parse_show_tablets(self) -> exp.Show:
+        """SHOW TABLETS FROM t [PARTITION (p1, ..)]: partition names go to meta["partitions"]."""
+        show = self._parse_show_mysql("TABLETS", target="FROM")
+        if self._match_text_seq("PARTITION") or self._match_text_seq("PARTITIONS"):
+            wrapped = self._match(TokenType.L_PAREN)
+            names = self._parse_csv(lambda: self._parse_doris_name("partition"))
+            if wrapped:
+                self._match_r_paren()
+            show.meta["partitions"] = [n.name for n in names]
+        return show
 
     def _parse_root_statement(self) -> exp.Expr | None:
         start = self._curr

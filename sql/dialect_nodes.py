@@ -143,6 +143,13 @@ class AddRollup(exp.Expression):
     arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
 
 
+class CancelAlter(exp.Expression):
+    """``CANCEL ALTER TABLE ROLLUP|COLUMN FROM [db.]t [(job_id, ..)]``; this=Table,
+    kind="ROLLUP"|"COLUMN", expressions=job id Literals."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "kind": True, "expressions": False}
+
+
 class DropRollup(exp.Expression):
     """ALTER TABLE action ``DROP ROLLUP r1[, r2]``; expressions=[Identifier]."""
 
@@ -198,6 +205,7 @@ class DescAll(exp.Expression):
 # Node types accepted at the top level by the strict parser.
 STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Query,
+    CancelAlter,
     exp.Create,
     exp.Drop,
     exp.Alter,

@@ -191,7 +191,9 @@ def describe_all(catalog: Catalog, table: TableMeta) -> ShowResult:
     names = ["IndexName", "IndexKeysType", "Field", "Type", "InternalType", "Null", "Key", "Default",
              "Extra", "Visible", "DefineExpr", "WhereClause"]
     rows: list[tuple[object, ...]] = []
-    for n, index in enumerate(catalog.materialized_indexes(table.table_id)):
+    visible = [ix for ix in catalog.materialized_indexes(table.table_id)
+               if getattr(ix, "state", "NORMAL") == "NORMAL"]  # not a rollup job's shadow
+    for n, index in enumerate(visible):
         if n:
             rows.append(("",) * len(names))
         for i, cname in enumerate(index.columns):
@@ -321,3 +323,108 @@ def show_delete(catalog: Catalog, db: str) -> ShowResult:
             for part in txn.partition_names:
                 rows.append((table.name, part, _fmt_time(txn.create_time), txn.detail, "FINISHED"))
     return ShowResult(["TableName", "PartitionName", "CreateTime", "DeleteCondition", "State"], rows)
+
+
+# ---- SHOW ALTER TABLE ROLLUP / SHOW TABLETS / SHOW PROC '/colocation_group' -----------------
+ALTER_ROLLUP_COLUMNS = ["JobId", "TableName", "CreateTime", "FinishTime", "BaseIndexName",
+                        "RollupIndexName", "RollupId", "TransactionId", "State", "Msg",
+                        "Progress", "Timeout"]
+
+
+def show_alter_rollup(catalog: Catalog, db: str) -> ShowResult:
+    """SHOW ALTER TABLE ROLLUP [FROM db]: one row per ADD ROLLUP job (storage/rollup_job.py)."""
+    database = catalog.get_database(db)
+    rows: list[tuple[object, ...]] = []
+    if database is not None:
+        for j in catalog.alter_jobs(database.db_id):
+            rows.append((
+                str(j.job_id), j.table_name, _fmt_time(j.create_time), _fmt_time(j.finish_time),
+                j.base_index_name, j.rollup_index_name, str(j.rollup_index_id),
+                str(j.transaction_id), j.state, j.msg, j.progress, str(j.timeout),
+            ))
+    return ShowResult(ALTER_ROLLUP_COLUMNS, rows)
+
+
+TABLET_COLUMNS = ["TabletId", "ReplicaId", "BackendId", "SchemaHash", "Version",
+                  "LstSuccessVersion", "LstFailedVersion", "LstFailedTime", "LocalDataSize",
+                  "RemoteDataSize", "RowCount", "State", "LstConsistencyCheckTime",
+                  "CheckVersion", "VersionCount", "QueryHits", "PathHash", "MetaUrl",
+                  "CompactionStatus", "CooldownReplicaId", "CooldownMetaId"]
+
+
+def schema_hash(index: object) -> int:
+    """A stable positive 31-bit hash of an index's schema (Doris prints its schema hash)."""
+    import zlib  # noqa: PLC0415
+
+    text = ",".join(getattr(index, "columns", ()))
+    return zlib.crc32(f"{getattr(index, 'index_id', 0)}:{text}".encode()) & 0x7FFFFFFF
+
+
+def show_tablets(catalog: Catalog, table: TableMeta, partitions: list[str] | None) -> ShowResult:
+    """SHOW TABLETS FROM t [PARTITION (p, ..)]: every tablet of every visible index, with the
+    backend that owns it. One replica per tablet, so ReplicaId is the tablet id."""
+    from sql.errors import DorisError  # noqa: PLC0415
+
+    parts = sort_partitions(table, catalog.partitions(table.table_id))
+    if partitions:
+        by_name = {p.name.lower(): p for p in parts}
+        for n in partitions:
+            if n.lower() not in by_name:
+                raise DorisError(f"Unknown partition: {n}")
+        wanted = {n.lower() for n in partitions}
+        parts = [p for p in parts if p.name.lower() in wanted]
+    indexes = [ix for ix in catalog.materialized_indexes(table.table_id)
+               if getattr(ix, "state", "NORMAL") == "NORMAL"]
+    backends = {b.backend_id: b for b in catalog.backends()}
+    rows: list[tuple[object, ...]] = []
+    for p in parts:
+        for ix in indexes:
+            for t in catalog.tablets(table.table_id, p.partition_id, ix.index_id):
+                rowsets = catalog.rowsets(t.tablet_id, p.visible_version)
+                be = backends.get(t.backend_id)
+                host = f"{be.host}:{be.http_port}" if be is not None else ""
+                rows.append((
+                    str(t.tablet_id), str(t.tablet_id), str(t.backend_id), str(schema_hash(ix)),
+                    str(p.visible_version), str(p.visible_version), "-1", "NULL",
+                    str(sum(r.data_size for r in rowsets)), "0",
+                    str(sum(r.num_rows for r in rowsets)), "NORMAL", "NULL", "-1",
+                    str(len(rowsets) + 1),  # + the initial empty version [0-1]
+                    "0", str(t.backend_id), f"http://{host}/api/meta/header/{t.tablet_id}",
+                    f"http://{host}/api/compaction/show?tablet_id={t.tablet_id}", "-1", "",
+                ))
+    return ShowResult(TABLET_COLUMNS, rows)
+
+
+COLOCATION_COLUMNS = ["GroupId", "GroupName", "TableIds", "BucketsNum", "ReplicaAllocation",
+                      "DistCols", "IsStable", "ErrorMsg"]
+# Doris 2.1 names the backend column of '/colocation_group/<id>' after the resource tag.
+DEFAULT_TAG = '{"location" : "default"}'
+
+
+def show_colocation_groups(catalog: Catalog) -> ShowResult:
+    """SHOW PROC '/colocation_group': GroupId is `dbId.groupId` (Doris GroupId)."""
+    rows: list[tuple[object, ...]] = []
+    for g in sorted(catalog.colocate_groups(), key=lambda g: g.group_id):
+        tables = sorted(t.table_id for t in catalog.tables_in_group(g.group_id))
+        cols = ", ".join(t.sql().lower() for t in g.column_types)
+        rows.append((f"{g.db_id}.{g.group_id}", g.name, ", ".join(map(str, tables)),
+                     str(g.buckets), f"tag.location.default: {g.replication_num}", cols,
+                     "true" if getattr(g, "stable", True) else "false", ""))
+    return ShowResult(COLOCATION_COLUMNS, rows)
+
+
+def show_colocation_group(catalog: Catalog, group_id: str) -> ShowResult:
+    """SHOW PROC '/colocation_group/<dbId.groupId>': bucket seq -> backends (seed 000)."""
+    from sql.errors import DorisError  # noqa: PLC0415
+
+    group = None
+    for g in catalog.colocate_groups():
+        if f"{g.db_id}.{g.group_id}" == group_id or str(g.group_id) == group_id:
+            group = g
+    if group is None:
+        raise DorisError(f"Invalid group id: {group_id}")
+    rows: list[tuple[object, ...]] = [
+        (str(i), ", ".join(str(b) for b in bes))
+        for i, bes in enumerate(group.backends_per_bucket)
+    ]
+    return ShowResult(["BucketIndex", DEFAULT_TAG], rows)

@@ -25,6 +25,7 @@ from storage.catalog.meta import (
     DistributionType,
     MaterializedIndexMeta,
     PartitionMeta,
+    RowsetMeta,
     TableMeta,
     TabletMeta,
     TxnMeta,
@@ -141,6 +142,19 @@ class LoadTxn:
                 self._writer(tablet, index).add_batch(rows.select(index.columns))
         self.num_rows += batch.num_rows
 
+    def _follow_tablet_move(self, meta: RowsetMeta, wrote_on: int | None,
+                            backend_id: int | None) -> None:
+        """ALTER TABLE .. SET ("colocate_with") may have moved a tablet to another backend while
+        this load wrote it: copy the rowset's files there before publishing."""
+        import shutil  # noqa: PLC0415
+
+        if backend_id is None or wrote_on is None or wrote_on == backend_id:
+            return
+        src, dst = self.engine.backend_root(wrote_on), self.engine.backend_root(backend_id)
+        for rel in meta.files:
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / rel, dst / rel)
+
     def _check_label(self) -> None:
         prev = self.catalog.txn_by_label(self.db.db_id, self.label)
         if prev is not None:
@@ -170,10 +184,23 @@ class LoadTxn:
                     part, visible_version=part.visible_version + 1, visible_version_time=now
                 )
             tablet_part = {t.tablet_id: t.partition_id for t in self._tablets.values()}
+            now_on = {t.tablet_id: t.backend_id for t in self.catalog.tablets(self.table.table_id)}
+            live = set(now_on)
+            published = []
             for meta in metas:
                 version = new_parts[tablet_part[meta.tablet_id]].visible_version
-                if meta.num_rows:
-                    mutation.put(replace(meta, start_version=version, end_version=version))
+                if meta.num_rows and meta.tablet_id in live:  # a DROP ROLLUP may have removed it
+                    published.append(replace(meta, start_version=version, end_version=version))
+            # A rollup job added an index after this load captured the table's indexes: convert
+            # this load's base rowsets for it too, so the rollup misses no version.
+            from storage.rollup_job import convert_for_new_indexes  # noqa: PLC0415 - cycle
+
+            published += convert_for_new_indexes(self.engine, self.table, self.indexes, published)
+            wrote_on = {t.tablet_id: t.backend_id for t in self._tablets.values()}
+            for meta in published:
+                self._follow_tablet_move(meta, wrote_on.get(meta.tablet_id),
+                                         now_on.get(meta.tablet_id))
+                mutation.put(meta)
             for part in new_parts.values():
                 mutation.put(part)
             txn = TxnMeta(

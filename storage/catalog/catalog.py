@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from storage.catalog.meta import (
+    AlterJobMeta,
     Backend,
     ColocateGroup,
     DatabaseMeta,
@@ -28,7 +29,8 @@ from storage.catalog.meta import (
 from storage.catalog.repository import KINDS, CatalogRepository, Mutation, identity
 
 # Order in which puts reach memory: children before the things that make them visible.
-_APPLY_ORDER = ("rowset", "tablet", "index", "colocate", "backend", "db", "table", "partition", "txn")
+_APPLY_ORDER = ("rowset", "tablet", "index", "colocate", "backend", "db", "table", "partition",
+                "txn", "alter_job")
 
 
 class Catalog:
@@ -159,6 +161,15 @@ class Catalog:
 
     def txns(self, db_id: int) -> list[TxnMeta]:
         return sorted(self._children_of("txn", db_id), key=lambda t: t.txn_id)
+
+    def alter_jobs(self, db_id: int | None = None) -> list[AlterJobMeta]:
+        """ALTER TABLE ADD ROLLUP jobs (of one database), oldest first."""
+        jobs = list(self._objects["alter_job"].values())
+        mine = (j for j in jobs if db_id is None or j.db_id == db_id)
+        return sorted(mine, key=lambda j: j.job_id)
+
+    def alter_job(self, job_id: int) -> AlterJobMeta | None:
+        return self._objects["alter_job"].get(str(job_id))
 
     def all_tablets(self) -> list[TabletMeta]:
         return list(self._objects["tablet"].values())

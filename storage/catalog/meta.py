@@ -93,6 +93,9 @@ class MaterializedIndexMeta:
     short_key_column_count: int = 1
     schema_version: int = 0
     create_time: float = 0.0
+    # NORMAL: visible to queries. SHADOW: being built by an ALTER TABLE ADD ROLLUP job; loads
+    # already write it (so it misses no version) but queries never read it.
+    state: str = "NORMAL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +223,38 @@ class ColocateGroup:
     column_types: tuple[DataType, ...]
     replication_num: int = 1
     backends_per_bucket: tuple[tuple[int, ...], ...] = ()
+    # Doris marks a group unstable while the balancer moves its buckets; colocate joins then
+    # fall back. Embedded backends never move on their own: only the debug API changes it.
+    stable: bool = True
+
+    @property
+    def is_stable(self) -> bool:
+        return self.stable
+
+
+@dataclass(frozen=True, slots=True)
+class AlterJobMeta:
+    """An ALTER TABLE ADD ROLLUP job (storage/rollup_job.py), as SHOW ALTER TABLE ROLLUP lists it.
+
+    `state`: PENDING -> WAITING_TXN -> RUNNING -> FINISHED, or CANCELLED (with `msg`).
+    `rollup_index_id` is the shadow index the job builds; `base_index_id` the index it reads.
+    """
+
+    job_id: int
+    db_id: int
+    table_id: int
+    table_name: str
+    base_index_id: int
+    base_index_name: str
+    rollup_index_id: int
+    rollup_index_name: str
+    state: str = "PENDING"
+    msg: str = ""
+    create_time: float = 0.0
+    finish_time: float = 0.0
+    transaction_id: int = 0  # watershed: loads with a higher txn id write the shadow index
+    timeout: int = 86400
+    progress: str = "N/A"
 
 
 @dataclass(frozen=True, slots=True)

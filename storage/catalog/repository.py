@@ -17,6 +17,7 @@ from typing import Any
 
 from storage.catalog import codec
 from storage.catalog.meta import (
+    AlterJobMeta,
     Backend,
     ColocateGroup,
     DatabaseMeta,
@@ -39,6 +40,7 @@ KINDS: dict[type, tuple[str, str, str | None]] = {
     Backend: ("backend", "backend_id", None),
     ColocateGroup: ("colocate", "group_id", "db_id"),
     TxnMeta: ("txn", "txn_id", "db_id"),
+    AlterJobMeta: ("alter_job", "job_id", "db_id"),
 }
 CLASS_OF_KIND = {kind: cls for cls, (kind, _, _) in KINDS.items()}
 

@@ -29,6 +29,9 @@ between records are comments. Each record starts with a header line:
     Sort modes: ``nosort`` (the default) compares in server order (use it with ORDER BY);
     ``rowsort`` sorts the rows of both sides as text before comparing; ``valuesort`` sorts all
     values of both sides.
+    Plan flags may follow on the header: ``+ensure:rollup=r1`` (some scan reads index r1),
+    ``+ensure:preagg=off``, ``+ensure:partitions=1/3``, ``+ensure:tablets=2/8``. They are checked
+    against the scan facts of the query's profile (the runner turns ``enable_profile`` on for it).
 
 ``halt``
     Stop running the file here (for debugging).
@@ -63,7 +66,7 @@ import re
 import secrets
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +102,7 @@ class Query:
     types: str
     sort_mode: str
     expected: tuple[tuple[str, ...], ...]
+    ensure: tuple[str, ...] = ()  # "+ensure:<key>=<value>" plan flags
 
 
 @dataclass(frozen=True)
@@ -213,6 +217,13 @@ def _parse_query(lines, i, words, sort_default, err):
     types = words[1]
     if not types or any(c not in TYPE_LETTERS for c in types):
         raise err(header_line, f"bad column types {types!r}: use letters I, R, T, D")
+    ensure = tuple(w[len(ENSURE_PREFIX):] for w in words[2:] if w.startswith(ENSURE_PREFIX))
+    words = [w for w in words if not w.startswith(ENSURE_PREFIX)]
+    for flag in ensure:
+        key, _, value = flag.partition("=")
+        if key not in ENSURE_KEYS or not value:
+            raise err(header_line, f"bad plan flag {ENSURE_PREFIX}{flag}: use "
+                                   + ", ".join(f"{ENSURE_PREFIX}{k}=.." for k in ENSURE_KEYS))
     sort_mode = sort_default
     if len(words) >= 3:
         if words[2] not in SORT_MODES:
@@ -241,7 +252,7 @@ def _parse_query(lines, i, words, sort_default, err):
             )
         expected.append(values)
         i += 1
-    return Query(header_line, sql, types, sort_mode, tuple(expected)), i
+    return Query(header_line, sql, types, sort_mode, tuple(expected), ensure), i
 
 
 def parse_file(path: str | Path) -> list[Record]:
@@ -392,6 +403,36 @@ def _execute(conn: Any, sql: str) -> tuple[list[tuple[Any, ...]] | None, int | N
         cur.close()
 
 
+ENSURE_PREFIX = "+ensure:"
+# rollup=<index> (some scan reads that index), preagg=on|off, partitions=k/n, tablets=k/n
+ENSURE_KEYS = ("rollup", "preagg", "partitions", "tablets")
+
+
+def _scan_facts(conn: Any) -> list[str]:
+    """The VOlapScanNode lines of the newest query profile (SHOW QUERY PROFILE)."""
+    rows, _ = _execute(conn, 'SHOW QUERY PROFILE "/"')
+    if not rows:
+        return []
+    profile_id = format_value(rows[0][0])
+    rows, _ = _execute(conn, f'SHOW QUERY PROFILE "/{profile_id}"')
+    return [format_value(v) for k, v in rows or [] if format_value(k).startswith("VOlapScanNode")]
+
+
+def check_ensure(flags: Sequence[str], facts: Sequence[str]) -> str | None:
+    """None when every plan flag holds for some scan of the query, else the problem."""
+    for flag in flags:
+        key, _, value = flag.partition("=")
+        if key == "rollup":
+            want = f"({value}), PREAGGREGATION"
+        elif key == "preagg":
+            want = "PREAGGREGATION: " + value.upper()
+        else:
+            want = f"{key}={value}"
+        if not any(want in f for f in facts):
+            return f"plan flag {ENSURE_PREFIX}{flag} does not hold; scans: {list(facts)}"
+    return None
+
+
 def _run_one(
     conn: Any, rec: Statement | Query, filename: str, subs: dict[str, str]
 ) -> Failure | None:
@@ -399,6 +440,16 @@ def _run_one(
 
     def fail(msg: str) -> Failure:
         return Failure(filename, rec.line, sql, msg)
+
+    if isinstance(rec, Query) and rec.ensure:
+        # The plan facts come from the query profile of this very query.
+        _execute(conn, "SET enable_profile = true")
+        try:
+            failure = _run_one(conn, replace(rec, ensure=()), filename, subs)
+            problem = check_ensure(rec.ensure, _scan_facts(conn))
+        finally:
+            _execute(conn, "SET enable_profile = false")
+        return failure or (fail(problem) if problem else None)
 
     try:
         rows, ncols = _execute(conn, sql)

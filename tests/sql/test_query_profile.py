@@ -8,7 +8,7 @@ def _profile(cur) -> dict[str, int]:
     cur.execute('SHOW QUERY PROFILE "/"')
     latest = cur.fetchone()[0]
     cur.execute(f'SHOW QUERY PROFILE "/{latest}"')
-    return {name: int(value) for name, value in cur.fetchall() if value.isdigit()}
+    return {name: int(value) for name, value in cur.fetchall() if value.lstrip("-").isdigit()}
 
 
 def _count(cur, where: str) -> tuple[int, dict[str, int]]:
@@ -41,3 +41,40 @@ def test_short_key_and_zone_map_prune_with_same_results(db_conn) -> None:
         pushed, p5 = _count(cur, "k > 50000")  # nothing can match: the segment is skipped
         assert pushed == (0, None)
         assert p5["NumSegmentFiltered"] == p5["NumSegmentTotal"] > 0
+
+
+def _scans(cur) -> dict[str, str]:
+    cur.execute('SHOW QUERY PROFILE "/"')
+    latest = cur.fetchone()[0]
+    cur.execute(f'SHOW QUERY PROFILE "/{latest}"')
+    return {name: value for name, value in cur.fetchall() if name.startswith("VOlapScanNode")}
+
+
+def test_profile_shows_pruning_and_rollup_choice(db_conn) -> None:
+    """The scan facts the planner recorded (partitions=k/n, tablets=k/n, the chosen index and
+    PREAGGREGATION) reach the client through the query profile, in Doris' wording."""
+    with db_conn.cursor() as cur:
+        cur.execute("""CREATE TABLE ev (dt DATE, k INT, city VARCHAR(8), cost BIGINT SUM)
+            AGGREGATE KEY(dt, k, city)
+            PARTITION BY RANGE(dt) (PARTITION p1 VALUES LESS THAN ("2024-02-01"),
+              PARTITION p2 VALUES LESS THAN ("2024-03-01"), PARTITION p3 VALUES LESS THAN MAXVALUE)
+            DISTRIBUTED BY HASH(k) BUCKETS 4
+            ROLLUP (r_city(dt, city, cost))""")
+        cur.execute("INSERT INTO ev VALUES " + ", ".join(
+            f"('2024-0{1 + i % 3}-0{1 + i % 9}', {i % 11}, 'c{i % 4}', {i})" for i in range(200)))
+        cur.execute("SET enable_profile = true")
+        cur.execute("SELECT city, sum(cost) FROM ev WHERE dt >= '2024-02-01' GROUP BY city")
+        rows = sorted(cur.fetchall())
+        (facts,) = _scans(cur).values()
+        assert facts.startswith(f"TABLE: {db_conn.db.decode()}.ev(r_city), PREAGGREGATION: ON")
+        assert "partitions=2/3 (p2,p3)" in facts and "tablets=8/8" in facts
+        cur.execute("SELECT city, max(cost) FROM ev WHERE dt >= '2024-02-01' AND k = 3 "
+                    "GROUP BY city")
+        (facts,) = _scans(cur).values()
+        assert "(ev), PREAGGREGATION: OFF. Reason: max(cost) is not match agg mode SUM" in facts
+        assert "partitions=2/3 (p2,p3)" in facts and "tablets=2/8" in facts
+        cur.execute("SET disable_nereids_rules = 'MATERIALIZED_INDEX_AGG_SCAN,PRUNE_SCANS'")
+        cur.execute("SELECT city, sum(cost) FROM ev WHERE dt >= '2024-02-01' GROUP BY city")
+        assert sorted(cur.fetchall()) == rows
+        (facts,) = _scans(cur).values()
+        assert "(ev), PREAGGREGATION: ON" in facts and "partitions=" not in facts

@@ -331,3 +331,17 @@ def test_run_file_creates_uses_and_drops_its_database(tmp_path: Path) -> None:
         f"DROP DATABASE IF EXISTS `{db}`",
     ]
     assert c.closed
+
+
+# ---- +ensure: plan flags ------------------------------------------------------------------------
+def test_ensure_flags_parse_and_check() -> None:
+    (q,) = parse("query II rowsort +ensure:rollup=r1 +ensure:tablets=1/4\nSELECT 1, 2\n----\n1\t2\n")
+    assert isinstance(q, Query) and q.sort_mode == "rowsort"
+    assert q.ensure == ("rollup=r1", "tablets=1/4")
+    facts = ["TABLE: d.t(r1), PREAGGREGATION: ON; partitions=1/1 (t); tablets=1/4, tabletList=7"]
+    assert runner.check_ensure(q.ensure, facts) is None
+    assert runner.check_ensure(("rollup=t",), facts) is not None
+    assert runner.check_ensure(("preagg=off",), facts) is not None
+    assert runner.check_ensure(("partitions=1/1",), facts) is None
+    with pytest.raises(SqlLogicParseError):
+        parse("query I +ensure:join=colocate\nSELECT 1\n----\n1\n")

@@ -1,0 +1,363 @@
+"""ALTER TABLE ADD ROLLUP as an asynchronous job: build a rollup's tablets from existing data.
+
+Design (shadow index, per-version back-fill):
+1. `create_jobs` (in the ALTER statement, under the catalog lock) adds the rollup as a SHADOW
+   materialized index with one tablet per partition x bucket, plus a PENDING `AlterJobMeta`,
+   in one catalog transaction. From then on every load writes the shadow index too (LoadTxn
+   writes every index of the table) and every DELETE adds its delete version to it; queries
+   never read a SHADOW index (planner/rules/choose_rollup.py).
+2. A background thread (`RollupJobs`) moves the job to WAITING_TXN and RUNNING and converts
+   every published base rowset whose version the shadow tablet lacks: it reads that one rowset
+   (already merged by the base keys), projects the rollup's columns and writes a rollup rowset
+   with the same version (the rollup's MemTable sorts / pre-aggregates by the rollup keys).
+   Delete versions are copied as they are.
+3. Finish, under the catalog lock: convert any version still missing (a load that started
+   before the shadow index existed and published meanwhile), then publish all converted
+   rowsets, flip the index to NORMAL and the job to FINISHED in ONE catalog transaction, so the
+   rollup becomes visible atomically with every version present.
+A load that began before step 1 and commits after it converts its own base rowsets for the new
+index in `LoadTxn.commit` (`convert_rowset`), so no version is ever missing after step 3.
+Restart: the job's state lives in the catalog; unfinished jobs are run again from step 2
+(converted-but-unpublished files are garbage collected at start). CANCEL ALTER TABLE ROLLUP and
+failures drop the shadow index and mark the job CANCELLED with a message.
+Upstream: Doris `MaterializedViewHandler`, `RollupJobV2` (PENDING/WAITING_TXN/RUNNING/FINISHED).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import ClassVar
+
+from storage.catalog.meta import (
+    AlterJobMeta,
+    MaterializedIndexMeta,
+    RowsetMeta,
+    TableMeta,
+    TabletMeta,
+)
+from storage.catalog.repository import Mutation
+from storage.engine import StorageEngine
+from storage.faults import fault_point
+from storage.reader import ReadOptions, TabletReader
+from storage.rowset import RowsetWriter
+
+FINAL_STATES = ("FINISHED", "CANCELLED")
+
+
+def _covers(index: MaterializedIndexMeta, rowset: RowsetMeta) -> bool:
+    names = {c.lower() for c in index.columns}
+    return all(c.column.lower() in names for c in rowset.delete_predicates)
+
+
+def convert_rowset(
+    engine: StorageEngine,
+    table: TableMeta,
+    src_index: MaterializedIndexMeta,
+    src_tablet: TabletMeta,
+    rowset: RowsetMeta,
+    dst_index: MaterializedIndexMeta,
+    dst_tablet: TabletMeta,
+) -> RowsetMeta | None:
+    """The rollup rowset (same version) holding `rowset`'s rows projected onto `dst_index`, or
+    None for a delete version the rollup cannot express. Delete versions published above
+    `rowset` are applied while reading it (a delete naming a column the rollup lacks can only
+    be honoured that way); delete versions on rollup columns are copied as well.
+    Files are written and fsynced but invisible until the returned meta is published."""
+    rowset_id = f"rollup_{uuid.uuid4().hex}"
+    if not rowset.files:
+        if not rowset.delete_predicates or not _covers(dst_index, rowset):
+            return None  # already applied to the older rows it hides
+        return replace(
+            rowset, rowset_id=rowset_id, tablet_id=dst_tablet.tablet_id, create_time=time.time()
+        )
+    deletes = [
+        r
+        for r in engine.catalog.rowsets(src_tablet.tablet_id)
+        if r.delete_predicates and not r.files and r.start_version > rowset.end_version
+    ]
+    single = replace(rowset, delete_predicates=())
+    reader = TabletReader(
+        engine.backend_root(src_tablet.backend_id),
+        table,
+        src_index,
+        [single, *deletes],
+        ReadOptions(columns=dst_index.columns),
+    )
+    writer = RowsetWriter(
+        engine.backend_root(dst_tablet.backend_id),
+        dst_tablet.tablet_id,
+        rowset_id,
+        dst_index,
+        table,
+    )
+    for batch in reader:
+        writer.add_batch(batch)
+    meta = writer.build()
+    return replace(meta, start_version=rowset.start_version, end_version=rowset.end_version)
+
+
+def missing_versions(
+    engine: StorageEngine, src_tablet: TabletMeta, dst_tablet: TabletMeta, done: set[int]
+) -> list[RowsetMeta]:
+    """Published source rowsets whose version the destination tablet lacks (and that are not
+    already converted in `done`, a set of start versions)."""
+    have = {r.start_version for r in engine.catalog.rowsets(dst_tablet.tablet_id)} | done
+    return [
+        r
+        for r in engine.catalog.rowsets(src_tablet.tablet_id)
+        if r.start_version not in have and (r.files or r.delete_predicates)
+    ]
+
+
+class JobCancelled(Exception):
+    pass
+
+
+class RollupJobs:
+    """The rollup jobs of one engine: runs each on its own daemon thread."""
+
+    _registry: ClassVar[weakref.WeakKeyDictionary[StorageEngine, RollupJobs]] = (
+        weakref.WeakKeyDictionary()
+    )
+    _registry_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def of(cls, engine: StorageEngine) -> RollupJobs:
+        with cls._registry_lock:
+            jobs = cls._registry.get(engine)
+            if jobs is None:
+                jobs = cls._registry[engine] = RollupJobs(engine)
+            return jobs
+
+    def __init__(self, engine: StorageEngine) -> None:
+        self.engine = engine
+        self._threads: dict[int, threading.Thread] = {}
+        self._cancel: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    # ---- control ----------------------------------------------------------------------------
+    def start(self, job_id: int) -> None:
+        with self._lock:
+            t = self._threads.get(job_id)
+            if t is not None and t.is_alive():
+                return
+            t = threading.Thread(
+                target=self._run, args=(job_id,), name=f"rollup-job-{job_id}", daemon=True
+            )
+            self._threads[job_id] = t
+        t.start()
+
+    def resume(self) -> None:
+        """Run again every job a previous process left unfinished."""
+        for job in self.engine.catalog.alter_jobs():
+            if job.state not in FINAL_STATES:
+                self.start(job.job_id)
+
+    def cancel(self, job_id: int, msg: str = "user cancelled") -> None:
+        """Ask a running job to stop; it drops its shadow index and ends CANCELLED."""
+        with self._lock:
+            self._cancel[job_id] = msg
+            t = self._threads.get(job_id)
+        if t is not None and t is not threading.current_thread():
+            # CANCEL is synchronous, as in Doris: the job is CANCELLED on return. A thread still
+            # converting a tablet after the wait sees the CANCELLED state at its next step.
+            t.join(5)
+        self._finish_cancel(job_id, msg)
+
+    def wait(self, job_id: int, timeout: float | None = None) -> None:
+        t = self._threads.get(job_id)
+        if t is not None:
+            t.join(timeout)
+
+    # ---- the job ----------------------------------------------------------------------------
+    def _check_cancel(self, job_id: int) -> None:
+        msg = self._cancel.get(job_id)
+        if msg is not None:
+            raise JobCancelled(msg)
+
+    def _set(self, job: AlterJobMeta, **changes: object) -> AlterJobMeta:
+        cat = self.engine.catalog
+        with cat.lock:
+            current = cat.alter_job(job.job_id)
+            if current is None or current.state in FINAL_STATES:
+                raise JobCancelled(current.msg if current is not None else "job removed")
+            job = replace(current, **changes)  # type: ignore[arg-type]
+            m = Mutation()
+            m.put(job)
+            cat.commit(m)
+        return job
+
+    def _run(self, job_id: int) -> None:
+        cat = self.engine.catalog
+        job = cat.alter_job(job_id)
+        if job is None or job.state in FINAL_STATES:
+            return
+        try:
+            job = self._set(job, state="WAITING_TXN")
+            # Loads that began before the shadow index existed convert their own rowsets at
+            # commit (LoadTxn.commit), so there is no transaction to wait for.
+            job = self._set(job, state="RUNNING")
+            converted = self._backfill(job)
+            self._publish(job, converted)
+        except JobCancelled as e:
+            self._finish_cancel(job_id, str(e))
+        except Exception as e:  # noqa: BLE001 - any failure cancels the job with its message
+            detail = getattr(e, "detail", None) or getattr(e, "message", None) or str(e)
+            self._finish_cancel(job_id, detail or type(e).__name__)
+
+    def _pairs(self, job: AlterJobMeta) -> list[tuple[TabletMeta, TabletMeta]]:
+        """(base tablet, shadow tablet) of the same partition and bucket."""
+        cat = self.engine.catalog
+        base = {
+            (t.partition_id, t.bucket_seq): t
+            for t in cat.tablets(job.table_id, index_id=job.base_index_id)
+        }
+        return [
+            (base[(t.partition_id, t.bucket_seq)], t)
+            for t in cat.tablets(job.table_id, index_id=job.rollup_index_id)
+            if (t.partition_id, t.bucket_seq) in base
+        ]
+
+    def _indexes(
+        self, job: AlterJobMeta
+    ) -> tuple[TableMeta, MaterializedIndexMeta, MaterializedIndexMeta]:
+        cat = self.engine.catalog
+        table = cat.table_by_id(job.table_id)
+        if table is None:
+            raise JobCancelled(f"Table[{job.table_name}] does not exist")
+        by_id = {ix.index_id: ix for ix in cat.materialized_indexes(job.table_id)}
+        if job.base_index_id not in by_id or job.rollup_index_id not in by_id:
+            raise JobCancelled(f"Rollup index[{job.rollup_index_name}] does not exist")
+        return table, by_id[job.base_index_id], by_id[job.rollup_index_id]
+
+    def _backfill(self, job: AlterJobMeta) -> dict[int, list[RowsetMeta]]:
+        table, src, dst = self._indexes(job)
+        pairs = self._pairs(job)
+        converted: dict[int, list[RowsetMeta]] = {}
+        for i, (base_t, shadow_t) in enumerate(pairs):
+            self._check_cancel(job.job_id)
+            if job.timeout and time.time() - job.create_time > job.timeout:
+                raise JobCancelled("Timeout")  # the job's `timeout` property, in seconds
+            out = converted.setdefault(shadow_t.tablet_id, [])
+            try:
+                for rs in missing_versions(self.engine, base_t, shadow_t, set()):
+                    conv = convert_rowset(self.engine, table, src, base_t, rs, dst, shadow_t)
+                    out.append(conv if conv is not None else rs)  # rs: handled, not copied
+            except Exception:
+                live = {
+                    t.tablet_id
+                    for t in self.engine.catalog.tablets(
+                        job.table_id, shadow_t.partition_id, shadow_t.index_id
+                    )
+                }
+                if shadow_t.tablet_id in live:
+                    raise
+                # TRUNCATE / DROP PARTITION removed this tablet (and its files) meanwhile; the
+                # publish step converts whatever a replacement tablet misses.
+                converted.pop(shadow_t.tablet_id, None)
+            job = self._set(job, progress=f"{i + 1}/{len(pairs)}")
+            fault_point("rollup_job_running")  # crash tests: kill -9 with the job half done
+        return converted
+
+    def _publish(self, job: AlterJobMeta, converted: dict[int, list[RowsetMeta]]) -> None:
+        cat = self.engine.catalog
+        with cat.lock:
+            self._check_cancel(job.job_id)
+            table, src, dst = self._indexes(job)
+            m = Mutation()
+            for base_t, shadow_t in self._pairs(job):
+                done = converted.get(shadow_t.tablet_id, [])
+                for rs in done:
+                    if rs.tablet_id == shadow_t.tablet_id:
+                        m.put(rs)
+                for rs in missing_versions(
+                    self.engine, base_t, shadow_t, {r.start_version for r in done}
+                ):
+                    conv = convert_rowset(self.engine, table, src, base_t, rs, dst, shadow_t)
+                    if conv is not None:
+                        m.put(conv)
+            m.put(replace(dst, state="NORMAL"))
+            current = cat.alter_job(job.job_id) or job
+            m.put(
+                replace(current, state="FINISHED", finish_time=time.time(), msg="", progress="N/A")
+            )  # Doris shows done/total only while RUNNING
+            cat.commit(m)
+
+    def _finish_cancel(self, job_id: int, msg: str) -> None:
+        """Drop the shadow index (tablets, rowsets, files) and mark the job CANCELLED."""
+        cat = self.engine.catalog
+        dropped: list[TabletMeta] = []
+        with cat.lock:
+            job = cat.alter_job(job_id)
+            if job is None or job.state in FINAL_STATES:
+                return
+            m = Mutation()
+            index = next(
+                (
+                    ix
+                    for ix in cat.materialized_indexes(job.table_id)
+                    if ix.index_id == job.rollup_index_id
+                ),
+                None,
+            )
+            if index is not None and index.state != "NORMAL":
+                dropped = drop_index_objects(cat, m, job.table_id, index)
+            m.put(replace(job, state="CANCELLED", msg=msg, finish_time=time.time()))
+            cat.commit(m)
+        self.engine.remove_tablet_files(dropped)
+
+
+def drop_index_objects(
+    cat: object, m: Mutation, table_id: int, index: MaterializedIndexMeta
+) -> list[TabletMeta]:
+    """Add the deletes of one materialized index (its tablets and rowsets) to `m`."""
+    from storage.catalog.catalog import Catalog
+
+    assert isinstance(cat, Catalog)
+    tablets = cat.tablets(table_id, index_id=index.index_id)
+    for t in tablets:
+        for rs in cat.rowsets(t.tablet_id):
+            m.delete(rs)
+        m.delete(t)
+    m.delete(index)
+    return tablets
+
+
+def convert_for_new_indexes(
+    engine: StorageEngine,
+    table: TableMeta,
+    known: Sequence[MaterializedIndexMeta],
+    published: Sequence[RowsetMeta],
+) -> list[RowsetMeta]:
+    """For a load that captured `known` indexes before a rollup job added a shadow index:
+    convert its base-index rowsets (`published`, versioned) for every index it does not know.
+    Called by LoadTxn.commit under the catalog lock."""
+    cat = engine.catalog
+    known_ids = {ix.index_id for ix in known}
+    current = cat.materialized_indexes(table.table_id)
+    new = [ix for ix in current if ix.index_id not in known_ids]
+    base = next((ix for ix in current if ix.is_base), None)
+    if not new or base is None:
+        return []
+    tablets = {t.tablet_id: t for t in cat.tablets(table.table_id, index_id=base.index_id)}
+    out: list[RowsetMeta] = []
+    for ix in new:
+        slots = {
+            (t.partition_id, t.bucket_seq): t
+            for t in cat.tablets(table.table_id, index_id=ix.index_id)
+        }
+        for rs in published:
+            src = tablets.get(rs.tablet_id)
+            if src is None:
+                continue
+            dst = slots.get((src.partition_id, src.bucket_seq))
+            if dst is not None:
+                conv = convert_rowset(engine, table, base, src, rs, ix, dst)
+                if conv is not None:
+                    out.append(conv)
+    return out
