@@ -13,6 +13,7 @@ scanner scheduler).
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
+import time
 from functools import partial
 from typing import Protocol
 
@@ -27,6 +28,10 @@ from storage.catalog.meta import TabletMeta
 from storage.predicates import ColumnPredicate
 from storage.reader import ReadOptions
 from storage.scan_stats import ScanStats
+
+
+# A scan goes parallel once its first tablet(s) took this long on the calling thread.
+PARALLEL_AFTER_SECONDS = 0.003
 
 
 class TabletSource(Protocol):
@@ -85,12 +90,20 @@ class Scan(Operator):
                         ctx.scan_stats.add(stats)
 
         tasks: list[Task] = [partial(read, rng) for rng in plan.ranges]
-        if not parallel:
-            for task in tasks:
-                ctx.check_cancelled()
-                yield from task()
+        # Adaptive: the first tablet runs on this thread; only when it took long enough to pay
+        # for worker threads and GIL hand-offs do the remaining tablets go to the pool (small
+        # or well-pruned scans finish sooner without them).
+        started = time.perf_counter()
+        done = 0
+        for task in tasks:
+            if parallel and done and time.perf_counter() - started >= PARALLEL_AFTER_SECONDS:
+                break
+            ctx.check_cancelled()
+            yield from task()
+            done += 1
+        if done == len(tasks):
             return
-        self._exchange = ordered_exchange(tasks, ctx.parallelism, ctx.cancel)
+        self._exchange = ordered_exchange(tasks[done:], ctx.parallelism, ctx.cancel)
         yield from self._exchange
 
     def close(self) -> None:
