@@ -14,6 +14,7 @@ from storage.catalog.meta import (
     TabletMeta,
 )
 from storage.types import INT
+from test_optimizer import Session  # the same fake session
 
 ROWS = {"fact": 1_000_000, "d1": 100, "d2": 1000, "d3": 50, "lonely": 10}
 COLUMNS = {"fact": ("f1", "f2", "f3", "v"), "d1": ("k1", "a1"), "d2": ("k2", "a2"),
@@ -57,16 +58,6 @@ class StarCatalog:
     def rowsets(self, tablet_id: int, max_version: int | None = None) -> list[RowsetMeta]:
         t = self.by_id[tablet_id - 5000]
         return [RowsetMeta(f"r{tablet_id}", tablet_id, 2, 2, ROWS[t.name], 0, ())]
-
-
-class Session:
-    database = "db"
-    connection_id = 1
-    user = "root"
-    current_user = "'root'@'%'"
-
-    def variables(self, name: str) -> object:
-        return "x"
 
 
 def plan(sql: str, disabled: frozenset[str] = frozenset()) -> LogicalPlan:
