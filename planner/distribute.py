@@ -8,7 +8,8 @@ or `RANDOM`). Going up:
   group and the equi keys pair their distribution columns position by position (no exchange);
   BUCKET_SHUFFLE when the keys cover the left side's table distribution (the right side is
   sent with `BUCKET_SHFFULE_HASH_PARTITIONED`); BROADCAST when the right side is small
-  (estimated rows x backends <= rows of both sides, and <= broadcast_row_count_limit; never
+  (<= 10,000 estimated rows, or rows x backends <= rows of both sides; always <=
+  broadcast_row_count_limit; never
   for RIGHT/FULL OUTER, RIGHT SEMI/ANTI); PARTITIONED (shuffle both sides by their keys)
   otherwise. The reason every cheaper mode was rejected is kept for EXPLAIN VERBOSE. Hints
   `[shuffle]` / `[broadcast]` / `[bucket]` / `[colocate]` ask for a mode, best effort: a
@@ -55,14 +56,15 @@ class DistributeOptions:
 class Dist:
     """How rows of a node's output are spread over instances.
 
-    kind: "hash" (by `cols`, output names; None where a distribution column is not visible),
+    kind: "hash" (by `cols`: per distribution column the output names holding its value —
+    several after an equi-join made columns equal, none when it is not visible),
     "random", or "gather" (one instance). `table` is set while the hash is still a table's
     own bucket distribution: (table_id, colocate group id or None, group stable).
     `text` is what a fragment's PARTITION line prints.
     """
 
     kind: str
-    cols: tuple[str | None, ...] = ()
+    cols: tuple[frozenset[str], ...] = ()
     table: tuple[int, int | None, bool] | None = None
     text: str = ""
 
@@ -123,6 +125,8 @@ _JOIN_OP = {"inner": "INNER JOIN", "cross": "CROSS JOIN", "left": "LEFT OUTER JO
             "right_semi": "RIGHT SEMI JOIN", "right_anti": "RIGHT ANTI JOIN",
             "mark": "LEFT SEMI JOIN"}
 _NO_BROADCAST = ("right", "full", "right_semi", "right_anti")
+# A right side this small is always broadcast (copying it costs less than any shuffle setup).
+SMALL_BROADCAST_ROWS = 10_000
 
 
 class _Planner:
@@ -252,7 +256,8 @@ class _Planner:
         node.scan_key = id(plan)
         if meta is None or meta.distribution.type is not DistributionType.HASH:
             return node, Dist("random", text="RANDOM")
-        cols = tuple(c if c in plan.columns else None for c in meta.distribution.columns)
+        cols = tuple(frozenset({c}) if c in plan.columns else frozenset()
+                     for c in meta.distribution.columns)
         group = meta.colocate_group_id
         stable = True
         if group is not None:
@@ -291,10 +296,11 @@ class _Planner:
         card = f"cardinality={int(estimate_rows(plan))}"
         by_name = {e.name: n for n, e in plan.group_by if isinstance(e, ColumnRef)}
         if plan.group_by and dist.kind == "hash" and dist.cols and \
-                all(c is not None and c in by_name for c in dist.cols):
+                all(alts & by_name.keys() for alts in dist.cols):
             node = self.node("VAGGREGATE (update finalize)", [child], details + [card],
                              shape="hashAgg[GLOBAL]")
-            return node, Dist("hash", tuple(by_name[c] for c in dist.cols), dist.table, dist.text)
+            cols = tuple(frozenset(by_name[c] for c in alts if c in by_name) for alts in dist.cols)
+            return node, Dist("hash", cols, dist.table, dist.text)
         local = self.node("VAGGREGATE (update serialize)", [child], details + [card],
                           shape="hashAgg[LOCAL]")
         if plan.group_by:
@@ -340,13 +346,13 @@ class _Planner:
         mode = self._choose(plan, ld, rd, lk, rk, reasons)
         colocated = False
         if mode == "COLOCATE":
-            out = ld
+            out = _joined(ld, rd, lk, rk) if plan.kind == "inner" else ld
             colocated = True
         elif mode == "BUCKET_SHUFFLE":
             keys = ", ".join(self.text(k) for k in plan.right_keys)
             right = self.exchange(right, rd, f"BUCKET_SHFFULE_HASH_PARTITIONED: {keys}",
                                   "PhysicalDistribute[DistributionSpecHash]")
-            out = ld
+            out = _joined(ld, None, lk, rk) if plan.kind == "inner" else ld
         elif mode == "BROADCAST":
             right = self.exchange(right, rd, "UNPARTITIONED",
                                   "PhysicalDistribute[DistributionSpecReplicated]")
@@ -358,7 +364,8 @@ class _Planner:
                                  "PhysicalDistribute[DistributionSpecHash]")
             right = self.exchange(right, rd, f"HASH_PARTITIONED: {rkeys}",
                                   "PhysicalDistribute[DistributionSpecHash]")
-            out = Dist("hash", tuple(lk), None, f"HASH_PARTITIONED: {lkeys}")
+            out = Dist("hash", tuple(frozenset({k}) if k else frozenset() for k in lk), None,
+                       f"HASH_PARTITIONED: {lkeys}")
         colo = "COLOCATE[]" if colocated else mode
         details = [f"join op: {op}({colo})[]"]
         details += [f"equal join conjunct: ({self.text(a)} = {self.text(b)})"
@@ -403,7 +410,7 @@ class _Planner:
             why = "Session disabled (enable_bucket_shuffle_join = false)"
         elif ld.kind != "hash" or ld.table is None:
             why = "the left side is not distributed like its table"
-        elif not ld.cols or any(c is None or c not in lk for c in ld.cols):
+        elif not ld.cols or any(not (alts & set(lk)) for alts in ld.cols):
             why = "the join keys do not cover the left table's distribution columns"
         else:
             why = None
@@ -423,7 +430,8 @@ class _Planner:
             why = None
         elif right_rows > o.broadcast_row_limit:
             why = f"the right side ({int(right_rows)} rows) exceeds broadcast_row_count_limit"
-        elif right_rows * max(o.backends, 1) > left_rows + right_rows:
+        elif right_rows > SMALL_BROADCAST_ROWS and \
+                right_rows * max(o.backends, 1) > left_rows + right_rows:
             why = (f"the right side ({int(right_rows)} rows) sent to {o.backends} backends "
                    f"costs more than shuffling both sides ({int(left_rows + right_rows)} rows)")
         else:
@@ -466,8 +474,22 @@ def _through_project(dist: Dist, plan: LogicalProject) -> Dist:
     for n, e in plan.exprs:
         if isinstance(e, ColumnRef) and e.name not in renamed:
             renamed[e.name] = n
-    return Dist("hash", tuple(renamed.get(c) if c is not None else None for c in dist.cols),
-                dist.table, dist.text)
+    return Dist("hash", tuple(frozenset(renamed[c] for c in alts if c in renamed)
+                              for alts in dist.cols), dist.table, dist.text)
+
+
+def _joined(ld: Dist, rd: Dist | None, lk: list[str | None], rk: list[str | None]) -> Dist:
+    """The left side's distribution after an INNER equi-join kept it (outer joins may null the
+    right keys, so they keep the left names only): each distribution
+    column's value is now also in the right keys paired with it (and, colocated, in the right
+    table's own distribution column), so later joins and aggregates may use either name."""
+    cols = []
+    for i, alts in enumerate(ld.cols):
+        more = {r for l, r in zip(lk, rk) if l in alts and r}
+        if rd is not None and i < len(rd.cols):
+            more |= rd.cols[i]
+        cols.append(alts | more)
+    return Dist(ld.kind, tuple(cols), ld.table, ld.text)
 
 
 def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | None]],
@@ -481,7 +503,7 @@ def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | N
     if not (ld.table[2] and rd.table[2]):
         return "Colocate group is not stable"
     if len(ld.cols) != len(rd.cols) or any(
-            a is None or b is None or (a, b) not in pairs for a, b in zip(ld.cols, rd.cols)):
+            not any((a, b) in pairs for a in la for b in ra) for la, ra in zip(ld.cols, rd.cols)):
         return "The join keys do not pair the distribution columns of both tables"
     return None
 

@@ -84,7 +84,11 @@ def operator_counters(dplan: DistributedPlan, root: Operator | None) -> list[tup
             if node.name == "VEXCHANGE":
                 out.append((label, f"RowsSent: {st.rows}, BytesSent: {st.bytes}"))
             else:
-                out.append((label, f"RowsReturned: {st.rows}, "
+                # joins lead with their `join op` (the mode the plan chose), as EXPLAIN prints it
+                op_line = next((d[len("join op: "):] for d in node.details
+                                if d.startswith("join op: ")), None)
+                lead = f"{op_line}, " if op_line else ""
+                out.append((label, f"{lead}RowsReturned: {st.rows}, "
                                    f"InclusiveTime: {st.seconds * 1000:.3f}ms"))
     return out
 

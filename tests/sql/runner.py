@@ -404,18 +404,22 @@ def _execute(conn: Any, sql: str) -> tuple[list[tuple[Any, ...]] | None, int | N
 
 
 ENSURE_PREFIX = "+ensure:"
-# rollup=<index> (some scan reads that index), preagg=on|off, partitions=k/n, tablets=k/n
-ENSURE_KEYS = ("rollup", "preagg", "partitions", "tablets")
+# rollup=<index> (some scan reads that index), preagg=on|off, partitions=k/n, tablets=k/n,
+# join=colocate|bucket_shuffle|broadcast|shuffle (some join of the query ran in that mode)
+ENSURE_KEYS = ("rollup", "preagg", "partitions", "tablets", "join")
+JOIN_MODES = {"colocate": "(COLOCATE[])", "bucket_shuffle": "(BUCKET_SHUFFLE)",
+              "broadcast": "(BROADCAST)", "shuffle": "(PARTITIONED)"}
 
 
 def _scan_facts(conn: Any) -> list[str]:
-    """The VOlapScanNode lines of the newest query profile (SHOW QUERY PROFILE)."""
+    """The VOlapScanNode and join lines of the newest query profile (SHOW QUERY PROFILE)."""
     rows, _ = _execute(conn, 'SHOW QUERY PROFILE "/"')
     if not rows:
         return []
     profile_id = format_value(rows[0][0])
     rows, _ = _execute(conn, f'SHOW QUERY PROFILE "/{profile_id}"')
-    return [format_value(v) for k, v in rows or [] if format_value(k).startswith("VOlapScanNode")]
+    return [format_value(v) for k, v in rows or []
+            if format_value(k).startswith("VOlapScanNode") or " JOIN" in format_value(k)]
 
 
 def check_ensure(flags: Sequence[str], facts: Sequence[str]) -> str | None:
@@ -426,6 +430,8 @@ def check_ensure(flags: Sequence[str], facts: Sequence[str]) -> str | None:
             want = f"({value}), PREAGGREGATION"
         elif key == "preagg":
             want = "PREAGGREGATION: " + value.upper()
+        elif key == "join":
+            want = JOIN_MODES.get(value.lower(), f"({value.upper()})")
         else:
             want = f"{key}={value}"
         if not any(want in f for f in facts):

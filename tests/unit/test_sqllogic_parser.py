@@ -343,5 +343,10 @@ def test_ensure_flags_parse_and_check() -> None:
     assert runner.check_ensure(("rollup=t",), facts) is not None
     assert runner.check_ensure(("preagg=off",), facts) is not None
     assert runner.check_ensure(("partitions=1/1",), facts) is None
+    (j,) = parse("query I +ensure:join=colocate\nSELECT 1\n----\n1\n")
+    assert isinstance(j, Query) and j.ensure == ("join=colocate",)
+    joins = ["INNER JOIN(COLOCATE[])[], RowsReturned: 3, InclusiveTime: 0.1ms"]
+    assert runner.check_ensure(("join=colocate",), joins) is None
+    assert runner.check_ensure(("join=shuffle",), joins) is not None
     with pytest.raises(SqlLogicParseError):
-        parse("query I +ensure:join=colocate\nSELECT 1\n----\n1\n")
+        parse("query I +ensure:nosuchkey=1\nSELECT 1\n----\n1\n")
