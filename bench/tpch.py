@@ -5,7 +5,7 @@ data dir directly through the storage API (tests/tpch/tpch_common.py; SF 1 takes
 into an in-memory DuckDB, starts a ShaleDB server on the data dir (tests/support/server.py),
 runs each query `--runs` times on both (after one warm-up run), checks that the results agree
 and prints the median wall time per query and the ratio ShaleDB / DuckDB. The table is also
-written to bench/RESULTS.md.
+written to bench/RESULTS_TPCH.md.
 
 Run: `.venv/bin/python bench/tpch.py [--sf 1] [--runs 3] [--queries 1,3,6]`. Not a test.
 """
@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--queries", default="", help="comma-separated query numbers (default all)")
     ap.add_argument("--backends", type=int, default=3)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "RESULTS.md"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "RESULTS_TPCH.md"))
     args = ap.parse_args()
     queries = [int(q) for q in args.queries.split(",") if q] or sorted(QUERIES)
 
