@@ -22,9 +22,11 @@ from planner.logical import (
 )
 
 
-def build_operator(plan: LogicalPlan, runtime_filters: bool = True) -> Operator:
-    """The operator tree of `plan`; hash joins get their runtime-filter targets wired."""
-    root = _build(plan)
+def build_operator(plan: LogicalPlan, runtime_filters: bool = True,
+                   colocated: frozenset[tuple[int, ...]] = frozenset()) -> Operator:
+    """The operator tree of `plan`; hash joins get their runtime-filter targets wired. Joins at
+    the paths in `colocated` (planner/distribute.py chose COLOCATE) run bucket by bucket."""
+    root = _build(plan, (), colocated, runtime_filters)
     if runtime_filters:
         _wire_runtime_filters(root)
     return root
@@ -37,27 +39,35 @@ def _wire_runtime_filters(op: Operator) -> None:
         _wire_runtime_filters(c)
 
 
-def _build(plan: LogicalPlan) -> Operator:
+def _build(plan: LogicalPlan, path: tuple[int, ...], colocated: frozenset[tuple[int, ...]],
+           rf: bool) -> Operator:
+    def child(i: int) -> Operator:
+        return _build(plan.children[i], path + (i,), colocated, rf)
+
     if isinstance(plan, LogicalScan):
         return Scan(plan)
     if isinstance(plan, LogicalValues):
         return Values(plan)
     if isinstance(plan, LogicalFilter):
-        return Filter(plan, _build(plan.child))
+        return Filter(plan, child(0))
     if isinstance(plan, LogicalProject):
-        return Project(plan, _build(plan.child))
+        return Project(plan, child(0))
     if isinstance(plan, LogicalAggregate):
-        return HashAggregate(plan, _build(plan.child))
+        return HashAggregate(plan, child(0))
     if isinstance(plan, LogicalSort):
-        return Sort(plan, _build(plan.child))
+        return Sort(plan, child(0))
     if isinstance(plan, LogicalLimit):
-        return Limit(plan, _build(plan.child))
+        return Limit(plan, child(0))
     if isinstance(plan, LogicalJoin):
-        return HashJoin(plan, _build(plan.left), _build(plan.right))
+        if path in colocated:
+            from executor.colocate_join import ColocateJoin
+
+            return ColocateJoin(plan, lambda p: build_operator(p, rf))
+        return HashJoin(plan, child(0), child(1))
     if isinstance(plan, LogicalSetOp):
-        return SetOperation(plan, *(_build(c) for c in plan.inputs))
+        return SetOperation(plan, *(child(i) for i in range(len(plan.inputs))))
     if isinstance(plan, LogicalWindow):
-        return Window(plan, _build(plan.child))
+        return Window(plan, child(0))
     if isinstance(plan, LogicalAssertOneRow):
-        return AssertOneRow(plan, _build(plan.child))
+        return AssertOneRow(plan, child(0))
     raise NotImplementedError(f"no operator for {type(plan).__name__}")

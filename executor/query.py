@@ -23,6 +23,7 @@ from executor.memory import DEFAULT_EXEC_MEM_LIMIT, MemTracker
 from executor.operator import ExecContext, Operator
 from executor.scan import TabletSource
 from planner.builder import build_logical
+from planner.distribute import DistributeOptions, colocated_joins
 from planner.logical import LogicalPlan
 from planner.optimizer import OptimizerContext, optimize
 from sql.bind_expressions import ExpressionBinder, not_supported
@@ -58,6 +59,7 @@ class PreparedQuery:
     names: tuple[str, ...]
     types: tuple[DataType, ...]
     disabled_rules: frozenset[str] = field(default=frozenset())
+    colocated: frozenset[tuple[int, ...]] = field(default=frozenset())  # COLOCATE join paths
 
     def explain(self) -> list[str]:
         return self.plan.explain()
@@ -77,7 +79,8 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     if _bool_variable(ctx, "disable_join_reorder"):
         disabled_rules = disabled_rules | {"reorder_joins"}
     plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
-    return PreparedQuery(plan, bound.names, bound.types, disabled_rules)
+    return PreparedQuery(plan, bound.names, bound.types, disabled_rules,
+                         colocated_joins(plan, catalog, distribute_options(ctx, catalog)))
 
 
 def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
@@ -94,7 +97,8 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
                                    _int_variable(ctx, "exec_mem_limit", DEFAULT_EXEC_MEM_LIMIT),
                                    _query_id()),
                                parallelism=scan_parallelism(ctx))
-        root = build_operator(prepared.plan, runtime_filters=_runtime_filters_on(ctx))
+        root = build_operator(prepared.plan, runtime_filters=_runtime_filters_on(ctx),
+                              colocated=prepared.colocated)
         result.root.append(root)
         root.open(exec_ctx)
         try:
@@ -112,6 +116,25 @@ def _int_variable(ctx: SessionContext, name: str, default: int) -> int:
         return int(ctx.variables(name))  # type: ignore[call-overload]
     except (ShaleError, KeyError, TypeError, ValueError):
         return default
+
+
+def distribute_options(ctx: SessionContext, catalog: object) -> DistributeOptions:
+    """The session's join-distribution switches (Doris' variable names)."""
+    backends = getattr(catalog, "backends", None)
+    return DistributeOptions(
+        disable_colocate=_bool_variable(ctx, "disable_colocate_plan")
+        or _bool_variable(ctx, "disable_colocate_join"),
+        bucket_shuffle=not _variable_is_false(ctx, "enable_bucket_shuffle_join"),
+        broadcast_row_limit=_int_variable(ctx, "broadcast_row_count_limit", 30_000_000),
+        backends=len(backends()) if callable(backends) else 1)
+
+
+def _variable_is_false(ctx: SessionContext, name: str) -> bool:
+    try:
+        value = ctx.variables(name)
+    except (ShaleError, KeyError):
+        return False
+    return str(value).lower() in ("0", "false", "off")
 
 
 def _bool_variable(ctx: SessionContext, name: str) -> bool:

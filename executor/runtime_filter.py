@@ -53,12 +53,16 @@ class Target:
 def find_targets(join: Operator) -> list[Target]:
     """The Scan operators under `join`'s probe side that its build keys can filter
     (planner/runtime_filters.py decides; the operator tree mirrors the plan)."""
+    from executor.scan import Scan
+
     out = []
     for t in probe_targets(join.plan):  # type: ignore[attr-defined]
-        op = join.children[0]
+        op: Operator | None = join.children[0]
         for i in t.path:
-            op = op.children[i]
-        out.append(Target(t.key_index, op, t.column))
+            # a colocated join builds its subtree per bucket: its scans are not reachable here
+            op = op.children[i] if op is not None and i < len(op.children) else None
+        if isinstance(op, Scan):
+            out.append(Target(t.key_index, op, t.column))
     return out
 
 

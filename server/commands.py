@@ -27,7 +27,9 @@ from executor.insert import (
     insert_values,
 )
 from executor.insert_fast import scanned_batch
-from executor.query import SessionContext, evaluate_constant, execute, plan_select
+from executor.query import (
+    SessionContext, distribute_options, evaluate_constant, execute, plan_select,
+)
 from planner.scan_info import plan_scan_lines
 from planner.distribute import DistributeOptions, distribute
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
@@ -320,12 +322,7 @@ class StatementRunner:
         return TextOutcome([EXPLAIN_COLUMN], [(line,) for line in lines])
 
     def _distribute_options(self) -> DistributeOptions:
-        v = self.lookup_variable
-        return DistributeOptions(
-            disable_colocate=bool(v("disable_colocate_plan")) or bool(v("disable_colocate_join")),
-            bucket_shuffle=bool(v("enable_bucket_shuffle_join")),
-            broadcast_row_limit=int(v("broadcast_row_count_limit")),  # type: ignore[call-overload]
-            backends=len(self.engine.catalog.backends()))
+        return distribute_options(self.context(), self.engine.catalog)
 
     def insert(self, stmt: exp.Insert) -> OkOutcome | PendingOutcome:
         target = stmt.this

@@ -88,8 +88,10 @@ def operator_counters(dplan: DistributedPlan, root: Operator | None) -> list[tup
                 op_line = next((d[len("join op: "):] for d in node.details
                                 if d.startswith("join op: ")), None)
                 lead = f"{op_line}, " if op_line else ""
+                instances = getattr(op, "instances", 0)  # colocate joins: one per bucket seq
+                tail = f", Instances: {instances}" if instances else ""
                 out.append((label, f"{lead}RowsReturned: {st.rows}, "
-                                   f"InclusiveTime: {st.seconds * 1000:.3f}ms"))
+                                   f"InclusiveTime: {st.seconds * 1000:.3f}ms{tail}"))
     return out
 
 
