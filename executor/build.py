@@ -9,6 +9,7 @@ from executor.hash_join import HashJoin
 from executor.hash_aggregate import HashAggregate
 from executor.limit import Limit
 from executor.operator import Operator
+from executor.parallel_aggregate import ParallelAggregate, scan_pipeline
 from executor.project import Project
 from executor.runtime_filter import find_targets
 from executor.scan import Scan
@@ -23,10 +24,12 @@ from planner.logical import (
 
 
 def build_operator(plan: LogicalPlan, runtime_filters: bool = True,
-                   colocated: frozenset[tuple[int, ...]] = frozenset()) -> Operator:
+                   colocated: frozenset[tuple[int, ...]] = frozenset(),
+                   parallel_aggregates: bool = True) -> Operator:
     """The operator tree of `plan`; hash joins get their runtime-filter targets wired. Joins at
-    the paths in `colocated` (planner/distribute.py chose COLOCATE) run bucket by bucket."""
-    root = _build(plan, (), colocated, runtime_filters)
+    the paths in `colocated` (planner/distribute.py chose COLOCATE) run bucket by bucket;
+    aggregates over a plain scan pipeline may run their update phase on several workers."""
+    root = _build(plan, (), colocated, runtime_filters, parallel_aggregates)
     if runtime_filters:
         _wire_runtime_filters(root)
     return root
@@ -40,9 +43,9 @@ def _wire_runtime_filters(op: Operator) -> None:
 
 
 def _build(plan: LogicalPlan, path: tuple[int, ...], colocated: frozenset[tuple[int, ...]],
-           rf: bool) -> Operator:
+           rf: bool, par_agg: bool) -> Operator:
     def child(i: int) -> Operator:
-        return _build(plan.children[i], path + (i,), colocated, rf)
+        return _build(plan.children[i], path + (i,), colocated, rf, par_agg)
 
     if isinstance(plan, LogicalScan):
         return Scan(plan)
@@ -53,6 +56,10 @@ def _build(plan: LogicalPlan, path: tuple[int, ...], colocated: frozenset[tuple[
     if isinstance(plan, LogicalProject):
         return Project(plan, child(0))
     if isinstance(plan, LogicalAggregate):
+        scan = scan_pipeline(plan) if par_agg else None
+        if scan is not None and len(scan.ranges) > 1:
+            return ParallelAggregate(
+                plan, scan, lambda p: build_operator(p, rf, parallel_aggregates=False))
         return HashAggregate(plan, child(0))
     if isinstance(plan, LogicalSort):
         return Sort(plan, child(0))
