@@ -15,6 +15,7 @@ import datetime as dt
 from decimal import Decimal
 from pathlib import Path
 
+import pymysql
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
@@ -260,8 +261,6 @@ def test_write_creates_missing_table(server, spark, db, db_conn, mode: str) -> N
     """Spark's existence probe of a table that is not there fails with 1146 (MySQL's code, which
     Spark's MySQL dialect takes for "no such table"), so Spark creates the table with its own
     MySQL DDL and writes the rows, in append as in overwrite mode."""
-    import pymysql  # noqa: PLC0415
-
     url = jdbc_url(server, db)
     table = f"new_{mode}"
     with db_conn.cursor() as cur, pytest.raises(pymysql.MySQLError) as ei:
