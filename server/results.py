@@ -24,16 +24,20 @@ from storage.types import DataType, TypeKind, format_decimal, format_float
 # Doris 2.1 `PrimitiveType.toMysqlType`: LARGEINT goes out as a string column (MySQL has no
 # 128-bit integer; Doris' `use_mysql_bigint_for_largeint` defaults to false), CHAR/HLL/BITMAP
 # as MYSQL_TYPE_STRING, STRING as MYSQL_TYPE_BLOB (what MySQL sends for TEXT).
-# Deliberate deviation: VARCHAR goes out as MYSQL_TYPE_VAR_STRING, as MySQL sends it. Doris'
-# MYSQL_TYPE_STRING makes JDBC report CHAR, and Spark (read-side char padding) then pads every
-# VARCHAR value with spaces: a pain point Doris users hit with Spark JDBC reads.
+# Deliberate deviations, both for JDBC / Spark: Doris' MYSQL_TYPE_STRING makes Connector/J
+# report CHAR(length / 3), and Spark (read-side char padding) then pads every value with spaces
+# to that many characters, a pain point Doris users hit with Spark JDBC reads.
+# - VARCHAR goes out as MYSQL_TYPE_VAR_STRING, as MySQL sends it.
+# - LARGEINT goes out as MYSQL_TYPE_VAR_STRING too: still a text column (drivers return the
+#   exact value as str, as from Doris), read by JDBC as VARCHAR, so Spark reads the exact digits
+#   unpadded. (A DECIMAL(39, 0) column would not do: Spark's decimals stop at 38 digits.)
 _COLUMN_TYPES = {
     TypeKind.BOOLEAN: ColumnType.TINY,
     TypeKind.TINYINT: ColumnType.TINY,
     TypeKind.SMALLINT: ColumnType.SHORT,
     TypeKind.INT: ColumnType.LONG,
     TypeKind.BIGINT: ColumnType.LONGLONG,
-    TypeKind.LARGEINT: ColumnType.STRING,
+    TypeKind.LARGEINT: ColumnType.VAR_STRING,
     TypeKind.FLOAT: ColumnType.FLOAT,
     TypeKind.DOUBLE: ColumnType.DOUBLE,
     TypeKind.DECIMAL: ColumnType.NEWDECIMAL,
@@ -60,6 +64,11 @@ _COLUMN_LENGTHS = {
     TypeKind.DATETIME: 19,
 }
 DEFAULT_LENGTH = 255  # Doris' default (LARGEINT, strings, HLL, BITMAP, NULL)
+# CHAR(n) announces n x 3 bytes, as MySQL announces n x the charset's longest character (3 for
+# utf8, id 33). Deliberate deviation from Doris' 255: drivers divide the length by that maximum
+# to get CHAR's precision, so Connector/J reports CHAR(n) (not CHAR(85)) and Spark pads values
+# to n characters, as it does for a MySQL CHAR(n), instead of to 85.
+UTF8_MAXLEN = 3
 NOT_FIXED_DEC = 31  # "decimals" of FLOAT/DOUBLE: not a fixed number of decimals
 
 # Character set ids of the column definition (Doris `Type.getMysqlResultSetFieldCharsetIndex`):
@@ -102,6 +111,8 @@ def column_metadata(dtype: DataType) -> ColumnMetadata:
         decimals = dtype.scale
     elif dtype.is_float:
         decimals = NOT_FIXED_DEC
+    elif k is TypeKind.CHAR and dtype.length > 0:
+        length = dtype.length * UTF8_MAXLEN
     charset = CHARSET_UTF8 if k in _TEXT_KINDS else CHARSET_BINARY
     return ColumnMetadata(mysql_column_type(dtype), length, decimals, charset)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from sqlglot import expressions as exp
 
-from sql.errors import DorisError, ErrorCode
+from sql.errors import DorisError, ErrorCode, table_not_found
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
     DeleteCondition,
@@ -155,7 +155,7 @@ def analyze_delete(
     target = stmt.this
     table = catalog.get_table(db, target.name)
     if table is None:
-        raise DorisError(f"Table [{target.name}] does not exist in database [{db}].")
+        raise table_not_found(db, target.name)
     where = stmt.args.get("where")
     if where is None:
         raise DorisError("Where clause is required in DELETE statement, use TRUNCATE TABLE to delete all rows")

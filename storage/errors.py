@@ -88,8 +88,11 @@ def unknown_database(name: str) -> ShaleError:
 
 
 def table_not_found(db: str, name: str) -> ShaleError:
-    """A statement names a table that does not exist (Nereids binder wording)."""
-    return DorisError(f"Table [{name}] does not exist in database [{db}].")
+    """A statement names a table that does not exist: Doris' wording (Nereids binder), but
+    MySQL's code 1146 / SQLSTATE 42S02 instead of Doris' 1105 / HY000. Deliberate deviation:
+    JDBC tools decide "table missing" from that code; Spark's MySQL dialect only creates the
+    target table of `df.write.jdbc` when its existence probe fails with exactly 1146."""
+    return DorisError(f"Table [{name}] does not exist in database [{db}].", ErrorCode.NO_SUCH_TABLE)
 
 
 def no_database_selected() -> ShaleError:

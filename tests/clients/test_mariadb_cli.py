@@ -108,7 +108,7 @@ def test_error_output_format(server, make_db) -> None:
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr == (
-        "ERROR 1105 (HY000) at line 1: errCode = 2, detailMessage = "
+        "ERROR 1146 (42S02) at line 1: errCode = 2, detailMessage = "
         f"Table [no_such_table] does not exist in database [{db}].\n"
     )
 
@@ -194,7 +194,7 @@ def test_interactive_query_and_exit(server, make_db) -> None:
         child.expect(r"\| v +\|\r\n\+-+\+\r\n\| one +\|\r\n\| two +\|\r\n\+-+\+\r\n2 rows in set")
         child.expect(_prompt(db))
         child.sendline("SELECT * FROM no_such_table;")
-        child.expect(r"ERROR 1105 \(HY000\): errCode = 2, detailMessage = Table \[no_such_table\] does not exist")
+        child.expect(r"ERROR 1146 \(42S02\): errCode = 2, detailMessage = Table \[no_such_table\] does not exist")
         child.expect(_prompt(db))
         child.sendline("exit")
         child.expect("Bye")

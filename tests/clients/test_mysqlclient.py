@@ -163,7 +163,7 @@ def test_errors_have_mysql_codes(server, make_db) -> None:
     try:
         with pytest.raises(MySQLdb.MySQLError) as ei:
             fetch(conn, "SELECT * FROM no_such_table")
-        assert ei.value.args[0] == 1105
+        assert ei.value.args[0] == 1146
         assert ei.value.args[1] == (
             f"errCode = 2, detailMessage = Table [no_such_table] does not exist in database [{db}]."
         )

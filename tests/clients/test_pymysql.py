@@ -162,12 +162,20 @@ def test_insert_ok_packet_info_string(db_conn) -> None:
 
 # ---- errors ---------------------------------------------------------------------------------
 def test_doris_error_codes_and_wording(db_conn, db) -> None:
-    code, msg = error_of(db_conn, "SELECT * FROM no_such_table")
-    assert code == 1105
-    assert (
-        msg
-        == f"errCode = 2, detailMessage = Table [no_such_table] does not exist in database [{db}]."
-    )
+    # A missing table is MySQL's 1146 (Doris says 1105) with Doris' wording: JDBC tools and
+    # Spark take exactly 1146 to mean "no such table". The same code for every statement.
+    missing = f"errCode = 2, detailMessage = Table [no_such_table] does not exist in database [{db}]."
+    for sql in (
+        "SELECT * FROM no_such_table",
+        "SELECT 1 FROM no_such_table WHERE 1 = 0",
+        "INSERT INTO no_such_table VALUES (1)",
+        "INSERT INTO no_such_table SELECT 1",
+        "DELETE FROM no_such_table WHERE k = 1",
+    ):
+        assert error_of(db_conn, sql) == (1146, missing), sql
+    for sql in ("DESC no_such_table", "SHOW CREATE TABLE no_such_table",
+                "SHOW COLUMNS FROM no_such_table"):
+        assert error_of(db_conn, sql)[0] == 1146, sql
 
     code, msg = error_of(db_conn, f"CREATE DATABASE `{db}`")
     assert code == 1007

@@ -4,8 +4,10 @@ Connector/J read a table's schema from `SELECT * FROM t WHERE 1=0`).
 
 The expected values are Doris 2.1's (`MysqlSerializer.writeField`: `PrimitiveType.toMysqlType`,
 `getMysqlTypeLength`, `getMysqlDecimals`, `Type.getMysqlResultSetFieldCharsetIndex`, flags 0),
-with one documented deviation: STRING carries the text charset (33), not binary (63), so
-drivers decode TEXT columns to str (server/results.py)."""
+with documented deviations (server/results.py): STRING carries the text charset (33), not
+binary (63), so drivers decode TEXT columns to str; VARCHAR and LARGEINT are VAR_STRING (253)
+and CHAR(n) announces n x 3 bytes as MySQL does, so JDBC (and Spark) see VARCHAR, not a CHAR
+that Spark pads with spaces, and CHAR(n) rather than CHAR(85)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ TYPES = [
     ("SMALLINT", (2, 6, 0, BINARY), "32767", 32767),
     ("INT", (3, 11, 0, BINARY), "-2147483648", -2147483648),
     ("BIGINT", (8, 20, 0, BINARY), "9223372036854775807", 9223372036854775807),
-    ("LARGEINT", (254, 255, 0, UTF8), "-170141183460469231731687303715884105728",
+    ("LARGEINT", (253, 255, 0, UTF8), "-170141183460469231731687303715884105728",
      "-170141183460469231731687303715884105728"),
     ("FLOAT", (4, 12, 31, BINARY), "1.5", 1.5),
     ("DOUBLE", (5, 22, 31, BINARY), "-2.25e100", -2.25e100),
@@ -36,7 +38,7 @@ TYPES = [
     ("DATETIME", (12, 19, 0, BINARY), "'2024-02-29 23:59:58'", dt.datetime(2024, 2, 29, 23, 59, 58)),
     ("DATETIME(3)", (12, 19, 3, BINARY), "'2024-02-29 23:59:58.125'",
      dt.datetime(2024, 2, 29, 23, 59, 58, 125000)),
-    ("CHAR(5)", (254, 255, 0, UTF8), "'ab'", "ab"),
+    ("CHAR(5)", (254, 15, 0, UTF8), "'ab'", "ab"),  # 5 x utf8's 3 bytes, as MySQL announces
     ("VARCHAR(20)", (253, 255, 0, UTF8), "'héllo'", "héllo"),  # MySQL's VAR_STRING (see results.py)
     ("STRING", (252, 255, 0, UTF8), "'a longer text ✓'", "a longer text ✓"),
 ]

@@ -71,7 +71,7 @@ def test_mysql_connector_session(server, make_db, pure: bool) -> None:
         assert cur.fetchall() == [(db,)]
         with pytest.raises(mysql.connector.Error) as ei:
             cur.execute("SELECT * FROM nope")
-        assert ei.value.errno == 1105 and "does not exist" in ei.value.msg
+        assert ei.value.errno == 1146 and ei.value.sqlstate == "42S02" and "does not exist" in ei.value.msg
         with pytest.raises(mysql.connector.Error) as ei:
             conn.database = "sqlt_no_such_db_xyz"
         assert ei.value.errno == 1049

@@ -4,7 +4,9 @@ One local[2] SparkSession for the module (Spark start-up is slow). `spark.read.j
 column type is compared with what pymysql reads from the same table (Spark takes the schema
 from a zero-row `SELECT * FROM t WHERE 1=0`, so that result must carry full column metadata);
 `df.write.jdbc` is checked in its three table-changing modes: overwrite that drops and
-recreates the table with Spark's own MySQL DDL, append, and overwrite with truncate=true.
+recreates the table with Spark's own MySQL DDL, append, and overwrite with truncate=true; and
+in append and overwrite mode into a table that does not exist yet (Spark creates it when its
+existence probe fails with MySQL's 1146, which ShaleDB sends for a missing table).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import datetime as dt
 from decimal import Decimal
 from pathlib import Path
 
+import pymysql
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
@@ -48,16 +51,20 @@ PROPS = {"user": "root", "password": "", "driver": DRIVER}
 ALL_TYPES_DDL = (
     "CREATE TABLE alltypes (id INT, flag BOOLEAN, ti TINYINT, si SMALLINT, bi BIGINT, f FLOAT, "
     "d DOUBLE, dec1 DECIMAL(10,2), dec2 DECIMAL(38,10), dt DATE, ts DATETIME, ts6 DATETIME(6), "
-    "c CHAR(5), v VARCHAR(20), s STRING) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 2 "
-    "PROPERTIES('replication_num'='1')"
+    "c CHAR(5), v VARCHAR(20), s STRING, li LARGEINT) DUPLICATE KEY(id) "
+    "DISTRIBUTED BY HASH(id) BUCKETS 2 PROPERTIES('replication_num'='1')"
 )
 ALL_TYPES_ROWS = (
     "(1, true, -128, 32767, 9000000000000000000, 1.5, -2.25e-300, 12345678.90, "
     "-1234567890.0123456789, '2024-02-29', '2024-02-29 01:02:03', '2024-02-29 01:02:03.123456', "
-    "'ab', 'it''s', 'long \\n text'), "
+    "'ab', 'it''s', 'long \\n text', 170141183460469231731687303715884105727), "
     "(2, false, 127, -32768, -9000000000000000000, -0.25, 1e300, -0.01, 0.0000000001, "
-    "'0001-01-01', '9999-12-31 23:59:59', '1970-01-01 00:00:00.000001', 'abcde', '', '日本語'), "
-    "(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
+    "'0001-01-01', '9999-12-31 23:59:59', '1970-01-01 00:00:00.000001', 'abcde', '', '日本語', "
+    "-170141183460469231731687303715884105728), "
+    "(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+    "NULL), "
+    "(4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'é', NULL, NULL, "
+    "-9223372036854775809)"
 )
 EXPECTED_SCHEMA = [
     ("id", T.IntegerType()),
@@ -71,9 +78,13 @@ EXPECTED_SCHEMA = [
     ("dt", T.DateType()),
     ("ts", T.TimestampNTZType()),
     ("ts6", T.TimestampNTZType()),
+    ("c", T.StringType()),
     ("v", T.StringType()),
     ("s", T.StringType()),
+    # LARGEINT: a text column (server/results.py), exact digits beyond BIGINT, unpadded.
+    ("li", T.StringType()),
 ]
+CHAR_LENGTH = 5  # of column c
 
 
 def test_read_every_column_type(server, spark, db, db_conn) -> None:
@@ -91,10 +102,15 @@ def test_read_every_column_type(server, spark, db, db_conn) -> None:
     assert [(n, schema[n]) for n, _ in EXPECTED_SCHEMA] == EXPECTED_SCHEMA
     rows = [r.asDict() for r in df.orderBy("id").collect()]
     assert len(rows) == len(reference)
+    # LARGEINT values beyond BIGINT's range arrive as their exact digits.
+    assert [r["li"] for r in rows] == [str(2**127 - 1), str(-(2**127)), None, str(-(2**63) - 1)]
     for got, want in zip(rows, reference):
         want = dict(zip(names, want))
-        # CHAR(n) is padded by Spark's read-side char padding; the stored value is unpadded.
-        assert (got.pop("c") or "").rstrip() == (want.pop("c") or "")
+        # CHAR(5): Spark's read-side char padding pads to the column's 5 characters, as it
+        # does for a MySQL CHAR(5) (not to 85, what a 255-byte announcement would mean); the
+        # stored value is unpadded.
+        want_c = want.pop("c")
+        assert got.pop("c") == (None if want_c is None else want_c.ljust(CHAR_LENGTH))
         # BOOLEAN arrives as TINYINT (0/1), as pymysql reads it too.
         assert got.pop("flag") == want.pop("flag")
         assert got == want
@@ -178,17 +194,18 @@ def _expected(copies: int) -> list[tuple[object, ...]]:
     return sorted(base * copies, key=lambda r: r[0])
 
 
-def _stored(db_conn) -> list[tuple[object, ...]]:
+_COLUMNS = ("id", "name", "amount", "flag", "ratio", "big", "price", "day", "ts")
+
+
+def _stored(db_conn, table: str = "target") -> list[tuple[object, ...]]:
     with db_conn.cursor() as cur:
-        cur.execute(
-            "SELECT id, name, amount, flag, ratio, big, price, day, ts FROM target ORDER BY id"
-        )
+        cur.execute(f"SELECT {', '.join(_COLUMNS)} FROM {table} ORDER BY id")
         return list(cur.fetchall())
 
 
-def _create_table(db_conn) -> str:
+def _create_table(db_conn, table: str = "target") -> str:
     with db_conn.cursor() as cur:
-        cur.execute("SHOW CREATE TABLE target")
+        cur.execute(f"SHOW CREATE TABLE {table}")
         return cur.fetchone()[1]
 
 
@@ -237,3 +254,35 @@ def test_write_overwrite_append_truncate(server, spark, db, db_conn) -> None:
     # And Spark reads back what it wrote.
     back = spark.read.jdbc(url, "target", properties={**PROPS, "preferTimestampNTZ": "true"})
     assert sorted(r.name for r in back.collect()) == sorted(r[1] for r in _expected(1))
+
+
+@pytest.mark.parametrize("mode", ["append", "overwrite"])
+def test_write_creates_missing_table(server, spark, db, db_conn, mode: str) -> None:
+    """Spark's existence probe of a table that is not there fails with 1146 (MySQL's code, which
+    Spark's MySQL dialect takes for "no such table"), so Spark creates the table with its own
+    MySQL DDL and writes the rows, in append as in overwrite mode."""
+    url = jdbc_url(server, db)
+    table = f"new_{mode}"
+    with db_conn.cursor() as cur, pytest.raises(pymysql.MySQLError) as ei:
+        cur.execute(f"SELECT 1 FROM {table} WHERE 1 = 0")
+    assert ei.value.args == (
+        1146,
+        f"errCode = 2, detailMessage = Table [{table}] does not exist in database [{db}].",
+    )
+    props = {**PROPS, "rewriteBatchedStatements": "true", "batchsize": "2"}
+    _frame(spark).write.jdbc(url, table, mode=mode, properties=props)
+
+    ddl = _create_table(db_conn, table)
+    assert "`id` int NULL" in ddl and "`name` text NULL" in ddl, ddl
+    assert "DUPLICATE KEY(`id`)" in ddl and "DISTRIBUTED BY RANDOM BUCKETS AUTO" in ddl
+    assert _stored(db_conn, table) == _expected(1)
+
+    # Spark reads back what it wrote: the frame's columns and rows (BOOLEAN comes back as
+    # TINYINT 0/1, as pymysql reads it too).
+    back = spark.read.jdbc(url, table, properties={**PROPS, "preferTimestampNTZ": "true"})
+    assert [f.name for f in back.schema.fields] == list(_COLUMNS)
+    assert sorted((tuple(r) for r in back.collect()), key=lambda r: r[0]) == _expected(1)
+
+    # A second write in the same mode: append adds the rows again, overwrite replaces them.
+    _frame(spark).write.jdbc(url, table, mode=mode, properties=props)
+    assert _stored(db_conn, table) == _expected(2 if mode == "append" else 1)

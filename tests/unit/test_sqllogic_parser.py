@@ -241,14 +241,14 @@ def _run(text: str, script: dict) -> runner.FileResult:
 def test_run_passing_records() -> None:
     text = (
         "statement ok\nCREATE TABLE t (k INT)\n\n"
-        "statement error 1105 does not exist in database \\[${db}\\]\nSELECT * FROM nosuch\n\n"
+        "statement error 1146 does not exist in database \\[${db}\\]\nSELECT * FROM nosuch\n\n"
         "query IT rowsort\nSELECT k, s FROM t\n----\n1\t(empty)\n2\tNULL\n\n"
         "query T\nSELECT DATABASE()\n----\n${db}\n"
     )
     script = {
         "CREATE TABLE t (k INT)": None,
         "SELECT * FROM nosuch": FakeError(
-            1105, "errCode = 2, detailMessage = Table [nosuch] does not exist in database [d1]."
+            1146, "errCode = 2, detailMessage = Table [nosuch] does not exist in database [d1]."
         ),
         "SELECT k, s FROM t": (2, [("2", None), ("1", "")]),
         "SELECT DATABASE()": (1, [("d1",)]),

@@ -239,7 +239,7 @@ def test_count_distinct() -> None:
 @pytest.mark.parametrize("sql,code,detail", [
     ("SELECT nope FROM t", 1105, "Unknown column 'nope' in 'table list'"),
     ("SELECT u.a FROM t", 1105, "Unknown column 'u.a' in 'table list'"),
-    ("SELECT a FROM missing", 1105, "Table [missing] does not exist in database [db]."),
+    ("SELECT a FROM missing", 1146, "Table [missing] does not exist in database [db]."),
     ("SELECT a FROM nodb.t", 1049, "Unknown database 'nodb'"),
     ("SELECT a FROM t JOIN t u ON t.a = u.a", 1105, "Column 'a' in field list is ambiguous"),
     ("SELECT a FROM t WHERE a IN (SELECT 1, 2)", 1105, "Operand should contain 1 column(s)"),
