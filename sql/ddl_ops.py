@@ -307,14 +307,11 @@ def truncate_table(engine: StorageEngine, db_name: str | None, name: str, partit
 
 
 def _delete_partition(cat: object, m: Mutation, part: PartitionMeta) -> list[TabletMeta]:
-    from storage.catalog.catalog import Catalog  # noqa: PLC0415
+    from storage.catalog.catalog import Catalog, delete_tablets  # noqa: PLC0415
 
     assert isinstance(cat, Catalog)
     tablets = cat.tablets(part.table_id, partition_id=part.partition_id)
-    for t in tablets:
-        for rs in cat.rowsets(t.tablet_id):
-            m.delete(rs)
-        m.delete(t)
+    delete_tablets(cat, m, tablets)
     m.delete(part)
     return tablets
 

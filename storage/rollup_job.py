@@ -316,14 +316,11 @@ def drop_index_objects(
     cat: object, m: Mutation, table_id: int, index: MaterializedIndexMeta
 ) -> list[TabletMeta]:
     """Add the deletes of one materialized index (its tablets and rowsets) to `m`."""
-    from storage.catalog.catalog import Catalog
+    from storage.catalog.catalog import Catalog, delete_tablets
 
     assert isinstance(cat, Catalog)
     tablets = cat.tablets(table_id, index_id=index.index_id)
-    for t in tablets:
-        for rs in cat.rowsets(t.tablet_id):
-            m.delete(rs)
-        m.delete(t)
+    delete_tablets(cat, m, tablets)
     m.delete(index)
     return tablets
 

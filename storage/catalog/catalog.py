@@ -185,3 +185,12 @@ class Catalog:
             if t.label == label:
                 return t  # type: ignore[no-any-return]
         return None
+
+
+def delete_tablets(cat: Catalog, m: Mutation, tablets: list[TabletMeta]) -> None:
+    """Add the deletes of `tablets` and of all their rowsets to `m` (dropping a partition or
+    a materialized index)."""
+    for t in tablets:
+        for rs in cat.rowsets(t.tablet_id):
+            m.delete(rs)
+        m.delete(t)
