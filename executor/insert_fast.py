@@ -8,6 +8,13 @@ is known to equal the general path's; for anything else `scanned_batch` returns 
 statement goes through the general path, which also produces every error (out of range, NOT
 NULL, too long, bad date, ...). tests/clients/test_insert_values_fast_path.py checks the two
 paths against each other.
+
+`fast_batch` is the entry point: it scans the rows with the numba kernel
+(sql/insert_values_kernels.py via `scan_tokens`) and converts the common column shapes (all
+integer types but LARGEINT, FLOAT/DOUBLE, DECIMAL up to 18 digits, DATE, DATETIME, strings; with
+NULLs) straight from the kernel's token arrays, without a Python object per value. A column of
+any other shape gets its tokens as text and goes through the text conversion below; a statement
+the kernel does not recognise goes through the regex scanner and the text conversion.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ import numpy as np
 
 from executor.insert import default_value, target_columns
 from sql.errors import DorisError
-from sql.insert_values_scanner import unquote
+from sql import insert_values_kernels as K
+from sql.insert_values_scanner import TokenArrays, scan_rows, scan_tokens, unquote
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, TableMeta
 from storage.types import DataType, TypeError_, TypeKind
@@ -263,3 +271,120 @@ def scanned_batch(table: TableMeta, column_names: Sequence[str] | None,
     except (_Fallback, DorisError):
         return None
     return Batch(table.column_names, tuple(cols))
+
+
+_INT_KINDS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT)
+
+
+def _token_column(col: ColumnMeta, ta: TokenArrays, j: int) -> Column | None:
+    """Column `j` converted from the kernel's arrays, or None when its tokens need the text
+    conversion (`_convert_column`); raises _Fallback where that one would."""
+    t = col.type
+    k = t.kind
+    kind = np.ascontiguousarray(ta.kind[:, j])
+    nulls = kind == K.K_NULL
+    valid: np.ndarray | None = None
+    if nulls.any():
+        if not col.nullable:
+            raise _Fallback  # the general path reports the NOT NULL violation
+        valid = ~nulls
+    flags = ta.flags[:, j]
+    if k in _INT_KINDS:
+        if not np.all((kind == K.K_INT) | nulls) or (flags & K.F_BIG).any():
+            return None
+        vals = ta.mant[:, j]
+        lo, hi = t.int_range()
+        if len(vals) and (int(vals.min()) < lo or int(vals.max()) > hi):
+            raise _Fallback  # the general path names the value out of range
+        return Column(t, vals.astype(t.numpy_dtype), valid)
+    if k in (TypeKind.FLOAT, TypeKind.DOUBLE):
+        numeric = (kind == K.K_INT) | (kind == K.K_DEC) | (kind == K.K_EXP)
+        if not np.all(numeric | nulls):
+            return None
+        vals = ta.fval[:, j].copy()
+        slow = np.flatnonzero(((flags & K.F_INEXACT) != 0) & numeric)
+        if len(slow):
+            raw = ta.buf
+            starts, ends = ta.start[:, j], ta.end[:, j]
+            for i in slow.tolist():
+                v = float(raw[starts[i]:ends[i]].tobytes())
+                if v in (float("inf"), float("-inf")):
+                    return None  # out of double range: as the text conversion does it
+                vals[i] = v
+        vals[nulls] = 0.0
+        return Column(t, vals.astype(t.numpy_dtype, copy=False), valid)
+    if k is TypeKind.DECIMAL:
+        if t.precision > 18:
+            return None
+        if not np.all((kind == K.K_INT) | (kind == K.K_DEC) | nulls) or (flags & K.F_BIG).any():
+            return None
+        frac = np.where(nulls, 0, ta.frac[:, j])
+        if len(frac) and int(frac.max()) > t.scale:
+            return None  # needs rounding: the text conversion's Decimal path
+        pow10 = np.array([10**i for i in range(19)], dtype=np.int64)[t.scale - frac]
+        mant = np.where(nulls, 0, ta.mant[:, j])
+        if (np.abs(mant) > (10**t.precision - 1) // pow10).any():
+            raise _Fallback  # out of range: the general path's error
+        return Column(t, mant * pow10, valid)
+    if k is TypeKind.DATE or k is TypeKind.DATETIME:
+        out = np.empty(len(kind), dtype=np.int64)
+        args = (ta.buf, kind, np.ascontiguousarray(ta.start[:, j]), np.ascontiguousarray(ta.end[:, j]),
+                np.ascontiguousarray(flags), out)
+        if k is TypeKind.DATE:
+            if K.decode_dates(*args) >= 0:
+                return None
+            return Column(t, out.astype(np.int32), valid)
+        if K.decode_datetimes(*args) >= 0:
+            return None
+        if t.scale < 6:
+            unit = 10 ** (6 - t.scale)
+            out = (out // unit) * unit  # Doris truncates to the declared precision
+        return Column(t, out, valid)
+    if t.is_string:
+        starts = np.ascontiguousarray(ta.start[:, j])
+        ends = np.ascontiguousarray(ta.end[:, j])
+        offsets = np.empty(len(kind) + 1, dtype=np.int64)
+        data = np.empty(int((ends - starts).sum()), dtype=np.uint8)
+        if K.gather_strings(ta.buf, kind, starts, ends, np.ascontiguousarray(flags), offsets, data) >= 0:
+            return None
+        if k is not TypeKind.STRING and len(kind) and int(np.diff(offsets).max()) > t.length:
+            raise _Fallback  # too long: the general path's strict-mode error
+        return Column(t, data[: offsets[-1]].copy(), valid, offsets)
+    return None
+
+
+def tokens_batch(table: TableMeta, column_names: Sequence[str] | None, ta: TokenArrays) -> Batch | None:
+    """The full-schema Batch of a kernel-scanned INSERT VALUES, or None for the general path."""
+    try:
+        targets = target_columns(table, column_names)
+    except DorisError:
+        return None
+    if len(targets) != ta.kind.shape[1]:
+        return None
+    by_name = {c.name.lower(): (c, j) for j, c in enumerate(targets)}
+    now = _dt.datetime.now()
+    cols = []
+    try:
+        for c in table.columns:
+            hit = by_name.get(c.name.lower())
+            if hit is None:
+                cols.append(Column.constant(c.type, default_value(c, now), ta.num_rows))
+                continue
+            converted = _token_column(c, ta, hit[1])
+            cols.append(converted if converted is not None else _convert_column(c, ta.texts(hit[1])))
+    except (_Fallback, DorisError):
+        return None
+    return Batch(table.column_names, tuple(cols))
+
+
+def fast_batch(table: TableMeta, column_names: Sequence[str] | None, sql: str, start: int) -> Batch | None:
+    """The Batch of `INSERT ... VALUES` rows starting at str offset `start` (after the header
+    scan_header matched), or None when the statement needs the general path."""
+    ncols = len(column_names) if column_names is not None else len(table.columns)
+    ta = scan_tokens(sql, start, ncols)
+    if ta is not None:
+        return tokens_batch(table, column_names, ta)
+    values = scan_rows(sql, start, ncols)
+    if values is None:
+        return None
+    return scanned_batch(table, column_names, values, len(values[0]))

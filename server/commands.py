@@ -26,7 +26,7 @@ from executor.insert import (
     insert_batches,
     insert_values,
 )
-from executor.insert_fast import scanned_batch
+from executor.insert_fast import fast_batch
 from executor.query import (
     SessionContext, distribute_options, evaluate_constant, execute, plan_select,
 )
@@ -41,7 +41,7 @@ from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
 from sql.dialect import CancelAlter, DescAll, DorisExplain
-from sql.insert_values_scanner import scan_header, scan_rows
+from sql.insert_values_scanner import scan_header
 from sql.errors import (
     DorisError,
     QueryCancelled,
@@ -381,11 +381,7 @@ class StatementRunner:
         table = self.engine.catalog.get_table(db, table_name)
         if table is None:
             return None
-        ncols = len(columns) if columns is not None else len(table.columns)
-        values = scan_rows(sql, start, ncols)
-        if values is None:
-            return None
-        batch = scanned_batch(table, columns, values, len(values[0]))
+        batch = fast_batch(table, columns, sql, start)
         if batch is None:
             return None
         return _insert_outcome(insert_batch(self.engine, db, table, batch, self._group_commit(table)))

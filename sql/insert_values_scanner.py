@@ -11,6 +11,11 @@ functions, DEFAULT, PARTITION, WITH LABEL, ON DUPLICATE, INSERT ... SELECT, comm
 with the wrong number of values) returns None, and the caller uses the general path, which
 gives the same result or the same error. Tokens stay text here; executor/insert.py converts
 them column by column with the general path's casting rules.
+
+`scan_tokens` is the faster first choice: the numba kernel of sql/insert_values_kernels.py
+reads the statement's UTF-8 bytes once and hands back typed token arrays (kind, byte span,
+parsed number digits) instead of text, for the same grammar over ASCII whitespace; when it
+says no, the regex scanner above still gets its turn.
 """
 
 from __future__ import annotations
@@ -18,6 +23,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+import numpy as np
+
+from sql import insert_values_kernels as K
 
 # A quoted string: backslash escapes anything (incl. a quote), a doubled quote is a quote.
 _SQ = r"'(?:[^'\\]|\\.|'')*'"
@@ -127,3 +136,52 @@ def is_null(token: str) -> bool:
 
 def is_quoted(token: str) -> bool:
     return token[0] in "'\""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenArrays:
+    """Every literal of the rows as (rows, columns) arrays from `scan_values` (see its doc)."""
+
+    buf: np.ndarray  # the statement's UTF-8 bytes (token spans index into it)
+    kind: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    flags: np.ndarray
+    mant: np.ndarray
+    frac: np.ndarray
+    fval: np.ndarray
+    num_rows: int
+
+    def texts(self, col: int) -> list[str]:
+        """Column `col`'s tokens as text, as the regex scanner gives them."""
+        raw = self.buf.tobytes()
+        return [raw[s:e].decode("utf-8") for s, e in zip(self.start[:, col].tolist(), self.end[:, col].tolist())]
+
+
+def scan_tokens(sql: str, start: int, ncols: int) -> TokenArrays | None:
+    """The rows after `start` (a str offset, from scan_header) as token arrays, or None when
+    the kernel does not recognise them (the caller then tries `scan_rows`)."""
+    if ncols < 1:
+        return None
+    try:
+        raw = sql.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: leave it to the other paths
+        return None
+    byte_start = start if len(raw) == len(sql) else len(sql[:start].encode("utf-8"))
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    cap = int(np.count_nonzero(buf[byte_start:] == 44)) + 1  # tokens <= commas + 1
+    kind = np.empty(cap, dtype=np.uint8)
+    tstart = np.empty(cap, dtype=np.int64)
+    tend = np.empty(cap, dtype=np.int64)
+    flags = np.empty(cap, dtype=np.uint8)
+    mant = np.empty(cap, dtype=np.int64)
+    frac = np.empty(cap, dtype=np.int64)
+    fval = np.empty(cap, dtype=np.float64)
+    rows = K.scan_values(buf, byte_start, ncols, kind, tstart, tend, flags, mant, frac, fval)
+    if rows <= 0:
+        return None
+    n = rows * ncols
+    shape = (rows, ncols)
+    return TokenArrays(buf, kind[:n].reshape(shape), tstart[:n].reshape(shape), tend[:n].reshape(shape),
+                       flags[:n].reshape(shape), mant[:n].reshape(shape), frac[:n].reshape(shape),
+                       fval[:n].reshape(shape), rows)

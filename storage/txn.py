@@ -15,6 +15,7 @@ import random
 import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -38,6 +39,26 @@ from storage.errors import DorisError
 from storage.faults import fault_point
 from storage.partition import PartitionRouter
 from storage.rowset import RowsetWriter
+
+
+# Rowset writers of a load run side by side: each one's fsyncs (file, then directory) wait on
+# the disk without the GIL, so a load touching many tablets pays about one fsync latency
+# instead of one per tablet; ext4 also folds concurrent fsyncs into one journal commit.
+_BUILD_THREADS = 8
+_BUILD_POOL = ThreadPoolExecutor(_BUILD_THREADS, thread_name_prefix="rowset-build")
+
+
+def _build_one(writer: RowsetWriter) -> RowsetMeta:
+    meta = writer.build()
+    fault_point("load_after_first_rowset")
+    return meta
+
+
+def _build_all(writers: list[RowsetWriter]) -> list[RowsetMeta]:
+    """Every writer's rowset (files written, fsynced and renamed into place), in order."""
+    if len(writers) <= 1:
+        return [_build_one(w) for w in writers]
+    return list(_BUILD_POOL.map(_build_one, writers))
 
 
 class LabelAlreadyUsed(DorisError):
@@ -162,10 +183,7 @@ class LoadTxn:
 
     def commit(self) -> TxnMeta:
         """Write all rowsets (fsynced), then publish them with new partition versions at once."""
-        metas = []
-        for writer in self._writers.values():
-            metas.append(writer.build())
-            fault_point("load_after_first_rowset")
+        metas = _build_all(list(self._writers.values()))
         fault_point("load_before_publish")
         now = time.time()
         with self.catalog.lock:

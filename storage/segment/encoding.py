@@ -418,12 +418,43 @@ def encode_varlen(offsets: np.ndarray, data: np.ndarray, encoding: Encoding) -> 
     raise ValueError(f"{encoding.name} does not apply to var-len values")
 
 
+@njit(cache=True, nogil=True)
+def varlen_hashes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """64-bit FNV-1a of each value (equal values hash equal; the length is mixed in last)."""
+    n = offsets.shape[0] - 1
+    out = np.empty(n, dtype=np.uint64)
+    prime = np.uint64(1099511628211)
+    for i in range(n):
+        h = np.uint64(14695981039346656037)
+        for j in range(offsets[i], offsets[i + 1]):
+            h = (h ^ np.uint64(data[j])) * prime
+        out[i] = (h ^ np.uint64(offsets[i + 1] - offsets[i])) * prime
+    return out
+
+
+def varlen_hashes_reference(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """Plain-Python twin of `varlen_hashes` (tests)."""
+    mask, prime = (1 << 64) - 1, 1099511628211
+    out = []
+    for v in varlen_list(offsets, data):
+        h = 14695981039346656037
+        for b in v:
+            h = ((h ^ b) * prime) & mask
+        out.append(((h ^ len(v)) * prime) & mask)
+    return np.array(out, dtype=np.uint64)
+
+
 def choose_varlen(offsets: np.ndarray, data: np.ndarray) -> Encoding:
     """DICT when the distinct values (plus bit-packed codes) are smaller than PLAIN."""
     n = len(offsets) - 1
     total = int(offsets[-1] - offsets[0])
     plain = 8 * (n + 1) + total
     if n < 2:
+        return Encoding.PLAIN
+    # All values distinct (n distinct hashes prove it): the dictionary would repeat every
+    # value plus the codes, so PLAIN wins; skips building a set of n bytes objects, the
+    # common case of names and ids loaded in small rowsets.
+    if len(np.unique(varlen_hashes(offsets, data))) == n:
         return Encoding.PLAIN
     distinct = set(varlen_list(offsets, data))
     d = len(distinct)

@@ -1,4 +1,5 @@
-"""The INSERT ... VALUES fast path (sql/insert_values_scanner.py + executor/insert.py) gives
+"""The INSERT ... VALUES fast path (sql/insert_values_kernels.py numba scanner, its regex
+fallback sql/insert_values_scanner.py, executor/insert_fast.py) gives
 exactly what the general path (sqlglot parse -> evaluate -> convert) gives.
 
 Differential: hundreds of generated statements with every column type, NULLs, negative
@@ -41,16 +42,21 @@ def _value(rng: random.Random, ctype: str, nulls: bool = True) -> str:
         bits = {"TINYINT": 7, "SMALLINT": 15, "INT": 31, "BIGINT": 63, "LARGEINT": 127}[ctype]
         edge = rng.random() < 0.2
         v = rng.choice([-(2**bits), 2**bits - 1]) if edge else rng.randint(-(2 ** min(bits, 40)), 2 ** min(bits, 40))
-        return str(v)
+        return str(v) if rng.random() < 0.9 else rng.choice(["007", "-0", "0"])
     if ctype in ("FLOAT", "DOUBLE"):
         return rng.choice([str(rng.randint(-1000, 1000)), f"{rng.uniform(-1e6, 1e6):.6f}",
-                           f"{rng.uniform(-10, 10):.3e}", "-0.5", ".25", "1e300" if ctype == "DOUBLE" else "1e30"])
+                           f"{rng.uniform(-10, 10):.3e}", "-0.5", ".25", "1e300" if ctype == "DOUBLE" else "1e30",
+                           repr(rng.uniform(-1e7, 1e7)), "1.e5", "-.5E-2", "123456789012345678901.5",
+                           "0.1", "-0", "9007199254740993", "2.5E-300" if ctype == "DOUBLE" else "2.5E-30"])
     if ctype.startswith("DECIMAL(12"):
         return rng.choice([str(rng.randint(-999999999, 999999999)), f"{rng.uniform(-1e8, 1e8):.3f}",
-                           f"{rng.uniform(-1e3, 1e3):.1f}", f"{rng.uniform(-1, 1):.5f}", "-0.0005"])
+                           f"{rng.uniform(-1e3, 1e3):.1f}", f"{rng.uniform(-1, 1):.5f}", "-0.0005",
+                           "000123.4", "-0.000", ".5", "-7."])
     if ctype.startswith("DECIMAL(38"):
         return rng.choice([str(rng.randint(-10**27, 10**27)), f"{rng.randint(-10**20, 10**20)}.{rng.randint(0, 10**10 - 1):010d}"])
     if ctype == "DATE":
+        if rng.random() < 0.05:  # calendar edges (invalid ones are errors, from the general path)
+            return rng.choice(["'2024-02-29'", "'2000-02-29'", "'1970-01-01'", "'9999-12-31'", "'2023-02-29'"])
         return f"'{rng.randint(1000, 9999)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}'"
     if ctype.startswith("DATETIME"):
         frac = rng.choice(["", f".{rng.randint(0, 999999):06d}", f".{rng.randint(0, 9)}"])
@@ -66,7 +72,8 @@ def _value(rng: random.Random, ctype: str, nulls: bool = True) -> str:
 
 def _statement(rng: random.Random, table: str) -> str:
     cols = COLUMNS if rng.random() < 0.5 else rng.sample(COLUMNS, rng.randint(1, len(COLUMNS)))
-    names = "" if cols is COLUMNS else " (" + ", ".join(n for n, _t in cols) + ")"
+    quote = rng.choice(["", "`"])  # Connector/J and Spark quote column names with backticks
+    names = "" if cols is COLUMNS else " (" + ", ".join(f"{quote}{n}{quote}" for n, _t in cols) + ")"
     rows = [", ".join(_value(rng, t) for _n, t in cols) for _ in range(rng.randint(1, 40))]
     sep = rng.choice([",", ", ", ",\n  "])
     return f"INSERT INTO {table}{names} VALUES " + sep.join(f"({r})" for r in rows) + rng.choice(["", ";", " ;\n"])

@@ -169,6 +169,19 @@ def test_varlen_encodings_round_trip(values: list[bytes], repeat: int) -> None:
     )  # estimate ignores padding
 
 
+@SETTINGS
+@given(values=st.lists(st.binary(max_size=6), max_size=60))
+def test_varlen_hashes_and_the_distinct_shortcut(values: list[bytes]) -> None:
+    offsets, data = varlen(values)
+    assert E.varlen_hashes(offsets, data).tolist() == E.varlen_hashes_reference(offsets, data).tolist()
+    # the all-distinct shortcut gives what the full estimate gives
+    n, d = len(values), len(set(values))
+    if n >= 2 and d == n:
+        dict_cost = 8 + 8 * (d + 1) + sum(map(len, set(values))) + 8 * E.packed_words(n, (d - 1).bit_length())
+        assert dict_cost >= 8 * (n + 1) + len(data)
+        assert E.choose_varlen(offsets, data) is E.Encoding.PLAIN
+
+
 def test_varlen_encoding_of_a_slice_with_nonzero_base_offset() -> None:
     offsets, data = varlen([b"xx", b"abc", b"", b"abc"])
     for enc in (E.Encoding.PLAIN, E.Encoding.DICT):
