@@ -25,7 +25,6 @@ import platform
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -395,12 +394,6 @@ def load_duckdb(con, data: dict[str, pa.Table]) -> None:  # noqa: ANN001
 
 
 # ---- runner ---------------------------------------------------------------------------------
-def _timed(fn) -> tuple[float, object]:  # type: ignore[no-untyped-def]
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sf", type=float, default=1.0)
@@ -414,18 +407,18 @@ def main() -> None:
     args = ap.parse_args()
     queries = [q for q in args.queries.split(",") if q] or list(QUERIES)
 
-    t_gen, data = _timed(lambda: generate(args.sf, args.seed))
+    t_gen, data = C.timed(lambda: generate(args.sf, args.seed))
     counts = {k: v.num_rows for k, v in data.items()}
     print(f"generated SF {args.sf} in {t_gen:.1f}s: {counts}", flush=True)
     rows: list[tuple[str, float | None, float, int, str]] = []
     with tempfile.TemporaryDirectory(prefix="ssb-bench-") as tmp:
         data_dir = Path(tmp) / "data"
         eng = StorageEngine(data_dir, backends=args.backends)
-        t_load, _ = _timed(lambda: load_shaledb(eng, "ssb", data))
+        t_load, _ = C.timed(lambda: load_shaledb(eng, "ssb", data))
         eng.close()
         print(f"loaded ShaleDB in {t_load:.1f}s", flush=True)
         duck = duckdb.connect()
-        t_dload, _ = _timed(lambda: load_duckdb(duck, data))
+        t_dload, _ = C.timed(lambda: load_duckdb(duck, data))
         print(f"loaded DuckDB in {t_dload:.1f}s", flush=True)
         del data
 
@@ -447,7 +440,7 @@ def main() -> None:
                 try:
                     got = shale()  # warm-up
                     s_med: float | None = statistics.median(
-                        _timed(shale)[0] for _ in range(args.runs))
+                        C.timed(shale)[0] for _ in range(args.runs))
                 except Exception as e:  # noqa: BLE001 - reported in the table
                     got, s_med = None, None
                     timed_out = "timed out" in str(e) or "Lost connection" in str(e)
@@ -458,7 +451,7 @@ def main() -> None:
                         srv = ServerProcess(data_dir, backends=args.backends).start()
                         conn = srv.connect("ssb", read_timeout=args.timeout)
                 expected = duck_run()  # warm-up
-                d_med = statistics.median(_timed(duck_run)[0] for _ in range(args.runs))
+                d_med = statistics.median(C.timed(duck_run)[0] for _ in range(args.runs))
                 if got is not None:
                     diff = C.compare(C.normalize_py(got), C.normalize_py(expected),
                                      "ORDER BY" in sql)

@@ -18,7 +18,6 @@ import platform
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,12 +32,6 @@ from tpch_queries import ORDERED, QUERIES  # noqa: E402
 from storage.engine import StorageEngine  # noqa: E402
 
 
-def _timed(fn) -> tuple[float, object]:  # type: ignore[no-untyped-def]
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sf", type=float, default=1.0)
@@ -51,15 +44,15 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="tpch-bench-") as tmp:
         tmpdir = Path(tmp)
-        t_gen, pq_dir = _timed(lambda: C.generate(tmpdir / "parquet", args.sf))
+        t_gen, pq_dir = C.timed(lambda: C.generate(tmpdir / "parquet", args.sf))
         print(f"generated SF {args.sf} in {t_gen:.1f}s", flush=True)
         data_dir = tmpdir / "data"
         eng = StorageEngine(data_dir, backends=args.backends)
-        t_load, _ = _timed(lambda: C.load_shaledb(eng, "tpch", pq_dir))
+        t_load, _ = C.timed(lambda: C.load_shaledb(eng, "tpch", pq_dir))
         eng.close()
         print(f"loaded ShaleDB in {t_load:.1f}s", flush=True)
         duck = duckdb.connect()
-        t_dload, _ = _timed(lambda: C.load_duckdb(duck, pq_dir))
+        t_dload, _ = C.timed(lambda: C.load_duckdb(duck, pq_dir))
         print(f"loaded DuckDB in {t_dload:.1f}s", flush=True)
 
         rows: list[tuple[int, float | None, float, str]] = []
@@ -79,12 +72,12 @@ def main() -> None:
                 note = ""
                 try:
                     got = shale()  # warm-up (numba compilation, page cache)
-                    s_times = [_timed(shale)[0] for _ in range(args.runs)]
+                    s_times = [C.timed(shale)[0] for _ in range(args.runs)]
                     s_med: float | None = statistics.median(s_times)
                 except Exception as e:  # noqa: BLE001 - reported in the table
                     got, s_med, note = None, None, f"error: {str(e)[:80]}"
                 expected = duck_run()
-                d_med = statistics.median(_timed(duck_run)[0] for _ in range(args.runs))
+                d_med = statistics.median(C.timed(duck_run)[0] for _ in range(args.runs))
                 if got is not None:
                     scales = [max(-v.as_tuple().exponent, 0) if hasattr(v, "as_tuple") else None
                               for v in got[0]] if got else None

@@ -205,3 +205,12 @@ def compare(actual: list[tuple], expected: list[tuple], ordered: bool,
         if len(a) != len(e) or not all(_close(x, y, s) for x, y, s in zip(a, e, sc)):
             return f"row {i}: {a!r} != expected {e!r}"
     return None
+
+
+def timed(fn):  # type: ignore[no-untyped-def]
+    """(seconds, result) of calling `fn` (bench/tpch.py and bench/ssb.py)."""
+    import time
+
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
