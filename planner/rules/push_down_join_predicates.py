@@ -9,6 +9,9 @@ Top-down over the plan:
   clause (the null-supplying side of an outer join, the build side of a semi join; both sides
   of an INNER join); `l = r` conjuncts between the sides become hash keys; the rest is the
   residual evaluated on candidate pairs. FULL joins push nothing.
+- An OR joined into an INNER / CROSS condition whose every branch constrains one side alone
+  also yields that side's weaker OR as a filter pushed below (the original stays):
+  `(p.b = 1 AND l.q < 5) OR (p.b = 2 AND l.q > 9)` filters l with `l.q < 5 OR l.q > 9`.
 - Before that, a disjunction whose every branch shares conjuncts is factored:
   `(a AND b) OR (a AND c)` -> `a AND (b OR c)` (Kleene logic keeps this exact), so a join key
   repeated in each OR branch (TPC-H Q19) becomes a hash key instead of a cross-join residual.
@@ -93,6 +96,24 @@ def _visit(plan: LogicalPlan) -> LogicalPlan:
     return plan.with_children(*children) if children else plan
 
 
+def _side_implication(p: Expr, names: set[str]) -> list[Expr]:
+    """For `(a1 AND b1) OR (a2 AND b2)` where each branch has conjuncts on one side only
+    (a1, a2), the weaker `a1 OR a2` that side can filter with before the join; the original
+    stays in the join condition. Upstream: Doris `ExtractSingleTableExpressionFromDisjunction`
+    (TPC-H Q19)."""
+    if not isinstance(p, Or):
+        return []
+    parts = []
+    for branch in _disjuncts(p):
+        mine = [c for c in conjuncts(branch) if column_names(c) and column_names(c) <= names]
+        if not mine:
+            return []
+        parts.append(make_and(mine))
+    if all(column_names(c) <= names for c in conjuncts(p)):
+        return []  # the whole OR is single-sided: it is pushed as is
+    return [Or(tuple(parts))]  # type: ignore[arg-type]
+
+
 def _push_into_join(join: LogicalJoin, parts: list[Expr]) -> tuple[LogicalJoin, list[Expr]]:
     left_names, right_names = set(join.left.names), set(join.right.names)
     to_left: list[Expr] = []
@@ -109,6 +130,10 @@ def _push_into_join(join: LogicalJoin, parts: list[Expr]) -> tuple[LogicalJoin, 
             to_cond.append(p)
         else:
             above.append(p)
+    if join.kind in ("inner", "cross"):
+        for p in to_cond:
+            to_left.extend(_side_implication(p, left_names))
+            to_right.extend(_side_implication(p, right_names))
     kind = join.kind
     cond = join.condition
     if to_cond:

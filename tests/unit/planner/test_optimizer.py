@@ -158,3 +158,19 @@ def test_plans_are_hashable_and_comparable() -> None:
     assert any(isinstance(n, LogicalSort) for n in walk(a))
     assert any(isinstance(n, LogicalLimit) for n in walk(a))
     assert "LogicalScan(db.t" in "\n".join(a.explain())
+
+
+def test_or_of_join_branches_filters_each_side_before_the_join() -> None:
+    """TPC-H Q19's shape: every OR branch constrains each side alone, so each scan gets the
+    weaker OR of its own conjuncts (as an IN list storage can use); the OR stays above."""
+    from planner.logical import LogicalJoin
+
+    p = plan("SELECT x.s FROM t x, t y WHERE (x.a = y.a AND x.b = 1 AND y.s = 'p') "
+             "OR (x.a = y.a AND x.b = 2 AND y.s = 'q')")
+    scans = [n for n in walk(p) if isinstance(n, LogicalScan)]
+    assert len(scans) == 2
+    preds = sorted((pr.column, pr.op, tuple(sorted(map(str, pr.values))))
+                   for s in scans for pr in s.predicates)
+    assert preds == [("b", "in", ("1", "2")), ("s", "in", ("p", "q"))]
+    (join,) = [n for n in walk(p) if isinstance(n, LogicalJoin)]
+    assert len(join.left_keys) == 1 and join.residual is not None  # the full OR still decides
