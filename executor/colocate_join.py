@@ -19,7 +19,7 @@ from functools import partial
 
 from executor.exchange import ordered_exchange
 from executor.operator import ExecContext, Operator
-from planner.logical import LogicalJoin, LogicalPlan, LogicalScan, walk
+from planner.logical import LogicalJoin, LogicalPlan, LogicalScan, walk, with_scan_ranges
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
 
@@ -31,11 +31,8 @@ def bucket_seqs(plan: LogicalPlan) -> list[int]:
 
 def restrict_to_bucket(plan: LogicalPlan, bucket: int) -> LogicalPlan:
     """`plan` with every scan reading only the tablets of bucket seq `bucket`."""
-    if isinstance(plan, LogicalScan):
-        return replace(plan, ranges=tuple(r for r in plan.ranges
-                                          if r.tablet.bucket_seq == bucket))
-    kids = plan.children
-    return plan.with_children(*(restrict_to_bucket(c, bucket) for c in kids)) if kids else plan
+    return with_scan_ranges(plan, lambda scan: tuple(r for r in scan.ranges
+                                                     if r.tablet.bucket_seq == bucket))
 
 
 class ColocateJoin(Operator):

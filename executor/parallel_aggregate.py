@@ -20,7 +20,7 @@ from dataclasses import replace
 from executor.hash_aggregate import HashAggregate
 from executor.operator import ExecContext, Operator
 from planner.logical import (
-    LogicalAggregate, LogicalFilter, LogicalPlan, LogicalProject, LogicalScan, ScanRange,
+    LogicalAggregate, LogicalFilter, LogicalPlan, LogicalProject, LogicalScan, with_scan_ranges,
 )
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
@@ -35,12 +35,6 @@ def scan_pipeline(plan: LogicalAggregate) -> LogicalScan | None:
     while isinstance(node, (LogicalProject, LogicalFilter)):
         node = node.child
     return node if isinstance(node, LogicalScan) else None
-
-
-def _with_ranges(plan: LogicalPlan, ranges: tuple[ScanRange, ...]) -> LogicalPlan:
-    if isinstance(plan, LogicalScan):
-        return replace(plan, ranges=ranges)
-    return plan.with_children(*(_with_ranges(c, ranges) for c in plan.children))
 
 
 class ParallelAggregate(Operator):
@@ -67,7 +61,8 @@ class ParallelAggregate(Operator):
         twins: list[HashAggregate] = []
         contexts: list[ExecContext] = []
         for i in range(k):
-            op = self._build(_with_ranges(self.plan, ranges[i::k]))
+            share = ranges[i::k]
+            op = self._build(with_scan_ranges(self.plan, lambda _s, share=share: share))
             assert isinstance(op, HashAggregate)
             sub = replace(ctx, scan_stats=ScanStats(), parallelism=1)
             op.open(sub)

@@ -129,27 +129,24 @@ def distribute_options(ctx: SessionContext, catalog: object) -> DistributeOption
         backends=len(backends()) if callable(backends) else 1)
 
 
-def _variable_is_false(ctx: SessionContext, name: str) -> bool:
+def _text_variable(ctx: SessionContext, name: str) -> str | None:
+    """The variable's value as lower-case text, None when the session has no such variable."""
     try:
-        value = ctx.variables(name)
+        return str(ctx.variables(name)).lower()
     except (ShaleError, KeyError):
-        return False
-    return str(value).lower() in ("0", "false", "off")
+        return None
+
+
+def _variable_is_false(ctx: SessionContext, name: str) -> bool:
+    return _text_variable(ctx, name) in ("0", "false", "off")
 
 
 def _bool_variable(ctx: SessionContext, name: str) -> bool:
-    try:
-        value = ctx.variables(name)
-    except (ShaleError, KeyError):
-        return False
-    return str(value).lower() in ("1", "true", "on")
+    return _text_variable(ctx, name) in ("1", "true", "on")
 
 
 def _runtime_filters_on(ctx: SessionContext) -> bool:
-    try:
-        return str(ctx.variables("runtime_filter_mode")).upper() != "OFF"
-    except (ShaleError, KeyError):
-        return True
+    return _text_variable(ctx, "runtime_filter_mode") != "off"
 
 
 def scan_parallelism(ctx: SessionContext) -> int:
