@@ -20,7 +20,9 @@ from pathlib import Path
 from aiohttp import web
 from mysql_mimic import MysqlServer
 from mysql_mimic import server as mm_server
+from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
 from mysql_mimic.control import LocalControl
+from mysql_mimic.types import Capabilities
 
 from server.auth import ShaleIdentityProvider, UserStore
 from server.config import Config
@@ -37,6 +39,12 @@ logger = logging.getLogger("shaledb")
 
 # mysql-mimic instantiates the Connection class it finds in its server module (LIBS.md 2.3).
 mm_server.Connection = ShaleConnection  # type: ignore[misc]
+SESSION_THREADS = 4
+# One result per statement of a multi-statement COM_QUERY (server/connection.py handle_query).
+SERVER_CAPABILITIES = (
+    DEFAULT_SERVER_CAPABILITIES | Capabilities.CLIENT_MULTI_STATEMENTS
+    | Capabilities.CLIENT_MULTI_RESULTS
+)
 
 
 class SequentialControl(LocalControl):
@@ -75,6 +83,10 @@ class ShaleServer:
         self.global_vars = GlobalVariables()
         self.users = UserStore(Path(config.data_dir) / "users.json")
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")
+        # Statements that read no table (SET, SELECT @@var, SHOW VARIABLES: what drivers send on
+        # connect) never wait behind running queries (server/session.py reads_no_table).
+        self.session_pool = ThreadPoolExecutor(max_workers=SESSION_THREADS,
+                                               thread_name_prefix="shaledb-session")
         self.stats = ServerStats()
         self.control = SequentialControl()
         self.profiles = QueryProfiles()
@@ -99,6 +111,7 @@ class ShaleServer:
             session_factory=lambda: ShaleSession(self),
             identity_provider=ShaleIdentityProvider(self.users),
             control=self.control,
+            capabilities=SERVER_CAPABILITIES,
         )
         await self.mysql.start_server(host=self.config.host, port=self.config.query_port)
         self.mysql_port = self.mysql.sockets()[0].getsockname()[1]
@@ -114,6 +127,7 @@ class ShaleServer:
         if self.http_runner is not None:
             await self.http_runner.cleanup()
         self.pool.shutdown(wait=True, cancel_futures=True)
+        self.session_pool.shutdown(wait=True, cancel_futures=True)
         self.engine.close()
 
     async def run(self) -> None:

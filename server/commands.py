@@ -253,9 +253,11 @@ class StatementRunner:
             if kind == "VARIABLE":
                 self._set_variable(item)
             elif kind in ("NAMES", "CHARACTER SET"):
-                charset = DEFAULT if item.name.upper() == "DEFAULT" else item.name
-                for var in ("character_set_client", "character_set_connection", "character_set_results"):
-                    self.variables.set(var, charset)
+                # Doris (SetNamesVar) accepts only utf8* and gbk and changes nothing: the session
+                # stays utf8mb4 and every statement and result is UTF-8 (docs/clients.md).
+                charset = item.name.lower()
+                if charset != "default" and not charset.startswith("utf8") and charset != "gbk":
+                    raise DorisError(f"Unknown character set: '{charset}'", ErrorCode.UNKNOWN_CHARACTER_SET)
             elif kind == "TRANSACTION":
                 for c in item.expressions:
                     var, value = TRANSACTION_CHARACTERISTICS[c.name.upper()]
@@ -567,13 +569,13 @@ class StatementRunner:
 
     def _metadata_table(self, target: exp.Expression, db: str | None) -> TableMeta:
         """The table of DESC / SHOW CREATE TABLE / SHOW COLUMNS / SHOW INDEX. A missing one is
-        MySQL's 1146 (42S02): SQLAlchemy's inspector and `has_table` take exactly that code to
-        mean "no such table" (Doris answers 1051 here, which they treat as a failure)."""
+        the same error as in a SELECT (`table_not_found`: Doris' text, MySQL's 1146 / 42S02):
+        SQLAlchemy's inspector and `has_table` take exactly that code to mean "no such table"."""
         tdb, name = _table_parts(target)
         database = ddl_ops.require_database(self.engine, tdb or db)
         table = self.engine.catalog.get_table(database.name, name)
         if table is None:
-            raise DorisError(f"Table '{database.name}.{name}' doesn't exist", ErrorCode.NO_SUCH_TABLE)
+            raise table_not_found(database.name, name)
         return table
 
     def show_variables(self, stmt: exp.Show) -> TextOutcome:

@@ -31,14 +31,15 @@ from mysql_mimic.constants import KillKind
 from mysql_mimic.errors import ErrorCode as MysqlErrorCode
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.stream import ConnectionClosed
-from mysql_mimic.types import Commands
+from mysql_mimic.types import Capabilities, Commands, ServerStatus
 
 from server.auth import FAST_AUTH_SUCCESS, FastAuthSuccess
 from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
+from server.multi_statements import split_statements
 from server.prepared import PreparedStatements
 from server.results import column_definition, encode_python_rows, error_packet, ok_packet
 from server.text_encoding import Chunk, encode_batch
-from sql.errors import ErrorCode, ShaleError
+from sql.errors import ErrorCode, ShaleError, unknown_database
 from sql.show import like_match
 from storage.batch import Batch
 from storage.types import varchar
@@ -50,6 +51,21 @@ Encoded = tuple[list[Chunk], int, int]  # (packet buffers, rows, next sequence i
 FIRST_ROWS = 4096  # the first packet run is small so the client sees rows at once
 MAX_ROWS = 65536  # rows framed per step: bounds the buffer whatever batch size the plan yields
 TEXT_RESULT_TYPE = varchar(255)
+UTF8MB4 = "utf8mb4"
+# utf8mb4_general_ci: the one-byte collation id every client knows as utf8mb4. mysql-mimic sends
+# 255 (utf8mb4_0900_ai_ci, unknown to MariaDB Connector/J, which then falls back to its own
+# choice); Doris sends 33 (utf8mb3) although its session variables say utf8mb4.
+HANDSHAKE_COLLATION = 45
+
+
+def handshake_v10(packet: bytes, server_version: str) -> bytes:
+    """mysql-mimic's HandshakeV10 packet with its character-set byte set to HANDSHAKE_COLLATION.
+    The byte follows protocol version (1), the NUL-terminated version, connection id (4),
+    auth-plugin-data part 1 (8), filler (1) and the capability flags' low half (2)."""
+    at = 1 + len(server_version.encode()) + 1 + 4 + 8 + 1 + 2
+    if packet[0] != 10 or packet[at - 3] != 0:  # pragma: no cover - mysql-mimic layout changed
+        raise RuntimeError("unexpected HandshakeV10 layout")
+    return packet[:at] + bytes([HANDSHAKE_COLLATION]) + packet[at + 1:]
 
 
 class BatchFeed:
@@ -80,11 +96,56 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
 
 
 class ShaleConnection(PreparedStatements, mm_connection.Connection):
+    # Set when the connection must end after the reply just sent (failed login, unknown
+    # database at connect, client gone during the handshake): the command loop returns at once.
+    closing = False
+
+    async def connection_phase(self) -> None:
+        """mysql-mimic's handshake with three changes (docs/mysql-mimic-fixes.md): the
+        handshake announces utf8mb4_general_ci (mysql-mimic sends 255); the client's charset
+        from its handshake response is ignored, so character_set_client/connection/results stay
+        utf8mb4 as in Doris, which reads every statement as UTF-8; and a client that hangs up
+        mid-handshake ends the connection quietly instead of with a logged traceback."""
+        plugin = self.identity_provider.get_default_plugin()
+        auth_data, auth_state = await plugin.start()
+        assert isinstance(auth_data, bytes)
+        self.handshake_auth_data = auth_data
+        self.handshake_auth_plugin = plugin.name
+        version = str(self.session.variables.get("version"))
+        try:
+            await self.stream.write(handshake_v10(packets.make_handshake_v10(
+                capabilities=self.server_capabilities, server_charset=self.server_charset,
+                server_version=version, connection_id=self.connection_id, auth_data=auth_data,
+                status_flags=self.status_flags, auth_plugin_name=plugin.name,
+            ), version))
+            response = packets.parse_handshake_response(
+                capabilities=self.server_capabilities, data=await self.stream.read())
+            if isinstance(response, packets.SSLRequest):
+                assert self.ssl is not None
+                await self.stream.start_tls(self.ssl)
+                response = packets.parse_handshake_response_41(
+                    capabilities=self.server_capabilities, data=await self.stream.read())
+        except (ConnectionClosed, ConnectionError):
+            self.closing = True
+            return
+        self.capabilities = response.capabilities
+        self.max_packet_size = response.max_packet_size
+        self.session.database = response.database
+        self.client_plugin_name = response.client_plugin
+        self.client_connect_attrs = response.connect_attrs
+        self.zstd_compression_level = response.zstd_compression_level
+        self.session.variables.set("external_user", response.username, force=True)
+        await self.authenticate(
+            auth_state=auth_state, server_plugin=plugin, username=response.username,
+            client_plugin_name=response.client_plugin, auth_response=response.auth_response,
+            connect_attrs=response.connect_attrs,
+        )
+        self.stream.reset_seq()
+
     async def authenticate(self, *args: Any, **kwargs: Any) -> None:
-        database = self.session.database
-        if database and not self.session.server.database_exists(database):
-            await self.write_error(ShaleError(f"Unknown database '{database}'", ErrorCode.BAD_DB_ERROR))
-            raise ConnectionAbortedError(f"unknown database {database}")
+        # COM_CHANGE_USER (mysql-mimic's handle_change_user) copies the client's charset into
+        # character_set_client before calling this: Doris keeps utf8mb4 whatever the client says.
+        self.session.variables.set("character_set_client", UTF8MB4)
         await self._authenticate(*args, **kwargs)
 
     async def _authenticate(
@@ -128,6 +189,13 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         if isinstance(decision, Success):
             if isinstance(decision, FastAuthSuccess):
                 await self.stream.write(packets.make_auth_more_data(FAST_AUTH_SUCCESS))
+            database = self.session.database
+            if database and not self.session.server.database_exists(database):
+                # Doris checks the database after the password (MysqlProto.negotiate): an
+                # unknown one is 1049 with Doris' text, and the connection ends.
+                await self.write_error(unknown_database(database))
+                self.closing = True
+                return
             self.session.username = decision.authenticated_as
             runner = getattr(self.session, "runner", None)
             if runner is not None:  # COM_CHANGE_USER on an open session
@@ -145,7 +213,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             f"Access denied for user '{username}'@'{host}' (using password: {using})"))
         # mysql-mimic carries on into the command phase after a failed login: the command loop
         # ends the connection instead (also after a failed COM_CHANGE_USER, as mysqld does).
-        self.access_denied = True
+        self.closing = True
 
     # ---- command dispatch -----------------------------------------------------------------
     async def command_phase(self) -> None:
@@ -163,7 +231,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             C.COM_INIT_DB: self.handle_init_db, C.COM_FIELD_LIST: self.handle_field_list,
             C.COM_STATISTICS: self.handle_statistics, C.COM_SET_OPTION: self.handle_set_option,
         }
-        while not getattr(self, "access_denied", False):
+        while not self.closing:
             try:
                 data = await self.stream.read()
             except ConnectionClosed:
@@ -206,8 +274,15 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         await self.stream.write(text.encode())
 
     async def handle_set_option(self, data: bytes) -> None:
-        """COM_SET_OPTION (multi-statements on/off): statements are always split, so only the
-        EOF mysqld answers with."""
+        """COM_SET_OPTION: MYSQL_OPTION_MULTI_STATEMENTS_ON (0) / _OFF (1) switch this
+        connection's CLIENT_MULTI_STATEMENTS, as mysqld does; answered with EOF."""
+        option = int.from_bytes(data[:2], "little")
+        if option == 0:
+            self.capabilities |= Capabilities.CLIENT_MULTI_STATEMENTS
+        elif option == 1:
+            self.capabilities &= ~Capabilities.CLIENT_MULTI_STATEMENTS
+        else:
+            raise MysqlError("Unknown command", MysqlErrorCode.UNKNOWN_COM_ERROR)
         await self.stream.write(self.eof())
 
     async def handle_field_list(self, data: bytes) -> None:
@@ -216,7 +291,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         column as VARCHAR)."""
         request = packets.parse_com_field_list(self.client_charset, data)
         try:
-            table = await self.session.in_worker(self.session.field_list_table, request.table)
+            table = await self.session.in_session_pool(self.session.field_list_table, request.table)
         except ShaleError as e:
             await self.write_error(e)
             return
@@ -248,12 +323,26 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         await self.stream.write(self.ok())
 
     async def handle_query(self, data: bytes) -> None:
+        """COM_QUERY. A client with CLIENT_MULTI_STATEMENTS gets every statement's result (OK or
+        result set), each but the last flagged SERVER_MORE_RESULTS_EXISTS; the first error ends
+        the command (earlier results delivered, then the ERR). mysql-mimic ran them all and sent
+        only the last result, which is what Doris does for clients without the flag: so do we."""
         com_query = packets.parse_com_query(
             capabilities=self.capabilities, client_charset=self.client_charset, data=data
         )
+        sql = com_query.sql
+        multi = Capabilities.CLIENT_MULTI_STATEMENTS in self.capabilities
+        pieces = split_statements(sql) if multi else [sql]
         try:
-            outcome = await self.session.run_sql(com_query.sql)
-            await self.write_outcome(outcome)
+            for i, piece in enumerate(pieces):
+                outcome = await self.session.run_sql(piece)
+                if i + 1 < len(pieces):
+                    self.status_flags |= ServerStatus.SERVER_MORE_RESULTS_EXISTS
+                try:
+                    if not await self.write_outcome(outcome):
+                        break  # the result ended in an error: the statements after it do not run
+                finally:
+                    self.status_flags &= ~ServerStatus.SERVER_MORE_RESULTS_EXISTS
         except ShaleError as e:
             await self.write_error(e)
         except MysqlError:
@@ -265,12 +354,13 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             # notices the closed socket and ends the connection.
             logger.info("client disconnected while receiving a result")
         except Exception as e:  # noqa: BLE001 - never let an internal error kill the connection
-            logger.exception("internal error running %r", com_query.sql[:200])
+            logger.exception("internal error running %r", sql[:200])
             await self.write_error(ShaleError(f"errCode = 2, detailMessage = Internal error: {e}"))
         finally:
             self.session.statement_done()
 
-    async def write_outcome(self, outcome: Outcome) -> None:
+    async def write_outcome(self, outcome: Outcome) -> bool:
+        """Send one statement's outcome; False when a result set ended in an error packet."""
         if isinstance(outcome, OkOutcome):
             await self.stream.write(
                 ok_packet(self.capabilities, self.status_flags, outcome.affected_rows, outcome.info)
@@ -281,7 +371,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             self.stream.write_many(encode_python_rows(outcome.rows))
             await self.write_end()
         else:
-            await self.write_rows(outcome)
+            return await self.write_rows(outcome)
+        return True
 
     async def write_header(self, names: list[str], types: list[Any]) -> None:
         header = [packets.make_column_count(capabilities=self.capabilities, column_count=len(names))]
@@ -300,7 +391,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     def _header_packets(self, ncols: int) -> int:
         return 1 + ncols + (0 if self.deprecate_eof() else 1)
 
-    async def write_rows(self, outcome: RowsOutcome) -> None:
+    async def write_rows(self, outcome: RowsOutcome) -> bool:
+        """Stream a result set; False when it ended in an error packet (mid-stream)."""
         session = self.session
         stream = self.stream
         # The first step runs before the header so analysis/runtime errors give a clean ERR; its
@@ -319,7 +411,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 chunks, _rows, seq = encoded
                 stream.seq.value = seq
                 # Compute and frame the next batch while this one drains (2 batches in memory).
-                pending = loop.run_in_executor(session.server.pool, feed.next_encoded, seq)
+                pending = loop.run_in_executor(session.pool, feed.next_encoded, seq)
                 for chunk in chunks:
                     stream.writer.write(memoryview(chunk) if isinstance(chunk, np.ndarray) else chunk)
                 await stream.writer.drain()
@@ -328,10 +420,11 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 except ShaleError as e:
                     pending = None
                     await self.write_error(e)  # mid-stream: ERR replaces the final OK/EOF
-                    return
+                    return False
                 pending = None
         finally:
             if pending is not None:  # client gone or query killed while a batch was prefetched
                 pending.add_done_callback(_retrieve)
                 pending.cancel()
         await self.write_end()
+        return True

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,9 @@ class ShaleSession(Session):
         self.server = server
         self.middlewares = []  # we answer every statement ourselves
         self.runner: StatementRunner | None = None
+        # Where the current statement (and the result it streams) runs: the query pool, or the
+        # session pool for statements that read no table (`reads_no_table`).
+        self.pool: Executor = server.pool
 
     async def init(self, connection: Any) -> None:
         await super().init(connection)
@@ -66,11 +70,17 @@ class ShaleSession(Session):
 
     async def use(self, database: str) -> None:
         assert self.runner is not None
-        await self.in_worker(self.runner.use, database)
+        await self.in_session_pool(self.runner.use, database)
 
     async def in_worker(self, fn: Any, *args: Any) -> Any:
+        """Run `fn` on the current statement's pool (the query pool between statements)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.server.pool, fn, *args)
+        return await loop.run_in_executor(self.pool, fn, *args)
+
+    async def in_session_pool(self, fn: Any, *args: Any) -> Any:
+        """Run a catalog lookup (COM_INIT_DB, COM_FIELD_LIST) on the session pool."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.server.session_pool, fn, *args)
 
     @staticmethod
     def parse(sql: str) -> list[exp.Expression]:
@@ -88,6 +98,7 @@ class ShaleSession(Session):
             return OkOutcome()
         if sql.lstrip()[:6].upper() == "INSERT":  # INSERT VALUES fast path, else parse below
             self.runner.begin_statement(sql[:200])
+            self.pool = self.server.pool
             fast = await self.in_worker(self.runner.try_fast_insert, sql)
             if fast is not None:
                 self.server.stats.queries_total += 1
@@ -103,6 +114,7 @@ class ShaleSession(Session):
         outcome: Outcome = OkOutcome()
         for stmt in statements:
             self.runner.begin_statement(stmt.meta.get("sql", ""))
+            self.pool = self.server.session_pool if reads_no_table(stmt) else self.server.pool
             if isinstance(stmt, exp.Kill):
                 await self.kill(stmt)
                 outcome = OkOutcome()
@@ -123,6 +135,7 @@ class ShaleSession(Session):
         """Called once the last result has been written (results are produced lazily)."""
         if self.runner is not None:
             self.runner.statement_text = ""
+        self.pool = self.server.pool
 
     async def kill(self, stmt: exp.Kill) -> None:
         kind = (stmt.text("kind") or "CONNECTION").upper()
@@ -145,6 +158,28 @@ class ShaleSession(Session):
         rows = _python_rows(outcome, batches)
         columns = [ResultColumn(n, mysql_column_type(t)) for n, t in zip(outcome.names, outcome.types)]
         return ResultSet(rows, columns)
+
+
+# SHOW statements answered from memory (session, catalog, connection list): no table is read.
+_SESSION_SHOWS = frozenset({
+    "VARIABLES", "WARNINGS", "ERRORS", "STATUS", "PROCESSLIST", "DATABASES", "SCHEMAS",
+    "COLLATION", "CHARSET", "CHARACTER SET", "ENGINES",
+})
+
+
+def reads_no_table(stmt: exp.Expression) -> bool:
+    """Statements that touch no table data: SET, USE, transaction no-ops, the SHOWs above and a
+    SELECT with no table (`SELECT @@max_allowed_packet, ...`, `SELECT 1 FROM dual`). They run on
+    the server's session pool, so they never queue behind running queries on the query pool:
+    a client's connect-time statements must answer at once however busy the server is
+    (MariaDB Connector/J gives them 500 ms, docs/clients.md)."""
+    if isinstance(stmt, (exp.Set, exp.Use, exp.Transaction, exp.Commit, exp.Rollback)):
+        return True
+    if isinstance(stmt, exp.Show):
+        return stmt.name.upper() in _SESSION_SHOWS
+    if isinstance(stmt, exp.Select):
+        return all(t.name.lower() == "dual" and not t.text("db") for t in stmt.find_all(exp.Table))
+    return False
 
 
 def _python_rows(outcome: RowsOutcome, batches: Sequence[Batch]) -> list[tuple[object, ...]]:

@@ -19,6 +19,7 @@ from storage.batch import Batch
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import Backend, TabletMeta
 from storage.catalog.repository import Mutation
+from storage.page_cache import PAGE_CACHE
 from storage.reader import ReadOptions, TabletReader
 
 if TYPE_CHECKING:
@@ -82,8 +83,11 @@ class StorageEngine:
 
     # ---- files ------------------------------------------------------------------------------
     def remove_tablet_files(self, tablets: Iterable[TabletMeta]) -> None:
+        gone: list[Path] = []
         for t in tablets:
-            shutil.rmtree(self.backend_root(t.backend_id) / "data" / str(t.tablet_id), ignore_errors=True)
+            gone.append(self.backend_root(t.backend_id) / "data" / str(t.tablet_id))
+            shutil.rmtree(gone[-1], ignore_errors=True)
+        PAGE_CACHE.forget_files(gone)  # their cached pages would only age out
 
     def collect_garbage(self) -> int:
         """Delete segment files and tablet dirs that no published rowset references."""
@@ -91,7 +95,7 @@ class StorageEngine:
         for rs in self.catalog.all_rowsets():
             referenced.update(rs.files)
         live_tablets = {str(t.tablet_id) for t in self.catalog.all_tablets()}
-        removed = 0
+        gone: list[Path] = []
         for be in self.catalog.backends():
             data = Path(be.root_path) / "data"
             if not data.is_dir():
@@ -99,11 +103,12 @@ class StorageEngine:
             for tablet_dir in data.iterdir():
                 if tablet_dir.name not in live_tablets:
                     shutil.rmtree(tablet_dir, ignore_errors=True)
-                    removed += 1
+                    gone.append(tablet_dir)
                     continue
                 for f in tablet_dir.iterdir():
                     rel = f"data/{tablet_dir.name}/{f.name}"
                     if rel not in referenced:
                         os.unlink(f)
-                        removed += 1
-        return removed
+                        gone.append(f)
+        PAGE_CACHE.forget_files(gone)  # their cached pages would only age out
+        return len(gone)

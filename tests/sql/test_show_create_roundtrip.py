@@ -273,4 +273,6 @@ def test_show_create_of_missing_table_is_an_error(db_conn) -> None:
     code, msg = ei.value.args[0], ei.value.args[1]
     # MySQL's ER_NO_SUCH_TABLE: SQLAlchemy's reflection maps exactly 1146 to NoSuchTableError
     assert code == 1146, (code, msg)
-    assert "no_such_table_xyz' doesn't exist" in msg
+    current_db = _query(db_conn, "SELECT DATABASE()")[1][0][0]
+    assert msg == (f"errCode = 2, detailMessage = Table [no_such_table_xyz] does not exist in "
+                   f"database [{current_db}].")

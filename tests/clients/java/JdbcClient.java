@@ -211,9 +211,51 @@ public class JdbcClient {
         }
     }
 
+    /**
+     * Opens `count` connections at the same moment (one thread each) and runs a query on each:
+     * "CONNECTED i value" or "CONNECT_ERROR i message" per thread. Connector/J gives its
+     * pipelined connect-time queries (SET ..., SELECT @@max_allowed_packet, ...) only 500 ms.
+     */
+    static void connectMany(String url, int count) throws Exception {
+        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+        String[] results = new String[count];
+        Thread[] threads = new Thread[count];
+        for (int i = 0; i < count; i++) {
+            final int n = i;
+            threads[i] = new Thread(() -> {
+                try {
+                    start.await();
+                    try (Connection c = DriverManager.getConnection(url, "root", "");
+                         Statement s = c.createStatement();
+                         ResultSet rs = s.executeQuery("SELECT " + n + " * 2")) {
+                        rs.next();
+                        results[n] = "CONNECTED\t" + n + "\t" + rs.getLong(1);
+                    }
+                } catch (Exception e) {
+                    Throwable cause = e;
+                    StringBuilder msg = new StringBuilder();
+                    while (cause != null) {
+                        msg.append(cause.getClass().getSimpleName()).append(": ").append(cause.getMessage()).append(" / ");
+                        cause = cause.getCause();
+                    }
+                    results[n] = "CONNECT_ERROR\t" + n + "\t" + msg.toString().replace("\n", " ").replace("\t", " ");
+                }
+            });
+            threads[i].start();
+        }
+        start.countDown();
+        for (Thread t : threads) t.join();
+        for (String r : results) System.out.println(r);
+    }
+
     public static void main(String[] args) throws Exception {
         String scenario = args[0];
         String url = args[1];
+        if (scenario.equals("connect-many")) {
+            connectMany(url, Integer.parseInt(args[2]));
+            out("DONE");
+            return;
+        }
         try (Connection c = DriverManager.getConnection(url, "root", "")) {
             switch (scenario) {
                 case "connect": connect(c); break;
