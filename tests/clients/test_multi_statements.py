@@ -72,12 +72,12 @@ def test_first_error_ends_the_command(server, db) -> None:  # type: ignore[no-un
     with server.connect(db, client_flag=CLIENT.MULTI_STATEMENTS) as c, c.cursor() as cur:
         cur.execute("CREATE TABLE t (k INT) DISTRIBUTED BY HASH(k) BUCKETS 1 "
                     "PROPERTIES('replication_num'='1')")
+        cur.execute("INSERT INTO t VALUES (1); SELECT k FROM t; SELECT * FROM nosuch; "
+                    "INSERT INTO t VALUES (2)")
+        assert cur.rowcount == 1 and cur.description is None  # the INSERT's OK
+        assert cur.nextset()
+        assert cur.fetchall() == ((1,),)  # the SELECT ran after the INSERT
         with pytest.raises(pymysql.err.ProgrammingError) as ei:
-            cur.execute("INSERT INTO t VALUES (1); SELECT k FROM t; SELECT * FROM nosuch; "
-                        "INSERT INTO t VALUES (2)")
-            assert cur.rowcount == 1 and cur.description is None  # the INSERT's OK
-            assert cur.nextset()
-            assert cur.fetchall() == ((1,),)  # the SELECT ran after the INSERT
             cur.nextset()  # the error packet
         with pytest.raises(pymysql.err.ProgrammingError) as alone:
             _alone(server, db, "SELECT * FROM nosuch")
@@ -85,11 +85,13 @@ def test_first_error_ends_the_command(server, db) -> None:  # type: ignore[no-un
         cur.execute("SELECT k FROM t ORDER BY k")
         assert cur.fetchall() == ((1,),)  # nothing after the error ran
         # A syntax error in a later statement: the earlier ones still ran and returned.
+        cur.execute("SELECT 7; SELEC 8")
+        assert cur.fetchall() == ((7,),)
         with pytest.raises(pymysql.err.ProgrammingError) as ei:
-            cur.execute("SELECT 7; SELEC 8")
-            assert cur.fetchall() == ((7,),)
             cur.nextset()
         assert ei.value.args[0] == 1064
+        cur.execute("SELECT 9")
+        assert cur.fetchall() == ((9,),)
 
 
 def test_without_the_flag_only_the_last_result_comes_back(server) -> None:  # type: ignore[no-untyped-def]
