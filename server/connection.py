@@ -8,9 +8,11 @@ the next batch is computed while the previous one drains. OK packets carry
 Doris' info string; every `ShaleError` becomes an error packet with its own code and SQLSTATE;
 KILL QUERY also sets the victim's cancel token so its worker thread stops. Prepared statements
 (COM_STMT_*) come from the `PreparedStatements` mixin (server/prepared.py). It also owns the
-authentication exchange (1045 wording, caching_sha2 fast-auth, hang-up after a failed login)
-and the command loop (adds COM_STATISTICS, COM_SET_OPTION and a typed COM_FIELD_LIST); each
-fix is written up in docs/mysql-mimic-fixes.md. Installed by
+handshake (utf8mb4 collation, the session charset kept utf8mb4), the authentication exchange
+(1045 wording, caching_sha2 fast-auth, the database checked after the password, hang-up after
+a failed login), multi-statement COM_QUERY (one result per statement) and the command loop
+(adds COM_STATISTICS, COM_SET_OPTION and a typed COM_FIELD_LIST); each fix is written up in
+docs/mysql-mimic-fixes.md. Installed by
 `app.py` as the class mysql-mimic's server instantiates (pinned mysql-mimic==3.0.5).
 """
 

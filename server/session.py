@@ -2,7 +2,9 @@
 
 `ShaleSession` keeps the per-connection state (current database, session variables, the
 cancel token that KILL QUERY sets) and hands every statement to a worker thread through
-`StatementRunner`, so a slow query never blocks the event loop or other connections. It answers
+`StatementRunner`, so a slow query never blocks the event loop or other connections; statements
+that read no table go to a separate session pool, so they never queue behind queries
+(`reads_no_table`: drivers' connect-time statements must answer at once). It answers
 everything itself: none of mysql-mimic's built-in middlewares (which give MySQL, not Doris,
 answers) run. `run_statements` also runs prepared statements with their parameters bound
 (server/prepared.py); `handle_query` serves mysql-mimic's own callers (COM_FIELD_LIST) with
