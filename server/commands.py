@@ -300,12 +300,13 @@ class StatementRunner:
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
         batches = _with_timeout(result.batches, ctx.cancel, timeout)
         if self.lookup_variable("enable_profile"):
-            dplan = distribute(prepared.plan, self.engine.catalog, self._distribute_options(),
-                               list(prepared.names))
+            dplan = prepared.dplan or distribute(
+                prepared.plan, self.engine.catalog, self._distribute_options(),
+                list(prepared.names))
             batches = self.profiles.track(
                 batches, result.profile, stmt.meta.get("sql", ""), self.user, self.database,
                 lambda: plan_scan_lines(prepared.plan) + operator_counters(
-                    dplan, result.root[0] if result.root else None))
+                    dplan, result.coordinator, result.root[0] if result.root else None))
         return RowsOutcome(list(result.names), list(result.types), batches)
 
     def explain(self, query: exp.Expression, style: object) -> TextOutcome:
