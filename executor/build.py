@@ -29,19 +29,17 @@ Substitute = Callable[[LogicalPlan, tuple[int, ...]], Operator]
 
 
 def build_operator(plan: LogicalPlan, runtime_filters: bool = True,
-                   colocated: frozenset[tuple[int, ...]] = frozenset(),
                    parallel_aggregates: bool = True, *, path: tuple[int, ...] = (),
                    substitute: dict[tuple[int, ...], Substitute] | None = None,
                    built: dict[tuple[int, ...], Operator] | None = None) -> Operator:
-    """The operator tree of `plan`; hash joins get their runtime-filter targets wired. Joins at
-    the paths in `colocated` (planner/distribute.py chose COLOCATE) run bucket by bucket;
+    """The operator tree of `plan`; hash joins get their runtime-filter targets wired;
     aggregates over a plain scan pipeline may run their update phase on several workers.
 
     Fragment instances (executor/coordinator.py) build a subtree: `path` is where `plan` sits
     in the whole plan, `substitute` maps plan paths to a builder of what runs there instead
     (an exchange's receiving end), and `built` collects the operator of every path (the
     profile reads their counters)."""
-    b = _Builder(colocated, runtime_filters, parallel_aggregates, substitute or {}, built)
+    b = _Builder(runtime_filters, parallel_aggregates, substitute or {}, built)
     root = b.build(plan, path)
     if runtime_filters:
         _wire_runtime_filters(root)
@@ -56,10 +54,8 @@ def _wire_runtime_filters(op: Operator) -> None:
 
 
 class _Builder:
-    def __init__(self, colocated: frozenset[tuple[int, ...]], rf: bool, par_agg: bool,
-                 substitute: dict[tuple[int, ...], Substitute],
+    def __init__(self, rf: bool, par_agg: bool, substitute: dict[tuple[int, ...], Substitute],
                  built: dict[tuple[int, ...], Operator] | None) -> None:
-        self.colocated = colocated
         self.rf = rf
         self.par_agg = par_agg
         self.substitute = substitute
@@ -74,7 +70,7 @@ class _Builder:
 
 
 def _build(plan: LogicalPlan, path: tuple[int, ...], b: _Builder) -> Operator:
-    colocated, rf, par_agg = b.colocated, b.rf, b.par_agg
+    rf, par_agg = b.rf, b.par_agg
 
     def child(i: int) -> Operator:
         return b.build(plan.children[i], path + (i,))
@@ -98,10 +94,6 @@ def _build(plan: LogicalPlan, path: tuple[int, ...], b: _Builder) -> Operator:
     if isinstance(plan, LogicalLimit):
         return Limit(plan, child(0))
     if isinstance(plan, LogicalJoin):
-        if path in colocated:
-            from executor.colocate_join import ColocateJoin
-
-            return ColocateJoin(plan, lambda p: build_operator(p, rf))
         return HashJoin(plan, child(0), child(1))
     if isinstance(plan, LogicalSetOp):
         return SetOperation(plan, *(child(i) for i in range(len(plan.inputs))))

@@ -35,15 +35,19 @@ from executor.build import Substitute, build_operator
 from executor.data_stream import (
     ExchangeCounters, ExchangeSource, QueryRun, Receiver, Sender,
 )
+from executor.hash_join import HashJoin
 from executor.limit import Limit
 from executor.operator import ExecContext, Operator
+from executor.runtime_filter import GlobalFilter
+from executor.scan import Scan
 from executor.sort import Sort
 from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
 from planner.distribute import DistributedPlan, ExchangeSpec, Fragment, PNode
 from planner.logical import (
-    LogicalAggregate, LogicalLimit, LogicalPlan, LogicalScan, LogicalSort, ScanRange,
+    LogicalAggregate, LogicalJoin, LogicalLimit, LogicalPlan, LogicalScan, LogicalSort, ScanRange,
     with_scan_ranges,
 )
+from planner.runtime_filters import probe_targets
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
 
@@ -111,6 +115,10 @@ class Coordinator:
         for f in reversed(self.frags):  # receivers' instance counts before their senders
             self._assign(f)
         self._wire()
+        self.join_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
+        self.scan_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
+        if runtime_filters:
+            self._global_filters()
 
     # ---- structure -------------------------------------------------------------------------
     def _cut(self) -> None:
@@ -139,20 +147,40 @@ class Coordinator:
         for run in self.frags:
             run.scans = self._scans_of(run)
 
-    def _scans_of(self, run: FragmentRun) -> list[LogicalScan]:
-        """The scans this fragment runs (not those of the fragments below its exchanges; a
-        merging fragment receives at its own root and scans nothing)."""
+    def _nodes_of(self, run: FragmentRun) -> Iterator[tuple[Path, LogicalPlan]]:
+        """The plan nodes this fragment runs (not those of the fragments below its exchanges;
+        a merging fragment receives at its own root and runs none of the plan below)."""
         stop = {link.path for link in run.inputs}
-        out: list[LogicalScan] = []
         stack: list[tuple[LogicalPlan, Path]] = [(node_at(self.plan, run.path), run.path)]
         while stack:
             node, path = stack.pop()
             if path in stop:
                 continue
-            if isinstance(node, LogicalScan):
-                out.append(node)
+            yield path, node
             stack.extend((c, path + (i,)) for i, c in enumerate(node.children))
-        return out
+
+    def _scans_of(self, run: FragmentRun) -> list[LogicalScan]:
+        return [n for _, n in self._nodes_of(run) if isinstance(n, LogicalScan)]
+
+    def _global_filters(self) -> None:
+        """Runtime filters whose target scan is below an exchange under the join's probe side
+        (executor/runtime_filter.py GlobalFilter); targets in the join's own fragment are
+        wired inside each instance by executor/build.py."""
+        for run in self.frags:
+            for path, node in self._nodes_of(run):
+                if not isinstance(node, LogicalJoin):
+                    continue
+                right = next((lk for lk in self.links if lk.path == path + (1,)), None)
+                whole = len(run.instances) == 1 or (right is not None
+                                                    and right.spec.kind == "broadcast")
+                for t in probe_targets(node):
+                    target = path + (0,) + t.path
+                    if not any(lk.path[:len(path) + 1] == path + (0,)
+                               and target[:len(lk.path)] == lk.path for lk in self.links):
+                        continue
+                    gf = GlobalFilter(t.column, t.key_index, len(run.instances), whole)
+                    self.join_filters[path].append(gf)
+                    self.scan_filters[target].append(gf)
 
     # ---- instances -------------------------------------------------------------------------
     def _assign(self, run: FragmentRun) -> None:
@@ -225,8 +253,10 @@ class Coordinator:
         for link in run.inputs:
             substitute[link.path] = self._receiving_end(link, link.receivers[index])
         out = run.output
-        build = dict(runtime_filters=self.rf, colocated=self.dplan.colocated,
-                     parallel_aggregates=False, substitute=substitute, built=inst.ops)
+        # a COLOCATE join is an ordinary hash join here: the instance holds whole buckets of
+        # both tables, so every match is local
+        build = dict(runtime_filters=self.rf, parallel_aggregates=False,
+                     substitute=substitute, built=inst.ops)
         if out is not None and out.spec.aggregate:
             assert isinstance(plan, LogicalAggregate)
             child = build_operator(plan.child, path=run.path + (0,), **build)  # type: ignore[arg-type]
@@ -238,6 +268,11 @@ class Coordinator:
             root = build_operator(local, path=run.path, **build)  # type: ignore[arg-type]
         else:
             root = build_operator(plan, path=run.path, **build)  # type: ignore[arg-type]
+        for path, op in inst.ops.items():
+            if isinstance(op, HashJoin) and path in self.join_filters:
+                op.global_filters = self.join_filters[path]
+            elif isinstance(op, Scan) and path in self.scan_filters:
+                op.global_filters = self.scan_filters[path]
         return root
 
     def _receiving_end(self, link: Link, receiver: Receiver) -> Substitute:

@@ -68,7 +68,7 @@ def operator_counters(dplan: DistributedPlan, run: Coordinator | None,
     the rows of all its instances, with the longest instance's inclusive time; an exchange row
     gives the rows and bytes it moved (a broadcast counts each copy). A colocated join has
     no exchange below it, a shuffle join one per side; a colocate join's row adds the bucket
-    seqs it ran (`Instances`). `root`: a query run as one pipeline (no fragments)."""
+    seqs its instances joined (`Buckets`). `root`: a query run as one pipeline."""
     out: list[tuple[str, str]] = []
     if run is None and root is None:
         return out
@@ -99,8 +99,9 @@ def operator_counters(dplan: DistributedPlan, run: Coordinator | None,
             op_line = next((d[len("join op: "):] for d in node.details
                             if d.startswith("join op: ")), None)
             lead = f"{op_line}, " if op_line else ""
-            buckets = sum(getattr(op, "instances", 0) for op in ops)  # colocate: bucket seqs
-            tail = f", Instances: {buckets}" if buckets else ""
+            tail = ""
+            if node.colocated and frun is not None:  # its instances split whole buckets
+                tail = f", Buckets: {sum(len(i.units or ()) for i in frun.instances)}"
             out.append((label, f"{lead}RowsReturned: {rows}, "
                                f"InclusiveTime: {seconds * 1000:.3f}ms{tail}"))
     return out
