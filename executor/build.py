@@ -11,7 +11,6 @@ from executor.hash_join import HashJoin
 from executor.hash_aggregate import HashAggregate
 from executor.limit import Limit
 from executor.operator import Operator
-from executor.parallel_aggregate import ParallelAggregate, scan_pipeline
 from executor.project import Project
 from executor.runtime_filter import find_targets
 from executor.scan import Scan
@@ -29,17 +28,16 @@ Substitute = Callable[[LogicalPlan, tuple[int, ...]], Operator]
 
 
 def build_operator(plan: LogicalPlan, runtime_filters: bool = True,
-                   parallel_aggregates: bool = True, *, path: tuple[int, ...] = (),
+                   *, path: tuple[int, ...] = (),
                    substitute: dict[tuple[int, ...], Substitute] | None = None,
                    built: dict[tuple[int, ...], Operator] | None = None) -> Operator:
-    """The operator tree of `plan`; hash joins get their runtime-filter targets wired;
-    aggregates over a plain scan pipeline may run their update phase on several workers.
+    """The operator tree of `plan`; hash joins get their runtime-filter targets wired.
 
     Fragment instances (executor/coordinator.py) build a subtree: `path` is where `plan` sits
     in the whole plan, `substitute` maps plan paths to a builder of what runs there instead
     (an exchange's receiving end), and `built` collects the operator of every path (the
     profile reads their counters)."""
-    b = _Builder(runtime_filters, parallel_aggregates, substitute or {}, built)
+    b = _Builder(substitute or {}, built)
     root = b.build(plan, path)
     if runtime_filters:
         _wire_runtime_filters(root)
@@ -54,10 +52,8 @@ def _wire_runtime_filters(op: Operator) -> None:
 
 
 class _Builder:
-    def __init__(self, rf: bool, par_agg: bool, substitute: dict[tuple[int, ...], Substitute],
+    def __init__(self, substitute: dict[tuple[int, ...], Substitute],
                  built: dict[tuple[int, ...], Operator] | None) -> None:
-        self.rf = rf
-        self.par_agg = par_agg
         self.substitute = substitute
         self.built = built
 
@@ -70,8 +66,6 @@ class _Builder:
 
 
 def _build(plan: LogicalPlan, path: tuple[int, ...], b: _Builder) -> Operator:
-    rf, par_agg = b.rf, b.par_agg
-
     def child(i: int) -> Operator:
         return b.build(plan.children[i], path + (i,))
 
@@ -84,10 +78,6 @@ def _build(plan: LogicalPlan, path: tuple[int, ...], b: _Builder) -> Operator:
     if isinstance(plan, LogicalProject):
         return Project(plan, child(0))
     if isinstance(plan, LogicalAggregate):
-        scan = scan_pipeline(plan) if par_agg else None
-        if scan is not None and len(scan.ranges) > 1:
-            return ParallelAggregate(
-                plan, scan, lambda p: build_operator(p, rf, parallel_aggregates=False))
         return HashAggregate(plan, child(0))
     if isinstance(plan, LogicalSort):
         return Sort(plan, child(0))

@@ -255,8 +255,7 @@ class Coordinator:
         out = run.output
         # a COLOCATE join is an ordinary hash join here: the instance holds whole buckets of
         # both tables, so every match is local
-        build = dict(runtime_filters=self.rf, parallel_aggregates=False,
-                     substitute=substitute, built=inst.ops)
+        build = dict(runtime_filters=self.rf, substitute=substitute, built=inst.ops)
         if out is not None and out.spec.aggregate:
             assert isinstance(plan, LogicalAggregate)
             child = build_operator(plan.child, path=run.path + (0,), **build)  # type: ignore[arg-type]

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from executor.build import build_operator
 from executor.compile import compile_expr
 from executor.memory import DEFAULT_EXEC_MEM_LIMIT, MemTracker
-from executor.operator import ExecContext, Operator
+from executor.operator import ExecContext
 from executor.scan import TabletSource
 from planner.builder import build_logical
 from executor.coordinator import Coordinator
@@ -51,8 +50,7 @@ class QueryResult:
     types: list[DataType]
     batches: Iterator[Batch]  # lazily produced; the server encodes each batch
     profile: ScanStats = field(default_factory=ScanStats)  # filled while batches are pulled
-    root: list[Operator] = field(default_factory=list)  # single-pipeline runs: the tree
-    coordinator: Coordinator | None = None  # fragment runs: instances and exchanges
+    coordinator: Coordinator | None = None  # its fragment instances and exchanges, once running
 
 
 @dataclass(frozen=True)
@@ -60,8 +58,8 @@ class PreparedQuery:
     plan: LogicalPlan
     names: tuple[str, ...]
     types: tuple[DataType, ...]
-    disabled_rules: frozenset[str] = field(default=frozenset())
-    dplan: DistributedPlan | None = None  # fragments and exchanges (planner/distribute.py)
+    disabled_rules: frozenset[str]
+    dplan: DistributedPlan  # fragments and exchanges (planner/distribute.py)
 
     def explain(self) -> list[str]:
         return self.plan.explain()
@@ -99,19 +97,8 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
                                    _int_variable(ctx, "exec_mem_limit", DEFAULT_EXEC_MEM_LIMIT),
                                    _query_id()),
                                parallelism=scan_parallelism(ctx))
-        rf = _runtime_filters_on(ctx)
-        if prepared.dplan is None:  # planned without a catalog (unit tests): one pipeline
-            root = build_operator(prepared.plan, runtime_filters=rf)
-            result.root.append(root)
-            root.open(exec_ctx)
-            try:
-                for batch in root.batches():
-                    yield batch.rename(names)
-            finally:
-                root.close()
-            return
         coordinator = Coordinator(prepared.plan, prepared.dplan, exec_ctx,
-                                  _backend_ids(storage), rf)
+                                  _backend_ids(storage), _runtime_filters_on(ctx))
         result.coordinator = coordinator
         for batch in coordinator.run():
             yield batch.rename(names)

@@ -21,9 +21,9 @@ or `RANDOM`). Going up:
   the group keys (gather without keys), then `merge finalize`.
 - sorts, windows, set operations and one-row guards gather first; the root fragment 0 is
   UNPARTITIONED and ends in the result sink.
-Execution still runs as one process; this plan is what EXPLAIN prints and what the profile's
-fragments will follow. Node ids are assigned bottom-up in creation order, fragment ids
-top-down, so output is deterministic (golden files).
+executor/coordinator.py runs this plan: instances per fragment, exchanges between them (each
+exchange carries an `ExchangeSpec` saying how it routes rows). Node ids are assigned bottom-up
+in creation order, fragment ids top-down, so output is deterministic (golden files).
 Upstream: Doris Nereids `ChildrenPropertiesRegulator` / `RequestPropertyDeriver`,
 `PhysicalPlanTranslator`, legacy `DistributedPlanner`.
 """
@@ -164,7 +164,6 @@ class _Planner:
         self._rf = 0
         self.scan_filters: dict[int, list[str]] = {}  # id(LogicalScan) -> "RF000[..] -> col"
         self.display: dict[str, str] = {}  # projected output name -> its expression's text
-        self.colocated: set[tuple[int, ...]] = set()  # paths of the joins run as COLOCATE
         self.buckets: dict[int, int] = {}  # table id -> bucket count (0: not hash-distributed)
         self._path: tuple[int, ...] = ()
 
@@ -393,7 +392,6 @@ class _Planner:
         if mode == "COLOCATE":
             out = _joined(ld, rd, lk, rk) if plan.kind == "inner" else ld
             colocated = True
-            self.colocated.add(self._path)
         elif mode == "BUCKET_SHUFFLE":
             keys = ", ".join(self.text(k) for k in plan.right_keys)
             right = self.exchange(right, rd, f"BUCKET_SHFFULE_HASH_PARTITIONED: {keys}",
@@ -573,34 +571,7 @@ def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | N
 class DistributedPlan:
     fragments: list[Fragment]
     scan_filters: dict[int, list[str]]
-    colocated: frozenset[tuple[int, ...]] = frozenset()  # plan paths of COLOCATE joins
     buckets: dict[int, int] = field(default_factory=dict)  # table id -> bucket count (0: none)
-
-
-def colocated_joins(plan: LogicalPlan, catalog: CatalogView,
-                    options: DistributeOptions) -> frozenset[tuple[int, ...]]:
-    """Plan paths of the joins the distributed plan runs as COLOCATE (the executor runs them
-    bucket by bucket). Cheap when no scanned table belongs to a colocate group."""
-    grouped = False
-    for node in _scans(plan):
-        meta = catalog.get_table(node.db, node.table)
-        if meta is not None and meta.colocate_group_id is not None:
-            grouped = True
-            break
-    if not grouped:
-        return frozenset()
-    p = _Planner(catalog, options)
-    p.visit(plan)
-    return frozenset(p.colocated)
-
-
-def _scans(plan: LogicalPlan):  # type: ignore[no-untyped-def]
-    stack = [plan]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, LogicalScan):
-            yield n
-        stack.extend(n.children)
 
 
 def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptions,
@@ -618,4 +589,4 @@ def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptio
                 n.details.insert(len(n.details) - 4, "runtime filters: " +
                                  ", ".join(p.scan_filters[key]))
             stack.extend(n.children)
-    return DistributedPlan(frags, p.scan_filters, frozenset(p.colocated), p.buckets)
+    return DistributedPlan(frags, p.scan_filters, p.buckets)

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from executor.coordinator import Coordinator
-from executor.operator import Operator
 from planner.distribute import DistributedPlan
 from sql.errors import DorisError
 from storage.batch import Batch
@@ -60,20 +59,20 @@ class QueryProfile:
         ]
 
 
-def operator_counters(dplan: DistributedPlan, run: Coordinator | None,
-                      root: Operator | None = None) -> list[tuple[str, str]]:
+def operator_counters(dplan: DistributedPlan, run: Coordinator | None
+                      ) -> list[tuple[str, str]]:
     """Counters of every fragment and plan node, from the instances that executed them.
 
     A fragment row gives its instance count and the backends they ran on. A node row sums
     the rows of all its instances, with the longest instance's inclusive time; an exchange row
     gives the rows and bytes it moved (a broadcast counts each copy). A colocated join has
     no exchange below it, a shuffle join one per side; a colocate join's row adds the bucket
-    seqs its instances joined (`Buckets`). `root`: a query run as one pipeline."""
+    seqs its instances joined (`Buckets`)."""
     out: list[tuple[str, str]] = []
-    if run is None and root is None:
+    if run is None:
         return out
     for frag in dplan.fragments:
-        frun = run.fragment(frag.id) if run is not None else None
+        frun = run.fragment(frag.id)
         if frun is not None:
             backends = ",".join(str(b) for b in frun.backends)
             out.append((f"Fragment {frag.id}",
@@ -84,13 +83,12 @@ def operator_counters(dplan: DistributedPlan, run: Coordinator | None,
             stack.extend(reversed(node.children))
             label = f"Fragment {frag.id} / {node.id}:{node.name}"
             if node.name == "VEXCHANGE":
-                link = run.link(node.id) if run is not None else None
+                link = run.link(node.id)
                 if link is not None:
                     c = link.counters
                     out.append((label, f"RowsSent: {c.rows}, BytesSent: {c.bytes}"))
                 continue
-            ops = run.operators(frag.id, node.path) if run is not None else \
-                _single(root, node.path)
+            ops = run.operators(frag.id, node.path)
             if not ops:
                 continue
             rows = sum(op.stats.rows for op in ops)
@@ -105,13 +103,6 @@ def operator_counters(dplan: DistributedPlan, run: Coordinator | None,
             out.append((label, f"{lead}RowsReturned: {rows}, "
                                f"InclusiveTime: {seconds * 1000:.3f}ms{tail}"))
     return out
-
-
-def _single(root: Operator | None, path: tuple[int, ...]) -> list[Operator]:
-    op: Operator | None = root
-    for i in path:
-        op = op.children[i] if op is not None and i < len(op.children) else None
-    return [op] if op is not None else []
 
 
 def _ts(t: float) -> str:
