@@ -3,13 +3,14 @@ Upstream: BusTub `ExecutorFactory`, Doris `PlanFragmentExecutor` node creation."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from executor.assert_one_row import AssertOneRow
 from executor.filter import Filter
 from executor.hash_join import HashJoin
 from executor.hash_aggregate import HashAggregate
 from executor.limit import Limit
 from executor.operator import Operator
-from executor.parallel_aggregate import ParallelAggregate, scan_pipeline
 from executor.project import Project
 from executor.runtime_filter import find_targets
 from executor.scan import Scan
@@ -23,13 +24,21 @@ from planner.logical import (
 )
 
 
+Substitute = Callable[[LogicalPlan, tuple[int, ...]], Operator]
+
+
 def build_operator(plan: LogicalPlan, runtime_filters: bool = True,
-                   colocated: frozenset[tuple[int, ...]] = frozenset(),
-                   parallel_aggregates: bool = True) -> Operator:
-    """The operator tree of `plan`; hash joins get their runtime-filter targets wired. Joins at
-    the paths in `colocated` (planner/distribute.py chose COLOCATE) run bucket by bucket;
-    aggregates over a plain scan pipeline may run their update phase on several workers."""
-    root = _build(plan, (), colocated, runtime_filters, parallel_aggregates)
+                   *, path: tuple[int, ...] = (),
+                   substitute: dict[tuple[int, ...], Substitute] | None = None,
+                   built: dict[tuple[int, ...], Operator] | None = None) -> Operator:
+    """The operator tree of `plan`; hash joins get their runtime-filter targets wired.
+
+    Fragment instances (executor/coordinator.py) build a subtree: `path` is where `plan` sits
+    in the whole plan, `substitute` maps plan paths to a builder of what runs there instead
+    (an exchange's receiving end), and `built` collects the operator of every path (the
+    profile reads their counters)."""
+    b = _Builder(substitute or {}, built)
+    root = b.build(plan, path)
     if runtime_filters:
         _wire_runtime_filters(root)
     return root
@@ -42,10 +51,23 @@ def _wire_runtime_filters(op: Operator) -> None:
         _wire_runtime_filters(c)
 
 
-def _build(plan: LogicalPlan, path: tuple[int, ...], colocated: frozenset[tuple[int, ...]],
-           rf: bool, par_agg: bool) -> Operator:
+class _Builder:
+    def __init__(self, substitute: dict[tuple[int, ...], Substitute],
+                 built: dict[tuple[int, ...], Operator] | None) -> None:
+        self.substitute = substitute
+        self.built = built
+
+    def build(self, plan: LogicalPlan, path: tuple[int, ...]) -> Operator:
+        sub = self.substitute.get(path)
+        op = sub(plan, path) if sub is not None else _build(plan, path, self)
+        if self.built is not None:
+            self.built.setdefault(path, op)
+        return op
+
+
+def _build(plan: LogicalPlan, path: tuple[int, ...], b: _Builder) -> Operator:
     def child(i: int) -> Operator:
-        return _build(plan.children[i], path + (i,), colocated, rf, par_agg)
+        return b.build(plan.children[i], path + (i,))
 
     if isinstance(plan, LogicalScan):
         return Scan(plan)
@@ -56,20 +78,12 @@ def _build(plan: LogicalPlan, path: tuple[int, ...], colocated: frozenset[tuple[
     if isinstance(plan, LogicalProject):
         return Project(plan, child(0))
     if isinstance(plan, LogicalAggregate):
-        scan = scan_pipeline(plan) if par_agg else None
-        if scan is not None and len(scan.ranges) > 1:
-            return ParallelAggregate(
-                plan, scan, lambda p: build_operator(p, rf, parallel_aggregates=False))
         return HashAggregate(plan, child(0))
     if isinstance(plan, LogicalSort):
         return Sort(plan, child(0))
     if isinstance(plan, LogicalLimit):
         return Limit(plan, child(0))
     if isinstance(plan, LogicalJoin):
-        if path in colocated:
-            from executor.colocate_join import ColocateJoin
-
-            return ColocateJoin(plan, lambda p: build_operator(p, rf))
         return HashJoin(plan, child(0), child(1))
     if isinstance(plan, LogicalSetOp):
         return SetOperation(plan, *(child(i) for i in range(len(plan.inputs))))

@@ -126,6 +126,11 @@ class _Sum:
     def nbytes(self) -> int:
         return int(self.sums.nbytes + self.has.nbytes)
 
+    def taken(self, idx: np.ndarray) -> _Sum:
+        out = _Sum(self.sums.dtype.kind == "f")
+        out.sums, out.has, out.bound = self.sums[idx], self.has[idx], self.bound
+        return out
+
 
 class _Agg:
     """The kernel state of one aggregate call."""
@@ -201,6 +206,15 @@ class _Agg:
     def nbytes(self) -> int:
         n = self.counts.nbytes + self.has.nbytes + self.vals.nbytes
         return int(n + (self.sum.nbytes() if self.sum is not None else 0))
+
+    def taken(self, idx: np.ndarray) -> _Agg:
+        """The states of groups `idx` (in that order), as a merge source."""
+        out = _Agg.__new__(_Agg)
+        out.name, out.arg_type = self.name, self.arg_type
+        out.counts, out.has = self.counts[idx], self.has[idx]
+        out.vals = self.vals[idx] if self.name in ("min", "max") else self.vals
+        out.sum = self.sum.taken(idx) if self.sum is not None else None
+        return out
 
 
 class GroupedState:
@@ -282,6 +296,21 @@ class GroupedState:
         for agg, o in zip(self.aggs, other.aggs):
             agg.grow(groups)
             agg.merge(gids, o, n, groups)
+
+    def subset(self, idx: np.ndarray) -> GroupedState:
+        """A state holding only groups `idx` (two-phase aggregation splits the partial state
+        of an instance by group-key hash, one share per merging instance)."""
+        out = GroupedState(self.plan)
+        m = len(idx)
+        if m == 0:
+            return out
+        keys = [k.take(idx) for k in self.key_columns()]
+        gids = out._group_ids(keys, m)
+        out.rows = m
+        for mine, theirs in zip(out.aggs, self.aggs):
+            mine.grow(m)
+            mine.merge(gids, theirs.taken(idx), m, m)
+        return out
 
     def key_columns(self) -> list[Column]:
         nkeys = len(self.plan.group_by)

@@ -22,7 +22,9 @@ from executor.join_table import JoinTable
 from executor.kernels.join_hash import is_identity
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, chunks
-from executor.runtime_filter import USELESS_FRACTION, Target, build_fraction, build_predicates
+from executor.runtime_filter import (
+    USELESS_FRACTION, GlobalFilter, Target, build_fraction, build_predicates,
+)
 from planner.logical import LogicalJoin
 from sql.expressions import Comparison, make_and
 from storage.batch import Batch, Column
@@ -49,6 +51,7 @@ class HashJoin(BufferedInput, Operator):
         self.plan = plan
         self._init_buffer()
         self.runtime_targets: list[Target] = []  # set by executor/build.py
+        self.global_filters: list[GlobalFilter] = []  # targets in other fragments (coordinator)
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -80,6 +83,10 @@ class HashJoin(BufferedInput, Operator):
                 for target in self.runtime_targets:
                     target.scan.add_runtime_filter(  # type: ignore[attr-defined]
                         build_predicates(target.column, self._bkeys[target.key_index]), keep)
+        if self.global_filters:
+            keep = build_fraction(self.plan.right, n)
+            for gf in self.global_filters:
+                gf.publish(self._bkeys[gf.key_index], keep)
         self._table = JoinTable(self._bkeys, n) if self._bkeys else None
         self._matched = np.zeros(n, np.bool_)
         self._full_table: JoinTable | None = None

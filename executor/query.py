@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from executor.build import build_operator
 from executor.compile import compile_expr
 from executor.memory import DEFAULT_EXEC_MEM_LIMIT, MemTracker
-from executor.operator import ExecContext, Operator
+from executor.operator import ExecContext
 from executor.scan import TabletSource
 from planner.builder import build_logical
-from planner.distribute import DistributeOptions, colocated_joins
+from executor.coordinator import Coordinator
+from planner.distribute import DistributedPlan, DistributeOptions, distribute
 from planner.logical import LogicalPlan
 from planner.optimizer import OptimizerContext, optimize
 from sql.bind_expressions import ExpressionBinder, not_supported
@@ -50,7 +50,7 @@ class QueryResult:
     types: list[DataType]
     batches: Iterator[Batch]  # lazily produced; the server encodes each batch
     profile: ScanStats = field(default_factory=ScanStats)  # filled while batches are pulled
-    root: list[Operator] = field(default_factory=list)  # the operator tree, once running
+    coordinator: Coordinator | None = None  # its fragment instances and exchanges, once running
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,8 @@ class PreparedQuery:
     plan: LogicalPlan
     names: tuple[str, ...]
     types: tuple[DataType, ...]
-    disabled_rules: frozenset[str] = field(default=frozenset())
-    colocated: frozenset[tuple[int, ...]] = field(default=frozenset())  # COLOCATE join paths
+    disabled_rules: frozenset[str]
+    dplan: DistributedPlan  # fragments and exchanges (planner/distribute.py)
 
     def explain(self) -> list[str]:
         return self.plan.explain()
@@ -79,8 +79,8 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     if _bool_variable(ctx, "disable_join_reorder"):
         disabled_rules = disabled_rules | {"reorder_joins"}
     plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
-    return PreparedQuery(plan, bound.names, bound.types, disabled_rules,
-                         colocated_joins(plan, catalog, distribute_options(ctx, catalog)))
+    dplan = distribute(plan, catalog, distribute_options(ctx, catalog), list(bound.names))
+    return PreparedQuery(plan, bound.names, bound.types, disabled_rules, dplan)
 
 
 def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
@@ -97,18 +97,20 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
                                    _int_variable(ctx, "exec_mem_limit", DEFAULT_EXEC_MEM_LIMIT),
                                    _query_id()),
                                parallelism=scan_parallelism(ctx))
-        root = build_operator(prepared.plan, runtime_filters=_runtime_filters_on(ctx),
-                              colocated=prepared.colocated)
-        result.root.append(root)
-        root.open(exec_ctx)
-        try:
-            for batch in root.batches():
-                yield batch.rename(names)
-        finally:
-            root.close()
+        coordinator = Coordinator(prepared.plan, prepared.dplan, exec_ctx,
+                                  _backend_ids(storage), _runtime_filters_on(ctx))
+        result.coordinator = coordinator
+        for batch in coordinator.run():
+            yield batch.rename(names)
 
     result.batches = run()
     return result
+
+
+def _backend_ids(storage: object) -> list[int]:
+    catalog = getattr(storage, "catalog", None)
+    backends = getattr(catalog, "backends", None)
+    return [b.backend_id for b in backends()] if callable(backends) else []
 
 
 def _int_variable(ctx: SessionContext, name: str, default: int) -> int:

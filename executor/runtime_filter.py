@@ -19,6 +19,7 @@ join filter pushdown.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ from planner.logical import LogicalPlan
 from planner.runtime_filters import probe_targets
 from planner.statistics import base_rows
 from storage.batch import Column
+from sql.errors import QueryCancelled
 from storage.predicates import ColumnPredicate, IntegerSet
 
 MAX_BITMAP_SPAN = 1 << 24  # bits (16 MiB of bools) for an integer key set
@@ -59,11 +61,63 @@ def find_targets(join: Operator) -> list[Target]:
     for t in probe_targets(join.plan):  # type: ignore[attr-defined]
         op: Operator | None = join.children[0]
         for i in t.path:
-            # a colocated join builds its subtree per bucket: its scans are not reachable here
+            # a scan in another fragment (below an exchange) is not reachable here: the
+            # coordinator wires a GlobalFilter to it instead
             op = op.children[i] if op is not None and i < len(op.children) else None
         if isinstance(op, Scan):
             out.append(Target(t.key_index, op, t.column))
     return out
+
+
+class GlobalFilter:
+    """A runtime filter whose target scan runs in another fragment (across an exchange).
+
+    Every instance of the join's fragment publishes its build keys; when all have (or the
+    first, when each holds the whole build side: broadcast), the union becomes the filter.
+    The target scans wait for it before reading: they feed the join's probe side, which the
+    join only pulls once its build is complete, so waiting costs no time on the query's
+    critical path and saves reading and shipping rows the join would drop. Each instance's
+    `keep` is its share of the build input's base rows, so the union's is their sum.
+    Upstream: Doris global runtime filters (merge of every instance's filter, then publish
+    to the remote target scans).
+    """
+
+    def __init__(self, column: str, key_index: int, publishers: int, whole: bool) -> None:
+        self.column = column
+        self.key_index = key_index
+        self.publishers = publishers
+        self.whole = whole  # each publisher holds every build row (broadcast)
+        self._keys: list[Column] = []
+        self._keep = 0.0
+        self._published = 0
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self.predicates: list[ColumnPredicate] = []
+        self.keep = 1.0
+
+    def publish(self, keys: Column, keep: float) -> None:
+        with self._lock:
+            if self._ready.is_set():
+                return
+            self._published += 1
+            self._keys.append(keys)
+            self._keep += keep
+            if not (self.whole or self._published >= self.publishers):
+                return
+            keep_all = min(1.0, self._keep)
+            if keep_all < USELESS_FRACTION:
+                union = Column.concat(self._keys) if len(self._keys) > 1 else self._keys[0]
+                self.predicates = build_predicates(self.column, union)
+                self.keep = keep_all
+            self._keys = []
+            self._ready.set()
+
+    def wait(self, halt: threading.Event) -> list[ColumnPredicate]:
+        """The filter's predicates once every publisher built (empty: no useful filter)."""
+        while not self._ready.wait(0.05):
+            if halt.is_set():
+                raise QueryCancelled()
+        return self.predicates
 
 
 def build_predicates(column: str, keys: Column) -> list[ColumnPredicate]:

@@ -20,6 +20,7 @@ from typing import Protocol
 from executor.compile import compile_predicate
 from executor.exchange import Task, ordered_exchange
 from executor.operator import Operator
+from executor.runtime_filter import GlobalFilter
 from planner.logical import LogicalScan, ScanRange
 from planner.rules.push_down_filters import storage_predicate
 from sql.expressions import make_and
@@ -45,6 +46,7 @@ class Scan(Operator):
         self.plan = plan
         self._exchange: Generator[Batch, None, None] | None = None
         self._runtime: list[tuple[float, int, list[ColumnPredicate]]] = []
+        self.global_filters: list[GlobalFilter] = []  # awaited before reading (coordinator)
 
     def add_runtime_filter(self, predicates: list[ColumnPredicate], keep: float = 1.0) -> None:
         """Predicates a join published before this scan started (executor/runtime_filter.py);
@@ -57,6 +59,10 @@ class Scan(Operator):
             raise RuntimeError("scan needs a storage handle in the ExecContext")
         storage = ctx.storage
         plan = self.plan
+        for gf in self.global_filters:
+            predicates = gf.wait(ctx.cancel)
+            if predicates:
+                self.add_runtime_filter(predicates, gf.keep)
         # Filters storage evaluates exactly (plain column-vs-constant conjuncts handed down as
         # ColumnPredicates) need no second pass here.
         pushed = set(plan.predicates)

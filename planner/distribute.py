@@ -21,16 +21,16 @@ or `RANDOM`). Going up:
   the group keys (gather without keys), then `merge finalize`.
 - sorts, windows, set operations and one-row guards gather first; the root fragment 0 is
   UNPARTITIONED and ends in the result sink.
-Execution still runs as one process; this plan is what EXPLAIN prints and what the profile's
-fragments will follow. Node ids are assigned bottom-up in creation order, fragment ids
-top-down, so output is deterministic (golden files).
+executor/coordinator.py runs this plan: instances per fragment, exchanges between them (each
+exchange carries an `ExchangeSpec` saying how it routes rows). Node ids are assigned bottom-up
+in creation order, fragment ids top-down, so output is deterministic (golden files).
 Upstream: Doris Nereids `ChildrenPropertiesRegulator` / `RequestPropertyDeriver`,
 `PhysicalPlanTranslator`, legacy `DistributedPlanner`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from planner.logical import (
     LogicalAggregate, LogicalAssertOneRow, LogicalFilter, LogicalJoin, LogicalLimit,
@@ -42,6 +42,7 @@ from planner.statistics import estimate_rows
 from sql.expressions import ColumnRef, Expr
 from sql.relations import CatalogView
 from storage.catalog.meta import DistributionType
+from storage.types import DataType
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +68,34 @@ class Dist:
     cols: tuple[frozenset[str], ...] = ()
     table: tuple[int, int | None, bool] | None = None
     text: str = ""
+    # while `table` is set: the table's bucket count and distribution column types (a
+    # bucket-shuffle exchange hashes the other side's keys as these types)
+    buckets: int = 0
+    bucket_types: tuple[DataType, ...] = ()
 
 
 GATHER = Dist("gather", text="UNPARTITIONED")
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeSpec:
+    """How an exchange routes rows, for the executor (executor/coordinator.py).
+
+    kind: "gather" (all to the one receiving instance), "broadcast" (a copy to every
+    instance), "hash" (by `keys`, the same hash on both sides of a shuffle join), or "bucket"
+    (by Doris' bucket function of `keys` cast to `bucket_types`, to the instance holding that
+    bucket seq of the receiving fragment's table: bucket shuffle).
+    `aggregate`: the exchange moves the partial states of the aggregate at its path (two-phase
+    aggregation); `top_n`: the sender runs the TOP-N at its path and the receiver merges
+    (sort + limit again) above the exchange.
+    """
+
+    kind: str
+    keys: tuple[Expr, ...] = ()
+    buckets: int = 0
+    bucket_types: tuple[DataType, ...] = ()
+    aggregate: bool = False
+    top_n: bool = False
 
 
 @dataclass
@@ -90,6 +116,7 @@ class PNode:
     # operator tree mirrors the plan, so the profile finds the operator at the same path);
     # exchanges carry the path of the node whose output they move
     path: tuple[int, ...] = ()
+    exchange: ExchangeSpec | None = None  # exchanges: how rows are routed
 
 
 @dataclass
@@ -137,7 +164,7 @@ class _Planner:
         self._rf = 0
         self.scan_filters: dict[int, list[str]] = {}  # id(LogicalScan) -> "RF000[..] -> col"
         self.display: dict[str, str] = {}  # projected output name -> its expression's text
-        self.colocated: set[tuple[int, ...]] = set()  # paths of the joins run as COLOCATE
+        self.buckets: dict[int, int] = {}  # table id -> bucket count (0: not hash-distributed)
         self._path: tuple[int, ...] = ()
 
     def text(self, e: Expr) -> str:
@@ -153,15 +180,21 @@ class _Planner:
         self._ids += 1
         return n
 
-    def exchange(self, child: PNode, dist: Dist, sink: str, shape: str) -> PNode:
+    def exchange(self, child: PNode, dist: Dist, sink: str, shape: str,
+                 spec: ExchangeSpec, at: tuple[int, ...]) -> PNode:
+        """An exchange moving the output of the plan node at path `at` (its sender fragment
+        computes that node; `child` is the top of what EXPLAIN draws below the exchange)."""
         ex = self.node("VEXCHANGE", details=["offset: 0"], shape=shape)
-        ex.source, ex.sink, ex.source_dist, ex.path = child, sink, dist, child.path
+        ex.source, ex.sink, ex.source_dist, ex.path = child, sink, dist, at
+        ex.exchange = spec
         return ex
 
-    def gather(self, node: PNode, dist: Dist) -> PNode:
+    def gather(self, node: PNode, dist: Dist, at: tuple[int, ...],
+               spec: ExchangeSpec = ExchangeSpec("gather")) -> PNode:
         if dist.kind == "gather":
             return node
-        return self.exchange(node, dist, "UNPARTITIONED", "PhysicalDistribute[DistributionSpecGather]")
+        return self.exchange(node, dist, "UNPARTITIONED",
+                             "PhysicalDistribute[DistributionSpecGather]", spec, at)
 
     # ---- visiting --------------------------------------------------------------------------
     def visit(self, plan: LogicalPlan, path: tuple[int, ...] = ()) -> tuple[PNode, Dist]:
@@ -202,24 +235,25 @@ class _Planner:
             return self.limit(plan)
         if isinstance(plan, LogicalSort):
             node, dist = self.child(plan, 0)
-            node = self.gather(node, dist)
+            node = self.gather(node, dist, self._path + (0,))
             keys = ", ".join(f"{self.text(k.expr)} {'DESC' if k.desc else 'ASC'}"
                              for k in plan.keys)
             return self.node("VSORT", [node], [f"order by: {keys}", "offset: 0"],
                              shape="PhysicalQuickSort"), GATHER
         if isinstance(plan, LogicalWindow):
             node, dist = self.child(plan, 0)
-            node = self.gather(node, dist)
+            node = self.gather(node, dist, self._path + (0,))
             fns = ", ".join(self.text(w) for _, w in plan.windows)
             return self.node("VANALYTIC-EVAL", [node], [f"functions: {fns}"],
                              shape="PhysicalWindow"), GATHER
         if isinstance(plan, LogicalSetOp):
-            kids = [self.gather(*self.child(plan, i)) for i in range(len(plan.inputs))]
+            kids = [self.gather(*self.child(plan, i), self._path + (i,))
+                    for i in range(len(plan.inputs))]
             name = {"union_all": "VUNION", "intersect": "VINTERSECT", "except": "VEXCEPT"}
             return self.node(name.get(plan.op, "VUNION"), kids,
                              shape=f"Physical{name.get(plan.op, 'VUNION')[1:].title()}"), GATHER
         if isinstance(plan, LogicalAssertOneRow):
-            node = self.gather(*self.child(plan, 0))
+            node = self.gather(*self.child(plan, 0), self._path + (0,))
             return self.node("VASSERT-NUM-ROWS", [node], ["assert number of rows: EQ 1"],
                              shape="PhysicalAssertNumRows"), GATHER
         if isinstance(plan, LogicalValues):
@@ -256,7 +290,9 @@ class _Planner:
         ])
         node.scan_key = id(plan)
         if meta is None or meta.distribution.type is not DistributionType.HASH:
+            self.buckets[plan.table_id] = 0
             return node, Dist("random", text="RANDOM")
+        self.buckets[plan.table_id] = meta.distribution.buckets
         cols = tuple(frozenset({c}) if c in plan.columns else frozenset()
                      for c in meta.distribution.columns)
         group = meta.colocate_group_id
@@ -265,7 +301,9 @@ class _Planner:
             g = getattr(self.catalog, "colocate_group", lambda _gid: None)(group)
             stable = bool(getattr(g, "is_stable", True)) if g is not None else True
         text = "HASH_PARTITIONED: " + ", ".join(meta.distribution.columns)
-        return node, Dist("hash", cols, (plan.table_id, group, stable), text)
+        types = tuple(meta.column(c).type for c in meta.distribution.columns)
+        return node, Dist("hash", cols, (plan.table_id, group, stable), text,
+                          meta.distribution.buckets, types)
 
     def limit(self, plan: LogicalLimit) -> tuple[PNode, Dist]:
         child = plan.child
@@ -275,12 +313,12 @@ class _Planner:
                              for k in child.keys)
             top = self.node("VTOP-N", [node], [f"order by: {keys}", f"offset: {plan.offset}",
                                                f"limit: {plan.limit}"], shape="PhysicalTopN")
-            ex = self.gather(top, dist)
+            ex = self.gather(top, dist, self._path, ExchangeSpec("gather", top_n=True))
             if ex is not top:
                 ex.details = [f"offset: {plan.offset}", f"limit: {plan.limit}"]
             return ex, GATHER
         node, dist = self.child(plan, 0)
-        node = self.gather(node, dist)
+        node = self.gather(node, dist, self._path + (0,))
         node.details.append(f"limit: {plan.limit}")
         return node, GATHER
 
@@ -301,18 +339,21 @@ class _Planner:
             node = self.node("VAGGREGATE (update finalize)", [child], details + [card],
                              shape="hashAgg[GLOBAL]")
             cols = tuple(frozenset(by_name[c] for c in alts if c in by_name) for alts in dist.cols)
-            return node, Dist("hash", cols, dist.table, dist.text)
+            return node, replace(dist, cols=cols)
         local = self.node("VAGGREGATE (update serialize)", [child], details + [card],
                           shape="hashAgg[LOCAL]")
         if plan.group_by:
             keys = ", ".join(groups)
             ex = self.exchange(local, dist, f"HASH_PARTITIONED: {keys}",
-                               "PhysicalDistribute[DistributionSpecHash]")
+                               "PhysicalDistribute[DistributionSpecHash]",
+                               ExchangeSpec("hash", tuple(e for _, e in plan.group_by),
+                                            aggregate=True), self._path)
             out = Dist("hash", tuple(n for n, _ in plan.group_by), None,
                        f"HASH_PARTITIONED: {keys}")
         else:
             ex = self.exchange(local, dist, "UNPARTITIONED",
-                               "PhysicalDistribute[DistributionSpecGather]")
+                               "PhysicalDistribute[DistributionSpecGather]",
+                               ExchangeSpec("gather", aggregate=True), self._path)
             out = GATHER
         final = self.node("VAGGREGATE (merge finalize)", [ex], details + [card],
                           shape="hashAgg[GLOBAL]")
@@ -331,10 +372,12 @@ class _Planner:
             mode = "BROADCAST" if plan.kind not in _NO_BROADCAST else "PARTITIONED"
             if mode == "BROADCAST":
                 right = self.exchange(right, rd, "UNPARTITIONED",
-                                      "PhysicalDistribute[DistributionSpecReplicated]")
+                                      "PhysicalDistribute[DistributionSpecReplicated]",
+                                      ExchangeSpec("broadcast"), self._path + (1,))
                 out = ld
             else:
-                left, right = self.gather(left, ld), self.gather(right, rd)
+                left = self.gather(left, ld, self._path + (0,))
+                right = self.gather(right, rd, self._path + (1,))
                 out = GATHER
             details = [f"join op: {op}({mode})[]"]
             if plan.residual is not None or plan.condition is not None:
@@ -349,23 +392,27 @@ class _Planner:
         if mode == "COLOCATE":
             out = _joined(ld, rd, lk, rk) if plan.kind == "inner" else ld
             colocated = True
-            self.colocated.add(self._path)
         elif mode == "BUCKET_SHUFFLE":
             keys = ", ".join(self.text(k) for k in plan.right_keys)
             right = self.exchange(right, rd, f"BUCKET_SHFFULE_HASH_PARTITIONED: {keys}",
-                                  "PhysicalDistribute[DistributionSpecHash]")
+                                  "PhysicalDistribute[DistributionSpecHash]",
+                                  ExchangeSpec("bucket", _bucket_keys(plan, ld, lk),
+                                               ld.buckets, ld.bucket_types), self._path + (1,))
             out = _joined(ld, None, lk, rk) if plan.kind == "inner" else ld
         elif mode == "BROADCAST":
             right = self.exchange(right, rd, "UNPARTITIONED",
-                                  "PhysicalDistribute[DistributionSpecReplicated]")
+                                  "PhysicalDistribute[DistributionSpecReplicated]",
+                                  ExchangeSpec("broadcast"), self._path + (1,))
             out = ld
         else:
             lkeys = ", ".join(self.text(k) for k in plan.left_keys)
             rkeys = ", ".join(self.text(k) for k in plan.right_keys)
             left = self.exchange(left, ld, f"HASH_PARTITIONED: {lkeys}",
-                                 "PhysicalDistribute[DistributionSpecHash]")
+                                 "PhysicalDistribute[DistributionSpecHash]",
+                                 ExchangeSpec("hash", tuple(plan.left_keys)), self._path + (0,))
             right = self.exchange(right, rd, f"HASH_PARTITIONED: {rkeys}",
-                                  "PhysicalDistribute[DistributionSpecHash]")
+                                  "PhysicalDistribute[DistributionSpecHash]",
+                                  ExchangeSpec("hash", tuple(plan.right_keys)), self._path + (1,))
             out = Dist("hash", tuple(frozenset({k}) if k else frozenset() for k in lk), None,
                        f"HASH_PARTITIONED: {lkeys}")
         colo = "COLOCATE[]" if colocated else mode
@@ -447,7 +494,7 @@ class _Planner:
 
     # ---- fragments -------------------------------------------------------------------------
     def fragments(self, root: PNode, root_dist: Dist, outputs: list[str]) -> list[Fragment]:
-        top = self.gather(root, root_dist)
+        top = self.gather(root, root_dist, ())
         frags: list[Fragment] = []
 
         def cut(node: PNode, partition: str, sink: list[str]) -> None:
@@ -476,8 +523,8 @@ def _through_project(dist: Dist, plan: LogicalProject) -> Dist:
     for n, e in plan.exprs:
         if isinstance(e, ColumnRef) and e.name not in renamed:
             renamed[e.name] = n
-    return Dist("hash", tuple(frozenset(renamed[c] for c in alts if c in renamed)
-                              for alts in dist.cols), dist.table, dist.text)
+    return replace(dist, cols=tuple(frozenset(renamed[c] for c in alts if c in renamed)
+                                    for alts in dist.cols))
 
 
 def _joined(ld: Dist, rd: Dist | None, lk: list[str | None], rk: list[str | None]) -> Dist:
@@ -491,7 +538,17 @@ def _joined(ld: Dist, rd: Dist | None, lk: list[str | None], rk: list[str | None
         if rd is not None and i < len(rd.cols):
             more |= rd.cols[i]
         cols.append(alts | more)
-    return Dist(ld.kind, tuple(cols), ld.table, ld.text)
+    return replace(ld, cols=tuple(cols))
+
+
+def _bucket_keys(plan: LogicalJoin, ld: Dist, lk: list[str | None]) -> tuple[Expr, ...]:
+    """For a bucket-shuffle join: per distribution column of the left table, the right key
+    its equi conjunct pairs it with (the right rows are bucketed by these)."""
+    out = []
+    for alts in ld.cols:
+        j = next(i for i, k in enumerate(lk) if k in alts)
+        out.append(plan.right_keys[j])
+    return tuple(out)
 
 
 def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | None]],
@@ -514,33 +571,7 @@ def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | N
 class DistributedPlan:
     fragments: list[Fragment]
     scan_filters: dict[int, list[str]]
-    colocated: frozenset[tuple[int, ...]] = frozenset()  # plan paths of COLOCATE joins
-
-
-def colocated_joins(plan: LogicalPlan, catalog: CatalogView,
-                    options: DistributeOptions) -> frozenset[tuple[int, ...]]:
-    """Plan paths of the joins the distributed plan runs as COLOCATE (the executor runs them
-    bucket by bucket). Cheap when no scanned table belongs to a colocate group."""
-    grouped = False
-    for node in _scans(plan):
-        meta = catalog.get_table(node.db, node.table)
-        if meta is not None and meta.colocate_group_id is not None:
-            grouped = True
-            break
-    if not grouped:
-        return frozenset()
-    p = _Planner(catalog, options)
-    p.visit(plan)
-    return frozenset(p.colocated)
-
-
-def _scans(plan: LogicalPlan):  # type: ignore[no-untyped-def]
-    stack = [plan]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, LogicalScan):
-            yield n
-        stack.extend(n.children)
+    buckets: dict[int, int] = field(default_factory=dict)  # table id -> bucket count (0: none)
 
 
 def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptions,
@@ -558,4 +589,4 @@ def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptio
                 n.details.insert(len(n.details) - 4, "runtime filters: " +
                                  ", ".join(p.scan_filters[key]))
             stack.extend(n.children)
-    return DistributedPlan(frags, p.scan_filters, frozenset(p.colocated))
+    return DistributedPlan(frags, p.scan_filters, p.buckets)

@@ -28,10 +28,9 @@ from executor.insert import (
 )
 from executor.insert_fast import fast_batch
 from executor.query import (
-    SessionContext, distribute_options, evaluate_constant, execute, plan_select,
+    SessionContext, evaluate_constant, execute, plan_select,
 )
 from planner.scan_info import plan_scan_lines
-from planner.distribute import DistributeOptions, distribute
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
 from planner.explain import explain_lines, shape_lines
 from server.profiles import QueryProfiles, operator_counters
@@ -302,12 +301,10 @@ class StatementRunner:
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
         batches = _with_timeout(result.batches, ctx.cancel, timeout)
         if self.lookup_variable("enable_profile"):
-            dplan = distribute(prepared.plan, self.engine.catalog, self._distribute_options(),
-                               list(prepared.names))
             batches = self.profiles.track(
                 batches, result.profile, stmt.meta.get("sql", ""), self.user, self.database,
                 lambda: plan_scan_lines(prepared.plan) + operator_counters(
-                    dplan, result.root[0] if result.root else None))
+                    prepared.dplan, result.coordinator))
         return RowsOutcome(list(result.names), list(result.types), batches)
 
     def explain(self, query: exp.Expression, style: object) -> TextOutcome:
@@ -316,15 +313,11 @@ class StatementRunner:
             raise _not_supported(f"EXPLAIN of {type(query).__name__.upper()}")
         ctx = self.context()
         prepared = plan_select(query, self.engine.catalog, ctx, sql=query.meta.get("sql"))
-        dplan = distribute(prepared.plan, self.engine.catalog, self._distribute_options(),
-                           list(prepared.names))
+        dplan = prepared.dplan
         text = str(style.name if isinstance(style, exp.Expression) else style or "").upper()
         lines = shape_lines(dplan) if text == "SHAPE PLAN" else \
             explain_lines(dplan, verbose=text == "VERBOSE")
         return TextOutcome([EXPLAIN_COLUMN], [(line,) for line in lines])
-
-    def _distribute_options(self) -> DistributeOptions:
-        return distribute_options(self.context(), self.engine.catalog)
 
     def insert(self, stmt: exp.Insert) -> OkOutcome | PendingOutcome:
         target = stmt.this

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from executor.operator import Operator
+from executor.coordinator import Coordinator
 from planner.distribute import DistributedPlan
 from sql.errors import DorisError
 from storage.batch import Batch
@@ -59,39 +59,49 @@ class QueryProfile:
         ]
 
 
-def operator_counters(dplan: DistributedPlan, root: Operator | None) -> list[tuple[str, str]]:
-    """Counters of every node of the distributed plan, fragment by fragment, from the
-    operator that executed it: rows and inclusive time; for an exchange, the rows and bytes
-    it moves (one copy: a broadcast sends them to each probe instance). Execution is one
-    process, so an exchange is the boundary where Doris would send these rows; a colocated
-    join has none below it, a shuffle join one per side. Both phases of a two-phase aggregate
-    run in one operator: the exchange between them reports the aggregate's output."""
+def operator_counters(dplan: DistributedPlan, run: Coordinator | None
+                      ) -> list[tuple[str, str]]:
+    """Counters of every fragment and plan node, from the instances that executed them.
+
+    A fragment row gives its instance count and the backends they ran on. A node row sums
+    the rows of all its instances, with the longest instance's inclusive time; an exchange row
+    gives the rows and bytes it moved (a broadcast counts each copy). A colocated join has
+    no exchange below it, a shuffle join one per side; a colocate join's row adds the bucket
+    seqs its instances joined (`Buckets`)."""
     out: list[tuple[str, str]] = []
-    if root is None:
+    if run is None:
         return out
     for frag in dplan.fragments:
+        frun = run.fragment(frag.id)
+        if frun is not None:
+            backends = ",".join(str(b) for b in frun.backends)
+            out.append((f"Fragment {frag.id}",
+                        f"Instances: {len(frun.instances)}, Backends: {backends}"))
         stack = [frag.root]
         while stack:
             node = stack.pop()
             stack.extend(reversed(node.children))
-            op: Operator | None = root
-            for i in node.path:
-                op = op.children[i] if op is not None and i < len(op.children) else None
-            if op is None or node.name == "VAGGREGATE (update serialize)":
-                continue
-            st = op.stats
             label = f"Fragment {frag.id} / {node.id}:{node.name}"
             if node.name == "VEXCHANGE":
-                out.append((label, f"RowsSent: {st.rows}, BytesSent: {st.bytes}"))
-            else:
-                # joins lead with their `join op` (the mode the plan chose), as EXPLAIN prints it
-                op_line = next((d[len("join op: "):] for d in node.details
-                                if d.startswith("join op: ")), None)
-                lead = f"{op_line}, " if op_line else ""
-                instances = getattr(op, "instances", 0)  # colocate joins: one per bucket seq
-                tail = f", Instances: {instances}" if instances else ""
-                out.append((label, f"{lead}RowsReturned: {st.rows}, "
-                                   f"InclusiveTime: {st.seconds * 1000:.3f}ms{tail}"))
+                link = run.link(node.id)
+                if link is not None:
+                    c = link.counters
+                    out.append((label, f"RowsSent: {c.rows}, BytesSent: {c.bytes}"))
+                continue
+            ops = run.operators(frag.id, node.path)
+            if not ops:
+                continue
+            rows = sum(op.stats.rows for op in ops)
+            seconds = max(op.stats.seconds for op in ops)
+            # joins lead with their `join op` (the mode the plan chose), as EXPLAIN prints it
+            op_line = next((d[len("join op: "):] for d in node.details
+                            if d.startswith("join op: ")), None)
+            lead = f"{op_line}, " if op_line else ""
+            tail = ""
+            if node.colocated and frun is not None:  # its instances split whole buckets
+                tail = f", Buckets: {sum(len(i.units or ()) for i in frun.instances)}"
+            out.append((label, f"{lead}RowsReturned: {rows}, "
+                               f"InclusiveTime: {seconds * 1000:.3f}ms{tail}"))
     return out
 
 

@@ -1,0 +1,370 @@
+"""Coordinator: runs a query's distributed plan as fragment instances joined by exchanges.
+
+planner/distribute.py cuts the plan into fragments; here each fragment gets its instances:
+- a fragment that scans tables runs one instance per backend owning its tablets (more when a
+  backend holds more work than one thread: `parallel_fragment_exec_instance_num` spread over
+  the backends). When its tables are hash-distributed the unit of work is the bucket seq (all
+  partitions' tablets of bucket b go to one instance, on the backend holding most of them), so
+  colocate joins, bucket-shuffle joins and one-phase aggregates see every row of a bucket in
+  one place; otherwise the unit is the tablet;
+- a fragment fed by hash exchanges (shuffle joins, merging aggregates) runs one instance per
+  backend (at least the query's parallelism);
+- an UNPARTITIONED fragment runs one instance. Fragment 0 (the result sink) runs on the
+  caller's thread, pulled lazily as the server streams rows; every other instance runs on its
+  own thread and pushes its output into the exchange above it (executor/data_stream.py).
+An instance is the fragment's plan subtree with its scans restricted to the instance's tablets
+and every exchange below it replaced by the receiving end (`ExchangeSource`, a merging
+aggregate, or a merging TOP-N), built by executor/build.py, so operators are the same ones a
+single pipeline uses. Errors and KILL stop every instance (the first real error is what the
+client sees); closing the result early (LIMIT) halts and joins them.
+Upstream: Doris `Coordinator` (fragment instance params, `computeScanRangeAssignment`,
+bucket-seq-to-instance maps for colocate and bucket shuffle), `PipelineFragmentContext`.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from executor.build import Substitute, build_operator
+from executor.data_stream import (
+    ExchangeCounters, ExchangeSource, QueryRun, Receiver, Sender,
+)
+from executor.hash_join import HashJoin
+from executor.limit import Limit
+from executor.operator import ExecContext, Operator
+from executor.runtime_filter import GlobalFilter
+from executor.scan import Scan
+from executor.sort import Sort
+from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
+from planner.distribute import DistributedPlan, ExchangeSpec, Fragment, PNode
+from planner.logical import (
+    LogicalAggregate, LogicalJoin, LogicalLimit, LogicalPlan, LogicalScan, LogicalSort, ScanRange,
+    with_scan_ranges,
+)
+from planner.runtime_filters import probe_targets
+from storage.batch import Batch
+from storage.scan_stats import ScanStats
+
+Path = tuple[int, ...]
+
+
+@dataclass
+class Link:
+    """One exchange: `sender` fragment's instances -> `receiver` fragment's instances."""
+
+    node: PNode  # the VEXCHANGE
+    spec: ExchangeSpec
+    path: Path  # the plan node whose output (or partial state) moves
+    sender: FragmentRun
+    receiver: FragmentRun
+    counters: ExchangeCounters = field(default_factory=ExchangeCounters)
+    receivers: list[Receiver] = field(default_factory=list)
+
+
+@dataclass
+class Instance:
+    backend: int | None
+    units: frozenset[object] | None  # bucket seqs or tablet ids; None: no scans
+    ops: dict[Path, Operator] = field(default_factory=dict)
+    root: Operator | None = None
+    stats: ScanStats = field(default_factory=ScanStats)
+
+
+@dataclass
+class FragmentRun:
+    fragment: Fragment
+    path: Path  # where its plan subtree starts
+    output: Link | None = None
+    inputs: list[Link] = field(default_factory=list)
+    scans: list[LogicalScan] = field(default_factory=list)
+    bucketed: bool = False
+    instances: list[Instance] = field(default_factory=list)
+
+    @property
+    def backends(self) -> list[int]:
+        return sorted({i.backend for i in self.instances if i.backend is not None})
+
+
+def node_at(plan: LogicalPlan, path: Path) -> LogicalPlan:
+    for i in path:
+        plan = plan.children[i]
+    return plan
+
+
+class Coordinator:
+    """Instances of every fragment of one query; `run()` yields the result batches."""
+
+    def __init__(self, plan: LogicalPlan, dplan: DistributedPlan, ctx: ExecContext,
+                 backends: list[int], runtime_filters: bool = True) -> None:
+        self.plan = plan
+        self.dplan = dplan
+        self.ctx = ctx
+        self.backends = backends or [0]
+        self.rf = runtime_filters
+        self.run_state = QueryRun(ctx.cancel)
+        self.frags: list[FragmentRun] = []
+        self.links: list[Link] = []
+        self._threads: list[threading.Thread] = []
+        self._cut()
+        for f in reversed(self.frags):  # receivers' instance counts before their senders
+            self._assign(f)
+        self._wire()
+        self.join_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
+        self.scan_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
+        if runtime_filters:
+            self._global_filters()
+
+    # ---- structure -------------------------------------------------------------------------
+    def _cut(self) -> None:
+        by_root = {id(f.root): f for f in self.dplan.fragments}
+        runs: dict[int, FragmentRun] = {}
+
+        def visit(frag: Fragment, path: Path) -> FragmentRun:
+            run = FragmentRun(frag, path)
+            runs[frag.id] = run
+            self.frags.append(run)
+            stack = [frag.root]
+            while stack:
+                n = stack.pop()
+                if n.source is not None:
+                    assert n.exchange is not None
+                    sender = visit(by_root[id(n.source)], n.path)
+                    link = Link(n, n.exchange, n.path, sender, run)
+                    sender.output = link
+                    run.inputs.append(link)
+                    self.links.append(link)
+                    continue
+                stack.extend(n.children)
+            return run
+
+        visit(self.dplan.fragments[0], ())
+        for run in self.frags:
+            run.scans = self._scans_of(run)
+
+    def _nodes_of(self, run: FragmentRun) -> Iterator[tuple[Path, LogicalPlan]]:
+        """The plan nodes this fragment runs (not those of the fragments below its exchanges;
+        a merging fragment receives at its own root and runs none of the plan below)."""
+        stop = {link.path for link in run.inputs}
+        stack: list[tuple[LogicalPlan, Path]] = [(node_at(self.plan, run.path), run.path)]
+        while stack:
+            node, path = stack.pop()
+            if path in stop:
+                continue
+            yield path, node
+            stack.extend((c, path + (i,)) for i, c in enumerate(node.children))
+
+    def _scans_of(self, run: FragmentRun) -> list[LogicalScan]:
+        return [n for _, n in self._nodes_of(run) if isinstance(n, LogicalScan)]
+
+    def _global_filters(self) -> None:
+        """Runtime filters whose target scan is below an exchange under the join's probe side
+        (executor/runtime_filter.py GlobalFilter); targets in the join's own fragment are
+        wired inside each instance by executor/build.py."""
+        for run in self.frags:
+            for path, node in self._nodes_of(run):
+                if not isinstance(node, LogicalJoin):
+                    continue
+                right = next((lk for lk in self.links if lk.path == path + (1,)), None)
+                whole = len(run.instances) == 1 or (right is not None
+                                                    and right.spec.kind == "broadcast")
+                for t in probe_targets(node):
+                    target = path + (0,) + t.path
+                    if not any(lk.path[:len(path) + 1] == path + (0,)
+                               and target[:len(lk.path)] == lk.path for lk in self.links):
+                        continue
+                    gf = GlobalFilter(t.column, t.key_index, len(run.instances), whole)
+                    self.join_filters[path].append(gf)
+                    self.scan_filters[target].append(gf)
+
+    # ---- instances -------------------------------------------------------------------------
+    def _assign(self, run: FragmentRun) -> None:
+        par = max(1, self.ctx.parallelism)
+        if not run.scans:
+            n = 1 if run.fragment.partition == "UNPARTITIONED" or run.fragment.id == 0 \
+                else max(len(self.backends), par)
+            run.instances = [Instance(self.backends[i % len(self.backends)], None)
+                             for i in range(n)]
+            return
+        buckets = {self.dplan.buckets.get(s.table_id, 0) for s in run.scans}
+        run.bucketed = len(buckets) == 1 and 0 not in buckets
+        owner: dict[object, int] = {}
+        if run.bucketed:
+            votes: dict[int, Counter[int]] = defaultdict(Counter)
+            for s in run.scans:
+                for r in s.ranges:
+                    votes[r.tablet.bucket_seq][r.tablet.backend_id] += 1
+            for seq, c in votes.items():
+                owner[seq] = min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+        elif len(run.scans) == 1:
+            for r in run.scans[0].ranges:
+                owner[r.tablet.tablet_id] = r.tablet.backend_id
+        if not owner:  # nothing left after pruning: one instance (reads nothing)
+            run.instances = [Instance(self.backends[0], None)]
+            return
+        per_backend: dict[int, list[object]] = defaultdict(list)
+        for unit in sorted(owner, key=lambda u: (owner[u], u)):  # type: ignore[arg-type]
+            per_backend[owner[unit]].append(unit)
+        k = max(1, math.ceil(par / len(per_backend)))
+        for backend in sorted(per_backend):
+            units = per_backend[backend]
+            for j in range(min(k, len(units))):
+                run.instances.append(Instance(backend, frozenset(units[j::k])))
+
+    def _unit(self, run: FragmentRun, r: ScanRange) -> object:
+        return r.tablet.bucket_seq if run.bucketed else r.tablet.tablet_id
+
+    def _bucket_instance(self, run: FragmentRun, buckets: int) -> np.ndarray:
+        """Receiving instance of each bucket seq (unscanned buckets: instance 0, where rows
+        meet nothing, as outer joins need them to exist exactly once)."""
+        out = np.zeros(max(buckets, 1), np.int64)
+        for i, inst in enumerate(run.instances):
+            for seq in inst.units or ():
+                if isinstance(seq, int) and 0 <= seq < len(out):
+                    out[seq] = i
+        return out
+
+    def _wire(self) -> None:
+        for link in self.links:
+            ordered = link.spec.kind == "gather" and not link.sender.inputs
+            link.receivers = [Receiver(self.run_state, len(link.sender.instances), ordered)
+                              for _ in link.receiver.instances]
+
+    # ---- building one instance -------------------------------------------------------------
+    def _build(self, run: FragmentRun, index: int, ctx: ExecContext) -> Operator:
+        inst = run.instances[index]
+        plan = node_at(self.plan, run.path)
+        if inst.units is not None:
+            units = inst.units
+            scans = {id(s) for s in run.scans}
+
+            def keep(scan: LogicalScan) -> tuple[ScanRange, ...]:
+                if id(scan) not in scans:
+                    return scan.ranges
+                return tuple(r for r in scan.ranges if self._unit(run, r) in units)
+
+            plan = with_scan_ranges(plan, keep)
+        substitute: dict[Path, Substitute] = {}
+        for link in run.inputs:
+            substitute[link.path] = self._receiving_end(link, link.receivers[index])
+        out = run.output
+        # a COLOCATE join is an ordinary hash join here: the instance holds whole buckets of
+        # both tables, so every match is local
+        build = dict(runtime_filters=self.rf, substitute=substitute, built=inst.ops)
+        if out is not None and out.spec.aggregate:
+            assert isinstance(plan, LogicalAggregate)
+            child = build_operator(plan.child, path=run.path + (0,), **build)  # type: ignore[arg-type]
+            root: Operator = PartialAggregate(plan, child)
+            inst.ops[run.path] = root
+        elif out is not None and out.spec.top_n:
+            assert isinstance(plan, LogicalLimit) and plan.limit is not None
+            local = replace(plan, limit=plan.limit + plan.offset, offset=0)
+            root = build_operator(local, path=run.path, **build)  # type: ignore[arg-type]
+        else:
+            root = build_operator(plan, path=run.path, **build)  # type: ignore[arg-type]
+        for path, op in inst.ops.items():
+            if isinstance(op, HashJoin) and path in self.join_filters:
+                op.global_filters = self.join_filters[path]
+            elif isinstance(op, Scan) and path in self.scan_filters:
+                op.global_filters = self.scan_filters[path]
+        return root
+
+    def _receiving_end(self, link: Link, receiver: Receiver) -> Substitute:
+        spec = link.spec
+
+        def source(plan: LogicalPlan) -> ExchangeSource:
+            return ExchangeSource(receiver, plan.names, plan.types)
+
+        if spec.aggregate:
+            def merge(plan: LogicalPlan, path: Path) -> Operator:
+                # states, or (aggregates without kernel states) the input rows themselves
+                assert isinstance(plan, LogicalAggregate)
+                return MergeAggregate(plan, source(plan.child))
+            return merge
+        if spec.top_n:
+            def top_n(plan: LogicalPlan, path: Path) -> Operator:
+                assert isinstance(plan, LogicalLimit) and isinstance(plan.child, LogicalSort)
+                return Limit(plan, Sort(plan.child, source(plan)))
+            return top_n
+        return lambda plan, path: source(plan)
+
+    # ---- running ---------------------------------------------------------------------------
+    def _instance_ctx(self, run: FragmentRun, inst: Instance) -> ExecContext:
+        share = max(1, self.ctx.parallelism // max(1, len(run.instances)))
+        return replace(self.ctx, cancel=self.run_state.halt, scan_stats=inst.stats,
+                       parallelism=share)
+
+    def _sender(self, run: FragmentRun, index: int, ctx: ExecContext) -> Sender:
+        link = run.output
+        assert link is not None
+        bucket_map = None
+        if link.spec.kind == "bucket":
+            # the planner put the bucket-shuffled side's partner scan in the receiving fragment
+            assert link.receiver.bucketed or len(link.receiver.instances) == 1
+            bucket_map = self._bucket_instance(link.receiver, link.spec.buckets)
+        return Sender(link.spec, link.receivers, index, link.counters, ctx.cancel, bucket_map)
+
+    def _run_instance(self, run: FragmentRun, index: int) -> None:
+        inst = run.instances[index]
+        ctx = self._instance_ctx(run, inst)
+        op: Operator | None = None
+        try:
+            op = inst.root = self._build(run, index, ctx)
+            sender = self._sender(run, index, ctx)
+            op.open(ctx)
+            for item in op.batches():
+                if not sender.send(item):
+                    return
+            sender.finish()
+        except BaseException as e:  # noqa: BLE001 - the consumer re-raises it
+            self.run_state.fail(e)
+        finally:
+            if op is not None:
+                try:
+                    op.close()
+                except BaseException as e:  # noqa: BLE001
+                    self.run_state.fail(e)
+            with self.ctx.stats_lock:
+                self.ctx.scan_stats.add(inst.stats)
+
+    def run(self) -> Iterator[Batch]:
+        """Start every instance, then pull fragment 0 on this thread."""
+        root_run = self.frags[0]
+        inst = root_run.instances[0]
+        root = inst.root = self._build(root_run, 0, self.ctx)
+        for run in self.frags[1:]:
+            for i in range(len(run.instances)):
+                t = threading.Thread(target=self._run_instance, args=(run, i),
+                                     name=f"fragment-{run.fragment.id}-{i}", daemon=True)
+                self._threads.append(t)
+        for t in self._threads:
+            t.start()
+        try:
+            root.open(self.ctx)
+            yield from root.batches()
+            self.run_state.check()
+        finally:
+            self.run_state.halt.set()
+            for t in self._threads:
+                t.join()
+            root.close()
+
+    # ---- profile ---------------------------------------------------------------------------
+    def operators(self, fragment_id: int, path: Path) -> list[Operator]:
+        """The operators (one per instance) that ran plan node `path` in fragment
+        `fragment_id`."""
+        run = next((r for r in self.frags if r.fragment.id == fragment_id), None)
+        if run is None:
+            return []
+        return [i.ops[path] for i in run.instances if path in i.ops]
+
+    def link(self, exchange_id: int) -> Link | None:
+        return next((lk for lk in self.links if lk.node.id == exchange_id), None)
+
+    def fragment(self, fragment_id: int) -> FragmentRun | None:
+        return next((r for r in self.frags if r.fragment.id == fragment_id), None)

@@ -1,0 +1,210 @@
+"""Data streams between fragment instances: the sending and receiving ends of an exchange.
+
+Every instance of a fragment ends in a `Sender` for the exchange above its fragment; every
+instance of the receiving fragment reads a `Receiver` through an `ExchangeSource` leaf
+operator. A sender routes each output batch as the plan's exchange says
+(planner.distribute.ExchangeSpec): all to the single receiver (gather), a copy to every
+receiver (broadcast), by a hash of the key columns (shuffle: both sides of a join use the same
+hash, so equal keys meet in the same instance), or by Doris' bucket function of the keys to the
+instance holding that bucket seq of the receiving fragment's table (bucket shuffle). The
+partial states of a two-phase aggregate travel the same way (executor/two_phase_aggregate.py).
+
+Queues are bounded (back-pressure: a fast sender waits for its receiver), and a receiver takes
+batches in arrival order from all its senders, so no instance waits on a sibling that is itself
+blocked. A gather from leaf fragments (senders that receive nothing themselves) is read sender
+by sender instead, which keeps the output order of plain scans stable at no risk of deadlock.
+Every exchange counts the rows and bytes it moves (bytes: column buffers; a broadcast counts
+each copy). Waits poll the query's halt flag so KILL, errors and early close stop everything.
+Upstream: Doris `VDataStreamSender` / `VDataStreamRecvr` (one queue per receiver, fed by all
+senders), DuckDB exchange-less pipelines for comparison.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from executor.compile import compile_column
+from executor.join_table import hash_keys
+from executor.operator import Operator
+from planner.distribute import ExchangeSpec
+from sql.errors import QueryCancelled
+from sql.functions.cast import cast_vec
+from sql.functions.vector import Vec
+from storage.batch import Batch, Column
+from storage.distribution import bucket_of_rows
+from storage.types import DataType
+
+QUEUE_ITEMS = 8
+_POLL_SECONDS = 0.05
+_EOS = object()
+
+
+class QueryRun:
+    """What all instances of one query share: the halt flag and the first failure."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self.cancel = cancel  # the session's token (KILL QUERY, query_timeout)
+        self.halt = threading.Event()  # every instance's cancel token
+        self.failure: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def fail(self, error: BaseException) -> None:
+        """Record an instance's error (the first real one wins over cancellations) and halt."""
+        with self._lock:
+            if self.failure is None or (isinstance(self.failure, QueryCancelled)
+                                        and not isinstance(error, QueryCancelled)):
+                self.failure = error
+        self.halt.set()
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+        if self.cancel.is_set():
+            self.halt.set()
+            raise QueryCancelled()
+
+
+@dataclass
+class ExchangeCounters:
+    rows: int = 0
+    bytes: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, rows: int, nbytes: int) -> None:
+        with self.lock:
+            self.rows += rows
+            self.bytes += nbytes
+
+
+class Receiver:
+    """The receiving end of one exchange in one instance, fed by `senders` sender instances."""
+
+    def __init__(self, run: QueryRun, senders: int, ordered: bool) -> None:
+        self.run = run
+        self.senders = senders
+        self.ordered = ordered
+        n = senders if ordered else 1
+        self._queues: list[queue.Queue[object]] = [queue.Queue(QUEUE_ITEMS) for _ in range(n)]
+
+    def put(self, sender: int, item: object) -> bool:
+        """Queue `item` from sender `sender`; waits while full. False once the query halted."""
+        q = self._queues[sender if self.ordered else 0]
+        while not self.run.halt.is_set():
+            try:
+                q.put(item, timeout=_POLL_SECONDS)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _get(self, q: queue.Queue[object]) -> object:
+        while True:
+            self.run.check()
+            try:
+                return q.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                continue
+
+    def items(self) -> Iterator[object]:
+        if self.ordered:
+            for q in self._queues:
+                while (item := self._get(q)) is not _EOS:
+                    yield item
+            return
+        q = self._queues[0]
+        open_senders = self.senders
+        while open_senders:
+            item = self._get(q)
+            if item is _EOS:
+                open_senders -= 1
+                continue
+            yield item
+
+
+class ExchangeSource(Operator):
+    """A leaf operator yielding what its receiver gets (batches, or partial aggregate states
+    for the merge phase of an aggregate)."""
+
+    def __init__(self, receiver: Receiver, names: tuple[str, ...],
+                 types: tuple[DataType, ...]) -> None:
+        super().__init__()
+        self.receiver = receiver
+        self.names = names
+        self.types = types
+
+    def produce(self) -> Iterator[Batch]:
+        for item in self.receiver.items():
+            if isinstance(item, Batch) and item.names != self.names:
+                item = item.rename(self.names)
+            yield item  # type: ignore[misc]
+
+
+def hash_instances(cols: list[Column], n: int, instances: int) -> np.ndarray:
+    """Receiving instance of each row for a shuffle: the high half of the join-table hash
+    (the low bits pick the hash-table bucket inside the instance, so they stay uniform)."""
+    h = hash_keys(cols, n)
+    return ((h >> np.uint64(32)) % np.uint64(instances)).astype(np.int64)
+
+
+class Sender:
+    """The sending end of one exchange for one sender instance."""
+
+    def __init__(self, spec: ExchangeSpec, receivers: list[Receiver], index: int,
+                 counters: ExchangeCounters, cancel: threading.Event,
+                 bucket_instance: np.ndarray | None = None) -> None:
+        self.spec = spec
+        self.receivers = receivers
+        self.index = index
+        self.counters = counters
+        self._keys: list[Callable[[Batch], Column]] = [compile_column(e, cancel)
+                                                       for e in spec.keys]
+        self._bucket_instance = bucket_instance
+
+    def _put(self, target: int, item: object) -> bool:
+        self.counters.add(getattr(item, "num_rows", 0), getattr(item, "nbytes", 0))
+        return self.receivers[target].put(self.index, item)
+
+    def send(self, item: object) -> bool:
+        """Route one batch (or partial state); False once the query halted."""
+        n = len(self.receivers)
+        kind = self.spec.kind
+        if kind == "broadcast":
+            return all(self._put(i, item) for i in range(n))
+        if kind == "gather" or n == 1:
+            return self._put(0, item)
+        split = getattr(item, "split", None)
+        if split is not None:  # a partial aggregate state: its groups by key hash
+            for i, part in enumerate(split(n)):
+                if part is not None and not self._put(i, part):
+                    return False
+            return True
+        assert isinstance(item, Batch)
+        target = self._targets(item)
+        order = np.argsort(target, kind="stable")
+        counts = np.bincount(target, minlength=n)
+        ordered = item.take(order)
+        start = 0
+        for i, c in enumerate(counts.tolist()):
+            if c and not self._put(i, ordered.slice(start, start + c)):
+                return False
+            start += c
+        return True
+
+    def _targets(self, batch: Batch) -> np.ndarray:
+        cols = [fn(batch) for fn in self._keys]
+        if self.spec.kind == "bucket":
+            assert self._bucket_instance is not None
+            typed = [c if c.type == t else cast_vec(Vec.from_column(c), t).to_column()
+                     for c, t in zip(cols, self.spec.bucket_types)]
+            return self._bucket_instance[bucket_of_rows(typed, self.spec.buckets)]
+        return hash_instances(cols, batch.num_rows, len(self.receivers))
+
+    def finish(self) -> None:
+        """End of stream to every receiver."""
+        for r in self.receivers:
+            r.put(self.index, _EOS)
