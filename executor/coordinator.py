@@ -33,7 +33,7 @@ import numpy as np
 
 from executor.build import Substitute, build_operator
 from executor.data_stream import (
-    ExchangeCounters, ExchangeSource, QueryRun, Receiver, Sender,
+    ExchangeCounters, ExchangeSource, InlineExchange, QueryRun, Receiver, Sender,
 )
 from executor.hash_join import HashJoin
 from executor.limit import Limit
@@ -52,6 +52,10 @@ from storage.batch import Batch
 from storage.scan_stats import ScanStats
 
 Path = tuple[int, ...]
+
+# A scan fragment over fewer stored rows runs as one instance (Python threads and queue
+# hand-offs cost about a millisecond each; below this the work is smaller than that).
+SMALL_FRAGMENT_ROWS = 100_000
 
 
 @dataclass
@@ -112,7 +116,7 @@ class Coordinator:
         self.links: list[Link] = []
         self._threads: list[threading.Thread] = []
         self._cut()
-        for f in reversed(self.frags):  # receivers' instance counts before their senders
+        for f in reversed(self.frags):  # senders first: a receiver sizes itself by them
             self._assign(f)
         self._wire()
         self.join_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
@@ -186,8 +190,9 @@ class Coordinator:
     def _assign(self, run: FragmentRun) -> None:
         par = max(1, self.ctx.parallelism)
         if not run.scans:
-            n = 1 if run.fragment.partition == "UNPARTITIONED" or run.fragment.id == 0 \
-                else max(len(self.backends), par)
+            wide = run.fragment.partition != "UNPARTITIONED" and run.fragment.id != 0 and any(
+                len(link.sender.instances) > 1 for link in run.inputs)
+            n = max(len(self.backends), par) if wide else 1
             run.instances = [Instance(self.backends[i % len(self.backends)], None)
                              for i in range(n)]
             return
@@ -210,6 +215,13 @@ class Coordinator:
         per_backend: dict[int, list[object]] = defaultdict(list)
         for unit in sorted(owner, key=lambda u: (owner[u], u)):  # type: ignore[arg-type]
             per_backend[owner[unit]].append(unit)
+        rows = sum(s.row_count for s in run.scans)
+        if rows < SMALL_FRAGMENT_ROWS:
+            # threads and hand-offs would cost more than the work: one instance, on the
+            # backend holding most of it, reads the others' tablets too
+            backend = max(per_backend, key=lambda b: (len(per_backend[b]), -b))
+            run.instances = [Instance(backend, frozenset(owner))]
+            return
         k = max(1, math.ceil(par / len(per_backend)))
         for backend in sorted(per_backend):
             units = per_backend[backend]
@@ -236,7 +248,7 @@ class Coordinator:
                               for _ in link.receiver.instances]
 
     # ---- building one instance -------------------------------------------------------------
-    def _build(self, run: FragmentRun, index: int, ctx: ExecContext) -> Operator:
+    def _build(self, run: FragmentRun, index: int) -> Operator:
         inst = run.instances[index]
         plan = node_at(self.plan, run.path)
         if inst.units is not None:
@@ -274,10 +286,17 @@ class Coordinator:
                 op.global_filters = self.scan_filters[path]
         return root
 
+    def inline(self, link: Link) -> bool:
+        """One sender instance and one receiver: the receiver pulls the sender's operators
+        on its own thread (no thread, no queue; rows and bytes still counted)."""
+        return len(link.sender.instances) == 1 and len(link.receiver.instances) == 1
+
     def _receiving_end(self, link: Link, receiver: Receiver) -> Substitute:
         spec = link.spec
 
-        def source(plan: LogicalPlan) -> ExchangeSource:
+        def source(plan: LogicalPlan) -> Operator:
+            if self.inline(link):
+                return InlineExchange(self._build(link.sender, 0), link.counters, plan.names)
             return ExchangeSource(receiver, plan.names, plan.types)
 
         if spec.aggregate:
@@ -314,7 +333,7 @@ class Coordinator:
         ctx = self._instance_ctx(run, inst)
         op: Operator | None = None
         try:
-            op = inst.root = self._build(run, index, ctx)
+            op = inst.root = self._build(run, index)
             sender = self._sender(run, index, ctx)
             op.open(ctx)
             for item in op.batches():
@@ -336,8 +355,10 @@ class Coordinator:
         """Start every instance, then pull fragment 0 on this thread."""
         root_run = self.frags[0]
         inst = root_run.instances[0]
-        root = inst.root = self._build(root_run, 0, self.ctx)
+        root = inst.root = self._build(root_run, 0)
         for run in self.frags[1:]:
+            if run.output is not None and self.inline(run.output):
+                continue  # pulled by its receiver
             for i in range(len(run.instances)):
                 t = threading.Thread(target=self._run_instance, args=(run, i),
                                      name=f"fragment-{run.fragment.id}-{i}", daemon=True)

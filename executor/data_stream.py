@@ -144,6 +144,24 @@ class ExchangeSource(Operator):
             yield item  # type: ignore[misc]
 
 
+class InlineExchange(Operator):
+    """An exchange between one sender instance and one receiver: the sender's operators run
+    on the receiver's thread, pulled through this node, which counts what crosses."""
+
+    def __init__(self, sender: Operator, counters: ExchangeCounters,
+                 names: tuple[str, ...]) -> None:
+        super().__init__(sender)
+        self.counters = counters
+        self.names = names
+
+    def produce(self) -> Iterator[Batch]:
+        for item in self.child_batches():
+            self.counters.add(item.num_rows, item.nbytes)
+            if isinstance(item, Batch) and item.names != self.names:
+                item = item.rename(self.names)
+            yield item
+
+
 def hash_instances(cols: list[Column], n: int, instances: int) -> np.ndarray:
     """Receiving instance of each row for a shuffle: the high half of the join-table hash
     (the low bits pick the hash-table bucket inside the instance, so they stay uniform)."""

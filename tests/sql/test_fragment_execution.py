@@ -1,7 +1,8 @@
 """Fragment instances over the wire (executor/coordinator.py): scan fragments run one instance
 on every backend holding their tablets, exchanges move what their join mode says (bucket
 shuffle: the right side once; broadcast: a copy per instance; shuffle: both sides), an error
-in any instance reaches the client as its own MySQL error, and LIMIT stops every instance."""
+in any instance reaches the client as its own MySQL error, and LIMIT stops every instance.
+Small fragments run as one instance, pulled inline by their receiver."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-ROWS = 3000
+ROWS = 120_000  # above executor.coordinator.SMALL_FRAGMENT_ROWS: one instance per backend
 
 
 def _profile(cur) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -27,7 +28,9 @@ def _setup(cur) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
                 "DISTRIBUTED BY HASH(name) BUCKETS 4")
     f_rows = [(i, i % 13, i * 7 % 101) for i in range(ROWS)]
     d_rows = [(i, f"n{i % 17}") for i in range(0, ROWS, 5)]
-    cur.execute("INSERT INTO f VALUES " + ", ".join(f"({a}, {b}, {c})" for a, b, c in f_rows))
+    for start in range(0, ROWS, 40_000):
+        cur.execute("INSERT INTO f VALUES " + ", ".join(
+            f"({a}, {b}, {c})" for a, b, c in f_rows[start:start + 40_000]))
     cur.execute("INSERT INTO d VALUES " + ", ".join(f"({a}, '{b}')" for a, b in d_rows))
     duck = duckdb.connect()
     duck.execute("CREATE TABLE f (k INT, g INT, v BIGINT)")
@@ -67,6 +70,16 @@ def test_instances_run_on_the_backends_owning_the_tablets(db_conn) -> None:
     scan_fragment = next(k.split(" / ")[0] for k in prof if k.endswith(":VOlapScanNode"))
     count, backends = _instances(prof[scan_fragment])
     assert backends == owners and len(owners) == 3 and count >= 3
+    # a small table's fragment is one instance, pulled by its receiver on the same thread
+    cur2 = db_conn.cursor()
+    cur2.execute("CREATE TABLE small (k INT, g INT) DUPLICATE KEY(k) "
+                 "DISTRIBUTED BY HASH(k) BUCKETS 6")
+    cur2.execute("INSERT INTO small VALUES " + ", ".join(f"({i}, {i % 4})" for i in range(500)))
+    cur2.execute("SELECT g, count(*) FROM small GROUP BY g")
+    assert sorted(cur2.fetchall()) == [(g, 125) for g in range(4)]
+    small = _profile(cur2)
+    scan_fragment = next(k.split(" / ")[0] for k in small if k.endswith(":VOlapScanNode"))
+    assert _instances(small[scan_fragment])[0] == 1
     # the update phase runs in every scan instance; each sends its partial groups once
     partial = next(v for k, v in prof.items() if k.endswith("(update serialize)"))
     assert partial.startswith("RowsReturned: ")

@@ -17,6 +17,7 @@ from test_differential import env as agg_env  # noqa: F401
 from test_differential_joins import QUERIES as JOIN_QUERIES
 from test_differential_joins import env  # noqa: F401
 
+import executor.coordinator as coordinator
 import executor.query as query
 from executor.query import execute, plan_select
 
@@ -27,6 +28,7 @@ SEEN: Counter[str] = Counter()
 @pytest.fixture(autouse=True)
 def four_instances(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(query, "scan_parallelism", lambda ctx: INSTANCES)
+    monkeypatch.setattr(coordinator, "SMALL_FRAGMENT_ROWS", 0)  # small tables, many instances
 
 
 def _run(engine, sql: str, variables: dict[str, object]) -> list[tuple]:  # type: ignore[no-untyped-def,type-arg]
