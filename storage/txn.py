@@ -39,6 +39,7 @@ from storage.errors import DorisError
 from storage.faults import fault_point
 from storage.partition import PartitionRouter
 from storage.rowset import RowsetWriter
+from storage.tablet_move import copy_files
 
 
 # Rowset writers of a load run side by side: each one's fsyncs (file, then directory) wait on
@@ -167,14 +168,10 @@ class LoadTxn:
                             backend_id: int | None) -> None:
         """ALTER TABLE .. SET ("colocate_with") may have moved a tablet to another backend while
         this load wrote it: copy the rowset's files there before publishing."""
-        import shutil  # noqa: PLC0415
-
         if backend_id is None or wrote_on is None or wrote_on == backend_id:
             return
-        src, dst = self.engine.backend_root(wrote_on), self.engine.backend_root(backend_id)
-        for rel in meta.files:
-            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / rel, dst / rel)
+        copy_files(self.engine.backend_root(wrote_on), self.engine.backend_root(backend_id),
+                   meta.files)  # durable before the publish; the old copy is GC'd at restart
 
     def _check_label(self) -> None:
         prev = self.catalog.txn_by_label(self.db.db_id, self.label)
