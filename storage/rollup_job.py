@@ -29,11 +29,11 @@ Upstream: Doris `MaterializedViewHandler`, `RollupJobV2` (PENDING/WAITING_TXN/RU
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import ClassVar
 
@@ -220,6 +220,7 @@ class RollupJobs:
         the watershed `job.transaction_id`, so it does not write the shadow index) has
         published or failed. Their versions are then base rowsets the back-fill converts."""
         running = RunningTxns.of(self.engine)
+        collected = time.monotonic()
         while True:
             self._check_cancel(job.job_id)
             if job.timeout and time.time() - job.create_time > job.timeout:
@@ -230,6 +231,11 @@ class RollupJobs:
                 # woken when a load finishes; the timeout re-checks CANCEL, the job timeout and
                 # loads that were abandoned without finishing (freed, so dropped from the set)
                 running.changed.wait(0.2)
+            if time.monotonic() - collected > 5:
+                # an abandoned load kept alive only by a reference cycle (an exception's
+                # traceback) is freed by the cycle collector: run it rather than wait for it
+                gc.collect()
+                collected = time.monotonic()
 
     def _pairs(self, job: AlterJobMeta) -> list[tuple[TabletMeta, TabletMeta]]:
         """(base tablet, shadow tablet) of the same partition and bucket."""

@@ -191,7 +191,15 @@ class LoadTxn:
         return part_idx, buckets
 
     def add_batch(self, batch: Batch) -> None:
-        """Buffer a batch holding every column of the table (already type-checked)."""
+        """Buffer a batch holding every column of the table (already type-checked). A batch
+        the load rejects ends the load (the caller does not commit after an error)."""
+        try:
+            self._add_batch(batch)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _add_batch(self, batch: Batch) -> None:
         if batch.num_rows == 0:
             return
         part_idx, buckets = self.route(batch)

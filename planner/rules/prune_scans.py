@@ -178,11 +178,13 @@ def _range_boxes(
     up = [types[i].to_physical(v) for i, v in enumerate(upper or ())]
     at_least: list[Box] = [{}]
     if lower is not None:
-        at_least = [_prefix_box(cols, low, i, Interval(low[i], False, None)) for i in range(len(low))]
+        at_least = [_prefix_box(cols, low, i, Interval(low[i], False, None))
+                    for i in range(len(low))]
         at_least.append(_prefix_box(cols, low, len(low), None))
     below: list[Box] = [{}]
     if upper is not None:
-        below = [_prefix_box(cols, up, i, Interval(None, True, up[i], False)) for i in range(len(up))]
+        below = [_prefix_box(cols, up, i, Interval(None, True, up[i], False))
+                 for i in range(len(up))]
     boxes = []
     for a in at_least:
         for b in below:

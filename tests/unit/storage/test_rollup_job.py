@@ -122,3 +122,29 @@ def test_cancel_while_waiting_txn(tmp_path: Path) -> None:
         assert sorted(p.query("SELECT k1, sum(s) FROM t GROUP BY k1")) == [(1, 10), (2, 20)]
     finally:
         p.close()
+
+
+def test_a_load_that_fails_in_add_batch_releases_the_job(tmp_path: Path) -> None:
+    p = InProcess(tmp_path)
+    try:
+        p.run("CREATE DATABASE d; USE d")
+        p.run("""CREATE TABLE t (k1 INT, k2 INT, s BIGINT SUM) AGGREGATE KEY(k1, k2)
+                 PARTITION BY RANGE(k1) (PARTITION p VALUES LESS THAN ("10"))
+                 DISTRIBUTED BY HASH(k1) BUCKETS 2""")
+        cat = p.engine.catalog
+        failing = LoadTxn(p.engine, cat.get_database("d"), cat.get_table("d", "t"))
+        p.run("ALTER TABLE t ADD ROLLUP r(k1, s)")
+        (job,) = cat.alter_jobs()
+        _poll_state(p, job.job_id, "WAITING_TXN")
+        try:
+            failing.add_batch(_batch([50], [1], [1]))  # no partition holds k1 = 50
+        except Exception as e:  # noqa: BLE001 - the load's own error
+            assert "no partition for this tuple" in str(e)
+        else:
+            raise AssertionError("the row should have been rejected")
+        assert RunningTxns.of(p.engine).before(job.table_id, job.transaction_id) == []
+        RollupJobs.of(p.engine).wait(job.job_id, 60)
+        assert _state(p, job.job_id) == "FINISHED"
+        del failing
+    finally:
+        p.close()
