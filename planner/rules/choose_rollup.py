@@ -6,8 +6,9 @@ Seed 004 / Doris `SelectMaterializedIndexWithAggregate` / `...WithoutAggregate`:
    columns), so any candidate serves; PREAGGREGATION ON.
    AGGREGATE / UNIQUE tables: storage merges each index by its own keys, so a rollup with fewer
    keys returns coarser rows. The nearest aggregate above the scan is found through
-   projections, filters and joins (Doris `SetPreAggStatus`; any other node in between means no
-   aggregate). Without one only indexes with all the base keys are candidates (PREAGGREGATION
+   projections, filters and joins (Doris 3.1 `SetPreAggStatus`; any other node in between
+   means no aggregate; `SET disable_nereids_rules = 'PREAGG_THROUGH_JOIN'` stops at joins as
+   Doris 2.1 does). Without one only indexes with all the base keys are candidates (PREAGGREGATION
    OFF, "No aggregate on scan."). Under one, pre-aggregation is ON when group-by, filter and
    join-condition columns of this table are keys, every aggregate of its columns matches their
    aggregation type (sum/max/min of a SUM/MAX/MIN column, min/max/distinct of key columns)
@@ -58,7 +59,15 @@ def choose_rollup(plan: LogicalPlan, ctx: Any) -> LogicalPlan:
     catalog = getattr(ctx, "catalog", None)
     if not hasattr(catalog, "materialized_indexes") or not hasattr(catalog, "table_by_id"):
         return plan
-    return _walk(plan, catalog, None)
+    through_join = THROUGH_JOIN_SWITCH not in getattr(ctx, "disabled_rules", frozenset())
+    return _walk(plan, catalog, None, through_join)
+
+
+# `SET disable_nereids_rules = 'PREAGG_THROUGH_JOIN'`: Doris 2.1's behaviour, where a scan under
+# a join never sees the aggregate above it (AdjustPreAggStatus knows only aggregate / project /
+# filter / repeat chains); Doris 3.1 (SetPreAggStatus, apache/doris#48502) looks through joins,
+# which is the default here.
+THROUGH_JOIN_SWITCH = "preagg_through_join"
 
 
 # A column of the other side of a join, renamed so it can never be taken for a column of the
@@ -116,26 +125,27 @@ def _into_join_side(ctx: AggContext, join: LogicalJoin, side: LogicalPlan) -> Ag
     )
 
 
-def _walk(plan: LogicalPlan, catalog: Any, ctx: AggContext | None) -> LogicalPlan:
+def _walk(plan: LogicalPlan, catalog: Any, ctx: AggContext | None, joins: bool) -> LogicalPlan:
     """Decide every scan, carrying the context of the nearest aggregate above it through
-    projections, filters and joins; any other node (sort, limit, window, set operation, ...)
-    changes which rows the aggregate sees, so below it a scan has no aggregate."""
+    projections, filters and (unless `joins` is off) joins; any other node (sort, limit,
+    window, set operation, ...) changes which rows the aggregate sees, so below it a scan has
+    no aggregate."""
     if isinstance(plan, LogicalScan):
         return _choose(plan, catalog, ctx)
     if isinstance(plan, LogicalAggregate):
         inner = AggContext(tuple(g for _, g in plan.group_by), tuple(a for _, a in plan.aggregates))
-        return replace(plan, child=_walk(plan.child, catalog, inner))
+        return replace(plan, child=_walk(plan.child, catalog, inner, joins))
     if ctx is not None and isinstance(plan, LogicalProject):
-        return replace(plan, child=_walk(plan.child, catalog, _through_project(ctx, plan)))
+        return replace(plan, child=_walk(plan.child, catalog, _through_project(ctx, plan), joins))
     if ctx is not None and isinstance(plan, LogicalFilter):
         inner = replace(ctx, filters=ctx.filters + _conjuncts(plan.predicate))
-        return replace(plan, child=_walk(plan.child, catalog, inner))
-    if ctx is not None and isinstance(plan, LogicalJoin):
+        return replace(plan, child=_walk(plan.child, catalog, inner, joins))
+    if ctx is not None and joins and isinstance(plan, LogicalJoin):
         return plan.with_children(
-            _walk(plan.left, catalog, _into_join_side(ctx, plan, plan.left)),
-            _walk(plan.right, catalog, _into_join_side(ctx, plan, plan.right)),
+            _walk(plan.left, catalog, _into_join_side(ctx, plan, plan.left), joins),
+            _walk(plan.right, catalog, _into_join_side(ctx, plan, plan.right), joins),
         )
-    children = tuple(_walk(c, catalog, None) for c in plan.children)
+    children = tuple(_walk(c, catalog, None, joins) for c in plan.children)
     return plan.with_children(*children) if children else plan
 
 

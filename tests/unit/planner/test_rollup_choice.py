@@ -385,3 +385,20 @@ def test_join_property_queries_do_hit_rollups(dims) -> None:
     sql = "SELECT a.k3, min(a.mn) FROM a RIGHT JOIN dm ON a.k3 = dm.name GROUP BY a.k3"
     _check_property(p, duck, sql)
     assert _scan_of(p, sql, "a")[0] == "r3"
+
+
+def test_doris_2_1_stops_at_joins_when_asked(dims) -> None:
+    """`SET disable_nereids_rules = 'PREAGG_THROUGH_JOIN'`: a scan under a join sees no
+    aggregate (Doris 2.1), so only indexes with every base key serve; results are the same."""
+    p, duck = dims
+    sql = "SELECT dm.name, sum(a.s) FROM a JOIN dm ON a.k2 = dm.id GROUP BY dm.name"
+    switch = frozenset({"preagg_through_join"})
+    scans = [s for s in p.scans(sql, switch) if s.table == "a"]
+    assert [(s.index_name, s.preaggregation, s.preagg_reason) for s in scans] == [
+        ("r_all", False, "No aggregate on scan.")
+    ]
+    assert _norm(p.query(sql, switch)) == _norm(p.query(sql)) == _norm(duck.execute(sql).fetchall())
+    # filters and projections are still looked through
+    sql = "SELECT x, sum(s) FROM (SELECT k2 + 1 AS x, s FROM a) t WHERE x > 2 GROUP BY x"
+    assert _scan_of(p, sql, "a") == ("r21", True, "")
+    assert [s.index_name for s in p.scans(sql, switch)] == ["r21"]
