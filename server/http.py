@@ -77,6 +77,10 @@ def build_app(server: ShaleServer) -> web.Application:
         points; a test hook: storage/faults.py)."""
         from storage import faults  # noqa: PLC0415
 
+        if not faults.debug_points_enabled():
+            return web.json_response({"msg": "Disable debug points. please check "
+                                      "Config::enable_debug_points", "code": 1, "data": None,
+                                      "count": 0}, status=400)
         op, name = request.match_info["op"], request.match_info.get("name", "")
         execute = request.query.get("execute", "")
         if op == "add" and name and (not execute or execute.isdigit()):

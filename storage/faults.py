@@ -4,7 +4,7 @@ Fault points: a test starts the server with `SHALEDB_FAULT_POINT=<name>`; when e
 reaches `fault_point(<name>)` the server logs `FAULT POINT <name> reached` on stderr and blocks
 that worker thread forever, so the test can kill -9 the process at exactly that moment.
 Debug points (Doris' FE debug points, `POST /api/debug_point/add/<name>`, `.../remove/<name>`,
-`.../clear` on the HTTP port): while `<name>` is added, a thread reaching `fault_point(<name>)`
+`.../clear` on the HTTP port, enabled by `SHALEDB_ENABLE_DEBUG_POINTS=1`): while `<name>` is added, a thread reaching `fault_point(<name>)`
 logs `DEBUG POINT <name> reached` and waits until the point is removed, then continues (with
 `?execute=n` only the first n threads stop); so a test can hold a load open (e.g. with its files
 written, not yet published) and release it.
@@ -23,6 +23,13 @@ import threading
 logger = logging.getLogger(__name__)
 
 ENV = "SHALEDB_FAULT_POINT"
+# Debug points can stop any load, so the HTTP API refuses them unless the server was started
+# with this set to 1 (Doris gates them behind the FE config `enable_debug_points`).
+DEBUG_POINTS_ENV = "SHALEDB_ENABLE_DEBUG_POINTS"
+
+
+def debug_points_enabled() -> bool:
+    return os.environ.get(DEBUG_POINTS_ENV) == "1"
 
 class _DebugPoint:
     def __init__(self, execute: int | None) -> None:

@@ -8,17 +8,22 @@
 - CANCEL ALTER TABLE ROLLUP ends a waiting job;
 - a kill -9 while the job waits: the held load dies with the process, the job resumes after
   the restart and finishes.
-Each test runs its own server: debug points are process-wide."""
+Each test runs its own server (debug points are process-wide and enabled by
+SHALEDB_ENABLE_DEBUG_POINTS=1)."""
 
 from __future__ import annotations
 
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from support.server import ServerProcess
 
+DEBUG = {"SHALEDB_ENABLE_DEBUG_POINTS": "1"}
 DDL = """CREATE TABLE t (k1 INT, k2 INT, s BIGINT SUM, mx INT MAX) AGGREGATE KEY(k1, k2)
     DISTRIBUTED BY HASH(k1) BUCKETS 3"""
 
@@ -97,7 +102,7 @@ def _setup(srv: ServerProcess, base_rows) -> None:
 
 def test_rollup_job_waits_for_an_open_load(tmp_path: Path) -> None:
     base, old, new = _rows(0, 120), _rows(1000, 80), _rows(5000, 30)
-    with ServerProcess(tmp_path / "data") as srv:
+    with ServerProcess(tmp_path / "data", env=DEBUG) as srv:
         _setup(srv, base)
         _debug_point(srv, "add", query="?execute=1")  # stop only the next load
         errors: list[BaseException] = []
@@ -129,7 +134,7 @@ def test_rollup_job_waits_for_an_open_load(tmp_path: Path) -> None:
 
 def test_cancel_a_waiting_rollup_job(tmp_path: Path) -> None:
     base, old = _rows(0, 50), _rows(300, 20)
-    with ServerProcess(tmp_path / "data") as srv:
+    with ServerProcess(tmp_path / "data", env=DEBUG) as srv:
         _setup(srv, base)
         _debug_point(srv, "add", query="?execute=1")
         errors: list[BaseException] = []
@@ -153,7 +158,7 @@ def test_cancel_a_waiting_rollup_job(tmp_path: Path) -> None:
 def test_restart_while_waiting_txn(tmp_path: Path) -> None:
     data = tmp_path / "data"
     base, old = _rows(0, 90), _rows(700, 40)
-    srv = ServerProcess(data).start()
+    srv = ServerProcess(data, env=DEBUG).start()
     try:
         _setup(srv, base)
         _debug_point(srv, "add", query="?execute=1")
@@ -177,3 +182,12 @@ def test_restart_while_waiting_txn(tmp_path: Path) -> None:
         cur.execute(QUERY)
         assert [tuple(int(x) for x in r) for r in cur.fetchall()] == _expected(base)
         conn.close()
+
+
+def test_debug_points_are_off_unless_enabled(server) -> None:
+    """The shared server runs without SHALEDB_ENABLE_DEBUG_POINTS: the API refuses (Doris'
+    message for `enable_debug_points = false`)."""
+    with pytest.raises(urllib.error.HTTPError) as e:
+        _debug_point(server, "add")
+    assert e.value.code == 400
+    assert b"Disable debug points" in e.value.read()
