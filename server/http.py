@@ -72,6 +72,28 @@ def build_app(server: ShaleServer) -> web.Application:
             return web.json_response({"msg": msg, "code": 1, "data": None, "count": 0}, status=400)
         return web.json_response({"msg": "success", "code": 0, "data": None, "count": 0})
 
+    async def debug_point(request: web.Request) -> web.Response:
+        """POST /api/debug_point/add/<name>[?execute=n] | remove/<name> | clear (Doris' FE debug
+        points; a test hook: storage/faults.py)."""
+        from storage import faults  # noqa: PLC0415
+
+        if not faults.debug_points_enabled():
+            return web.json_response({"msg": "Disable debug points. please check "
+                                      "Config::enable_debug_points", "code": 1, "data": None,
+                                      "count": 0}, status=400)
+        op, name = request.match_info["op"], request.match_info.get("name", "")
+        execute = request.query.get("execute", "")
+        if op == "add" and name and (not execute or execute.isdigit()):
+            faults.add_debug_point(name, int(execute) if execute else None)
+        elif op == "remove" and name:
+            faults.remove_debug_point(name)
+        elif op == "clear" and not name:
+            faults.clear_debug_points()
+        else:
+            return web.json_response({"msg": f"invalid debug point request: {request.path}",
+                                      "code": 1, "data": None, "count": 0}, status=400)
+        return web.json_response({"msg": "OK", "code": 0, "data": None, "count": 0})
+
     async def not_found(request: web.Request) -> web.Response:
         return web.Response(status=404, text=json.dumps({"status": "FAILED", "msg": f"no such API: {request.path}"}),
                             content_type="application/json")
@@ -83,5 +105,7 @@ def build_app(server: ShaleServer) -> web.Application:
     app.router.add_get("/api/colocate", colocate)
     app.router.add_post("/api/colocate/group_stable", group_stable)
     app.router.add_delete("/api/colocate/group_stable", group_stable)
+    app.router.add_post("/api/debug_point/{op}", debug_point)
+    app.router.add_post("/api/debug_point/{op}/{name}", debug_point)
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

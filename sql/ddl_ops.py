@@ -30,6 +30,7 @@ from storage.catalog.meta import (
 )
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
+from storage.tablet_move import copy_tablets, remove_old_copies
 
 GLOBAL_GROUP_PREFIX = "__global__"
 
@@ -400,10 +401,10 @@ def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, s
             raise DorisError(f"Can not change property {mow}")
         if "replication_num" in updates or "replication_allocation" in updates:
             P.replication_num(merged, len(cat.backends()))
-        _move_tablet_files(engine, moved)
+        copy_tablets(engine, moved)  # durable copies before the catalog switches (crash-safe)
         m.put(replace(table, properties=tuple(merged.items())))
         cat.commit(m)
-    _remove_old_tablet_files(engine, moved)
+    remove_old_copies(engine, moved)  # a crash before this: the GC removes the old copies
 
 
 def _change_colocate_group(engine: StorageEngine, m: Mutation, table: TableMeta, name: str
@@ -460,26 +461,6 @@ def _change_colocate_group(engine: StorageEngine, m: Mutation, table: TableMeta,
             moved.append((t, want))
             m.put(replace(t, backend_id=want))
     return replace(table, colocate_group_id=group.group_id), moved
-
-
-def _move_tablet_files(engine: StorageEngine, moved: list[tuple[TabletMeta, int]]) -> None:
-    """Copy each relocated tablet's files to its new backend (before the catalog switches)."""
-    import shutil  # noqa: PLC0415
-
-    for t, be in moved:
-        src = engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
-        dst = engine.backend_root(be) / "data" / str(t.tablet_id)
-        if src.is_dir():
-            shutil.rmtree(dst, ignore_errors=True)
-            shutil.copytree(src, dst)
-
-
-def _remove_old_tablet_files(engine: StorageEngine, moved: list[tuple[TabletMeta, int]]) -> None:
-    import shutil  # noqa: PLC0415
-
-    for t, _ in moved:
-        old = engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
-        shutil.rmtree(old, ignore_errors=True)
 
 
 # ---- rollups (ALTER TABLE ADD / DROP ROLLUP, CANCEL ALTER TABLE ROLLUP) -------------------------

@@ -90,18 +90,25 @@ class StorageEngine:
         PAGE_CACHE.forget_files(gone)  # their cached pages would only age out
 
     def collect_garbage(self) -> int:
-        """Delete segment files and tablet dirs that no published rowset references."""
+        """Delete segment files and tablet dirs that no published rowset references.
+
+        A tablet directory is live only on the backend the catalog places the tablet on: a copy
+        on another backend is what a colocate move (storage/tablet_move.py) left behind when the
+        process died before the catalog switched (the new copy) or before cleanup (the old)."""
         referenced: set[str] = set()
         for rs in self.catalog.all_rowsets():
             referenced.update(rs.files)
-        live_tablets = {str(t.tablet_id) for t in self.catalog.all_tablets()}
+        live_tablets: dict[int, set[str]] = {}
+        for t in self.catalog.all_tablets():
+            live_tablets.setdefault(t.backend_id, set()).add(str(t.tablet_id))
         gone: list[Path] = []
         for be in self.catalog.backends():
             data = Path(be.root_path) / "data"
             if not data.is_dir():
                 continue
+            live_here = live_tablets.get(be.backend_id, set())
             for tablet_dir in data.iterdir():
-                if tablet_dir.name not in live_tablets:
+                if tablet_dir.name not in live_here:
                     shutil.rmtree(tablet_dir, ignore_errors=True)
                     gone.append(tablet_dir)
                     continue

@@ -6,30 +6,34 @@ Design (shadow index, per-version back-fill):
    in one catalog transaction. From then on every load writes the shadow index too (LoadTxn
    writes every index of the table) and every DELETE adds its delete version to it; queries
    never read a SHADOW index (planner/rules/choose_rollup.py).
-2. A background thread (`RollupJobs`) moves the job to WAITING_TXN and RUNNING and converts
+2. A background thread (`RollupJobs`) moves the job to WAITING_TXN and stays there until every
+   load of the table that began before the job (txn id below the job's watershed
+   `transaction_id`; such a load does not write the shadow index) has published or failed
+   (`storage.txn.RunningTxns`). Then RUNNING converts
    every published base rowset whose version the shadow tablet lacks: it reads that one rowset
    (already merged by the base keys), projects the rollup's columns and writes a rollup rowset
    with the same version (the rollup's MemTable sorts / pre-aggregates by the rollup keys).
    Delete versions are copied as they are.
-3. Finish, under the catalog lock: convert any version still missing (a load that started
-   before the shadow index existed and published meanwhile), then publish all converted
-   rowsets, flip the index to NORMAL and the job to FINISHED in ONE catalog transaction, so the
-   rollup becomes visible atomically with every version present.
-A load that began before step 1 and commits after it converts its own base rowsets for the new
-index in `LoadTxn.commit` (`convert_rowset`), so no version is ever missing after step 3.
-Restart: the job's state lives in the catalog; unfinished jobs are run again from step 2
-(converted-but-unpublished files are garbage collected at start). CANCEL ALTER TABLE ROLLUP and
+3. Finish, under the catalog lock: convert any version still missing (published while the
+   back-fill ran without the shadow: e.g. a DELETE or a tablet replaced by TRUNCATE), then
+   publish all converted rowsets, flip the index to NORMAL and the job to FINISHED in ONE
+   catalog transaction, so the rollup becomes visible atomically with every version present.
+A version is converted only when the shadow tablet lacks it, and loads that began after the
+job wrote the shadow in their own version, so no row is lost or counted twice.
+Restart: the job's state lives in the catalog; unfinished jobs are run again from step 2 (a
+crash ended every load, so WAITING_TXN has nothing left to wait for; converted-but-unpublished
+files are garbage collected at start). CANCEL ALTER TABLE ROLLUP and
 failures drop the shadow index and mark the job CANCELLED with a message.
 Upstream: Doris `MaterializedViewHandler`, `RollupJobV2` (PENDING/WAITING_TXN/RUNNING/FINISHED).
 """
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import ClassVar
 
@@ -45,6 +49,7 @@ from storage.engine import StorageEngine
 from storage.faults import fault_point
 from storage.reader import ReadOptions, TabletReader
 from storage.rowset import RowsetWriter
+from storage.txn import RunningTxns
 
 FINAL_STATES = ("FINISHED", "CANCELLED")
 
@@ -198,10 +203,10 @@ class RollupJobs:
         if job is None or job.state in FINAL_STATES:
             return
         try:
-            job = self._set(job, state="WAITING_TXN")
-            # Loads that began before the shadow index existed convert their own rowsets at
-            # commit (LoadTxn.commit), so there is no transaction to wait for.
-            job = self._set(job, state="RUNNING")
+            if job.state in ("PENDING", "WAITING_TXN"):
+                job = self._set(job, state="WAITING_TXN")
+                self._wait_txns(job)
+                job = self._set(job, state="RUNNING")
             converted = self._backfill(job)
             self._publish(job, converted)
         except JobCancelled as e:
@@ -209,6 +214,28 @@ class RollupJobs:
         except Exception as e:  # noqa: BLE001 - any failure cancels the job with its message
             detail = getattr(e, "detail", None) or getattr(e, "message", None) or str(e)
             self._finish_cancel(job_id, detail or type(e).__name__)
+
+    def _wait_txns(self, job: AlterJobMeta) -> None:
+        """WAITING_TXN: until every load of the table that began before the job (txn id below
+        the watershed `job.transaction_id`, so it does not write the shadow index) has
+        published or failed. Their versions are then base rowsets the back-fill converts."""
+        running = RunningTxns.of(self.engine)
+        collected = time.monotonic()
+        while True:
+            self._check_cancel(job.job_id)
+            if job.timeout and time.time() - job.create_time > job.timeout:
+                raise JobCancelled("Timeout")
+            with running.changed:
+                if not running.before(job.table_id, job.transaction_id):
+                    return
+                # woken when a load finishes; the timeout re-checks CANCEL, the job timeout and
+                # loads that were abandoned without finishing (freed, so dropped from the set)
+                running.changed.wait(0.2)
+            if time.monotonic() - collected > 5:
+                # an abandoned load kept alive only by a reference cycle (an exception's
+                # traceback) is freed by the cycle collector: run it rather than wait for it
+                gc.collect()
+                collected = time.monotonic()
 
     def _pairs(self, job: AlterJobMeta) -> list[tuple[TabletMeta, TabletMeta]]:
         """(base tablet, shadow tablet) of the same partition and bucket."""
@@ -323,38 +350,3 @@ def drop_index_objects(
     delete_tablets(cat, m, tablets)
     m.delete(index)
     return tablets
-
-
-def convert_for_new_indexes(
-    engine: StorageEngine,
-    table: TableMeta,
-    known: Sequence[MaterializedIndexMeta],
-    published: Sequence[RowsetMeta],
-) -> list[RowsetMeta]:
-    """For a load that captured `known` indexes before a rollup job added a shadow index:
-    convert its base-index rowsets (`published`, versioned) for every index it does not know.
-    Called by LoadTxn.commit under the catalog lock."""
-    cat = engine.catalog
-    known_ids = {ix.index_id for ix in known}
-    current = cat.materialized_indexes(table.table_id)
-    new = [ix for ix in current if ix.index_id not in known_ids]
-    base = next((ix for ix in current if ix.is_base), None)
-    if not new or base is None:
-        return []
-    tablets = {t.tablet_id: t for t in cat.tablets(table.table_id, index_id=base.index_id)}
-    out: list[RowsetMeta] = []
-    for ix in new:
-        slots = {
-            (t.partition_id, t.bucket_seq): t
-            for t in cat.tablets(table.table_id, index_id=ix.index_id)
-        }
-        for rs in published:
-            src = tablets.get(rs.tablet_id)
-            if src is None:
-                continue
-            dst = slots.get((src.partition_id, src.bucket_seq))
-            if dst is not None:
-                conv = convert_rowset(engine, table, base, src, rs, ix, dst)
-                if conv is not None:
-                    out.append(conv)
-    return out

@@ -6,17 +6,21 @@
 and fsyncs all rowsets, then publishes them in ONE catalog transaction that also bumps each
 touched partition's visible version and records the label. Until that transaction commits
 nothing is visible; files of an aborted or crashed load are removed by the engine's GC.
+`RunningTxns` tracks the loads begun and not finished, which ADD ROLLUP jobs wait for.
 Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, publish version.
 """
 
 from __future__ import annotations
 
 import random
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 
@@ -39,6 +43,7 @@ from storage.errors import DorisError
 from storage.faults import fault_point
 from storage.partition import PartitionRouter
 from storage.rowset import RowsetWriter
+from storage.tablet_move import copy_files
 
 
 # Rowset writers of a load run side by side: each one's fsyncs (file, then directory) wait on
@@ -61,6 +66,50 @@ def _build_all(writers: list[RowsetWriter]) -> list[RowsetMeta]:
     return list(_BUILD_POOL.map(_build_one, writers))
 
 
+class RunningTxns:
+    """The load transactions of one engine that have begun and not finished (Doris
+    `GlobalTransactionMgr`'s running set). An ADD ROLLUP job waits in WAITING_TXN until every
+    load of its table with a txn id below its watershed is gone (storage/rollup_job.py).
+
+    Entries are weak: a load abandoned by an error (never committed) is dropped when its
+    LoadTxn is freed, so it cannot hold a job forever. A crash ends every load, so a restarted
+    process starts with none."""
+
+    _registry: ClassVar[weakref.WeakKeyDictionary[StorageEngine, RunningTxns]] = (
+        weakref.WeakKeyDictionary()
+    )
+    _registry_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def of(cls, engine: StorageEngine) -> RunningTxns:
+        with cls._registry_lock:
+            running = cls._registry.get(engine)
+            if running is None:
+                running = cls._registry[engine] = RunningTxns()
+            return running
+
+    def __init__(self) -> None:
+        self._txns: weakref.WeakValueDictionary[int, LoadTxn] = weakref.WeakValueDictionary()
+        self.changed = threading.Condition()  # notified when a load finishes
+
+    def add(self, txn: LoadTxn) -> None:
+        with self.changed:
+            self._txns[txn.txn_id] = txn
+
+    def finish(self, txn: LoadTxn) -> None:
+        with self.changed:
+            self._txns.pop(txn.txn_id, None)
+            self.changed.notify_all()
+
+    def before(self, table_id: int, watershed: int) -> list[int]:
+        """Ids of running loads into `table_id` that began before txn id `watershed`."""
+        with self.changed:
+            return sorted(
+                i for i, t in list(self._txns.items())
+                if i < watershed and t.table.table_id == table_id
+            )
+
+
 class LabelAlreadyUsed(DorisError):
     """Doris LabelAlreadyUsedException (Stream Load reports it as "Label Already Exists")."""
 
@@ -79,12 +128,19 @@ class LoadTxn:
         self.table = table
         self.label = label or f"{label_prefix}_{uuid.uuid4().hex[:16]}_{uuid.uuid4().hex[:16]}"
         self._check_label()
-        self.txn_id = self.catalog.next_id()
-        self.partitions = self.catalog.partitions(table.table_id)
-        self.indexes: list[MaterializedIndexMeta] = self.catalog.materialized_indexes(table.table_id)
-        self._tablets: dict[tuple[int, int, int], TabletMeta] = {
-            (t.partition_id, t.index_id, t.bucket_seq): t for t in self.catalog.tablets(table.table_id)
-        }
+        # The id, the indexes this load writes and its registration are taken under the catalog
+        # lock, where ADD ROLLUP takes its watershed id and adds the shadow index: a load with a
+        # smaller id never writes the shadow index, one with a larger id always does.
+        with self.catalog.lock:
+            self.txn_id = self.catalog.next_id()
+            self.partitions = self.catalog.partitions(table.table_id)
+            self.indexes: list[MaterializedIndexMeta] = self.catalog.materialized_indexes(
+                table.table_id)
+            self._tablets: dict[tuple[int, int, int], TabletMeta] = {
+                (t.partition_id, t.index_id, t.bucket_seq): t
+                for t in self.catalog.tablets(table.table_id)
+            }
+            RunningTxns.of(engine).add(self)
         self._router = PartitionRouter(table, self.partitions)
         # INSERT ... PARTITION (p1, p2): rows routed elsewhere are rejected like unpartitioned rows.
         self._allowed: set[int] | None = None
@@ -135,7 +191,15 @@ class LoadTxn:
         return part_idx, buckets
 
     def add_batch(self, batch: Batch) -> None:
-        """Buffer a batch holding every column of the table (already type-checked)."""
+        """Buffer a batch holding every column of the table (already type-checked). A batch
+        the load rejects ends the load (the caller does not commit after an error)."""
+        try:
+            self._add_batch(batch)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _add_batch(self, batch: Batch) -> None:
         if batch.num_rows == 0:
             return
         part_idx, buckets = self.route(batch)
@@ -167,14 +231,10 @@ class LoadTxn:
                             backend_id: int | None) -> None:
         """ALTER TABLE .. SET ("colocate_with") may have moved a tablet to another backend while
         this load wrote it: copy the rowset's files there before publishing."""
-        import shutil  # noqa: PLC0415
-
         if backend_id is None or wrote_on is None or wrote_on == backend_id:
             return
-        src, dst = self.engine.backend_root(wrote_on), self.engine.backend_root(backend_id)
-        for rel in meta.files:
-            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / rel, dst / rel)
+        copy_files(self.engine.backend_root(wrote_on), self.engine.backend_root(backend_id),
+                   meta.files)  # durable before the publish; the old copy is GC'd at restart
 
     def _check_label(self) -> None:
         prev = self.catalog.txn_by_label(self.db.db_id, self.label)
@@ -182,7 +242,18 @@ class LoadTxn:
             raise LabelAlreadyUsed(self.label, prev.txn_id)
 
     def commit(self) -> TxnMeta:
-        """Write all rowsets (fsynced), then publish them with new partition versions at once."""
+        """Write all rowsets (fsynced), then publish them with new partition versions at once.
+        Succeeded or failed, the load is finished afterwards (no longer running)."""
+        try:
+            return self._commit()
+        finally:
+            RunningTxns.of(self.engine).finish(self)
+
+    def abort(self) -> None:
+        """Give up the load: nothing was published; its files are collected at the next start."""
+        RunningTxns.of(self.engine).finish(self)
+
+    def _commit(self) -> TxnMeta:
         metas = _build_all(list(self._writers.values()))
         fault_point("load_before_publish")
         now = time.time()
@@ -209,11 +280,8 @@ class LoadTxn:
                 version = new_parts[tablet_part[meta.tablet_id]].visible_version
                 if meta.num_rows and meta.tablet_id in live:  # a DROP ROLLUP may have removed it
                     published.append(replace(meta, start_version=version, end_version=version))
-            # A rollup job added an index after this load captured the table's indexes: convert
-            # this load's base rowsets for it too, so the rollup misses no version.
-            from storage.rollup_job import convert_for_new_indexes  # noqa: PLC0415 - cycle
-
-            published += convert_for_new_indexes(self.engine, self.table, self.indexes, published)
+            # An ADD ROLLUP job that began after this load waits in WAITING_TXN until this
+            # publish, then converts these base rowsets itself (storage/rollup_job.py).
             wrote_on = {t.tablet_id: t.backend_id for t in self._tablets.values()}
             for meta in published:
                 self._follow_tablet_move(meta, wrote_on.get(meta.tablet_id),

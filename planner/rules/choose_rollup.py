@@ -5,12 +5,16 @@ Seed 004 / Doris `SelectMaterializedIndexWithAggregate` / `...WithoutAggregate`:
 2. DUPLICATE tables: rows of every index are the same rows (rollups only reorder / drop
    columns), so any candidate serves; PREAGGREGATION ON.
    AGGREGATE / UNIQUE tables: storage merges each index by its own keys, so a rollup with fewer
-   keys returns coarser rows. Without an aggregate directly above the scan only indexes with all
-   the base keys are candidates (PREAGGREGATION OFF, "No aggregate on scan."). Under an
-   aggregate, pre-aggregation is ON when group-by and filter columns are keys and every
-   aggregate matches its column's aggregation type (sum/max/min of a SUM/MAX/MIN column,
-   min/max/distinct of key columns); then any candidate serves. Otherwise PREAGGREGATION OFF
-   with Doris' reason and the base index. count(*) never turns it on (seed 004).
+   keys returns coarser rows. The nearest aggregate above the scan is found through
+   projections, filters and joins (Doris 3.1 `SetPreAggStatus`; any other node in between
+   means no aggregate; `SET disable_nereids_rules = 'PREAGG_THROUGH_JOIN'` stops at joins as
+   Doris 2.1 does). Without one only indexes with all the base keys are candidates (PREAGGREGATION
+   OFF, "No aggregate on scan."). Under one, pre-aggregation is ON when group-by, filter and
+   join-condition columns of this table are keys, every aggregate of its columns matches their
+   aggregation type (sum/max/min of a SUM/MAX/MIN column, min/max/distinct of key columns)
+   and, past a join, the other side's aggregates ignore duplicates (min, max,
+   count(DISTINCT)); then any candidate serves. Otherwise PREAGGREGATION OFF with Doris'
+   reason and the base index. count(*) never turns it on (seed 004).
 3. Among candidates: longest prefix-index match with the filters (leading index keys bound by
    equality, plus one range column), then fewest rows, then fewest columns; base index first
    on ties.
@@ -21,11 +25,14 @@ versions (every load writes every index in the same version).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from planner.logical import (
     LogicalAggregate,
+    LogicalFilter,
+    LogicalJoin,
     LogicalPlan,
     LogicalProject,
     LogicalScan,
@@ -35,6 +42,7 @@ from planner.rules.prune_scans import ranges_row_count
 from sql.expressions import (
     SWAPPED_OP,
     AggregateCall,
+    And,
     ColumnRef,
     Comparison,
     Expr,
@@ -51,48 +59,94 @@ def choose_rollup(plan: LogicalPlan, ctx: Any) -> LogicalPlan:
     catalog = getattr(ctx, "catalog", None)
     if not hasattr(catalog, "materialized_indexes") or not hasattr(catalog, "table_by_id"):
         return plan
-    return _walk(plan, catalog)
+    through_join = THROUGH_JOIN_SWITCH not in getattr(ctx, "disabled_rules", frozenset())
+    return _walk(plan, catalog, None, through_join)
 
 
-def _walk(plan: LogicalPlan, catalog: Any) -> LogicalPlan:
+# `SET disable_nereids_rules = 'PREAGG_THROUGH_JOIN'`: Doris 2.1's behaviour, where a scan under
+# a join never sees the aggregate above it (AdjustPreAggStatus knows only aggregate / project /
+# filter / repeat chains); Doris 3.1 (SetPreAggStatus, apache/doris#48502) looks through joins,
+# which is the default here.
+THROUGH_JOIN_SWITCH = "preagg_through_join"
+
+
+# A column of the other side of a join, renamed so it can never be taken for a column of the
+# scan being decided (join sides may reuse names below their projections).
+_FOREIGN = "\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class AggContext:
+    """What an aggregate above a scan needs from it, rewritten into the current node's names
+    on the way down (Doris `SetPreAggStatus.PreAggInfoContext`): group keys, aggregate calls,
+    filter conjuncts met between the aggregate and the scan, and the conditions of the joins
+    passed (`via_join`)."""
+
+    groups: tuple[Expr, ...]
+    calls: tuple[Expr, ...]
+    filters: tuple[Expr, ...] = ()
+    joins: tuple[Expr, ...] = ()
+    via_join: bool = False
+
+    def transform(self, fn: Callable[[Expr], Expr | None]) -> AggContext:
+        def each(es: tuple[Expr, ...]) -> tuple[Expr, ...]:
+            return tuple(e.transform(fn) for e in es)
+
+        return AggContext(each(self.groups), each(self.calls), each(self.filters),
+                          each(self.joins), self.via_join)
+
+
+def _conjuncts(e: Expr) -> tuple[Expr, ...]:
+    return tuple(x for a in e.args for x in _conjuncts(a)) if isinstance(e, And) else (e,)
+
+
+def _through_project(ctx: AggContext, proj: LogicalProject) -> AggContext:
+    mapping = dict(proj.exprs)
+    return ctx.transform(
+        lambda x: mapping.get(x.name) if isinstance(x, ColumnRef) and x.name in mapping else None
+    )
+
+
+def _into_join_side(ctx: AggContext, join: LogicalJoin, side: LogicalPlan) -> AggContext:
+    """The context seen from one input of `join`: its conditions join the context and the
+    other input's columns become foreign."""
+    conds: list[Expr] = [Comparison("=", lk, rk) for lk, rk in zip(join.left_keys, join.right_keys)]
+    for e in (join.residual, join.condition):
+        if e is not None:
+            conds.extend(_conjuncts(e))
+    if join.mark_keys is not None:
+        conds.append(Comparison("=", *join.mark_keys))
+    ctx = replace(ctx, joins=ctx.joins + tuple(conds), via_join=True)
+    mine = set(side.names)
+    return ctx.transform(
+        lambda x: replace(x, name=_FOREIGN + x.name)
+        if isinstance(x, ColumnRef) and x.name not in mine and not x.name.startswith(_FOREIGN)
+        else None
+    )
+
+
+def _walk(plan: LogicalPlan, catalog: Any, ctx: AggContext | None, joins: bool) -> LogicalPlan:
+    """Decide every scan, carrying the context of the nearest aggregate above it through
+    projections, filters and (unless `joins` is off) joins; any other node (sort, limit,
+    window, set operation, ...) changes which rows the aggregate sees, so below it a scan has
+    no aggregate."""
+    if isinstance(plan, LogicalScan):
+        return _choose(plan, catalog, ctx)
     if isinstance(plan, LogicalAggregate):
-        chain, scan = _scan_below(plan.child)
-        if scan is not None:
-            new_scan = _choose(scan, catalog, plan, chain)
-            return replace(plan, child=_rebuild(plan.child, new_scan))
-    if isinstance(plan, LogicalScan):
-        return _choose(plan, catalog, None, [])
-    children = tuple(_walk(c, catalog) for c in plan.children)
-    return plan.with_children(*children) if children else plan
-
-
-def _scan_below(plan: LogicalPlan) -> tuple[list[LogicalProject], LogicalScan | None]:
-    """The scan directly under an aggregate, through projections only."""
-    chain: list[LogicalProject] = []
-    while isinstance(plan, LogicalProject):
-        chain.append(plan)
-        plan = plan.child
-    return (chain, plan) if isinstance(plan, LogicalScan) else (chain, None)
-
-
-def _rebuild(plan: LogicalPlan, scan: LogicalScan) -> LogicalPlan:
-    if isinstance(plan, LogicalScan):
-        return scan
-    return plan.with_children(_rebuild(plan.children[0], scan))
-
-
-def _resolve(e: Expr, chain: list[LogicalProject]) -> Expr:
-    """Rewrite `e` (over the top projection's outputs) into scan columns."""
-    for proj in chain:
-        mapping = dict(proj.exprs)
-        e = e.transform(
-            lambda x, m=mapping: (
-                m.get(x.name)  # type: ignore[misc]
-                if isinstance(x, ColumnRef) and x.name in m
-                else None
-            )
+        inner = AggContext(tuple(g for _, g in plan.group_by), tuple(a for _, a in plan.aggregates))
+        return replace(plan, child=_walk(plan.child, catalog, inner, joins))
+    if ctx is not None and isinstance(plan, LogicalProject):
+        return replace(plan, child=_walk(plan.child, catalog, _through_project(ctx, plan), joins))
+    if ctx is not None and isinstance(plan, LogicalFilter):
+        inner = replace(ctx, filters=ctx.filters + _conjuncts(plan.predicate))
+        return replace(plan, child=_walk(plan.child, catalog, inner, joins))
+    if ctx is not None and joins and isinstance(plan, LogicalJoin):
+        return plan.with_children(
+            _walk(plan.left, catalog, _into_join_side(ctx, plan, plan.left), joins),
+            _walk(plan.right, catalog, _into_join_side(ctx, plan, plan.right), joins),
         )
-    return e
+    children = tuple(_walk(c, catalog, None, joins) for c in plan.children)
+    return plan.with_children(*children) if children else plan
 
 
 def visible_indexes(catalog: Any, table_id: int) -> list[MaterializedIndexMeta]:
@@ -107,29 +161,51 @@ def visible_indexes(catalog: Any, table_id: int) -> list[MaterializedIndexMeta]:
 # ---- pre-aggregation (AGGREGATE / UNIQUE) ------------------------------------------------------
 def _doris_sql(e: Expr) -> str:
     """Expression text as Doris' Nereids `toSql()` prints slots (no backquotes)."""
-    return e.sql().replace("`", "")
+    return e.sql().replace("`", "").replace(_FOREIGN, "")
 
 
-def preaggregation(
-    table: TableMeta, scan: LogicalScan, agg: LogicalAggregate | None, chain: list[LogicalProject]
-) -> tuple[bool, str]:
-    """(ON?, Doris' reason when OFF) for a scan of an AGGREGATE / UNIQUE table."""
-    if agg is None:
+def _own(e: Expr) -> set[str]:
+    """Columns of the scan being decided that `e` reads (not the other join side's)."""
+    return {c for c in column_names(e) if not c.startswith(_FOREIGN)}
+
+
+def preaggregation(table: TableMeta, scan: LogicalScan, ctx: AggContext | None) -> tuple[bool, str]:
+    """(ON?, Doris' reason when OFF) for a scan of an AGGREGATE / UNIQUE table under the
+    aggregate context `ctx` (None: no aggregate above the scan).
+
+    ON means the aggregate gives the same result whether the scan's rows are merged by the
+    table's keys or only partly (any index holding the columns): group keys, filters and join
+    conditions read only key columns of this table, each aggregate of its columns matches their
+    aggregation type (or is min / max / DISTINCT of keys), and, past a join, every aggregate of
+    the other side ignores duplicates (min, max, count(DISTINCT ..)), since each partial row
+    of one key meets the same rows of the other side (Doris `SetPreAggStatus`)."""
+    if ctx is None or (not ctx.calls and not ctx.groups):
         return False, "No aggregate on scan."
     keys = {c.name.lower() for c in table.columns if c.is_key}
-    calls = [_resolve(a, chain) for _, a in agg.aggregates]
-    groups = [_resolve(g, chain) for _, g in agg.group_by]
-    if not calls and not groups:
-        return False, "No aggregate on scan."
-    for g in groups:
-        values = sorted(c for c in column_names(g) if c.lower() not in keys)
+    for g in ctx.groups:
+        values = sorted(c for c in _own(g) if c.lower() not in keys)
         if values:
             return False, f"Grouping expression {_doris_sql(g)} contains value column {values[0]}"
-    for f in scan.filters:
-        values = sorted(c for c in column_names(f) if c.lower() not in keys)
+    for f in (*ctx.filters, *scan.filters):
+        values = sorted(c for c in _own(f) if c.lower() not in keys)
         if values:
             return False, f"Predicate {_doris_sql(f)} contains value column {values[0]}"
-    for call in calls:
+    if ctx.via_join:
+        conds = [j for j in ctx.joins if _own(j)]
+        values = sorted({c for j in conds for c in _own(j) if c.lower() not in keys})
+        if values:
+            text = ", ".join(_doris_sql(j) for j in conds)
+            return False, f"Join conjuncts [{text}] contains non-key column [{', '.join(values)}]"
+    for call in ctx.calls:
+        if ctx.via_join and not _own(call):
+            if isinstance(call, AggregateCall) and (
+                call.name in ("max", "min") or (call.name == "count" and call.distinct)
+            ):
+                continue  # the other side's rows may repeat: only duplicate-blind aggregates
+            return False, (
+                f"can't turn preAgg on because aggregate function {_doris_sql(call)} "
+                "in other table"
+            )
         ok, reason = _check_aggregate(table, call, keys)
         if not ok:
             return False, reason
@@ -202,9 +278,7 @@ def _row_count(catalog: Any, scan: LogicalScan, index: MaterializedIndexMeta) ->
     return total
 
 
-def _choose(
-    scan: LogicalScan, catalog: Any, agg: LogicalAggregate | None, chain: list[LogicalProject]
-) -> LogicalScan:
+def _choose(scan: LogicalScan, catalog: Any, ctx: AggContext | None) -> LogicalScan:
     table = catalog.table_by_id(scan.table_id)
     if table is None:
         return scan
@@ -217,7 +291,7 @@ def _choose(
         need |= {c.lower() for c in column_names(f)}
     on, reason = True, ""
     if table.keys_type is not KeysType.DUP_KEYS:
-        on, reason = preaggregation(table, scan, agg, chain)
+        on, reason = preaggregation(table, scan, ctx)
     if table.keys_type is KeysType.DUP_KEYS or on:
         candidates = indexes
     elif reason == "No aggregate on scan.":

@@ -3,9 +3,9 @@
 Partition pruning evaluates the scan's filter conjuncts against each partition's bounds:
 a partition is kept unless the filter can never be TRUE for a row in it. Each partition is
 described as one or more "boxes" (per partition column an interval of physical values): a RANGE
-partition [lower, upper) is covered by up to three boxes over its first two columns (keys are
-compared lexicographically, see `_range_boxes`), a LIST partition by one point box per value
-tuple. Conjuncts
+partition [lower, upper) is the exact union of boxes over all its columns (keys are compared
+lexicographically, see `_range_boxes`: a prefix of equal columns, then a range on the next),
+a LIST partition is one point box per value tuple (all its columns). Conjuncts
 `col op constant` (=, <, <=, >, >=), `col IN (..)` and BETWEEN (bound as two comparisons)
 combined with AND / OR are understood; anything else counts as "may be TRUE", so pruning only
 ever removes partitions that cannot hold a matching row (the scan still applies every filter).
@@ -61,6 +61,24 @@ class Interval:
         if op == ">=":
             return hi is None or hi > v or (self.hi_incl and hi == v)
         return True
+
+    def intersect(self, other: Interval) -> Interval:
+        lo, lo_incl = self.lo, self.lo_incl
+        if other.lo is not None and (lo is None or other.lo > lo):
+            lo, lo_incl = other.lo, other.lo_incl
+        elif other.lo is not None and other.lo == lo:
+            lo_incl = lo_incl and other.lo_incl
+        hi, hi_incl = self.hi, self.hi_incl
+        if other.hi is not None and (hi is None or other.hi < hi):
+            hi, hi_incl = other.hi, other.hi_incl
+        elif other.hi is not None and other.hi == hi:
+            hi_incl = hi_incl and other.hi_incl
+        return Interval(lo, lo_incl, hi, hi_incl)
+
+    def is_empty(self) -> bool:
+        if self.lo is None or self.hi is None:
+            return False
+        return self.hi < self.lo or (self.hi == self.lo and not (self.lo_incl and self.hi_incl))
 
 
 Box = dict[str, Interval]  # partition column (lower-case) -> interval; missing = unbounded
@@ -145,40 +163,65 @@ def _range_boxes(
     lower: tuple[str, ...] | None,
     upper: tuple[str, ...] | None,
 ) -> list[Box]:
-    """Boxes covering the keys k with lower <= k < upper (lexicographic; a bound with fewer
-    values than columns is padded with MIN, which no value is below). Over the first two columns:
-      A: k0 = L0 and k1 >= L1           (keys starting at the lower bound's first value)
-      B: L0 < k0 < U0                   (anything in between)
-      C: k0 = U0 and k1 < U1            (only when U has a second value; `<=` when U has more,
-                                         since then k1 = U1 is allowed with smaller later values)
-    (one box k0 = L0 = U0, L1 <= k1 < U1 when both bounds share the first value). Deeper
-    columns are left unbounded, so the union is a superset and pruning stays safe."""
+    """Boxes covering exactly the keys k with lower <= k < upper, over every partition column.
 
-    def phys(i: int, bound: tuple[str, ...] | None) -> object:
-        return types[i].to_physical(bound[i]) if bound is not None and len(bound) > i else None
-
-    two = len(cols) > 1
-    l0, u0 = phys(0, lower), phys(0, upper)
-    l1 = phys(1, lower) if two else None
-    u1 = phys(1, upper) if two else None
-    c_strict = upper is not None and len(upper) == 2
-    if l0 is not None and u0 is not None and l0 == u0:
-        box: Box = {cols[0]: Interval(l0, True, l0, True)}
-        if two and (l1 is not None or u1 is not None):
-            box[cols[1]] = Interval(l1, True, u1, not c_strict)
-        return [box]
-    boxes: list[Box] = [{cols[0]: Interval(l0, l0 is None, u0, False)}]
-    if l0 is not None:
-        a: Box = {cols[0]: Interval(l0, True, l0, True)}
-        if l1 is not None:
-            a[cols[1]] = Interval(l1, True, None, False)
-        boxes.append(a)
-    if u0 is not None and upper is not None and len(upper) > 1:
-        c: Box = {cols[0]: Interval(u0, True, u0, True)}
-        if u1 is not None:
-            c[cols[1]] = Interval(None, True, u1, not c_strict)
-        boxes.append(c)
+    Keys compare lexicographically and a bound with m < n values is padded with MIN, which
+    no value (NULL included: it sorts as MIN) is below (storage/partition.py). So
+      k >= L  <=>  k[:m] >= L[:m]  =  OR_i (k[:i] = L[:i] AND k[i] > L[i])  OR  k[:m] = L[:m]
+      k <  U  <=>  k[:m] <  U[:m]  =  OR_i (k[:i] = U[:i] AND k[i] < U[i])
+    and [L, U) is the union of the pairwise intersections of those boxes (empty ones dropped).
+    A column a box does not mention is unbounded (NULL included), so every row of the
+    partition lies in some box and pruning can only drop partitions that hold no match."""
+    if lower is None and upper is None:
+        return [{}]
+    low = [types[i].to_physical(v) for i, v in enumerate(lower or ())]
+    up = [types[i].to_physical(v) for i, v in enumerate(upper or ())]
+    at_least: list[Box] = [{}]
+    if lower is not None:
+        at_least = [_prefix_box(cols, low, i, Interval(low[i], False, None))
+                    for i in range(len(low))]
+        at_least.append(_prefix_box(cols, low, len(low), None))
+    below: list[Box] = [{}]
+    if upper is not None:
+        below = [_prefix_box(cols, up, i, Interval(None, True, up[i], False))
+                 for i in range(len(up))]
+    boxes = []
+    for a in at_least:
+        for b in below:
+            box = _intersect(a, b)
+            if box is not None:
+                boxes.append(box)
     return boxes
+
+
+def _prefix_box(cols: list[str], values: list[Any], i: int, last: Interval | None) -> Box:
+    """k[:i] = values[:i] and k[i] in `last`."""
+    box: Box = {cols[j]: Interval(values[j], True, values[j], True) for j in range(i)}
+    if last is not None:
+        box[cols[i]] = _closed(last)
+    return box
+
+
+def _closed(iv: Interval) -> Interval:
+    """Integer physical values (integers, DATE, DATETIME, DECIMAL) are discrete: an open end
+    becomes the next value inside, so `c > 6` cannot match a partition whose c is below 7."""
+    lo, lo_incl, hi, hi_incl = iv.lo, iv.lo_incl, iv.hi, iv.hi_incl
+    if not lo_incl and type(lo) is int:
+        lo, lo_incl = lo + 1, True
+    if not hi_incl and type(hi) is int:
+        hi, hi_incl = hi - 1, True
+    return Interval(lo, lo_incl, hi, hi_incl)
+
+
+def _intersect(a: Box, b: Box) -> Box | None:
+    """The box a AND b, None when it is empty."""
+    out = dict(a)
+    for col, iv in b.items():
+        cur = out.get(col)
+        out[col] = iv if cur is None else cur.intersect(iv)
+        if out[col].is_empty():
+            return None
+    return out
 
 
 def _filter_expr(filters: Sequence[Expr]) -> Expr | None:

@@ -42,6 +42,9 @@ SETUP = [
       DISTRIBUTED BY HASH(k) BUCKETS 4""",
     """INSERT INTO ev VALUES ('2024-01-05', 1, 10), ('2024-02-10', 1, 30), ('2024-02-11', 3, 40),
       ('2024-03-01', 2, 50)""",
+    """CREATE TABLE users (uid LARGEINT, name VARCHAR(8)) DUPLICATE KEY(uid)
+      DISTRIBUTED BY HASH(uid) BUCKETS 3""",
+    "INSERT INTO users VALUES (10000, 'a'), (10001, 'b'), (10004, 'c')",
 ]
 
 CASES = {
@@ -86,6 +89,26 @@ CASES = {
     "rollup_miss_no_aggregate": (
         "SELECT city FROM example_tbl",
         ["(example_tbl), PREAGGREGATION: OFF. Reason: No aggregate on scan."],
+    ),
+    "rollup_hit_through_join": (
+        "SELECT u.name, sum(e.cost) FROM example_tbl e JOIN users u ON e.user_id = u.uid "
+        "GROUP BY u.name",
+        ["TABLE: rx.example_tbl(rollup_cost), PREAGGREGATION: ON"],
+    ),
+    "rollup_miss_through_join_count_star": (
+        "SELECT u.name, count(*) FROM example_tbl e JOIN users u ON e.user_id = u.uid "
+        "GROUP BY u.name",
+        [
+            (
+                "TABLE: rx.example_tbl(example_tbl), PREAGGREGATION: OFF. Reason: can't turn "
+                "preAgg on because aggregate function count(*) in other table"
+            )
+        ],
+    ),
+    "rollup_hit_through_filter": (
+        "SELECT c, sum(cost) FROM (SELECT concat(city, '!') AS c, cost FROM example_tbl) t "
+        "WHERE c <> '北京!' GROUP BY c",
+        ["TABLE: rx.example_tbl(rollup_city), PREAGGREGATION: ON"],
     ),
     "partition_pruning": (
         "SELECT sum(v) FROM ev WHERE dt >= '2024-02-01' AND dt < '2024-03-01'",

@@ -58,14 +58,19 @@ def db(
     p.close()
 
 
+def _sorted(rows) -> list[tuple]:  # type: ignore[no-untyped-def]
+    """Rows in a total order (NULLs first), for comparing result sets."""
+    return sorted(rows, key=lambda r: tuple((x is not None, x if x is not None else 0) for x in r))
+
+
 def _check(
     p: InProcess, duck: duckdb.DuckDBPyConnection, where: str, table: str = "r", cols: str = "k, v"
 ):
     sql = f"SELECT {cols} FROM {table} WHERE {where}"
     (scan,) = p.scans(sql)
-    got = sorted(p.query(sql))
-    assert got == sorted(p.query(sql, OFF)), sql
-    assert got == sorted(tuple(r) for r in duck.execute(sql).fetchall()), sql
+    got = _sorted(p.query(sql))
+    assert got == _sorted(p.query(sql, OFF)), sql
+    assert got == _sorted(tuple(r) for r in duck.execute(sql).fetchall()), sql
     return scan.selection
 
 
@@ -75,7 +80,8 @@ def _check(
         ("dt = '2024-02-10'", ["p2"]),
         ("dt < '2024-02-01'", ["p1"]),
         ("dt <= '2024-02-01'", ["p1", "p2"]),
-        ("dt > '2024-03-31'", ["p3", "p4"]),
+        ("dt > '2024-03-30'", ["p3", "p4"]),
+        ("dt > '2024-03-31'", ["p4"]),  # dates are discrete: p3 ends before 2024-04-01
         ("dt >= '2024-04-01'", ["p4"]),
         ("dt BETWEEN '2024-01-20' AND '2024-02-05'", ["p1", "p2"]),
         ("dt IN ('2024-01-04', '2024-04-03')", ["p1", "p4"]),
@@ -221,7 +227,8 @@ def ym(
         ("y = 2024 AND m = 9", ["d"]),
         ("y = 2022", ["a"]),
         ("y >= 2025", ["d"]),
-        ("m = 3", ["a", "b", "c", "d"]),
+        ("m = 3", ["a", "c", "d"]),  # b holds only y = 2023, m >= 7 (no INT between 2023 and 2024)
+        ("m = 8", ["a", "b", "d"]),  # c holds only y = 2024, m < 7
     ],
 )
 def test_multi_column_range_pruning(ym, where: str, parts: list[str]) -> None:
@@ -255,3 +262,184 @@ _ym_preds = st.recursive(
 def test_random_multi_column_predicates_prune_soundly(ym, where: str) -> None:
     p, duck = ym
     _check(p, duck, where, table="ym", cols="y, m, v")
+
+
+# ---- three-column RANGE partitions: every column prunes --------------------------------------
+# (name, lower, upper) as the DDL below declares them; None = MIN / MAXVALUE.
+T3_PARTS = [
+    ("p1", None, (1, 5, 10)),
+    ("p2", (1, 5, 10), (1, 8)),
+    ("p3", (1, 8), (2, 3, 7)),
+    ("p4", (2, 3, 7), (3,)),
+    ("p5", (3, 1, 1), (3, 1, 5)),
+    ("p6", (4,), (5, 5, 5)),
+]
+# every constant the tests use lies inside the domain
+T3_DOMAIN = [(a, b, c) for a in range(-1, 14) for b in range(-1, 14) for c in range(-1, 14)]
+
+
+def _t3_partition(key: tuple[int, int, int]) -> str | None:
+    """Reference routing, independent of storage/partition.py: a bound with m values compares
+    with the key's first m values (missing values are MIN)."""
+    for name, lo, hi in T3_PARTS:
+        if (lo is None or key[: len(lo)] >= lo) and (hi is None or key[: len(hi)] < hi):
+            return name
+    return None
+
+
+@pytest.fixture(scope="module")
+def t3(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[InProcess, duckdb.DuckDBPyConnection]]:
+    p = InProcess(Path(tmp_path_factory.mktemp("prune_t3")))
+    p.run("CREATE DATABASE d; USE d")
+    p.run("""CREATE TABLE t3 (a INT, b INT, c INT, v BIGINT) DUPLICATE KEY(a, b, c)
+        PARTITION BY RANGE(a, b, c) (
+          PARTITION p1 VALUES LESS THAN ("1", "5", "10"),
+          PARTITION p2 VALUES LESS THAN ("1", "8"),
+          PARTITION p3 VALUES [("1", "8"), ("2", "3", "7")),
+          PARTITION p4 VALUES LESS THAN ("3"),
+          PARTITION p5 VALUES [("3", "1", "1"), ("3", "1", "5")),
+          PARTITION p6 VALUES [("4"), ("5", "5", "5")))
+        DISTRIBUTED BY HASH(v) BUCKETS 2""")
+    rnd = random.Random(11)
+    keys = [k for k in T3_DOMAIN if _t3_partition(k) is not None]
+    rows = [(*rnd.choice(keys), rnd.randrange(100)) for _ in range(400)]
+    rows += [(1, 9, None, 1), (0, None, None, 2), (1, 5, None, 3)]  # NULL sorts lowest
+    p.run("INSERT INTO t3 VALUES " + ", ".join(
+        "(" + ", ".join("NULL" if x is None else str(x) for x in r) + ")" for r in rows))
+    duck = duckdb.connect()
+    duck.execute("CREATE TABLE t3 (a INT, b INT, c INT, v BIGINT)")
+    duck.executemany("INSERT INTO t3 VALUES (?, ?, ?, ?)", rows)
+    yield p, duck
+    p.close()
+
+
+@pytest.mark.parametrize(
+    "where, parts",
+    [
+        ("a = 1 AND b = 5 AND c >= 10", ["p2"]),  # the third column decides
+        ("a = 1 AND b = 5 AND c < 10", ["p1"]),
+        ("a = 1 AND b = 5 AND c = 10", ["p2"]),
+        ("a = 1 AND b = 5", ["p1", "p2"]),
+        ("a = 1 AND b = 9", ["p3"]),
+        ("a = 2 AND b = 3 AND c <= 6", ["p3"]),
+        ("a = 2 AND b = 3 AND c > 6", ["p4"]),
+        ("a = 3 AND b = 1 AND c BETWEEN 2 AND 3", ["p5"]),
+        ("a = 3 AND b = 1 AND c >= 5", []),  # the hole between p5 and p6
+        ("a = 3 AND b = 2", []),
+        ("a = 5 AND b = 5 AND c IN (4, 5)", ["p6"]),
+        ("a = 1 AND b IN (4, 9)", ["p1", "p3"]),
+        ("a = 1 AND b <= 4", ["p1"]),
+        ("c = 3", ["p1", "p2", "p3", "p4", "p5", "p6"]),
+        ("(a = 1 AND b = 5 AND c = 12) OR (a = 3 AND b = 1 AND c = 1)", ["p2", "p5"]),
+    ],
+)
+def test_three_column_range_pruning(t3, where: str, parts: list[str]) -> None:
+    p, duck = t3
+    sel = _check(p, duck, where, table="t3", cols="a, b, c, v")
+    assert list(sel.partition_names) == parts
+
+
+def _t3_sql(conj: list[tuple[str, str, tuple[int, ...]]]) -> str:
+    parts = []
+    for col, op, vals in conj:
+        parts.append(f"{col} IN ({', '.join(map(str, vals))})" if op == "IN"
+                     else f"{col} {op} {vals[0]}")
+    return " AND ".join(parts)
+
+
+def _t3_holds(key: tuple[int, int, int], conj: list[tuple[str, str, tuple[int, ...]]]) -> bool:
+    for col, op, vals in conj:
+        x = key["abc".index(col)]
+        ok = {"=": x == vals[0], "<=": x <= vals[0], ">=": x >= vals[0], "IN": x in vals}[op]
+        if not ok:
+            return False
+    return True
+
+
+# a prefix of equalities then one comparison / IN on the next column: pruning must be exact
+# (inclusive ops only, so the integer domain and the value intervals agree at the edges)
+_t3_exact = st.integers(0, 3).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(-1, 6), min_size=n, max_size=n),
+        st.sampled_from(["=", "<=", ">=", "IN"]),
+        st.lists(st.integers(-1, 12), min_size=1, max_size=3),
+    )
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec=_t3_exact)
+def test_three_column_pruning_is_exact_for_prefix_predicates(t3, spec) -> None:
+    p, duck = t3
+    eqs, op, vals = spec
+    conj = [(c, "=", (v,)) for c, v in zip("abc", eqs)]
+    if len(eqs) < 3:
+        conj.append(("abc"[len(eqs)], op, tuple(vals) if op == "IN" else (vals[0],)))
+    if not conj:
+        return
+    sel = _check(p, duck, _t3_sql(conj), table="t3", cols="a, b, c, v")
+    want = {_t3_partition(k) for k in T3_DOMAIN if _t3_holds(k, conj)} - {None}
+    assert set(sel.partition_names) == want, _t3_sql(conj)
+
+
+_t3_atoms = st.tuples(
+    st.sampled_from("abc"), st.sampled_from(["=", "<", "<=", ">", ">="]), st.integers(-1, 12)
+).map(lambda t: f"{t[0]} {t[1]} {t[2]}")
+_t3_preds = st.recursive(
+    _t3_atoms,
+    lambda inner: st.tuples(inner, st.sampled_from(["AND", "OR"]), inner).map(
+        lambda t: f"({t[0]} {t[1]} {t[2]})"
+    ),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(where=_t3_preds)
+def test_random_three_column_predicates_prune_soundly(t3, where: str) -> None:
+    p, duck = t3
+    _check(p, duck, where, table="t3", cols="a, b, c, v")
+
+
+# ---- multi-column LIST partitions: a point box per value tuple --------------------------------
+@pytest.fixture(scope="module")
+def l2(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[InProcess, duckdb.DuckDBPyConnection]]:
+    p = InProcess(Path(tmp_path_factory.mktemp("prune_l2")))
+    p.run("CREATE DATABASE d; USE d")
+    p.run("""CREATE TABLE l2 (k INT, city VARCHAR(10), v BIGINT) DUPLICATE KEY(k)
+        PARTITION BY LIST(city, k) (
+          PARTITION x VALUES IN (("bj", "1"), ("sh", "2")),
+          PARTITION y VALUES IN (("bj", "2")),
+          PARTITION z VALUES IN (("gz", "1"), ("gz", "3")))
+        DISTRIBUTED BY HASH(k) BUCKETS 2""")
+    rnd = random.Random(3)
+    keys = [("bj", 1), ("sh", 2), ("bj", 2), ("gz", 1), ("gz", 3)]
+    rows = [(k, c, rnd.randrange(50)) for c, k in (rnd.choice(keys) for _ in range(100))]
+    p.run("INSERT INTO l2 VALUES " + ", ".join(f"({k}, '{c}', {v})" for k, c, v in rows))
+    duck = duckdb.connect()
+    duck.execute("CREATE TABLE l2 (k INT, city VARCHAR, v BIGINT)")
+    duck.executemany("INSERT INTO l2 VALUES (?, ?, ?)", rows)
+    yield p, duck
+    p.close()
+
+
+@pytest.mark.parametrize(
+    "where, parts",
+    [
+        ("city = 'bj'", ["x", "y"]),
+        ("city = 'bj' AND k = 2", ["y"]),
+        ("k = 1", ["x", "z"]),
+        ("k >= 2 AND city = 'gz'", ["z"]),
+        ("k > 1 AND city = 'sh'", ["x"]),
+        ("city = 'sh' AND k = 1", []),
+        ("(city = 'bj' AND k = 2) OR k = 3", ["y", "z"]),
+    ],
+)
+def test_multi_column_list_pruning(l2, where: str, parts: list[str]) -> None:
+    p, duck = l2
+    sel = _check(p, duck, where, table="l2", cols="k, city, v")
+    assert list(sel.partition_names) == parts
