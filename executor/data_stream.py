@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from executor.compile import compile_column
+from executor.exchange import get_polling, put_until
 from executor.join_table import hash_keys
 from executor.operator import Operator
 from planner.distribute import ExchangeSpec
@@ -40,7 +41,6 @@ from storage.distribution import bucket_of_rows
 from storage.types import DataType
 
 QUEUE_ITEMS = 8
-_POLL_SECONDS = 0.05
 _EOS = object()
 
 
@@ -93,22 +93,10 @@ class Receiver:
 
     def put(self, sender: int, item: object) -> bool:
         """Queue `item` from sender `sender`; waits while full. False once the query halted."""
-        q = self._queues[sender if self.ordered else 0]
-        while not self.run.halt.is_set():
-            try:
-                q.put(item, timeout=_POLL_SECONDS)
-                return True
-            except queue.Full:
-                continue
-        return False
+        return put_until(self._queues[sender if self.ordered else 0], item, self.run.halt)
 
     def _get(self, q: queue.Queue[object]) -> object:
-        while True:
-            self.run.check()
-            try:
-                return q.get(timeout=_POLL_SECONDS)
-            except queue.Empty:
-                continue
+        return get_polling(q, self.run.check)
 
     def items(self) -> Iterator[object]:
         if self.ordered:

@@ -29,6 +29,27 @@ _POLL_SECONDS = 0.05
 _DONE = object()
 
 
+def put_until(q: queue.Queue[object], item: object, stop: threading.Event) -> bool:
+    """Put with back-pressure, polling `stop`; False when it was set before the put."""
+    while not stop.is_set():
+        try:
+            q.put(item, timeout=_POLL_SECONDS)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
+def get_polling(q: queue.Queue[object], check: Callable[[], None]) -> object:
+    """Get, calling `check` (which raises to give up: cancel, failure) between waits."""
+    while True:
+        check()
+        try:
+            return q.get(timeout=_POLL_SECONDS)
+        except queue.Empty:
+            continue
+
+
 class _Failure:
     def __init__(self, error: BaseException) -> None:
         self.error = error
@@ -57,13 +78,7 @@ class _Pool:
 
     def _put(self, q: queue.Queue[object], item: object) -> bool:
         """Put with back-pressure; False when the exchange stopped meanwhile."""
-        while not self.stop.is_set():
-            try:
-                q.put(item, timeout=_POLL_SECONDS)
-                return True
-            except queue.Full:
-                continue
-        return False
+        return put_until(q, item, self.stop)
 
     def _work(self) -> None:
         while (i := self._claim()) is not None:
@@ -85,14 +100,12 @@ class _Pool:
             if not self._put(q, item):
                 return
 
+    def _check(self) -> None:
+        if self.cancel.is_set():
+            raise QueryCancelled()
+
     def _get(self, q: queue.Queue[object]) -> object:
-        while True:
-            if self.cancel.is_set():
-                raise QueryCancelled()
-            try:
-                return q.get(timeout=_POLL_SECONDS)
-            except queue.Empty:
-                continue
+        return get_polling(q, self._check)
 
     def run(self) -> Iterator[Batch]:
         for t in self.threads:

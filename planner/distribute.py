@@ -152,6 +152,9 @@ _JOIN_OP = {"inner": "INNER JOIN", "cross": "CROSS JOIN", "left": "LEFT OUTER JO
             "right_semi": "RIGHT SEMI JOIN", "right_anti": "RIGHT ANTI JOIN",
             "mark": "LEFT SEMI JOIN"}
 _NO_BROADCAST = ("right", "full", "right_semi", "right_anti")
+# joins whose output holds rows the left side did not produce (their left columns are NULL, or
+# they are right rows only): the left side's distribution does not describe the output
+_NULLS_LEFT_KEYS = ("right", "full", "right_semi", "right_anti")
 # A right side this small is always broadcast (copying it costs less than any shuffle setup).
 SMALL_BROADCAST_ROWS = 10_000
 
@@ -415,6 +418,10 @@ class _Planner:
                                   ExchangeSpec("hash", tuple(plan.right_keys)), self._path + (1,))
             out = Dist("hash", tuple(frozenset({k}) if k else frozenset() for k in lk), None,
                        f"HASH_PARTITIONED: {lkeys}")
+        if plan.kind in _NULLS_LEFT_KEYS:
+            # rows the left side did not match carry NULL left keys in every instance: the
+            # output is laid out like the plan says, but not partitioned by those columns
+            out = Dist("random", text=out.text)
         colo = "COLOCATE[]" if colocated else mode
         details = [f"join op: {op}({colo})[]"]
         details += [f"equal join conjunct: ({self.text(a)} = {self.text(b)})"
