@@ -30,7 +30,7 @@ import duckdb
 import pytest
 
 DEFAULT_SEEDS = (5, 1205)
-QUERIES_PER_SEED = 30
+QUERIES_PER_SEED = 25
 
 # name -> (DDL type, DuckDB type)
 COLUMNS = {
@@ -85,6 +85,10 @@ PARTITION_CLAUSE = """PARTITION BY RANGE(k_date) (
 DATES = [dt.date(2024, 1, d) for d in range(1, 7)]
 STRS = ["a", "b", "B", "ab", "", "zz", "x y", "\u00e9t\u00e9"]
 DECS = [decimal.Decimal(x) for x in ("0.00", "1.50", "-2.25", "3.10", "99999999.99", "7.00")]
+
+# Known bug (test_outer_colocate_join_then_aggregate_then_colocate_join, xfail): excluded from
+# the random queries until it is fixed, so the property test checks everything else.
+KNOWN_BUG_OUTER_COLOCATE_DIST = True
 
 MODES = ("COLOCATE", "BUCKET_SHUFFLE", "BROADCAST", "PARTITIONED")
 JOIN_OP = re.compile(r"join op: [A-Z ]+?\((COLOCATE|BUCKET_SHUFFLE|BROADCAST|PARTITIONED)")
@@ -188,16 +192,20 @@ def _pick_pair(rnd: random.Random) -> tuple[Table, Table, list[str]]:
     if rnd.random() < 0.25:  # one more equi key
         extra = rnd.choice([c for c in KEY_COLUMNS if c not in keys])
         keys.append(extra)
+    rnd.shuffle(keys)
     return a, b, keys
 
 
-def _on(a: str, b: str, keys: list[str], rnd: random.Random) -> str:
+def _on(a: str, b: str, keys: list[str], rnd: random.Random, plain: set[str] | None = None) -> str:
+    """The ON condition; `plain` collects the keys compared column to column."""
     conds = []
     for k in keys:
-        if k == "k_int" and rnd.random() < 0.1:
-            conds.append(f"{a}.k_big = CAST({b}.k_int AS BIGINT) * 1000000007")  # keys of different types
+        if k == "k_int" and rnd.random() < 0.1:  # keys of different types, computed
+            conds.append(f"{a}.k_big = CAST({b}.k_int AS BIGINT) * 1000000007")
         else:
             conds.append(f"{a}.{k} = {b}.{k}")
+            if plain is not None:
+                plain.add(k)
     if rnd.random() < 0.25:  # extra non-equi condition
         conds.append(rnd.choice([f"{a}.v < {b}.v", f"{a}.v + {b}.v > 6",
                                  f"{a}.k_date <> {b}.k_date", f"{a}.k_str >= {b}.k_str"]))
@@ -233,13 +241,15 @@ def random_query(rnd: random.Random) -> Query:
     shape = rnd.random()
     if shape < 0.2:
         return _semi_query(rnd)
+    if shape < 0.32:
+        return _aggregate_then_join_query(rnd)
     a, b, keys = _pick_pair(rnd)
     kind = rnd.choice(["JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL OUTER JOIN"])
-    from_ = f"{a.name} x JOIN{{H}} {b.name} y ON {_on('x', 'y', keys, rnd)}"
-    from_ = from_.replace("JOIN{H}", kind + "{H}", 1)
+    plain: set[str] = set()
+    from_ = f"{a.name} x {kind}{{H}} {b.name} y ON {_on('x', 'y', keys, rnd, plain)}"
     aliases = ["x", "y"]
     if shape > 0.65:
-        c = _third_table(rnd, a, b)
+        c = _third_table(rnd, a, b, plain)
         kind2 = rnd.choice(["JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN"])
         # join the third table to either of the first two, on its distribution columns or not
         to = rnd.choice(aliases)
@@ -251,15 +261,43 @@ def random_query(rnd: random.Random) -> Query:
     return Query(f"SELECT {select} FROM {from_}" + (f" WHERE {where}" if where else "") + group)
 
 
-def _third_table(rnd: random.Random, a: Table, b: Table) -> Table:
-    """The third table of a three-way join.
+def _aggregate_then_join_query(rnd: random.Random) -> Query:
+    """A join aggregated by the left table's join keys, joined with a third table on them
+    (the aggregate keeps the left side's distribution, so the outer join may be colocated)."""
+    a, b, keys = _pick_pair(rnd)
+    kind = rnd.choice(["JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL OUTER JOIN"])
+    plain: set[str] = set()
+    on = _on('x', 'y', keys, rnd, plain)
+    c = _third_table(rnd, a, b, plain)
+    if KNOWN_BUG_OUTER_COLOCATE_DIST and kind in ("RIGHT JOIN", "FULL OUTER JOIN") \
+            and c.group is not None and c.group == a.group:
+        kind = rnd.choice(["JOIN", "LEFT JOIN"])
+    groups = ", ".join(f"x.{k}" for k in keys)
+    inner = (f"SELECT {', '.join(f'x.{k} AS {k}' for k in keys)}, count(*) AS c, "
+             f"sum(y.v) AS sv, count(y.k_str) AS cs FROM {a.name} x {kind}{{H}} {b.name} y "
+             f"ON {on}")
+    if rnd.random() < 0.3:
+        inner += f" WHERE {_filter('x', rnd)}"
+    inner += f" GROUP BY {groups}"
+    kind2 = rnd.choice(["JOIN", "LEFT JOIN", "RIGHT JOIN"])
+    on = " AND ".join(f"q.{k} = z.{k}" for k in keys)
+    if rnd.random() < 0.5:
+        select, group = "q.*, z.v, z.k_str", ""
+    else:
+        select, group = "z.k_str, sum(q.c), max(q.sv), count(*)", " GROUP BY z.k_str"
+    return Query(f"SELECT {select} FROM ({inner}) q {kind2}{{H}} {c.name} z ON {on}{group}")
 
-    Known bug (test_colocate_join_over_broadcast_join below, xfail): a COLOCATE join whose side
-    holds a join with a table outside the group restricts that table's scan to the bucket too and
-    loses rows. Until it is fixed, three-way joins either stay inside one colocate group or use
-    no two tables of the same group, so the random queries cannot plan that shape.
+
+def _third_table(rnd: random.Random, a: Table, b: Table, plain: set[str]) -> Table:
+    """The third table of a three-way join (`plain`: the keys a and b are joined on directly).
+
+    Known bug (test_colocate_join_over_broadcast_join below, xfail): a COLOCATE join above a
+    join that is not colocated (BROADCAST / BUCKET_SHUFFLE) restricts the scans of that join's
+    exchanged side to the bucket too and loses rows. Until it is fixed, the third table shares a
+    colocate group with the first two only when they are colocated themselves (same group,
+    joined directly on its distribution columns), so the random queries never plan that shape.
     """
-    if a.group is not None and a.group == b.group:
+    if a.group is not None and a.group == b.group and set(a.dist) <= plain:
         # the group's other tables, or a self join of one of the two
         return rnd.choice([t for t in TABLES if t.group == a.group])
     used = {a.group, b.group} - {None}
@@ -359,32 +397,57 @@ def test_every_join_mode_returns_the_same_rows(server, make_db, seed: int) -> No
             f"{QUERIES_PER_SEED} queries ({dict(planned)})")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug: a COLOCATE join above a BROADCAST join with a table outside the colocate group "
-    "runs per bucket (executor/colocate_join.py restrict_to_bucket) and restricts the outside "
-    "table's scan to the same bucket seq too, so rows of that table in other buckets are lost"))
-def test_colocate_join_over_broadcast_join(db_conn, db: str) -> None:
-    cur = db_conn.cursor()
+def _small_group(cur, db: str, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:
+    """Tables (id INT, v INT): t1 and t2 colocated (4 buckets on id), o outside (3 buckets);
+    the same rows in a DuckDB connection, which is returned."""
     duck = duckdb.connect()
-    for name, props in (("t1", f'"colocate_with" = "{db}_g"'), ("t2", f'"colocate_with" = "{db}_g"'),
-                        ("o", '"replication_num" = "1"')):
-        buckets = 3 if name == "o" else 4
-        cur.execute(f"CREATE TABLE {name} (id INT, v INT) DUPLICATE KEY(id) "
-                    f"DISTRIBUTED BY HASH(id) BUCKETS {buckets} PROPERTIES ({props})")
-        duck.execute(f"CREATE TABLE {name} (id INT, v INT)")
-    data = {
-        "t1": [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (None, 7)],
-        "t2": [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (None, 8)],
-        "o": [(i, i) for i in range(1, 8)],
-    }
     for name, rows in data.items():
+        props = f'"colocate_with" = "{db}_g"' if name != "o" else '"replication_num" = "1"'
+        cur.execute(f"CREATE TABLE {name} (id INT, v INT) DUPLICATE KEY(id) DISTRIBUTED BY "
+                    f"HASH(id) BUCKETS {3 if name == 'o' else 4} PROPERTIES ({props})")
+        duck.execute(f"CREATE TABLE {name} (id INT, v INT)")
         cur.execute(f"INSERT INTO {name} VALUES "
                     + ", ".join("(" + ", ".join(_literal(x) for x in r) + ")" for r in rows))
         duck.executemany(f"INSERT INTO {name} VALUES (?, ?)", rows)
+    return duck
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known bug: a COLOCATE join above a join that is not colocated (here BROADCAST with a table "
+    "outside the group) runs per bucket (executor/colocate_join.py restrict_to_bucket) and "
+    "restricts the exchanged side's scan to the same bucket seq too, so its rows in other "
+    "buckets are lost"))
+def test_colocate_join_over_broadcast_join(db_conn, db: str) -> None:
+    cur = db_conn.cursor()
+    duck = _small_group(cur, db, {
+        "t1": [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (None, 7)],
+        "t2": [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (None, 8)],
+        "o": [(i, i) for i in range(1, 8)],
+    })
     # t1 JOIN o is BROADCAST and keeps t1's distribution, so the join with t2 is COLOCATE
     sql = ("SELECT s.id, s.v, t2.v FROM t2 JOIN (SELECT t1.id, o.v FROM t1 JOIN o "
            "ON t1.v = o.id) s ON s.id = t2.id")
     assert {"COLOCATE", "BROADCAST"} <= _explain_modes(cur, sql)
+    expected = _norm(duck.execute(sql).fetchall())
+    cur.execute(sql)
+    assert _norm(cur.fetchall()) == expected, sql
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known bug: planner/distribute.py gives a RIGHT / FULL OUTER COLOCATE join the left side's "
+    "distribution, but its unmatched right rows have NULL left keys in every bucket; an "
+    "aggregate by the left key under a second COLOCATE join then runs per bucket and returns "
+    "the NULL group once per bucket"))
+def test_outer_colocate_join_then_aggregate_then_colocate_join(db_conn, db: str) -> None:
+    cur = db_conn.cursor()
+    duck = _small_group(cur, db, {
+        "t1": [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (None, 7)],
+        "t2": [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (None, 8), (9, 9), (10, 10), (11, 11),
+               (12, 12)],
+    })
+    sql = ("SELECT a.id, a.c, z.v FROM (SELECT t1.id, count(*) AS c FROM t1 FULL OUTER JOIN t2 "
+           "ON t1.id = t2.id GROUP BY t1.id) a LEFT JOIN t2 z ON a.id = z.id")
+    assert _explain_modes(cur, sql) == {"COLOCATE"}
     expected = _norm(duck.execute(sql).fetchall())
     cur.execute(sql)
     assert _norm(cur.fetchall()) == expected, sql

@@ -33,7 +33,7 @@ import pytest
 
 DEFAULT_SEEDS = (3, 77)
 ROUNDS = 2  # load / delete, then queries; twice, so later loads merge with earlier ones
-QUERIES_PER_ROUND = 12  # per table
+QUERIES_PER_ROUND = 10  # per table
 
 FORCE_BASE = "SET disable_nereids_rules = 'MATERIALIZED_INDEX_AGG_SCAN'"
 ROLLUP_ON = "SET disable_nereids_rules = ''"
