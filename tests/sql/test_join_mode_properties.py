@@ -51,16 +51,19 @@ class Table:
     buckets: int
     group: str | None = None  # colocate group (suffix; the test prefixes the database name)
     partitioned: bool = False  # RANGE(k_date) with an always-empty partition
+    keys: str = "DUPLICATE"  # UNIQUE: KEY(k_int); AGGREGATE: every k_* column a key, v SUM
 
 
 # Colocate groups: g_int (k_int, 4 buckets, three tables, one partitioned), g_sd ((k_str,
 # k_date), 3 buckets), g_dec (k_dec, 5 buckets), g_big (k_big, 2 buckets). Outside any group:
 # the same distribution as g_int (o_int: colocate must still be refused), other bucket counts,
-# RANDOM distribution.
+# RANDOM distribution. g_int also holds a UNIQUE and an AGGREGATE table (merged rows).
 TABLES = (
     Table("ci0", ("k_int",), 4, "g_int", partitioned=True),
     Table("ci1", ("k_int",), 4, "g_int"),
     Table("ci2", ("k_int",), 4, "g_int"),
+    Table("cu", ("k_int",), 4, "g_int", keys="UNIQUE"),
+    Table("ca", ("k_int",), 4, "g_int", partitioned=True, keys="AGGREGATE"),
     Table("cs0", ("k_str", "k_date"), 3, "g_sd"),
     Table("cs1", ("k_str", "k_date"), 3, "g_sd", partitioned=True),
     Table("cd0", ("k_dec",), 5, "g_dec"),
@@ -144,24 +147,41 @@ def _literal(x: object) -> str:
 
 def create_tables(cur, duck: duckdb.DuckDBPyConnection, db: str, rnd: random.Random) -> None:
     for t in TABLES:
-        cols = ", ".join(f"{c} {ddl}" for c, (ddl, _) in COLUMNS.items())
-        # the distribution columns lead the key (DUPLICATE KEY must be a prefix of the schema)
+        cols = ", ".join(f"{c} {ddl}" + (" SUM" if t.keys == "AGGREGATE" and c == "v" else "")
+                         for c, (ddl, _) in COLUMNS.items())
+        keys = ", ".join(KEY_COLUMNS) if t.keys == "AGGREGATE" else "k_int"
         dist = f"HASH({', '.join(t.dist)})" if t.dist else "RANDOM"
         props = ['"replication_num" = "1"']
         if t.group:
             props.append(f'"colocate_with" = "{db}_{t.group}"')
         cur.execute(
-            f"CREATE TABLE {t.name} ({cols}) DUPLICATE KEY(k_int) "
+            f"CREATE TABLE {t.name} ({cols}) {t.keys} KEY({keys}) "
             + (PARTITION_CLAUSE + " " if t.partitioned else "")
             + f"DISTRIBUTED BY {dist} BUCKETS {t.buckets} PROPERTIES ({', '.join(props)})")
         duck.execute(f"CREATE TABLE {t.name} ("
                      + ", ".join(f"{c} {dtype}" for c, (_, dtype) in COLUMNS.items()) + ")")
         # a few loads each (several rowsets per tablet); sometimes a table stays empty
+        logical: list[tuple] = []
+        merged: dict[tuple, tuple] = {}
         for _ in range(rnd.choice((0, 1, 2, 2, 3)) if rnd.random() < 0.9 else 0):
             rows = random_rows(rnd, rnd.randrange(1, 60))
+            if t.keys == "UNIQUE":  # one row per key in a load; a later load overwrites
+                rows = list({r[0]: r for r in rows}.values())
+                merged.update({r[0]: r for r in rows})
+            elif t.keys == "AGGREGATE":  # rows with equal keys merge, v summed (NULLs ignored)
+                for r in rows:
+                    old = merged.get(r[:5])
+                    if old is None or old[5] is None:
+                        merged[r[:5]] = r
+                    elif r[5] is not None:
+                        merged[r[:5]] = r[:5] + (old[5] + r[5],)
+            else:
+                logical += rows
             cur.execute(f"INSERT INTO {t.name} VALUES "
                         + ", ".join("(" + ", ".join(_literal(x) for x in r) + ")" for r in rows))
-            duck.executemany(f"INSERT INTO {t.name} VALUES (?, ?, ?, ?, ?, ?)", rows)
+        logical += list(merged.values())
+        if logical:
+            duck.executemany(f"INSERT INTO {t.name} VALUES (?, ?, ?, ?, ?, ?)", logical)
 
 
 # ---- queries ---------------------------------------------------------------------------------

@@ -94,6 +94,8 @@ class Model:
     columns: tuple[Col, ...]
     rollups: dict[str, list[str]]
     partitioned: bool
+    distribution: str = "HASH(k1) BUCKETS 3"
+    properties: tuple[str, ...] = ()
     rows: list[tuple] = field(default_factory=list)  # DUPLICATE
     merged: dict[tuple, list] = field(default_factory=dict)  # AGGREGATE / UNIQUE, by key
 
@@ -146,6 +148,12 @@ def random_model(name: str, keys_type: str, rnd: random.Random) -> Model:
     keys = KEYS[: rnd.choice((3, 4))] if keys_type != "UNIQUE" else KEYS[:3]
     columns = tuple(keys) + VALUES[keys_type]
     m = Model(name, keys_type, columns, {}, partitioned=rnd.random() < 0.5)
+    dist = rnd.choice(["HASH(k1)", "HASH(k1)", "HASH(k1, k2)", "HASH(k2)"])
+    if keys_type == "DUPLICATE" and rnd.random() < 0.3:
+        dist = "RANDOM"
+    m.distribution = f"{dist} BUCKETS {rnd.randrange(1, 6)}"
+    if keys_type == "UNIQUE" and rnd.random() < 0.5:  # merge-on-read (else merge-on-write)
+        m.properties = ('"enable_unique_key_merge_on_write" = "false"',)
     for i in range(rnd.randrange(2, 5)):
         cols = random_rollup(m, i, rnd)
         m.rollups[f"r{i}_{'_'.join(cols)}"[:60]] = cols
@@ -184,9 +192,9 @@ def create_sql(m: Model) -> str:
                  "PARTITION p1 VALUES LESS THAN ('2024-03-04'), "
                  "PARTITION p2 VALUES LESS THAN MAXVALUE) ")
     rollups = ", ".join(f"{n}({', '.join(c)})" for n, c in m.rollups.items())
+    props = ", ".join(('"replication_num" = "1"',) + m.properties)
     return (f"CREATE TABLE {m.name} ({cols}) {m.keys_type} KEY({keys}) {parts}"
-            f"DISTRIBUTED BY HASH(k1) BUCKETS {len(m.name) % 3 + 2} "
-            f'PROPERTIES ("replication_num" = "1") ROLLUP ({rollups})')
+            f"DISTRIBUTED BY {m.distribution} PROPERTIES ({props}) ROLLUP ({rollups})")
 
 
 def _literal(x: object) -> str:
