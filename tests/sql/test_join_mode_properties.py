@@ -446,21 +446,26 @@ def _small_group(cur, db: str, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyC
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "known bug: a COLOCATE join above a join that is not colocated (here BROADCAST with a table "
-    "outside the group) runs per bucket (executor/colocate_join.py restrict_to_bucket) and "
+    "known bug: a COLOCATE join above a join that is not colocated (BROADCAST or BUCKET_SHUFFLE "
+    "with a table outside the group) runs per bucket (executor/colocate_join.py restrict_to_bucket) and "
     "restricts the exchanged side's scan to the same bucket seq too, so its rows in other "
     "buckets are lost"))
-def test_colocate_join_over_broadcast_join(db_conn, db: str) -> None:
+@pytest.mark.parametrize("inner_on, inner_mode", [
+    ("t1.v = o.id", "BROADCAST"),  # t1 JOIN o keeps t1's distribution: broadcast ...
+    ("t1.id = o.v", "BUCKET_SHUFFLE"),  # ... or bucket shuffle into t1's buckets
+])
+def test_colocate_join_over_broadcast_join(db_conn, db: str, inner_on: str,
+                                           inner_mode: str) -> None:
     cur = db_conn.cursor()
     duck = _small_group(cur, db, {
         "t1": [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (None, 7)],
         "t2": [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (None, 8)],
         "o": [(i, i) for i in range(1, 8)],
     })
-    # t1 JOIN o is BROADCAST and keeps t1's distribution, so the join with t2 is COLOCATE
+    # t1 JOIN o keeps t1's distribution, so the join with t2 is COLOCATE
     sql = ("SELECT s.id, s.v, t2.v FROM t2 JOIN (SELECT t1.id, o.v FROM t1 JOIN o "
-           "ON t1.v = o.id) s ON s.id = t2.id")
-    assert {"COLOCATE", "BROADCAST"} <= _explain_modes(cur, sql)
+           f"ON {inner_on}) s ON s.id = t2.id")
+    assert _explain_modes(cur, sql) == {"COLOCATE", inner_mode}
     expected = _norm(duck.execute(sql).fetchall())
     cur.execute(sql)
     assert _norm(cur.fetchall()) == expected, sql
