@@ -1,11 +1,13 @@
 """Property test (issue 5, "How it is checked"): every rollup choice returns the base index's rows.
 
-Random AGGREGATE, UNIQUE and DUPLICATE tables with several rollups (other column orders,
-prefixes, subsets), random loads (several INSERTs, so storage merges rowsets on read; UNIQUE
+Random AGGREGATE, UNIQUE (merge-on-write and merge-on-read) and DUPLICATE tables, partitioned
+or not, hash or random distribution, with several rollups (other column orders, prefixes,
+subsets; some added later by ALTER TABLE ADD ROLLUP, whose job converts rowsets that deletes
+already hide rows of), random loads (several INSERTs, so storage merges rowsets on read; UNIQUE
 overwrites; DELETE WHERE on columns every index has) and random aggregate queries (sum / min /
-max / count / count(*) / count DISTINCT / avg, GROUP BY subsets of the columns, filters on
-prefix and non-prefix columns, value-column filters, queries over a join with a dimension
-table). Each query runs over the wire with the rollup choice on and with it forced off (`SET
+max / count / count(*) / count DISTINCT / avg, GROUP BY subsets of the columns, HAVING,
+DISTINCT, filters on prefix and non-prefix columns, value-column filters, derived tables that
+rename columns, queries over a join with a dimension table, plain row queries). Each query runs over the wire with the rollup choice on and with it forced off (`SET
 disable_nereids_rules = 'MATERIALIZED_INDEX_AGG_SCAN'`, Doris' rule name that maps to our
 planner/rules/choose_rollup.py); both must equal DuckDB over the same logical data (the table's
 rows after every load and delete, merged by the table's keys as Doris defines it, modelled here
