@@ -270,7 +270,7 @@ def random_query(rnd: random.Random) -> Query:
     aliases = ["x", "y"]
     if shape > 0.65:
         c = _third_table(rnd, a, b, plain)
-        kind2 = rnd.choice(["JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN"])
+        kind2 = rnd.choice(["JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL OUTER JOIN"])
         # join the third table to either of the first two, on its distribution columns or not
         to = rnd.choice(aliases)
         keys2 = list(c.dist) if c.dist and rnd.random() < 0.6 else [rnd.choice(KEY_COLUMNS)]
