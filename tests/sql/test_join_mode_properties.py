@@ -7,8 +7,9 @@ tables with other bucket counts, RANDOM distribution, partitioned and not. Rando
 two- and three-way joins, keys on distribution columns and not, extra non-equi ON conditions,
 aggregates above, WHERE filters) run over the wire under every way a user asks for a mode: no
 hint, `JOIN [shuffle]`, `JOIN [broadcast]`, `JOIN [bucket]`, `SET disable_colocate_plan =
-true`, `SET enable_bucket_shuffle_join = false`, `SET broadcast_row_count_limit = 0` (the
-variables executor/query.py `distribute_options` reads). Every variant must return the same
+true` (and the seed's `disable_colocate_join`), `SET enable_bucket_shuffle_join = false`, `SET
+broadcast_row_count_limit = 0` (the variables executor/query.py `distribute_options` reads);
+a mode the session switched off must never appear in the variant's EXPLAIN. Every variant must return the same
 multiset of rows as DuckDB over the same data, and over the run EXPLAIN must show that every
 mode (COLOCATE, BUCKET_SHUFFLE, BROADCAST, PARTITIONED) was really planned for many queries.
 
@@ -103,6 +104,7 @@ VARIANTS = (
     ("hint broadcast", " [broadcast]", ()),
     ("hint bucket", " [bucket]", ()),
     ("disable_colocate_plan", "", ("SET disable_colocate_plan = true",)),
+    ("disable_colocate_join", "", ("SET disable_colocate_join = true",)),  # the seed's name
     ("no bucket shuffle", "", ("SET enable_bucket_shuffle_join = false",)),
     ("broadcast limit 0", "", ("SET broadcast_row_count_limit = 0",)),
 )
@@ -399,7 +401,7 @@ def _run_seed(server, db: str, seed: int, queries: int) -> collections.Counter:
                     modes = _explain_modes(cur, sql)
                 modes_of_query |= modes
                 # a mode the session switched off is never planned
-                off = {"disable_colocate_plan": "COLOCATE",
+                off = {"disable_colocate_plan": "COLOCATE", "disable_colocate_join": "COLOCATE",
                        "no bucket shuffle": "BUCKET_SHUFFLE"}.get(name)
                 assert off not in modes, f"seed={seed} variant '{name}' planned {off}: {sql}"
                 assert got == expected, (
