@@ -53,15 +53,17 @@ class Table:
     group: str | None = None  # colocate group (suffix; the test prefixes the database name)
     partitioned: bool = False  # RANGE(k_date) with an always-empty partition
     keys: str = "DUPLICATE"  # UNIQUE: KEY(k_int); AGGREGATE: every k_* column a key, v SUM
+    rollup: str = ""  # ROLLUP clause: scans that need only its columns may read it
 
 
 # Colocate groups: g_int (k_int, 4 buckets, five tables, two partitioned), g_sd ((k_str,
 # k_date), 3 buckets), g_dec (k_dec, 5 buckets), g_big (k_big, 2 buckets). Outside any group:
 # the same distribution as g_int (o_int: colocate must still be refused), other bucket counts,
-# RANDOM distribution. g_int also holds a UNIQUE and an AGGREGATE table (merged rows).
+# RANDOM distribution. g_int also holds a UNIQUE and an AGGREGATE table (merged rows); two
+# tables have a rollup (the scan reads it when it has every column the query needs).
 TABLES = (
     Table("ci0", ("k_int",), 4, "g_int", partitioned=True),
-    Table("ci1", ("k_int",), 4, "g_int"),
+    Table("ci1", ("k_int",), 4, "g_int", rollup="r_str(k_str, k_int, k_date, v)"),
     Table("ci2", ("k_int",), 4, "g_int"),
     Table("cu", ("k_int",), 4, "g_int", keys="UNIQUE"),
     Table("ca", ("k_int",), 4, "g_int", partitioned=True, keys="AGGREGATE"),
@@ -72,7 +74,7 @@ TABLES = (
     Table("cb0", ("k_big",), 2, "g_big", partitioned=True),
     Table("cb1", ("k_big",), 2, "g_big"),
     Table("o_int", ("k_int",), 4),
-    Table("o_int7", ("k_int",), 7, partitioned=True),
+    Table("o_int7", ("k_int",), 7, partitioned=True, rollup="r_date(k_date, k_str, k_int, v)"),
     Table("o_str", ("k_str",), 2),
     Table("o_date", ("k_date",), 3),
     Table("o_rand", (), 3),
@@ -159,7 +161,8 @@ def create_tables(cur, duck: duckdb.DuckDBPyConnection, db: str, rnd: random.Ran
         cur.execute(
             f"CREATE TABLE {t.name} ({cols}) {t.keys} KEY({keys}) "
             + (PARTITION_CLAUSE + " " if t.partitioned else "")
-            + f"DISTRIBUTED BY {dist} BUCKETS {t.buckets} PROPERTIES ({', '.join(props)})")
+            + f"DISTRIBUTED BY {dist} BUCKETS {t.buckets} PROPERTIES ({', '.join(props)})"
+            + (f" ROLLUP ({t.rollup})" if t.rollup else ""))
         duck.execute(f"CREATE TABLE {t.name} ("
                      + ", ".join(f"{c} {dtype}" for c, (_, dtype) in COLUMNS.items()) + ")")
         # a few loads each (several rowsets per tablet); sometimes a table stays empty
