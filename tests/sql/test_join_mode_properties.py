@@ -31,7 +31,7 @@ import duckdb
 import pytest
 
 DEFAULT_SEEDS = (5, 1205)
-QUERIES_PER_SEED = 25
+QUERIES_PER_SEED = 20
 
 # name -> (DDL type, DuckDB type)
 COLUMNS = {
