@@ -55,6 +55,7 @@ Path = tuple[int, ...]
 
 # A scan fragment over fewer stored rows runs as one instance (Python threads and queue
 # hand-offs cost about a millisecond each; below this the work is smaller than that).
+# Session variable `shaledb_small_fragment_rows` overrides it.
 SMALL_FRAGMENT_ROWS = 100_000
 
 
@@ -105,8 +106,10 @@ class Coordinator:
     """Instances of every fragment of one query; `run()` yields the result batches."""
 
     def __init__(self, plan: LogicalPlan, dplan: DistributedPlan, ctx: ExecContext,
-                 backends: list[int], runtime_filters: bool = True) -> None:
+                 backends: list[int], runtime_filters: bool = True,
+                 small_rows: int | None = None) -> None:
         self.plan = plan
+        self.small_rows = SMALL_FRAGMENT_ROWS if small_rows is None else small_rows
         self.dplan = dplan
         self.ctx = ctx
         self.backends = backends or [0]
@@ -216,7 +219,7 @@ class Coordinator:
         for unit in sorted(owner, key=lambda u: (owner[u], u)):  # type: ignore[arg-type]
             per_backend[owner[unit]].append(unit)
         rows = sum(s.row_count for s in run.scans)
-        if rows < SMALL_FRAGMENT_ROWS:
+        if rows < self.small_rows:
             # threads and hand-offs would cost more than the work: one instance, on the
             # backend holding most of it, reads the others' tablets too
             backend = max(per_backend, key=lambda b: (len(per_backend[b]), -b))

@@ -22,7 +22,7 @@ from executor.memory import DEFAULT_EXEC_MEM_LIMIT, MemTracker
 from executor.operator import ExecContext
 from executor.scan import TabletSource
 from planner.builder import build_logical
-from executor.coordinator import Coordinator
+from executor.coordinator import SMALL_FRAGMENT_ROWS, Coordinator
 from planner.distribute import DistributedPlan, DistributeOptions, distribute
 from planner.logical import LogicalPlan
 from planner.optimizer import OptimizerContext, optimize
@@ -98,7 +98,9 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
                                    _query_id()),
                                parallelism=scan_parallelism(ctx))
         coordinator = Coordinator(prepared.plan, prepared.dplan, exec_ctx,
-                                  _backend_ids(storage), _runtime_filters_on(ctx))
+                                  _backend_ids(storage), _runtime_filters_on(ctx),
+                                  _int_variable(ctx, "shaledb_small_fragment_rows",
+                                                SMALL_FRAGMENT_ROWS))
         result.coordinator = coordinator
         for batch in coordinator.run():
             yield batch.rename(names)

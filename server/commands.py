@@ -312,7 +312,10 @@ class StatementRunner:
         if not isinstance(query, exp.Query):
             raise _not_supported(f"EXPLAIN of {type(query).__name__.upper()}")
         ctx = self.context()
-        prepared = plan_select(query, self.engine.catalog, ctx, sql=query.meta.get("sql"))
+        # the plan the query would run: the same switched-off rules as select()
+        disabled = disabled_rules(self.lookup_variable("disable_nereids_rules"))
+        prepared = plan_select(query, self.engine.catalog, ctx, sql=query.meta.get("sql"),
+                               disabled_rules=disabled)
         dplan = prepared.dplan
         text = str(style.name if isinstance(style, exp.Expression) else style or "").upper()
         lines = shape_lines(dplan) if text == "SHAPE PLAN" else \

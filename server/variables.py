@@ -128,6 +128,9 @@ VARIABLES: dict[str, Schema] = {
     "parallel_fragment_exec_instance_num": (to_int, 8, True),
     "parallel_pipeline_task_num": (to_int, 0, True),
     "enable_pipeline_engine": (to_bool, True, True),
+    # ShaleDB: a scan fragment over fewer stored rows runs as one instance on the query's
+    # thread (executor/coordinator.py); 0 spreads every fragment over the backends
+    "shaledb_small_fragment_rows": (to_int, 100000, True),
     "enable_pipeline_x_engine": (to_bool, True, True),
     "enable_local_shuffle": (to_bool, True, True),
     "enable_vectorized_engine": (to_bool, True, True),

@@ -17,7 +17,6 @@ from test_differential import env as agg_env  # noqa: F401
 from test_differential_joins import QUERIES as JOIN_QUERIES
 from test_differential_joins import env  # noqa: F401
 
-import executor.coordinator as coordinator
 import executor.query as query
 from executor.query import execute, plan_select
 
@@ -28,11 +27,10 @@ SEEN: Counter[str] = Counter()
 @pytest.fixture(autouse=True)
 def four_instances(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(query, "scan_parallelism", lambda ctx: INSTANCES)
-    monkeypatch.setattr(coordinator, "SMALL_FRAGMENT_ROWS", 0)  # small tables, many instances
 
 
 def _run(engine, sql: str, variables: dict[str, object]) -> list[tuple]:  # type: ignore[no-untyped-def,type-arg]
-    ctx = session("db", variables)
+    ctx = session("db", {"shaledb_small_fragment_rows": 0, **variables})  # many instances
     prepared = plan_select(sqlglot.parse_one(sql, read="doris"), engine, ctx, sql=sql)
     res = execute(prepared, engine, ctx)
     rows: list[tuple] = []  # type: ignore[type-arg]
