@@ -130,11 +130,9 @@ class Coordinator:
     # ---- structure -------------------------------------------------------------------------
     def _cut(self) -> None:
         by_root = {id(f.root): f for f in self.dplan.fragments}
-        runs: dict[int, FragmentRun] = {}
 
         def visit(frag: Fragment, path: Path) -> FragmentRun:
             run = FragmentRun(frag, path)
-            runs[frag.id] = run
             self.frags.append(run)
             stack = [frag.root]
             while stack:
