@@ -35,7 +35,7 @@ from executor.build import Substitute, build_operator
 from executor.data_stream import (
     ExchangeCounters, ExchangeSource, InlineExchange, QueryRun, Receiver, Sender,
 )
-from executor.hash_join import HashJoin
+from executor.hash_join import HashJoin, SharedBuild
 from executor.limit import Limit
 from executor.operator import ExecContext, Operator
 from executor.runtime_filter import GlobalFilter
@@ -122,6 +122,12 @@ class Coordinator:
         for f in reversed(self.frags):  # senders first: a receiver sizes itself by them
             self._assign(f)
         self._wire()
+        # broadcast build sides the receiving fragment's instances share: only instance 0
+        # receives the rows and builds (executor/hash_join.py SharedBuild)
+        self.shared_builds: dict[Path, SharedBuild] = {
+            link.path: SharedBuild() for link in self.links
+            if link.spec.kind == "broadcast" and len(link.receiver.instances) > 1
+            and isinstance(node_at(self.plan, link.path[:-1]), LogicalJoin)}
         self.join_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
         self.scan_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
         if runtime_filters:
@@ -281,8 +287,11 @@ class Coordinator:
         else:
             root = build_operator(plan, path=run.path, **build)  # type: ignore[arg-type]
         for path, op in inst.ops.items():
-            if isinstance(op, HashJoin) and path in self.join_filters:
-                op.global_filters = self.join_filters[path]
+            if isinstance(op, HashJoin):
+                op.global_filters = self.join_filters.get(path, [])
+                shared = self.shared_builds.get(path + (1,))
+                if shared is not None:
+                    op.shared_build, op.build_owner = shared, index == 0
             elif isinstance(op, Scan) and path in self.scan_filters:
                 op.global_filters = self.scan_filters[path]
         return root
@@ -327,7 +336,8 @@ class Coordinator:
             # the planner put the bucket-shuffled side's partner scan in the receiving fragment
             assert link.receiver.bucketed or len(link.receiver.instances) == 1
             bucket_map = self._bucket_instance(link.receiver, link.spec.buckets)
-        return Sender(link.spec, link.receivers, index, link.counters, ctx.cancel, bucket_map)
+        receivers = link.receivers[:1] if link.path in self.shared_builds else link.receivers
+        return Sender(link.spec, receivers, index, link.counters, ctx.cancel, bucket_map)
 
     def _run_instance(self, run: FragmentRun, index: int) -> None:
         inst = run.instances[index]

@@ -13,6 +13,7 @@ DuckDB `PhysicalHashJoin` (build = Sink, probe = streaming operator), mark joins
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -26,6 +27,7 @@ from executor.runtime_filter import (
     USELESS_FRACTION, GlobalFilter, Target, build_fraction, build_predicates,
 )
 from planner.logical import LogicalJoin
+from sql.errors import QueryCancelled
 from sql.expressions import Comparison, make_and
 from storage.batch import Batch, Column
 from storage.types import BOOLEAN, DataType
@@ -41,6 +43,28 @@ def null_column(t: DataType, n: int) -> Column:
     return Column(t, np.zeros(n, dtype=t.numpy_dtype), valid)
 
 
+class SharedBuild:
+    """The build side of a broadcast join, built once per fragment and probed by every
+    instance (JoinTable probes only read it). Upstream: Doris' shared hash table for
+    broadcast joins (`enable_share_hash_table_for_broadcast_join`)."""
+
+    FIELDS = ("_build_batch", "_bkeys", "_table", "_full_table", "_null_table", "_any_null")
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._state: dict[str, object] = {}
+
+    def publish(self, state: dict[str, object]) -> None:
+        self._state = state
+        self._ready.set()
+
+    def wait(self, halt: threading.Event) -> dict[str, object]:
+        while not self._ready.wait(0.05):
+            if halt.is_set():
+                raise QueryCancelled()
+        return self._state
+
+
 class HashJoin(BufferedInput, Operator):
     """Build side sinks through BufferedInput (counted against exec_mem_limit)."""
 
@@ -52,6 +76,10 @@ class HashJoin(BufferedInput, Operator):
         self._init_buffer()
         self.runtime_targets: list[Target] = []  # set by executor/build.py
         self.global_filters: list[GlobalFilter] = []  # targets in other fragments (coordinator)
+        # a broadcast build side shared by the fragment's instances (coordinator): instance 0
+        # builds, the others wait for its table
+        self.shared_build: SharedBuild | None = None
+        self.build_owner = True
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -77,12 +105,7 @@ class HashJoin(BufferedInput, Operator):
         b = self._build_batch
         n = b.num_rows
         self._bkeys = [fn(b) for fn in self._rkeys]
-        if self.runtime_targets:
-            keep = build_fraction(self.plan.right, n)
-            if keep < USELESS_FRACTION:
-                for target in self.runtime_targets:
-                    target.scan.add_runtime_filter(  # type: ignore[attr-defined]
-                        build_predicates(target.column, self._bkeys[target.key_index]), keep)
+        self._publish_filters(n)
         if self.global_filters:
             keep = build_fraction(self.plan.right, n)
             for gf in self.global_filters:
@@ -90,6 +113,8 @@ class HashJoin(BufferedInput, Operator):
         self._table = JoinTable(self._bkeys, n) if self._bkeys else None
         self._matched = np.zeros(n, np.bool_)
         self._full_table: JoinTable | None = None
+        self._null_table: JoinTable | None = None
+        self._any_null = False
         if self._mark is not None and self.plan.residual is None and \
                 self.plan.condition is None:
             v = self._mark[1](b)
@@ -97,6 +122,34 @@ class HashJoin(BufferedInput, Operator):
             null_rows = np.flatnonzero(v.null_mask())
             self._null_table = JoinTable(self._bkeys, n, null_rows) if self._bkeys else None
             self._any_null = bool(len(null_rows))
+
+    def _publish_filters(self, n: int) -> None:
+        """Runtime filters for the scans under this instance's probe side."""
+        if self.runtime_targets:
+            keep = build_fraction(self.plan.right, n)
+            if keep < USELESS_FRACTION:
+                for target in self.runtime_targets:
+                    target.scan.add_runtime_filter(  # type: ignore[attr-defined]
+                        build_predicates(target.column, self._bkeys[target.key_index]), keep)
+
+    def _build_side(self) -> None:
+        """Drain the build side into the join table, or take the one another instance of
+        this fragment built from the same broadcast rows (read-only, shared)."""
+        shared = self.shared_build
+        if shared is not None and not self.build_owner:
+            for name, value in shared.wait(self.ctx.cancel).items():
+                setattr(self, name, value)
+            n = self._build_batch.num_rows
+            self._matched = np.zeros(n, np.bool_)
+            self._publish_filters(n)
+            return
+        self._init_buffer()
+        for batch in self.children[1].batches():
+            if batch.num_rows:
+                self.sink(batch)
+        self.finalize()
+        if shared is not None:
+            shared.publish({name: getattr(self, name) for name in SharedBuild.FIELDS})
 
     # ---- probe -------------------------------------------------------------------------------
     def _pairs(self, lb: Batch) -> Iterator[tuple[Batch, np.ndarray, np.ndarray]]:
@@ -125,11 +178,7 @@ class HashJoin(BufferedInput, Operator):
         return Batch(lb.names + b.names, left.columns + b.take(bi).columns)
 
     def produce(self) -> Iterator[Batch]:
-        self._init_buffer()
-        for batch in self.children[1].batches():
-            if batch.num_rows:
-                self.sink(batch)
-        self.finalize()
+        self._build_side()
         kind = self.plan.kind
         size = self.ctx.batch_size
         left = self.children[0]

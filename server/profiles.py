@@ -65,7 +65,7 @@ def operator_counters(dplan: DistributedPlan, run: Coordinator | None
 
     A fragment row gives its instance count and the backends they ran on. A node row sums
     the rows of all its instances, with the longest instance's inclusive time; an exchange row
-    gives the rows and bytes it moved (a broadcast counts each copy). A colocated join has
+    gives the rows and bytes it moved. A colocated join has
     no exchange below it, a shuffle join one per side; a colocate join's row adds the bucket
     seqs its instances joined (`Buckets`)."""
     out: list[tuple[str, str]] = []

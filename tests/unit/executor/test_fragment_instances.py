@@ -42,6 +42,8 @@ def _run(engine, sql: str, variables: dict[str, object]) -> list[tuple]:  # type
         for inst in frag.instances:
             for op in inst.ops.values():
                 SEEN[type(op).__name__] += 1
+                if getattr(op, "shared_build", None) is not None and not op.build_owner:
+                    SEEN["shared broadcast build"] += 1  # probes a table instance 0 built
         if len(frag.instances) > 1:
             SEEN["multi-instance fragment"] += 1
     for link in run.links:
@@ -94,5 +96,6 @@ def test_the_distributed_paths_ran(env, agg_env) -> None:  # noqa: F811
     assert SEEN["multi-instance fragment"] > 100
     for key in ("exchange hash", "exchange broadcast", "exchange hash aggregate",
                 "exchange gather aggregate", "exchange gather", "PartialAggregate",
-                "MergeAggregate", "ExchangeSource", "HashJoin", "Limit", "Sort"):
+                "MergeAggregate", "ExchangeSource", "HashJoin", "Limit", "Sort",
+                "shared broadcast build"):
         assert SEEN[key] >= 5, (key, SEEN)
