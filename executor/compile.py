@@ -25,7 +25,7 @@ from sql.functions.operators import (
     arithmetic, case, compare, compare_scalar, in_constants, in_vectors, is_null, like,
     logical_and, logical_not, logical_or, negate,
 )
-from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy
+from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy, widen
 from storage.batch import Batch, Column
 from storage.segment.encoding import varlen_compare_const
 from storage.types import BLOB_KINDS
@@ -34,9 +34,14 @@ Cache = dict[str, Vec]
 Node = Callable[[Batch, Cache], Vec]
 
 
-def compile_expr(expr: Expr, cancel: threading.Event | None = None) -> Callable[[Batch], Vec]:
-    """Compile `expr`; the result evaluates it on a batch (which must have >= 1 column)."""
-    node = _compile(expr, cancel)
+def compile_expr(expr: Expr, cancel: threading.Event | None = None,
+                 compact: bool = False) -> Callable[[Batch], Vec]:
+    """Compile `expr`; the result evaluates it on a batch (which must have >= 1 column).
+
+    `compact=True` lets a wide DECIMAL arithmetic result stay an exact int64 array (see
+    sql/functions/operators.py); only consumers that handle that (SUM/AVG kernels) ask for it.
+    """
+    node = _compile_arith(expr, cancel) if compact and _is_arith(expr) else _compile(expr, cancel)
 
     def run(batch: Batch) -> Vec:
         return node(batch, {})
@@ -44,11 +49,24 @@ def compile_expr(expr: Expr, cancel: threading.Event | None = None) -> Callable[
     return run
 
 
-def compile_column(expr: Expr, cancel: threading.Event | None = None) -> Callable[[Batch], Column]:
-    """Like `compile_expr` but returns a storage Column; column refs pass through untouched."""
+def compile_column(expr: Expr, cancel: threading.Event | None = None,
+                   compact: bool = False) -> Callable[[Batch], Column]:
+    """Like `compile_expr` but returns a storage Column; column refs pass through untouched.
+
+    With `compact=True` a wide DECIMAL arithmetic result may come as an int64 Column.
+    """
     if isinstance(expr, ColumnRef):
         name = expr.name
         return lambda batch: batch.column(name)
+    if compact and _is_arith(expr):
+        node = _compile_arith(expr, cancel)
+
+        def run(batch: Batch) -> Column:
+            v = node(batch, {})
+            valid = None if v.valid is None or v.valid.all() else v.valid
+            return Column(v.type, np.ascontiguousarray(v.data), valid)
+
+        return run
     fn = compile_expr(expr, cancel)
     return lambda batch: fn(batch).to_column()
 
@@ -79,14 +97,10 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
         arg = _compile(e.arg, cancel)
         t = e.type
         return lambda batch, cache: cast_vec(arg(batch, cache), t)
-    if isinstance(e, Arithmetic):
-        left, right = _compile(e.left, cancel), _compile(e.right, cancel)
-        op, t = e.op, e.type
-        return lambda batch, cache: arithmetic(op, left(batch, cache), right(batch, cache), t)
-    if isinstance(e, Negate):
-        arg = _compile(e.arg, cancel)
-        t = e.type
-        return lambda batch, cache: negate(arg(batch, cache), t)
+    if _is_arith(e):
+        # arithmetic chains pass compact wide results between them; others see objects
+        arith = _compile_arith(e, cancel)
+        return lambda batch, cache: widen(arith(batch, cache))
     if isinstance(e, Comparison):
         return _comparison(e, cancel)
     if isinstance(e, (And, Or)):
@@ -123,6 +137,26 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
     if isinstance(e, AggregateCall):
         raise ValueError(f"aggregate {e.sql()} cannot be evaluated as a scalar expression")
     raise ValueError(f"cannot compile {type(e).__name__}")
+
+
+def _is_arith(e: Expr) -> bool:
+    return isinstance(e, (Arithmetic, Negate))
+
+
+def _compile_arith(e: Expr, cancel: threading.Event | None) -> Node:
+    """An arithmetic node whose wide DECIMAL result may be compact (int64), as may be the
+    results of its arithmetic children."""
+    def child(x: Expr) -> Node:
+        return _compile_arith(x, cancel) if _is_arith(x) else _compile(x, cancel)
+
+    if isinstance(e, Arithmetic):
+        left, right = child(e.left), child(e.right)
+        op, t = e.op, e.type
+        return lambda batch, cache: arithmetic(op, left(batch, cache), right(batch, cache), t)
+    assert isinstance(e, Negate)
+    arg = child(e.arg)
+    t = e.type
+    return lambda batch, cache: negate(arg(batch, cache), t)
 
 
 def _comparison(e: Comparison, cancel: threading.Event | None) -> Node:
