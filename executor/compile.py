@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from executor.kernels.strings import LikeProgram, like_kernel, like_program
 from sql.expressions import (
     SWAPPED_OP, AggregateCall, And, Arithmetic, Call, Case, Cast, ColumnRef, Comparison, Expr,
     InList, IsNull, Like, Literal, Negate, Not, Or,
@@ -115,6 +116,11 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
         neg = e.negated
         return lambda batch, cache: is_null(arg(batch, cache), neg)
     if isinstance(e, Like):
+        if (_raw_text_column(e.arg) and isinstance(e.pattern, Literal)
+                and isinstance(e.pattern.value, str)):
+            prog = like_program(e.pattern.value, e.escape)
+            if prog is not None:
+                return _like_text_column(_raw_text_name(e.arg), prog, e)
         arg, pat = _compile(e.arg, cancel), _compile(e.pattern, cancel)
         neg, esc = e.negated, e.escape
         return lambda batch, cache: like(arg(batch, cache), pat(batch, cache), neg, esc)
@@ -166,7 +172,7 @@ def _comparison(e: Comparison, cancel: threading.Event | None) -> Node:
         left, right, op = right, left, SWAPPED_OP[op]
     if isinstance(right, Literal) and left.type == right.type:
         if _raw_text_column(left) and right.value is not None and op != "<=>":
-            return _compare_text_column(left.name, op, right.value)  # type: ignore[attr-defined]
+            return _compare_text_column(_raw_text_name(left), op, right.value)
         arg = _compile(left, cancel)
         value = right.value
         return lambda batch, cache: compare_scalar(op, arg(batch, cache), value)
@@ -180,7 +186,7 @@ def _in_list(e: InList, cancel: threading.Event | None) -> Node:
     if all(isinstance(v, Literal) and v.type == e.arg.type for v in e.values):
         values = [v.value for v in e.values]  # type: ignore[attr-defined]
         if _raw_text_column(e.arg) and None not in values and len(values) <= 16:
-            return _in_text_column(e.arg.name, values, neg)  # type: ignore[attr-defined]
+            return _in_text_column(_raw_text_name(e.arg), values, neg)
         return lambda batch, cache: in_constants(arg(batch, cache), values, neg)
     vals = [_compile(v, cancel) for v in e.values]
     return lambda batch, cache: in_vectors(arg(batch, cache), [v(batch, cache) for v in vals], neg)
@@ -194,7 +200,14 @@ _SIGN_TESTS = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_eq
 
 
 def _raw_text_column(e: Expr) -> bool:
+    """A text column, possibly under a text-to-text CAST (CHAR -> VARCHAR: same values)."""
+    if isinstance(e, Cast) and e.type.is_varlen and e.type.kind not in BLOB_KINDS:
+        e = e.arg
     return isinstance(e, ColumnRef) and e.type.is_varlen and e.type.kind not in BLOB_KINDS
+
+
+def _raw_text_name(e: Expr) -> str:
+    return e.arg.name if isinstance(e, Cast) else e.name  # type: ignore[attr-defined]
 
 
 def _sign(col: Column, value: object) -> np.ndarray:
@@ -210,6 +223,21 @@ def _compare_text_column(name: str, op: str, value: object) -> Node:
         if col.offsets is None:  # not var-len after all: the generic path
             return compare_scalar(op, Vec.from_column(col), value)
         return bool_vec(test(_sign(col, value), 0), col.validity)
+
+    return run
+
+
+def _like_text_column(name: str, prog: LikeProgram, e: Like) -> Node:
+    pat, starts = prog.packed()
+    neg, esc, pattern = e.negated, e.escape, e.pattern.value  # type: ignore[attr-defined]
+
+    def run(batch: Batch, cache: Cache) -> Vec:
+        col = batch.column(name)
+        if col.offsets is None:
+            v = Vec.from_column(col)
+            return like(v, constant(e.pattern.type, pattern, len(v)), neg, esc)
+        hit = like_kernel(col.offsets, col.data, pat, starts, prog.anchor_start, prog.anchor_end)
+        return bool_vec(~hit if neg else hit, col.validity)
 
     return run
 
