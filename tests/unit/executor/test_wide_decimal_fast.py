@@ -276,3 +276,42 @@ def test_compact_sum_of_products_overflowing_int64(size: int, maxp: int,
             sums[k] = sums.get(k, 0) + x * (100 - y) * (100 + y)
     assert [r[1] for r in fast] == [sums[k] for k in sorted(sums)]
     assert max(abs(s) for s in sums.values()) >= 2**63  # the case under test
+
+
+# ---- decimal AVG final: vectorised int64 division vs exact rounding --------------------------
+def _avg_ref(s: int, c: int, sc: int, out_scale: int) -> int:
+    if c == 0:
+        return 0
+    num = s * 10 ** (out_scale - sc)
+    q, r = divmod(abs(num), c)  # half away from zero
+    q += 1 if 2 * r >= c else 0
+    return -q if num < 0 else q
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.integers(-(2**62), 2**62), st.integers(-999, 999)),
+                          st.integers(0, 7)), max_size=30),
+       st.sampled_from([(38, 6), (38, 4), (18, 4), (38, 24)]), st.integers(0, 2))
+def test_avg_final_matches_exact_rounding(rows: list[tuple[int, int]], out: tuple[int, int],
+                                          in_scale: int) -> None:
+    from sql.functions.aggregate import _avg_final
+
+    t = decimal(*out)
+    sums = np.array([r[0] for r in rows], np.int64)
+    counts = np.array([r[1] for r in rows], np.int64)
+    scale = np.full(len(rows), in_scale, np.int64)
+    res = _avg_final((sums, counts, scale), t).to_column().with_type(t)
+    expect = [None if c == 0 else _avg_ref(s, c, in_scale, t.scale) for s, c in rows]
+    assert res.to_pylist() == expect
+    assert res.data.dtype == t.numpy_dtype
+
+
+def test_avg_final_halves_round_away_from_zero() -> None:
+    from sql.functions.aggregate import _avg_final
+
+    t = decimal(38, 0)
+    sums = np.array([1, -1, 3, -3, 5, 2**59, -(2**59)], np.int64)
+    counts = np.array([2, 2, 2, 2, 4, 3, 3], np.int64)
+    got = _avg_final((sums, counts, np.zeros(7, np.int64)), t).data.tolist()
+    assert got == [_avg_ref(s, c, 0, 0) for s, c in zip(sums.tolist(), counts.tolist())]
+    assert got[:5] == [1, -1, 2, -2, 1]
