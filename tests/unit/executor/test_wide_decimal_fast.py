@@ -291,7 +291,7 @@ def _avg_ref(s: int, c: int, sc: int, out_scale: int) -> int:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.one_of(st.integers(-(2**62), 2**62), st.integers(-999, 999)),
                           st.integers(0, 7)), max_size=30),
-       st.sampled_from([(38, 6), (38, 4), (18, 4), (38, 24)]), st.integers(0, 2))
+       st.sampled_from([(38, 6), (38, 4), (38, 24)]), st.integers(0, 2))
 def test_avg_final_matches_exact_rounding(rows: list[tuple[int, int]], out: tuple[int, int],
                                           in_scale: int) -> None:
     from sql.functions.aggregate import _avg_final
@@ -315,3 +315,36 @@ def test_avg_final_halves_round_away_from_zero() -> None:
     got = _avg_final((sums, counts, np.zeros(7, np.int64)), t).data.tolist()
     assert got == [_avg_ref(s, c, 0, 0) for s, c in zip(sums.tolist(), counts.tolist())]
     assert got[:5] == [1, -1, 2, -2, 1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 3), wide_values), min_size=1, max_size=20),
+                min_size=2, max_size=6), st.integers(0, 5))
+def test_wide_sum_states_combine_and_split(parts: list[list[tuple]], cut: int) -> None:  # type: ignore[type-arg]
+    """Twin states (one may be int64, the other Python ints) merge exactly; subsets keep sums."""
+    plan = _agg_plan(M)
+    batches = [Batch(("k", "m"), (Column.from_physical(BIGINT, [r[0] for r in rows]),
+                                  Column.from_physical(W, [r[1] for r in rows])))
+               for rows in parts]
+    cut = 1 + cut % (len(batches) - 1)
+    left, right = GroupedState(plan), GroupedState(plan)
+    for state, part in ((left, batches[:cut]), (right, batches[cut:])):
+        for b in part:
+            state.sink([b.column("k")], [b.column("m"), b.column("m"), None], b.num_rows)
+    merged = GroupedState(plan)
+    for state in (left, right):
+        idx = np.arange(state.groups)
+        merged.combine(state.subset(idx[::2]))  # the two-phase split: shares by group
+        merged.combine(state.subset(idx[1::2]))
+    out = merged.finalize()
+    sums: dict[int, list[int]] = {}
+    for rows in parts:
+        for k, v in rows:
+            sums.setdefault(k, [])
+            if v is not None:
+                sums[k].append(v)
+    assert out is not None
+    assert out[0].to_pylist() == sorted(sums)
+    assert out[1].to_pylist() == [sum(sums[k]) if sums[k] else None for k in sorted(sums)]
+    assert out[3].to_pylist() == [len([r for rows in parts for r in rows if r[0] == k])
+                                  for k in sorted(sums)]
