@@ -79,23 +79,54 @@ def _ones(n: int) -> np.ndarray:
 
 
 class _Sum:
-    """Per-group sum with a `has` mask: int64 while exact, Python ints beyond, or float64."""
+    """Per-group sum with a `has` mask: int64 while exact, Python ints beyond, or float64.
+
+    Integer sums keep `bound`, an upper bound of any |partial sum| in `sums`. When a batch would
+    take it past 2^62, the int64 sums are first spilled into `spill` (exact Python ints per
+    group) and restarted from zero, so long wide-DECIMAL sums stay on the int64 kernel; only a
+    batch whose own bound is too large (or Python-int input) turns `sums` into objects.
+    The exact per-group sum is `sums + spill` (`total`).
+    """
 
     def __init__(self, is_float: bool) -> None:
         self.sums = np.zeros(16, np.float64 if is_float else np.int64)
         self.has = np.zeros(16, np.bool_)
         self.bound = 0.0  # upper bound of any |partial sum| so far (ints only)
+        self.spill: np.ndarray | None = None  # object array of spilled int64 sums
 
     def grow(self, groups: int) -> None:
         self.sums = _zeros_like_grown(self.sums, groups)
         self.has = _zeros_like_grown(self.has, groups)
+        if self.spill is not None:
+            self.spill = _zeros_like_grown(self.spill, groups)
 
     def _to_object(self) -> None:
         self.sums = wide_objects(self.sums)
+        if self.spill is not None:
+            n = min(len(self.spill), len(self.sums))
+            self.sums[:n] = self.sums[:n] + self.spill[:n]
+            self.spill = None
+
+    def _spill(self) -> None:
+        spill = self.spill if self.spill is not None else np.zeros(0, _OBJ)
+        spill = _zeros_like_grown(spill, len(self.sums))
+        n = len(self.sums)
+        spill[:n] = spill[:n] + wide_objects(self.sums)
+        self.spill = spill
+        self.sums = np.zeros(len(self.sums), np.int64)
+        self.bound = 0.0
+
+    def total(self, n: int) -> np.ndarray:
+        """The exact sums of the first n groups (object dtype once anything spilled)."""
+        if self.spill is None:
+            return self.sums[:n]
+        return wide_objects(self.sums[:n]) + self.spill[:n]
 
     def update(self, gids: np.ndarray, values: np.ndarray, valid: np.ndarray, groups: int,
                bound: float) -> None:
         if self.sums.dtype.kind == "i":
+            if self.bound + bound >= _EXACT_LIMIT and bound < _EXACT_LIMIT:
+                self._spill()
             self.bound += bound
             if self.bound >= _EXACT_LIMIT:
                 self._to_object()
@@ -122,6 +153,17 @@ class _Sum:
         self.update(gids, values, valid, groups, bound)
 
     def merge(self, gids: np.ndarray, other: _Sum, n: int, groups: int) -> None:
+        if other.spill is not None and other.sums.dtype.kind == "i":
+            # the other's int64 part merges as usual, its spilled part into our spill
+            if self.sums.dtype.kind == "i":
+                part, _ = group_reduce(other.spill[:n], gids, groups, np.add)
+                if self.spill is None:
+                    self.spill = np.zeros(len(self.sums), _OBJ)
+                self.spill = _zeros_like_grown(self.spill, groups)
+                self.spill[:groups] = self.spill[:groups] + part
+            else:
+                part, _ = group_reduce(other.spill[:n], gids, groups, np.add)
+                self.sums[:groups] = self.sums[:groups] + part
         vals = other.sums[:n]
         if self.sums.dtype == _OBJ or vals.dtype == _OBJ:
             if self.sums.dtype != _OBJ:
@@ -130,11 +172,13 @@ class _Sum:
         self.update(gids, vals, other.has[:n], groups, other.bound)
 
     def nbytes(self) -> int:
-        return int(self.sums.nbytes + self.has.nbytes)
+        spill = 0 if self.spill is None else 8 * len(self.spill)
+        return int(self.sums.nbytes + self.has.nbytes + spill)
 
     def taken(self, idx: np.ndarray) -> _Sum:
         out = _Sum(self.sums.dtype.kind == "f")
         out.sums, out.has, out.bound = self.sums[idx], self.has[idx], self.bound
+        out.spill = None if self.spill is None else self.spill[idx]
         return out
 
 
@@ -203,7 +247,7 @@ class _Agg:
         if self.name in ("min", "max"):
             return self.vals[:groups], self.has[:groups]
         assert self.sum is not None and self.arg_type is not None
-        sums = self.sum.sums[:groups]
+        sums = self.sum.total(groups)
         if self.name == "sum":
             return sums, self.sum.has[:groups]
         scale = self.arg_type.scale if self.arg_type.is_decimal else 0

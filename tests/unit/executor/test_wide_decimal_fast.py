@@ -348,3 +348,47 @@ def test_wide_sum_states_combine_and_split(parts: list[list[tuple]], cut: int) -
     assert out[1].to_pylist() == [sum(sums[k]) if sums[k] else None for k in sorted(sums)]
     assert out[3].to_pylist() == [len([r for rows in parts for r in rows if r[0] == k])
                                   for k in sorted(sums)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_long_sums_spill_to_python_ints_and_stay_int64(seed: int) -> None:
+    """Each batch fits int64 but the running sums do not: int64 sums spill into exact ints."""
+    rng = np.random.default_rng(seed)
+    plan = _agg_plan(M)
+    parts = []
+    for _ in range(60):
+        vals = [None if rng.random() < 0.1 else int(x) * (1 if seed != 2 else -1)
+                for x in rng.integers(2**57, 2**58, 4)]
+        parts.append([(int(k), v) for k, v in zip(rng.integers(0, 3, 4), vals)])
+    def compact(vals: list[int | None]) -> Column:  # a wide DECIMAL column as exact int64
+        valid = np.array([v is not None for v in vals])
+        return Column(W, np.array([v or 0 for v in vals], np.int64), valid)
+
+    batches = [Batch(("k", "m"), (Column.from_physical(BIGINT, [r[0] for r in rows]),
+                                  compact([r[1] for r in rows])))
+               for rows in parts]
+    states = [GroupedState(plan) for _ in range(3)]
+    for i, b in enumerate(batches):
+        for st_ in (states[0], states[1 + i % 2]):
+            st_.sink([b.column("k")], [b.column("m"), b.column("m"), None], b.num_rows)
+    one = states[0]
+    assert one.aggs[0].sum is not None and one.aggs[0].sum.spill is not None
+    assert one.aggs[0].sum.sums.dtype == np.int64  # still on the kernel
+    merged = GroupedState(plan)
+    for st_ in states[1:]:
+        idx = np.arange(st_.groups)
+        merged.combine(st_.subset(idx[::2]))
+        merged.combine(st_.subset(idx[1::2]))
+    expect: dict[int, list[int]] = {}
+    for rows in parts:
+        for k, v in rows:
+            expect.setdefault(k, [])
+            if v is not None:
+                expect[k].append(v)
+    for state in (one, merged):
+        out = state.finalize()
+        assert out is not None
+        assert out[0].to_pylist() == sorted(expect)
+        assert out[1].to_pylist() == [sum(expect[k]) for k in sorted(expect)]
+        avg = [_avg_ref(sum(expect[k]), len(expect[k]), 4, 8) for k in sorted(expect)]
+        assert out[2].to_pylist() == avg
