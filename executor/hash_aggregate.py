@@ -76,8 +76,9 @@ class HashAggregate(SinkOperator):
         super().open(ctx)
         self._key_fns = [compile_column(e, ctx.cancel) for _, e in self.plan.group_by]
         # SUM/AVG kernels take wide DECIMAL arithmetic results as exact int64 when they fit
+        kernel = self._grouped is not None
         self._arg_fns = [compile_column(a.args[0], ctx.cancel,
-                                        compact=self._grouped is not None and a.name in _COMPACT_ARG_AGGS)
+                                        compact=kernel and a.name in _COMPACT_ARG_AGGS)
                          if a.args else None
                          for _, a in self.plan.aggregates]
 

@@ -58,7 +58,7 @@ def test_q1_shaped_sums_are_exact(db_conn) -> None:  # type: ignore[no-untyped-d
     _check_q1(cur, _Q1.format(where="WHERE p BETWEEN -100000 AND 100000"), small, big=False)
 
 
-def _check_q1(cur, sql: str, rows: list[tuple], big: bool) -> None:  # type: ignore[no-untyped-def,type-arg]
+def _check_q1(cur, sql: str, rows: list, big: bool) -> None:  # type: ignore[no-untyped-def]
     cur.execute(sql)
     got = cur.fetchall()
     expect = []

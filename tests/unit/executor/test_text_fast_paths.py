@@ -53,7 +53,7 @@ def _column(values: list[str | None]) -> Column:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.text(ALPHABET, max_size=8), st.none()), max_size=20),
        st.text(ALPHABET, max_size=7))
-def test_like_kernel_matches_reference_and_str_matcher(values: list, pattern: str) -> None:  # type: ignore[type-arg]
+def test_like_kernel_matches_reference_and_str_matcher(values: list, pattern: str) -> None:
     prog = like_program(pattern)
     if prog is None:
         return

@@ -64,7 +64,7 @@ near_bound = st.one_of(
 # ---- arithmetic ----------------------------------------------------------------------------
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(["+", "-", "*"]), st.lists(st.tuples(near_bound, near_bound), max_size=40))
-def test_wide_arithmetic_matches_python_ints(op: str, pairs: list[tuple]) -> None:  # type: ignore[type-arg]
+def test_wide_arithmetic_matches_python_ints(op: str, pairs: list) -> None:
     t = decimal(19, 0)  # 19 digits hold |x| < 2**62 operands
     a = _vec(t, [p[0] for p in pairs])
     b = _vec(t, [p[1] for p in pairs])
@@ -225,7 +225,7 @@ wide_values = st.one_of(st.integers(-(2**62), 2**62), st.integers(-(10**37), 10*
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.integers(0, 3), wide_values), max_size=30), max_size=5))
-def test_wide_sum_kernel_equals_python_sums(parts: list[list[tuple]]) -> None:  # type: ignore[type-arg]
+def test_wide_sum_kernel_equals_python_sums(parts: list) -> None:
     batches = [Batch(("k", "m"), (Column.from_physical(BIGINT, [r[0] for r in rows]),
                                   Column.from_physical(W, [r[1] for r in rows])))
                for rows in parts if rows]
@@ -320,7 +320,7 @@ def test_avg_final_halves_round_away_from_zero() -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.integers(0, 3), wide_values), min_size=1, max_size=20),
                 min_size=2, max_size=6), st.integers(0, 5))
-def test_wide_sum_states_combine_and_split(parts: list[list[tuple]], cut: int) -> None:  # type: ignore[type-arg]
+def test_wide_sum_states_combine_and_split(parts: list, cut: int) -> None:
     """Twin states (one may be int64, the other Python ints) merge exactly; subsets keep sums."""
     plan = _agg_plan(M)
     batches = [Batch(("k", "m"), (Column.from_physical(BIGINT, [r[0] for r in rows]),
