@@ -392,3 +392,24 @@ def test_long_sums_spill_to_python_ints_and_stay_int64(seed: int) -> None:
         assert out[1].to_pylist() == [sum(expect[k]) for k in sorted(expect)]
         avg = [_avg_ref(sum(expect[k]), len(expect[k]), 4, 8) for k in sorted(expect)]
         assert out[2].to_pylist() == avg
+
+
+# ---- range check of casts over Python ints ---------------------------------------------------
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.integers(-(10**40), 10**40), st.integers(-(10**19), 10**19),
+                          st.sampled_from([10**38 - 1, -(10**38) + 1, 10**38, -(10**38),
+                                           10**18 - 1, 10**18, 2**63 - 1, -(2**63)])),
+                max_size=30),
+       st.sampled_from([(38, 0), (38, 2), (18, 0), (30, 4)]))
+def test_fit_range_on_python_ints(values: list, prec_scale: tuple) -> None:  # type: ignore[type-arg]
+    from sql.functions.cast import fit_range
+
+    t = decimal(*prec_scale)
+    lo, hi = -(10**t.precision) + 1, 10**t.precision - 1
+    res = fit_range(np.array(values, dtype=object), None, t)
+    ok = [lo <= v <= hi for v in values]
+    assert res.data.dtype == t.numpy_dtype
+    assert res.data.tolist() == [v if g else 0 for v, g in zip(values, ok)]
+    assert all(type(x) is int for x in res.data.tolist())
+    expect_valid = None if all(ok) else ok
+    assert (None if res.valid is None else res.valid.tolist()) == expect_valid
