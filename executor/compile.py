@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from executor.kernels.strings import LikeProgram, like_kernel, like_program
 from sql.expressions import (
     SWAPPED_OP, AggregateCall, And, Arithmetic, Call, Case, Cast, ColumnRef, Comparison, Expr,
     InList, IsNull, Like, Literal, Negate, Not, Or,
@@ -25,7 +26,7 @@ from sql.functions.operators import (
     arithmetic, case, compare, compare_scalar, in_constants, in_vectors, is_null, like,
     logical_and, logical_not, logical_or, negate,
 )
-from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy
+from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy, widen
 from storage.batch import Batch, Column
 from storage.segment.encoding import varlen_compare_const
 from storage.types import BLOB_KINDS
@@ -34,9 +35,14 @@ Cache = dict[str, Vec]
 Node = Callable[[Batch, Cache], Vec]
 
 
-def compile_expr(expr: Expr, cancel: threading.Event | None = None) -> Callable[[Batch], Vec]:
-    """Compile `expr`; the result evaluates it on a batch (which must have >= 1 column)."""
-    node = _compile(expr, cancel)
+def compile_expr(expr: Expr, cancel: threading.Event | None = None,
+                 compact: bool = False) -> Callable[[Batch], Vec]:
+    """Compile `expr`; the result evaluates it on a batch (which must have >= 1 column).
+
+    `compact=True` lets a wide DECIMAL arithmetic result stay an exact int64 array (see
+    sql/functions/operators.py); only consumers that handle that (SUM/AVG kernels) ask for it.
+    """
+    node = _compile_arith(expr, cancel) if compact and _is_arith(expr) else _compile(expr, cancel)
 
     def run(batch: Batch) -> Vec:
         return node(batch, {})
@@ -44,11 +50,24 @@ def compile_expr(expr: Expr, cancel: threading.Event | None = None) -> Callable[
     return run
 
 
-def compile_column(expr: Expr, cancel: threading.Event | None = None) -> Callable[[Batch], Column]:
-    """Like `compile_expr` but returns a storage Column; column refs pass through untouched."""
+def compile_column(expr: Expr, cancel: threading.Event | None = None,
+                   compact: bool = False) -> Callable[[Batch], Column]:
+    """Like `compile_expr` but returns a storage Column; column refs pass through untouched.
+
+    With `compact=True` a wide DECIMAL arithmetic result may come as an int64 Column.
+    """
     if isinstance(expr, ColumnRef):
         name = expr.name
         return lambda batch: batch.column(name)
+    if compact and _is_arith(expr):
+        node = _compile_arith(expr, cancel)
+
+        def run(batch: Batch) -> Column:
+            v = node(batch, {})
+            valid = None if v.valid is None or v.valid.all() else v.valid
+            return Column(v.type, np.ascontiguousarray(v.data), valid)
+
+        return run
     fn = compile_expr(expr, cancel)
     return lambda batch: fn(batch).to_column()
 
@@ -79,14 +98,10 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
         arg = _compile(e.arg, cancel)
         t = e.type
         return lambda batch, cache: cast_vec(arg(batch, cache), t)
-    if isinstance(e, Arithmetic):
-        left, right = _compile(e.left, cancel), _compile(e.right, cancel)
-        op, t = e.op, e.type
-        return lambda batch, cache: arithmetic(op, left(batch, cache), right(batch, cache), t)
-    if isinstance(e, Negate):
-        arg = _compile(e.arg, cancel)
-        t = e.type
-        return lambda batch, cache: negate(arg(batch, cache), t)
+    if _is_arith(e):
+        # arithmetic chains pass compact wide results between them; others see objects
+        arith = _compile_arith(e, cancel)
+        return lambda batch, cache: widen(arith(batch, cache))
     if isinstance(e, Comparison):
         return _comparison(e, cancel)
     if isinstance(e, (And, Or)):
@@ -101,6 +116,11 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
         neg = e.negated
         return lambda batch, cache: is_null(arg(batch, cache), neg)
     if isinstance(e, Like):
+        if (_raw_text_column(e.arg) and isinstance(e.pattern, Literal)
+                and isinstance(e.pattern.value, str)):
+            prog = like_program(e.pattern.value, e.escape)
+            if prog is not None:
+                return _like_text_column(_raw_text_name(e.arg), prog, e)
         arg, pat = _compile(e.arg, cancel), _compile(e.pattern, cancel)
         neg, esc = e.negated, e.escape
         return lambda batch, cache: like(arg(batch, cache), pat(batch, cache), neg, esc)
@@ -125,6 +145,26 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
     raise ValueError(f"cannot compile {type(e).__name__}")
 
 
+def _is_arith(e: Expr) -> bool:
+    return isinstance(e, (Arithmetic, Negate))
+
+
+def _compile_arith(e: Expr, cancel: threading.Event | None) -> Node:
+    """An arithmetic node whose wide DECIMAL result may be compact (int64), as may be the
+    results of its arithmetic children."""
+    def child(x: Expr) -> Node:
+        return _compile_arith(x, cancel) if _is_arith(x) else _compile(x, cancel)
+
+    if isinstance(e, Arithmetic):
+        left, right = child(e.left), child(e.right)
+        op, t = e.op, e.type
+        return lambda batch, cache: arithmetic(op, left(batch, cache), right(batch, cache), t)
+    assert isinstance(e, Negate)
+    arg = child(e.arg)
+    t = e.type
+    return lambda batch, cache: negate(arg(batch, cache), t)
+
+
 def _comparison(e: Comparison, cancel: threading.Event | None) -> Node:
     op = e.op
     left, right = e.left, e.right
@@ -132,7 +172,7 @@ def _comparison(e: Comparison, cancel: threading.Event | None) -> Node:
         left, right, op = right, left, SWAPPED_OP[op]
     if isinstance(right, Literal) and left.type == right.type:
         if _raw_text_column(left) and right.value is not None and op != "<=>":
-            return _compare_text_column(left.name, op, right.value)  # type: ignore[attr-defined]
+            return _compare_text_column(_raw_text_name(left), op, right.value)
         arg = _compile(left, cancel)
         value = right.value
         return lambda batch, cache: compare_scalar(op, arg(batch, cache), value)
@@ -146,7 +186,7 @@ def _in_list(e: InList, cancel: threading.Event | None) -> Node:
     if all(isinstance(v, Literal) and v.type == e.arg.type for v in e.values):
         values = [v.value for v in e.values]  # type: ignore[attr-defined]
         if _raw_text_column(e.arg) and None not in values and len(values) <= 16:
-            return _in_text_column(e.arg.name, values, neg)  # type: ignore[attr-defined]
+            return _in_text_column(_raw_text_name(e.arg), values, neg)
         return lambda batch, cache: in_constants(arg(batch, cache), values, neg)
     vals = [_compile(v, cancel) for v in e.values]
     return lambda batch, cache: in_vectors(arg(batch, cache), [v(batch, cache) for v in vals], neg)
@@ -160,7 +200,14 @@ _SIGN_TESTS = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_eq
 
 
 def _raw_text_column(e: Expr) -> bool:
+    """A text column, possibly under a text-to-text CAST (CHAR -> VARCHAR: same values)."""
+    if isinstance(e, Cast) and e.type.is_varlen and e.type.kind not in BLOB_KINDS:
+        e = e.arg
     return isinstance(e, ColumnRef) and e.type.is_varlen and e.type.kind not in BLOB_KINDS
+
+
+def _raw_text_name(e: Expr) -> str:
+    return e.arg.name if isinstance(e, Cast) else e.name  # type: ignore[attr-defined]
 
 
 def _sign(col: Column, value: object) -> np.ndarray:
@@ -176,6 +223,21 @@ def _compare_text_column(name: str, op: str, value: object) -> Node:
         if col.offsets is None:  # not var-len after all: the generic path
             return compare_scalar(op, Vec.from_column(col), value)
         return bool_vec(test(_sign(col, value), 0), col.validity)
+
+    return run
+
+
+def _like_text_column(name: str, prog: LikeProgram, e: Like) -> Node:
+    pat, starts = prog.packed()
+    neg, esc, pattern = e.negated, e.escape, e.pattern.value  # type: ignore[attr-defined]
+
+    def run(batch: Batch, cache: Cache) -> Vec:
+        col = batch.column(name)
+        if col.offsets is None:
+            v = Vec.from_column(col)
+            return like(v, constant(e.pattern.type, pattern, len(v)), neg, esc)
+        hit = like_kernel(col.offsets, col.data, pat, starts, prog.anchor_start, prog.anchor_end)
+        return bool_vec(~hit if neg else hit, col.validity)
 
     return run
 

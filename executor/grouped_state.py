@@ -26,7 +26,7 @@ from executor.memory import column_bytes
 from planner.logical import LogicalAggregate
 from sql.functions import State, aggregate_function
 from sql.functions.aggregate import group_reduce
-from sql.functions.vector import object_array
+from sql.functions.vector import wide_objects
 from storage.batch import Column
 from storage.types import DataType
 
@@ -55,6 +55,8 @@ def kernel_supported(plan: LogicalAggregate) -> bool:
         if len(a.args) != 1:
             return False
         t = a.args[0].type
+        if t.is_object and t.is_decimal and a.name in ("sum", "avg"):
+            continue  # wide DECIMAL sums: exact int64 while bounded, Python ints beyond
         if t.is_object or t.is_varlen:
             return False
         if _kind(t) not in ("iuf" if a.name in ("min", "max") else "iubf"):
@@ -77,30 +79,61 @@ def _ones(n: int) -> np.ndarray:
 
 
 class _Sum:
-    """Per-group sum with a `has` mask: int64 while exact, Python ints beyond, or float64."""
+    """Per-group sum with a `has` mask: int64 while exact, Python ints beyond, or float64.
+
+    Integer sums keep `bound`, an upper bound of any |partial sum| in `sums`. When a batch would
+    take it past 2^62, the int64 sums are first spilled into `spill` (exact Python ints per
+    group) and restarted from zero, so long wide-DECIMAL sums stay on the int64 kernel; only a
+    batch whose own bound is too large (or Python-int input) turns `sums` into objects.
+    The exact per-group sum is `sums + spill` (`total`).
+    """
 
     def __init__(self, is_float: bool) -> None:
         self.sums = np.zeros(16, np.float64 if is_float else np.int64)
         self.has = np.zeros(16, np.bool_)
         self.bound = 0.0  # upper bound of any |partial sum| so far (ints only)
+        self.spill: np.ndarray | None = None  # object array of spilled int64 sums
 
     def grow(self, groups: int) -> None:
         self.sums = _zeros_like_grown(self.sums, groups)
         self.has = _zeros_like_grown(self.has, groups)
+        if self.spill is not None:
+            self.spill = _zeros_like_grown(self.spill, groups)
 
     def _to_object(self) -> None:
-        self.sums = object_array([int(x) for x in self.sums.tolist()])
+        self.sums = wide_objects(self.sums)
+        if self.spill is not None:
+            n = min(len(self.spill), len(self.sums))
+            self.sums[:n] = self.sums[:n] + self.spill[:n]
+            self.spill = None
+
+    def _spill(self) -> None:
+        spill = self.spill if self.spill is not None else np.zeros(0, _OBJ)
+        spill = _zeros_like_grown(spill, len(self.sums))
+        n = len(self.sums)
+        spill[:n] = spill[:n] + wide_objects(self.sums)
+        self.spill = spill
+        self.sums = np.zeros(len(self.sums), np.int64)
+        self.bound = 0.0
+
+    def total(self, n: int) -> np.ndarray:
+        """The exact sums of the first n groups (object dtype once anything spilled)."""
+        if self.spill is None:
+            return self.sums[:n]
+        return wide_objects(self.sums[:n]) + self.spill[:n]
 
     def update(self, gids: np.ndarray, values: np.ndarray, valid: np.ndarray, groups: int,
                bound: float) -> None:
         if self.sums.dtype.kind == "i":
+            if self.bound + bound >= _EXACT_LIMIT and bound < _EXACT_LIMIT:
+                self._spill()
             self.bound += bound
             if self.bound >= _EXACT_LIMIT:
                 self._to_object()
         if self.sums.dtype == _OBJ:
             vals = values[valid]
             if vals.dtype != _OBJ:
-                vals = object_array([int(x) for x in vals.tolist()])
+                vals = wide_objects(vals)
             part, has = group_reduce(vals, gids[valid], groups, np.add)
             self.sums[:groups] = self.sums[:groups] + part
             self.has[:groups] |= has
@@ -111,11 +144,26 @@ class _Sum:
                       groups: int) -> None:
         """Fold raw argument values (already in the sum's dtype)."""
         bound = 0.0
-        if values.dtype.kind == "i" and len(values):
+        if values.dtype == _OBJ:
+            if self.sums.dtype.kind == "i":
+                self._to_object()
+            self.bound = _EXACT_LIMIT
+        elif values.dtype.kind == "i" and len(values):
             bound = float(np.abs(values.astype(np.float64)).max()) * len(values)
         self.update(gids, values, valid, groups, bound)
 
     def merge(self, gids: np.ndarray, other: _Sum, n: int, groups: int) -> None:
+        if other.spill is not None and other.sums.dtype.kind == "i":
+            # the other's int64 part merges as usual, its spilled part into our spill
+            if self.sums.dtype.kind == "i":
+                part, _ = group_reduce(other.spill[:n], gids, groups, np.add)
+                if self.spill is None:
+                    self.spill = np.zeros(len(self.sums), _OBJ)
+                self.spill = _zeros_like_grown(self.spill, groups)
+                self.spill[:groups] = self.spill[:groups] + part
+            else:
+                part, _ = group_reduce(other.spill[:n], gids, groups, np.add)
+                self.sums[:groups] = self.sums[:groups] + part
         vals = other.sums[:n]
         if self.sums.dtype == _OBJ or vals.dtype == _OBJ:
             if self.sums.dtype != _OBJ:
@@ -124,11 +172,13 @@ class _Sum:
         self.update(gids, vals, other.has[:n], groups, other.bound)
 
     def nbytes(self) -> int:
-        return int(self.sums.nbytes + self.has.nbytes)
+        spill = 0 if self.spill is None else 8 * len(self.spill)
+        return int(self.sums.nbytes + self.has.nbytes + spill)
 
     def taken(self, idx: np.ndarray) -> _Sum:
         out = _Sum(self.sums.dtype.kind == "f")
         out.sums, out.has, out.bound = self.sums[idx], self.has[idx], self.bound
+        out.spill = None if self.spill is None else self.spill[idx]
         return out
 
 
@@ -167,8 +217,11 @@ class _Agg:
         assert arg is not None
         valid = arg.validity if arg.validity is not None else _ones(len(gids))
         if self.sum is not None:
-            vals = arg.data.astype(self.sum.sums.dtype if self.sum.sums.dtype != _OBJ
-                                   else np.int64, copy=False)
+            if arg.data.dtype == _OBJ:  # wide DECIMAL values beyond int64: exact objects
+                vals = arg.data
+            else:
+                vals = arg.data.astype(self.sum.sums.dtype if self.sum.sums.dtype != _OBJ
+                                       else np.int64, copy=False)
             self.sum.update_values(gids, vals, valid, groups)
             if self.name == "avg":
                 count_valid(gids, valid, self.counts)
@@ -194,7 +247,7 @@ class _Agg:
         if self.name in ("min", "max"):
             return self.vals[:groups], self.has[:groups]
         assert self.sum is not None and self.arg_type is not None
-        sums = self.sum.sums[:groups]
+        sums = self.sum.total(groups)
         if self.name == "sum":
             return sums, self.sum.has[:groups]
         scale = self.arg_type.scale if self.arg_type.is_decimal else 0

@@ -35,6 +35,9 @@ from storage.batch import Batch, Column
 _COMPACT_ROWS = 1 << 20
 
 
+_COMPACT_ARG_AGGS = frozenset({"sum", "avg"})  # aggregates whose kernels take compact args
+
+
 @dataclass
 class _Partial:
     keys: list[Column]  # one row per group of this partial
@@ -72,7 +75,11 @@ class HashAggregate(SinkOperator):
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
         self._key_fns = [compile_column(e, ctx.cancel) for _, e in self.plan.group_by]
-        self._arg_fns = [compile_column(a.args[0], ctx.cancel) if a.args else None
+        # SUM/AVG kernels take wide DECIMAL arithmetic results as exact int64 when they fit
+        kernel = self._grouped is not None
+        self._arg_fns = [compile_column(a.args[0], ctx.cancel,
+                                        compact=kernel and a.name in _COMPACT_ARG_AGGS)
+                         if a.args else None
                          for _, a in self.plan.aggregates]
 
     # ---- sink ------------------------------------------------------------------------------

@@ -160,12 +160,11 @@ def fit_range(data: np.ndarray, valid: np.ndarray | None, t: DataType) -> Vec:
     """Place integer values into type `t`, turning out-of-range values into NULL."""
     lo, hi = t.int_range()
     if data.dtype == np.dtype(object):
-        vals = data.tolist()
-        ok = np.fromiter((lo <= x <= hi for x in vals), dtype=np.bool_, count=len(vals))
-        if t.is_object:
-            out = object_array([x if g else 0 for x, g in zip(vals, ok)])
-        else:
-            out = np.array([x if g else 0 for x, g in zip(vals, ok)], dtype=t.numpy_dtype)
+        # Python ints compared and selected by numpy's object loops (no per-row Python frame)
+        ok = np.asarray((data >= lo) & (data <= hi), dtype=np.bool_)
+        out = data.copy() if ok.all() else np.where(ok, data, 0).astype(object)
+        if not t.is_object:
+            out = out.astype(t.numpy_dtype)
     else:
         info = np.iinfo(data.dtype) if data.dtype.kind in "iu" else None
         if info is not None and info.min >= lo and info.max <= hi:

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from sql.functions.vector import Vec, and_valid, bool_vec, object_array
+from sql.functions.vector import Vec, and_valid, bool_vec, object_array, wide_objects, widen
 from storage.types import BOOLEAN, DataType, TypeKind
 
 _OBJ = np.dtype(object)
@@ -22,21 +22,54 @@ _OBJ = np.dtype(object)
 def _as_result_layout(v: Vec, t: DataType) -> np.ndarray:
     """Operand data in the dtype the result is computed in (object for wide types)."""
     if t.is_object and v.data.dtype != _OBJ:
-        return object_array([int(x) for x in v.data.tolist()])
+        return wide_objects(v.data)
     if not t.is_object and t.numpy_dtype != v.data.dtype and not t.is_decimal:
         return v.data.astype(t.numpy_dtype)
     return v.data
 
 
+# Compact wide results: a wide (object-typed) result is computed in int64 when the operands'
+# actual magnitudes rule out overflow. 2**62 leaves a factor 2 for the float64 rounding of the
+# bound itself, so the int64 result is exact. The Vec keeps its wide type; `widen` (applied by
+# the expression compiler wherever a non-arithmetic consumer takes the value) restores objects.
+_COMPACT_LIMIT = 2.0 ** 62
+
+
+def _int_bound(data: np.ndarray) -> float | None:
+    """max |value| as a float for an integer array (0 when empty), None for other dtypes."""
+    if data.dtype.kind not in "iu":
+        return None
+    if len(data) == 0:
+        return 0.0
+    return max(abs(float(data.max())), abs(float(data.min())))
+
+
+def _compact_arithmetic(op: str, a: Vec, b: Vec) -> np.ndarray | None:
+    """int64 result of `a op b` for a wide result type, or None when overflow is possible."""
+    ba, bb = _int_bound(a.data), _int_bound(b.data)
+    if ba is None or bb is None:
+        return None
+    bound = ba * bb if op == "*" else ba + bb
+    if bound >= _COMPACT_LIMIT:
+        return None
+    x, y = a.data.astype(np.int64, copy=False), b.data.astype(np.int64, copy=False)
+    return x + y if op == "+" else x - y if op == "-" else x * y
+
+
 def arithmetic(op: str, a: Vec, b: Vec, t: DataType) -> Vec:
     valid = and_valid(a.valid, b.valid)
     if op in ("+", "-", "*"):
+        if t.is_object and t.is_decimal:
+            data = _compact_arithmetic(op, a, b)
+            if data is not None:
+                return Vec(t, data, valid)
         x, y = _as_result_layout(a, t), _as_result_layout(b, t)
         if t.is_decimal and not t.is_object:
             x, y = x.astype(np.int64), y.astype(np.int64)
         with np.errstate(over="ignore", invalid="ignore"):
             data = x + y if op == "+" else x - y if op == "-" else x * y
         return Vec(t, data, valid)
+    a, b = widen(a), widen(b)
     if op == "/":
         return _divide(a, b, t, valid)
     if op == "%":
@@ -118,6 +151,10 @@ def _int_divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
 
 
 def negate(a: Vec, t: DataType) -> Vec:
+    if t.is_object and t.is_decimal:
+        bound = _int_bound(a.data)
+        if bound is not None and bound < _COMPACT_LIMIT:
+            return Vec(t, -a.data.astype(np.int64, copy=False), a.valid)
     x = _as_result_layout(a, t)
     with np.errstate(over="ignore"):
         return Vec(t, -x, a.valid)

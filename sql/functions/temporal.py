@@ -164,6 +164,14 @@ def _date_add_sig(t: list[DataType]) -> tuple[list[DataType | None], DataType]:
 
 def _add_months(days: np.ndarray, months: np.ndarray) -> np.ndarray:
     """Add calendar months to day numbers, clamping the day to the target month's length."""
+    n = len(days)
+    if n > 1 and (days == days[0]).all() and (months == months[0]).all():
+        # constant operands (`date '1994-01-01' + interval '1' year` per batch): one value
+        return np.full(n, _add_months_each(days[:1], months[:1])[0], np.int64)
+    return _add_months_each(days, months)
+
+
+def _add_months_each(days: np.ndarray, months: np.ndarray) -> np.ndarray:
     d = days.astype("datetime64[D]")
     m = d.astype("datetime64[M]")
     dom = (d - m).astype(np.int64)

@@ -56,9 +56,7 @@ class Vec:
         want = t.numpy_dtype
         if data.dtype != want:
             if want == np.dtype(object):
-                out = np.empty(len(data), dtype=object)
-                out[:] = [int(x) for x in data.tolist()]
-                data = out
+                data = wide_objects(data)
             else:
                 data = data.astype(want)
         if self.valid is not None:
@@ -68,6 +66,32 @@ class Vec:
         else:
             valid = None
         return Column(t, np.ascontiguousarray(data), valid)
+
+
+def wide_objects(data: np.ndarray) -> np.ndarray:
+    """Integer-valued array -> object array of Python ints (the wide DECIMAL / LARGEINT layout).
+
+    `astype(object)` makes Python ints from int64/uint64 in C (no per-element Python call);
+    other dtypes (bool, float) keep the element-wise `int()` conversion.
+    """
+    if data.dtype == np.dtype(object):
+        return data
+    if data.dtype.kind in "iu":
+        return data.astype(object)
+    out = np.empty(len(data), dtype=object)
+    out[:] = [int(x) for x in data.tolist()]
+    return out
+
+
+def widen(v: Vec) -> Vec:
+    """A wide-typed Vec in its canonical object layout.
+
+    Arithmetic may return wide DECIMAL results as exact int64 arrays (see operators.py,
+    "compact wide results"); every consumer other than arithmetic expects object arrays.
+    """
+    if v.type.is_object and v.data.dtype != np.dtype(object) and v.type.kind is not TypeKind.NULL:
+        return Vec(v.type, wide_objects(v.data), v.valid)
+    return v
 
 
 def decode_strings(col: Column) -> np.ndarray:
