@@ -33,9 +33,7 @@ import gc
 import threading
 import time
 import uuid
-import weakref
 from dataclasses import replace
-from typing import ClassVar
 
 from storage.catalog.meta import (
     AlterJobMeta,
@@ -49,6 +47,7 @@ from storage.engine import StorageEngine
 from storage.faults import fault_point
 from storage.reader import ReadOptions, TabletReader
 from storage.rowset import RowsetWriter
+from storage.per_engine import PerEngine
 from storage.txn import RunningTxns
 
 FINAL_STATES = ("FINISHED", "CANCELLED")
@@ -126,18 +125,9 @@ class JobCancelled(Exception):
 class RollupJobs:
     """The rollup jobs of one engine: runs each on its own daemon thread."""
 
-    _registry: ClassVar[weakref.WeakKeyDictionary[StorageEngine, RollupJobs]] = (
-        weakref.WeakKeyDictionary()
-    )
-    _registry_lock: ClassVar[threading.Lock] = threading.Lock()
-
     @classmethod
     def of(cls, engine: StorageEngine) -> RollupJobs:
-        with cls._registry_lock:
-            jobs = cls._registry.get(engine)
-            if jobs is None:
-                jobs = cls._registry[engine] = RollupJobs(engine)
-            return jobs
+        return _JOBS(engine)
 
     def __init__(self, engine: StorageEngine) -> None:
         self.engine = engine
@@ -350,3 +340,6 @@ def drop_index_objects(
     delete_tablets(cat, m, tablets)
     m.delete(index)
     return tablets
+
+
+_JOBS: PerEngine[RollupJobs] = PerEngine(RollupJobs)

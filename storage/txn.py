@@ -20,7 +20,6 @@ import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import ClassVar
 
 import numpy as np
 
@@ -42,6 +41,7 @@ from storage.engine import StorageEngine
 from storage.errors import DorisError
 from storage.faults import fault_point
 from storage.partition import PartitionRouter
+from storage.per_engine import PerEngine
 from storage.rowset import RowsetWriter
 from storage.tablet_move import copy_files
 
@@ -75,18 +75,9 @@ class RunningTxns:
     LoadTxn is freed, so it cannot hold a job forever. A crash ends every load, so a restarted
     process starts with none."""
 
-    _registry: ClassVar[weakref.WeakKeyDictionary[StorageEngine, RunningTxns]] = (
-        weakref.WeakKeyDictionary()
-    )
-    _registry_lock: ClassVar[threading.Lock] = threading.Lock()
-
     @classmethod
     def of(cls, engine: StorageEngine) -> RunningTxns:
-        with cls._registry_lock:
-            running = cls._registry.get(engine)
-            if running is None:
-                running = cls._registry[engine] = RunningTxns()
-            return running
+        return _RUNNING(engine)
 
     def __init__(self) -> None:
         self._txns: weakref.WeakValueDictionary[int, LoadTxn] = weakref.WeakValueDictionary()
@@ -297,3 +288,6 @@ class LoadTxn:
             mutation.put(txn)
             self.catalog.commit(mutation)
         return txn
+
+
+_RUNNING: PerEngine[RunningTxns] = PerEngine(lambda engine: RunningTxns())

@@ -22,13 +22,13 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import decimal
-import os
 import random
 import re
 from dataclasses import dataclass
 
 import duckdb
 import pytest
+from support.seeds import property_seeds
 
 DEFAULT_SEEDS = (5, 1205)
 QUERIES_PER_SEED = 20
@@ -409,12 +409,7 @@ def _run_seed(server, db: str, seed: int, queries: int) -> collections.Counter:
         duck.close()
 
 
-def _seeds() -> tuple[int, ...]:
-    env = os.environ.get("SHALEDB_PROPERTY_SEED")
-    return (int(env),) if env else DEFAULT_SEEDS
-
-
-@pytest.mark.parametrize("seed", _seeds())
+@pytest.mark.parametrize("seed", property_seeds(DEFAULT_SEEDS))
 def test_every_join_mode_returns_the_same_rows(server, make_db, seed: int) -> None:
     db = make_db(f"joinprop{seed}")
     planned = _run_seed(server, db, seed, QUERIES_PER_SEED)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import decimal
-import os
 import random
 import re
 import time
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 import pytest
+from support.seeds import property_seeds
 
 DEFAULT_SEEDS = (3, 77)
 ROUNDS = 2  # load / delete, then queries; twice, so later loads merge with earlier ones
@@ -458,12 +458,7 @@ def _run_seed(server, db: str, seed: int) -> collections.Counter:
         duck.close()
 
 
-def _seeds() -> tuple[int, ...]:
-    env = os.environ.get("SHALEDB_PROPERTY_SEED")
-    return (int(env),) if env else DEFAULT_SEEDS
-
-
-@pytest.mark.parametrize("seed", _seeds())
+@pytest.mark.parametrize("seed", property_seeds(DEFAULT_SEEDS))
 def test_every_rollup_choice_returns_the_base_rows(server, make_db, seed: int) -> None:
     db = make_db(f"rollupprop{seed}")
     stats = _run_seed(server, db, seed)
