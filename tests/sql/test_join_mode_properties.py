@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import duckdb
 import pytest
+from support.rows import normalize_rows
 from support.seeds import property_seeds
 
 DEFAULT_SEEDS = (5, 1205)
@@ -342,20 +343,6 @@ def _semi_query(rnd: random.Random) -> Query:
 
 
 # ---- comparison ------------------------------------------------------------------------------
-def _norm(rows) -> list[tuple]:
-    out = []
-    for r in rows:
-        vals = []
-        for x in r:
-            if isinstance(x, bool):  # Doris sends BOOLEAN as 1 / 0
-                x = int(x)
-            elif isinstance(x, (float, decimal.Decimal)):
-                x = round(float(x), 4)
-            elif isinstance(x, (dt.date, dt.datetime)):
-                x = x.isoformat()
-            vals.append(x)
-        out.append(tuple(vals))
-    return sorted(out, key=repr)
 
 
 def _explain_modes(cur, sql: str) -> set[str]:
@@ -384,13 +371,13 @@ def _run_seed(server, db: str, seed: int, queries: int) -> collections.Counter:
         planned: collections.Counter = collections.Counter()
         for i in range(queries):
             q = random_query(rnd)
-            expected = _norm(duck.execute(q.sql()).fetchall())
+            expected = normalize_rows(duck.execute(q.sql()).fetchall())
             modes_of_query: set[str] = set()
             for name, hint, setup in VARIANTS:
                 sql = q.sql(hint)
                 with conns[setup or ()].cursor() as cur:
                     cur.execute(sql)
-                    got = _norm(cur.fetchall())
+                    got = normalize_rows(cur.fetchall())
                     modes = _explain_modes(cur, sql)
                 modes_of_query |= modes
                 # a mode the session switched off is never planned
@@ -452,9 +439,9 @@ def test_colocate_join_over_broadcast_join(db_conn, db: str, inner_on: str,
     sql = ("SELECT s.id, s.v, t2.v FROM t2 JOIN (SELECT t1.id, o.v FROM t1 JOIN o "
            f"ON {inner_on}) s ON s.id = t2.id")
     assert _explain_modes(cur, sql) == {"COLOCATE", inner_mode}
-    expected = _norm(duck.execute(sql).fetchall())
+    expected = normalize_rows(duck.execute(sql).fetchall())
     cur.execute(sql)
-    assert _norm(cur.fetchall()) == expected, sql
+    assert normalize_rows(cur.fetchall()) == expected, sql
 
 
 def test_outer_colocate_join_then_aggregate_then_colocate_join(db_conn, db: str) -> None:
@@ -473,6 +460,6 @@ def test_outer_colocate_join_then_aggregate_then_colocate_join(db_conn, db: str)
     cur.execute(f"EXPLAIN {sql}")
     ops = [line.split("join op: ")[1] for (line,) in cur.fetchall() if "join op: " in line]
     assert ops == ["LEFT OUTER JOIN(BROADCAST)[]", "FULL OUTER JOIN(COLOCATE[])[]"], ops
-    expected = _norm(duck.execute(sql).fetchall())
+    expected = normalize_rows(duck.execute(sql).fetchall())
     cur.execute(sql)
-    assert _norm(cur.fetchall()) == expected, sql
+    assert normalize_rows(cur.fetchall()) == expected, sql

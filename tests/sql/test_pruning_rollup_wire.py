@@ -4,10 +4,10 @@ and in DuckDB over the merged rows."""
 
 from __future__ import annotations
 
-import decimal
 import random
 
 import duckdb
+from support.rows import normalize_rows
 
 FILTERS = [
     "dt = '2024-02-03'",
@@ -31,18 +31,6 @@ SELECTS = [
 ]
 
 
-def _norm(rows) -> list[tuple]:
-    out = []
-    for r in rows:
-        vals = []
-        for x in r:
-            if isinstance(x, (float, decimal.Decimal)):
-                x = round(float(x), 4)
-            elif hasattr(x, "isoformat"):
-                x = x.isoformat()
-            vals.append(x)
-        out.append(tuple(vals))
-    return sorted(out, key=repr)
 
 
 def test_random_queries_equal_with_and_without_planner_rules(db_conn) -> None:
@@ -89,12 +77,12 @@ def test_random_queries_equal_with_and_without_planner_rules(db_conn) -> None:
         )
         cur.execute("SET disable_nereids_rules = ''")
         cur.execute(sql)
-        on = _norm(cur.fetchall())
+        on = normalize_rows(cur.fetchall())
         cur.execute("SET disable_nereids_rules = 'PRUNE_SCANS,CHOOSE_ROLLUP'")
         cur.execute(sql)
-        off = _norm(cur.fetchall())
+        off = normalize_rows(cur.fetchall())
         assert on == off, sql
-        assert on == _norm(duck.execute(sql).fetchall()), sql
+        assert on == normalize_rows(duck.execute(sql).fetchall()), sql
 
 
 def _d(day: int) -> str:
@@ -149,9 +137,9 @@ def test_multi_column_range_pruning_over_the_wire(db_conn) -> None:
         sql = f"SELECT a, b, c, v FROM m3 WHERE {where}"
         cur.execute("SET disable_nereids_rules = ''")
         cur.execute(sql)
-        on = _norm(cur.fetchall())
+        on = normalize_rows(cur.fetchall())
         cur.execute("SET disable_nereids_rules = 'PRUNE_SCANS'")
         cur.execute(sql)
-        off = _norm(cur.fetchall())
+        off = normalize_rows(cur.fetchall())
         assert on == off, sql
-        assert on == _norm(duck.execute(sql).fetchall()), sql
+        assert on == normalize_rows(duck.execute(sql).fetchall()), sql

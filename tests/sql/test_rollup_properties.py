@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 import pytest
+from support.rows import normalize_rows
 from support.seeds import property_seeds
 
 DEFAULT_SEEDS = (3, 77)
@@ -324,18 +325,6 @@ def random_query(m: Model, dim: str, rnd: random.Random) -> str:
 
 
 # ---- comparison ------------------------------------------------------------------------------
-def _norm(rows) -> list[tuple]:
-    out = []
-    for r in rows:
-        vals = []
-        for x in r:
-            if isinstance(x, (float, decimal.Decimal)):
-                x = round(float(x), 4)
-            elif isinstance(x, (dt.date, dt.datetime)):
-                x = x.isoformat()
-            vals.append(x)
-        out.append(tuple(vals))
-    return sorted(out, key=repr)
 
 
 def _scans(cur, sql: str) -> list[tuple[str, str, str]]:
@@ -428,11 +417,11 @@ def _run_seed(server, db: str, seed: int) -> collections.Counter:
                     sql = random_query(m, "dim", rnd)
                     where = (f"seed={seed} round {round_} query #{i} on {m.keys_type} table "
                              f"{m.name}\nSQL: {sql}\nrollups: {m.rollups}")
-                    expected = _norm(duck.execute(sql).fetchall())
+                    expected = normalize_rows(duck.execute(sql).fetchall())
                     cur.execute(sql)
-                    got = _norm(cur.fetchall())
+                    got = normalize_rows(cur.fetchall())
                     bcur.execute(sql)
-                    got_base = _norm(bcur.fetchall())
+                    got_base = normalize_rows(bcur.fetchall())
                     scans = [s for s in _scans(cur, sql) if s[0] == m.name]
                     base_scans = [s for s in _scans(bcur, sql) if s[0] == m.name]
                     assert got_base == expected, (
