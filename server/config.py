@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from storage.compaction.config import CompactionConfig
+
 DEFAULT_CONF = Path(__file__).resolve().parent.parent / "conf" / "shaledb.toml"
 
 
@@ -28,6 +30,8 @@ class Config:
     # decoded-page cache: bytes ("2G", "512M", "1048576") or a share of memory ("20%"); "0" = off
     storage_page_cache_limit: str = "20%"
     log_level: str = "INFO"
+    # [compaction] and [load]: Doris BE tunables, passed to the storage engine as one object
+    compaction: CompactionConfig = CompactionConfig()
 
     @property
     def workers(self) -> int:
@@ -47,13 +51,35 @@ _SECTIONS = {
 }
 
 
+# Sections whose keys are CompactionConfig fields under their Doris names.
+_COMPACTION_SECTIONS = ("compaction", "load")
+
+
 class ConfigError(ValueError):
     pass
+
+
+def _compaction_value(conf_path: Path, section: str, key: str, value: Any) -> Any:
+    default = getattr(CompactionConfig(), key, None)
+    if key not in CompactionConfig.__dataclass_fields__:
+        raise ConfigError(f"{conf_path}: unknown setting [{section}] {key}")
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    if not ok:
+        raise ConfigError(f"{conf_path}: setting [{section}] {key} must be "
+                          f"{type(default).__name__}, got {value!r}")
+    return value
 
 
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
     """Read `path` (default: conf/shaledb.toml if present), then apply non-None overrides."""
     values: dict[str, Any] = {}
+    compaction: dict[str, Any] = {}
     conf_path = path or (DEFAULT_CONF if DEFAULT_CONF.exists() else None)
     if conf_path is not None:
         try:
@@ -65,6 +91,9 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
             if not isinstance(table, dict):
                 raise ConfigError(f"{conf_path}: [{section}] must be a table")
             for key, value in table.items():
+                if section in _COMPACTION_SECTIONS:
+                    compaction[key] = _compaction_value(conf_path, section, key, value)
+                    continue
                 field = _SECTIONS.get((section, key))
                 if field is None:
                     raise ConfigError(f"{conf_path}: unknown setting [{section}] {key}")
@@ -78,6 +107,8 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
         if not isinstance(value, types[key]):
             raise ConfigError(f"setting {key} must be {types[key].__name__}, got {value!r}")
     config = replace(config, **values)
+    if compaction:
+        config = replace(config, compaction=replace(config.compaction, **compaction))
     from storage.page_cache import parse_limit
 
     try:

@@ -175,6 +175,20 @@ class RowsetMeta:
     # A delete version (DELETE FROM ... WHERE) has no files and hides the rows of all LOWER
     # versions that match every one of these predicates.
     delete_predicates: tuple[DeleteCondition, ...] = ()
+    # Doris SegmentsOverlapPB: False (NONOVERLAPPING) when the segments together form one
+    # key-sorted run (one memtable flush, or a compaction output); True (OVERLAPPING) when each
+    # segment is its own sorted run (a load that flushed its memtable more than once).
+    segments_overlap: bool = False
+
+    @property
+    def num_segments(self) -> int:
+        return len(self.files)
+
+    @property
+    def compaction_score(self) -> int:
+        """Doris RowsetMeta::get_compaction_score: 1 for a non-overlapping rowset, else the
+        number of segments (each is a run a merge must open)."""
+        return max(1, len(self.files)) if self.segments_overlap else 1
 
 
 class TxnStatus(enum.Enum):

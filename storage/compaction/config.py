@@ -1,0 +1,66 @@
+"""Compaction and load tunables, named as in Doris' be.conf (seed 002, DORIS_REFERENCE.md b.8).
+
+`server/config.py` fills this from conf/shaledb.toml; storage code receives the frozen object
+and never reads files. Sizes are bytes here (Doris spells some in MB; the toml keeps Doris' names
+and units and server/config converts them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MB = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionConfig:
+    # ---- producer / consumer (seed 002 section 2) ----
+    disable_auto_compaction: bool = False
+    # Doris polls every 10 ms; here the producer also wakes on every publish, so a slower
+    # poll only matters for time-based conditions.
+    generate_compaction_tasks_interval_ms: int = 200
+    cumulative_compaction_rounds_for_each_base_compaction_round: int = 9
+    compaction_task_num_per_disk: int = 4
+    min_compaction_failure_interval_sec: int = 5
+    max_cumu_compaction_threads: int = -1  # -1: the number of data dirs (backends), at least 2
+    max_base_compaction_threads: int = 4
+    total_permits_for_compaction_score: int = 1_000_000
+    compaction_tablet_scan_frequency_factor: float = 0.0
+    compaction_tablet_compaction_score_factor: float = 1.0
+    # ---- size_based cumulative policy (seed 002 section 3) ----
+    compaction_promotion_size_mbytes: int = 1024
+    compaction_promotion_ratio: float = 0.05
+    compaction_promotion_min_size_mbytes: int = 128
+    compaction_min_size_mbytes: int = 64
+    cumulative_compaction_min_deltas: int = 5
+    cumulative_compaction_max_deltas: int = 1000
+    pick_rowset_to_compact_interval_sec: int = 86400
+    # ---- base compaction (seed 002 section 4) ----
+    base_compaction_min_rowset_num: int = 5
+    base_compaction_min_data_ratio: float = 0.3
+    base_compaction_interval_seconds_since_last_operation: int = 86400
+    # ---- readers ----
+    # Rowsets replaced by compaction stay readable this long, and longer while a query that
+    # started before the swap still runs (Doris tablet_rowset_stale_sweep_time_sec).
+    tablet_rowset_stale_sweep_time_sec: int = 300
+    # Share of one core compaction may take while queries run (it sleeps between batches to
+    # stay under it); idle, it runs flat out. ShaleDB's own: Python threads have no priorities.
+    compaction_busy_cpu_share: float = 0.25
+    # ---- loads (back-pressure, memtables) ----
+    max_tablet_version_num: int = 2000
+    # Above this percentage of max_tablet_version_num a load waits for the tablet's compaction.
+    load_back_pressure_version_threshold: int = 80
+    # Memtable bytes one load buffers per tablet before it flushes a segment (Doris: 200 MB).
+    write_buffer_size: int = 200 * MB
+
+    @property
+    def promotion_size(self) -> int:
+        return self.compaction_promotion_size_mbytes * MB
+
+    @property
+    def promotion_min_size(self) -> int:
+        return self.compaction_promotion_min_size_mbytes * MB
+
+    @property
+    def compaction_min_size(self) -> int:
+        return self.compaction_min_size_mbytes * MB
