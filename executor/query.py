@@ -102,8 +102,10 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
                                   _int_variable(ctx, "shaledb_small_fragment_rows",
                                                 SMALL_FRAGMENT_ROWS))
         result.coordinator = coordinator
-        for batch in coordinator.run():
-            yield batch.rename(names)
+        # Compaction keeps the rowsets of the planned versions while this query reads.
+        with storage.reading():
+            for batch in coordinator.run():
+                yield batch.rename(names)
 
     result.batches = run()
     return result

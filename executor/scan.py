@@ -13,6 +13,7 @@ scanner scheduler).
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
+from contextlib import AbstractContextManager
 import time
 from functools import partial
 from typing import Protocol
@@ -38,6 +39,10 @@ PARALLEL_AFTER_SECONDS = 0.003
 class TabletSource(Protocol):
     def read_tablet(self, tablet: TabletMeta, version: int, options: ReadOptions,
                     stats: ScanStats | None = None) -> Iterator[Batch]: ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Held while a query reads: the versions it planned against stay readable."""
+        ...
 
 
 class Scan(Operator):

@@ -33,6 +33,7 @@ from server.session import ShaleSession
 from server.variables import GlobalVariables
 from storage.engine import StorageEngine
 from storage.page_cache import PAGE_CACHE, parse_limit
+from storage.compaction.scheduler import CompactionManager
 from storage.rollup_job import RollupJobs
 
 logger = logging.getLogger("shaledb")
@@ -77,9 +78,11 @@ class ShaleServer:
         # statement thread, the event loop): a 1 ms GIL switch interval instead of Python's
         # 5 ms keeps those hand-offs from idling a core (measured on the SSB queries).
         sys.setswitchinterval(0.001)
-        self.engine = StorageEngine(Path(config.data_dir), backends=config.backends, host=config.host)
+        self.engine = StorageEngine(Path(config.data_dir), backends=config.backends, host=config.host,
+                                    compaction=config.compaction)
         PAGE_CACHE.resize(parse_limit(config.storage_page_cache_limit))
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
+        CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
         self.global_vars = GlobalVariables()
         self.users = UserStore(Path(config.data_dir) / "users.json")
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")

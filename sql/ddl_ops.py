@@ -30,6 +30,7 @@ from storage.catalog.meta import (
 )
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
+from storage.compaction.scheduler import CompactionManager
 from storage.tablet_move import copy_tablets, remove_old_copies
 
 GLOBAL_GROUP_PREFIX = "__global__"
@@ -377,6 +378,17 @@ def drop_partition(engine: StorageEngine, table: TableMeta, name: str, if_exists
 
 
 def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, str]) -> None:
+    if "colocate_with" in updates:
+        # A colocate move copies the tablets' files: no compaction may swap rowsets meanwhile
+        # (taken before the catalog lock, which a finishing compaction needs to swap).
+        ids = [t.tablet_id for t in engine.catalog.tablets(table.table_id)]
+        with CompactionManager.of(engine).exclusive(ids):
+            _set_properties(engine, table, updates)
+    else:
+        _set_properties(engine, table, updates)
+
+
+def _set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, str]) -> None:
     cat = engine.catalog
     with cat.lock:
         unknown = [k for k in updates if k not in P.KNOWN_KEYS and not k.startswith(P.DYNAMIC_PREFIX)]

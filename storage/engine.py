@@ -12,13 +12,16 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from storage.batch import Batch
 from storage.catalog.catalog import Catalog
-from storage.catalog.meta import Backend, TabletMeta
+from storage.catalog.meta import Backend, RowsetMeta, TabletMeta
 from storage.catalog.repository import Mutation
+from storage.compaction.config import CompactionConfig
+from storage.compaction.stale import ReadEpochs, StaleRowsets
 from storage.page_cache import PAGE_CACHE
 from storage.reader import ReadOptions, TabletReader
 
@@ -27,14 +30,27 @@ if TYPE_CHECKING:
 
 
 class StorageEngine:
-    def __init__(self, data_dir: Path, backends: int = 3, host: str = "127.0.0.1") -> None:
+    def __init__(self, data_dir: Path, backends: int = 3, host: str = "127.0.0.1",
+                 compaction: CompactionConfig | None = None) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
+        self.compaction_config = compaction or CompactionConfig()
+        # Reads in progress and the rowsets compaction replaced (storage/compaction/stale.py).
+        self.read_epochs = ReadEpochs()
+        self.stale_rowsets = StaleRowsets(self.read_epochs)
         self._ensure_backends(backends, host)
         self.collect_garbage()
 
     def close(self) -> None:
+        from storage.compaction.scheduler import CompactionManager  # noqa: PLC0415
+
+        CompactionManager.stop_for(self)
         self.catalog.close()
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Held by a query from before its first tablet read to its end: rowsets compaction
+        replaces meanwhile keep their files (storage/compaction/stale.py)."""
+        return self.read_epochs.reading()
 
     # ---- backends ---------------------------------------------------------------------------
     def _ensure_backends(self, count: int, host: str) -> None:
@@ -77,9 +93,17 @@ class StorageEngine:
                       if i.index_id == tablet.index_id), None)
         if index is None:
             return iter(())
-        rowsets = self.catalog.rowsets(tablet.tablet_id, max_version=version)
+        rowsets = self.rowsets_at(tablet.tablet_id, version)
         root = self.backend_root(tablet.backend_id)
         return iter(TabletReader(root, table, index, rowsets, options, stats))
+
+    def rowsets_at(self, tablet_id: int, version: int) -> list[RowsetMeta]:
+        """The rowsets holding versions [0, version] of a tablet, also when compaction has
+        since merged some of them into a rowset reaching above `version`."""
+        live = self.catalog.rowsets(tablet_id)
+        if all(r.end_version <= version or r.start_version > version for r in live):
+            return [r for r in live if r.end_version <= version]
+        return self.stale_rowsets.capture(tablet_id, live, version)
 
     # ---- files ------------------------------------------------------------------------------
     def remove_tablet_files(self, tablets: Iterable[TabletMeta]) -> None:

@@ -21,6 +21,11 @@ class PerEngine(Generic[T]):
         self._objects: weakref.WeakKeyDictionary[StorageEngine, T] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
+    def peek(self, engine: StorageEngine) -> T | None:
+        """The engine's object if one was created, else None (never creates one)."""
+        with self._lock:
+            return self._objects.get(engine)
+
     def __call__(self, engine: StorageEngine) -> T:
         with self._lock:
             obj = self._objects.get(engine)

@@ -79,8 +79,12 @@ class TabletReader:
         rowsets: Sequence[RowsetMeta],
         options: ReadOptions,
         stats: ScanStats | None = None,
+        sort_duplicates: bool = False,
     ) -> None:
+        """`sort_duplicates`: DUPLICATE rows come out merge-sorted by key across rowsets (what
+        compaction writes) instead of rowset by rowset."""
         self._root = root
+        self._sort_duplicates = sort_duplicates
         self._table = table
         self._index = index
         self._options = options
@@ -151,6 +155,12 @@ class TabletReader:
             yield b.select(requested).rename(out_names)
 
     def _read_duplicate(self, read_cols: list[str], preds: Conditions) -> Iterator[Batch]:
+        if self._sort_duplicates and len(self._data) > 1:
+            # merge_runs with a DUP spec only sorts: equal keys of different runs all survive.
+            runs = [_filter_deletes(self._rowset_batches(r, read_cols, preds),
+                                    self._deletes_above(r)) for r in self._data]
+            yield from merge_runs(runs, self._spec)
+            return
         for r in self._data:
             yield from _filter_deletes(self._rowset_batches(r, read_cols, preds),
                                        self._deletes_above(r))

@@ -36,6 +36,7 @@ from storage.catalog.meta import (
     TxnStatus,
 )
 from storage.catalog.repository import Mutation
+from storage.compaction.scheduler import CompactionManager
 from storage.distribution import bucket_of_rows
 from storage.engine import StorageEngine
 from storage.errors import DorisError
@@ -245,6 +246,10 @@ class LoadTxn:
         RunningTxns.of(self.engine).finish(self)
 
     def _commit(self) -> TxnMeta:
+        # Back-pressure before any file is written: a tablet with too many versions first
+        # waits for its compaction; past max_tablet_version_num the load fails (E-235).
+        CompactionManager.of(self.engine).admit_load(
+            tid for tid, w in self._writers.items() if w.num_rows)
         metas = _build_all(list(self._writers.values()))
         fault_point("load_before_publish")
         now = time.time()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from storage.catalog.meta import (
@@ -41,6 +42,9 @@ class Catalog:
         self._children: dict[tuple[str, int], dict[str, None]] = defaultdict(dict)
         for obj in self.repo.load_all():
             self._put_memory(obj)
+        # Called after every commit that adds or removes rowsets, with the tablet ids touched
+        # (the compaction producer's wake-up; storage/compaction/scheduler.py).
+        self.rowset_listeners: list[Callable[[set[int]], None]] = []
 
     def close(self) -> None:
         self.repo.close()
@@ -74,10 +78,19 @@ class Catalog:
     def commit(self, mutation: Mutation) -> None:
         with self._lock:
             self.repo.apply(mutation)
+            touched: set[int] = set()
+            rowsets = self._objects["rowset"]
             for kind, ident in mutation.deletes:
+                if kind == "rowset" and ident in rowsets:
+                    touched.add(rowsets[ident].tablet_id)
                 self._delete_memory(kind, ident)
             for obj in sorted(mutation.puts, key=lambda o: _APPLY_ORDER.index(KINDS[type(o)][0])):
+                if isinstance(obj, RowsetMeta):
+                    touched.add(obj.tablet_id)
                 self._put_memory(obj)
+        if touched:
+            for listener in list(self.rowset_listeners):
+                listener(touched)
 
     @property
     def lock(self) -> threading.RLock:

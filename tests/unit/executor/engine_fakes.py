@@ -7,6 +7,8 @@ tablet yields small batches, so operators see multi-batch, multi-tablet input.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
+
 import threading
 from collections.abc import Iterator, Sequence
 
@@ -101,6 +103,9 @@ class MemoryEngine:
                 and (index_id is None or t.index_id == index_id)]
 
     # ---- TabletSource ----------------------------------------------------------------------
+    def reading(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
     def read_tablet(self, tablet: TabletMeta, version: int, options: ReadOptions,
                     stats: object = None) -> Iterator[Batch]:
         self.read_log.append(options)
