@@ -22,8 +22,8 @@ Where ShaleDB's model differs from Doris:
   `find_longest_consecutive_version`, `check_version_continuity`) therefore never fire here:
   consecutive rowsets in version order count as adjacent.
 * **Overlapping** follows Doris `RowsetMeta::is_segments_overlapping`: flagged overlapping
-  and more than one segment (a one-segment rowset is one sorted run whatever its flag). Doris
-  also requires a singleton version; ShaleDB's compaction outputs are always non-overlapping,
+  and more than one segment (a one-segment rowset is one sorted run whatever its flag). Current
+  Doris also requires a singleton version; ShaleDB's compaction outputs are always non-overlapping,
   so that clause can never matter and is left out.
 * Times are seconds (Doris keeps success times in milliseconds).
 """
@@ -37,14 +37,16 @@ from storage.catalog.meta import RowsetMeta
 from storage.compaction.config import CompactionConfig
 
 __all__ = [
+    "INVALID_CUMULATIVE_POINT",
+    "NO_DELETE_VERSION",
     "BasePick",
     "CumulativePick",
-    "NO_DELETE_VERSION",
     "base_candidates",
     "base_score",
     "calculate_cumulative_point",
     "cumulative_candidates",
     "cumulative_score",
+    "is_delete",
     "is_overlapping",
     "is_virtual",
     "level_size",
@@ -115,6 +117,7 @@ def is_overlapping(rs: RowsetMeta) -> bool:
 
 
 def is_delete(rs: RowsetMeta) -> bool:
+    """A delete version (DELETE FROM ... WHERE): it carries predicates, not rows."""
     return bool(rs.delete_predicates)
 
 
@@ -264,9 +267,7 @@ def pick_cumulative_inputs(
             "cumulative point moves past it",
         )
     if last_cumu_success == 0 and last_base_success == 0:
-        return CumulativePick(
-            (), 0, reason=_not_enough(inputs, cfg), init_success_times=True
-        )
+        return CumulativePick((), 0, reason=_not_enough(inputs, cfg), init_success_times=True)
     interval = cfg.pick_rowset_to_compact_interval_sec
     if now - last_cumu_success > interval and now - last_base_success > interval:
         if any(is_overlapping(rs) for rs in candidates):
@@ -422,13 +423,9 @@ def pick_full_inputs(rowsets: Sequence[RowsetMeta]) -> tuple[RowsetMeta, ...]:
     ShaleDB's [0-1] is not physical and the merge brings VersionCount from 2 to 1.
     """
     all_rs = with_initial_rowset(rowsets)
-    real = [rs for rs in all_rs if not is_virtual(rs)]
-    if not real:
+    # A lone rowset from 0 is either a real one or the virtual [0-1] of an empty tablet.
+    if len(all_rs) == 1 and not is_overlapping(all_rs[0]) and not is_delete(all_rs[0]):
         return ()
-    if len(all_rs) == 1:
-        only = all_rs[0]
-        if not is_overlapping(only) and not is_delete(only):
-            return ()
     return tuple(all_rs)
 
 
