@@ -250,7 +250,9 @@ class CompactionManager:
             if disabled[t.table_id] or not self._eligible(t, kind, now, busy):
                 continue
             cumu, base = self._score(t)
-            score = factor * (cumu if kind == CUMULATIVE else base)
+            # A base score of 1 is the base rowset alone: nothing to merge.
+            raw = cumu if kind == CUMULATIVE else (base if base >= 2 else 0)
+            score = factor * raw
             if score > 0:
                 by_backend.setdefault(t.backend_id, []).append((score, t))
         for be, scored in by_backend.items():
@@ -316,7 +318,9 @@ class CompactionManager:
             return Task(tablet, kind, tuple(pick.inputs), pick.score,
                         pick.last_delete_version, manual)
         if kind == BASE:
-            base = policy.pick_base_inputs(rowsets, st.cumulative_point, self.cfg, now)
+            table = self.engine.catalog.table_by_id(tablet.table_id)
+            base = policy.pick_base_inputs(rowsets, st.cumulative_point, self.cfg, now,
+                                           table.create_time if table is not None else 0.0)
             if not base.inputs:
                 st.last_result[kind] = base.reason or "no suitable versions"
                 return None
