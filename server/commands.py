@@ -39,7 +39,8 @@ from sql import ast_views as V
 from sql import ddl_ops, show
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
-from sql.dialect import CancelAlter, DescAll, DorisExplain
+from sql.compaction_admin import analyze_admin_compact, compact_table
+from sql.dialect import AdminCompact, CancelAlter, DescAll, DorisExplain
 from sql.insert_values_scanner import scan_header
 from sql.errors import (
     DorisError,
@@ -234,6 +235,8 @@ class StatementRunner:
             return self.delete(stmt)
         if isinstance(stmt, CancelAlter):
             return self.cancel_alter(stmt)
+        if isinstance(stmt, AdminCompact):
+            return self.admin_compact(stmt)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
 
     def _table(self, node: exp.Expression) -> TableMeta:
@@ -479,6 +482,16 @@ class StatementRunner:
             jobs.cancel(job_id, "user cancelled")
         return OkOutcome()
 
+    def admin_compact(self, stmt: AdminCompact) -> OkOutcome:
+        """ADMIN COMPACT TABLE: starts the compactions and returns at once, as Doris does."""
+        db, _ = _table_parts(stmt.this)
+        if not (db or self.database):
+            raise no_database_selected()  # Doris checks the name before the rest
+        request = analyze_admin_compact(stmt)
+        table = ddl_ops.require_table(self.engine, request.db or self.database, request.table)
+        compact_table(self.engine, table, request.partitions, request.kind)
+        return OkOutcome()
+
     # ---- SHOW -------------------------------------------------------------------------------
     def show(self, stmt: exp.Show) -> TextOutcome:
         kind = stmt.name.upper()
@@ -543,6 +556,9 @@ class StatementRunner:
             r = show.show_alter_rollup(cat, db)
         elif kind == "TABLETS":
             r = show.show_tablets(cat, self._show_target(target, db), stmt.meta.get("partitions"))
+        elif kind == "TABLET":
+            assert target is not None  # the parser always sets the id
+            r = show.show_tablet(cat, int(target.name))
         elif kind == "PROC":
             r = self.show_proc(target.name if target is not None else "/")
         else:

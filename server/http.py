@@ -2,16 +2,20 @@
 
 Runs on the same event loop as the MySQL listener (aiohttp, a well-kept HTTP server, rather
 than a hand-written one). Stream Load (`PUT /api/{db}/{table}/_stream_load`) and the REST admin
-endpoints arrive with the loading and operations issues; this module is where they go.
+endpoints arrive with the loading and operations issues; this module is where they go. The
+embedded backends' compaction actions (Doris BE `/api/compaction/*`) are served here too, from
+server/compaction_api.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from server import compaction_api
 from storage.group_commit import committer_for
 
 if TYPE_CHECKING:
@@ -49,6 +53,8 @@ def build_app(server: ShaleServer) -> web.Application:
             "# TYPE shaledb_backends gauge",
             f"shaledb_backends {len(server.engine.catalog.backends())}",
         ]
+        # Scores and version counts read every tablet's rowsets: not on the event loop.
+        lines += await asyncio.to_thread(compaction_api.metric_lines, server.engine)
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
 
     async def colocate(_: web.Request) -> web.Response:
@@ -107,5 +113,6 @@ def build_app(server: ShaleServer) -> web.Application:
     app.router.add_delete("/api/colocate/group_stable", group_stable)
     app.router.add_post("/api/debug_point/{op}", debug_point)
     app.router.add_post("/api/debug_point/{op}/{name}", debug_point)
+    compaction_api.add_routes(app, server.engine)
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

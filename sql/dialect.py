@@ -72,6 +72,7 @@ AST shapes (root node -> where the parts are)
     EXPLAIN                DorisExplain(this=statement, style=None | "VERBOSE" | "SHAPE PLAN" ...)
     DESC t / DESCRIBE t    exp.Describe(this=Table);   DESC t ALL -> DescAll(this=Table)
     SELECT ... JOIN [hint] exp.Join(hint=Var("SHUFFLE"|"BROADCAST"|"BUCKET"|"COLOCATE"))
+    ADMIN COMPACT TABLE    AdminCompact(this=Table(partition=Partition), where=exp.Where | None)
     SET / USE / KILL / BEGIN / COMMIT / ROLLBACK     stock sqlglot nodes.
 
 SHOW statements are all exp.Show. ``this`` is the upper-case kind, which is the normalised
@@ -79,9 +80,9 @@ spelling: "DATABASES", "TABLES", "TABLE STATUS", "CREATE TABLE", "CREATE DATABAS
 "INDEX" (also for INDEXES and KEYS), "VARIABLES", "STATUS", "PARTITIONS", "TABLETS", "DATA",
 "DYNAMIC PARTITION TABLES", "PROC", "QUERY PROFILE", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN", "DELETE",
 "PROCESSLIST", "BACKENDS", "FRONTENDS", "ENGINES", "CHARACTER SET" (also CHARSET), "COLLATION",
-"WARNINGS", "ERRORS". Other args:
+"WARNINGS", "ERRORS", "TABLET" (SHOW TABLET <id>; SHOW TABLET FROM t is "TABLETS"). Other args:
     target   the table (Identifier) for COLUMNS / INDEX / PARTITIONS / TABLETS / DATA / CREATE ...;
-             for PROC the path as a string Literal
+             for PROC the path as a string Literal; for TABLET the id as a number Literal
     db       Identifier: ``FROM db`` / ``IN db``, or the qualifier of ``FROM db.t``
     full     True for SHOW FULL TABLES / FULL COLUMNS / FULL PROCESSLIST
     global_  True for SHOW GLOBAL VARIABLES / STATUS (SESSION is the default and is not kept)
@@ -109,6 +110,7 @@ __all__ = [
     "STATEMENT_TYPES",
     "AddPartition",
     "AddRollup",
+    "AdminCompact",
     "AggTypeColumnConstraint",
     "AlterSetProperties",
     "CancelAlter",
@@ -152,6 +154,7 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DorisRollupIndex,
     AddRollup,
     DropRollup,
+    AdminCompact,
     CancelAlter,
     AddPartition,
     DropPartition,
@@ -263,6 +266,7 @@ class ShaleDorisParser(DorisParser):
         "BACKENDS": _show("BACKENDS"),
         "FRONTENDS": _show("FRONTENDS"),
         "TABLETS": lambda self: self._parse_show_tablets(),
+        "TABLET": lambda self: self._parse_show_tablet(),
         "DATA": _show("DATA", target="FROM"),
         "PROC": lambda self: self._parse_show_proc(),
         "QUERY PROFILE": lambda self: self._parse_show_proc("QUERY PROFILE"),
@@ -310,7 +314,19 @@ class ShaleDorisParser(DorisParser):
                 and (nxt := self._peek(1)) is not None and nxt.text.upper() == "ALTER"):
             self._advance(2)
             return self._parse_cancel_alter()
+        if (self._curr and self._curr.text.upper() == "ADMIN"
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "COMPACT"):
+            self._advance(2)
+            return self._parse_admin_compact()
         return super()._parse_statement()
+
+    def _parse_admin_compact(self) -> AdminCompact:
+        """ADMIN COMPACT TABLE [db.]t [PARTITION p] [WHERE expr] (after ADMIN COMPACT)."""
+        if not self._match(TokenType.TABLE):
+            self.raise_error("Expected TABLE after ADMIN COMPACT")
+        table = self._parse_table(schema=False)
+        where = self._parse_where()
+        return self.expression(AdminCompact(this=table, where=where))
 
     def _parse_cancel_alter(self) -> CancelAlter:
         """CANCEL ALTER TABLE ROLLUP|COLUMN FROM [db.]t [(job_id, ..)] (after CANCEL ALTER)."""
@@ -327,6 +343,16 @@ class ShaleDorisParser(DorisParser):
             ids = self._parse_csv(self._parse_number)  # type: ignore[arg-type]
             self._match_r_paren()
         return self.expression(CancelAlter(this=table, kind=kind, expressions=ids))
+
+    def _parse_show_tablet(self) -> exp.Show:
+        """SHOW TABLET <tablet_id> (target = the id as a number Literal); SHOW TABLET FROM t is
+        Doris' other spelling of SHOW TABLETS FROM t."""
+        if self._curr and self._curr.token_type == TokenType.FROM:
+            return self._parse_show_tablets()
+        tablet_id = self._parse_number()
+        if tablet_id is None:
+            self.raise_error("Expected a tablet id or FROM after SHOW TABLET")
+        return self.expression(exp.Show(this="TABLET", target=tablet_id))
 
     def _parse_show_tablets(self) -> exp.Show:
         """SHOW TABLETS FROM t [PARTITION (p1, ..)]: partition names go to meta["partitions"]."""

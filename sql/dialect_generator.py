@@ -11,6 +11,7 @@ from sql.dialect_nodes import (
     _SHOW_FROM_TARGET,
     JOIN_HINTS,
     AddPartition,
+    AdminCompact,
     AddRollup,
     AggTypeColumnConstraint,
     AlterSetProperties,
@@ -168,6 +169,8 @@ class ShaleDorisGenerator(DorisGenerator):
         DorisIndexParameters: _index_parameters_sql,
         DorisExplain: _explain_sql,
         DescAll: lambda self, e: f"DESC {self.sql(e, 'this')} ALL",
+        AdminCompact: lambda self, e: f"ADMIN COMPACT TABLE {self.sql(e, 'this')}"
+        f"{self.sql(e, 'where')}",
         exp.DefaultColumnConstraint: _default_sql,
         DorisInsert: lambda self, e: self.doris_insert_sql(e),
         KeyColumnConstraint: lambda self, e: "KEY",
@@ -193,7 +196,7 @@ class ShaleDorisGenerator(DorisGenerator):
 
     def show_sql(self, expression: exp.Show) -> str:
         name = expression.name
-        if name in ("PROC", "QUERY PROFILE"):
+        if name in ("PROC", "QUERY PROFILE", "TABLET"):
             return f"SHOW {name} {self.sql(expression, 'target')}"
         if name not in _SHOW_FROM_TARGET:
             return super().show_sql(expression)

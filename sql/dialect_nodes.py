@@ -143,6 +143,14 @@ class AddRollup(exp.Expression):
     arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
 
 
+class AdminCompact(exp.Expression):
+    """``ADMIN COMPACT TABLE [db.]t [PARTITION p] [WHERE type = 'BASE']``; this=Table (its
+    PARTITION in Table.args["partition"]), where=exp.Where or None. The WHERE is kept as any
+    expression: Doris checks its shape when it runs the statement, with its own messages."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "where": False}
+
+
 class CancelAlter(exp.Expression):
     """``CANCEL ALTER TABLE ROLLUP|COLUMN FROM [db.]t [(job_id, ..)]``; this=Table,
     kind="ROLLUP"|"COLUMN", expressions=job id Literals."""
@@ -205,6 +213,7 @@ class DescAll(exp.Expression):
 # Node types accepted at the top level by the strict parser.
 STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Query,
+    AdminCompact,
     CancelAlter,
     exp.Create,
     exp.Drop,

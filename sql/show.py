@@ -1,8 +1,9 @@
 """Catalog SHOW statements rendered the way Doris 2.1 prints them.
 
 SHOW CREATE TABLE (canonical text that re-creates the table), DESC / DESC ALL, SHOW
-PARTITIONS, SHOW INDEX, SHOW COLUMNS, SHOW TABLES, SHOW DATABASES. Each function returns a
-`ShowResult` of column names and rows of text (None = SQL NULL); the server only encodes it.
+PARTITIONS, SHOW INDEX, SHOW COLUMNS, SHOW TABLES, SHOW DATABASES, SHOW TABLETS, SHOW TABLET.
+Each function returns a `ShowResult` of column names and rows of text (None = SQL NULL); the
+server only encodes it.
 Formats: DORIS_REFERENCE.md a.4.
 """
 
@@ -20,6 +21,7 @@ from storage.catalog.meta import (
     PartitionType,
     TableMeta,
 )
+from storage.compaction.policy import version_count
 
 INFORMATION_SCHEMA = "information_schema"
 
@@ -380,7 +382,9 @@ def show_tablets(catalog: Catalog, table: TableMeta, partitions: list[str] | Non
     for p in parts:
         for ix in indexes:
             for t in catalog.tablets(table.table_id, p.partition_id, ix.index_id):
-                rowsets = catalog.rowsets(t.tablet_id, p.visible_version)
+                # The live rowsets, as the BE reports them: after a base compaction the tablet
+                # holds [0-b] and no [0-1] any more, and compaction's stale inputs are gone.
+                rowsets = catalog.rowsets(t.tablet_id)
                 be = backends.get(t.backend_id)
                 host = f"{be.host}:{be.http_port}" if be is not None else ""
                 rows.append((
@@ -388,11 +392,48 @@ def show_tablets(catalog: Catalog, table: TableMeta, partitions: list[str] | Non
                     str(p.visible_version), str(p.visible_version), "-1", "NULL",
                     str(sum(r.data_size for r in rowsets)), "0",
                     str(sum(r.num_rows for r in rowsets)), "NORMAL", "NULL", "-1",
-                    str(len(rowsets) + 1),  # + the initial empty version [0-1]
+                    str(version_count(rowsets)),
                     "0", str(t.backend_id), f"http://{host}/api/meta/header/{t.tablet_id}",
                     f"http://{host}/api/compaction/show?tablet_id={t.tablet_id}", "-1", "",
                 ))
     return ShowResult(TABLET_COLUMNS, rows)
+
+
+TABLET_DETAIL_COLUMNS = ["DbName", "TableName", "PartitionName", "IndexName", "DbId", "TableId",
+                         "PartitionId", "IndexId", "IsSync", "Order", "QueryHits", "DetailCmd"]
+
+
+def show_tablet(catalog: Catalog, tablet_id: int) -> ShowResult:
+    """SHOW TABLET <id>: where a tablet lives (Doris ShowExecutor.handleShowTablet). Doris
+    answers an unknown id with one row of NULL names, -1 ids and IsSync false, not an error."""
+    tablet = next((t for t in catalog.all_tablets() if t.tablet_id == tablet_id), None)
+    names: list[object] = [None, None, None, None]
+    ids = [-1, -1, -1, -1]
+    synced, order = False, -1
+    if tablet is not None:
+        ids = [-1, tablet.table_id, tablet.partition_id, tablet.index_id]
+        table = catalog.table_by_id(tablet.table_id)
+        db = catalog.database_by_id(table.db_id) if table is not None else None
+        part = catalog.partition_by_id(tablet.partition_id)
+        index = next((ix for ix in catalog.materialized_indexes(tablet.table_id)
+                      if ix.index_id == tablet.index_id), None)
+        if table is not None:
+            ids[0] = table.db_id
+        # Doris fills names as far as the metadata chain holds and reports IsSync false at
+        # the first missing link (a tablet of a table being dropped).
+        if db is not None and table is not None:
+            names[0], names[1] = db.name, table.name
+            if part is not None:
+                names[2] = part.name
+                if index is not None:
+                    names[3] = index.name
+                    synced, order = True, tablet.bucket_seq
+    db_id, table_id, partition_id, index_id = ids
+    cmd = (f"SHOW PROC '/dbs/{db_id}/{table_id}/partitions/{partition_id}/{index_id}/"
+           f"{tablet_id}';")
+    row = (*names, str(db_id), str(table_id), str(partition_id), str(index_id),
+           "true" if synced else "false", str(order), "0", cmd)
+    return ShowResult(TABLET_DETAIL_COLUMNS, [row])
 
 
 COLOCATION_COLUMNS = ["GroupId", "GroupName", "TableIds", "BucketsNum", "ReplicaAllocation",

@@ -96,6 +96,19 @@ class Task:
     manual: bool = False
 
 
+# Why `trigger_detailed` did (not) start a compaction.
+STARTED, NOT_FOUND, RUNNING, BUSY, NO_SUITABLE = (
+    "started", "not_found", "running", "busy", "no_suitable")
+
+
+@dataclass(frozen=True)
+class TriggerResult:
+    started: bool
+    msg: str
+    reason: str  # STARTED, NOT_FOUND, RUNNING, BUSY or NO_SUITABLE
+    future: Future[bool] | None = None  # the running task (True once it swapped)
+
+
 @dataclass
 class CompactionStats:
     """Counters for /metrics (Doris `doris_be_compaction_*`, `engine_requests_total`)."""
@@ -433,22 +446,36 @@ class CompactionManager:
     def trigger(self, tablet_id: int, kind: str) -> tuple[bool, str]:
         """Start a `kind` compaction of the tablet in the background (HTTP run, ADMIN
         COMPACT). Returns (started, message)."""
-        tablet = self._tablet(tablet_id)
+        result = self.trigger_detailed(tablet_id, kind)
+        return result.started, result.msg
+
+    def trigger_detailed(self, tablet_id: int, kind: str,
+                         tablet: TabletMeta | None = None) -> TriggerResult:
+        """`trigger` with the reason it did not start (the HTTP API maps reasons to Doris
+        status codes) and the running task's future. Pass `tablet` when the caller already
+        holds it (ADMIN COMPACT over many tablets), saving a scan of all tablets."""
         if tablet is None:
-            return False, f"tablet not found. tablet_id={tablet_id}"
+            tablet = self._tablet(tablet_id)
+        if tablet is None:
+            return TriggerResult(False, f"tablet not found. tablet_id={tablet_id}", NOT_FOUND)
         with self._cond:
             if tablet_id in self._running:
-                return False, "the tablet is already running a compaction"
+                return TriggerResult(False, "the tablet is already running a compaction",
+                                     RUNNING)
             if tablet_id in self._excluded:
-                return False, "the tablet is being moved to another backend"
+                return TriggerResult(False, "the tablet is being moved to another backend",
+                                     BUSY)
         if tablet.table_id in self._busy_tables():
-            return False, "the table has a running ALTER job"
+            return TriggerResult(False, "the table has a running ALTER job", BUSY)
         task = self.prepare(tablet, kind, manual=True)
         if task is None:
-            return False, self.state(tablet_id).last_result.get(kind, "no suitable versions")
-        if self._start(task) is None:
-            return False, "the tablet is already running a compaction"
-        return True, "compaction task is successfully triggered."
+            msg = self.state(tablet_id).last_result.get(kind, "no suitable versions")
+            return TriggerResult(False, msg, NO_SUITABLE)
+        future = self._start(task)
+        if future is None:
+            return TriggerResult(False, "the tablet is already running a compaction", RUNNING)
+        return TriggerResult(True, "compaction task is successfully triggered.", STARTED,
+                             future)
 
     def compact(self, tablet_id: int, kind: str) -> bool:
         """Run one `kind` compaction of the tablet now and wait for it (True if it swapped)."""
@@ -591,6 +618,9 @@ class CompactionManager:
             "last full status": st.last_result.get(FULL, ""),
             "rowsets": [describe_rowset(r) for r in shown],
             "missing_rowsets": [],
+            "stale_rowsets": [describe_stale_rowset(r)
+                              for r in self.engine.stale_rowsets.for_tablet(tablet_id)],
+            "stale version path": self.engine.stale_rowsets.paths_for(tablet_id),
             "stale_rowsets_num": self.engine.stale_rowsets.count_for(tablet_id),
             "version count": policy.version_count(rowsets),
             "compaction score": {"cumulative": self._score(tablet)[0],
@@ -604,7 +634,8 @@ class CompactionManager:
         for t in self.engine.catalog.all_tablets():
             c, b = self._score(t)
             cumu, base = max(cumu, c), max(base, b)
-            versions = max(versions, len(self.engine.catalog.rowsets(t.tablet_id)))
+            rowsets = self.engine.catalog.rowsets(t.tablet_id)
+            versions = max(versions, policy.version_count(rowsets))
         return versions, cumu, base
 
 
@@ -635,12 +666,19 @@ def describe_rowset(r: RowsetMeta) -> str:
 
 
 def _fmt_size(n: int) -> str:
+    """Doris PrettyPrinter::print(bytes, TUnit::BYTES): two decimals and a unit, `0` for 0."""
     if n <= 0:
         return "0"
     for unit, div in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if n >= div:
             return f"{n / div:.2f} {unit}"
-    return f"{n} B"
+    return f"{n:.2f} B"
+
+
+def describe_stale_rowset(r: RowsetMeta) -> str:
+    """`[2-2] 1 <rowset id> 1.05 KB`: Doris prints stale rowsets without kind and overlap."""
+    return f"[{r.start_version}-{r.end_version}] {r.num_segments} {r.rowset_id} " \
+        f"{_fmt_size(r.data_size)}"
 
 
 def _fmt_ms(ts: float) -> str:

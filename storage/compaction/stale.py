@@ -169,3 +169,34 @@ class StaleRowsets:
     def count_for(self, tablet_id: int) -> int:
         with self._lock:
             return sum(1 for s in self._by_id.values() if s.rowset.tablet_id == tablet_id)
+
+    def for_tablet(self, tablet_id: int) -> list[RowsetMeta]:
+        """The tablet's stale rowsets in version order (the status endpoint lists them)."""
+        with self._lock:
+            mine = [s.rowset for s in self._by_id.values() if s.rowset.tablet_id == tablet_id]
+        return sorted(mine, key=lambda r: (r.start_version, r.end_version))
+
+    def paths_for(self, tablet_id: int) -> list[dict[str, str]]:
+        """Doris' "stale version path" entries: one per compaction whose inputs are still
+        kept, `{"path id", "last create time", "path list": "1-> [2-2] -> [3-3]"}`, oldest
+        first."""
+        with self._lock:
+            groups = []
+            for ids in self._inputs_of.values():
+                kept = [self._by_id[i] for i in ids if i in self._by_id]
+                if kept and kept[0].rowset.tablet_id == tablet_id:
+                    groups.append(kept)
+        groups.sort(key=lambda g: (g[0].retired_at, g[0].rowset.start_version))
+        out = []
+        for n, group in enumerate(groups, 1):
+            versions = sorted((s.rowset.start_version, s.rowset.end_version) for s in group)
+            retired = max(s.retired_at for s in group)
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(retired))
+            millis = int(retired * 1000) % 1000
+            zone = time.strftime("%z", time.localtime(retired))
+            out.append({
+                "path id": str(n),
+                "last create time": f"{stamp}.{millis:03d} {zone}",
+                "path list": f"{n}-> " + " -> ".join(f"[{a}-{b}]" for a, b in versions),
+            })
+        return out

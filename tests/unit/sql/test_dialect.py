@@ -18,6 +18,7 @@ from sql import ast_views
 from sql.dialect import (
     AddPartition,
     AddRollup,
+    AdminCompact,
     AggTypeColumnConstraint,
     AlterSetProperties,
     CreateTableAst,
@@ -357,6 +358,19 @@ CORPUS: list[tuple[str, type[exp.Expr], Check | None]] = [
     ("SHOW BACKENDS", exp.Show, _show("BACKENDS")),
     ("SHOW FRONTENDS", exp.Show, _show("FRONTENDS")),
     ("SHOW TABLETS FROM t1", exp.Show, _show("TABLETS", target="t1")),
+    ("SHOW TABLET 10086", exp.Show, _show("TABLET", target="10086")),
+    ("SHOW TABLET FROM db1.t1", exp.Show, _show("TABLETS", target="t1", db="db1")),
+    (
+        "ADMIN COMPACT TABLE t1 WHERE type = 'FULL'",
+        AdminCompact,
+        lambda e: e.this.name == "t1" and e.args["where"].this.expression.name == "FULL",
+    ),
+    (
+        "ADMIN COMPACT TABLE db1.t1 PARTITION p1 WHERE TYPE = 'CUMULATIVE'",
+        AdminCompact,
+        lambda e: [c.name for c in e.this.args["partition"].expressions] == ["p1"],
+    ),
+    ("ADMIN COMPACT TABLE t1", AdminCompact, lambda e: e.args.get("where") is None),
     ("SHOW DATA", exp.Show, _show("DATA")),
     ("SHOW DATA FROM db1.t1", exp.Show, _show("DATA", target="t1", db="db1")),
     ("SHOW PROC '/colocation_group'", exp.Show, _show("PROC", target="/colocation_group")),
@@ -559,6 +573,11 @@ def test_corpus_round_trip(sql: str, root: type[exp.Expr], check: Check | None) 
             "SELECT * FROM a LEFT SEMI JOIN b ON a.k = b.k",
         ),
         ("DESC t1 ALL", "DESC t1 ALL"),
+        ("SHOW TABLET 10086", "SHOW TABLET 10086"),
+        (
+            "admin compact table t partition (p1) where type = 'base'",
+            "ADMIN COMPACT TABLE t PARTITION(p1) WHERE `type` = 'base'",
+        ),
         ("EXPLAIN SHAPE PLAN SELECT 1", "EXPLAIN SHAPE PLAN SELECT 1"),
         (
             "DELETE FROM t PARTITIONS (p1, p2) WHERE k = 1",
@@ -889,6 +908,8 @@ def test_describe_create_and_drop_index() -> None:
         ("EXPLAIN CREATE DATABASE d", 1, 9, "CREATE DATABASE d"),
         ("SELECT * FROM a JOIN [foo] b ON a.k = b.k", 1, 22, "[foo] b ON a.k = b.k"),
         ("SELECT 1; SELEC 2", 1, 11, "SELEC 2"),
+        ("ADMIN COMPACT t1 WHERE type = 'BASE'", 1, 15, "t1 WHERE type = 'BASE'"),
+        ("SHOW TABLET abc", 1, 13, "abc"),
     ],
 )
 def test_syntax_errors(sql: str, line: int, col: int, near: str) -> None:
