@@ -223,7 +223,7 @@ def metric_lines(engine: StorageEngine) -> list[str]:
         lines.append(f"# TYPE {name} {kind}")
         lines.extend(f"{name}{labels} {value}" for labels, value in samples)
 
-    def per_kind(values: dict[str, int]) -> list[tuple[str, object]]:
+    def per_kind(values: dict[str, int] | dict[str, float]) -> list[tuple[str, object]]:
         return [(f'{{type="{k}"}}', values[k]) for k in (BASE, CUMULATIVE, FULL)]
 
     family("doris_be_max_tablet_rowset_num", "gauge",
@@ -243,6 +243,9 @@ def metric_lines(engine: StorageEngine) -> list[str]:
            "Bytes of the rowsets merged by successful compactions.", per_kind(stats.bytes_merged))
     family("shaledb_compaction_rows_total", "counter",
            "Rows read by successful compactions.", per_kind(stats.rows_merged))
+    family("shaledb_compaction_seconds_total", "counter",
+           "Seconds successful compactions spent merging (throughput = rows / seconds).",
+           [(label, round(v, 6)) for label, v in per_kind(stats.seconds)])  # type: ignore[arg-type]
     requests: list[tuple[str, object]] = []
     for k in (BASE, CUMULATIVE, FULL):
         requests.append((f'{{type="{k}_compaction",status="total"}}',
