@@ -80,15 +80,16 @@ def compaction_idle(http_port: int) -> bool:
     return not running
 
 
-def settle(cur, http_port: int, table: str, timeout: float = 600) -> float:
-    """Wait until no compaction runs and the version counts stopped moving; seconds waited."""
+def settle(cur, http_port: int, table: str, quiet: float, timeout: float = 600) -> float:
+    """Wait until no compaction runs and the version counts stopped moving for longer than the
+    quiet-tablet delay (cumulative_compaction_quiet_seconds); seconds waited."""
     t0 = time.perf_counter()
     last, stable_since = None, time.perf_counter()
     while time.perf_counter() - t0 < timeout:
         counts = version_counts(cur, table)
         if counts != last or not compaction_idle(http_port):
             last, stable_since = counts, time.perf_counter()
-        elif time.perf_counter() - stable_since > 2.0:
+        elif time.perf_counter() - stable_since > quiet:
             break
         time.sleep(0.2)
     return time.perf_counter() - t0
@@ -133,6 +134,9 @@ def main() -> None:
     ap.add_argument("--rows-per-load", type=int, default=100)
     ap.add_argument("--clients", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--quiet", type=float, default=32.0,
+                    help="seconds of unchanged version counts that count as settled (just "
+                         "over the default cumulative_compaction_quiet_seconds)")
     args = ap.parse_args()
     rows = [row(i) for i in range(args.loads * args.rows_per_load)]
     loads = [rows[i:i + args.rows_per_load] for i in range(0, len(rows), args.rows_per_load)]
@@ -185,11 +189,11 @@ def main() -> None:
         right_after = {n: latency(cur, q.format(t="events"), args.repeat)
                        for n, q in QUERIES.items()}
         after_counts = version_counts(cur, "events")
-        waited = settle(cur, srv.http_port, "events")
+        waited = settle(cur, srv.http_port, "events", args.quiet)
         settled_counts = version_counts(cur, "events")
         settled = {n: latency(cur, q.format(t="events"), args.repeat) for n, q in QUERIES.items()}
         cur.execute("ADMIN COMPACT TABLE events WHERE type = 'FULL'")
-        settle(cur, srv.http_port, "events")
+        settle(cur, srv.http_port, "events", 2.0)
         full = {n: latency(cur, q.format(t="events"), args.repeat) for n, q in QUERIES.items()}
         once = {n: latency(cur, q.format(t="events_once"), args.repeat) for n, q in QUERIES.items()}
         rows_merged = metric(srv.http_port, "shaledb_compaction_rows_total")

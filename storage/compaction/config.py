@@ -35,6 +35,9 @@ class CompactionConfig:
     cumulative_compaction_min_deltas: int = 5
     cumulative_compaction_max_deltas: int = 1000
     pick_rowset_to_compact_interval_sec: int = 86400
+    # ShaleDB's own: a tablet no load touched for this long merges its leftover small deltas
+    # into one (0: never; Doris leaves them, apache/doris#2668).
+    cumulative_compaction_quiet_seconds: int = 30
     # ---- base compaction (seed 002 section 4) ----
     base_compaction_min_rowset_num: int = 5
     base_compaction_min_data_ratio: float = 0.3

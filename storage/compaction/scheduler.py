@@ -298,7 +298,10 @@ class CompactionManager:
         task = self.prepare(tablet, kind)
         if task is None:
             st = self.state(tablet.tablet_id)
-            st.idle_until[kind] = time.time() + IDLE_RECHECK_SECONDS
+            recheck = IDLE_RECHECK_SECONDS
+            if kind == CUMULATIVE and self.cfg.cumulative_compaction_quiet_seconds > 0:
+                recheck = min(recheck, self.cfg.cumulative_compaction_quiet_seconds + 1)
+            st.idle_until[kind] = time.time() + recheck
             return False
         self._start(task)
         return True
@@ -326,6 +329,10 @@ class CompactionManager:
                 st.cumulative_point = pick.new_point
                 self._scores.pop(tablet.tablet_id, None)
             if not pick.inputs:
+                quiet = self._quiet_inputs(rowsets, st.cumulative_point, now)
+                if quiet:
+                    return Task(tablet, kind, quiet, sum(r.compaction_score for r in quiet),
+                                manual=manual)
                 st.last_result[kind] = pick.reason or "no suitable versions"
                 return None
             return Task(tablet, kind, tuple(pick.inputs), pick.score,
@@ -344,6 +351,30 @@ class CompactionManager:
             return None
         return Task(tablet, kind, tuple(inputs), sum(r.compaction_score for r in inputs),
                     manual=manual)
+
+    def _quiet_inputs(self, rowsets: list[RowsetMeta], point: int, now: float
+                      ) -> tuple[RowsetMeta, ...]:
+        """ShaleDB's own rule for a tablet no load touched for
+        `cumulative_compaction_quiet_seconds`: merge its leftover small deltas above the
+        cumulative point (fewer than cumulative_compaction_min_deltas, or ones the level rule
+        keeps apart) into one, so a table that stopped changing ends as few rowsets (Doris
+        leaves them forever, apache/doris#2668). Bounded by the promotion minimum size so a
+        trickle-fed big tablet is not rewritten over and over. The inputs are the first run of
+        at least two data rowsets (a delete version ends a run, as in the size_based policy)."""
+        quiet = self.cfg.cumulative_compaction_quiet_seconds
+        if quiet <= 0 or not rowsets or now - max(r.create_time for r in rowsets) < quiet:
+            return ()
+        run: list[RowsetMeta] = []
+        for r in policy.cumulative_candidates(rowsets, point):
+            if r.delete_predicates:
+                if len(run) >= 2:
+                    break
+                run = []
+            else:
+                run.append(r)
+        if len(run) < 2 or sum(r.data_size for r in run) > self.cfg.promotion_min_size:
+            return ()
+        return tuple(run)
 
     # ---- execution --------------------------------------------------------------------------
     def _start(self, task: Task) -> Future[bool] | None:

@@ -15,6 +15,7 @@ from sql.dialect import parse_one
 from storage import types as T
 from storage.batch import Batch, Column
 from storage.catalog.meta import DeleteCondition
+from storage.compaction import policy
 from storage.compaction.config import CompactionConfig
 from storage.compaction.merger import merge_rowsets, swap
 from storage.compaction.scheduler import CompactionManager, TooManyVersions, describe_rowset
@@ -271,4 +272,20 @@ def test_status_lists_rowsets_as_doris_prints_them(tmp_path: Path) -> None:
     assert status["version count"] == 4
     rs = engine.catalog.rowsets(t.tablet_id)[0]
     assert describe_rowset(rs).endswith(("KB", " B"))
+    engine.close()
+
+
+def test_a_quiet_tablet_merges_its_leftover_deltas(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, MODELS["dup"], cumulative_compaction_quiet_seconds=30)
+    many_loads(engine, 3)  # fewer than cumulative_compaction_min_deltas
+    t = tablet(engine)
+    manager = CompactionManager.of(engine)
+    rowsets = engine.catalog.rowsets(t.tablet_id)
+    point = policy.calculate_cumulative_point(rowsets, -1, engine.compaction_config)
+    newest = max(r.create_time for r in rowsets)
+    assert manager._quiet_inputs(rowsets, point, newest + 5) == ()  # loads are still coming
+    assert manager._quiet_inputs(rowsets, point, newest + 31) == tuple(rowsets)
+    off = replace(engine.compaction_config, cumulative_compaction_quiet_seconds=0)
+    manager.cfg = off
+    assert manager._quiet_inputs(rowsets, point, newest + 3600) == ()
     engine.close()
