@@ -19,6 +19,7 @@ from storage.batch import Batch
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import Backend, TabletMeta
 from storage.catalog.repository import Mutation
+from storage.compaction.config import CompactionConfig
 from storage.page_cache import PAGE_CACHE
 from storage.reader import ReadOptions, TabletReader
 
@@ -27,8 +28,12 @@ if TYPE_CHECKING:
 
 
 class StorageEngine:
-    def __init__(self, data_dir: Path, backends: int = 3, host: str = "127.0.0.1") -> None:
+    def __init__(self, data_dir: Path, backends: int = 3, host: str = "127.0.0.1",
+                 compaction: CompactionConfig | None = None) -> None:
         self.data_dir = Path(data_dir).resolve()
+        # conf/shaledb.toml [compaction] and [load]: what loads (memtable sizes) and compaction
+        # read; the engine only carries it to them.
+        self.compaction_config = compaction or CompactionConfig()
         self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
         self._ensure_backends(backends, host)
         self.collect_garbage()
