@@ -181,12 +181,17 @@ def _load(
         return _group_load(engine, db_name, table, batches, group_commit)
     txn = begin(engine, db_name, table, label, partitions)
     builder = RowBuilder(table, targets)
-    for row in rows:
-        builder.add(row)
-        if len(builder) >= INSERT_BATCH_ROWS:
+    try:
+        for row in rows:
+            builder.add(row)
+            if len(builder) >= INSERT_BATCH_ROWS:
+                txn.add_batch(builder.flush())
+        if len(builder):
             txn.add_batch(builder.flush())
-    if len(builder):
-        txn.add_batch(builder.flush())
+    except BaseException:
+        # A bad value or a failed SELECT: the segments the load flushed so far go now.
+        txn.abort()
+        raise
     meta = txn.commit()
     return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)
 

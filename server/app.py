@@ -78,8 +78,8 @@ class ShaleServer:
         # statement thread, the event loop): a 1 ms GIL switch interval instead of Python's
         # 5 ms keeps those hand-offs from idling a core (measured on the SSB queries).
         sys.setswitchinterval(0.001)
-        self.engine = StorageEngine(Path(config.data_dir), backends=config.backends, host=config.host,
-                                    compaction=config.compaction)
+        self.engine = StorageEngine(Path(config.data_dir), backends=config.backends,
+                                    host=config.host, compaction=config.compaction)
         PAGE_CACHE.resize(parse_limit(config.storage_page_cache_limit))
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)

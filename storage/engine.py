@@ -33,8 +33,10 @@ class StorageEngine:
     def __init__(self, data_dir: Path, backends: int = 3, host: str = "127.0.0.1",
                  compaction: CompactionConfig | None = None) -> None:
         self.data_dir = Path(data_dir).resolve()
-        self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
+        # conf/shaledb.toml [compaction] and [load]: what loads (memtable sizes) and compaction
+        # read; the engine only carries it to them.
         self.compaction_config = compaction or CompactionConfig()
+        self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
         # Reads in progress and the rowsets compaction replaced (storage/compaction/stale.py).
         self.read_epochs = ReadEpochs()
         self.stale_rowsets = StaleRowsets(self.read_epochs)

@@ -6,8 +6,9 @@ AGGREGATE tables combine value columns by their aggregation type, UNIQUE tables 
 row (or the one with the largest sequence value), DUPLICATE tables keep every row in a stable
 sort. Rollups of AGGREGATE tables aggregate on their own (smaller) key set with the table's
 aggregation types. The result is ONE sorted run with unique keys (AGG/UNIQUE), which
-`RowsetWriter` cuts into segments and merge-on-read relies on.
-Upstream: Doris BE `MemTable` (insert, `_sort`, `_aggregate`, flush).
+`RowsetWriter` writes as segments and merge-on-read relies on. `nbytes` is what the writer
+compares with `write_buffer_size` to flush a memtable before the load ends.
+Upstream: Doris BE `MemTable` (insert, `_sort`, `_aggregate`, flush, `memory_usage`).
 """
 
 from __future__ import annotations
@@ -26,16 +27,25 @@ class MemTable:
         self.spec = MergeSpec.of(table, index)
         self._batches: list[Batch] = []
         self._rows = 0
+        self._bytes = 0
 
     def insert(self, batch: Batch) -> None:
         if batch.num_rows:
             self._batches.append(batch)
             self._rows += batch.num_rows
+            self._bytes += batch.nbytes
 
     @property
     def num_rows(self) -> int:
         """Rows buffered so far (before pre-aggregation)."""
         return self._rows
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the buffered batches' arrays (values, validity, offsets). Batches a load
+        cuts for several indexes share arrays, so this may count some twice: it errs towards
+        flushing early, never late."""
+        return self._bytes
 
     def flush(self) -> Batch | None:
         """The buffered rows sorted by key and merged per the data model (None when empty)."""
@@ -44,6 +54,7 @@ class MemTable:
         rows = Batch.concat(self._batches)
         self._batches = []
         self._rows = 0
+        self._bytes = 0
         # Load order breaks ties: REPLACE / UNIQUE keep the later row (`combine` defaults the
         # arrival order to the position in the concatenated batch).
         return combine(rows, self.spec)

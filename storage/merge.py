@@ -11,9 +11,10 @@ Rows with equal keys combine by the table's data model (DORIS_REFERENCE.md b.1):
 
 `combine` sorts a batch by key (+ sequence + arrival order), finds group boundaries and reduces
 each group with numpy (`ufunc.reduceat`); only BITMAP/HLL unions loop per group in Python.
-`merge_runs` merges sorted, key-unique runs (one per rowset, in version order) as a stream: each
-step takes from every run the rows up to the smallest "last buffered key" of the runs that can
-still produce rows, so memory stays around one batch per run and output comes out key-sorted.
+`merge_runs` merges sorted, key-unique runs (one per memtable flush: a rowset, or a segment of
+an OVERLAPPING rowset; in version then flush order) as a stream: each step takes from every run
+the rows up to the smallest "last buffered key" of the runs that can still produce rows, so
+memory stays around one batch per run and output comes out key-sorted.
 Upstream: Doris BE `MemTable::_aggregate`, `BlockReader` / `VCollectIterator` (merge-on-read),
 `vertical_merge` of unique keys with a sequence column.
 """

@@ -5,13 +5,16 @@
 segment files, delete versions and the data model's merge:
 - DUPLICATE: rowsets stream segment by segment with every `options.predicates` pushed into the
   segment reader (rows are independent).
-- AGGREGATE / UNIQUE: each rowset is one key-sorted run with unique keys (memtable); runs are
-  merged in version order by `storage.merge.merge_runs`, so results always look fully merged
-  (seed 004 "limitations of the aggregate model": count(*) counts merged rows, MIN(cost) on a
-  SUM column sees merged sums). Only KEY-column predicates go into the segments (a key
-  predicate holds for every row of a key or for none); value predicates are applied after the
-  merge (PREAGGREGATION OFF semantics; the executor filters again anyway). With a single rowset
-  the rows are already merged and every predicate is pushed.
+- AGGREGATE / UNIQUE: each memtable flush is one key-sorted run with unique keys. A
+  NONOVERLAPPING rowset is one run (its segments are consecutive pieces of it); each segment of
+  an OVERLAPPING rowset is a run of its own (storage/rowset.py), in seg_no order = load order.
+  Runs are merged in version order, then flush order, by `storage.merge.merge_runs`, so results
+  always look fully merged (seed 004 "limitations of the aggregate model": count(*) counts
+  merged rows, MIN(cost) on a SUM column sees merged sums). Only KEY-column predicates go into
+  the segments (a key predicate holds for every row of a key or for none); value predicates are
+  applied after the merge (PREAGGREGATION OFF semantics; the executor filters again anyway).
+  With a single run (one NONOVERLAPPING rowset) the rows are already merged and every
+  predicate is pushed.
 - Delete versions (rowsets with `delete_predicates`, no files) hide rows of LOWER versions that
   satisfy all of their conditions. Conditions on key columns are applied to each older rowset
   before the merge; a delete naming a value column (UNIQUE merge-on-write semantics) is
@@ -120,10 +123,11 @@ class TabletReader:
         return [c for c in self._index.columns if c in names]
 
     # ---- segments --------------------------------------------------------------------------
-    def _rowset_batches(self, rowset: RowsetMeta, columns: Sequence[str], preds: Conditions
-                        ) -> Iterator[Batch]:
+    def _rowset_batches(self, rowset: RowsetMeta, columns: Sequence[str], preds: Conditions,
+                        files: Sequence[str] | None = None) -> Iterator[Batch]:
+        """Rows of `files` (default: every segment of the rowset) in file order."""
         names = tuple(columns)
-        for rel in rowset.files:
+        for rel in rowset.files if files is None else files:
             reader = SegmentReader(self._root / rel, self._types, tablet_id=rowset.tablet_id)
             try:
                 for b in reader.read(list(columns), preds, stats=self._stats,
@@ -132,6 +136,14 @@ class TabletReader:
                         yield b if b.names == names else b.rename(names)
             finally:
                 reader.close()
+
+    def _runs(self, rowset: RowsetMeta, columns: Sequence[str], preds: Conditions
+              ) -> list[Iterator[Batch]]:
+        """The rowset's key-sorted runs, oldest first: the whole rowset, or each segment of an
+        OVERLAPPING one (one memtable flush each)."""
+        if not rowset.segments_overlap:
+            return [self._rowset_batches(rowset, columns, preds)]
+        return [self._rowset_batches(rowset, columns, preds, (rel,)) for rel in rowset.files]
 
     def _deletes_above(self, rowset: RowsetMeta) -> list[Conditions]:
         return [self._delete_conditions(d) for d in self._rowsets
@@ -155,10 +167,11 @@ class TabletReader:
             yield b.select(requested).rename(out_names)
 
     def _read_duplicate(self, read_cols: list[str], preds: Conditions) -> Iterator[Batch]:
-        if self._sort_duplicates and len(self._data) > 1:
+        if self._sort_duplicates and (len(self._data) > 1 or any(
+                r.segments_overlap for r in self._data)):
             # merge_runs with a DUP spec only sorts: equal keys of different runs all survive.
-            runs = [_filter_deletes(self._rowset_batches(r, read_cols, preds),
-                                    self._deletes_above(r)) for r in self._data]
+            runs = [_filter_deletes(run, self._deletes_above(r))
+                    for r in self._data for run in self._runs(r, read_cols, preds)]
             yield from merge_runs(runs, self._spec)
             return
         for r in self._data:
@@ -168,13 +181,13 @@ class TabletReader:
     def _read_merged(self, read_cols: list[str], preds: Conditions, delete_cols: set[str]
                      ) -> Iterator[Batch]:
         keys = {k.lower() for k in self._index.keys}
-        single = len(self._data) == 1
-        # One rowset is already merged: any predicate may filter it before reading.
+        single = len(self._data) == 1 and not self._data[0].segments_overlap
+        # One run is already merged: any predicate may filter it before reading.
         pushed = preds if single else tuple(p for p in preds if p.column.lower() in keys)
         later = () if single else tuple(p for p in preds if p.column.lower() not in keys)
         if all(c.lower() in keys for c in delete_cols):
-            runs = [_filter_deletes(self._rowset_batches(r, read_cols, pushed),
-                                    self._deletes_above(r)) for r in self._data]
+            runs = [_filter_deletes(run, self._deletes_above(r))
+                    for r in self._data for run in self._runs(r, read_cols, pushed)]
             merged = merge_runs(runs, self._spec) if runs else iter(())
         else:
             merged = self._merge_by_epoch(read_cols, pushed)
@@ -185,7 +198,7 @@ class TabletReader:
         acc: list[Iterator[Batch]] = []
         for r in self._rowsets:
             if r.files:
-                acc.append(self._rowset_batches(r, read_cols, pushed))
+                acc.extend(self._runs(r, read_cols, pushed))
             elif r.delete_predicates and acc:
                 acc = [_filter_deletes(merge_runs(acc, self._spec), [self._delete_conditions(r)])]
         return merge_runs(acc, self._spec) if acc else iter(())

@@ -98,10 +98,15 @@ def convert_rowset(
         rowset_id,
         dst_index,
         table,
+        write_buffer_size=engine.compaction_config.write_buffer_size,
     )
-    for batch in reader:
-        writer.add_batch(batch)
-    meta = writer.build()
+    try:
+        for batch in reader:
+            writer.add_batch(batch)
+        meta = writer.build()
+    except BaseException:
+        writer.discard()  # segments flushed before the error; nothing references them
+        raise
     return replace(meta, start_version=rowset.start_version, end_version=rowset.end_version)
 
 

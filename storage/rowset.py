@@ -1,22 +1,37 @@
 """RowsetWriter: turns the rows one load sends to one tablet into a rowset's segment files.
 
 A rowset is the unit a load adds to a tablet. The writer buffers rows in a `MemTable`, which
-sorts them by the index's key columns and pre-aggregates them per the data model; `build()`
-cuts that single sorted run into segments of about `SEGMENT_ROWS` rows. So the segments of one
-rowset never overlap and, for AGGREGATE/UNIQUE tables, no key repeats inside a rowset: the
-reader treats each rowset as one sorted run (Doris' non-overlapping rowset).
+sorts them by the index's key columns and pre-aggregates them per the data model. Memory is
+bounded: once the memtable holds `write_buffer_size` bytes (Doris be.conf `write_buffer_size`)
+the writer flushes it right away as the next segment and starts an empty one; `build()` flushes
+what is left. Each flush is one key-sorted run (keys unique inside it for AGGREGATE/UNIQUE):
+- a rowset written by ONE flush is NONOVERLAPPING (`segments_overlap=False`): that run is cut
+  into segments of about `SEGMENT_ROWS` rows, consecutive pieces of one run, and the reader
+  treats the whole rowset as one run;
+- a rowset written by several flushes is OVERLAPPING (`segments_overlap=True`): every flush
+  writes exactly ONE segment however many rows it holds, so each segment is a run and seg_no
+  order is load order; the reader merges those runs the way it merges rowsets.
+One segment per flush keeps the run boundaries in the file list itself (as Doris does, and as
+`RowsetMeta.compaction_score` counts them) rather than in a second list in the catalog; the cost
+is that a flush of a large buffer makes one large segment, which the page indexes handle.
+
 The rowset gets its version only when the load publishes (`storage.txn`), so files are written
-before the version is known and stay invisible (and garbage-collectable) until the catalog
-records them. Upstream: Doris `RowsetWriter` / `BetaRowsetWriter`, `MemTable`.
+before the version is known and stay invisible until the catalog records them. `discard()`
+deletes them when the load gives up; files of a process that died are removed by the engine's
+garbage collection at the next start.
+Upstream: Doris `RowsetWriter` / `BetaRowsetWriter`, `MemTable`, `MemTableWriter::flush`.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from pathlib import Path
 
 from storage.batch import Batch
 from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta
+from storage.compaction.config import CompactionConfig
 from storage.memtable import MemTable
 from storage.segment import write_segment
 
@@ -29,11 +44,13 @@ def segment_path(tablet_id: int, rowset_id: str, seg_no: int) -> str:
 
 
 class RowsetWriter:
-    """Collects batches (the index's columns) for one tablet; `build()` writes the segments."""
+    """Collects batches (the index's columns) for one tablet, flushing a segment whenever the
+    memtable reaches `write_buffer_size` bytes (None: the CompactionConfig default);
+    `build()` flushes the rest and returns the rowset's meta (version 0 until published)."""
 
     def __init__(
         self, root: Path, tablet_id: int, rowset_id: str, index: MaterializedIndexMeta,
-        table: TableMeta, segment_rows: int | None = None,
+        table: TableMeta, segment_rows: int | None = None, write_buffer_size: int | None = None,
     ) -> None:
         self._root = root
         self._tablet_id = tablet_id
@@ -41,38 +58,100 @@ class RowsetWriter:
         self._index = index
         self._memtable = MemTable(table, index)
         self._segment_rows = segment_rows or SEGMENT_ROWS
+        self.write_buffer_size = write_buffer_size or CompactionConfig().write_buffer_size
+        self._received = 0
+        self._files: list[str] = []
+        self._size = 0
+        self._rows = 0  # rows written to segments (after pre-aggregation)
+        self._flushes = 0  # flushes that wrote rows: more than one makes the rowset OVERLAPPING
+        # discard() may run on another thread than a flush (an abort while the load's commit is
+        # writing): the lock keeps a file from being added after the discard listed them.
+        self._lock = threading.Lock()
+        self._discarded = False
 
     def add_batch(self, batch: Batch) -> None:
         self._memtable.insert(batch)
+        self._received += batch.num_rows
+        if self._memtable.nbytes >= self.write_buffer_size:
+            self.flush()
 
     @property
     def num_rows(self) -> int:
         """Rows received (before pre-aggregation)."""
-        return self._memtable.num_rows
+        return self._received
 
-    def build(self) -> RowsetMeta:
-        files: list[str] = []
-        size = 0
-        rows = 0
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes held in the memtable now (see MemTable.nbytes)."""
+        return self._memtable.nbytes
+
+    @property
+    def num_flushes(self) -> int:
+        """Flushes that wrote a segment so far."""
+        return self._flushes
+
+    def flush(self) -> None:
+        """Write the memtable now as the next segment (one sorted run) and empty it."""
         run = self._memtable.flush()
         if run is not None and run.num_rows:
-            rows = run.num_rows
-            for seg_no, start in enumerate(range(0, rows, self._segment_rows)):
-                rel = segment_path(self._tablet_id, self._rowset_id, seg_no)
-                info = write_segment(
-                    self._root / rel, run.slice(start, min(rows, start + self._segment_rows)),
-                    key_columns=self._index.keys,
-                    short_key_columns=self._index.short_key_column_count,
-                )
-                size += info.size
-                files.append(rel)
+            self._write(run, run.num_rows)
+            self._flushes += 1
+
+    def build(self) -> RowsetMeta:
+        run = self._memtable.flush()
+        if run is not None and run.num_rows:
+            # The only run of the rowset may be cut anywhere; once another flush wrote a
+            # segment, a segment must be a whole run.
+            self._write(run, self._segment_rows if self._flushes == 0 else run.num_rows)
+            self._flushes += 1
         return RowsetMeta(
             rowset_id=self._rowset_id,
             tablet_id=self._tablet_id,
             start_version=0,
             end_version=0,
-            num_rows=rows,
-            data_size=size,
-            files=tuple(files),
+            num_rows=self._rows,
+            data_size=self._size,
+            files=tuple(self._files),
             create_time=time.time(),
+            segments_overlap=self._flushes > 1,
         )
+
+    def _write(self, run: Batch, piece_rows: int) -> None:
+        rows = run.num_rows
+        for start in range(0, rows, piece_rows):
+            with self._lock:
+                self._check_live()
+                rel = segment_path(self._tablet_id, self._rowset_id, len(self._files))
+                self._files.append(rel)
+            try:
+                info = write_segment(
+                    self._root / rel, run.slice(start, min(rows, start + piece_rows)),
+                    key_columns=self._index.keys,
+                    short_key_columns=self._index.short_key_column_count,
+                )
+            except BaseException:
+                with self._lock:  # the atomic write left no file behind
+                    self._files.remove(rel)
+                raise
+            with self._lock:
+                if self._discarded:  # discarded while this file was being written
+                    (self._root / rel).unlink(missing_ok=True)
+                self._check_live()
+            self._size += info.size
+            self._rows += info.num_rows
+
+    def _check_live(self) -> None:
+        if self._discarded:
+            raise RuntimeError(f"rowset {self._rowset_id} was discarded")
+
+    def discard(self) -> None:
+        """Delete the segments written so far: the load gave up and will never publish them.
+        A flush running meanwhile deletes its own file and fails, as do later flushes."""
+        with self._lock:
+            self._discarded = True
+            files = list(self._files)
+        for rel in files:
+            try:
+                os.unlink(self._root / rel)
+            except FileNotFoundError:
+                pass

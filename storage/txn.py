@@ -2,12 +2,21 @@
 
 `LoadTxn` is what INSERT (and later Stream Load and the Spark job) drives:
 `add_batch(batch)` routes each full-schema row to its partition (`partition.py`) and bucket
-(`distribution.py`) and buffers it for every materialized index of the table; `commit()` writes
-and fsyncs all rowsets, then publishes them in ONE catalog transaction that also bumps each
-touched partition's visible version and records the label. Until that transaction commits
-nothing is visible; files of an aborted or crashed load are removed by the engine's GC.
+(`distribution.py`) and hands it to the rowset writer of every materialized index of the table;
+`commit()` writes and fsyncs the rest of every rowset, then publishes them in ONE catalog
+transaction that also bumps each touched partition's visible version and records the label.
+Until that transaction commits nothing is visible.
+
+Memory is bounded twice: each writer flushes a segment when its memtable reaches
+`write_buffer_size` (storage/rowset.py), and when the memtables of all running loads together
+pass `load_process_max_memory_limit_bytes` the load adding rows flushes its own largest memtable
+until it is under the limit or holds nothing. (Doris' MemTableMemoryLimiter flushes the largest
+memtables of any load; here a load's writers belong to the thread driving it, so the load that
+crosses the limit pays.) So a load bigger than memory succeeds, writing segments before its
+commit; those files stay unreferenced until the publish, and a load that fails or is aborted
+deletes them at once (`_LoadFiles`), or the engine's GC does at the next start after a crash.
 `RunningTxns` tracks the loads begun and not finished, which ADD ROLLUP jobs wait for.
-Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, publish version.
+Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, `MemTableMemoryLimiter`, publish version.
 """
 
 from __future__ import annotations
@@ -93,6 +102,11 @@ class RunningTxns:
             self._txns.pop(txn.txn_id, None)
             self.changed.notify_all()
 
+    def buffered_bytes(self) -> int:
+        """Memtable bytes all running loads hold."""
+        with self.changed:
+            return sum(t.buffered_bytes for t in list(self._txns.values()))
+
     def before(self, table_id: int, watershed: int) -> list[int]:
         """Ids of running loads into `table_id` that began before txn id `watershed`."""
         with self.changed:
@@ -100,6 +114,32 @@ class RunningTxns:
                 i for i, t in list(self._txns.items())
                 if i < watershed and t.table.table_id == table_id
             )
+
+
+class _LoadFiles:
+    """A load's rowset writers and whether their files may still be deleted: until the load
+    tries to publish, no catalog object references them. Kept apart from LoadTxn so a
+    finalizer can discard the files of a load dropped without commit or abort."""
+
+    def __init__(self) -> None:
+        self.writers: dict[int, RowsetWriter] = {}
+        self._lock = threading.Lock()
+        self._publishing = False  # from the catalog commit on, only the GC may delete them
+        self._discarded = False
+
+    def begin_publish(self) -> None:
+        with self._lock:
+            if self._discarded:
+                raise DorisError("The load was aborted")
+            self._publishing = True
+
+    def discard(self) -> None:
+        with self._lock:
+            if self._publishing:
+                return
+            self._discarded = True
+        for w in list(self.writers.values()):
+            w.discard()
 
 
 class LabelAlreadyUsed(DorisError):
@@ -142,7 +182,14 @@ class LoadTxn:
             if missing:
                 raise DorisError(f"Unknown partition '{missing[0]}' in table '{table.name}'")
             self._allowed = {by_name[n.lower()] for n in partitions}
-        self._writers: dict[int, RowsetWriter] = {}
+        self._files = _LoadFiles()
+        self._writers = self._files.writers
+        # A load an error dropped without abort() leaves no files while the server runs. Not at
+        # interpreter exit: a daemon thread may be publishing this very load then.
+        weakref.finalize(self, self._files.discard).atexit = False
+        self._write_buffer_size = engine.compaction_config.write_buffer_size
+        self._memory_limit = engine.compaction_config.load_process_max_memory_limit_bytes
+        self.buffered_bytes = 0  # memtable bytes of this load's writers
         self._touched: set[int] = set()
         self.num_rows = 0
         self._random_bucket: dict[int, int] = {}
@@ -156,6 +203,7 @@ class LoadTxn:
                 f"{self.txn_id}_{tablet.tablet_id}",
                 index,
                 self.table,
+                write_buffer_size=self._write_buffer_size,
             )
             self._writers[tablet.tablet_id] = w
         return w
@@ -216,8 +264,24 @@ class LoadTxn:
             self._touched.add(part.partition_id)
             for index in self.indexes:
                 tablet = self._tablets[(part.partition_id, index.index_id, seq)]
-                self._writer(tablet, index).add_batch(rows.select(index.columns))
+                writer = self._writer(tablet, index)
+                before = writer.buffered_bytes
+                writer.add_batch(rows.select(index.columns))  # may flush a segment
+                self.buffered_bytes += writer.buffered_bytes - before
         self.num_rows += batch.num_rows
+        self._limit_memory()
+
+    def _limit_memory(self) -> None:
+        """Flush this load's largest memtables while all loads together hold too much."""
+        running = RunningTxns.of(self.engine)
+        while self.buffered_bytes and running.buffered_bytes() > self._memory_limit:
+            largest = max(self._writers.values(), key=lambda w: w.buffered_bytes)
+            held = largest.buffered_bytes
+            if not held:  # nothing left to flush (the count is exact; this only guards the loop)
+                self.buffered_bytes = 0
+                break
+            largest.flush()
+            self.buffered_bytes -= held
 
     def _follow_tablet_move(self, meta: RowsetMeta, wrote_on: int | None,
                             backend_id: int | None) -> None:
@@ -235,14 +299,21 @@ class LoadTxn:
 
     def commit(self) -> TxnMeta:
         """Write all rowsets (fsynced), then publish them with new partition versions at once.
-        Succeeded or failed, the load is finished afterwards (no longer running)."""
+        Succeeded or failed, the load is finished afterwards (no longer running); failed
+        before the publish, its files are deleted."""
         try:
             return self._commit()
+        except BaseException:
+            self._files.discard()  # a no-op once the catalog commit was attempted
+            raise
         finally:
+            self.buffered_bytes = 0
             RunningTxns.of(self.engine).finish(self)
 
     def abort(self) -> None:
-        """Give up the load: nothing was published; its files are collected at the next start."""
+        """Give up the load: nothing is published and the segments it flushed are deleted."""
+        self._files.discard()
+        self.buffered_bytes = 0
         RunningTxns.of(self.engine).finish(self)
 
     def _commit(self) -> TxnMeta:
@@ -291,6 +362,10 @@ class LoadTxn:
                 num_rows=self.num_rows, create_time=now, finish_time=time.time(),
             )
             mutation.put(txn)
+            # Past this point the files may be published even if the commit raises (after the
+            # SQLite COMMIT): only the GC at the next start, which reads the catalog, may
+            # remove them.
+            self._files.begin_publish()
             self.catalog.commit(mutation)
         return txn
 

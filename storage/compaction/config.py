@@ -55,6 +55,11 @@ class CompactionConfig:
     load_back_pressure_version_threshold: int = 80
     # Memtable bytes one load buffers per tablet before it flushes a segment (Doris: 200 MB).
     write_buffer_size: int = 200 * MB
+    # Memtable bytes all running loads together may buffer; above it the load adding rows
+    # flushes its largest memtable (storage/txn.py). Doris <= 1.2 and StarRocks name the bytes
+    # cap so; Doris 2.1 derives it as load_process_max_memory_limit_percent of mem_limit, and
+    # ShaleDB has no process mem_limit to take a percentage of.
+    load_process_max_memory_limit_bytes: int = 2048 * MB
 
     @property
     def promotion_size(self) -> int:

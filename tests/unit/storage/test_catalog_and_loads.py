@@ -12,6 +12,7 @@ from sql.ddl import analyze_create_table
 from sql.dialect import parse_one
 from storage import types as T
 from storage.batch import Batch, Column
+from storage.compaction.config import CompactionConfig
 from storage.engine import StorageEngine
 from storage.errors import ShaleError
 from storage.reader import ReadOptions
@@ -66,19 +67,33 @@ def test_publish_is_atomic_and_survives_reopen(tmp_path: Path) -> None:
 
 
 def test_failed_load_leaves_nothing(tmp_path: Path) -> None:
-    engine = StorageEngine(tmp_path, backends=1)
+    # A one-byte write buffer flushes every batch: the load has a segment on disk before it fails.
+    engine = StorageEngine(tmp_path, backends=1, compaction=CompactionConfig(write_buffer_size=1))
     ddl_ops.create_database(engine, "db", False)
     make_table(engine, SQL)
     table = engine.catalog.get_table("db", "t")
     txn = LoadTxn(engine, engine.catalog.get_database("db"), table)
     txn.add_batch(batch([1], ["2023-05-01"]))
+    assert list(tmp_path.glob("be/*/data/*/*.seg"))
     with pytest.raises(ShaleError, match="no partition for this tuple"):
         txn.add_batch(batch([9], ["2030-01-01"]))
-    # Files of the abandoned transaction never become visible and GC removes them.
-    for w in txn._writers.values():
+    # The failed load deleted what it had flushed at once, and published nothing.
+    assert list(tmp_path.glob("be/*/data/*/*.seg")) == []
+    assert read_all(engine, "db", "t") == []
+
+
+def test_gc_removes_the_files_of_a_load_that_died_before_publish(tmp_path: Path) -> None:
+    engine = StorageEngine(tmp_path, backends=1)
+    ddl_ops.create_database(engine, "db", False)
+    make_table(engine, SQL)
+    table = engine.catalog.get_table("db", "t")
+    txn = LoadTxn(engine, engine.catalog.get_database("db"), table)
+    txn.add_batch(batch([1, 2], ["2023-05-01", "2024-05-01"]))
+    for w in txn._writers.values():  # written and fsynced, as a crash before the publish leaves them
         w.build()
     segs = list(tmp_path.glob("be/*/data/*/*.seg"))
     assert segs
+    assert read_all(engine, "db", "t") == []  # never visible
     engine.close()
     reopened = StorageEngine(tmp_path, backends=1)
     assert list(tmp_path.glob("be/*/data/*/*.seg")) == []

@@ -42,14 +42,17 @@ def engine_with(tmp_path: Path, sql: str, **cfg: object) -> StorageEngine:
     return engine
 
 
-def load(engine: StorageEngine, rows: list[tuple[int, int | None, str | None]]) -> None:
+def load(engine: StorageEngine, rows: list[tuple[int, int | None, str | None]],
+         batches: int = 1) -> None:
     table = engine.catalog.get_table("db", "t")
     txn = LoadTxn(engine, engine.catalog.get_database("db"), table)
-    txn.add_batch(Batch(("k", "v", "s"), (
-        Column.from_physical(T.INT, [r[0] for r in rows]),
-        Column.from_physical(T.INT, [r[1] for r in rows]),
-        Column.from_physical(T.varchar(20), [None if r[2] is None else r[2].encode() for r in rows]),
-    )))
+    for part in (rows[i::batches] for i in range(batches)):
+        txn.add_batch(Batch(("k", "v", "s"), (
+            Column.from_physical(T.INT, [r[0] for r in part]),
+            Column.from_physical(T.INT, [r[1] for r in part]),
+            Column.from_physical(T.varchar(20),
+                                 [None if r[2] is None else r[2].encode() for r in part]),
+        )))
     txn.commit()
 
 
@@ -288,4 +291,24 @@ def test_a_quiet_tablet_merges_its_leftover_deltas(tmp_path: Path) -> None:
     off = replace(engine.compaction_config, cumulative_compaction_quiet_seconds=0)
     manager.cfg = off
     assert manager._quiet_inputs(rowsets, point, newest + 3600) == ()
+    engine.close()
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_overlapping_rowsets_compact_into_one_sorted_run(tmp_path: Path, model: str) -> None:
+    """A load that flushed its memtable several times (OVERLAPPING) merges like separate ones."""
+    engine = engine_with(tmp_path, MODELS[model], write_buffer_size=64)
+    for i in range(3):
+        load(engine, [(k * 7 % 23, k + i, f"s{k}") for k in range(40)], batches=4)
+    t = tablet(engine)
+    assert any(r.segments_overlap for r in engine.catalog.rowsets(t.tablet_id))
+    before = read(engine)
+    assert CompactionManager.of(engine).compact(t.tablet_id, "full")
+    (out,) = engine.catalog.rowsets(t.tablet_id)
+    assert not out.segments_overlap
+    assert read(engine) == before
+    table = engine.catalog.get_table("db", "t")
+    keys = [r[0] for b in engine.read_tablet(t, version(engine), ReadOptions(table.column_names))
+            for r in b.rows()]
+    assert keys == sorted(keys)
     engine.close()
