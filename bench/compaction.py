@@ -203,7 +203,7 @@ def main() -> None:
         print(f"versions per tablet: right after the load {after_counts}, settled after "
               f"{waited:.1f} s {settled_counts}, after FULL {version_counts(cur, 'events')}")
         duck = duck_latency(Path(tmp) / "duck.db", rows, args.repeat)
-        print(f"\n| query | right after load | settled | after FULL | loaded once | DuckDB | "
+        print("\n| query | right after load | settled | after FULL | loaded once | DuckDB | "
               "settled / once |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for n in QUERIES:

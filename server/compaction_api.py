@@ -77,6 +77,14 @@ def _stoull(text: str, name: str) -> int:
     return int(m.group(1)) % (1 << 64)
 
 
+def _tablet_param(params: Mapping[str, str]) -> int | Json:
+    """`tablet_id` (0 when absent), or the error answer for a value stoull rejects."""
+    try:
+        return _stoull(params["tablet_id"], "tablet_id") if params.get("tablet_id") else 0
+    except ParamError as e:
+        return _fail("INTERNAL_ERROR", str(e))
+
+
 class Actions:
     """The three compaction actions over one storage engine."""
 
@@ -86,11 +94,9 @@ class Actions:
 
     # ---- /api/compaction/show ---------------------------------------------------------------
     def show(self, params: Mapping[str, str]) -> Json:
-        try:
-            tablet_id = _stoull(params["tablet_id"], "tablet_id") if params.get(
-                "tablet_id") else 0
-        except ParamError as e:
-            return _fail("INTERNAL_ERROR", str(e))
+        tablet_id = _tablet_param(params)
+        if isinstance(tablet_id, dict):
+            return tablet_id
         if tablet_id == 0:
             return _fail("INTERNAL_ERROR", "check param failed: missing tablet_id")
         status = self.manager.status(tablet_id)
@@ -170,11 +176,9 @@ class Actions:
 
     # ---- /api/compaction/run_status ---------------------------------------------------------
     def run_status(self, params: Mapping[str, str]) -> Json:
-        try:
-            tablet_id = _stoull(params["tablet_id"], "tablet_id") if params.get(
-                "tablet_id") else 0
-        except ParamError as e:
-            return _fail("INTERNAL_ERROR", str(e))
+        tablet_id = _tablet_param(params)
+        if isinstance(tablet_id, dict):
+            return tablet_id
         if tablet_id == 0:
             return self._running_by_dir()
         if self._tablet(tablet_id) is None:

@@ -224,7 +224,8 @@ class CompactionManager:
 
     def _auto_disabled(self, table_id: int) -> bool:
         table = self.engine.catalog.table_by_id(table_id)
-        return table is None or (table.property("disable_auto_compaction", "false") or "").lower() == "true"
+        flag = table.property("disable_auto_compaction", "false") if table is not None else None
+        return table is None or (flag or "").lower() == "true"
 
     def _score(self, tablet: TabletMeta) -> tuple[int, int]:
         cached = self._scores.get(tablet.tablet_id)

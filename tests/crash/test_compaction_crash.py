@@ -16,9 +16,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from support.server import ServerProcess
 
 from storage.catalog.catalog import Catalog
-from support.server import ServerProcess
 
 DDL = ("CREATE TABLE t (k INT, v BIGINT SUM, s VARCHAR(10) REPLACE) AGGREGATE KEY(k) "
        "DISTRIBUTED BY HASH(k) BUCKETS 1")

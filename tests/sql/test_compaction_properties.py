@@ -30,7 +30,6 @@ import duckdb
 import pytest
 from support.rows import normalize_rows
 from support.seeds import property_seeds
-
 from test_rollup_properties import (
     Model,
     _duck_table,

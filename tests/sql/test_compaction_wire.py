@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 
 import duckdb
-
 from support.rows import normalize_rows
 
 INSERTS = 5000

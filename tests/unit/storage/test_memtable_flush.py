@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from support.seeds import property_seeds
+from test_models_merge import delete, read
 
 from sql import ast_views as V
 from sql import ddl_ops
@@ -29,10 +30,9 @@ from storage import rowset as rowset_mod
 from storage.batch import Batch, Column
 from storage.catalog.meta import DeleteCondition, RowsetMeta, TableMeta
 from storage.compaction.config import CompactionConfig
-from storage.delete import publish_delete
 from storage.engine import StorageEngine
 from storage.errors import DorisError
-from storage.predicates import ColumnPredicate, ReadOptions
+from storage.predicates import ColumnPredicate
 from storage.txn import LoadTxn, RunningTxns
 
 UNLIMITED = 1 << 40
@@ -85,25 +85,6 @@ def load(engine: StorageEngine, table: TableMeta, batches: list[list[tuple]]) ->
     for rows in batches:
         txn.add_batch(to_batch(table, rows))
     txn.commit()
-
-
-def delete(engine: StorageEngine, table: TableMeta, conds: list[DeleteCondition]) -> None:
-    parts = engine.catalog.partitions(table.table_id)
-    publish_delete(engine, engine.catalog.get_database("db"), table, parts, conds, "test")
-
-
-def read(engine: StorageEngine, table: TableMeta, columns: tuple[str, ...] | None = None,
-         index: str | None = None, predicates: tuple[ColumnPredicate, ...] = (),
-         batch_size: int = 65536) -> list[tuple]:
-    idx = next(i for i in engine.catalog.materialized_indexes(table.table_id)
-               if (i.is_base if index is None else i.name == index))
-    rows: list[tuple] = []
-    for p in engine.catalog.partitions(table.table_id):
-        for tablet in engine.catalog.tablets(table.table_id, p.partition_id, idx.index_id):
-            opts = ReadOptions(tuple(columns or idx.columns), predicates, batch_size)
-            for b in engine.read_tablet(tablet, p.visible_version, opts):
-                rows += b.rows()
-    return sorted(rows, key=repr)
 
 
 def data_rowsets(engine: StorageEngine, table: TableMeta) -> list[RowsetMeta]:
