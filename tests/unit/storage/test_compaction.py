@@ -3,6 +3,7 @@ pinned to older versions, delete versions, back-pressure and E-235, and the cras
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from sql.dialect import parse_one
 from storage import types as T
 from storage.batch import Batch, Column
 from storage.catalog.meta import DeleteCondition
-from storage.compaction import policy
+from storage.compaction import policy, scheduler
 from storage.compaction.config import CompactionConfig
 from storage.compaction.merger import merge_rowsets, swap
 from storage.compaction.scheduler import CompactionManager, TooManyVersions, describe_rowset
@@ -311,4 +312,52 @@ def test_overlapping_rowsets_compact_into_one_sorted_run(tmp_path: Path, model: 
     keys = [r[0] for b in engine.read_tablet(t, version(engine), ReadOptions(table.column_names))
             for r in b.rows()]
     assert keys == sorted(keys)
+    engine.close()
+
+
+def test_permits_bound_the_tasks_running_at_once(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, MODELS["dup"], total_permits_for_compaction_score=10)
+    manager = CompactionManager.of(engine)
+    held, second_in, release = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:
+        with manager._permits(8):
+            held.set()
+            release.wait(30)
+
+    def second(n: int) -> None:
+        with manager._permits(n):
+            second_in.set()
+
+    a = threading.Thread(target=first)
+    a.start()
+    assert held.wait(30)
+    b = threading.Thread(target=second, args=(5,))  # 8 + 5 > 10: waits for the first
+    b.start()
+    assert not second_in.wait(0.3)
+    release.set()
+    assert second_in.wait(30)
+    a.join()
+    b.join()
+    # A task needing more than all permits runs alone, once nothing else holds any.
+    second_in.clear()
+    c = threading.Thread(target=second, args=(50,))
+    c.start()
+    assert second_in.wait(30)
+    c.join()
+    engine.close()
+
+
+def test_compaction_yields_to_running_queries(tmp_path: Path, monkeypatch) -> None:
+    engine = engine_with(tmp_path, MODELS["dup"])
+    slept: list[float] = []
+    monkeypatch.setattr(scheduler.time, "sleep", slept.append)
+    throttle = scheduler.Throttle(engine, share=0.25)
+    throttle._since -= 0.01  # 10 ms of merging since the last batch
+    throttle()
+    assert slept == []  # no query running: full speed
+    with engine.reading():
+        throttle._since -= 0.01
+        throttle()
+    assert len(slept) == 1 and 0.025 <= slept[0] <= 0.2  # 3x the work at a 25% share
     engine.close()
