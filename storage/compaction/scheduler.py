@@ -28,6 +28,7 @@ A tablet runs one compaction at a time.
 from __future__ import annotations
 
 import logging
+from math import inf
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -147,6 +148,7 @@ class CompactionManager:
         self._urgent: set[int] = set()
         self._permits_used = 0
         self._scores: dict[int, tuple[int, int]] = {}  # tablet id -> (cumulative, base) score
+        self._quiet_at: dict[int, float] = {}  # tablet id -> when _quiet_inputs may merge it
         self._wake = threading.Event()
         self._stopped = False
         self._producer: threading.Thread | None = None
@@ -238,6 +240,12 @@ class CompactionManager:
         scores = (policy.cumulative_score(rowsets, st.cumulative_point, self.cfg),
                   policy.base_score(rowsets, st.cumulative_point))
         self._scores[tablet.tablet_id] = scores
+        above = [r for r in policy.cumulative_candidates(rowsets, st.cumulative_point)
+                 if not r.delete_predicates]
+        quiet = self.cfg.cumulative_compaction_quiet_seconds
+        self._quiet_at[tablet.tablet_id] = (
+            max(r.create_time for r in above) + quiet if quiet > 0 and len(above) >= 2
+            else float("inf"))
         return scores
 
     def _eligible(self, tablet: TabletMeta, kind: str, now: float, busy: set[int]) -> bool:
@@ -266,6 +274,8 @@ class CompactionManager:
             cumu, base = self._score(t)
             # A base score of 1 is the base rowset alone: nothing to merge.
             raw = cumu if kind == CUMULATIVE else (base if base >= 2 else 0)
+            if kind == CUMULATIVE and not raw and now >= self._quiet_at.get(t.tablet_id, inf):
+                raw = 1  # deltas the level rule keeps apart, on a tablet gone quiet
             score = factor * raw
             if score > 0:
                 by_backend.setdefault(t.backend_id, []).append((score, t))
@@ -299,10 +309,15 @@ class CompactionManager:
         task = self.prepare(tablet, kind)
         if task is None:
             st = self.state(tablet.tablet_id)
-            recheck = IDLE_RECHECK_SECONDS
-            if kind == CUMULATIVE and self.cfg.cumulative_compaction_quiet_seconds > 0:
-                recheck = min(recheck, self.cfg.cumulative_compaction_quiet_seconds + 1)
-            st.idle_until[kind] = time.time() + recheck
+            now = time.time()
+            recheck = now + IDLE_RECHECK_SECONDS
+            quiet = self.cfg.cumulative_compaction_quiet_seconds
+            rowsets = self.engine.catalog.rowsets(tablet.tablet_id)
+            if kind == CUMULATIVE and quiet > 0 and len(rowsets) > 1:
+                # look again the moment the tablet turns quiet (_quiet_inputs)
+                newest = max(r.create_time for r in rowsets)
+                recheck = min(recheck, max(now + 0.1, newest + quiet + 0.1))
+            st.idle_until[kind] = recheck
             return False
         self._start(task)
         return True

@@ -4,6 +4,7 @@ pinned to older versions, delete versions, back-pressure and E-235, and the cras
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -360,4 +361,28 @@ def test_compaction_yields_to_running_queries(tmp_path: Path, monkeypatch) -> No
         throttle._since -= 0.01
         throttle()
     assert len(slept) == 1 and 0.025 <= slept[0] <= 0.2  # 3x the work at a 25% share
+    engine.close()
+
+
+def test_the_producer_merges_a_quiet_tablets_leftovers(tmp_path: Path) -> None:
+    """End to end through the producer thread: three loads (below min_deltas, so the size
+    policy keeps them) become one rowset once the tablet has been quiet for a second."""
+    engine = engine_with(tmp_path, MODELS["agg"], cumulative_compaction_quiet_seconds=1,
+                         generate_compaction_tasks_interval_ms=50)
+    # Sizes a level apart each: the size policy's level rule drops every one of them, so the
+    # tablet's cumulative score is 0 and only the quiet rule can merge them.
+    for n in (6000, 900, 60):
+        load(engine, [(k, k, f"v{k}") for k in range(n)])
+    before = read(engine)
+    t = tablet(engine)
+    manager = CompactionManager.of(engine)
+    assert manager.version_count(t.tablet_id) == 4
+    assert manager._score(t)[0] == 0
+    manager.start()
+    deadline = time.monotonic() + 60
+    while manager.version_count(t.tablet_id) > 2 and time.monotonic() < deadline:
+        manager.wait_idle([t.tablet_id], timeout=0.2)
+        time.sleep(0.05)
+    assert manager.version_count(t.tablet_id) == 2  # the virtual [0-1] and one rowset
+    assert read(engine) == before
     engine.close()
