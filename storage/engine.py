@@ -19,8 +19,8 @@ from storage.batch import Batch
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import Backend, TabletMeta
 from storage.catalog.repository import Mutation
-from storage.page_cache import PAGE_CACHE
 from storage.reader import ReadOptions, TabletReader
+from storage.segment.meta_cache import forget_segment_files
 
 if TYPE_CHECKING:
     from storage.scan_stats import ScanStats
@@ -87,7 +87,7 @@ class StorageEngine:
         for t in tablets:
             gone.append(self.backend_root(t.backend_id) / "data" / str(t.tablet_id))
             shutil.rmtree(gone[-1], ignore_errors=True)
-        PAGE_CACHE.forget_files(gone)  # their cached pages would only age out
+        forget_segment_files(gone)  # their cached pages and metadata would only age out
 
     def collect_garbage(self) -> int:
         """Delete segment files and tablet dirs that no published rowset references.
@@ -117,5 +117,5 @@ class StorageEngine:
                     if rel not in referenced:
                         os.unlink(f)
                         gone.append(f)
-        PAGE_CACHE.forget_files(gone)  # their cached pages would only age out
+        forget_segment_files(gone)  # their cached pages and metadata would only age out
         return len(gone)

@@ -21,6 +21,7 @@ Upstream concept: Doris BE `TabletReader` / `BlockReader` / `RowsetReader` / `De
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,9 +31,12 @@ import numpy as np
 from storage.batch import Batch
 from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta
 from storage.errors import DorisError
+from storage.indexes.short_key import SHORT_KEY_INTERVAL
 from storage.merge import MergeSpec, merge_runs, rebatch
 from storage.predicates import ColumnPredicate, ReadOptions, evaluate
 from storage.segment import SegmentReader
+from storage.segment.meta_cache import SEGMENT_META_CACHE
+from storage.segment.prune import ZonePruner
 
 if TYPE_CHECKING:
     from storage.scan_stats import ScanStats
@@ -40,6 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["ColumnPredicate", "ReadOptions", "TabletReader"]
 
 Conditions = tuple[ColumnPredicate, ...]
+# Segments up to one short-key block are read whole and filtered in one step (see
+# `TabletReader._segment_batches`): their indexes cannot skip anything inside them.
+SMALL_SEGMENT_ROWS = SHORT_KEY_INTERVAL
 
 
 def _filter_deletes(batches: Iterator[Batch], deletes: Sequence[Conditions]) -> Iterator[Batch]:
@@ -92,6 +99,11 @@ class TabletReader:
         self._rowsets = ordered
         self._data = [r for r in ordered if r.files]
         self._spec = MergeSpec.of(table, index)
+        # (start version, conditions) of the delete versions, oldest first
+        self._deletes = [(r.start_version, self._delete_conditions(r))
+                         for r in ordered if r.delete_predicates]
+        # rowset id -> paths of its segments that the zone maps did not exclude (`_prune`)
+        self._segments: dict[str, list[str]] = {}
 
     # ---- names -----------------------------------------------------------------------------
     def _name(self, column: str) -> str:
@@ -116,28 +128,92 @@ class TabletReader:
         return [c for c in self._index.columns if c in names]
 
     # ---- segments --------------------------------------------------------------------------
+    def _prune(self, preds: Conditions) -> list[RowsetMeta]:
+        """The data rowsets that may hold rows satisfying `preds`, oldest first, with the paths
+        of their segments that may (in `self._segments`). A segment whose segment-level zone
+        maps exclude a predicate is skipped, and a rowset with no segment left is skipped
+        whole, before any page is read: from the metadata cache, without touching the file
+        (storage/segment/prune.py). Only predicates every returned row must satisfy may be
+        passed (the caller's contract)."""
+        stats = self._stats
+        pruner = ZonePruner(self._types, preds)
+        root = os.fspath(self._root)
+        live = []
+        for r in self._data:
+            paths = []
+            for rel in r.files:
+                path = os.path.join(root, rel)
+                if pruner:
+                    meta = SEGMENT_META_CACHE.latest(path)
+                    verdict = pruner.verdict(meta) if meta is not None else None
+                    if verdict is None:  # not cached yet: open it (loads the zone maps)
+                        with SegmentReader(path, self._types, tablet_id=r.tablet_id) as reader:
+                            verdict = reader.may_match(pruner, stats)
+                            meta = reader.meta
+                    if not verdict:
+                        if stats is not None:  # what the segment iterator would count
+                            stats.rows_total += meta.num_rows
+                            stats.rows_skipped_zone_map += meta.num_rows
+                            stats.segments_skipped += 1
+                            stats.segments_skipped_zone_map += 1
+                        continue
+                paths.append(path)
+            if paths:
+                self._segments[r.rowset_id] = paths
+                live.append(r)
+            if stats is not None:
+                if paths:
+                    stats.rowsets_read += 1
+                else:
+                    stats.rowsets_skipped += 1
+        return live
+
+    def _segment_batches(self, reader: SegmentReader, columns: Sequence[str], preds: Conditions
+                         ) -> Iterator[Batch]:
+        """Rows of one segment satisfying `preds`. A segment of at most one short-key block
+        (and so about one page per column) gives the row-level indexes nothing to skip: it is
+        read whole (`read_all`) and filtered here, without a SegmentIterator."""
+        if reader.num_rows <= SMALL_SEGMENT_ROWS:
+            b = self._select(reader.read_all(columns, self._stats), preds)
+            if b is not None:
+                yield b
+            return
+        names = tuple(columns)
+        for b in reader.read(list(columns), preds, stats=self._stats,
+                             batch_size=self._options.batch_size):
+            if b.num_rows:
+                yield b if b.names == names else b.rename(names)
+
+    def _select(self, b: Batch, preds: Conditions) -> Batch | None:
+        """The rows of `b` (read whole from small segments) satisfying `preds`, counted as the
+        segment iterator counts them."""
+        n = b.num_rows
+        keep = None
+        for p in preds:
+            hit = evaluate(p, b.column(p.column))
+            keep = hit if keep is None else keep & hit
+        kept = n if keep is None else int(np.count_nonzero(keep))
+        if self._stats is not None:
+            self._stats.rows_filtered_predicate += n - kept
+            self._stats.rows_returned += kept
+        if kept == 0:
+            return None
+        return b if kept == n else b.filter(keep)  # type: ignore[arg-type]
+
     def _rowset_batches(self, rowset: RowsetMeta, columns: Sequence[str], preds: Conditions
                         ) -> Iterator[Batch]:
-        names = tuple(columns)
-        for rel in rowset.files:
-            reader = SegmentReader(self._root / rel, self._types, tablet_id=rowset.tablet_id)
-            try:
-                for b in reader.read(list(columns), preds, stats=self._stats,
-                                     batch_size=self._options.batch_size):
-                    if b.num_rows:
-                        yield b if b.names == names else b.rename(names)
-            finally:
-                reader.close()
+        for path in self._segments.pop(rowset.rowset_id, ()):
+            with SegmentReader(path, self._types, tablet_id=rowset.tablet_id) as reader:
+                yield from self._segment_batches(reader, columns, preds)
 
     def _deletes_above(self, rowset: RowsetMeta) -> list[Conditions]:
-        return [self._delete_conditions(d) for d in self._rowsets
-                if d.delete_predicates and d.start_version > rowset.end_version]
+        return [conds for version, conds in self._deletes if version > rowset.end_version]
 
     # ---- reading ---------------------------------------------------------------------------
     def __iter__(self) -> Iterator[Batch]:
         requested = [self._name(c) for c in self._options.columns]
         preds = tuple(self._pred(p) for p in self._options.predicates)
-        delete_cols = {p.column for r in self._rowsets for p in self._delete_conditions(r)}
+        delete_cols = {p.column for _, conds in self._deletes for p in conds}
         need = set(requested) | {p.column for p in preds} | delete_cols
         if self._spec.merges:
             need |= set(self._spec.columns_needed())
@@ -151,9 +227,25 @@ class TabletReader:
             yield b.select(requested).rename(out_names)
 
     def _read_duplicate(self, read_cols: list[str], preds: Conditions) -> Iterator[Batch]:
-        for r in self._data:
-            yield from _filter_deletes(self._rowset_batches(r, read_cols, preds),
-                                       self._deletes_above(r))
+        # Rows are independent: consecutive rowsets under the same delete versions are read
+        # into one stream, so the batches of many small segments are concatenated once
+        # (rebatch) and deleted rows filtered per batch, not per rowset.
+        group: list[Iterator[Batch]] = []
+        deletes: list[Conditions] = []
+        for r in self._prune(preds):
+            above = self._deletes_above(r)
+            if len(above) != len(deletes):  # a delete version lies between them
+                yield from self._delete_filtered(group, deletes)
+                group, deletes = [], above
+            group.append(self._rowset_batches(r, read_cols, preds))
+        yield from self._delete_filtered(group, deletes)
+
+    def _delete_filtered(self, group: list[Iterator[Batch]], deletes: list[Conditions]
+                         ) -> Iterator[Batch]:
+        batches = (b for it in group for b in it)
+        if deletes:  # filter whole batches, not the many tiny ones of small segments
+            batches = _filter_deletes(rebatch(batches, self._options.batch_size), deletes)
+        return batches
 
     def _read_merged(self, read_cols: list[str], preds: Conditions, delete_cols: set[str]
                      ) -> Iterator[Batch]:
@@ -162,20 +254,29 @@ class TabletReader:
         # One rowset is already merged: any predicate may filter it before reading.
         pushed = preds if single else tuple(p for p in preds if p.column.lower() in keys)
         later = () if single else tuple(p for p in preds if p.column.lower() not in keys)
+        # Skipping a rowset by `pushed` is safe: a key predicate excludes every row of a key
+        # in every rowset at once, so the merge of the remaining rowsets loses no partner row.
+        live = self._prune(pushed)
         if all(c.lower() in keys for c in delete_cols):
-            runs = [_filter_deletes(self._rowset_batches(r, read_cols, pushed),
-                                    self._deletes_above(r)) for r in self._data]
+            runs = []
+            for r in live:
+                batches = self._rowset_batches(r, read_cols, pushed)
+                deletes = self._deletes_above(r)
+                runs.append(_filter_deletes(batches, deletes) if deletes else batches)
             merged = merge_runs(runs, self._spec) if runs else iter(())
         else:
-            merged = self._merge_by_epoch(read_cols, pushed)
+            merged = self._merge_by_epoch(live, read_cols, pushed)
         return _filter_predicates(merged, later) if later else merged
 
-    def _merge_by_epoch(self, read_cols: list[str], pushed: Conditions) -> Iterator[Batch]:
+    def _merge_by_epoch(self, live: list[RowsetMeta], read_cols: list[str], pushed: Conditions
+                        ) -> Iterator[Batch]:
         """Merge in version order, applying each delete to the merged rows below it."""
         acc: list[Iterator[Batch]] = []
+        kept = {r.rowset_id for r in live}
         for r in self._rowsets:
             if r.files:
-                acc.append(self._rowset_batches(r, read_cols, pushed))
+                if r.rowset_id in kept:
+                    acc.append(self._rowset_batches(r, read_cols, pushed))
             elif r.delete_predicates and acc:
                 acc = [_filter_deletes(merge_runs(acc, self._spec), [self._delete_conditions(r)])]
         return merge_runs(acc, self._spec) if acc else iter(())
