@@ -35,8 +35,9 @@ from storage.indexes.short_key import SHORT_KEY_INTERVAL
 from storage.merge import MergeSpec, merge_runs, rebatch
 from storage.predicates import ColumnPredicate, ReadOptions, evaluate
 from storage.segment import SegmentReader
-from storage.segment.meta_cache import SEGMENT_META_CACHE
+from storage.segment.meta_cache import SEGMENT_META_CACHE, SegmentMeta
 from storage.segment.prune import ZonePruner
+from storage.segment.reader import read_whole
 
 if TYPE_CHECKING:
     from storage.scan_stats import ScanStats
@@ -102,8 +103,9 @@ class TabletReader:
         # (start version, conditions) of the delete versions, oldest first
         self._deletes = [(r.start_version, self._delete_conditions(r))
                          for r in ordered if r.delete_predicates]
-        # rowset id -> paths of its segments that the zone maps did not exclude (`_prune`)
-        self._segments: dict[str, list[str]] = {}
+        # rowset id -> its segments the zone maps did not exclude: (path, cached metadata of
+        # the published file, or None when not cached yet) (`_prune`)
+        self._segments: dict[str, list[tuple[str, SegmentMeta | None]]] = {}
 
     # ---- names -----------------------------------------------------------------------------
     def _name(self, column: str) -> str:
@@ -133,18 +135,21 @@ class TabletReader:
         of their segments that may (in `self._segments`). A segment whose segment-level zone
         maps exclude a predicate is skipped, and a rowset with no segment left is skipped
         whole, before any page is read: from the metadata cache, without touching the file
-        (storage/segment/prune.py). Only predicates every returned row must satisfy may be
-        passed (the caller's contract)."""
+        (storage/segment/prune.py). The files of published rowsets never change, so their
+        cached metadata is used without a stat (`SegmentMetaCache.latest`). Only predicates
+        every returned row must satisfy may be passed (the caller's contract)."""
         stats = self._stats
         pruner = ZonePruner(self._types, preds)
-        root = os.fspath(self._root)
+        # normalised as pathlib spells it, so paths match what deletes forget
+        root = os.path.join(os.path.normpath(os.fspath(self._root)), "")
+        latest = SEGMENT_META_CACHE.latest
         live = []
         for r in self._data:
-            paths = []
+            segments = []
             for rel in r.files:
-                path = os.path.join(root, rel)
+                path = root + rel  # files are relative to the backend root
+                meta = latest(path)
                 if pruner:
-                    meta = SEGMENT_META_CACHE.latest(path)
                     verdict = pruner.verdict(meta) if meta is not None else None
                     if verdict is None:  # not cached yet: open it (loads the zone maps)
                         with SegmentReader(path, self._types, tablet_id=r.tablet_id) as reader:
@@ -157,12 +162,12 @@ class TabletReader:
                             stats.segments_skipped += 1
                             stats.segments_skipped_zone_map += 1
                         continue
-                paths.append(path)
-            if paths:
-                self._segments[r.rowset_id] = paths
+                segments.append((path, meta))
+            if segments:
+                self._segments[r.rowset_id] = segments
                 live.append(r)
             if stats is not None:
-                if paths:
+                if segments:
                     stats.rowsets_read += 1
                 else:
                     stats.rowsets_skipped += 1
@@ -202,11 +207,47 @@ class TabletReader:
 
     def _rowset_batches(self, rowset: RowsetMeta, columns: Sequence[str], preds: Conditions
                         ) -> Iterator[Batch]:
-        for path in self._segments.pop(rowset.rowset_id, ()):
-            with SegmentReader(path, self._types, tablet_id=rowset.tablet_id) as reader:
+        for path, meta in self._segments.pop(rowset.rowset_id, ()):
+            with SegmentReader(path, self._types, rowset.tablet_id, published=meta) as reader:
                 yield from self._segment_batches(reader, columns, preds)
 
+    def _small(self, rowset: RowsetMeta) -> bool:
+        """Every segment of the (pruned) rowset is small and its metadata cached."""
+        return all(meta is not None and meta.num_rows <= SMALL_SEGMENT_ROWS
+                   for _, meta in self._segments[rowset.rowset_id])
+
+    def _read_small(self, rowsets: Sequence[RowsetMeta], columns: Sequence[str]) -> list[Batch]:
+        """Every row of each of `rowsets` (all `_small`), one Batch per rowset, in one
+        `read_whole` call: per segment a few dict lookups instead of a reader and generators."""
+        segments = [self._segments.pop(r.rowset_id) for r in rowsets]
+        flat = read_whole([seg for segs in segments for seg in segs], columns, self._types,
+                          rowsets[0].tablet_id if rowsets else None, self._stats)
+        out, at = [], 0
+        for segs in segments:
+            part = flat[at:at + len(segs)]
+            at += len(segs)
+            out.append(part[0] if len(part) == 1 else Batch.concat(part))
+        return out
+
+    def _runs(self, rowsets: Sequence[RowsetMeta], columns: Sequence[str], preds: Conditions
+              ) -> list[Iterator[Batch]]:
+        """One run (its rows satisfying `preds`, deletes not applied) per rowset, in order:
+        small rowsets read here at once, the others lazily segment by segment."""
+        small = [r for r in rowsets if self._small(r)]
+        eager = dict(zip((r.rowset_id for r in small), self._read_small(small, columns)))
+        runs: list[Iterator[Batch]] = []
+        for r in rowsets:
+            b = eager.get(r.rowset_id)
+            if b is None:
+                runs.append(self._rowset_batches(r, columns, preds))
+            else:
+                selected = self._select(b, preds)
+                runs.append(iter(() if selected is None else (selected,)))
+        return runs
+
     def _deletes_above(self, rowset: RowsetMeta) -> list[Conditions]:
+        if not self._deletes:
+            return []
         return [conds for version, conds in self._deletes if version > rowset.end_version]
 
     # ---- reading ---------------------------------------------------------------------------
@@ -227,25 +268,27 @@ class TabletReader:
             yield b.select(requested).rename(out_names)
 
     def _read_duplicate(self, read_cols: list[str], preds: Conditions) -> Iterator[Batch]:
-        # Rows are independent: consecutive rowsets under the same delete versions are read
-        # into one stream, so the batches of many small segments are concatenated once
-        # (rebatch) and deleted rows filtered per batch, not per rowset.
-        group: list[Iterator[Batch]] = []
-        deletes: list[Conditions] = []
-        for r in self._prune(preds):
-            above = self._deletes_above(r)
-            if len(above) != len(deletes):  # a delete version lies between them
-                yield from self._delete_filtered(group, deletes)
-                group, deletes = [], above
-            group.append(self._rowset_batches(r, read_cols, preds))
-        yield from self._delete_filtered(group, deletes)
-
-    def _delete_filtered(self, group: list[Iterator[Batch]], deletes: list[Conditions]
-                         ) -> Iterator[Batch]:
-        batches = (b for it in group for b in it)
-        if deletes:  # filter whole batches, not the many tiny ones of small segments
-            batches = _filter_deletes(rebatch(batches, self._options.batch_size), deletes)
-        return batches
+        """Rowset by rowset. Rows are independent, so consecutive small rowsets under the same
+        delete versions are read at once and filtered as one batch of up to batch_size rows
+        (predicates and deletes evaluated once, not once per tiny rowset)."""
+        live = self._prune(preds)
+        i = 0
+        while i < len(live):
+            deletes = self._deletes_above(live[i])
+            if not self._small(live[i]):
+                batches = self._rowset_batches(live[i], read_cols, preds)
+                yield from _filter_deletes(batches, deletes) if deletes else batches
+                i += 1
+                continue
+            group, rows = [], 0
+            while (i < len(live) and rows < self._options.batch_size and self._small(live[i])
+                   and len(self._deletes_above(live[i])) == len(deletes)):
+                group.append(live[i])
+                rows += live[i].num_rows
+                i += 1
+            b = self._select(Batch.concat(self._read_small(group, read_cols)), preds)
+            if b is not None:
+                yield from _filter_deletes(iter((b,)), deletes) if deletes else (b,)
 
     def _read_merged(self, read_cols: list[str], preds: Conditions, delete_cols: set[str]
                      ) -> Iterator[Batch]:
@@ -259,10 +302,9 @@ class TabletReader:
         live = self._prune(pushed)
         if all(c.lower() in keys for c in delete_cols):
             runs = []
-            for r in live:
-                batches = self._rowset_batches(r, read_cols, pushed)
+            for r, run in zip(live, self._runs(live, read_cols, pushed)):
                 deletes = self._deletes_above(r)
-                runs.append(_filter_deletes(batches, deletes) if deletes else batches)
+                runs.append(_filter_deletes(run, deletes) if deletes else run)
             merged = merge_runs(runs, self._spec) if runs else iter(())
         else:
             merged = self._merge_by_epoch(live, read_cols, pushed)
@@ -272,11 +314,11 @@ class TabletReader:
                         ) -> Iterator[Batch]:
         """Merge in version order, applying each delete to the merged rows below it."""
         acc: list[Iterator[Batch]] = []
-        kept = {r.rowset_id for r in live}
+        runs = dict(zip((r.rowset_id for r in live), self._runs(live, read_cols, pushed)))
         for r in self._rowsets:
             if r.files:
-                if r.rowset_id in kept:
-                    acc.append(self._rowset_batches(r, read_cols, pushed))
+                if r.rowset_id in runs:
+                    acc.append(runs[r.rowset_id])
             elif r.delete_predicates and acc:
                 acc = [_filter_deletes(merge_runs(acc, self._spec), [self._delete_conditions(r)])]
         return merge_runs(acc, self._spec) if acc else iter(())

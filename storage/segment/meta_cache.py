@@ -28,6 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from storage.indexes.ordinal import OrdinalIndex
 from storage.indexes.short_key import KeyPart, ShortKeyIndex
@@ -36,6 +37,9 @@ from storage.page_cache import physical_memory
 from storage.segment.encoding import PhysicalLayout
 from storage.segment.footer import ColumnFooter, SegmentFooter
 from storage.types import DataType
+
+if TYPE_CHECKING:
+    from storage.segment.reader import ColumnInfo
 
 Identity = tuple[str, int, int, int]  # (path, inode, mtime_ns, size)
 
@@ -70,6 +74,8 @@ class SegmentMeta:
     short_key: tuple[list[KeyPart], ShortKeyIndex] | None = None  # filled lazily
     # the segment-level entry of each loaded zone map as Python scalars (zone_map.ZoneEntry)
     segment_zones: dict[str, ZoneEntry] = field(default_factory=dict)
+    # column -> (type object last read as, its reader.ColumnInfo): saves rebuilding it
+    infos: dict[str, tuple[DataType, ColumnInfo]] = field(default_factory=dict)
 
     def add_zone_map(self, key: str, zm: ZoneMap) -> None:
         self.segment_zones[key] = zm.segment_entry()

@@ -63,6 +63,9 @@ class ColumnInfo:
     stored: DataType  # type written in the footer: drives decoding and the indexes
     type: DataType  # type the caller asked for: the type of returned Columns
     layout: PhysicalLayout
+    # (file identity, column, type read as) naming the column's pages in the page cache; the
+    # type by its repr, whose string hash is cached (a DataType hashes its fields every time)
+    cache_parts: tuple[object, ...] = ()
 
     @property
     def indexable(self) -> bool:
@@ -79,22 +82,31 @@ class SegmentReader:
 
     def __init__(
         self, path: str | os.PathLike[str], types: Mapping[str, DataType],
-        tablet_id: int | None = None,
+        tablet_id: int | None = None, published: SegmentMeta | None = None,
     ) -> None:
+        """`published`: the metadata cached for this path (`SEGMENT_META_CACHE.latest`) of a
+        segment of a published rowset, whose file never changes: trusted without a stat.
+        Otherwise the file is looked up by its current identity. Either way a page read maps
+        the file and checks that identity first."""
         self._path = os.fspath(path)  # a Path only on demand: scans open thousands of readers
         self.tablet_id = tablet_id
         self._types = types
         self._mm: mmap.mmap | None = None
         self._closed = False
-        try:
-            st = os.stat(self._path)
-        except OSError as e:
-            raise self.corrupted(f"cannot open: {e.strerror}") from None
-        # names this version of the file in the page and metadata caches
-        self._identity: Identity = (self._path, st.st_ino, st.st_mtime_ns, st.st_size)
-        meta = SEGMENT_META_CACHE.get(self._identity)
-        if meta is None:
-            meta = self._load_meta()
+        if published is not None:
+            # A stat per segment per scan is what made many small rowsets slow under the GIL:
+            # each one releases it, and a busy scan thread then waits to get it back.
+            meta = published
+            self._identity: Identity = meta.identity
+        else:
+            try:
+                st = os.stat(self._path)
+            except OSError as e:
+                raise self.corrupted(f"cannot open: {e.strerror}") from None
+            # names this version of the file in the page and metadata caches
+            self._identity = (self._path, st.st_ino, st.st_mtime_ns, st.st_size)
+            cached = SEGMENT_META_CACHE.get(self._identity)
+            meta = cached if cached is not None else self._load_meta()
         self._meta = meta
         self._footer = meta.footer
         self._data_end = meta.data_end
@@ -134,9 +146,9 @@ class SegmentReader:
             with open(self._path, "rb") as f:
                 st = os.fstat(f.fileno())
                 if (self._path, st.st_ino, st.st_mtime_ns, st.st_size) != self._identity:
-                    # replaced since the reader looked it up: its cached offsets are not this
-                    # file's (published segments never change; a restore or a test may)
-                    raise self.corrupted("file changed while it was being read")
+                    # not the version whose metadata the reader holds (published segments
+                    # never change; damage or a test may): its offsets are not this file's
+                    raise self.corrupted("the file changed after it was validated")
                 self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # mmap of an empty file
             raise self.corrupted("empty file") from None
@@ -173,15 +185,23 @@ class SegmentReader:
 
     def _column_info(self, key: str) -> ColumnInfo:
         """Column `key` (lower case) as the caller asked to read it (`types`); checked on first
-        use, so a scan pays only for the columns it touches."""
+        use, so a scan pays only for the columns it touches. Kept in the metadata for the
+        next reader asking for the same type object (the catalog's, for every scan)."""
         c = self._meta.columns[key]
         target = self._types.get(key, c.stored)
+        known = self._meta.infos.get(key)
+        if known is not None and known[0] is target:
+            info = self._columns[key] = known[1]
+            return info
         if target != c.stored and not can_convert(c.stored, target):
             raise ShaleError(
                 f"errCode = 2, detailMessage = segment {self._path} stores column "
                 f"{c.footer.name} as {c.stored.sql()}, cannot read it as {target.sql()}"
             )
-        info = self._columns[key] = ColumnInfo(c.index, c.footer, c.stored, target, c.layout)
+        info = ColumnInfo(c.index, c.footer, c.stored, target, c.layout,
+                          (self._identity, key, repr(target)))
+        self._meta.infos[key] = (target, info)
+        self._columns[key] = info
         return info
 
     # ---- access -------------------------------------------------------------------------
@@ -262,7 +282,7 @@ class SegmentReader:
     def read_page(self, info: ColumnInfo, page: int, stats: ScanStats | None = None) -> Column:
         """Data page `page` of a column as a Column of the requested type: from the page cache,
         else decoded (CRC-checked) and cached. The result is shared: never write into it."""
-        key = (cache_id(self._identity, info.footer.name.lower(), info.type), page)
+        key = (cache_id(*info.cache_parts), page)
         cached = PAGE_CACHE.get(key)
         if cached is not None:
             if stats is not None:
@@ -278,7 +298,7 @@ class SegmentReader:
         """The whole column (every page, concatenated) from the page cache, else decoded and
         cached when `decode`, else None. Scans that read most of a segment use it: windows
         become slices and row selections one `take`, with no per-page bookkeeping."""
-        key = (cache_id(self._identity, info.footer.name.lower(), info.type), -1)
+        key = (cache_id(*info.cache_parts), -1)
         pages = info.footer.num_pages
         cached = PAGE_CACHE.get(key)
         if cached is not None:
@@ -380,6 +400,51 @@ class SegmentReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def read_whole(
+    segments: Sequence[tuple[str, SegmentMeta | None]], columns: Sequence[str],
+    types: Mapping[str, DataType], tablet_id: int | None = None,
+    stats: ScanStats | None = None,
+) -> list[Batch]:
+    """`SegmentReader.read_all(columns)` of each segment (path, published metadata or None),
+    in order. A tablet fed by many small loads reads hundreds of tiny segments per scan, so
+    the common case (metadata and whole columns cached) is served here with a few dict
+    lookups per column, without a reader object; anything else opens a SegmentReader."""
+    names = tuple(columns)
+    keys = [c.lower() for c in columns]
+    file_id, get = PAGE_CACHE.file_id, PAGE_CACHE.get
+    out: list[Batch] = []
+    for path, meta in segments:
+        cols: list[Column] | None = None
+        pages = 0
+        if meta is not None:
+            cols = []
+            for key in keys:
+                known = meta.infos.get(key)
+                stored = meta.columns.get(key)
+                # the ColumnInfo a reader built for the same type object (see _column_info)
+                if known is None or stored is None or \
+                        known[0] is not types.get(key, stored.stored):
+                    cols = None
+                    break
+                col = get((file_id(known[1].cache_parts), -1))
+                if col is None:
+                    cols = None
+                    break
+                cols.append(col)
+                pages += known[1].footer.num_pages
+        if cols is None:
+            with SegmentReader(path, types, tablet_id, published=meta) as reader:
+                out.append(reader.read_all(columns, stats))
+            continue
+        if stats is not None:
+            stats.rows_total += meta.num_rows  # type: ignore[union-attr]
+            stats.segments_read += 1
+            stats.pages_read += pages
+            stats.pages_cached += pages
+        out.append(Batch(names, tuple(cols)))
+    return out
 
 
 def decode_data_page(
