@@ -103,6 +103,7 @@ def main() -> None:
     ap.add_argument("--loads", type=int, default=1000, help="INSERT statements of the many table")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--models", default="dup,agg,uniq")
+    ap.add_argument("--queries", default="", help="only these, e.g. 'point,group by'")
     ap.add_argument("--data-dir", type=Path, default=None,
                     help="keep the server's data here (reused when it already holds the tables)")
     args = ap.parse_args()
@@ -136,7 +137,10 @@ def main() -> None:
             print(f"{'model':<5} {'query':<10} {'one':>9} {'many':>9} {'many/one':>9} "
                   f"{'duckdb':>8}")
             for m in models:
+                wanted = {q.strip() for q in args.queries.split(",") if q.strip()}
                 for name, sql in queries(args.rows, args.loads).items():
+                    if wanted and name not in wanted:
+                        continue
                     def run(t: str, q: str = sql) -> list[tuple[object, ...]]:
                         cur.execute(q.format(t=t))
                         return norm(cur.fetchall())

@@ -16,6 +16,11 @@ segment files, delete versions and the data model's merge:
   satisfy all of their conditions. Conditions on key columns are applied to each older rowset
   before the merge; a delete naming a value column (UNIQUE merge-on-write semantics) is
   applied to the merged rows of all older versions, so it sees what a query would have seen.
+Many small rowsets (loads compaction has not merged yet) stay cheap: segments and whole rowsets
+whose segment-level zone maps exclude a pushed predicate are skipped from cached metadata
+before any page is read (`_prune`, `storage/segment/prune.py`); segments of at most one
+short-key block are read whole from the caches in one call (`segment.reader.read_whole`) and
+filtered, deleted and merged as one batch instead of one run each.
 Upstream concept: Doris BE `TabletReader` / `BlockReader` / `RowsetReader` / `DeleteHandler`.
 """
 
@@ -23,16 +28,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from storage.batch import Batch
+from storage.batch import Batch, Column
 from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta
 from storage.errors import DorisError
 from storage.indexes.short_key import SHORT_KEY_INTERVAL
-from storage.merge import MergeSpec, merge_runs, rebatch
+from storage.merge import MergeSpec, combine, merge_runs, rebatch
 from storage.predicates import ColumnPredicate, ReadOptions, evaluate
 from storage.segment import SegmentReader
 from storage.segment.meta_cache import SEGMENT_META_CACHE, SegmentMeta
@@ -96,7 +102,7 @@ class TabletReader:
         self._names = {c.lower(): c for c in index.columns}
         self._types = {c.name.lower(): c.type for c in table.columns
                        if c.name.lower() in self._names}
-        ordered = sorted(rowsets, key=lambda r: (r.start_version, r.end_version))
+        ordered = sorted(rowsets, key=attrgetter("start_version", "end_version"))
         self._rowsets = ordered
         self._data = [r for r in ordered if r.files]
         self._spec = MergeSpec.of(table, index)
@@ -190,7 +196,14 @@ class TabletReader:
                 yield b if b.names == names else b.rename(names)
 
     def _select(self, b: Batch, preds: Conditions) -> Batch | None:
-        """The rows of `b` (read whole from small segments) satisfying `preds`, counted as the
+        """The rows of `b` (read whole from small segments) satisfying `preds`."""
+        keep = self._select_mask(b, preds)
+        if keep is None:
+            return b if b.num_rows else None
+        return b.filter(keep) if keep.any() else None
+
+    def _select_mask(self, b: Batch, preds: Conditions) -> np.ndarray | None:
+        """Mask of the rows of `b` satisfying `preds` (None: all of them), counted as the
         segment iterator counts them."""
         n = b.num_rows
         keep = None
@@ -201,9 +214,7 @@ class TabletReader:
         if self._stats is not None:
             self._stats.rows_filtered_predicate += n - kept
             self._stats.rows_returned += kept
-        if kept == 0:
-            return None
-        return b if kept == n else b.filter(keep)  # type: ignore[arg-type]
+        return None if kept == n else keep
 
     def _rowset_batches(self, rowset: RowsetMeta, columns: Sequence[str], preds: Conditions
                         ) -> Iterator[Batch]:
@@ -216,25 +227,31 @@ class TabletReader:
         return all(meta is not None and meta.num_rows <= SMALL_SEGMENT_ROWS
                    for _, meta in self._segments[rowset.rowset_id])
 
-    def _read_small(self, rowsets: Sequence[RowsetMeta], columns: Sequence[str]) -> list[Batch]:
-        """Every row of each of `rowsets` (all `_small`), one Batch per rowset, in one
-        `read_whole` call: per segment a few dict lookups instead of a reader and generators."""
+    def _read_small(self, rowsets: Sequence[RowsetMeta], columns: Sequence[str]
+                    ) -> tuple[Batch, np.ndarray]:
+        """Every row of `rowsets` (all `_small`) as one Batch, in order, and for each row the
+        position of its rowset in `rowsets`. One `read_whole` call and one concatenation per
+        column: a Batch per tiny segment would cost more than reading it."""
         segments = [self._segments.pop(r.rowset_id) for r in rowsets]
         flat = read_whole([seg for segs in segments for seg in segs], columns, self._types,
                           rowsets[0].tablet_id if rowsets else None, self._stats)
-        out, at = [], 0
-        for segs in segments:
-            part = flat[at:at + len(segs)]
-            at += len(segs)
-            out.append(part[0] if len(part) == 1 else Batch.concat(part))
-        return out
+        cols = tuple(Column.concat([c[i] for c in flat]) for i in range(len(columns)))
+        batch = Batch(tuple(columns), cols)
+        lengths = [len(c[0]) for c in flat]
+        owner = np.repeat(np.arange(len(rowsets)), [len(segs) for segs in segments])
+        return batch, np.repeat(owner, lengths)
 
     def _runs(self, rowsets: Sequence[RowsetMeta], columns: Sequence[str], preds: Conditions
               ) -> list[Iterator[Batch]]:
         """One run (its rows satisfying `preds`, deletes not applied) per rowset, in order:
         small rowsets read here at once, the others lazily segment by segment."""
         small = [r for r in rowsets if self._small(r)]
-        eager = dict(zip((r.rowset_id for r in small), self._read_small(small, columns)))
+        eager: dict[str, Batch] = {}
+        if small:
+            batch, owner = self._read_small(small, columns)
+            bounds = np.searchsorted(owner, np.arange(len(small) + 1))
+            for i, r in enumerate(small):
+                eager[r.rowset_id] = batch.slice(int(bounds[i]), int(bounds[i + 1]))
         runs: list[Iterator[Batch]] = []
         for r in rowsets:
             b = eager.get(r.rowset_id)
@@ -244,6 +261,27 @@ class TabletReader:
                 selected = self._select(b, preds)
                 runs.append(iter(() if selected is None else (selected,)))
         return runs
+
+    def _read_all_small(self, rowsets: Sequence[RowsetMeta], columns: Sequence[str],
+                        preds: Conditions) -> Iterator[Batch]:
+        """AGG/UNIQUE when every rowset is small: each is one run of one batch, so the merge
+        is one `combine` of all their rows with their rowset order as arrival order (the one
+        step merge_runs takes for such runs), and predicates and key-column deletes are
+        evaluated once over all rows instead of once per tiny rowset."""
+        batch, owner = self._read_small(rowsets, columns)
+        keep = self._select_mask(batch, preds)
+        if self._deletes:
+            ends = np.array([r.end_version for r in rowsets])[owner]
+            for version, conds in self._deletes:
+                hit = ends < version  # rows of rowsets below the delete version
+                for p in conds:
+                    hit &= evaluate(p, batch.column(p.column))
+                keep = ~hit if keep is None else keep & ~hit
+        if keep is not None:
+            batch, owner = batch.filter(keep), owner[keep]
+        if batch.num_rows == 0:
+            return iter(())
+        return iter((combine(batch, self._spec, owner) if len(rowsets) > 1 else batch,))
 
     def _deletes_above(self, rowset: RowsetMeta) -> list[Conditions]:
         if not self._deletes:
@@ -286,7 +324,7 @@ class TabletReader:
                 group.append(live[i])
                 rows += live[i].num_rows
                 i += 1
-            b = self._select(Batch.concat(self._read_small(group, read_cols)), preds)
+            b = self._select(self._read_small(group, read_cols)[0], preds)
             if b is not None:
                 yield from _filter_deletes(iter((b,)), deletes) if deletes else (b,)
 
@@ -300,12 +338,16 @@ class TabletReader:
         # Skipping a rowset by `pushed` is safe: a key predicate excludes every row of a key
         # in every rowset at once, so the merge of the remaining rowsets loses no partner row.
         live = self._prune(pushed)
-        if all(c.lower() in keys for c in delete_cols):
+        if not live:
+            merged: Iterator[Batch] = iter(())
+        elif all(c.lower() in keys for c in delete_cols) and all(map(self._small, live)):
+            merged = self._read_all_small(live, read_cols, pushed)
+        elif all(c.lower() in keys for c in delete_cols):
             runs = []
             for r, run in zip(live, self._runs(live, read_cols, pushed)):
                 deletes = self._deletes_above(r)
                 runs.append(_filter_deletes(run, deletes) if deletes else run)
-            merged = merge_runs(runs, self._spec) if runs else iter(())
+            merged = merge_runs(runs, self._spec)
         else:
             merged = self._merge_by_epoch(live, read_cols, pushed)
         return _filter_predicates(merged, later) if later else merged

@@ -15,10 +15,13 @@ store equal values. Only metadata that passed validation is stored: a damaged fi
 every open.
 
 Keys are the file identity `(path, inode, mtime_ns, size)` from `os.stat`, as for the page
-cache (storage/page_cache.py): a file rewritten in place is a new key, so stale metadata is
-never served. Bounded by entry count and by estimated bytes (LRU); `forget_files` drops the
-entries of deleted files at once, called wherever the page cache forgets them.
-Thread-safe. Capacity 0 disables the cache.
+cache (storage/page_cache.py): a file rewritten in place is a new key, so a reader that stats
+the file never gets stale metadata. The tablet reader skips even that stat for segments of
+published rowsets, whose files never change: `latest(path)` gives the entry a reader stored
+last for the path (a stat per segment per scan, releasing the GIL each time, was a large part
+of reading many small rowsets); a page read still checks the identity when it maps the file.
+Bounded by entry count and by estimated bytes (LRU); `forget_segment_files` drops the entries
+(and cached pages) of deleted files at once. Thread-safe. Capacity 0 disables the cache.
 """
 
 from __future__ import annotations
@@ -74,16 +77,18 @@ class SegmentMeta:
     short_key: tuple[list[KeyPart], ShortKeyIndex] | None = None  # filled lazily
     # the segment-level entry of each loaded zone map as Python scalars (zone_map.ZoneEntry)
     segment_zones: dict[str, ZoneEntry] = field(default_factory=dict)
-    # column -> (type object last read as, its reader.ColumnInfo): saves rebuilding it
-    infos: dict[str, tuple[DataType, ColumnInfo]] = field(default_factory=dict)
+    # column -> (type object last read as, its reader.ColumnInfo, the page-cache key of the
+    # whole column): saves rebuilding them for every scan. A key whose id the page cache has
+    # since forgotten only misses (ids are never reused), and the next read renews it.
+    infos: dict[str, tuple[DataType, ColumnInfo, tuple[int, int]]] = field(default_factory=dict)
+    num_rows: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.num_rows = self.footer.num_rows  # a plain attribute: read per segment per scan
 
     def add_zone_map(self, key: str, zm: ZoneMap) -> None:
         self.segment_zones[key] = zm.segment_entry()
         self.zone_maps[key] = zm
-
-    @property
-    def num_rows(self) -> int:
-        return self.footer.num_rows
 
     @property
     def path(self) -> str:

@@ -200,7 +200,7 @@ class SegmentReader:
             )
         info = ColumnInfo(c.index, c.footer, c.stored, target, c.layout,
                           (self._identity, key, repr(target)))
-        self._meta.infos[key] = (target, info)
+        self._meta.infos[key] = (target, info, (cache_id(*info.cache_parts), -1))
         self._columns[key] = info
         return info
 
@@ -300,6 +300,10 @@ class SegmentReader:
         become slices and row selections one `take`, with no per-page bookkeeping."""
         key = (cache_id(*info.cache_parts), -1)
         pages = info.footer.num_pages
+        name = info.footer.name.lower()
+        known = self._meta.infos.get(name)
+        if known is not None and known[1] is info and known[2] != key:
+            self._meta.infos[name] = (known[0], info, key)  # the id was renewed: keep it
         cached = PAGE_CACHE.get(key)
         if cached is not None:
             if stats is not None:
@@ -406,18 +410,18 @@ def read_whole(
     segments: Sequence[tuple[str, SegmentMeta | None]], columns: Sequence[str],
     types: Mapping[str, DataType], tablet_id: int | None = None,
     stats: ScanStats | None = None,
-) -> list[Batch]:
-    """`SegmentReader.read_all(columns)` of each segment (path, published metadata or None),
-    in order. A tablet fed by many small loads reads hundreds of tiny segments per scan, so
-    the common case (metadata and whole columns cached) is served here with a few dict
-    lookups per column, without a reader object; anything else opens a SegmentReader."""
-    names = tuple(columns)
+) -> list[tuple[Column, ...]]:
+    """The columns of `SegmentReader.read_all(columns)` of each segment (path, published
+    metadata or None), in order. A tablet fed by many small loads reads hundreds of tiny
+    segments per scan, so the common case (metadata and whole columns cached) is served here
+    with a few dict lookups per column, without a reader object or a Batch per segment;
+    anything else opens a SegmentReader."""
     keys = [c.lower() for c in columns]
-    file_id, get = PAGE_CACHE.file_id, PAGE_CACHE.get
-    out: list[Batch] = []
+    get = PAGE_CACHE.get
+    out: list[tuple[Column, ...]] = []
+    rows = pages = segs = 0
     for path, meta in segments:
         cols: list[Column] | None = None
-        pages = 0
         if meta is not None:
             cols = []
             for key in keys:
@@ -428,7 +432,7 @@ def read_whole(
                         known[0] is not types.get(key, stored.stored):
                     cols = None
                     break
-                col = get((file_id(known[1].cache_parts), -1))
+                col = get(known[2])
                 if col is None:
                     cols = None
                     break
@@ -436,14 +440,16 @@ def read_whole(
                 pages += known[1].footer.num_pages
         if cols is None:
             with SegmentReader(path, types, tablet_id, published=meta) as reader:
-                out.append(reader.read_all(columns, stats))
+                out.append(reader.read_all(columns, stats).columns)
             continue
-        if stats is not None:
-            stats.rows_total += meta.num_rows  # type: ignore[union-attr]
-            stats.segments_read += 1
-            stats.pages_read += pages
-            stats.pages_cached += pages
-        out.append(Batch(names, tuple(cols)))
+        rows += meta.num_rows  # type: ignore[union-attr]
+        segs += 1
+        out.append(tuple(cols))
+    if stats is not None:
+        stats.rows_total += rows
+        stats.segments_read += segs
+        stats.pages_read += pages
+        stats.pages_cached += pages
     return out
 
 

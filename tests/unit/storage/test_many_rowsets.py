@@ -364,3 +364,23 @@ def test_combine_skips_sorting_only_when_keys_already_increase(keys: list, seed:
     spec = MergeSpec(KeysType.AGG_KEYS, ("k1", "k2"), {"s": AggType.SUM})
     perm = rng.permutation(n)
     assert combine(batch, spec).rows() == combine(batch.take(perm), spec, perm).rows()
+
+
+def test_a_forgotten_page_cache_id_only_misses_and_is_renewed(tmp_path: Path) -> None:
+    """Small segments are read from the page-cache keys kept in their metadata; a key whose id
+    the page cache no longer knows reads the segment again and renews the key."""
+    from storage.segment.reader import read_whole
+
+    path = tmp_path / "w.seg"
+    _segment(path, 0)
+    with SegmentReader(path, TYPES) as r:
+        r.read_all(["k", "v"])
+        meta = r.meta
+    target, info, key = meta.infos["v"]
+    meta.infos["v"] = (target, info, (10**12, -1))  # an id the cache never issued
+    (cols,) = read_whole([(str(path), meta)], ["k", "v"], TYPES)
+    assert cols[1].to_pylist() == [3 * i for i in range(100)]
+    assert meta.infos["v"][2] == key
+    stats = ScanStats()
+    read_whole([(str(path), meta)], ["k", "v"], TYPES, stats=stats)
+    assert stats.pages_cached == stats.pages_read == 2 and stats.segments_read == 1
