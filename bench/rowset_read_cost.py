@@ -16,9 +16,10 @@ protocol) on both tables, checks both return the same rows (and DuckDB's), and p
 query and the ratio many / one (the issue's target: within 3x). DuckDB in-process on the same
 rows is a reference column.
 
-Run: `.venv/bin/python bench/rowset_read_cost.py [--rows 200000] [--loads 1000] [--runs 5]`.
-Small and quick: `--rows 20000 --loads 100 --runs 3`. `--data-dir DIR` keeps the loaded data
-(a second run on the same DIR skips loading; handy for profiling the server). Not a test.
+Run: `.venv/bin/python bench/rowset_read_cost.py` (small and quick: 20,000 rows, 200 loads, 3
+runs, about a minute); bench/RESULTS.md uses `--rows 200000 --loads 1000 --runs 7`.
+`--data-dir DIR` keeps the loaded data (a second run on the same DIR skips loading; handy for
+profiling the server), `--models` / `--queries` time a subset. Not a test.
 """
 
 from __future__ import annotations
@@ -99,9 +100,9 @@ def norm(rows: Any) -> list[tuple[object, ...]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=200_000)
-    ap.add_argument("--loads", type=int, default=1000, help="INSERT statements of the many table")
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--loads", type=int, default=200, help="INSERT statements of the many table")
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--models", default="dup,agg,uniq")
     ap.add_argument("--queries", default="", help="only these, e.g. 'point,group by'")
     ap.add_argument("--data-dir", type=Path, default=None,
