@@ -32,9 +32,10 @@ from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
 from storage.engine import StorageEngine
-from storage.page_cache import PAGE_CACHE, parse_limit
+from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
 from storage.compaction.scheduler import CompactionManager
 from storage.rollup_job import RollupJobs
+from storage.segment.meta_cache import SEGMENT_META_CACHE
 
 logger = logging.getLogger("shaledb")
 
@@ -81,6 +82,9 @@ class ShaleServer:
         self.engine = StorageEngine(Path(config.data_dir), backends=config.backends,
                                     host=config.host, compaction=config.compaction)
         PAGE_CACHE.resize(parse_limit(config.storage_page_cache_limit))
+        SEGMENT_META_CACHE.resize(
+            config.segment_cache_capacity,
+            physical_memory() * max(0, config.segment_cache_memory_percentage) // 100)
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
         self.global_vars = GlobalVariables()

@@ -29,6 +29,9 @@ class Config:
     backends: int = 3
     # decoded-page cache: bytes ("2G", "512M", "1048576") or a share of memory ("20%"); "0" = off
     storage_page_cache_limit: str = "20%"
+    # segment metadata cache (storage/segment/meta_cache.py): segments, % of physical memory
+    segment_cache_capacity: int = 1000000
+    segment_cache_memory_percentage: int = 2
     log_level: str = "INFO"
     # [compaction] and [load]: Doris BE tunables, passed to the storage engine as one object
     compaction: CompactionConfig = CompactionConfig()
@@ -47,6 +50,8 @@ _SECTIONS = {
     ("storage", "data_dir"): "data_dir",
     ("storage", "backends"): "backends",
     ("storage", "storage_page_cache_limit"): "storage_page_cache_limit",
+    ("storage", "segment_cache_capacity"): "segment_cache_capacity",
+    ("storage", "segment_cache_memory_percentage"): "segment_cache_memory_percentage",
     ("log", "level"): "log_level",
 }
 

@@ -47,6 +47,9 @@ class QueryProfile:
         return list(self.operators) + [
             ("NumSegmentTotal", str(s.segments_read + s.segments_skipped)),
             ("NumSegmentFiltered", str(s.segments_skipped)),
+            ("NumSegmentFilteredByZoneMap", str(s.segments_skipped_zone_map)),
+            ("NumRowsetTotal", str(s.rowsets_read + s.rowsets_skipped)),
+            ("NumRowsetFiltered", str(s.rowsets_skipped)),
             ("TotalPagesNum", str(s.pages_read + s.pages_skipped_zone_map)),
             ("CachedPagesNum", str(s.pages_cached)),
             ("PagesFilteredByZoneMap", str(s.pages_skipped_zone_map)),

@@ -24,6 +24,7 @@ from storage.compaction.config import CompactionConfig
 from storage.compaction.stale import ReadEpochs, StaleRowsets
 from storage.page_cache import PAGE_CACHE
 from storage.reader import ReadOptions, TabletReader
+from storage.segment.meta_cache import forget_segment_files
 
 if TYPE_CHECKING:
     from storage.scan_stats import ScanStats
@@ -113,7 +114,7 @@ class StorageEngine:
         for t in tablets:
             gone.append(self.backend_root(t.backend_id) / "data" / str(t.tablet_id))
             shutil.rmtree(gone[-1], ignore_errors=True)
-        PAGE_CACHE.forget_files(gone)  # their cached pages would only age out
+        forget_segment_files(gone)  # their cached pages and metadata would only age out
 
     def collect_garbage(self) -> int:
         """Delete segment files and tablet dirs that no published rowset references.
@@ -143,5 +144,5 @@ class StorageEngine:
                     if rel not in referenced:
                         os.unlink(f)
                         gone.append(f)
-        PAGE_CACHE.forget_files(gone)  # their cached pages would only age out
+        forget_segment_files(gone)  # their cached pages and metadata would only age out
         return len(gone)

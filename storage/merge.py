@@ -14,7 +14,8 @@ each group with numpy (`ufunc.reduceat`); only BITMAP/HLL unions loop per group 
 `merge_runs` merges sorted, key-unique runs (one per memtable flush: a rowset, or a segment of
 an OVERLAPPING rowset; in version then flush order) as a stream: each step takes from every run
 the rows up to the smallest "last buffered key" of the runs that can still produce rows, so
-memory stays around one batch per run and output comes out key-sorted.
+memory stays around two batches per run (one read ahead) and output comes out key-sorted; runs
+that fit in one batch all merge in a single step.
 Upstream: Doris BE `MemTable::_aggregate`, `BlockReader` / `VCollectIterator` (merge-on-read),
 `vertical_merge` of unique keys with a sequence column.
 """
@@ -22,6 +23,7 @@ Upstream: Doris BE `MemTable::_aggregate`, `BlockReader` / `VCollectIterator` (m
 from __future__ import annotations
 
 import bisect
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -226,9 +228,32 @@ def reduce_groups(batch: Batch, starts: np.ndarray, spec: MergeSpec) -> Batch:
     return Batch(batch.names, tuple(cols))
 
 
+def _strictly_increasing(batch: Batch, keys: Sequence[str]) -> bool:
+    """Rows already in key order with no key twice: what many small loads of disjoint key
+    ranges (an append-only feed) give merge-on-read. Checked in O(rows) on fixed-width keys
+    only (others would need the ranks `sortable` computes, the cost this check avoids)."""
+    n = batch.num_rows
+    if n < 2:
+        return True
+    greater = np.zeros(n - 1, np.bool_)  # row i+1 > row i on the keys compared so far
+    equal = np.ones(n - 1, np.bool_)
+    for name in keys:
+        col = batch.column(name)
+        if col.offsets is not None or col.data.dtype.kind not in "biu":
+            return False
+        parts = [col.data] if col.validity is None else list(sortable(col))
+        for values in parts:
+            a, b = values[:-1], values[1:]
+            greater |= equal & (b > a)
+            equal &= b == a
+    return bool(greater.all())
+
+
 def combine(batch: Batch, spec: MergeSpec, arrival: np.ndarray | None = None) -> Batch:
     """Sort `batch` by key and merge equal keys per `spec`. `arrival` orders rows with equal
     keys (older first); default: position in the batch. DUP batches are only sorted."""
+    if spec.merges and _strictly_increasing(batch, spec.keys):
+        return batch  # no two rows share a key: sorting and merging change nothing
     minor: list[np.ndarray] = []
     if spec.sequence is not None:
         minor += list(sortable(batch.column(spec.sequence)))
@@ -267,46 +292,83 @@ class _KeyRows:
         return tuple(out)
 
 
-def _size(b: Batch | None) -> int:
-    return 0 if b is None else b.num_rows
+class _Run:
+    """One sorted run being merged: its current batch, plus one batch read ahead, so the merge
+    knows when the current batch holds the run's last rows (the run is then "closed")."""
+
+    __slots__ = ("_ended", "_it", "_queue")
+
+    def __init__(self, it: Iterator[Batch]) -> None:
+        self._it = it
+        self._queue: deque[Batch] = deque()
+        self._ended = False
+        self._fill()
+
+    def _fill(self) -> None:
+        while not self._ended and len(self._queue) < 2:
+            nxt = next(self._it, None)
+            if nxt is None:
+                self._ended = True
+            elif nxt.num_rows:
+                self._queue.append(nxt)
+
+    @property
+    def head(self) -> Batch | None:
+        return self._queue[0] if self._queue else None
+
+    @property
+    def open(self) -> bool:
+        """More rows follow the current batch."""
+        return len(self._queue) > 1 or not self._ended
+
+    def advance(self, cut: int) -> None:
+        """Drop the first `cut` rows of the current batch."""
+        b = self._queue[0]
+        if cut < b.num_rows:
+            self._queue[0] = b.slice(cut, b.num_rows)
+        else:
+            self._queue.popleft()
+            self._fill()
 
 
 def merge_runs(runs: Sequence[Iterator[Batch]], spec: MergeSpec) -> Iterator[Batch]:
     """Merge key-sorted runs with unique keys (oldest first) into one key-sorted stream with
-    unique keys. Every batch of every run must carry the key (and sequence) columns."""
+    unique keys. Every batch of every run must carry the key (and sequence) columns.
+
+    Each step takes, from every run, the rows up to the frontier: the smallest last key of the
+    current batches of the runs with more rows to come (later rows of such a run have larger
+    keys, so every row of a key is in the same step). Runs are read one batch ahead, so a run
+    whose current batch is its last does not hold the frontier back: many small runs (one
+    batch each, a tablet with many small rowsets) merge in ONE step, one `combine` over all
+    of them, instead of one step per run. Either way each key's rows meet in one `combine`, in
+    run order, so the result does not depend on how runs are batched."""
     if len(runs) == 1:
         yield from runs[0]
         return
-    its = list(runs)
-    k = len(its)
-    pending: list[Batch | None] = [None] * k
-    done = [False] * k
+    state = [_Run(it) for it in runs]
     while True:
-        for i in range(k):
-            while not done[i] and _size(pending[i]) == 0:
-                nxt = next(its[i], None)
-                if nxt is None:
-                    done[i] = True
-                elif nxt.num_rows:
-                    pending[i] = nxt
-        live = [i for i in range(k) if _size(pending[i])]
+        live = [(i, r) for i, r in enumerate(state) if r.head is not None]
         if not live:
             return
-        rows = {i: _KeyRows(pending[i], spec.keys) for i in live}  # type: ignore[arg-type]
-        open_runs = [i for i in live if not done[i]]
-        # Rows up to the smallest last-buffered key of the runs still producing are final:
-        # every later row of such a run has a strictly larger key.
-        frontier = min(rows[i][len(rows[i]) - 1] for i in open_runs) if open_runs else None
+        frontier: tuple[object, ...] | None = None
+        for _, r in live:
+            if r.open:
+                b = r.head
+                assert b is not None
+                last = _KeyRows(b, spec.keys)[b.num_rows - 1]
+                if frontier is None or last < frontier:  # type: ignore[operator]
+                    frontier = last
         parts: list[Batch] = []
         tags: list[np.ndarray] = []
-        for i in live:
-            b = pending[i]
+        for i, r in live:
+            b = r.head
             assert b is not None
-            cut = b.num_rows if frontier is None else bisect.bisect_right(rows[i], frontier)
+            cut = b.num_rows if frontier is None else \
+                bisect.bisect_right(_KeyRows(b, spec.keys), frontier)
             if cut:
-                parts.append(b.slice(0, cut))
+                parts.append(b if cut == b.num_rows else b.slice(0, cut))
                 tags.append(np.full(cut, i, np.int64))
-                pending[i] = b.slice(cut, b.num_rows)
+                r.advance(cut)
         if len(parts) == 1:
             yield parts[0]
         else:

@@ -148,16 +148,21 @@ class PageCache:
 
     # ---- pages -------------------------------------------------------------------------------
     def get(self, key: Hashable) -> Column | None:
+        # Lock-free: scans of many small segments ask for thousands of pages per query from
+        # several threads, and a contended lock hands the GIL over on every call. Each
+        # OrderedDict call is atomic under the GIL; the counters are statistics only.
         if not self.capacity:
             return None
-        with self._lock:
-            hit = self._pages.get(key)
-            if hit is None:
-                self.misses += 1
-                return None
-            self._pages.move_to_end(key)
-            self.hits += 1
-            return hit[0]
+        hit = self._pages.get(key)
+        if hit is None:
+            self.misses += 1
+            return None
+        try:
+            self._pages.move_to_end(key)  # recently used
+        except KeyError:  # evicted or forgotten since the lookup: the page is still valid
+            pass
+        self.hits += 1
+        return hit[0]
 
     def put(self, key: Hashable, col: Column) -> None:
         size = column_nbytes(col)

@@ -17,6 +17,9 @@ from dataclasses import asdict, dataclass, fields
 class ScanStats:
     segments_read: int = 0  # segments whose pages were (at least partly) read
     segments_skipped: int = 0  # segments excluded whole (segment zone map or empty key range)
+    segments_skipped_zone_map: int = 0  # of those, excluded by their segment-level zone map
+    rowsets_read: int = 0  # data rowsets the tablet reader read (some segment not excluded)
+    rowsets_skipped: int = 0  # data rowsets whose every segment the zone maps excluded
     pages_read: int = 0  # data pages the scan used (decoded now or taken from the page cache)
     pages_cached: int = 0  # of those, pages served by the storage page cache
     pages_skipped_zone_map: int = 0  # data pages of predicate columns excluded by page zone maps

@@ -26,6 +26,7 @@ from storage.catalog.meta import TabletMeta
 from storage.engine import StorageEngine
 from storage.faults import fault_point
 from storage.fileio import AtomicFile, fsync_dir
+from storage.segment.meta_cache import forget_segment_files
 
 
 def copy_files(src_root: Path, dst_root: Path, rels: Iterable[str]) -> None:
@@ -64,6 +65,8 @@ def remove_old_copies(engine: StorageEngine, moved: Sequence[tuple[TabletMeta, i
     """Step 3 (after the catalog commit): drop the old backend's copy of each moved tablet."""
     if moved:
         fault_point("colocate_move_before_cleanup")
+    gone = []
     for t, _ in moved:
-        shutil.rmtree(engine.backend_root(t.backend_id) / "data" / str(t.tablet_id),
-                      ignore_errors=True)
+        gone.append(engine.backend_root(t.backend_id) / "data" / str(t.tablet_id))
+        shutil.rmtree(gone[-1], ignore_errors=True)
+    forget_segment_files(gone)  # their cached pages and metadata would only age out

@@ -41,7 +41,7 @@ from storage.catalog.meta import RowsetMeta, TabletMeta
 from storage.compaction import policy
 from storage.compaction.merger import merge_rowsets, swap
 from storage.errors import DorisError
-from storage.page_cache import PAGE_CACHE
+from storage.segment.meta_cache import forget_segment_files
 from storage.per_engine import PerEngine
 
 if TYPE_CHECKING:
@@ -636,7 +636,7 @@ class CompactionManager:
     def sweep_stale(self) -> int:
         removed = self.engine.stale_rowsets.sweep(self.cfg.tablet_rowset_stale_sweep_time_sec)
         if removed:
-            PAGE_CACHE.forget_files(removed)
+            forget_segment_files(removed)  # their cached pages and metadata
         return len(removed)
 
     # ---- status -----------------------------------------------------------------------------

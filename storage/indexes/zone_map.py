@@ -297,3 +297,51 @@ class ZoneMap:
                 excluded |= _compare(np.equal, mins, v)
             return has_not_null & ~(single & excluded)
         raise ValueError(f"unknown predicate operator {op!r}")
+
+    def segment_entry(self) -> ZoneEntry:
+        """The segment-level entry (the last) as Python scalars, for `entry_may_match`."""
+        return (int(self.flags[-1]), _scalar(self.mins[-1]), _scalar(self.maxs[-1]))
+
+    def segment_may_match(self, op: str, values: Sequence[object]) -> bool:
+        """`may_match(op, values)[-1]`: whether any row of the segment may satisfy it."""
+        return entry_may_match(self.segment_entry(), op, values)
+
+
+ZoneEntry = tuple[int, object, object]  # (flags, min, max) of one zone map entry
+
+
+def entry_may_match(entry: ZoneEntry, op: str, values: Sequence[object]) -> bool:
+    """`ZoneMap.may_match` for one entry, on Python scalars: a tablet with many small rowsets
+    asks this once per segment, where building the per-page arrays would cost more than the
+    answer saves. `values` are `index_value` results."""
+    f, lo, hi = entry
+    if op == "is_null":
+        return bool(f & HAS_NULL)
+    if not f & HAS_NOT_NULL:
+        return False  # every other operator needs a non-null value
+    if op == "is_not_null":
+        return True
+    min_ok, max_ok = bool(f & MIN_VALID), bool(f & MAX_VALID)
+    if op == "=":
+        v = values[0]
+        return (not min_ok or lo <= v) and (not max_ok or hi >= v)  # type: ignore[operator]
+    if op == "in":
+        return any((not min_ok or lo <= v) and (not max_ok or hi >= v)  # type: ignore[operator]
+                   for v in values)
+    if op == "<":
+        return not min_ok or lo < values[0]  # type: ignore[operator]
+    if op == "<=":
+        return not min_ok or lo <= values[0]  # type: ignore[operator]
+    if op == ">":
+        return not max_ok or hi > values[0]  # type: ignore[operator]
+    if op == ">=":
+        return not max_ok or hi >= values[0]  # type: ignore[operator]
+    if op in ("!=", "not_in"):
+        single = bool(f & EXACT) and min_ok and max_ok and lo == hi
+        return not (single and any(lo == v for v in values))
+    raise ValueError(f"unknown predicate operator {op!r}")
+
+
+def _scalar(v: object) -> object:
+    """A bound as a Python value (numpy scalars compare exactly the same way, only slower)."""
+    return v.item() if isinstance(v, np.generic) else v

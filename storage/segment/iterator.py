@@ -1,9 +1,10 @@
 """SegmentIterator: one scan of one segment, pruning with the indexes before reading data pages.
 
 Doris `SegmentIterator` (seed 003): the rows a scan reads shrink in this order
-1. short key index: predicates on the leading prefix key columns become key ranges, and the
+1. segment zone map: a predicate no value in the segment can satisfy skips the segment before
+   anything else (Doris checks it in `Segment::new_iterator`; `segments_skipped_zone_map`);
+2. short key index: predicates on the leading prefix key columns become key ranges, and the
    sparse index turns them into row ranges (rows outside: `rows_skipped_short_key`);
-2. segment zone map: a predicate no value in the segment can satisfy skips the segment;
 3. page zone maps of the predicate columns drop the pages that cannot match (`pages_skipped_
    zone_map`, their rows `rows_skipped_zone_map`);
 4. the surviving rows are walked in windows of at most `batch_size` rows: predicate columns are
@@ -20,10 +21,7 @@ import numpy as np
 
 from storage.batch import Batch, Column, selection
 from storage.indexes.short_key import encode_row, key_ranges
-from storage.indexes.zone_map import NotIndexable, index_value
-from storage.predicates import (
-    INDEXABLE_OPS, ColumnPredicate, evaluate, evaluation_rank, index_forms,
-)
+from storage.predicates import ColumnPredicate, evaluate, evaluation_rank, index_forms
 from storage.scan_stats import ScanStats
 from storage.segment.reader import ColumnInfo, SegmentReader
 from storage.segment.row_ranges import RowRanges
@@ -45,6 +43,8 @@ class SegmentIterator:
         self.outputs = [reader.column(n) for n in columns]
         self.predicates = [(reader.column(p.column), p) for p in predicates]
         self._index_predicates = [(info, f) for info, p in self.predicates for f in index_forms(p)]
+        # index forms whose constants compare exactly with the stored index values
+        self._indexable = reader.index_predicates(predicates) if predicates else []
         # predicate groups per column, most selective kinds first (see evaluation_rank)
         groups: dict[int, tuple[ColumnInfo, list[ColumnPredicate]]] = {}
         for info, p in sorted(self.predicates, key=lambda ip: evaluation_rank(ip[1])):
@@ -58,19 +58,6 @@ class SegmentIterator:
         self._infos: dict[int, ColumnInfo] = {}
 
     # ---- pruning ------------------------------------------------------------------------
-    def _indexable(self) -> list[tuple[ColumnInfo, ColumnPredicate, list[object]]]:
-        """Predicates whose constants compare exactly with the stored index values."""
-        out = []
-        for info, p in self._index_predicates:
-            if not info.indexable or p.op not in INDEXABLE_OPS:
-                continue
-            try:
-                values = [index_value(info.stored, info.layout, v) for v in p.values]
-            except NotIndexable:
-                continue
-            out.append((info, p, values))
-        return out
-
     def _short_key_ranges(self, n: int) -> RowRanges:
         if not self.predicates or self.reader.footer.short_key is None:
             return RowRanges.full(n)
@@ -105,7 +92,7 @@ class SegmentIterator:
     def _zone_map_ranges(self, ranges: RowRanges) -> RowRanges | None:
         """Ranges left after the zone maps; None when the segment zone map excludes it."""
         keep_by_column: dict[int, tuple[ColumnInfo, np.ndarray]] = {}
-        for info, p, values in self._indexable():
+        for info, p, values in self._indexable:
             match = self.reader.zone_map(info, self.stats).may_match(p.op, values)
             if not match[-1]:
                 return None
@@ -193,6 +180,14 @@ class SegmentIterator:
         stats = self.stats
         n = self.reader.num_rows
         stats.rows_total += n
+        # the segment zone maps first (Doris Segment::new_iterator): cheapest, and a segment
+        # they exclude needs no short-key search
+        for info, p, values in self._indexable:
+            if not self.reader.zone_map(info, stats).segment_may_match(p.op, values):
+                stats.segments_skipped += 1
+                stats.segments_skipped_zone_map += 1
+                stats.rows_skipped_zone_map += n
+                return
         ranges = self._short_key_ranges(n)
         stats.rows_skipped_short_key += n - ranges.count
         if ranges.count == 0:

@@ -25,11 +25,11 @@ import numpy as np
 
 from storage.batch import Batch, Column
 from storage.errors import DorisError, ShaleError
-from storage.page_cache import PAGE_CACHE, cache_id
 from storage.indexes.ordinal import OrdinalIndex
 from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
-from storage.indexes.zone_map import ZoneMap
-from storage.predicates import ColumnPredicate
+from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
+from storage.page_cache import PAGE_CACHE, cache_id
+from storage.predicates import INDEXABLE_OPS, ColumnPredicate, index_forms
 from storage.scan_stats import ScanStats
 from storage.segment.encoding import (
     Layout,
@@ -40,6 +40,7 @@ from storage.segment.encoding import (
     layout_of,
 )
 from storage.segment.footer import HEADER, ColumnFooter, PagePointer, SegmentFooter, read_footer
+from storage.segment.meta_cache import SEGMENT_META_CACHE, Identity, SegmentMeta, StoredColumn
 from storage.segment.page import (
     FLAG_ALL_NULL,
     FLAG_VALIDITY,
@@ -48,6 +49,7 @@ from storage.segment.page import (
     PageKind,
     parse_page,
 )
+from storage.segment.prune import ZonePruner
 from storage.types import DataType, parse_type
 
 # What decoding a damaged page can raise before a check catches it.
@@ -61,6 +63,9 @@ class ColumnInfo:
     stored: DataType  # type written in the footer: drives decoding and the indexes
     type: DataType  # type the caller asked for: the type of returned Columns
     layout: PhysicalLayout
+    # (file identity, column, type read as) naming the column's pages in the page cache; the
+    # type by its repr, whose string hash is cached (a DataType hashes its fields every time)
+    cache_parts: tuple[object, ...] = ()
 
     @property
     def indexable(self) -> bool:
@@ -71,69 +76,133 @@ class ColumnInfo:
 
 
 class SegmentReader:
+    """One open segment file version. Its validated metadata comes from the segment metadata
+    cache when another scan parsed it already (storage/segment/meta_cache.py); the file is
+    mapped only when a page must be read that the page cache does not hold."""
+
     def __init__(
-        self, path: Path, types: Mapping[str, DataType], tablet_id: int | None = None
+        self, path: str | os.PathLike[str], types: Mapping[str, DataType],
+        tablet_id: int | None = None, published: SegmentMeta | None = None,
     ) -> None:
-        self.path = Path(path)
+        """`published`: the metadata cached for this path (`SEGMENT_META_CACHE.latest`) of a
+        segment of a published rowset, whose file never changes: trusted without a stat.
+        Otherwise the file is looked up by its current identity. Either way a page read maps
+        the file and checks that identity first."""
+        self._path = os.fspath(path)  # a Path only on demand: scans open thousands of readers
         self.tablet_id = tablet_id
+        self._types = types
         self._mm: mmap.mmap | None = None
+        self._closed = False
+        if published is not None:
+            # A stat per segment per scan is what made many small rowsets slow under the GIL:
+            # each one releases it, and a busy scan thread then waits to get it back.
+            meta = published
+            self._identity: Identity = meta.identity
+        else:
+            try:
+                st = os.stat(self._path)
+            except OSError as e:
+                raise self.corrupted(f"cannot open: {e.strerror}") from None
+            # names this version of the file in the page and metadata caches
+            self._identity = (self._path, st.st_ino, st.st_mtime_ns, st.st_size)
+            cached = SEGMENT_META_CACHE.get(self._identity)
+            meta = cached if cached is not None else self._load_meta()
+        self._meta = meta
+        self._footer = meta.footer
+        self._data_end = meta.data_end
+        self._columns: dict[str, ColumnInfo] = {}  # lower-case name -> column as read, lazily
+        self.num_rows: int = meta.footer.num_rows
+
+    @property
+    def path(self) -> Path:
+        return Path(self._path)
+
+    @property
+    def meta(self) -> SegmentMeta:
+        return self._meta
+
+    def _load_meta(self) -> SegmentMeta:
+        """Map the file, check and parse its footer, and cache the result."""
+        self._map()
+        assert self._mm is not None
         try:
-            with open(self.path, "rb") as f:
-                st = os.fstat(f.fileno())
-                # names this version of the file in the page cache (storage/page_cache.py)
-                self._identity = (str(self.path), st.st_ino, st.st_mtime_ns, st.st_size)
-                self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # mmap of an empty file
-            raise self.corrupted("empty file") from None
-        except OSError as e:
-            raise self.corrupted(f"cannot open: {e.strerror}") from None
-        try:
-            footer, self._data_end = read_footer(self._mm)
-            self._footer = footer
-            self._columns = self._check_columns(footer, types)
+            footer, data_end = read_footer(self._mm)
+            meta = SegmentMeta(self._identity, footer, data_end,
+                               self._check_columns(footer, data_end))
         except ValueError as e:
             self.close()
             raise self.corrupted(str(e)) from None
         except ShaleError:
             self.close()
             raise
-        self.num_rows: int = footer.num_rows
-        self._ordinals: dict[str, OrdinalIndex] = {}
-        self._zone_maps: dict[str, ZoneMap] = {}
-        self._short_key: tuple[list[KeyPart], ShortKeyIndex] | None = None
+        # Unmapped again: a scan may open many segments before reading any (or only prune
+        # them with the zone maps); a page read maps the file when it needs it.
+        self._unmap()
+        SEGMENT_META_CACHE.put(meta)
+        return meta
+
+    def _map(self) -> None:
+        try:
+            with open(self._path, "rb") as f:
+                st = os.fstat(f.fileno())
+                if (self._path, st.st_ino, st.st_mtime_ns, st.st_size) != self._identity:
+                    # not the version whose metadata the reader holds (published segments
+                    # never change; damage or a test may): its offsets are not this file's
+                    raise self.corrupted("the file changed after it was validated")
+                self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # mmap of an empty file
+            raise self.corrupted("empty file") from None
+        except OSError as e:
+            raise self.corrupted(f"cannot open: {e.strerror}") from None
 
     def corrupted(self, what: str) -> ShaleError:
         tablet = "" if self.tablet_id is None else f" of tablet {self.tablet_id}"
-        return DorisError(f"Corrupted segment file {self.path}{tablet}: {what}")
+        return DorisError(f"Corrupted segment file {self._path}{tablet}: {what}")
 
-    def _check_columns(
-        self, footer: SegmentFooter, types: Mapping[str, DataType]
-    ) -> dict[str, ColumnInfo]:
-        out: dict[str, ColumnInfo] = {}
+    @staticmethod
+    def _check_columns(footer: SegmentFooter, data_end: int) -> dict[str, StoredColumn]:
+        """The footer's columns, checked: unique names, index pages inside the data region, key
+        columns stored. Raises ValueError."""
+        def check(p: PagePointer) -> None:
+            if p.offset < HEADER.size or p.offset + p.size > data_end:
+                raise ValueError("index page pointer outside the file")
+
+        out: dict[str, StoredColumn] = {}
         for i, c in enumerate(footer.columns):
             key = c.name.lower()
             if key in out:
                 raise ValueError(f"duplicate column {c.name}")
-            self._check_pointer(c.ordinal)
-            self._check_pointer(c.zone_map)
+            check(c.ordinal)
+            check(c.zone_map)
             stored = parse_type(c.type_sql)
-            target = types.get(key, stored)
-            if target != stored and not can_convert(stored, target):
-                raise ShaleError(
-                    f"errCode = 2, detailMessage = segment {self.path} stores column {c.name} as "
-                    f"{stored.sql()}, cannot read it as {target.sql()}"
-                )
-            out[key] = ColumnInfo(i, c, stored, target, layout_of(stored))
+            out[key] = StoredColumn(i, c, stored, layout_of(stored))
         if footer.short_key is not None:
-            self._check_pointer(footer.short_key.page)
+            check(footer.short_key.page)
         for k in footer.key_columns:
             if k.lower() not in out:
                 raise ValueError(f"key column {k} is not stored")
         return out
 
-    def _check_pointer(self, p: PagePointer) -> None:
-        if p.offset < HEADER.size or p.offset + p.size > self._data_end:
-            raise ValueError("index page pointer outside the file")
+    def _column_info(self, key: str) -> ColumnInfo:
+        """Column `key` (lower case) as the caller asked to read it (`types`); checked on first
+        use, so a scan pays only for the columns it touches. Kept in the metadata for the
+        next reader asking for the same type object (the catalog's, for every scan)."""
+        c = self._meta.columns[key]
+        target = self._types.get(key, c.stored)
+        known = self._meta.infos.get(key)
+        if known is not None and known[0] is target:
+            info = self._columns[key] = known[1]
+            return info
+        if target != c.stored and not can_convert(c.stored, target):
+            raise ShaleError(
+                f"errCode = 2, detailMessage = segment {self._path} stores column "
+                f"{c.footer.name} as {c.stored.sql()}, cannot read it as {target.sql()}"
+            )
+        info = ColumnInfo(c.index, c.footer, c.stored, target, c.layout,
+                          (self._identity, key, repr(target)))
+        self._meta.infos[key] = (target, info, (cache_id(*info.cache_parts), -1))
+        self._columns[key] = info
+        return info
 
     # ---- access -------------------------------------------------------------------------
     @property
@@ -141,16 +210,22 @@ class SegmentReader:
         return self._footer
 
     def column(self, name: str) -> ColumnInfo:
-        try:
-            return self._columns[name.lower()]
-        except KeyError:
-            raise KeyError(f"column {name} is not in segment {self.path}") from None
+        key = name.lower()
+        info = self._columns.get(key)
+        if info is not None:
+            return info
+        if key not in self._meta.columns:
+            raise KeyError(f"column {name} is not in segment {self._path}")
+        return self._column_info(key)
 
     def _page(
         self, offset: int, size: int, kind: PageKind, stats: ScanStats | None
     ) -> tuple[PageHeader, bytes]:
         if self._mm is None:
-            raise ValueError(f"segment {self.path} is closed")
+            if self._closed:
+                raise ValueError(f"segment {self._path} is closed")
+            self._map()
+            assert self._mm is not None
         if stats is not None:
             stats.bytes_read += size
         # Slicing the mmap copies the page out: no buffer export stays alive (an exception's
@@ -160,7 +235,7 @@ class SegmentReader:
 
     def ordinal(self, info: ColumnInfo, stats: ScanStats | None = None) -> OrdinalIndex:
         key = info.footer.name.lower()
-        idx = self._ordinals.get(key)
+        idx = self._meta.ordinals.get(key)
         if idx is None:
             p = info.footer.ordinal
             try:
@@ -168,12 +243,12 @@ class SegmentReader:
                 idx = OrdinalIndex.parse(body, info.footer.num_pages, self.num_rows, self._data_end)
             except _DECODE_ERRORS as e:
                 raise self.corrupted(f"ordinal index of column {info.footer.name}: {e}") from None
-            self._ordinals[key] = idx
+            self._meta.ordinals[key] = idx
         return idx
 
     def zone_map(self, info: ColumnInfo, stats: ScanStats | None = None) -> ZoneMap:
         key = info.footer.name.lower()
-        zm = self._zone_maps.get(key)
+        zm = self._meta.zone_maps.get(key)
         if zm is None:
             p = info.footer.zone_map
             try:
@@ -181,7 +256,7 @@ class SegmentReader:
                 zm = ZoneMap.parse(body, info.layout, info.footer.num_pages + 1)
             except _DECODE_ERRORS as e:
                 raise self.corrupted(f"zone map of column {info.footer.name}: {e}") from None
-            self._zone_maps[key] = zm
+            self._meta.add_zone_map(key, zm)
         return zm
 
     def short_key(
@@ -191,7 +266,7 @@ class SegmentReader:
         sk = self._footer.short_key
         if sk is None:
             return None
-        if self._short_key is None:
+        if self._meta.short_key is None:
             keys = [self.column(k) for k in self._footer.key_columns]
             parts = plan_prefix([(c.footer.name, c.stored) for c in keys], len(sk.columns))
             if [p.name for p in parts] != list(sk.columns):
@@ -201,13 +276,13 @@ class SegmentReader:
                 index = ShortKeyIndex.parse(body, self.num_rows)
             except _DECODE_ERRORS as e:
                 raise self.corrupted(f"short key index: {e}") from None
-            self._short_key = (parts, index)
-        return self._short_key
+            self._meta.short_key = (parts, index)
+        return self._meta.short_key
 
     def read_page(self, info: ColumnInfo, page: int, stats: ScanStats | None = None) -> Column:
         """Data page `page` of a column as a Column of the requested type: from the page cache,
         else decoded (CRC-checked) and cached. The result is shared: never write into it."""
-        key = (cache_id(self._identity, info.footer.name.lower(), info.type), page)
+        key = (cache_id(*info.cache_parts), page)
         cached = PAGE_CACHE.get(key)
         if cached is not None:
             if stats is not None:
@@ -223,8 +298,12 @@ class SegmentReader:
         """The whole column (every page, concatenated) from the page cache, else decoded and
         cached when `decode`, else None. Scans that read most of a segment use it: windows
         become slices and row selections one `take`, with no per-page bookkeeping."""
-        key = (cache_id(self._identity, info.footer.name.lower(), info.type), -1)
+        key = (cache_id(*info.cache_parts), -1)
         pages = info.footer.num_pages
+        name = info.footer.name.lower()
+        known = self._meta.infos.get(name)
+        if known is not None and known[1] is info and known[2] != key:
+            self._meta.infos[name] = (known[0], info, key)  # the id was renewed: keep it
         cached = PAGE_CACHE.get(key)
         if cached is not None:
             if stats is not None:
@@ -236,9 +315,7 @@ class SegmentReader:
         parts = [self._decode_page(info, p, stats) for p in range(pages)]
         if not parts:
             return None
-        col = parts[0] if len(parts) == 1 else Column.concat(parts)
-        if stats is not None:
-            stats.pages_read += pages
+        col = parts[0] if len(parts) == 1 else Column.concat(parts)  # each counted as read
         PAGE_CACHE.put(key, col)
         return col
 
@@ -255,6 +332,52 @@ class SegmentReader:
             stats.pages_read += 1
         return col if info.type == info.stored else convert_column(col, info.type)
 
+    # ---- pruning ------------------------------------------------------------------------
+    def index_predicates(
+        self, predicates: Sequence[ColumnPredicate]
+    ) -> list[tuple[ColumnInfo, ColumnPredicate, list[object]]]:
+        """The index forms of `predicates` (`storage.predicates.index_forms`) whose constants
+        compare exactly with this segment's stored index values, with those values."""
+        out = []
+        for p in predicates:
+            info = self.column(p.column)
+            if not info.indexable:
+                continue
+            for f in index_forms(p):
+                if f.op not in INDEXABLE_OPS:
+                    continue
+                try:
+                    values = [index_value(info.stored, info.layout, v) for v in f.values]
+                except NotIndexable:
+                    continue
+                out.append((info, f, values))
+        return out
+
+    def may_match(self, pruner: ZonePruner, stats: ScanStats | None = None) -> bool:
+        """False when the segment-level zone map of some predicate column proves that no row
+        satisfies the pruner's predicates (loading those zone maps into the metadata cache)."""
+        for key in pruner.columns():
+            if key not in self._meta.segment_zones:
+                self.zone_map(self.column(key), stats)
+        return pruner.verdict(self._meta) is not False
+
+    def read_all(self, columns: Sequence[str], stats: ScanStats | None = None) -> Batch:
+        """Every row of `columns` as one Batch: whole columns from the page cache, else decoded
+        and cached. For segments too small for the row-level indexes to skip anything (at
+        most one short-key block), this is the whole scan minus the SegmentIterator's
+        bookkeeping; the caller evaluates the predicates."""
+        cols = []
+        for name in columns:
+            info = self.column(name)
+            col = self.read_column(info, stats) if info.footer.num_pages else None
+            if col is None:
+                col = Column.from_physical(info.type, [])
+            cols.append(col)
+        if stats is not None:
+            stats.rows_total += self.num_rows
+            stats.segments_read += 1
+        return Batch(tuple(columns), tuple(cols))
+
     def read(
         self,
         columns: Sequence[str],
@@ -268,6 +391,10 @@ class SegmentReader:
         return iter(SegmentIterator(self, columns, predicates, stats or ScanStats(), batch_size))
 
     def close(self) -> None:
+        self._closed = True
+        self._unmap()
+
+    def _unmap(self) -> None:
         if self._mm is not None:
             self._mm.close()
             self._mm = None
@@ -277,6 +404,53 @@ class SegmentReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def read_whole(
+    segments: Sequence[tuple[str, SegmentMeta | None]], columns: Sequence[str],
+    types: Mapping[str, DataType], tablet_id: int | None = None,
+    stats: ScanStats | None = None,
+) -> list[tuple[Column, ...]]:
+    """The columns of `SegmentReader.read_all(columns)` of each segment (path, published
+    metadata or None), in order. A tablet fed by many small loads reads hundreds of tiny
+    segments per scan, so the common case (metadata and whole columns cached) is served here
+    with a few dict lookups per column, without a reader object or a Batch per segment;
+    anything else opens a SegmentReader."""
+    keys = [c.lower() for c in columns]
+    get = PAGE_CACHE.get
+    out: list[tuple[Column, ...]] = []
+    rows = pages = segs = 0
+    for path, meta in segments:
+        cols: list[Column] | None = None
+        if meta is not None:
+            cols = []
+            for key in keys:
+                known = meta.infos.get(key)
+                stored = meta.columns.get(key)
+                # the ColumnInfo a reader built for the same type object (see _column_info)
+                if known is None or stored is None or \
+                        known[0] is not types.get(key, stored.stored):
+                    cols = None
+                    break
+                col = get(known[2])
+                if col is None:
+                    cols = None
+                    break
+                cols.append(col)
+                pages += known[1].footer.num_pages
+        if cols is None:
+            with SegmentReader(path, types, tablet_id, published=meta) as reader:
+                out.append(reader.read_all(columns, stats).columns)
+            continue
+        rows += meta.num_rows  # type: ignore[union-attr]
+        segs += 1
+        out.append(tuple(cols))
+    if stats is not None:
+        stats.rows_total += rows
+        stats.segments_read += segs
+        stats.pages_read += pages
+        stats.pages_cached += pages
+    return out
 
 
 def decode_data_page(

@@ -29,8 +29,13 @@ def test_short_key_and_zone_map_prune_with_same_results(db_conn) -> None:
         pushed, p1 = _count(cur, "k = 12345")
         full, p2 = _count(cur, "k + 0 = 12345")  # an expression: nothing reaches the indexes
         assert pushed == full == (1, 12)
-        assert p1["RowsKeyRangeFiltered"] > 30000
+        # four loads, four rowsets of disjoint key ranges: the three that cannot hold k = 12345
+        # are skipped by their zone maps before anything is read, the short key narrows the 4th
+        assert p1["NumRowsetFiltered"] == 3 and p1["NumRowsetTotal"] == 4
+        assert p1["NumSegmentFilteredByZoneMap"] == 3
+        assert p1["RowsStatsFiltered"] == 30000 and p1["RowsKeyRangeFiltered"] > 9000
         assert p2["RowsKeyRangeFiltered"] == 0 and p2["RowsTotal"] == 40000
+        assert p2["NumRowsetFiltered"] == 0
 
         pushed, p3 = _count(cur, "v = 5")  # non-key column, clustered values: page zone maps
         full, p4 = _count(cur, "v + 0 = 5")

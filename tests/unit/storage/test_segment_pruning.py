@@ -296,7 +296,9 @@ def test_long_string_keys_are_truncated_but_exact(tmp_path: Path) -> None:
     ):
         got, stats = scan(path, batch, ["d", "name", "i"], preds)
         assert got == expected_rows(batch, ["d", "name", "i"], preds)
-        assert stats.rows_skipped_short_key >= 9000  # at most two of the five dates are read
+        # at most two of the five dates are read (a predicate no row satisfies, like the
+        # third, skips the segment by its zone map before the short key is searched)
+        assert stats.rows_skipped_short_key + stats.rows_skipped_zone_map >= 9000
 
 
 def test_short_key_on_nullable_key(tmp_path: Path) -> None:

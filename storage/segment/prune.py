@@ -1,0 +1,80 @@
+"""Segment pruning from cached metadata: may any row of a segment satisfy the predicates?
+
+Doris checks each predicate against a segment's segment-level zone map before it builds an
+iterator (`Segment::new_iterator`), so a segment that cannot match costs no key-range search
+and no page. A tablet fed by many small loads asks this for hundreds of segments per scan, so
+`ZonePruner` is built once per scan and answers per segment from the segment metadata cache
+(storage/segment/meta_cache.py) with Python scalars: the predicate constants are converted to
+the stored index values once per (column, stored type), and each check is a few comparisons.
+The answer is the same as `ZoneMap.may_match(...)[-1]` for every predicate, ANDed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from storage.indexes.zone_map import NotIndexable, entry_may_match, index_value
+from storage.predicates import INDEXABLE_OPS, ColumnPredicate, index_forms
+from storage.segment.meta_cache import SegmentMeta, StoredColumn
+from storage.types import DataType
+
+Forms = list[tuple[str, list[object]]]  # (operator, index values) a zone map can test
+
+
+class ZonePruner:
+    """Segment-level zone map checks of one scan's predicates (see the module doc)."""
+
+    def __init__(self, types: Mapping[str, DataType],
+                 predicates: Sequence[ColumnPredicate]) -> None:
+        self._types = types  # lower-case name -> the type the scan reads the column as
+        by_column: dict[str, list[ColumnPredicate]] = {}
+        for p in predicates:
+            by_column.setdefault(p.column.lower(), []).append(p)
+        self._by_column = list(by_column.items())
+        self._forms: dict[tuple[str, str], Forms] = {}  # (column, stored type sql) -> forms
+
+    def __bool__(self) -> bool:
+        return bool(self._by_column)
+
+    def columns(self) -> list[str]:
+        """Lower-case names of the predicate columns (whose zone maps the checks need)."""
+        return [k for k, _ in self._by_column]
+
+    def verdict(self, meta: SegmentMeta) -> bool | None:
+        """False: no row of the segment can satisfy every predicate; True: some row may;
+        None: a zone map it needs is not loaded yet, or a column is missing (open a
+        SegmentReader, which loads them or raises)."""
+        unknown = False
+        for key, preds in self._by_column:
+            c = meta.columns.get(key)
+            if c is None:
+                return None
+            forms = self._forms.get((key, c.footer.type_sql))
+            if forms is None:
+                forms = self._forms[(key, c.footer.type_sql)] = self._index_forms(key, c, preds)
+            if not forms:
+                continue
+            entry = meta.segment_zones.get(key)
+            if entry is None:
+                unknown = True
+                continue
+            for op, values in forms:
+                if not entry_may_match(entry, op, values):
+                    return False
+        return None if unknown else True
+
+    def _index_forms(self, key: str, c: StoredColumn, preds: list[ColumnPredicate]) -> Forms:
+        """What the zone map can test of `preds` (see `SegmentReader.index_predicates`)."""
+        target = self._types.get(key, c.stored)
+        if c.stored.is_decimal and c.stored.scale != target.scale:
+            return []  # the reader rescales: stored index values are not the read values
+        out: Forms = []
+        for p in preds:
+            for f in index_forms(p):
+                if f.op not in INDEXABLE_OPS:
+                    continue
+                try:
+                    out.append((f.op, [index_value(c.stored, c.layout, v) for v in f.values]))
+                except NotIndexable:
+                    continue
+        return out
