@@ -15,13 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from segment_data import value_strategy
+from support.seeds import property_seeds
+from support.tables import create_table
 
 import storage.reader as reader_mod
 import storage.segment.reader as segment_reader_mod
-from sql import ast_views as V
-from sql import ddl_ops
-from sql.ddl import analyze_create_table
-from sql.dialect import parse_one
 from storage import types as T
 from storage.batch import Batch, Column
 from storage.catalog.meta import AggType, DeleteCondition, KeysType, TableMeta
@@ -36,7 +34,6 @@ from storage.segment import SegmentReader, write_segment
 from storage.segment.encoding import layout_of
 from storage.segment.meta_cache import SEGMENT_META_CACHE, SegmentMetaCache, forget_segment_files
 from storage.segment.prune import ZonePruner
-from support.seeds import property_seeds
 
 TYPES = {"k": T.BIGINT, "v": T.BIGINT}
 
@@ -165,15 +162,7 @@ _names = (f"t{i}" for i in itertools.count())
 
 
 def _create(engine: StorageEngine, ddl: str) -> TableMeta:
-    if not engine.catalog.get_database("db"):
-        ddl_ops.create_database(engine, "db", False)
-    name = next(_names)
-    defn = analyze_create_table(V.describe_create_table(parse_one(ddl.replace("{name}", name))),
-                                len(engine.catalog.backends()))
-    ddl_ops.create_table(engine, "db", defn)
-    table = engine.catalog.get_table("db", name)
-    assert table is not None
-    return table
+    return create_table(engine, ddl, next(_names))
 
 
 def _load(engine: StorageEngine, table: TableMeta, rows: list[tuple]) -> None:

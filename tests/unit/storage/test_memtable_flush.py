@@ -20,12 +20,10 @@ from pathlib import Path
 
 import pytest
 from support.seeds import property_seeds
+from support.tables import create_table
 from test_models_merge import delete, read
 
-from sql import ast_views as V
 from sql import ddl_ops
-from sql.ddl import analyze_create_table
-from sql.dialect import parse_one
 from storage import rowset as rowset_mod
 from storage.batch import Batch, Column
 from storage.catalog.meta import DeleteCondition, RowsetMeta, TableMeta
@@ -66,12 +64,7 @@ def engines(request: pytest.FixtureRequest, tmp_path: Path
 
 
 def create(engine: StorageEngine, ddl: str, name: str = "t") -> TableMeta:
-    defn = analyze_create_table(V.describe_create_table(parse_one(ddl.replace("{name}", name))),
-                                len(engine.catalog.backends()))
-    ddl_ops.create_table(engine, "db", defn)
-    table = engine.catalog.get_table("db", name)
-    assert table is not None
-    return table
+    return create_table(engine, ddl, name)
 
 
 def to_batch(table: TableMeta, rows: list[tuple]) -> Batch:
