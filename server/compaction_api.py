@@ -138,15 +138,14 @@ class Actions:
         """Doris submits a full compaction per tablet of the table (whatever compact_type
         says) and stops at the first refusal; tablets with nothing to merge are skipped."""
         for tablet in self.engine.catalog.tablets(table_id):
-            result = self.manager.trigger_detailed(tablet.tablet_id, FULL, tablet)
+            result = self.manager.trigger(tablet.tablet_id, FULL)
             if result.reason == RUNNING:
                 return _fail("ALREADY_EXIST", "compaction task has already been submitted, "
                              f"tablet_id={tablet.tablet_id}, compaction_type=full.")
         return None
 
     def _tablet(self, tablet_id: int) -> TabletMeta | None:
-        return next((t for t in self.engine.catalog.all_tablets() if t.tablet_id == tablet_id),
-                    None)
+        return self.engine.catalog.tablet_by_id(tablet_id)
 
     def _run_tablet(self, tablet_id: int, kind: str, remote: bool) -> Json | None:
         tablet = self._tablet(tablet_id)
@@ -156,7 +155,7 @@ class Actions:
             # Single replica compaction fetches a peer's result; every ShaleDB tablet has one
             # replica, so there is never a peer, as Doris says for a tablet without one.
             return _fail("NOT_IMPLEMENTED_ERROR", "tablet should do compaction locally")
-        result = self.manager.trigger_detailed(tablet_id, kind, tablet)
+        result = self.manager.trigger(tablet_id, kind)
         if result.reason == NOT_FOUND:
             return _fail("NOT_FOUND", f"Tablet not found. tablet_id={tablet_id}")
         if result.reason == RUNNING:

@@ -3,7 +3,7 @@
 Doris 2.1: `AdminCompactTableStmt` / Nereids `AdminCompactTableCommand` check the statement,
 then `Env.compactTable` sends one CompactionTask per replica of every visible materialized index
 of the partition; the BEs run them in the background and the statement returns OK at once.
-ShaleDB does the same through `CompactionManager.trigger_detailed` (storage/compaction).
+ShaleDB does the same through `CompactionManager.trigger` (storage/compaction).
 
 Where ShaleDB differs, on purpose:
 - Doris requires exactly one `PARTITION p` ("No partition selected for compaction"); ShaleDB
@@ -91,6 +91,6 @@ def compact_table(engine: StorageEngine, table: TableMeta, partitions: tuple[str
     for p in parts:
         for index_id in indexes:
             for tablet in catalog.tablets(table.table_id, p.partition_id, index_id):
-                if manager.trigger_detailed(tablet.tablet_id, kind, tablet).started:
+                if manager.trigger(tablet.tablet_id, kind).started:
                     started += 1
     return started

@@ -406,7 +406,7 @@ TABLET_DETAIL_COLUMNS = ["DbName", "TableName", "PartitionName", "IndexName", "D
 def show_tablet(catalog: Catalog, tablet_id: int) -> ShowResult:
     """SHOW TABLET <id>: where a tablet lives (Doris ShowExecutor.handleShowTablet). Doris
     answers an unknown id with one row of NULL names, -1 ids and IsSync false, not an error."""
-    tablet = next((t for t in catalog.all_tablets() if t.tablet_id == tablet_id), None)
+    tablet = catalog.tablet_by_id(tablet_id)
     names: list[object] = [None, None, None, None]
     ids = [-1, -1, -1, -1]
     synced, order = False, -1

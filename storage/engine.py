@@ -18,11 +18,16 @@ from typing import TYPE_CHECKING
 
 from storage.batch import Batch
 from storage.catalog.catalog import Catalog
-from storage.catalog.meta import Backend, RowsetMeta, TabletMeta
+from storage.catalog.meta import (
+    Backend,
+    MaterializedIndexMeta,
+    RowsetMeta,
+    TableMeta,
+    TabletMeta,
+)
 from storage.catalog.repository import Mutation
 from storage.compaction.config import CompactionConfig
 from storage.compaction.stale import ReadEpochs, StaleRowsets
-from storage.page_cache import PAGE_CACHE
 from storage.reader import ReadOptions, TabletReader
 from storage.segment.meta_cache import forget_segment_files
 
@@ -89,16 +94,23 @@ class StorageEngine:
     def read_tablet(self, tablet: TabletMeta, version: int, options: ReadOptions,
                     stats: ScanStats | None = None) -> Iterator[Batch]:
         """Rows of one tablet at `version`, merged per the table's data model."""
-        table = self.catalog.table_by_id(tablet.table_id)
-        if table is None:
+        found = self.table_and_index(tablet)
+        if found is None:
             return iter(())
-        index = next((i for i in self.catalog.materialized_indexes(table.table_id)
-                      if i.index_id == tablet.index_id), None)
-        if index is None:
-            return iter(())
+        table, index = found
         rowsets = self.rowsets_at(tablet.tablet_id, version)
         root = self.backend_root(tablet.backend_id)
         return iter(TabletReader(root, table, index, rowsets, options, stats))
+
+    def table_and_index(self, tablet: TabletMeta
+                        ) -> tuple[TableMeta, MaterializedIndexMeta] | None:
+        """The table and materialized index a tablet belongs to (None once dropped)."""
+        table = self.catalog.table_by_id(tablet.table_id)
+        if table is None:
+            return None
+        index = next((i for i in self.catalog.materialized_indexes(table.table_id)
+                      if i.index_id == tablet.index_id), None)
+        return None if index is None else (table, index)
 
     def rowsets_at(self, tablet_id: int, version: int) -> list[RowsetMeta]:
         """The rowsets holding versions [0, version] of a tablet, also when compaction has

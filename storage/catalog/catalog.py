@@ -184,6 +184,9 @@ class Catalog:
     def alter_job(self, job_id: int) -> AlterJobMeta | None:
         return self._objects["alter_job"].get(str(job_id))
 
+    def tablet_by_id(self, tablet_id: int) -> TabletMeta | None:
+        return self._objects["tablet"].get(str(tablet_id))
+
     def all_tablets(self) -> list[TabletMeta]:
         return list(self._objects["tablet"].values())
 

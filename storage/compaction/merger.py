@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storage.batch import Batch
-from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta, TabletMeta
+from storage.catalog.meta import RowsetMeta, TabletMeta
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.faults import fault_point
@@ -49,17 +49,6 @@ class MergeResult:
     seconds: float
 
 
-def _index_of(engine: StorageEngine, tablet: TabletMeta
-              ) -> tuple[TableMeta, MaterializedIndexMeta] | None:
-    table = engine.catalog.table_by_id(tablet.table_id)
-    if table is None:
-        return None
-    for ix in engine.catalog.materialized_indexes(table.table_id):
-        if ix.index_id == tablet.index_id:
-            return table, ix
-    return None
-
-
 def merge_rowsets(engine: StorageEngine, tablet: TabletMeta, inputs: Sequence[RowsetMeta],
                   throttle: Callable[[], None] = lambda: None,
                   segment_rows: int = SEGMENT_ROWS) -> MergeResult | None:
@@ -67,7 +56,7 @@ def merge_rowsets(engine: StorageEngine, tablet: TabletMeta, inputs: Sequence[Ro
     initial rowset with an empty id is ignored) as a new rowset covering their whole version
     range. Returns None when the tablet's table or index is gone."""
     started = time.perf_counter()
-    found = _index_of(engine, tablet)
+    found = engine.table_and_index(tablet)
     if found is None:
         return None
     table, index = found

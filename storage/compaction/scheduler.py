@@ -28,21 +28,21 @@ A tablet runs one compaction at a time.
 from __future__ import annotations
 
 import logging
-from math import inf
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from math import inf
 from typing import TYPE_CHECKING
 
 from storage.catalog.meta import RowsetMeta, TabletMeta
 from storage.compaction import policy
 from storage.compaction.merger import merge_rowsets, swap
 from storage.errors import DorisError
-from storage.segment.meta_cache import forget_segment_files
 from storage.per_engine import PerEngine
+from storage.segment.meta_cache import forget_segment_files
 
 if TYPE_CHECKING:
     from storage.engine import StorageEngine
@@ -97,7 +97,7 @@ class Task:
     manual: bool = False
 
 
-# Why `trigger_detailed` did (not) start a compaction.
+# Why `trigger` did (not) start a compaction.
 STARTED, NOT_FOUND, RUNNING, BUSY, NO_SUITABLE = (
     "started", "not_found", "running", "busy", "no_suitable")
 
@@ -294,9 +294,8 @@ class CompactionManager:
             urgent = [tid for tid in self._urgent if tid not in self._running]
         if not urgent:
             return
-        by_id = {t.tablet_id: t for t in self.engine.catalog.all_tablets()}
         for tid in urgent:
-            tablet = by_id.get(tid)
+            tablet = self._tablet(tid)
             if tablet is None or tid in self._excluded or not self._may_compact(tid):
                 continue
             for kind in KINDS:
@@ -487,22 +486,13 @@ class CompactionManager:
 
     # ---- triggers ---------------------------------------------------------------------------
     def _tablet(self, tablet_id: int) -> TabletMeta | None:
-        return next((t for t in self.engine.catalog.all_tablets() if t.tablet_id == tablet_id),
-                    None)
+        return self.engine.catalog.tablet_by_id(tablet_id)
 
-    def trigger(self, tablet_id: int, kind: str) -> tuple[bool, str]:
+    def trigger(self, tablet_id: int, kind: str) -> TriggerResult:
         """Start a `kind` compaction of the tablet in the background (HTTP run, ADMIN
-        COMPACT). Returns (started, message)."""
-        result = self.trigger_detailed(tablet_id, kind)
-        return result.started, result.msg
-
-    def trigger_detailed(self, tablet_id: int, kind: str,
-                         tablet: TabletMeta | None = None) -> TriggerResult:
-        """`trigger` with the reason it did not start (the HTTP API maps reasons to Doris
-        status codes) and the running task's future. Pass `tablet` when the caller already
-        holds it (ADMIN COMPACT over many tablets), saving a scan of all tablets."""
-        if tablet is None:
-            tablet = self._tablet(tablet_id)
+        COMPACT): whether it started, the reason if not (the HTTP API maps reasons to Doris
+        status codes) and the running task's future."""
+        tablet = self._tablet(tablet_id)
         if tablet is None:
             return TriggerResult(False, f"tablet not found. tablet_id={tablet_id}", NOT_FOUND)
         with self._cond:
@@ -581,7 +571,7 @@ class CompactionManager:
 
     def relieve(self, tablet_ids: Iterable[int], below: int, timeout: float) -> None:
         """Back-pressure: make these tablets urgent and wait (at most `timeout` seconds) until
-        each holds at most `below` versions or no compaction can lower it further."""
+        each holds at most `below` versions."""
         # Tablets whose compaction is switched off (globally or by the table) are not waited
         # for: their loads run into max_tablet_version_num, as in Doris.
         ids = {tid for tid in tablet_ids if self.version_count(tid) > below
@@ -592,21 +582,26 @@ class CompactionManager:
         deadline = time.monotonic() + timeout
         with self._cond:
             self._urgent |= ids
-        self.start_if_needed()
+        self.start()  # back-pressure needs the producer even where nobody started it
+        self._wake.set()
         try:
-            while True:
-                over = {tid for tid in ids if self.version_count(tid) > below}
-                if not over:
-                    return
-                self._wake.set()
-                with self._cond:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        return
-                    self._cond.wait(min(left, 0.5))
+            self.wait_versions(ids, below, deadline - time.monotonic())
         finally:
             with self._cond:
                 self._urgent -= ids
+
+    def wait_versions(self, tablet_ids: Iterable[int], below: int, timeout: float) -> bool:
+        """Wait until each tablet holds at most `below` versions (woken by every rowset
+        change); False when `timeout` seconds passed first."""
+        ids = set(tablet_ids)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while any(self.version_count(tid) > below for tid in ids):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
 
     def admit_load(self, tablet_ids: Iterable[int], wait: bool = True) -> None:
         """Called by a load (or DELETE) before it adds a version to these tablets: above the
@@ -627,10 +622,6 @@ class CompactionManager:
         tablet = self._tablet(tablet_id)
         return (tablet is not None and not self.cfg.disable_auto_compaction
                 and not self._auto_disabled(tablet.table_id))
-
-    def start_if_needed(self) -> None:
-        """Back-pressure needs the producer even where auto compaction was never started."""
-        self.start()
 
     # ---- stale rowsets ----------------------------------------------------------------------
     def sweep_stale(self) -> int:
@@ -670,8 +661,7 @@ class CompactionManager:
             "stale version path": self.engine.stale_rowsets.paths_for(tablet_id),
             "stale_rowsets_num": self.engine.stale_rowsets.count_for(tablet_id),
             "version count": policy.version_count(rowsets),
-            "compaction score": {"cumulative": self._score(tablet)[0],
-                                 "base": self._score(tablet)[1]},
+            "compaction score": dict(zip((CUMULATIVE, BASE), self._score(tablet))),
             "running": self.is_running(tablet_id) or "",
         }
 

@@ -4,7 +4,6 @@ pinned to older versions, delete versions, back-pressure and E-235, and the cras
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -379,10 +378,7 @@ def test_the_producer_merges_a_quiet_tablets_leftovers(tmp_path: Path) -> None:
     assert manager.version_count(t.tablet_id) == 4
     assert manager._score(t)[0] == 0
     manager.start()
-    deadline = time.monotonic() + 60
-    while manager.version_count(t.tablet_id) > 2 and time.monotonic() < deadline:
-        manager.wait_idle([t.tablet_id], timeout=0.2)
-        time.sleep(0.05)
+    assert manager.wait_versions([t.tablet_id], 2, timeout=60)
     assert manager.version_count(t.tablet_id) == 2  # the virtual [0-1] and one rowset
     assert read(engine) == before
     engine.close()
