@@ -31,6 +31,7 @@ from server.http import build_app
 from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
+from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
 from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
 from storage.compaction.scheduler import CompactionManager
@@ -157,6 +158,9 @@ def serve(config: Config) -> int:
     )
     try:
         server = ShaleServer(config)
+    except DataDirError as e:  # in use by another server, or paths that cannot be rebased
+        print(f"shaledb: {e}", file=sys.stderr)
+        return 1
     except OSError as e:
         print(f"shaledb: cannot open data dir {config.data_dir}: {e}", file=sys.stderr)
         return 1
