@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import replace
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
