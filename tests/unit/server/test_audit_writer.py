@@ -125,3 +125,14 @@ def test_a_blocked_writer_never_blocks_statements(tmp_path: Path) -> None:
     audit.close()
     written = (tmp_path / "fe.audit.log").read_text().splitlines()
     assert len(written) == 6 - audit.dropped
+
+
+def test_slow_statements_get_a_slow_query_line(tmp_path: Path) -> None:
+    audit = AuditLog(tmp_path, AuditSettings(qe_slow_log_ms=100))
+    audit.log(AuditEvent(stmt="SELECT fast", query_time_ms=100))
+    audit.log(AuditEvent(stmt="SELECT slow", query_time_ms=101))
+    audit.close()
+    kinds = [(re.search(r"\[(\w+)\]", line).group(1), line.split("|Stmt=")[1].split("|")[0])
+             for line in (tmp_path / "fe.audit.log").read_text().splitlines()]
+    assert kinds == [("query", "SELECT fast"), ("query", "SELECT slow"),
+                     ("slow_query", "SELECT slow")]
