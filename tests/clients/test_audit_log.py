@@ -10,6 +10,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import mysql.connector
 import pymysql
 import pytest
 from support.server import ServerProcess
@@ -83,6 +84,13 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obje
             cur.execute("SELECT '" + "é" * 100 + "' AS long_one")
             cur.execute("SET GLOBAL audit_plugin_max_sql_length = 4096")
         conn.close()
+        # A prepared statement's executions (COM_STMT_EXECUTE, binary protocol) are audited too.
+        prepared = mysql.connector.connect(host="127.0.0.1", port=srv.port, user="root",
+                                           password="", database="audit_db", use_pure=True)
+        pcur = prepared.cursor(prepared=True)
+        pcur.execute("SELECT k, v FROM t WHERE k >= %s", (37,))
+        assert len(pcur.fetchall()) == 3
+        prepared.close()
         failed_before = metric(srv, "shaledb_login_failed_total")
         with pytest.raises(pymysql.err.OperationalError) as denied:
             srv.connect(user="audited", password="not-the-password")
@@ -121,7 +129,7 @@ def test_every_statement_has_one_line_with_doris_fields(audited: dict[str, objec
 
 
 def test_select_insert_ddl_show_lines(audited: dict[str, object]) -> None:
-    select = by_stmt(audited, "SELECT k, v FROM t")
+    select = by_stmt(audited, "SELECT k, v FROM t WHERE k < 5")
     assert (select["State"], select["ErrorCode"], select["IsQuery"]) == ("EOF", "0", "true")
     assert select["Db"] == "audit_db" and select["ReturnRows"] == "5"
     assert int(select["ScanRows"]) >= 5 and int(select["ScanBytes"]) > 0
@@ -135,6 +143,12 @@ def test_select_insert_ddl_show_lines(audited: dict[str, object]) -> None:
     show = by_stmt(audited, "SHOW TABLES")
     assert (show["State"], show["IsQuery"]) == ("EOF", "false")
     assert show["ReturnRows"] == str(audited["show_rows"])
+
+
+def test_prepared_statement_executions_are_audited(audited: dict[str, object]) -> None:
+    execute = by_stmt(audited, "SELECT k, v FROM t WHERE k >= ?")
+    assert (execute["State"], execute["IsQuery"], execute["ReturnRows"]) == ("EOF", "true", "3")
+    assert execute["Db"] == "audit_db"
 
 
 def test_errors_carry_their_codes_and_messages(audited: dict[str, object]) -> None:
