@@ -156,6 +156,8 @@ class StatementRunner:
         self._set_db = set_db
         self.user = "root"
         self.cancel = threading.Event()
+        # SHOW STATUS rows from the connection (server/tls.py status_rows), set by the session
+        self.status_rows: Callable[[], list[tuple[object, ...]]] = list
 
     def begin_statement(self, text: str = "") -> None:
         """A fresh cancel token per statement: a late KILL or timer never hits the next one."""
@@ -521,8 +523,9 @@ class StatementRunner:
             return self.show_variables(stmt)
         elif kind in ("WARNINGS", "ERRORS"):
             return TextOutcome(["Level", "Code", "Message"])
-        elif kind == "STATUS":
-            return TextOutcome(["Variable_name", "Value"])
+        elif kind == "STATUS":  # the connection's own rows (Ssl_cipher, Ssl_version)
+            return TextOutcome(["Variable_name", "Value"],
+                               like_filter(self.status_rows(), stmt.text("like") or None))
         elif kind == "ENGINES":
             return TextOutcome(
                 ["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"],
