@@ -227,6 +227,10 @@ class ServerProcess:
             "read_timeout": 300,
             "write_timeout": 300,
             "charset": "utf8mb4",
+            # The server offers TLS and PyMySQL then uses it unasked, building a default
+            # SSLContext (loading the system CA store, ~100 ms) per connection: tests that are
+            # not about TLS (tests/clients/test_tls.py) connect in plain text.
+            "ssl_disabled": True,
         }
         if db is not None:
             params["database"] = db
