@@ -74,6 +74,8 @@ def _bad(msg: str) -> ShaleError:
 
 
 def _read(r: io.BytesIO, n: int) -> bytes:
+    if n > len(r.getbuffer()) - r.tell():  # a length-encoded size may be up to 2^64 - 1
+        raise MalformedPacket()
     data = r.read(n)
     if len(data) != n:
         raise MalformedPacket()  # 1835, as mysqld answers a truncated COM_STMT_EXECUTE

@@ -70,9 +70,9 @@ def parse_error(payload: bytes) -> tuple[int, str, str]:
 
 
 class RawClient:
-    def __init__(self, port: int, timeout: float = 10.0) -> None:
+    def __init__(self, port: int, timeout: float = 10.0, read_greeting: bool = True) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.greeting = self.read()
+        self.greeting = self.read() if read_greeting else None
 
     def close(self) -> None:
         self.sock.close()
@@ -144,7 +144,7 @@ class RawClient:
 def healthy(port: int, timeout: float = 10.0) -> bool:
     """The server answers a fresh connection's `SELECT 1` within `timeout` seconds."""
     conn = pymysql.connect(host="127.0.0.1", port=port, user="root", connect_timeout=timeout,
-                           read_timeout=timeout, write_timeout=timeout)
+                           read_timeout=timeout, write_timeout=timeout, ssl_disabled=True)
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT 1")

@@ -238,6 +238,14 @@ class ServerProcess:
         return pymysql.connect(**params)
 
     # ---- diagnostics ----------------------------------------------------------------------
+    def take_stderr(self) -> list[str]:
+        """The stderr lines kept since the last call (at most the tail's length), forgotten
+        afterwards, so a test can check what one case logged."""
+        with self._log_cond:
+            lines = list(self._stderr_tail)
+            self._stderr_tail.clear()
+        return lines
+
     def output_tail(self) -> str:
         return self._describe()
 
