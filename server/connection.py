@@ -11,9 +11,13 @@ KILL QUERY also sets the victim's cancel token so its worker thread stops. Prepa
 handshake (utf8mb4 collation, the session charset kept utf8mb4), the authentication exchange
 (1045 wording, caching_sha2 fast-auth, the database checked after the password, hang-up after
 a failed login), multi-statement COM_QUERY (one result per statement) and the command loop
-(adds COM_STATISTICS, COM_SET_OPTION and a typed COM_FIELD_LIST); each fix is written up in
-docs/mysql-mimic-fixes.md. Installed by
-`app.py` as the class mysql-mimic's server instantiates (pinned mysql-mimic==3.0.5).
+(adds COM_STATISTICS, COM_SET_OPTION, COM_PROCESS_KILL and a typed COM_FIELD_LIST). No
+client packet goes through mysql-mimic's parsers or its packet reader: every packet is read
+under max_allowed_packet and timeouts (server/packet_io.py: connect_timeout for the login,
+wait_timeout between commands) and parsed with bounds checks (server/packets.py), so a
+malformed packet is an error packet or a closed connection, never a hang; TLS comes from
+server/tls.py. Each fix is written up in docs/mysql-mimic-fixes.md. Created by
+server/listener.py for every accepted socket (pinned mysql-mimic==3.0.5).
 """
 
 from __future__ import annotations

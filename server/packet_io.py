@@ -48,7 +48,9 @@ class IdleTimeout(Exception):
 
 async def _read_exactly(reader: asyncio.StreamReader, n: int, timeout: float | None) -> bytes:
     try:
-        return await asyncio.wait_for(reader.readexactly(n), timeout)
+        # asyncio.timeout schedules one timer; wait_for would wrap every read in a new Task
+        async with asyncio.timeout(timeout):
+            return await reader.readexactly(n)
     except asyncio.IncompleteReadError:
         raise ConnectionClosed() from None
 

@@ -16,7 +16,15 @@ import pymysql
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
-from support.mysql_raw import DEFAULT_CAPS, CLIENT_SSL, frame, handshake_response, ssl_request
+from support.mysql_raw import (
+    CLIENT_SSL,
+    DEFAULT_CAPS,
+    RawClient,
+    frame,
+    handshake_response,
+    healthy,
+    ssl_request,
+)
 
 from clients.test_jdbc import jdbc_classes, run_java, url  # noqa: F401 - fixture reused
 
@@ -224,3 +232,11 @@ def test_client_hello_in_the_same_segment_as_the_ssl_request(server) -> None:
             except ssl.SSLWantReadError:
                 continue
         assert reply[4:5] == b"\x00", reply  # OK: logged in over TLS
+
+
+def test_garbage_instead_of_a_tls_handshake_closes_the_connection(server) -> None:
+    with RawClient(server.port) as raw:
+        raw.send(ssl_request(), 1)
+        raw.sock.sendall(b"GET / HTTP/1.1\r\n\r\n" + bytes(range(256)))
+        assert raw.closed_within(10)
+    assert healthy(server.port, timeout=5)
