@@ -23,17 +23,17 @@ from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
 from mysql_mimic.control import LocalControl
 from mysql_mimic.types import Capabilities
 
+from server import tls
 from server.auth import ShaleIdentityProvider, UserStore
 from server.config import Config
 from server.http import build_app
 from server.listener import ShaleMysqlServer
-from server import tls
 from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
+from storage.compaction.scheduler import CompactionManager
 from storage.engine import StorageEngine
 from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
-from storage.compaction.scheduler import CompactionManager
 from storage.rollup_job import RollupJobs
 from storage.segment.meta_cache import SEGMENT_META_CACHE
 

@@ -31,7 +31,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-
 from mysql_mimic import connection as mm_connection
 from mysql_mimic import context
 from mysql_mimic import packets as mm_packets

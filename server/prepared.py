@@ -34,6 +34,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
 from executor.query import plan_select
+from server import packets
 from server.binary_protocol import (
     ParamType,
     binary_column_definition,
@@ -41,7 +42,6 @@ from server.binary_protocol import (
     binary_text_rows,
     read_execute,
 )
-from server import packets
 from server.commands import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
 from server.results import ok_packet
 from sql.dialect import ShaleDoris

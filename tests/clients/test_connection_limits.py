@@ -30,7 +30,7 @@ MAX_CONNECTIONS = 3
 def _write_certificate(directory: Path) -> tuple[Path, Path]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "configured-test-cert")])
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - dt.timedelta(hours=1))
@@ -100,17 +100,17 @@ def test_https_with_the_configured_certificate(limited) -> None:
     proc = subprocess.run(
         ["curl", "-sS", "-k", "-w", "\n%{http_code}",
          f"https://127.0.0.1:{limited.http_port}/api/health"],
-        capture_output=True, text=True, timeout=30)
+        capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 0, proc.stderr
     body, status = proc.stdout.rsplit("\n", 1)
     assert status == "200"
     assert json.loads(body)
     plain = subprocess.run(["curl", "-sS", f"http://127.0.0.1:{limited.http_port}/api/health"],
-                           capture_output=True, text=True, timeout=30)
+                           capture_output=True, text=True, timeout=30, check=False)
     assert plain.returncode != 0 or "200" not in plain.stdout  # plain HTTP is not served
     context = ssl.create_default_context(cafile=str(limited.data_dir.parent / "my-cert.pem"))
     context.check_hostname = False  # the test certificate names no host
-    with socket.create_connection(("127.0.0.1", limited.http_port), timeout=10) as sock:
-        with context.wrap_socket(sock) as tls_sock:
-            cert = x509.load_der_x509_certificate(tls_sock.getpeercert(binary_form=True))
-            assert "configured-test-cert" in cert.subject.rfc4514_string()
+    with (socket.create_connection(("127.0.0.1", limited.http_port), timeout=10) as sock,
+          context.wrap_socket(sock) as tls_sock):
+        cert = x509.load_der_x509_certificate(tls_sock.getpeercert(binary_form=True))
+        assert "configured-test-cert" in cert.subject.rfc4514_string()

@@ -14,6 +14,7 @@ import subprocess
 import MySQLdb
 import pymysql
 import pytest
+from clients.test_jdbc import jdbc_classes, run_java, url  # noqa: F401 - fixture reused
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 from support.mysql_raw import (
@@ -25,8 +26,6 @@ from support.mysql_raw import (
     healthy,
     ssl_request,
 )
-
-from clients.test_jdbc import jdbc_classes, run_java, url  # noqa: F401 - fixture reused
 
 NO_VERIFY = {"check_hostname": False, "verify_mode": ssl.CERT_NONE}
 
@@ -98,7 +97,7 @@ def test_mariadb_cli_ssl_is_encrypted(server) -> None:
         ["mariadb", "-h", "127.0.0.1", "-P", str(server.port), "-u", "root", "--ssl",
          "--skip-ssl-verify-server-cert", "--batch", "--skip-column-names",
          "-e", "SHOW STATUS LIKE 'Ssl_version'; SELECT 1"],
-        capture_output=True, text=True, timeout=60)
+        capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split("\t")[0] == "Ssl_version" and lines[0].split("\t")[1].startswith("TLSv1.")
@@ -111,7 +110,7 @@ def test_mariadb_cli_verifies_the_generated_certificate_as_ca(server) -> None:
         ["mariadb", "-h", "127.0.0.1", "-P", str(server.port), "-u", "root", f"--ssl-ca={ca}",
          "--ssl-verify-server-cert", "--batch", "--skip-column-names",
          "-e", "SHOW STATUS LIKE 'Ssl_cipher'"],
-        capture_output=True, text=True, timeout=60)
+        capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\t")[1].strip()
 
@@ -131,8 +130,10 @@ def test_require_secure_transport_refuses_plain_connections(server) -> None:
         with pytest.raises(pymysql.err.OperationalError) as refused:
             pymysql.connect(host="127.0.0.1", port=server.port, user="root", ssl_disabled=True)
         assert refused.value.args == (
-            3159, "Connections using insecure transport are prohibited while "
-                  "--require_secure_transport=ON.")
+            3159,
+            ("Connections using insecure transport are prohibited while "
+             "--require_secure_transport=ON."),
+        )
         conn = pymysql.connect(host="127.0.0.1", port=server.port, user="root", ssl=NO_VERIFY)
         with conn.cursor() as cur:
             assert_encrypted(tls_status(cur))

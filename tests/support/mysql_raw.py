@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
+from typing import Self
 
 import pymysql
 
@@ -77,7 +78,7 @@ class RawClient:
     def close(self) -> None:
         self.sock.close()
 
-    def __enter__(self) -> RawClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -114,7 +115,7 @@ class RawClient:
                 self.sock.settimeout(max(0.05, deadline - time.monotonic()))
                 if not self.sock.recv(65536):
                     return True
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return False
         except ConnectionResetError:
             return True
