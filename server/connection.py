@@ -45,7 +45,7 @@ from server import packets, tls
 from server.auth import FAST_AUTH_SUCCESS, FastAuthSuccess, ShaleAuthInfo
 from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
 from server.multi_statements import split_statements
-from server.packet_io import IdleTimeout, linger_and_close, read_packet
+from server.packet_io import IdleTimeout, PacketInput, linger_and_close
 from server.packets import ER_CLIENT_INTERACTION_TIMEOUT, ER_SECURE_TRANSPORT_REQUIRED
 from server.prepared import PreparedStatements
 from server.results import column_definition, encode_python_rows, error_packet, ok_packet
@@ -131,6 +131,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     # database at connect, client gone during the handshake): the command loop returns at once.
     closing = False
     logged_in = False
+    _input: PacketInput | None = None
 
     async def read_packet(self, idle_timeout: float | None = None) -> bytes:
         """The next client packet (server/packet_io.py): at most max_allowed_packet bytes (the
@@ -140,14 +141,23 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         if not self.logged_in:
             limit = min(limit, LOGIN_PACKET_LIMIT)
         read_timeout = float(variables.get("net_read_timeout"))
-        return await read_packet(self.stream, limit, idle_timeout,
-                                 read_timeout if read_timeout > 0 else None)
+        if self._input is None:
+            self._input = PacketInput(self.stream)
+        return await self._input.read(limit, idle_timeout,
+                                      read_timeout if read_timeout > 0 else None)
 
     async def _start(self) -> None:
         """mysql-mimic's connection life cycle, hardened: the login must finish within
         connect_timeout (a silent or slow client is disconnected, as by mysqld); a malformed,
         oversized or refused handshake ends in its error packet and a closed socket, never in
         a traceback (mysql-mimic re-raised every handshake error)."""
+        try:
+            await self._life_cycle()
+        finally:
+            if self._input is not None:
+                self._input.close()
+
+    async def _life_cycle(self) -> None:
         context.connection_id.set(self.connection_id)
         logger.info("Started new connection: %s", self.connection_id)
         timeout = float(self.session.server.global_vars.get_variable("connect_timeout"))

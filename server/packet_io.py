@@ -6,9 +6,9 @@ much (docs/mysql-mimic-fixes.md). `read_packet` reads the same framing (4-byte h
 length, sequence id; a payload of exactly 0xFFFFFF bytes continues in the next packet) but
 checks each header's length against the limit *before* reading the payload, so a packet over
 `max_allowed_packet` costs no memory: it is MySQL's 1153 error and the connection ends. The
-first header waits up to `idle_timeout` (wait_timeout between commands), every later read up to
-`read_timeout` (net_read_timeout), so a client trickling a packet byte by byte cannot hold a
-connection forever either. Writing stays with mysql-mimic's stream (its framing is fast).
+first header waits up to `idle_timeout` (wait_timeout between commands), every chunk after it up
+to `read_timeout` (net_read_timeout), so a client trickling a packet byte by byte cannot hold a
+connection forever either; the deadlines cost no timer per packet (`Deadline`). Writing stays with mysql-mimic's stream (its framing is fast).
 """
 
 from __future__ import annotations
@@ -46,43 +46,94 @@ class IdleTimeout(Exception):
     """No packet started within the idle timeout."""
 
 
-async def _read_exactly(reader: asyncio.StreamReader, n: int, timeout: float | None) -> bytes:
-    try:
-        # asyncio.timeout schedules one timer; wait_for would wrap every read in a new Task
-        async with asyncio.timeout(timeout):
-            return await reader.readexactly(n)
-    except asyncio.IncompleteReadError:
-        raise ConnectionClosed() from None
+class Deadline:
+    """A deadline on a StreamReader, moved on every packet without touching the event loop's
+    timer heap: one timer stays armed and, when it fires early (the deadline moved on), re-arms
+    itself for the new one; when the deadline has passed, the reader's pending read raises
+    `make_error()`. A per-read asyncio.timeout would add and cancel a timer for every packet."""
+
+    def __init__(self, reader: asyncio.StreamReader, make_error: type[BaseException]) -> None:
+        self._reader = reader
+        self._make_error = make_error
+        self._loop = asyncio.get_running_loop()
+        self._when: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self, seconds: float | None) -> None:
+        if seconds is None:
+            self._when = None
+            return
+        self._when = self._loop.time() + seconds
+        if self._timer is not None and self._timer.when() > self._when:
+            self._timer.cancel()  # a shorter timeout than the armed one (SET wait_timeout)
+            self._timer = None
+        if self._timer is None:
+            self._timer = self._loop.call_at(self._when, self._fire)
+
+    def stop(self) -> None:
+        self._when = None
+
+    def cancel(self) -> None:
+        self._when = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self._when is None:
+            return
+        if self._loop.time() < self._when:
+            self._timer = self._loop.call_at(self._when, self._fire)
+            return
+        self._when = None
+        self._reader.set_exception(self._make_error())
 
 
-async def read_packet(stream: Any, limit: int, idle_timeout: float | None,
-                      read_timeout: float | None) -> bytes:
-    """One logical packet's payload; raises PacketTooLarge, PacketsOutOfOrder, IdleTimeout
-    (nothing arrived within `idle_timeout`), TimeoutError (a started packet stalled) or
-    ConnectionClosed."""
-    limit = max(limit, MIN_ALLOWED_PACKET)
-    reader = stream.reader
-    parts: list[bytes] = []
-    total = 0
-    first = True
-    while True:
+class PacketInput:
+    """Reads a connection's packets: `read` frames them under a size limit and two deadlines
+    (idle until a packet starts, then read_timeout for each chunk)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._idle = Deadline(stream.reader, IdleTimeout)
+        self._stalled = Deadline(stream.reader, TimeoutError)
+
+    def close(self) -> None:
+        self._idle.cancel()
+        self._stalled.cancel()
+
+    async def read(self, limit: int, idle_timeout: float | None,
+                   read_timeout: float | None) -> bytes:
+        """One logical packet's payload; raises PacketTooLarge, PacketsOutOfOrder,
+        IdleTimeout (nothing arrived within `idle_timeout`), TimeoutError (a started packet
+        stalled for `read_timeout`) or ConnectionClosed."""
+        limit = max(limit, MIN_ALLOWED_PACKET)
+        reader = self._stream.reader
+        parts: list[bytes] = []
+        total = 0
+        self._idle.start(idle_timeout)
         try:
-            header = await _read_exactly(reader, 4, idle_timeout if first else read_timeout)
-        except TimeoutError:
-            if first:
-                raise IdleTimeout() from None
-            raise
-        first = False
-        length = int.from_bytes(header[:3], "little")
-        if header[3] != next(stream.seq):
-            raise PacketsOutOfOrder()
-        total += length
-        if total > limit:
-            raise PacketTooLarge()
-        if length:
-            parts.append(await _read_exactly(reader, length, read_timeout))
-        if length < MAX_CHUNK:
-            return parts[0] if len(parts) == 1 else b"".join(parts)
+            header = await reader.readexactly(4)
+            self._idle.stop()
+            while True:
+                self._stalled.start(read_timeout)
+                length = int.from_bytes(header[:3], "little")
+                if header[3] != next(self._stream.seq):
+                    raise PacketsOutOfOrder()
+                total += length
+                if total > limit:
+                    raise PacketTooLarge()
+                if length:
+                    parts.append(await reader.readexactly(length))
+                if length < MAX_CHUNK:
+                    return parts[0] if len(parts) == 1 else b"".join(parts)
+                header = await reader.readexactly(4)
+        except asyncio.IncompleteReadError:
+            raise ConnectionClosed() from None
+        finally:
+            self._idle.stop()
+            self._stalled.stop()
 
 
 async def linger_and_close(stream: Any) -> None:

@@ -312,6 +312,15 @@ def test_idle_session_is_closed_after_wait_timeout(server, logged_in) -> None:
     assert logged_in.closed_within(5)
 
 
+def test_packet_stalled_half_way_is_closed_after_net_read_timeout(server, logged_in) -> None:
+    logged_in.send(bytes([COM_QUERY]) + b"SET net_read_timeout = 1", 0)
+    assert logged_in.read()[:1] == OK
+    logged_in.sock.sendall((100).to_bytes(3, "little") + b"\x00" + bytes([COM_QUERY]) + b"SEL")
+    started = time.monotonic()
+    assert logged_in.closed_within(8)  # 97 bytes never come: the server gives up
+    assert time.monotonic() - started < 5
+
+
 def test_timeouts_do_not_touch_a_busy_session(server) -> None:
     conn = server.connect()
     try:
