@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import ssl
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -18,31 +19,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
-from mysql_mimic import MysqlServer
-from mysql_mimic import server as mm_server
 from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
 from mysql_mimic.control import LocalControl
 from mysql_mimic.types import Capabilities
 
+from server import tls
 from server.audit import AuditLog
 from server.auth import ShaleIdentityProvider, UserStore
 from server.config import Config
-from server.connection import ShaleConnection
 from server.http import build_app
+from server.listener import ShaleMysqlServer
 from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
+from storage.compaction.scheduler import CompactionManager
 from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
 from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
-from storage.compaction.scheduler import CompactionManager
 from storage.rollup_job import RollupJobs
 from storage.segment.meta_cache import SEGMENT_META_CACHE
 
 logger = logging.getLogger("shaledb")
 
-# mysql-mimic instantiates the Connection class it finds in its server module (LIBS.md 2.3).
-mm_server.Connection = ShaleConnection  # type: ignore[misc]
 SESSION_THREADS = 4
 # One result per statement of a multi-statement COM_QUERY (server/connection.py handle_query).
 SERVER_CAPABILITIES = (
@@ -94,6 +92,8 @@ class ShaleServer:
         self.global_vars = GlobalVariables()
         # fe.audit.log under the data dir's log directory (server/audit.py).
         self.audit = AuditLog(self.engine.data_dir / "log", config.audit)
+        self.global_vars.set("require_secure_transport", config.require_secure_transport)
+        self.ssl_context = self._ssl_context(config)
         self.users = UserStore(Path(config.data_dir) / "users.json")
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")
         # Statements that read no table (SET, SELECT @@var, SHOW VARIABLES: what drivers send on
@@ -103,10 +103,23 @@ class ShaleServer:
         self.stats = ServerStats()
         self.control = SequentialControl()
         self.profiles = QueryProfiles()
-        self.mysql: MysqlServer | None = None
+        self.mysql: ShaleMysqlServer | None = None
         self.http_runner: web.AppRunner | None = None
         self.mysql_port = 0
         self.http_port = 0
+
+    @staticmethod
+    def _ssl_context(config: Config) -> ssl.SSLContext | None:
+        """TLS for the MySQL port (and HTTPS when enabled): configured PEM files or a
+        self-signed pair made under the data dir on first start (server/tls.py)."""
+        if not (config.enable_ssl or config.enable_https):
+            return None
+        try:
+            cert, key = tls.certificate_paths(Path(config.data_dir), config.ssl_certificate,
+                                              config.ssl_private_key)
+            return tls.server_context(cert, key)
+        except (OSError, ValueError) as e:  # ssl.SSLError is an OSError
+            raise tls.TlsSetupError(str(e)) from None
 
     def processlist(self) -> list[tuple[object, ...]]:
         rows = []
@@ -120,17 +133,21 @@ class ShaleServer:
         return name.lower() == "information_schema" or self.engine.catalog.get_database(name) is not None
 
     async def start(self) -> None:
-        self.mysql = MysqlServer(
+        self.mysql = ShaleMysqlServer(
             session_factory=lambda: ShaleSession(self),
             identity_provider=ShaleIdentityProvider(self.users),
             control=self.control,
             capabilities=SERVER_CAPABILITIES,
+            ssl=self.ssl_context if self.config.enable_ssl else None,
+            max_connections=self.config.qe_max_connection,
         )
         await self.mysql.start_server(host=self.config.host, port=self.config.query_port)
         self.mysql_port = self.mysql.sockets()[0].getsockname()[1]
         self.http_runner = web.AppRunner(build_app(self), access_log=None)
         await self.http_runner.setup()
-        site = web.TCPSite(self.http_runner, self.config.host, self.config.http_port)
+        https = self.ssl_context if self.config.enable_https else None
+        site = web.TCPSite(self.http_runner, self.config.host, self.config.http_port,
+                           ssl_context=https)
         await site.start()
         self.http_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
@@ -166,6 +183,10 @@ def serve(config: Config) -> int:
         server = ShaleServer(config)
     except DataDirError as e:  # in use by another server, or paths that cannot be rebased
         print(f"shaledb: {e}", file=sys.stderr)
+        return 1
+    except tls.TlsSetupError as e:
+        print(f"shaledb: cannot set up TLS (ssl_certificate / ssl_private_key): {e}",
+              file=sys.stderr)
         return 1
     except OSError as e:
         print(f"shaledb: cannot open data dir {config.data_dir}: {e}", file=sys.stderr)

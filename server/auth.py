@@ -14,8 +14,9 @@ caching_sha2_password follows MySQL 8's server (sql/auth/sha2_password.cc):
   authentication; on a hit the server sends AuthMoreData 0x03 (fast_auth_success), then OK.
 - full path (cache miss): AuthMoreData 0x04 (perform_full_authentication). Over plain TCP the
   password must come RSA-encrypted: the client asks for the server's public key (0x02), gets
-  it as PEM and sends RSA-OAEP(password + NUL XOR nonce). A cleartext password is only taken on
-  a TLS connection (this server has none), so it is refused, as MySQL refuses it.
+  it as PEM and sends RSA-OAEP(password + NUL XOR nonce). On a TLS connection the client may
+  instead send the password in cleartext (NUL-terminated), which is accepted only there, as in
+  MySQL (the connection tells the plugin through `ShaleAuthInfo.secure`).
 The RSA key pair is made once per server process (MySQL keeps key files; clients fetch the key
 on each full authentication, so nothing depends on it surviving a restart).
 Wrong password or unknown user: 1045 `Access denied for user 'u'@'host' (using password: YES)`.
@@ -146,6 +147,13 @@ class UserStore:
         os.replace(tmp, self._path)  # atomic: a crash leaves the old or the new file
 
 
+@dataclass
+class ShaleAuthInfo(AuthInfo):
+    """mysql-mimic's AuthInfo plus whether the connection runs over TLS."""
+
+    secure: bool = False
+
+
 class FastAuthSuccess(Success):
     """Success that MySQL announces with AuthMoreData 0x03 before the OK packet."""
 
@@ -229,8 +237,10 @@ class CachingSha2PasswordAuthPlugin(AuthPlugin):
             auth_info = yield self.keys.public_pem()
             plain = self.keys.decrypt(auth_info.data)
             password = _xor(plain, nonce).rstrip(b"\x00") if plain is not None else None
+        elif getattr(auth_info, "secure", False):
+            password = data.rstrip(b"\x00")  # cleartext password: accepted over TLS only
         else:
-            password = None  # cleartext needs TLS, which this server does not offer
+            password = None  # cleartext over a plain connection is refused, as by MySQL
         if password is not None and stored.check_password(password):
             self.users.remember_sha2(stored.name, password)
             yield Success(stored.name)

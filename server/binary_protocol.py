@@ -22,6 +22,7 @@ from decimal import Decimal, InvalidOperation
 from mysql_mimic.charset import CharacterSet
 from mysql_mimic.types import Capabilities, ColumnType
 
+from server.packets import MalformedPacket
 from server.results import column_definition, format_column, lenenc_int
 from sql.errors import ErrorCode, ShaleError
 from storage.batch import Batch, Column
@@ -48,6 +49,8 @@ _STRING_TYPES = {
 }
 _DECIMAL_TYPES = {ColumnType.DECIMAL, ColumnType.NEWDECIMAL}
 _DATE_TYPES = {ColumnType.DATE, ColumnType.DATETIME, ColumnType.TIMESTAMP}
+_DATETIME_LENGTHS = (0, 4, 7, 11)
+_TIME_LENGTHS = (0, 8, 12)
 _INTS = {  # type -> (width, signed format, unsigned format)
     ColumnType.TINY: (1, "<b", "<B"),
     ColumnType.SHORT: (2, "<h", "<H"),
@@ -71,9 +74,11 @@ def _bad(msg: str) -> ShaleError:
 
 
 def _read(r: io.BytesIO, n: int) -> bytes:
+    if n > len(r.getbuffer()) - r.tell():  # a length-encoded size may be up to 2^64 - 1
+        raise MalformedPacket()
     data = r.read(n)
     if len(data) != n:
-        raise _bad("Malformed COM_STMT_EXECUTE packet")
+        raise MalformedPacket()  # 1835, as mysqld answers a truncated COM_STMT_EXECUTE
     return data
 
 
@@ -83,7 +88,7 @@ def _read_lenenc(r: io.BytesIO) -> int:
         return first
     width = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first)
     if width is None:
-        raise _bad("Malformed length-encoded integer")
+        raise MalformedPacket()
     return int.from_bytes(_read(r, width), "little")
 
 
@@ -94,6 +99,8 @@ def _read_lenenc_bytes(r: io.BytesIO) -> bytes:
 def _read_temporal(r: io.BytesIO, code: int) -> object:
     n = _read(r, 1)[0]
     raw = _read(r, n)
+    if n not in (_TIME_LENGTHS if code == ColumnType.TIME else _DATETIME_LENGTHS):
+        raise MalformedPacket()  # the protocol allows only these lengths; others would misread
     if code == ColumnType.TIME:
         if n == 0:
             return _dt.timedelta(0)
@@ -101,7 +108,10 @@ def _read_temporal(r: io.BytesIO, code: int) -> object:
         days = int.from_bytes(raw[1:5], "little")
         h, m, s = raw[5], raw[6], raw[7]
         us = int.from_bytes(raw[8:12], "little") if n >= 12 else 0
-        delta = _dt.timedelta(days=days, hours=h, minutes=m, seconds=s, microseconds=us)
+        try:
+            delta = _dt.timedelta(days=days, hours=h, minutes=m, seconds=s, microseconds=us)
+        except OverflowError:
+            raise _bad(f"Incorrect time value: {days} days") from None
         return -delta if negative else delta
     if n == 0:
         raise _bad("Incorrect datetime value: '0000-00-00 00:00:00'")
@@ -136,7 +146,7 @@ def _read_value(r: io.BytesIO, code: int, unsigned: bool, charset: CharacterSet)
     if code == ColumnType.NULL:
         return None
     if code in _STRING_TYPES:
-        return charset.decode(_read_lenenc_bytes(r))
+        return _read_lenenc_bytes(r).decode(charset.codec, "replace")
     raise ShaleError(f"Unsupported parameter type {code}", ErrorCode.NOT_SUPPORTED_YET)
 
 
@@ -184,12 +194,14 @@ def read_execute(
             if nulls[i // 8] & (1 << (i % 8)):
                 values.append(None)
             elif i in buffers:
-                raw = bytes(buffers[i])
-                values.append(
-                    raw.decode("utf-8", "replace")
-                    if code not in _DECIMAL_TYPES
-                    else Decimal(raw.decode("ascii"))
-                )
+                text = bytes(buffers[i]).decode("utf-8", "replace")
+                if code in _DECIMAL_TYPES:
+                    try:
+                        values.append(Decimal(text))
+                    except InvalidOperation:
+                        raise _bad(f"Invalid decimal parameter: '{text[:64]}'") from None
+                else:
+                    values.append(text)
             else:
                 values.append(_read_value(r, code, unsigned, charset))
         if types is not None:

@@ -159,6 +159,8 @@ class StatementRunner:
         self.cancel = threading.Event()
         # The scan counters of the statement's query (its audit line's ScanRows / ScanBytes).
         self.scan_stats: ScanStats | None = None
+        # SHOW STATUS rows from the connection (server/tls.py status_rows), set by the session
+        self.status_rows: Callable[[], list[tuple[object, ...]]] = list
 
     def begin_statement(self, text: str = "") -> None:
         """A fresh cancel token per statement: a late KILL or timer never hits the next one."""
@@ -526,8 +528,9 @@ class StatementRunner:
             return self.show_variables(stmt)
         elif kind in ("WARNINGS", "ERRORS"):
             return TextOutcome(["Level", "Code", "Message"])
-        elif kind == "STATUS":
-            return TextOutcome(["Variable_name", "Value"])
+        elif kind == "STATUS":  # the connection's own rows (Ssl_cipher, Ssl_version)
+            return TextOutcome(["Variable_name", "Value"],
+                               like_filter(self.status_rows(), stmt.text("like") or None))
         elif kind == "ENGINES":
             return TextOutcome(
                 ["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"],

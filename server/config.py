@@ -26,6 +26,13 @@ class Config:
     http_port: int = 8030
     worker_threads: int = 0
     qe_max_connection: int = 1024
+    # TLS on the MySQL port (server/tls.py): a self-signed pair under <data_dir>/ssl unless both
+    # paths are set (relative paths are against the data dir)
+    enable_ssl: bool = True
+    ssl_certificate: str = ""
+    ssl_private_key: str = ""
+    require_secure_transport: bool = False
+    enable_https: bool = False
     data_dir: str = "./shaledb-data"
     backends: int = 3
     # decoded-page cache: bytes ("2G", "512M", "1048576") or a share of memory ("20%"); "0" = off
@@ -50,6 +57,11 @@ _SECTIONS = {
     ("server", "http_port"): "http_port",
     ("server", "worker_threads"): "worker_threads",
     ("server", "qe_max_connection"): "qe_max_connection",
+    ("server", "enable_ssl"): "enable_ssl",
+    ("server", "ssl_certificate"): "ssl_certificate",
+    ("server", "ssl_private_key"): "ssl_private_key",
+    ("server", "require_secure_transport"): "require_secure_transport",
+    ("server", "enable_https"): "enable_https",
     ("storage", "data_dir"): "data_dir",
     ("storage", "backends"): "backends",
     ("storage", "storage_page_cache_limit"): "storage_page_cache_limit",

@@ -11,33 +11,42 @@ KILL QUERY also sets the victim's cancel token so its worker thread stops. Prepa
 handshake (utf8mb4 collation, the session charset kept utf8mb4), the authentication exchange
 (1045 wording, caching_sha2 fast-auth, the database checked after the password, hang-up after
 a failed login), multi-statement COM_QUERY (one result per statement) and the command loop
-(adds COM_STATISTICS, COM_SET_OPTION and a typed COM_FIELD_LIST); each fix is written up in
-docs/mysql-mimic-fixes.md. Installed by
-`app.py` as the class mysql-mimic's server instantiates (pinned mysql-mimic==3.0.5).
+(adds COM_STATISTICS, COM_SET_OPTION, COM_PROCESS_KILL and a typed COM_FIELD_LIST). No
+client packet goes through mysql-mimic's parsers or its packet reader: every packet is read
+under max_allowed_packet and timeouts (server/packet_io.py: connect_timeout for the login,
+wait_timeout between commands) and parsed with bounds checks (server/packets.py), so a
+malformed packet is an error packet or a closed connection, never a hang; TLS comes from
+server/tls.py. Each fix is written up in docs/mysql-mimic-fixes.md. Created by
+server/listener.py for every accepted socket (pinned mysql-mimic==3.0.5).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import ssl
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-
 from mysql_mimic import connection as mm_connection
-from mysql_mimic import packets
-from mysql_mimic.auth import AuthInfo, Success
+from mysql_mimic import context
+from mysql_mimic import packets as mm_packets
+from mysql_mimic.auth import Success
 from mysql_mimic.constants import KillKind
 from mysql_mimic.errors import ErrorCode as MysqlErrorCode
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities, Commands, ServerStatus
 
-from server.auth import FAST_AUTH_SUCCESS, FastAuthSuccess
+from server import packets, tls
+from server.auth import FAST_AUTH_SUCCESS, FastAuthSuccess, ShaleAuthInfo
 from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
 from server.multi_statements import split_statements
+from server.packet_io import IdleTimeout, PacketInput, linger_and_close
+from server.packets import ER_CLIENT_INTERACTION_TIMEOUT, ER_SECURE_TRANSPORT_REQUIRED
 from server.prepared import PreparedStatements
 from server.results import column_definition, encode_python_rows, error_packet, ok_packet
 from server.text_encoding import Chunk, encode_batch
@@ -58,6 +67,10 @@ UTF8MB4 = "utf8mb4"
 # 255 (utf8mb4_0900_ai_ci, unknown to MariaDB Connector/J, which then falls back to its own
 # choice); Doris sends 33 (utf8mb3) although its session variables say utf8mb4.
 HANDSHAKE_COLLATION = 45
+# Until the login succeeded a packet may not exceed this (nor the global max_allowed_packet): a
+# handshake response is a few hundred bytes, connect attributes at most 64 KB, so a client that
+# has not logged in cannot make the server buffer megabytes.
+LOGIN_PACKET_LIMIT = 1024 * 1024
 
 
 def handshake_v10(packet: bytes, server_version: str) -> bytes:
@@ -97,39 +110,116 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()  # an abandoned prefetch: its error is not reported twice
 
 
+def is_secure(connection: Any) -> bool:
+    """Whether a connection runs over TLS (for REQUIRE SSL and require_secure_transport)."""
+    return tls.is_secure(connection)
+
+
+def secure_transport_required() -> ShaleError:
+    return ShaleError("Connections using insecure transport are prohibited while "
+                      "--require_secure_transport=ON.", ER_SECURE_TRANSPORT_REQUIRED, "HY000")
+
+
+def idle_timeout_error() -> ShaleError:
+    return ShaleError("The client was disconnected by the server because of inactivity. See "
+                      "wait_timeout and interactive_timeout for configuring this behavior.",
+                      ER_CLIENT_INTERACTION_TIMEOUT, "HY000")
+
+
 class ShaleConnection(PreparedStatements, mm_connection.Connection):
     # Set when the connection must end after the reply just sent (failed login, unknown
     # database at connect, client gone during the handshake): the command loop returns at once.
     closing = False
+    logged_in = False
+    _input: PacketInput | None = None
+
+    async def read_packet(self, idle_timeout: float | None = None) -> bytes:
+        """The next client packet (server/packet_io.py): at most max_allowed_packet bytes (the
+        global value, and at most LOGIN_PACKET_LIMIT, until the login succeeded)."""
+        variables = self.session.variables
+        limit = int(variables.get("max_allowed_packet"))
+        if not self.logged_in:
+            limit = min(limit, LOGIN_PACKET_LIMIT)
+        read_timeout = float(variables.get("net_read_timeout"))
+        if self._input is None:
+            self._input = PacketInput(self.stream)
+        return await self._input.read(limit, idle_timeout,
+                                      read_timeout if read_timeout > 0 else None)
+
+    async def _start(self) -> None:
+        """mysql-mimic's connection life cycle, hardened: the login must finish within
+        connect_timeout (a silent or slow client is disconnected, as by mysqld); a malformed,
+        oversized or refused handshake ends in its error packet and a closed socket, never in
+        a traceback (mysql-mimic re-raised every handshake error)."""
+        try:
+            await self._life_cycle()
+        finally:
+            if self._input is not None:
+                self._input.close()
+
+    async def _life_cycle(self) -> None:
+        context.connection_id.set(self.connection_id)
+        logger.info("Started new connection: %s", self.connection_id)
+        timeout = float(self.session.server.global_vars.get_variable("connect_timeout"))
+        try:
+            async with asyncio.timeout(timeout if timeout > 0 else None):
+                await self.connection_phase()
+        except TimeoutError:
+            logger.info("connection %s: no login within connect_timeout (%.0f s), closed",
+                        self.connection_id, timeout)
+            return
+        except ShaleError as e:  # bad handshake, packet too large, insecure transport
+            logger.info("connection %s refused at login: %s", self.connection_id, e.message)
+            with contextlib.suppress(Exception):
+                await self.write_error(e)
+                await linger_and_close(self.stream)
+            return
+        except (ConnectionClosed, ConnectionError, ssl.SSLError):
+            return  # the client hung up (or failed its TLS handshake) during the login
+        await self.session.init(self)
+        try:
+            await self.command_phase()
+        except asyncio.CancelledError:
+            if self._kill != KillKind.CONNECTION:
+                raise
+            self._kill = None
+            with contextlib.suppress(Exception):
+                await self.stream.write(self.error(msg="Session was killed",
+                                                   code=MysqlErrorCode.SESSION_WAS_KILLED))
+        finally:
+            await self.session.close()
 
     async def connection_phase(self) -> None:
-        """mysql-mimic's handshake with three changes (docs/mysql-mimic-fixes.md): the
-        handshake announces utf8mb4_general_ci (mysql-mimic sends 255); the client's charset
-        from its handshake response is ignored, so character_set_client/connection/results stay
-        utf8mb4 as in Doris, which reads every statement as UTF-8; and a client that hangs up
-        mid-handshake ends the connection quietly instead of with a logged traceback."""
+        """mysql-mimic's handshake with these changes (docs/mysql-mimic-fixes.md): every field
+        of the client's response is parsed with bounds checks (server/packets.py); a packet
+        over the limit is refused before it is read (server/packet_io.py); TLS is refused
+        cleanly when not offered; require_secure_transport refuses a plain connection (3159);
+        the handshake announces utf8mb4_general_ci (mysql-mimic sends 255); the client's
+        charset from its handshake response is ignored, so character_set_client/connection/
+        results stay utf8mb4 as in Doris, which reads every statement as UTF-8; and a client
+        that hangs up mid-handshake ends the connection quietly."""
         plugin = self.identity_provider.get_default_plugin()
         auth_data, auth_state = await plugin.start()
         assert isinstance(auth_data, bytes)
         self.handshake_auth_data = auth_data
         self.handshake_auth_plugin = plugin.name
         version = str(self.session.variables.get("version"))
-        try:
-            await self.stream.write(handshake_v10(packets.make_handshake_v10(
-                capabilities=self.server_capabilities, server_charset=self.server_charset,
-                server_version=version, connection_id=self.connection_id, auth_data=auth_data,
-                status_flags=self.status_flags, auth_plugin_name=plugin.name,
-            ), version))
+        await self.stream.write(handshake_v10(mm_packets.make_handshake_v10(
+            capabilities=self.server_capabilities, server_charset=self.server_charset,
+            server_version=version, connection_id=self.connection_id, auth_data=auth_data,
+            status_flags=self.status_flags, auth_plugin_name=plugin.name,
+        ), version))
+        response = packets.parse_handshake_response(
+            self.server_capabilities, await self.read_packet(), ssl_allowed=self.ssl is not None)
+        if isinstance(response, packets.SSLRequest):
+            assert self.ssl is not None
+            await tls.start_tls(self.stream, self.ssl)
             response = packets.parse_handshake_response(
-                capabilities=self.server_capabilities, data=await self.stream.read())
-            if isinstance(response, packets.SSLRequest):
-                assert self.ssl is not None
-                await self.stream.start_tls(self.ssl)
-                response = packets.parse_handshake_response_41(
-                    capabilities=self.server_capabilities, data=await self.stream.read())
-        except (ConnectionClosed, ConnectionError):
-            self.closing = True
-            return
+                self.server_capabilities, await self.read_packet(), ssl_allowed=False)
+        assert isinstance(response, packets.HandshakeResponse)
+        if not is_secure(self) and self.session.server.global_vars.get_variable(
+                "require_secure_transport"):
+            raise secure_transport_required()
         self.capabilities = response.capabilities
         self.max_packet_size = response.max_packet_size
         self.session.database = response.database
@@ -143,6 +233,26 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             connect_attrs=response.connect_attrs,
         )
         self.stream.reset_seq()
+
+    async def handle_change_user(self, data: bytes) -> None:
+        """COM_CHANGE_USER parsed with bounds checks (mysql-mimic's parser loops forever on a
+        user name without its NUL); a malformed one is 1047 and ends the connection, as a
+        failed COM_CHANGE_USER does in mysqld."""
+        try:
+            request = packets.parse_change_user(self.capabilities, data)
+        except ShaleError as e:
+            await self.write_error(e)
+            self.closing = True
+            return
+        self.session.database = request.database
+        self.session.variables.set("external_user", request.username, force=True)
+        if request.connect_attrs:
+            self.client_connect_attrs = request.connect_attrs
+        await self.authenticate(
+            username=request.username, auth_response=request.auth_response,
+            client_plugin_name=request.client_plugin, connect_attrs=request.connect_attrs,
+        )
+        await self.session.reset()
 
     async def authenticate(self, *args: Any, **kwargs: Any) -> None:
         # COM_CHANGE_USER (mysql-mimic's handle_change_user) copies the client's charset into
@@ -158,17 +268,18 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         an unknown user or a wrong password is MySQL's 1045 `Access denied for user 'u'@'host'
         (using password: YES|NO)` (mysql-mimic: 3162 for unknown users), and a plugin may
         succeed with an AuthMoreData packet before the OK (caching_sha2_password's
-        fast_auth_success, which mysql-mimic cannot send without waiting for a reply)."""
+        fast_auth_success, which mysql-mimic cannot send without waiting for a reply). Plugins
+        get a `ShaleAuthInfo` telling whether the connection is over TLS."""
         user = await self.identity_provider.get_user(username)
         if user is None:
             await self._access_denied(username, auth_response)
             return
         plugin = self.identity_provider.get_plugin(user.auth_plugin or "") or (
             self.identity_provider.get_default_plugin())
-        info = AuthInfo(
+        info = ShaleAuthInfo(
             username=username, data=auth_response, connect_attrs=connect_attrs, user=user,
             client_plugin_name=client_plugin_name, handshake_auth_data=self.handshake_auth_data,
-            handshake_plugin_name=self.handshake_auth_plugin or "",
+            handshake_plugin_name=self.handshake_auth_plugin or "", secure=is_secure(self),
         )
         if server_plugin is not None and server_plugin.name == plugin.name and (
             plugin.client_plugin_name in (None, client_plugin_name)
@@ -179,18 +290,18 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         else:  # the client spoke another plugin: switch it to the user's
             decision, auth_state = await plugin.start()
             if isinstance(decision, bytes):
-                await self.stream.write(packets.make_auth_switch_request(
+                await self.stream.write(mm_packets.make_auth_switch_request(
                     server_charset=self.server_charset, plugin_name=plugin.client_plugin_name,
                     plugin_provided_data=decision))
-                info = info.copy(await self.stream.read())
+                info = info.copy(await self.read_packet())
                 decision = await auth_state.asend(info)
         while isinstance(decision, bytes):
-            await self.stream.write(packets.make_auth_more_data(decision))
-            info = info.copy(await self.stream.read())
+            await self.stream.write(mm_packets.make_auth_more_data(decision))
+            info = info.copy(await self.read_packet())
             decision = await auth_state.asend(info)
         if isinstance(decision, Success):
             if isinstance(decision, FastAuthSuccess):
-                await self.stream.write(packets.make_auth_more_data(FAST_AUTH_SUCCESS))
+                await self.stream.write(mm_packets.make_auth_more_data(FAST_AUTH_SUCCESS))
             database = self.session.database
             if database and not self.session.server.database_exists(database):
                 # Doris checks the database after the password (MysqlProto.negotiate): an
@@ -204,6 +315,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             runner = getattr(self.session, "runner", None)
             if runner is not None:  # COM_CHANGE_USER on an open session
                 runner.user = decision.authenticated_as
+            self.logged_in = True
             await self.stream.write(self.ok())
             self.session.audit_login(self, username)
         else:
@@ -225,7 +337,10 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     async def command_phase(self) -> None:
         """mysql-mimic's command loop (same handlers, same error and KILL QUERY handling) plus
         the commands it rejects as 'Unsupported Command': COM_STATISTICS (the mariadb CLI's
-        `status`, mysqladmin) and COM_SET_OPTION (multi-statement on/off)."""
+        `status`, mysqladmin), COM_SET_OPTION (multi-statement on/off) and COM_PROCESS_KILL.
+        A session idle for wait_timeout seconds is closed (MySQL 8's 4031 error first); a
+        packet over max_allowed_packet is 1153 and ends the connection; a malformed command is
+        1835 and the connection carries on."""
         C = Commands
         handlers = {
             C.COM_QUERY: self.handle_query, C.COM_STMT_PREPARE: self.handle_stmt_prepare,
@@ -236,19 +351,36 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             C.COM_RESET_CONNECTION: self.handle_reset_connection, C.COM_DEBUG: self.handle_debug,
             C.COM_INIT_DB: self.handle_init_db, C.COM_FIELD_LIST: self.handle_field_list,
             C.COM_STATISTICS: self.handle_statistics, C.COM_SET_OPTION: self.handle_set_option,
+            C.COM_PROCESS_KILL: self.handle_process_kill,
         }
         while not self.closing:
+            wait = float(self.session.variables.get("wait_timeout"))
             try:
-                data = await self.stream.read()
-            except ConnectionClosed:
+                data = await self.read_packet(idle_timeout=wait if wait > 0 else None)
+            except IdleTimeout:
+                logger.info("connection %s idle for wait_timeout (%.0f s), closed",
+                            self.connection_id, wait)
+                with contextlib.suppress(Exception):
+                    await self.write_error(idle_timeout_error())
+                return
+            except ShaleError as e:  # packet too large / out of order: the framing is lost
+                with contextlib.suppress(Exception):
+                    await self.write_error(e)
+                    await linger_and_close(self.stream)
+                return
+            except (ConnectionClosed, ConnectionError, TimeoutError):
                 return
             try:
+                if not data:
+                    raise packets.MalformedPacket()
                 if data[0] == C.COM_QUIT:
                     return
                 handler = handlers.get(data[0])
                 if handler is None:
-                    raise MysqlError(f"Unsupported Command: {hex(data[0])}", MysqlErrorCode.UNKNOWN_COM_ERROR)
+                    raise packets.unknown_command()
                 await handler(data[1:])
+            except ShaleError as e:  # a malformed command packet
+                await self.write_error(e)
             except MysqlError as e:
                 await self.stream.write(self.error(msg=e.msg, code=e.code))
             except asyncio.CancelledError:
@@ -267,6 +399,15 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             finally:
                 self.stream.reset_seq()
 
+    async def handle_process_kill(self, data: bytes) -> None:
+        """COM_PROCESS_KILL (mysqladmin kill, old drivers): the statement KILL CONNECTION id."""
+        target = packets.parse_process_kill(data)
+        outcome = await self.session.run_sql(f"KILL {target}")
+        try:
+            await self.write_outcome(outcome)
+        finally:
+            self.session.statement_done()
+
     async def handle_statistics(self, data: bytes) -> None:
         """COM_STATISTICS: one human-readable line in a bare packet (not OK), as mysqld sends."""
         server = self.session.server
@@ -282,7 +423,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     async def handle_set_option(self, data: bytes) -> None:
         """COM_SET_OPTION: MYSQL_OPTION_MULTI_STATEMENTS_ON (0) / _OFF (1) switch this
         connection's CLIENT_MULTI_STATEMENTS, as mysqld does; answered with EOF."""
-        option = int.from_bytes(data[:2], "little")
+        option = packets.parse_set_option(data)
         if option == 0:
             self.capabilities |= Capabilities.CLIENT_MULTI_STATEMENTS
         elif option == 1:
@@ -295,13 +436,12 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         """COM_FIELD_LIST (tab completion in the mariadb CLI): one column definition per column,
         with its real type and default (mysql-mimic's version runs SHOW COLUMNS and sends every
         column as VARCHAR)."""
-        request = packets.parse_com_field_list(self.client_charset, data)
+        table_name, pattern = packets.parse_field_list(data)
         try:
-            table = await self.session.in_session_pool(self.session.field_list_table, request.table)
+            table = await self.session.in_session_pool(self.session.field_list_table, table_name)
         except ShaleError as e:
             await self.write_error(e)
             return
-        pattern = request.wildcard.rstrip("\x00")
         for c in table.columns:
             if pattern and not like_match(c.name, pattern):
                 continue
@@ -319,11 +459,14 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
 
     async def write_error(self, error: ShaleError) -> None:
         self.session.statement_audit.error(error.code, error.message)  # server/audit.py
-        await self.stream.write(error_packet(self.capabilities, error.code, error.sqlstate, error.message))
+        # before the handshake response is parsed the client's capabilities are unknown: the
+        # error goes out in the 4.1 format every client since MySQL 4.1 reads
+        capabilities = self.capabilities or self.server_capabilities
+        await self.stream.write(error_packet(capabilities, error.code, error.sqlstate, error.message))
 
     async def handle_init_db(self, data: bytes) -> None:
         try:
-            await self.session.use(packets.parse_com_init_db(self.client_charset, data))
+            await self.session.use(packets.parse_init_db(data))
         except ShaleError as e:
             await self.write_error(e)
             return
@@ -334,10 +477,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         result set), each but the last flagged SERVER_MORE_RESULTS_EXISTS; the first error ends
         the command (earlier results delivered, then the ERR). mysql-mimic ran them all and sent
         only the last result, which is what Doris does for clients without the flag: so do we."""
-        com_query = packets.parse_com_query(
-            capabilities=self.capabilities, client_charset=self.client_charset, data=data
-        )
-        sql = com_query.sql
+        sql = packets.parse_query(self.capabilities, data)
         multi = Capabilities.CLIENT_MULTI_STATEMENTS in self.capabilities
         pieces = split_statements(sql) if multi else [sql]
         try:
@@ -382,7 +522,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         return True
 
     async def write_header(self, names: list[str], types: list[Any]) -> None:
-        header = [packets.make_column_count(capabilities=self.capabilities, column_count=len(names))]
+        header = [mm_packets.make_column_count(capabilities=self.capabilities, column_count=len(names))]
         header += [column_definition(n, t, self.server_charset) for n, t in zip(names, types)]
         if not self.deprecate_eof():
             header.append(self.eof())

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from mysql_mimic import packets
+from mysql_mimic import packets as mm_packets
 from mysql_mimic.errors import MysqlError
 from mysql_mimic.types import ColumnType, ServerStatus
 from sqlglot import exp
@@ -34,6 +34,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
 from executor.query import plan_select
+from server import packets
 from server.binary_protocol import (
     ParamType,
     binary_column_definition,
@@ -191,7 +192,7 @@ class PreparedStatements:
         return stmt
 
     async def handle_stmt_prepare(self, data: bytes) -> None:
-        sql = self.client_charset.decode(data)  # type: ignore[attr-defined]
+        sql = packets.text(data)
         try:
             numbered, count = number_placeholders(sql)
             try:
@@ -226,7 +227,7 @@ class PreparedStatements:
         ]
         if count:
             out += [
-                packets.make_column_definition_41(
+                mm_packets.make_column_definition_41(
                     server_charset=self.server_charset,  # type: ignore[attr-defined]
                     name="?",
                     column_type=ColumnType.VAR_STRING,
@@ -246,15 +247,20 @@ class PreparedStatements:
         await self.stream.drain()
 
     async def handle_stmt_send_long_data(self, data: bytes) -> None:
-        stmt_id = int.from_bytes(data[0:4], "little")
-        param = int.from_bytes(data[4:6], "little")
+        try:
+            stmt_id, param, chunk = packets.parse_send_long_data(data)
+        except ShaleError:
+            return  # the command has no response, errors included (mysqld stores the error)
         stmt = self._statements().get(stmt_id)
-        if stmt is not None:  # the command has no response, errors included
-            stmt.long_data.setdefault(param, bytearray()).extend(data[6:])
+        if stmt is not None and param < stmt.num_params:
+            buffer = stmt.long_data.setdefault(param, bytearray())
+            # the data of one parameter is bounded like one packet (mysqld: ER_NET_PACKET_TOO_LARGE)
+            if len(buffer) + len(chunk) <= int(self.session.variables.get("max_allowed_packet")):
+                buffer.extend(chunk)
 
     async def handle_stmt_reset(self, data: bytes) -> None:
         try:
-            stmt = self._stmt(int.from_bytes(data[0:4], "little"))
+            stmt = self._stmt(packets.parse_stmt_id(data))
         except ShaleError as e:
             await self.write_error(e)  # type: ignore[attr-defined]
             return
@@ -263,7 +269,10 @@ class PreparedStatements:
         await self.stream.write(self.ok())  # type: ignore[attr-defined]
 
     async def handle_stmt_close(self, data: bytes) -> None:
-        self._statements().pop(int.from_bytes(data[0:4], "little"), None)
+        try:
+            self._statements().pop(packets.parse_stmt_id(data), None)
+        except ShaleError:
+            pass  # COM_STMT_CLOSE has no response, errors included
 
     async def handle_stmt_execute(self, data: bytes) -> None:
         stmts = self._statements()
@@ -315,7 +324,7 @@ class PreparedStatements:
             self.session.statement_audit.add_returned(len(rows))  # server/audit.py ReturnRows
         charset = self.server_charset  # type: ignore[attr-defined]
         header = [
-            packets.make_column_count(capabilities=self.capabilities, column_count=len(names))
+            mm_packets.make_column_count(capabilities=self.capabilities, column_count=len(names))
         ]
         header += [binary_column_definition(n, t, charset) for n, t in zip(names, types)]
         if use_cursor:
@@ -331,9 +340,8 @@ class PreparedStatements:
         await self.write_end()  # type: ignore[attr-defined]
 
     async def handle_stmt_fetch(self, data: bytes) -> None:
-        stmt_id = int.from_bytes(data[0:4], "little")
-        wanted = int.from_bytes(data[4:8], "little")
         try:
+            stmt_id, wanted = packets.parse_stmt_fetch(data)
             stmt = self._stmt(stmt_id)
         except ShaleError as e:
             await self.write_error(e)  # type: ignore[attr-defined]

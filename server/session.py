@@ -25,6 +25,7 @@ from mysql_mimic.constants import KillKind
 from mysql_mimic.session import Session
 from sqlglot import expressions as exp
 
+from server import tls
 from server.auth import run_user_statement
 from server.commands import (
     OkOutcome,
@@ -71,6 +72,7 @@ class ShaleSession(Session):
             processlist=self.server.processlist, profiles=self.server.profiles,
         )
         self.runner.user = str(self.variables.get("external_user") or "root")
+        self.runner.status_rows = lambda: list(tls.status_rows(connection))
         self.server.stats.connections_total += 1
 
     def _set_database(self, name: str | None) -> None:

@@ -79,6 +79,8 @@ VARIABLES: dict[str, Schema] = {
     "collation_connection": (to_str, "utf8mb4_0900_bin", True),
     "collation_database": (to_str, "utf8mb4_0900_bin", True),
     "collation_server": (to_str, "utf8mb4_0900_bin", True),
+    # seconds a new connection may take to log in (server/connection.py), as MySQL's
+    "connect_timeout": (to_int, 10, True),
     "default_storage_engine": (to_str, "olap", True),
     "default_tmp_storage_engine": (to_str, "olap", True),
     "div_precision_increment": (to_int, 4, True),
@@ -99,6 +101,8 @@ VARIABLES: dict[str, Schema] = {
     "performance_schema": (to_bool, False, False),
     "query_cache_size": (to_int, 1048576, True),
     "query_cache_type": (to_int, 0, True),
+    # refuse logins that do not use TLS (MySQL's error 3159); seeded from conf/shaledb.toml
+    "require_secure_transport": (to_bool, False, True),
     "session_track_gtids": (to_str, "OFF", True),
     "session_track_schema": (to_bool, True, True),
     "session_track_state_change": (to_bool, False, True),

@@ -21,8 +21,10 @@ from support.server import ServerProcess, ServerStartError
 from storage.catalog.meta import Backend
 from storage.catalog.repository import CatalogRepository, Mutation
 
+# No background compaction: A's own compaction legitimately rewrites A's files, and the tests
+# compare A's files before and after B ran.
 TABLE = """CREATE TABLE d.t (k INT NOT NULL, v VARCHAR(20)) DUPLICATE KEY(k)
-           DISTRIBUTED BY HASH(k) BUCKETS 4"""
+           DISTRIBUTED BY HASH(k) BUCKETS 4 PROPERTIES ("disable_auto_compaction" = "true")"""
 
 
 def insert(srv: ServerProcess, lo: int, hi: int, tag: str) -> None:

@@ -227,6 +227,10 @@ class ServerProcess:
             "read_timeout": 300,
             "write_timeout": 300,
             "charset": "utf8mb4",
+            # The server offers TLS and PyMySQL then uses it unasked, building a default
+            # SSLContext (loading the system CA store, ~100 ms) per connection: tests that are
+            # not about TLS (tests/clients/test_tls.py) connect in plain text.
+            "ssl_disabled": True,
         }
         if db is not None:
             params["database"] = db
@@ -234,6 +238,14 @@ class ServerProcess:
         return pymysql.connect(**params)
 
     # ---- diagnostics ----------------------------------------------------------------------
+    def take_stderr(self) -> list[str]:
+        """The stderr lines kept since the last call (at most the tail's length), forgotten
+        afterwards, so a test can check what one case logged."""
+        with self._log_cond:
+            lines = list(self._stderr_tail)
+            self._stderr_tail.clear()
+        return lines
+
     def output_tail(self) -> str:
         return self._describe()
 
