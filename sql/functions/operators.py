@@ -7,12 +7,12 @@ with one physical layout per operand. Division and modulo by zero yield NULL, as
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 
+from sql.functions.regex import compile_regex, like_to_regex
 from sql.functions.vector import Vec, and_valid, bool_vec, object_array, wide_objects, widen
 from storage.types import BOOLEAN, DataType, TypeKind
 
@@ -232,40 +232,37 @@ def is_null(a: Vec, negated: bool) -> Vec:
 # ---- LIKE ----------------------------------------------------------------------------------
 @lru_cache(maxsize=256)
 def like_matcher(pattern: str, escape: str = "\\"):  # type: ignore[no-untyped-def]
-    """A predicate str -> bool for a LIKE pattern (`%` any run, `_` one character)."""
-    out, i, plain = [], 0, True
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == escape and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        if ch == "%":
-            out.append(".*")
-            plain = False
-        elif ch == "_":
-            out.append(".")
-            plain = False
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    core = pattern.replace(escape + escape, escape)
-    if plain and escape not in pattern:
-        return lambda s: s == core
+    """A predicate str -> bool for a LIKE pattern (`%` any run, `_` one character).
+
+    Patterns beyond plain text and `%text%` run on RE2 (`regex.py`): a user's pattern never
+    reaches Python's backtracking `re` (`%a%a%a%a%b` would be polynomial there)."""
+    plain = not any(c in pattern for c in "%_" + escape)
+    if plain:
+        return lambda s: s == pattern
     inner = pattern[1:-1]
     if (pattern.startswith("%") and pattern.endswith("%") and len(pattern) >= 2
             and not any(c in inner for c in "%_" + escape)):
         return lambda s: inner in s
-    rx = re.compile("".join(out), re.DOTALL)
-    return lambda s: rx.fullmatch(s) is not None
+    rx = compile_regex(like_to_regex(pattern, escape))
+    return lambda s: rx.fullmatches([s])[0]
+
+
+def like_values(pattern: str, escape: str, vals: list[str]) -> np.ndarray:
+    """LIKE of every value against one pattern (one RE2 loop for the general case)."""
+    if any(c in pattern for c in "%_" + escape):
+        inner = pattern[1:-1]
+        if not (pattern.startswith("%") and pattern.endswith("%") and len(pattern) >= 2
+                and not any(c in inner for c in "%_" + escape)):
+            return compile_regex(like_to_regex(pattern, escape)).fullmatches(vals)
+    m = like_matcher(pattern, escape)
+    return np.fromiter((m(s) for s in vals), np.bool_, count=len(vals))
 
 
 def like(a: Vec, pattern: Vec, negated: bool, escape: str = "\\") -> Vec:
     pats = pattern.data.tolist()
     vals = a.data.tolist()
     if len(set(pats)) <= 1:
-        m = like_matcher(pats[0] if pats else "", escape)
-        data = np.fromiter((m(s) for s in vals), np.bool_, count=len(vals))
+        data = like_values(pats[0] if pats else "", escape, vals)
     else:
         data = np.fromiter((like_matcher(p, escape)(s) for s, p in zip(vals, pats)),
                            np.bool_, count=len(vals))
