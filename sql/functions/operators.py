@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from sql.functions.overflow import check_bounds, check_int64, check_mask
 from sql.functions.regex import compile_regex, like_to_regex
 from sql.functions.vector import Vec, and_valid, bool_vec, object_array, wide_objects, widen
 from storage.types import BOOLEAN, DataType, TypeKind
@@ -68,6 +69,7 @@ def arithmetic(op: str, a: Vec, b: Vec, t: DataType) -> Vec:
             x, y = x.astype(np.int64), y.astype(np.int64)
         with np.errstate(over="ignore", invalid="ignore"):
             data = x + y if op == "+" else x - y if op == "-" else x * y
+        _check_overflow(op, a, b, x, y, data, t, valid)
         return Vec(t, data, valid)
     a, b = widen(a), widen(b)
     if op == "/":
@@ -77,6 +79,16 @@ def arithmetic(op: str, a: Vec, b: Vec, t: DataType) -> Vec:
     if op == "DIV":
         return _int_divide(a, b, t, valid)
     raise ValueError(op)
+
+
+def _check_overflow(op: str, a: Vec, b: Vec, x: np.ndarray, y: np.ndarray, data: np.ndarray,
+                    t: DataType, valid: np.ndarray | None) -> None:
+    """Raise instead of returning a wrapped or out-of-range result (overflow.py). Narrower
+    integer results cannot overflow: their type is one step wider than the operands'."""
+    if data.dtype == np.int64 and not t.is_decimal:
+        check_int64(op, x, y, data, t, valid)
+    elif t.is_object:  # LARGEINT, DECIMAL(p > 18): exact Python ints, bounded by the type
+        check_bounds(op, a.data, b.data, data, t, valid, (a.type, b.type))
 
 
 def _nonzero(b: Vec) -> np.ndarray:
@@ -143,10 +155,16 @@ def _int_divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
     if a.data.dtype == _OBJ or b.data.dtype == _OBJ:
         out = [0 if y == 0 else (abs(x) // abs(y)) * (-1 if (x < 0) != (y < 0) else 1)
                for x, y in zip(a.data.tolist(), b.data.tolist())]
-        return Vec(t, np.array(out, dtype=np.int64), valid)
+        data_o = object_array(out)
+        check_bounds("DIV", a.data, b.data, data_o, t, valid)
+        return Vec(t, data_o if t.is_object else data_o.astype(np.int64), valid)
     x = a.data.astype(np.int64)
     y = np.where(nz, b.data, 1).astype(np.int64)
-    q = np.abs(x) // np.abs(y)
+    # the one overflowing quotient: MIN DIV -1 (np.abs(MIN) wraps to MIN in int64)
+    if not t.is_decimal:
+        check_mask("DIV", (x == t.int_range()[0]) & (y == -1), x, y, t, valid)
+    with np.errstate(over="ignore"):
+        q = np.abs(x) // np.abs(y)
     return Vec(t, np.where((x < 0) != (y < 0), -q, q), valid)
 
 
@@ -157,7 +175,12 @@ def negate(a: Vec, t: DataType) -> Vec:
             return Vec(t, -a.data.astype(np.int64, copy=False), a.valid)
     x = _as_result_layout(a, t)
     with np.errstate(over="ignore"):
-        return Vec(t, -x, a.valid)
+        data = -x
+    if x.dtype == _OBJ:
+        check_bounds("neg", x, None, data, t, a.valid)
+    elif x.dtype.kind == "i" and not t.is_decimal:  # -MIN is the one value that wraps
+        check_mask("neg", x == t.int_range()[0], x, None, t, a.valid)
+    return Vec(t, data, a.valid)
 
 
 # ---- comparisons ---------------------------------------------------------------------------
