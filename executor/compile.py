@@ -23,6 +23,7 @@ from sql.expressions import (
 )
 from sql.functions import EvalEnv, scalar_function
 from sql.functions.cast import cast_vec
+from sql.functions.temporal import in_date_range
 from sql.functions.operators import (
     arithmetic, case, compare, compare_scalar, in_constants, in_vectors, is_null, like,
     logical_and, logical_not, logical_or, negate,
@@ -30,7 +31,7 @@ from sql.functions.operators import (
 from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy, widen
 from storage.batch import Batch, Column
 from storage.segment.encoding import varlen_compare_const
-from storage.types import BLOB_KINDS
+from storage.types import BLOB_KINDS, TypeKind
 
 Cache = dict[str, Vec]
 Node = Callable[[Batch, Cache], Vec]
@@ -285,6 +286,18 @@ def _call(e: Call, cancel: threading.Event | None) -> Node:
         valid = res.valid
         if propagate:
             valid = and_valid(valid, *(v.valid for v in vals))
+        if temporal:
+            return _date_range_null(Vec(t, res.data, valid))
         return Vec(t, res.data, valid)
 
+    temporal = t.kind in (TypeKind.DATE, TypeKind.DATETIME)
     return run_call
+
+
+def _date_range_null(v: Vec) -> Vec:
+    """A date function's value outside 0000..9999 is NULL (Doris 2.1), never sent as a
+    five-digit year: one vectorised range test per batch."""
+    ok = in_date_range(v.type, v.data)
+    if ok is None:
+        return v
+    return Vec(v.type, np.where(ok, v.data, 0).astype(v.data.dtype), and_valid(v.valid, ok))

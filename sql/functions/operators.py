@@ -163,9 +163,11 @@ def _int_divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
     # the one overflowing quotient: MIN DIV -1 (np.abs(MIN) wraps to MIN in int64)
     if not t.is_decimal:
         check_mask("DIV", (x == t.int_range()[0]) & (y == -1), x, y, t, valid)
+    # truncating division from numpy's flooring one (no np.abs: |MIN| wraps in int64)
     with np.errstate(over="ignore"):
-        q = np.abs(x) // np.abs(y)
-    return Vec(t, np.where((x < 0) != (y < 0), -q, q), valid)
+        q = np.floor_divide(x, y)
+        r = x - q * y
+    return Vec(t, q + ((r != 0) & ((x < 0) != (y < 0))), valid)
 
 
 def negate(a: Vec, t: DataType) -> Vec:

@@ -100,7 +100,8 @@ def big_table(server, db) -> str:  # type: ignore[no-untyped-def]
 
 
 def _server_cpu_seconds(server) -> float:  # type: ignore[no-untyped-def]
-    fields = open(f"/proc/{server.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+    with open(f"/proc/{server.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
