@@ -18,6 +18,7 @@ import numpy as np
 from sql.errors import DorisError
 from sql.functions import AggregateFunction, State, register_aggregate
 from sql.functions.coercion import avg_type, sum_type
+from sql.functions.overflow import check_bounds
 from sql.functions.vector import Vec, object_array, wide_objects
 from storage.types import BIGINT, DOUBLE, DataType
 
@@ -122,6 +123,9 @@ def _sum_merge(state: State, codes: np.ndarray, groups: int) -> State:
 
 def _sum_final(state: State, t: DataType) -> Vec:
     sums, has = state
+    if sums.dtype == _OBJ and not t.is_object and not t.is_float:
+        # exact sums past int64: SUM(BIGINT) is BIGINT (Doris wraps it), we raise instead
+        check_bounds("sum", sums, None, sums, t, has)
     return Vec(t, _to_layout(sums, t), None if has.all() else has)
 
 

@@ -22,7 +22,8 @@ import numpy as np
 from sql.errors import DorisError, ErrorCode
 from storage.types import DataType, TypeKind
 
-_OP_NAMES = {"+": "add", "-": "subtract", "*": "multiply", "DIV": "int_divide", "neg": "negate"}
+_OP_NAMES = {"+": "add", "-": "subtract", "*": "multiply", "DIV": "int_divide", "neg": "negate",
+             "abs": "abs", "sum": "sum ="}
 _WIDER_HINT = {TypeKind.BIGINT: "LARGEINT or DECIMAL(38, 0)", TypeKind.LARGEINT: "DOUBLE"}
 # |x * y| below this in float64 cannot have overflowed int64 (float rounding stays far below 2x)
 _MUL_SAFE = 2.0 ** 62
@@ -30,7 +31,8 @@ _MUL_SAFE = 2.0 ** 62
 
 def overflow_error(op: str, x: object, y: object | None, t: DataType) -> DorisError:
     """Doris' `Arithmetic overflow: <x> <op> <y> ...` with the type and a way out."""
-    operands = f"{x} {_OP_NAMES.get(op, op)} {y}" if y is not None else f"{_OP_NAMES[op]} {x}"
+    name = _OP_NAMES.get(op, op)
+    operands = f"{x} {name} {y}" if y is not None else f"{name} {x}"
     hint = _WIDER_HINT.get(t.kind, "DOUBLE" if t.is_decimal else "BIGINT")
     return DorisError(
         f"Arithmetic overflow: {operands} is out of the range of {t.sql()}; "

@@ -188,3 +188,24 @@ def test_date_arithmetic_on_a_column_nulls_only_the_rows_out_of_range(conn, make
         (1, None, None, None),
         (2, dt.date(2020, 3, 1), dt.datetime(2020, 2, 29, 22, 0), dt.date(2021, 2, 28)),
         (3, None, None, None))
+
+
+def test_sum_past_bigint_is_an_error_not_a_crash(conn, make_db) -> None:
+    """SUM(BIGINT) is BIGINT (Doris wraps it silently): exact partial sums may pass 2^63 on
+    the way (group 1 ends in range) but a final sum out of range is error 1690."""
+    db = make_db("sums")
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {db}.s (k INT, v BIGINT, g INT) DUPLICATE KEY(k) "
+                "DISTRIBUTED BY HASH(k) BUCKETS 2 PROPERTIES ('replication_num' = '1')")
+    cur.execute(f"INSERT INTO {db}.s VALUES (1, 9223372036854775807, 1), (2, 1, 1), "
+                "(3, 5, 2), (4, -5, 1), (5, 9223372036854775807, 3), (6, 9223372036854775807, 3)")
+    cur.execute(f"SELECT g, sum(v) FROM {db}.s WHERE g < 3 GROUP BY g ORDER BY g")
+    assert cur.fetchall() == ((1, 9223372036854775803), (2, 5))
+    for sql in (f"SELECT sum(v) FROM {db}.s", f"SELECT g, sum(v) FROM {db}.s GROUP BY g",
+                f"SELECT sum(v) OVER (PARTITION BY g) FROM {db}.s"):
+        with pytest.raises(pymysql.err.OperationalError) as info:
+            cur.execute(sql)
+        assert info.value.args[0] == 1690, info.value.args
+        assert "Arithmetic overflow: sum = " in info.value.args[1]
+    cur.execute(f"SELECT sum(CAST(v AS LARGEINT)) FROM {db}.s")
+    assert cur.fetchone() == (str(3 * (2**63 - 1) + 1),)
