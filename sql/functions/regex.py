@@ -220,6 +220,18 @@ def compile_regex(pattern: str, case_insensitive: bool = False) -> Regex:
     return Regex(pattern, case_insensitive)
 
 
+def text_regex(source: str, case_insensitive: bool = False):  # type: ignore[no-untyped-def]
+    """A compiled RE2 pattern with the `re`-like str API (match / groupdict), for callers that
+    build a pattern from user text (STR_TO_DATE's format) and want named groups."""
+    try:
+        return re2.compile(source, _options(case_insensitive))
+    except re2.error as e:
+        reason = e.args[0] if e.args else str(e)
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise InvalidRegex(source, str(reason)) from None
+
+
 @lru_cache(maxsize=512)
 def parse_rewrite(text: str) -> Rewrite:
     return Rewrite(text)

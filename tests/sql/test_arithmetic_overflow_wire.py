@@ -33,7 +33,7 @@ def _rows() -> list[tuple[int, int, int, int, int]]:
     out = []
     for k in range(300):
         row = [k]
-        for _, (_, bound) in COLUMNS.items():
+        for _, bound in COLUMNS.values():
             pick = rng.random()
             if pick < 0.15:
                 v = rng.choice([-bound, bound - 1, -bound + 1, -1, 0, 1])

@@ -35,6 +35,9 @@ def test_redos_pattern_answers_at_once(db_conn) -> None:
     assert _one(cur, "SELECT repeat('a', 50000) REGEXP '^(a+)+$'") == 1
     assert _one(cur, "SELECT concat(repeat('a', 30000), '!') NOT RLIKE '(a|aa)+$'") == 1
     assert _one(cur, "SELECT concat(repeat('a', 30000), 'x') LIKE '%a%a%a%a%a%a%b'") == 0
+    # STR_TO_DATE's format becomes a pattern too: 40 blanks are 40 `\s*` in a row
+    blanks = " " * 40
+    assert _one(cur, f"SELECT str_to_date(concat(repeat(' ', 40), 'x'), '{blanks}%Y')") is None
     assert time.perf_counter() - start < 10
 
 
