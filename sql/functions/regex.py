@@ -33,6 +33,7 @@ from sql.errors import DorisError
 _UNANCHORED = re2._Anchor.UNANCHORED  # the wrapper's anchor enum (re2.search uses it)
 _ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
 _NO_MATCH = -1
+_META = frozenset("\\^$.|?*+()[]{}")
 
 
 class InvalidRegex(DorisError):
@@ -53,7 +54,7 @@ def _options(case_insensitive: bool = False) -> re2.Options:
 class Regex:
     """One compiled RE2 program and the batch operations Doris' functions need."""
 
-    __slots__ = ("_match", "groups", "pattern")
+    __slots__ = ("_match", "groups", "literal", "pattern")
 
     def __init__(self, pattern: str, case_insensitive: bool = False) -> None:
         try:
@@ -65,6 +66,9 @@ class Regex:
             raise InvalidRegex(pattern, str(reason)) from None
         self.pattern = pattern
         self.groups: int = compiled.groups
+        # a pattern without metacharacters matches itself only: str methods answer (in C)
+        plain = pattern and not case_insensitive and not any(c in _META for c in pattern)
+        self.literal: str | None = pattern if plain else None
         # (anchor, bytes, start, end) -> [(start, end) per group 0..n], (-1, -1) = no match
         self._match: Callable[..., list[tuple[int, int]]] = compiled._regexp.Match
 
@@ -79,10 +83,12 @@ class Regex:
     # ---- batches ------------------------------------------------------------------------------
     def contains(self, values: Sequence[str]) -> np.ndarray:
         """REGEXP: True where the pattern matches somewhere in the value."""
+        if self.literal is not None:
+            lit = self.literal
+            return np.fromiter((lit in v for v in values), np.bool_, count=len(values))
         match = self._match
-        out = np.fromiter((match(_UNANCHORED, b, 0, len(b))[0][0] != _NO_MATCH
-                           for b in _encoded(values)), np.bool_, count=len(values))
-        return out
+        return np.fromiter((match(_UNANCHORED, b, 0, len(b))[0][0] != _NO_MATCH
+                            for b in _encoded(values)), np.bool_, count=len(values))
 
     def fullmatches(self, values: Sequence[str]) -> np.ndarray:
         """LIKE through a translated pattern: True where the whole value matches."""
@@ -125,6 +131,10 @@ class Regex:
         """RE2::GlobalReplace (or RE2::Replace with `first_only`) of `value`."""
         if rewrite.max_group > self.groups:
             return value  # RE2 refuses a rewrite naming a group the pattern lacks
+        if self.literal is not None:
+            lit = self.literal.encode("utf-8")
+            rep = rewrite.expand(lit, [(0, len(lit))]).decode("utf-8", "replace")
+            return value.replace(self.literal, rep, 1 if first_only else -1)
         b = value.encode("utf-8")
         n = len(b)
         out: list[bytes] = []
