@@ -137,38 +137,40 @@ class Regex:
             return value.replace(self.literal, rep, 1 if first_only else -1)
         b = value.encode("utf-8")
         n = len(b)
+        match, constant = self._match, rewrite.constant  # locals: this loop is the hot path
         out: list[bytes] = []
+        append = out.append
         pos = 0
         last_end = -1
         count = 0
         while pos <= n:
-            spans = self.search(b, pos)
-            if spans is None:
-                break
+            spans = match(_UNANCHORED, b, pos, n)
             s, e = spans[0]
+            if s == _NO_MATCH:
+                break
             if s > pos:
-                out.append(b[pos:s])
+                append(b[pos:s])
             if s == e and s == last_end:
                 # no empty match right where the last one ended: copy one character on
                 step = _utf8_len(b, s) if s < n else 1
-                out.append(b[s:s + step])
+                append(b[s:s + step])
                 pos = s + step
                 continue
-            out.append(rewrite.expand(b, spans))
+            append(constant if constant is not None else rewrite.expand(b, spans))
             pos = last_end = e
             count += 1
             if first_only:
                 break
         if count == 0:
             return value
-        out.append(b[pos:])
+        append(b[pos:])
         return b"".join(out).decode("utf-8", "replace")
 
 
 class Rewrite:
     """An RE2 rewrite string parsed once: literal pieces and group numbers."""
 
-    __slots__ = ("max_group", "pieces")
+    __slots__ = ("constant", "max_group", "pieces")
 
     def __init__(self, text: str) -> None:
         raw = text.encode("utf-8")
@@ -196,6 +198,9 @@ class Rewrite:
             pieces.append(bytes(lit))
         self.pieces = pieces
         self.max_group = max((p for p in pieces if isinstance(p, int)), default=0)
+        # no group reference: the same bytes for every match
+        self.constant: bytes | None = (b"".join(p for p in pieces if isinstance(p, bytes))
+                                       if not any(isinstance(p, int) for p in pieces) else None)
 
     def expand(self, text: bytes, spans: list[tuple[int, int]]) -> bytes:
         out = []
