@@ -123,8 +123,9 @@ def _sum_merge(state: State, codes: np.ndarray, groups: int) -> State:
 
 def _sum_final(state: State, t: DataType) -> Vec:
     sums, has = state
-    if sums.dtype == _OBJ and not t.is_object and not t.is_float:
-        # exact sums past int64: SUM(BIGINT) is BIGINT (Doris wraps it), we raise instead
+    if sums.dtype == _OBJ and not t.is_float:
+        # exact sums past the result type (SUM(BIGINT) is BIGINT, which Doris wraps; SUM of a
+        # DECIMAL is DECIMAL(38, s)): an error, never a wrapped or 39-digit value
         check_bounds("sum", sums, None, sums, t, has)
     return Vec(t, _to_layout(sums, t), None if has.all() else has)
 

@@ -108,6 +108,7 @@ def _divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
             den = np.where(nz, b.data, 1).astype(np.int64)
             q = (2 * np.abs(num) + np.abs(den)) // (2 * np.abs(den))
             data = np.where((num < 0) != (den < 0), -q, q)
+            check_bounds("/", a.data, b.data, data, t, valid, (a.type, b.type))
             return Vec(t, data, valid)
         out = []
         for x, y in zip(a.data.tolist(), b.data.tolist()):
@@ -120,6 +121,8 @@ def _divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
                 q += 1
             out.append(-q if (x < 0) != (y < 0) else q)
         data_o = object_array(out)
+        # DECIMAL(38, s) quotients of big dividends by small divisors can pass 38 digits
+        check_bounds("/", a.data, b.data, data_o, t, valid, (a.type, b.type))
         if not t.is_object:
             data_o = data_o.astype(np.int64)
         return Vec(t, data_o, valid)

@@ -23,7 +23,7 @@ from sql.errors import DorisError, ErrorCode
 from storage.types import DataType, TypeKind
 
 _OP_NAMES = {"+": "add", "-": "subtract", "*": "multiply", "DIV": "int_divide", "neg": "negate",
-             "abs": "abs", "sum": "sum ="}
+             "abs": "abs", "sum": "sum =", "/": "divide"}
 _WIDER_HINT = {TypeKind.BIGINT: "LARGEINT or DECIMAL(38, 0)", TypeKind.LARGEINT: "DOUBLE"}
 # |x * y| below this in float64 cannot have overflowed int64 (float rounding stays far below 2x)
 _MUL_SAFE = 2.0 ** 62

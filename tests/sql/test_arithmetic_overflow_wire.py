@@ -141,6 +141,8 @@ def test_constant_overflow_cases(conn) -> None:
         ("SELECT CAST(99999999999999999999999999999999999999 AS DECIMAL(38, 0)) + 1",
          "of decimal(38,0)"),
         ("SELECT CAST(-2147483648 AS INT) DIV -1", "int_divide -1 is out of the range of int"),
+        ("SELECT CAST(99999999999999999999999999999999999999 AS DECIMAL(38, 0)) / 0.5",
+         "divide 0.5 is out of the range of decimal(38,4)"),
     ]:
         with pytest.raises(pymysql.err.OperationalError) as info:
             cur.execute(sql)
@@ -209,3 +211,40 @@ def test_sum_past_bigint_is_an_error_not_a_crash(conn, make_db) -> None:
         assert "Arithmetic overflow: sum = " in info.value.args[1]
     cur.execute(f"SELECT sum(CAST(v AS LARGEINT)) FROM {db}.s")
     assert cur.fetchone() == (str(3 * (2**63 - 1) + 1),)
+
+
+def test_decimal_sum_past_38_digits_is_an_error(conn, make_db) -> None:
+    db = make_db("dsum")
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {db}.s (k INT, d DECIMAL(38, 0)) DUPLICATE KEY(k) "
+                "DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
+    big = "6" + "0" * 37  # two of them pass 10**38
+    cur.execute(f"INSERT INTO {db}.s VALUES (1, {big}), (2, {big}), (3, -{big})")
+    cur.execute(f"SELECT sum(d) FROM {db}.s WHERE k <> 2")
+    assert cur.fetchone()[0] == 0
+    with pytest.raises(pymysql.err.OperationalError) as info:
+        cur.execute(f"SELECT sum(d) FROM {db}.s WHERE k < 3")
+    assert info.value.args[0] == 1690
+    assert "is out of the range of decimal(38,0)" in info.value.args[1]
+
+
+def test_38_digit_decimals_stay_exact(conn, make_db) -> None:
+    """Python's default decimal context keeps 28 digits: literals, casts and inserted values of
+    29..38 digits were silently rounded (...6789012345 -> ...6790000000)."""
+    from decimal import Decimal
+
+    db = make_db("d38")
+    cur = conn.cursor()
+    v35 = "1234567890123456789012345678901.2345"
+    v38 = "9" * 38
+    cur.execute(f"SELECT {v35}, CAST('{v35}' AS DECIMAL(38, 4)), CAST('{v38}' AS DECIMAL(38, 0))")
+    assert cur.fetchone() == (Decimal(v35), Decimal(v35), Decimal(v38))
+    cur.execute(f"CREATE TABLE {db}.d (k INT, d DECIMAL(38, 4), e DECIMAL(38, 0)) "
+                "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1')")
+    cur.execute(f"INSERT INTO {db}.d VALUES (1, {v35}, {v38}), (2, '-{v35}', '-{v38}')")
+    cur.execute(f"INSERT INTO {db}.d SELECT 3, d, e FROM {db}.d WHERE k = 1")
+    cur.execute(f"SELECT k, d, e FROM {db}.d ORDER BY k")
+    assert cur.fetchall() == ((1, Decimal(v35), Decimal(v38)),
+                              (2, Decimal("-" + v35), Decimal("-" + v38)),
+                              (3, Decimal(v35), Decimal(v38)))
