@@ -92,8 +92,10 @@ def big_table(server, db) -> str:  # type: ignore[no-untyped-def]
                     "DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
         cur.execute("INSERT INTO small VALUES " + ", ".join(
             f"({i}, 'row{i}abc')" for i in range(200)))
+        # 3 buckets on 3 backends: the expression runs in fragment instances on their own
+        # threads, which must see the KILL too (the query's halt flag)
         cur.execute("CREATE TABLE big (k INT, s VARCHAR(100)) DUPLICATE KEY(k) "
-                    "DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
+                    "DISTRIBUTED BY HASH(k) BUCKETS 3 PROPERTIES ('replication_num' = '1')")
         cur.execute("INSERT INTO big SELECT a.k * 1000 + b.k, concat(a.s, b.s) FROM small a "
                     "CROSS JOIN small b WHERE a.k < 100")
         for i in range(1, 7):  # 20K -> 140K rows
