@@ -8,7 +8,9 @@ Python's `re` is never given a user pattern (it backtracks exponentially and hol
 We call the compiled program's low-level `Match` on UTF-8 bytes rather than the `re`-like
 str API of the `google-re2` wrapper: the wrapper re-encodes and re-maps offsets per call
 (about 4 us a row), the direct call is about 1.5 us. Spans are byte offsets; results are
-sliced from the bytes and decoded once.
+sliced from the bytes and decoded once. `_regexp.Match` and `_Anchor` are the wrapper's own
+internals (what its `search` calls), hence the `google-re2>=1.1,<2` range in pyproject.toml;
+tests/unit/sql/test_regex_re2.py breaks first if they change.
 
 Semantics follow Doris 2.1 (`function_regexp.cpp`, `like.cpp`, `StringFunctions::compile_regex`):
 RE2 syntax with `.` matching newlines (dot_nl); POSIX classes `[[:alpha:]]` are RE2's own;
