@@ -23,11 +23,11 @@ from sql.expressions import (
 )
 from sql.functions import EvalEnv, scalar_function
 from sql.functions.cast import cast_vec
-from sql.functions.temporal import in_date_range
 from sql.functions.operators import (
     arithmetic, case, compare, compare_scalar, in_constants, in_vectors, is_null, like,
     logical_and, logical_not, logical_or, negate,
 )
+from sql.functions.temporal import in_date_range
 from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy, widen
 from storage.batch import Batch, Column
 from storage.segment.encoding import varlen_compare_const
@@ -276,6 +276,7 @@ def _call(e: Call, cancel: threading.Event | None) -> Node:
     propagate = fn.propagate_nulls
 
     chunked = fn.row_independent
+    temporal = t.kind in (TypeKind.DATE, TypeKind.DATETIME)
 
     def run_call(batch: Batch, cache: Cache) -> Vec:
         vals = [a(batch, cache) for a in args]
@@ -290,7 +291,6 @@ def _call(e: Call, cancel: threading.Event | None) -> Node:
             return _date_range_null(Vec(t, res.data, valid))
         return Vec(t, res.data, valid)
 
-    temporal = t.kind in (TypeKind.DATE, TypeKind.DATETIME)
     return run_call
 
 
