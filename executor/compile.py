@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from executor.interruptible import call_in_chunks
 from executor.kernels.strings import LikeProgram, like_kernel, like_program
 from sql.expressions import (
     SWAPPED_OP, AggregateCall, And, Arithmetic, Call, Case, Cast, ColumnRef, Comparison, Expr,
@@ -26,10 +27,11 @@ from sql.functions.operators import (
     arithmetic, case, compare, compare_scalar, in_constants, in_vectors, is_null, like,
     logical_and, logical_not, logical_or, negate,
 )
+from sql.functions.temporal import in_date_range
 from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy, widen
 from storage.batch import Batch, Column
 from storage.segment.encoding import varlen_compare_const
-from storage.types import BLOB_KINDS
+from storage.types import BLOB_KINDS, TypeKind
 
 Cache = dict[str, Vec]
 Node = Callable[[Batch, Cache], Vec]
@@ -97,6 +99,12 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
     if isinstance(e, Cast):
         arg = _compile(e.arg, cancel)
         t = e.type
+        if e.arg.type.is_varlen:  # parsing text loops over rows in Python: interruptible
+            def cast_rows(a: list[Vec], env: EvalEnv) -> Vec:
+                return cast_vec(a[0], t)
+
+            return lambda batch, cache: call_in_chunks(
+                cast_rows, [arg(batch, cache)], batch.num_rows, cancel)
         return lambda batch, cache: cast_vec(arg(batch, cache), t)
     if _is_arith(e):
         # arithmetic chains pass compact wide results between them; others see objects
@@ -123,7 +131,12 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
                 return _like_text_column(_raw_text_name(e.arg), prog, e)
         arg, pat = _compile(e.arg, cancel), _compile(e.pattern, cancel)
         neg, esc = e.negated, e.escape
-        return lambda batch, cache: like(arg(batch, cache), pat(batch, cache), neg, esc)
+
+        def like_rows(a: list[Vec], env: EvalEnv) -> Vec:
+            return like(a[0], a[1], neg, esc)
+
+        return lambda batch, cache: call_in_chunks(
+            like_rows, [arg(batch, cache), pat(batch, cache)], batch.num_rows, cancel)
     if isinstance(e, InList):
         return _in_list(e, cancel)
     if isinstance(e, Case):
@@ -262,13 +275,29 @@ def _call(e: Call, cancel: threading.Event | None) -> Node:
     impl = fn.impl
     propagate = fn.propagate_nulls
 
+    chunked = fn.row_independent
+    temporal = t.kind in (TypeKind.DATE, TypeKind.DATETIME)
+
     def run_call(batch: Batch, cache: Cache) -> Vec:
         vals = [a(batch, cache) for a in args]
-        env = EvalEnv(batch.num_rows, cancel)
-        res = impl(vals, env)
+        if chunked:  # KILL / query_timeout reach a slow function inside a batch
+            res = call_in_chunks(impl, vals, batch.num_rows, cancel)
+        else:
+            res = impl(vals, EvalEnv(batch.num_rows, cancel))
         valid = res.valid
         if propagate:
             valid = and_valid(valid, *(v.valid for v in vals))
+        if temporal:
+            return _date_range_null(Vec(t, res.data, valid))
         return Vec(t, res.data, valid)
 
     return run_call
+
+
+def _date_range_null(v: Vec) -> Vec:
+    """A date function's value outside 0000..9999 is NULL (Doris 2.1), never sent as a
+    five-digit year: one vectorised range test per batch."""
+    ok = in_date_range(v.type, v.data)
+    if ok is None:
+        return v
+    return Vec(v.type, np.where(ok, v.data, 0).astype(v.data.dtype), and_valid(v.valid, ok))

@@ -28,6 +28,7 @@ from sql.functions.coercion import (
     arithmetic_type, common_type, comparison_type, from_sqlglot_type, is_null_type,
     literal_string_type,
 )
+from sql.functions.overflow import overflow_error
 from sql.functions.scalar import round_result_type
 from sql.functions.datetimes import str_to_date_type
 from sql.functions.temporal import date_add_result_type
@@ -276,6 +277,8 @@ class ExpressionBinder:
         if not a.type.is_numeric or a.type.kind is TypeKind.BOOLEAN:
             a = coerce(a, BIGINT if a.type.kind is TypeKind.BOOLEAN else DOUBLE)
         if isinstance(a, Literal) and a.value is not None:
+            if a.type.is_integer and not a.type.int_range()[0] <= -a.value <= a.type.int_range()[1]:
+                raise overflow_error("neg", a.value, None, a.type)  # -MIN: never wrap
             return Literal(-a.value, a.type)  # type: ignore[operator]
         return Negate(a, a.type)
 

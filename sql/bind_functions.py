@@ -25,6 +25,7 @@ FUNCS: dict[type, tuple[str, tuple[str, ...]]] = {
     exp.Space: ("space", ("this",)), exp.Ascii: ("ascii", ("this",)),
     exp.RegexpLike: ("regexp", ("this", "expression")),
     exp.RegexpExtract: ("regexp_extract", ("this", "expression", "position")),
+    exp.RegexpExtractAll: ("regexp_extract_all", ("this", "expression")),
     exp.RegexpReplace: ("regexp_replace", ("this", "expression", "replacement")),
     exp.MD5: ("md5", ("this",)), exp.SHA: ("sha1", ("this",)),
     exp.SHA2: ("sha2", ("this", "length")), exp.Hex: ("hex", ("this",)),

@@ -17,7 +17,7 @@ from sqlglot import exp
 from sql.expressions import Literal
 from sql.functions.coercion import literal_int_type, literal_string_type
 from storage.types import (
-    BIGINT, DATE, DOUBLE, NULL, TypeKind, date_to_days, datetime, datetime_to_micros, decimal,
+    BIGINT, DATE, DOUBLE, EXACT_DECIMALS, NULL, TypeKind, date_to_days, datetime, datetime_to_micros, decimal,
     varchar,
 )
 
@@ -74,7 +74,7 @@ def number_literal(text: str) -> Literal:
         prec = max(len(digits.digits), scale, 1)
         if prec > 38:
             return Literal(float(text), DOUBLE)
-        return Literal(int(d.scaleb(scale)), decimal(prec, scale))
+        return Literal(int(d.scaleb(scale, EXACT_DECIMALS)), decimal(prec, scale))
     v = int(text)
     t = literal_int_type(v)
     if t.kind is TypeKind.LARGEINT and not -(2**127) <= v < 2**127:

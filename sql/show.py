@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from sql.functions.regex import compile_regex, like_to_regex
 from sql.partitions import list_text, range_text
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
@@ -297,19 +298,8 @@ def show_databases(catalog: Catalog, like: str | None) -> ShowResult:
 
 def like_match(text: str, pattern: str) -> bool:
     """SQL LIKE (case-insensitive as MySQL's default collation for SHOW)."""
-    import re  # noqa: PLC0415
-
-    regex = ""
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            regex += re.escape(pattern[i + 1])
-            i += 2
-            continue
-        regex += ".*" if ch == "%" else "." if ch == "_" else re.escape(ch)
-        i += 1
-    return re.fullmatch(regex, text, re.IGNORECASE | re.DOTALL) is not None
+    # RE2, never Python's backtracking `re`, for a user's pattern (sql/functions/regex.py)
+    return compile_regex(like_to_regex(pattern), case_insensitive=True).fullmatches([text])[0]
 
 
 def show_delete(catalog: Catalog, db: str) -> ShowResult:

@@ -37,6 +37,7 @@ class ErrorCode:
     DROP_PARTITION_NON_EXISTENT = 1507
     SAME_NAME_PARTITION = 1517
     COLOCATE = 5063
+    DATA_OUT_OF_RANGE = 1690  # ER_DATA_OUT_OF_RANGE: arithmetic overflow
 
 
 _SQLSTATES = {
@@ -59,6 +60,7 @@ _SQLSTATES = {
     ErrorCode.UNKNOWN_TABLE_IN_DB: "42S02",
     ErrorCode.WRONG_TYPE_FOR_VAR: "42000",
     ErrorCode.COLOCATE: "42000",
+    ErrorCode.DATA_OUT_OF_RANGE: "22003",
 }
 
 

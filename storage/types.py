@@ -19,7 +19,7 @@ import datetime as _dt
 import enum
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 
 import numpy as np
 
@@ -97,6 +97,11 @@ MAX_DECIMAL_PRECISION = 38
 
 EPOCH_DATE = _dt.date(1970, 1, 1)
 EPOCH_DATETIME = _dt.datetime(1970, 1, 1)
+# Decimal arithmetic wide enough for DECIMAL(38) exactly: the default context keeps 28 digits
+# and silently rounded 29..38-digit values (12345678901234567890123456789012345 became
+# ...6790000000). Pass it to scaleb() and friends.
+EXACT_DECIMALS = Context(prec=100)
+
 MIN_DATE = _dt.date(1, 1, 1)  # Python's floor; Doris allows 0000-01-01 which we print for ranges
 MAX_DATE = _dt.date(9999, 12, 31)
 
@@ -272,7 +277,8 @@ class DataType:
             return None
         k = self.kind
         if k is TypeKind.DECIMAL:
-            return Decimal(int(physical)).scaleb(-self.scale)  # type: ignore[call-overload]
+            return Decimal(int(physical)).scaleb(  # type: ignore[call-overload]
+                -self.scale, EXACT_DECIMALS)
         if k is TypeKind.DATE:
             return days_to_date(int(physical))  # type: ignore[call-overload]
         if k is TypeKind.DATETIME:
@@ -393,6 +399,8 @@ def _to_int(value: object) -> int:
     raise TypeError_(f"'{value}' is not a valid integer")
 
 
+
+
 def _to_decimal_unscaled(value: object, precision: int, scale: int) -> int:
     try:
         d = value if isinstance(value, Decimal) else Decimal(str(value).strip())
@@ -400,7 +408,7 @@ def _to_decimal_unscaled(value: object, precision: int, scale: int) -> int:
         raise TypeError_(f"'{value}' is not a valid decimal") from None
     if not d.is_finite():
         raise TypeError_(f"'{value}' is not a valid decimal")
-    unscaled = int(d.scaleb(scale).to_integral_value(rounding="ROUND_HALF_UP"))
+    unscaled = int(d.scaleb(scale, EXACT_DECIMALS).to_integral_value(rounding="ROUND_HALF_UP"))
     if abs(unscaled) > 10**precision - 1:
         raise TypeError_(f"Number out of range[{value}]. type: DECIMAL({precision},{scale})")
     return unscaled

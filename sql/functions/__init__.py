@@ -48,6 +48,9 @@ class ScalarFunction:
     propagate_nulls: bool = True
     # constant-argument positions: the binder requires literals there (e.g. ROUND's digits)
     literal_args: tuple[int, ...] = ()
+    # each row's value depends on that row only, so the executor may evaluate a batch in
+    # slices (executor/interruptible.py); RAND's seeded sequence spans the whole batch
+    row_independent: bool = True
 
 
 # Aggregate state: a tuple of arrays with one entry per group.

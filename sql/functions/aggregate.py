@@ -18,6 +18,7 @@ import numpy as np
 from sql.errors import DorisError
 from sql.functions import AggregateFunction, State, register_aggregate
 from sql.functions.coercion import avg_type, sum_type
+from sql.functions.overflow import check_bounds
 from sql.functions.vector import Vec, object_array, wide_objects
 from storage.types import BIGINT, DOUBLE, DataType
 
@@ -122,6 +123,10 @@ def _sum_merge(state: State, codes: np.ndarray, groups: int) -> State:
 
 def _sum_final(state: State, t: DataType) -> Vec:
     sums, has = state
+    if sums.dtype == _OBJ and not t.is_float:
+        # exact sums past the result type (SUM(BIGINT) is BIGINT, which Doris wraps; SUM of a
+        # DECIMAL is DECIMAL(38, s)): an error, never a wrapped or 39-digit value
+        check_bounds("sum", sums, None, sums, t, has)
     return Vec(t, _to_layout(sums, t), None if has.all() else has)
 
 

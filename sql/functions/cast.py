@@ -17,6 +17,7 @@ import numpy as np
 from sql.functions.vector import Vec, and_valid, constant, object_array
 from storage.types import (
     DATE,
+    EXACT_DECIMALS,
     INTEGER_KINDS,
     DataType,
     TypeError_,
@@ -229,8 +230,9 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
         if target.precision <= 18:
             data = r.astype(np.int64)
         else:
-            data = object_array([int(Decimal(float(x)).scaleb(s).to_integral_value("ROUND_HALF_UP"))
-                                 if g else 0 for x, g in zip(v.data.tolist(), ok)])
+            data = object_array([
+                int(Decimal(float(x)).scaleb(s, EXACT_DECIMALS).to_integral_value("ROUND_HALF_UP"))
+                if g else 0 for x, g in zip(v.data.tolist(), ok)])
         valid = and_valid(v.valid, None if ok.all() else ok)
     elif t.is_varlen:
         vals, ok = [], np.ones(len(v), np.bool_)
@@ -239,7 +241,8 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
                 d = Decimal(x.strip())
                 if not d.is_finite():
                     raise InvalidOperation
-                vals.append(int(d.scaleb(s).to_integral_value(rounding="ROUND_HALF_UP")))
+                vals.append(int(d.scaleb(s, EXACT_DECIMALS).to_integral_value(
+                    rounding="ROUND_HALF_UP")))
             except (InvalidOperation, AttributeError, ValueError):
                 vals.append(0)
                 ok[i] = False

@@ -6,15 +6,16 @@ IN lists, and the sqlglot DataType -> storage DataType mapping for CAST.
 Upstream: Doris Nereids `TypeCoercionUtils` (simplified; deviations are documented inline).
 
 Rules chosen (see the module-level constants for the exact tables):
-- integer + - * integer -> BIGINT (LARGEINT if an operand is LARGEINT). Doris widens one step
-  (TINYINT+TINYINT -> SMALLINT, BIGINT+BIGINT -> LARGEINT); we promote to BIGINT so the fast
-  int64 path is taken; values differ only on BIGINT overflow.
+- integer + - * integer -> the wider operand type one step wider, as Doris 2.1's Nereids
+  (`getDataTypeForOthers(..).promotion()`): TINYINT -> SMALLINT, SMALLINT -> INT, INT -> BIGINT;
+  BIGINT and LARGEINT stay. A BIGINT/LARGEINT result out of range is an error (overflow.py),
+  never a wrapped value.
 - `/` -> DOUBLE for integer/float operands; DECIMAL / DECIMAL -> DECIMAL(min(38, p1+s2+4), s1+4)
   (Doris' div_precision_increment = 4). Division or modulo by zero -> NULL (Doris).
 - DECIMAL +/- DECIMAL -> DECIMAL(max(p1-s1, p2-s2) + max(s1, s2) + 1, max(s1, s2)), capped at 38.
 - DECIMAL * DECIMAL -> DECIMAL(min(38, p1+p2), s1+s2). Integers mix with decimals as
   DECIMAL(digits, 0); anything mixed with FLOAT/DOUBLE becomes DOUBLE.
-- `%` keeps the wider operand type; DIV -> BIGINT.
+- `%` and DIV keep the wider integer operand type (DIV of FLOAT/DOUBLE/DECIMAL -> BIGINT).
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ _INT_ORDER = [TypeKind.BOOLEAN, TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.IN
 # Decimal digits needed to hold every value of an integer type (Doris uses the same numbers).
 INT_DIGITS = {TypeKind.BOOLEAN: 1, TypeKind.TINYINT: 3, TypeKind.SMALLINT: 5, TypeKind.INT: 10,
               TypeKind.BIGINT: 19, TypeKind.LARGEINT: 38}
+
+
+# Nereids DataType.PROMOTION_MAP for integers: the result type of integer + - *
+_PROMOTION = {TypeKind.TINYINT: SMALLINT, TypeKind.SMALLINT: INT, TypeKind.INT: BIGINT,
+              TypeKind.BIGINT: BIGINT, TypeKind.LARGEINT: LARGEINT}
 
 
 def is_null_type(t: DataType) -> bool:
@@ -173,8 +179,8 @@ def arithmetic_type(op: str, a: DataType, b: DataType) -> tuple[DataType, DataTy
     if op == "DIV":
         if a.is_float or b.is_float or a.is_decimal or b.is_decimal:
             return DOUBLE, DOUBLE, BIGINT
-        t = LARGEINT if LARGEINT in (a, b) else BIGINT
-        return t, t, BIGINT
+        t = wider_int(a, b)
+        return t, t, t
     if a.is_float or b.is_float:
         return DOUBLE, DOUBLE, DOUBLE
     if a.is_decimal or b.is_decimal:
@@ -199,7 +205,7 @@ def arithmetic_type(op: str, a: DataType, b: DataType) -> tuple[DataType, DataTy
     if op == "%":
         t = wider_int(a, b)
         return t, t, t
-    t = LARGEINT if LARGEINT in (a, b) else BIGINT
+    t = _PROMOTION.get(wider_int(a, b).kind, BIGINT)
     return t, t, t
 
 

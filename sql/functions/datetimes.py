@@ -20,6 +20,7 @@ import numpy as np
 
 from sql.errors import DorisError
 from sql.functions import EvalEnv, ScalarFunction, register_scalar
+from sql.functions.regex import text_regex
 from sql.functions.vector import Vec, object_array
 from storage.types import (
     BIGINT, DATE, INT, STRING, TINYINT, DataType, TypeKind, datetime, datetime_to_micros,
@@ -337,7 +338,7 @@ def str_to_date_type(fmt: object) -> DataType:
 
 
 @lru_cache(maxsize=128)
-def _format_regex(fmt: str) -> re.Pattern[str]:
+def _format_regex(fmt: str):  # type: ignore[no-untyped-def]
     out, i, seen = [], 0, set()
     while i < len(fmt):
         ch = fmt[i]
@@ -357,7 +358,8 @@ def _format_regex(fmt: str) -> re.Pattern[str]:
             continue
         out.append(r"\s*" if ch == " " else re.escape(ch))
         i += 1
-    return re.compile(r"\s*" + "".join(out), re.IGNORECASE)
+    # RE2: a format with many blanks would make `re` backtrack polynomially on a bad value
+    return text_regex(r"\s*" + "".join(out), case_insensitive=True)
 
 
 def str_to_datetime(text: str, fmt: str) -> _dt.datetime | None:

@@ -68,7 +68,9 @@ def _rand(a: list[Vec], env: EvalEnv) -> Vec:
     return Vec(DOUBLE, rng.random(env.n))
 
 
-_reg("rand", 0, 1, lambda t: ([BIGINT] * len(t), DOUBLE), _rand, "random")
+# one seeded sequence over the whole batch: never evaluated in slices
+register_scalar(ScalarFunction("rand", 0, 1, lambda t: ([BIGINT] * len(t), DOUBLE), _rand,
+                               row_independent=False), "random")
 
 
 # ---- radix / checksums ---------------------------------------------------------------------

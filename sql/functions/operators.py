@@ -7,12 +7,13 @@ with one physical layout per operand. Division and modulo by zero yield NULL, as
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 
+from sql.functions.overflow import check_bounds, check_int64, check_mask
+from sql.functions.regex import compile_regex, like_to_regex
 from sql.functions.vector import Vec, and_valid, bool_vec, object_array, wide_objects, widen
 from storage.types import BOOLEAN, DataType, TypeKind
 
@@ -68,6 +69,7 @@ def arithmetic(op: str, a: Vec, b: Vec, t: DataType) -> Vec:
             x, y = x.astype(np.int64), y.astype(np.int64)
         with np.errstate(over="ignore", invalid="ignore"):
             data = x + y if op == "+" else x - y if op == "-" else x * y
+        _check_overflow(op, a, b, x, y, data, t, valid)
         return Vec(t, data, valid)
     a, b = widen(a), widen(b)
     if op == "/":
@@ -77,6 +79,16 @@ def arithmetic(op: str, a: Vec, b: Vec, t: DataType) -> Vec:
     if op == "DIV":
         return _int_divide(a, b, t, valid)
     raise ValueError(op)
+
+
+def _check_overflow(op: str, a: Vec, b: Vec, x: np.ndarray, y: np.ndarray, data: np.ndarray,
+                    t: DataType, valid: np.ndarray | None) -> None:
+    """Raise instead of returning a wrapped or out-of-range result (overflow.py). Narrower
+    integer results cannot overflow: their type is one step wider than the operands'."""
+    if data.dtype == np.int64 and not t.is_decimal:
+        check_int64(op, x, y, data, t, valid)
+    elif t.is_object:  # LARGEINT, DECIMAL(p > 18): exact Python ints, bounded by the type
+        check_bounds(op, a.data, b.data, data, t, valid, (a.type, b.type))
 
 
 def _nonzero(b: Vec) -> np.ndarray:
@@ -96,6 +108,7 @@ def _divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
             den = np.where(nz, b.data, 1).astype(np.int64)
             q = (2 * np.abs(num) + np.abs(den)) // (2 * np.abs(den))
             data = np.where((num < 0) != (den < 0), -q, q)
+            check_bounds("/", a.data, b.data, data, t, valid, (a.type, b.type))
             return Vec(t, data, valid)
         out = []
         for x, y in zip(a.data.tolist(), b.data.tolist()):
@@ -108,6 +121,8 @@ def _divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
                 q += 1
             out.append(-q if (x < 0) != (y < 0) else q)
         data_o = object_array(out)
+        # DECIMAL(38, s) quotients of big dividends by small divisors can pass 38 digits
+        check_bounds("/", a.data, b.data, data_o, t, valid, (a.type, b.type))
         if not t.is_object:
             data_o = data_o.astype(np.int64)
         return Vec(t, data_o, valid)
@@ -143,11 +158,19 @@ def _int_divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
     if a.data.dtype == _OBJ or b.data.dtype == _OBJ:
         out = [0 if y == 0 else (abs(x) // abs(y)) * (-1 if (x < 0) != (y < 0) else 1)
                for x, y in zip(a.data.tolist(), b.data.tolist())]
-        return Vec(t, np.array(out, dtype=np.int64), valid)
+        data_o = object_array(out)
+        check_bounds("DIV", a.data, b.data, data_o, t, valid)
+        return Vec(t, data_o if t.is_object else data_o.astype(np.int64), valid)
     x = a.data.astype(np.int64)
     y = np.where(nz, b.data, 1).astype(np.int64)
-    q = np.abs(x) // np.abs(y)
-    return Vec(t, np.where((x < 0) != (y < 0), -q, q), valid)
+    # the one overflowing quotient: MIN DIV -1 (np.abs(MIN) wraps to MIN in int64)
+    if not t.is_decimal:
+        check_mask("DIV", (x == t.int_range()[0]) & (y == -1), x, y, t, valid)
+    # truncating division from numpy's flooring one (no np.abs: |MIN| wraps in int64)
+    with np.errstate(over="ignore"):
+        q = np.floor_divide(x, y)
+        r = x - q * y
+    return Vec(t, q + ((r != 0) & ((x < 0) != (y < 0))), valid)
 
 
 def negate(a: Vec, t: DataType) -> Vec:
@@ -157,7 +180,12 @@ def negate(a: Vec, t: DataType) -> Vec:
             return Vec(t, -a.data.astype(np.int64, copy=False), a.valid)
     x = _as_result_layout(a, t)
     with np.errstate(over="ignore"):
-        return Vec(t, -x, a.valid)
+        data = -x
+    if x.dtype == _OBJ:
+        check_bounds("neg", x, None, data, t, a.valid)
+    elif x.dtype.kind == "i" and not t.is_decimal:  # -MIN is the one value that wraps
+        check_mask("neg", x == t.int_range()[0], x, None, t, a.valid)
+    return Vec(t, data, a.valid)
 
 
 # ---- comparisons ---------------------------------------------------------------------------
@@ -232,40 +260,37 @@ def is_null(a: Vec, negated: bool) -> Vec:
 # ---- LIKE ----------------------------------------------------------------------------------
 @lru_cache(maxsize=256)
 def like_matcher(pattern: str, escape: str = "\\"):  # type: ignore[no-untyped-def]
-    """A predicate str -> bool for a LIKE pattern (`%` any run, `_` one character)."""
-    out, i, plain = [], 0, True
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == escape and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        if ch == "%":
-            out.append(".*")
-            plain = False
-        elif ch == "_":
-            out.append(".")
-            plain = False
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    core = pattern.replace(escape + escape, escape)
-    if plain and escape not in pattern:
-        return lambda s: s == core
+    """A predicate str -> bool for a LIKE pattern (`%` any run, `_` one character).
+
+    Patterns beyond plain text and `%text%` run on RE2 (`regex.py`): a user's pattern never
+    reaches Python's backtracking `re` (`%a%a%a%a%b` would be polynomial there)."""
+    plain = not any(c in pattern for c in "%_" + escape)
+    if plain:
+        return lambda s: s == pattern
     inner = pattern[1:-1]
     if (pattern.startswith("%") and pattern.endswith("%") and len(pattern) >= 2
             and not any(c in inner for c in "%_" + escape)):
         return lambda s: inner in s
-    rx = re.compile("".join(out), re.DOTALL)
-    return lambda s: rx.fullmatch(s) is not None
+    rx = compile_regex(like_to_regex(pattern, escape))
+    return lambda s: rx.fullmatches([s])[0]
+
+
+def like_values(pattern: str, escape: str, vals: list[str]) -> np.ndarray:
+    """LIKE of every value against one pattern (one RE2 loop for the general case)."""
+    if any(c in pattern for c in "%_" + escape):
+        inner = pattern[1:-1]
+        if not (pattern.startswith("%") and pattern.endswith("%") and len(pattern) >= 2
+                and not any(c in inner for c in "%_" + escape)):
+            return compile_regex(like_to_regex(pattern, escape)).fullmatches(vals)
+    m = like_matcher(pattern, escape)
+    return np.fromiter((m(s) for s in vals), np.bool_, count=len(vals))
 
 
 def like(a: Vec, pattern: Vec, negated: bool, escape: str = "\\") -> Vec:
     pats = pattern.data.tolist()
     vals = a.data.tolist()
     if len(set(pats)) <= 1:
-        m = like_matcher(pats[0] if pats else "", escape)
-        data = np.fromiter((m(s) for s in vals), np.bool_, count=len(vals))
+        data = like_values(pats[0] if pats else "", escape, vals)
     else:
         data = np.fromiter((like_matcher(p, escape)(s) for s, p in zip(vals, pats)),
                            np.bool_, count=len(vals))

@@ -66,15 +66,31 @@ def _map_num(fn: Callable[..., object], t: DataType, *vecs: Vec) -> Vec:
 
 
 # ---- math ----------------------------------------------------------------------------------
+# Doris' ABS signatures widen integers one step (BIGINT -> LARGEINT), so |MIN| fits
+_ABS_RESULT = {TypeKind.TINYINT: TypeKind.SMALLINT, TypeKind.SMALLINT: TypeKind.INT,
+               TypeKind.INT: TypeKind.BIGINT, TypeKind.BIGINT: TypeKind.LARGEINT}
+
+
+def _abs_sig(t: list[DataType]) -> tuple[list[DataType | None], DataType]:
+    arg = _numeric_arg(t[0])
+    wider = _ABS_RESULT.get(arg.kind)
+    return _sig([arg], DataType(wider) if wider is not None else arg)
+
+
 def _abs(a: list[Vec], env: EvalEnv) -> Vec:
     v = a[0]
     if v.data.dtype == _OBJ:
+        out = object_array([abs(x) for x in v.data.tolist()])
+        if v.type.kind is TypeKind.LARGEINT:
+            check_bounds("abs", v.data, None, out, v.type, v.valid)
+        return Vec(v.type, out)
+    if v.data.dtype == np.int64 and v.type.is_integer:  # BIGINT -> LARGEINT: Python ints
         return Vec(v.type, object_array([abs(x) for x in v.data.tolist()]))
     with np.errstate(over="ignore"):
-        return Vec(v.type, np.abs(v.data))
+        return Vec(v.type, np.abs(v.data.astype(np.int64) if v.type.is_integer else v.data))
 
 
-_reg("abs", 1, 1, lambda t: _sig([_numeric_arg(t[0])], _numeric_arg(t[0])), _abs)
+_reg("abs", 1, 1, _abs_sig, _abs)
 
 
 def _round_sig(t: list[DataType]) -> tuple[list[DataType | None], DataType]:

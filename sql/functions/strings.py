@@ -2,10 +2,9 @@
 REGEXP / REGEXP_EXTRACT / REGEXP_REPLACE, FIND_IN_SET, hashes, HEX/UNHEX, STRCMP ...
 
 All work on the decoded object arrays of `Vec` with per-row Python loops (regular expressions are
-compiled once per distinct pattern). Semantics follow Doris 2.1 where it differs from MySQL:
-SPLIT_PART gives NULL for a part that does not exist; REGEXP_EXTRACT gives '' when nothing
-matches; UNHEX of invalid input gives ''. Doris evaluates regexes with RE2; Python's `re` accepts
-the common RE2 syntax (classes, groups, anchors, `\\1` back-references in replacements).
+compiled once per distinct pattern, on RE2: `regex.py`). Semantics follow Doris 2.1 where it
+differs from MySQL: SPLIT_PART gives NULL for a part that does not exist; REGEXP_EXTRACT gives
+'' when nothing matches; UNHEX of invalid input gives ''.
 Also holds `__tuple_key`, the internal key COUNT(DISTINCT a, b, ...) is rewritten to.
 Upstream: Doris `function_string.cpp`, `function_regexp.cpp`.
 """
@@ -14,17 +13,20 @@ from __future__ import annotations
 
 import hashlib
 import struct
-import re
 from collections.abc import Callable
-from functools import lru_cache
 
 import numpy as np
 
-from sql.errors import DorisError
 from sql.functions import EvalEnv, ScalarFunction, register_scalar
+from sql.functions.regex import (
+    InvalidRegex,
+    Regex,
+    compile_regex,
+    parse_rewrite,
+    single_value,
+)
 from sql.functions.vector import Vec, and_valid, object_array
 from storage.types import BIGINT, BOOLEAN, INT, STRING, TINYINT, DataType
-
 
 
 def _reg(name: str, lo: int, hi: int, signature: Callable, impl: Callable, *aliases: str,
@@ -152,53 +154,58 @@ _reg("strcmp", 2, 2, lambda t: ([_s(t[0]), _s(t[1])], TINYINT),
      lambda a, env: _int_out(TINYINT, [strcmp(*r) for r in _rows(a)]))
 
 
-# ---- regular expressions -------------------------------------------------------------------
-# RE2 / POSIX bracket classes Python's `re` lacks (used inside [...])
-_POSIX_CLASSES = {"[:lower:]": "a-z", "[:upper:]": "A-Z", "[:digit:]": "0-9",
-                  "[:alpha:]": "a-zA-Z", "[:alnum:]": "a-zA-Z0-9", "[:space:]": r"\s",
-                  "[:xdigit:]": "0-9A-Fa-f", "[:word:]": r"\w",
-                  "[:punct:]": r"!-/:-@\[-`{-~", "[:blank:]": r" \t"}
-
-
-@lru_cache(maxsize=256)
-def compile_regex(pattern: str) -> re.Pattern[str]:
-    for cls, rep in _POSIX_CLASSES.items():
-        pattern = pattern.replace(cls, rep)
-    try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise DorisError(f"Invalid regex expression: {pattern}: {e}") from None
+# ---- regular expressions (RE2, see regex.py) -------------------------------------------------
+def _pattern_rows(a: list[Vec], pattern_arg: int = 1) -> tuple[list[str], Regex | None]:
+    """The first argument's values and, when the pattern is one constant, its program."""
+    pats = a[pattern_arg].data.tolist()
+    const = single_value(pats)
+    return a[0].data.tolist(), (compile_regex(const) if isinstance(const, str) else None)
 
 
 def _regexp(a: list[Vec], env: EvalEnv) -> Vec:
-    vals = [compile_regex(p).search(s) is not None for s, p in _rows(a)]
-    return Vec(BOOLEAN, np.array(vals, dtype=np.uint8))
+    vals, rx = _pattern_rows(a)
+    if rx is not None:
+        hits = rx.contains(vals)
+    else:  # a pattern per row: Doris' REGEXP errors on an invalid one too
+        hits = np.fromiter((compile_regex(p).contains([s])[0]
+                            for s, p in zip(vals, a[1].data.tolist())), np.bool_,
+                           count=len(vals))
+    return Vec(BOOLEAN, hits.view(np.uint8))
 
 
-def regexp_extract(s: str, pattern: str, idx: int) -> str | None:
-    rx = compile_regex(pattern)
+def _per_row(a: list[Vec], one: Callable[[Regex, str, list[object]], str | None]) -> Vec:
+    """Apply `one(program, value, other args)` per row; with a pattern per row, a pattern RE2
+    rejects gives NULL for its row (Doris warns and pushes NULL), a constant one is an error."""
+    vals, rx = _pattern_rows(a)
+    rest = [v.data.tolist() for v in a[2:]]
+    if rx is not None:
+        return _str_out([one(rx, s, [r[i] for r in rest]) for i, s in enumerate(vals)])
+    out: list[str | None] = []
+    for i, (s, p) in enumerate(zip(vals, a[1].data.tolist())):
+        try:
+            prog = compile_regex(p)
+        except InvalidRegex:
+            out.append(None)
+            continue
+        out.append(one(prog, s, [r[i] for r in rest]))
+    return _str_out(out)
+
+
+def regexp_extract(rx: Regex, s: str, idx: int) -> str | None:
     if idx < 0 or idx > rx.groups:
-        return None  # Doris: an index past the groups gives NULL (MySQL errors)
-    m = rx.search(s)
-    if m is None:
-        return ""
-    return m.group(idx) or ""
-
-
-def _replacement(repl: str) -> str:
-    # RE2 / Doris use \1..\9; Python needs literal backslashes not followed by a digit escaped
-    return re.sub(r"\\(?!\d)", r"\\\\", repl)
+        return None  # an index past the groups gives NULL here (MySQL errors)
+    return rx.extract(s, idx)
 
 
 _reg("regexp", 2, 2, lambda t: ([_s(t[0]), STRING], BOOLEAN), _regexp, "rlike", "regexp_like")
 _reg("regexp_extract", 3, 3, lambda t: ([_s(t[0]), STRING, BIGINT], STRING),
-     lambda a, env: _str_out([regexp_extract(*r) for r in _rows(a)]))
+     lambda a, env: _per_row(a, lambda rx, s, r: regexp_extract(rx, s, int(r[0]))))
+_reg("regexp_extract_all", 2, 2, lambda t: ([_s(t[0]), STRING], STRING),
+     lambda a, env: _per_row(a, lambda rx, s, r: rx.extract_all(s)))
 _reg("regexp_replace", 3, 3, lambda t: ([_s(t[0]), STRING, STRING], STRING),
-     lambda a, env: _str_out([compile_regex(p).sub(_replacement(r), s)
-                              for s, p, r in _rows(a)]))
+     lambda a, env: _per_row(a, lambda rx, s, r: rx.replace(s, parse_rewrite(r[0]), False)))
 _reg("regexp_replace_one", 3, 3, lambda t: ([_s(t[0]), STRING, STRING], STRING),
-     lambda a, env: _str_out([compile_regex(p).sub(_replacement(r), s, count=1)
-                              for s, p, r in _rows(a)]))
+     lambda a, env: _per_row(a, lambda rx, s, r: rx.replace(s, parse_rewrite(r[0]), True)))
 
 
 # ---- hashes and hex ------------------------------------------------------------------------

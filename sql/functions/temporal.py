@@ -15,7 +15,8 @@ from sql.errors import DorisError
 from sql.functions import EvalEnv, ScalarFunction, register_scalar
 from sql.functions.vector import Vec, object_array
 from storage.types import (
-    BIGINT, DATE, INT, SMALLINT, STRING, TINYINT, DataType, TypeKind, micros_to_datetime,
+    BIGINT, DATE, INT, MAX_DATE, MIN_DATE, SMALLINT, STRING, TINYINT, DataType, TypeKind,
+    date_to_days, micros_to_datetime,
 )
 
 MICROS_PER_DAY = 86_400_000_000
@@ -182,10 +183,48 @@ def _add_months_each(days: np.ndarray, months: np.ndarray) -> np.ndarray:
     return out.astype(np.int64)
 
 
+# DATE/DATETIME range (Doris: 0000-01-01 .. 9999-12-31; Python's dates start at year 1)
+DATE_MIN_DAYS = date_to_days(MIN_DATE)
+DATE_MAX_DAYS = date_to_days(MAX_DATE)
+DATETIME_MIN_MICROS = DATE_MIN_DAYS * MICROS_PER_DAY
+DATETIME_MAX_MICROS = (DATE_MAX_DAYS + 1) * MICROS_PER_DAY - 1
+# any step this large lands outside the range from any date: NULL before int64 could wrap
+_MAX_STEP_DAYS = DATE_MAX_DAYS - DATE_MIN_DAYS + 1
+
+
+def in_date_range(t: DataType, data: np.ndarray) -> np.ndarray | None:
+    """Rows of a DATE/DATETIME result inside Doris' range (None: all are)."""
+    if t.kind is TypeKind.DATE:
+        lo, hi = DATE_MIN_DAYS, DATE_MAX_DAYS
+    elif t.kind is TypeKind.DATETIME:
+        lo, hi = DATETIME_MIN_MICROS, DATETIME_MAX_MICROS
+    else:
+        return None
+    if len(data) == 0 or (data.min() >= lo and data.max() <= hi):
+        return None
+    return (data >= lo) & (data <= hi)
+
+
 def _date_add(a: list[Vec], env: EvalEnv) -> Vec:
+    """DATE_ADD / DATE_SUB / + INTERVAL. A result past 9999-12-31 (or before year 1) is NULL,
+    as in Doris 2.1, never a wrapped or five-digit-year value."""
     v, n, unit_vec = a
     unit = str(unit_vec.data[0]).upper() if len(unit_vec) else "DAY"
     amount = n.data.astype(np.int64)
+    days_per = _DAY_UNITS.get(unit, 0) or (31 * _MONTH_UNITS.get(unit, 0)) or (
+        _MICRO_UNITS.get(unit, 0) / MICROS_PER_DAY)
+    step_ok = np.abs(amount.astype(np.float64) * days_per) <= _MAX_STEP_DAYS
+    if not step_ok.all():
+        amount = np.where(step_ok, amount, 0)
+    res = _date_add_values(v, amount, unit)
+    ok = in_date_range(res.type, res.data)
+    if ok is None and step_ok.all():
+        return res
+    ok = step_ok if ok is None else ok & step_ok
+    return Vec(res.type, np.where(ok, res.data, 0).astype(res.data.dtype), ok)
+
+
+def _date_add_values(v: Vec, amount: np.ndarray, unit: str) -> Vec:
     t = v.type
     if t.kind is TypeKind.DATE and unit in _MICRO_UNITS:
         v = Vec(DataType(TypeKind.DATETIME), v.data.astype(np.int64) * MICROS_PER_DAY, v.valid)

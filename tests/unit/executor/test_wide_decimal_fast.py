@@ -23,6 +23,7 @@ from executor.hash_aggregate import HashAggregate
 from executor.operator import ExecContext, Operator
 from planner.logical import LogicalAggregate, LogicalValues
 from sql.expressions import AggregateCall, Arithmetic, Cast, ColumnRef, Comparison, Literal, Negate
+from sql.errors import DorisError
 from sql.functions.operators import arithmetic, negate
 from sql.functions.vector import Vec, wide_objects, widen
 from storage.batch import Batch, Column
@@ -148,7 +149,7 @@ MAXP = 10**15 - 1  # DECIMAL(15,2) extremes
 
 @pytest.mark.parametrize("p,d", [
     ([MAXP, -MAXP, 12345, None, 0], [99, -99, 7, 3, None]),
-    ([MAXP] * 3, [-(10**15) + 1, 10**15 - 1, 0]),  # the second product leaves int64
+    ([MAXP] * 3, [-(10**11), 10**11, 0]),  # the second product leaves int64
     ([12345, -1, None, 10**9], [5, -6, 7, 99]),  # compact all the way
 ])
 def test_compiled_chain_exact_and_widened(p: list, d: list) -> None:  # type: ignore[type-arg]
@@ -164,6 +165,15 @@ def test_compiled_chain_exact_and_widened(p: list, d: list) -> None:  # type: ig
            zip(compact.data.tolist(), (compact.validity if compact.validity is not None
                                        else np.ones(len(p), bool)).tolist())]
     assert got == expect
+
+
+def test_chain_past_decimal38_is_an_overflow_error() -> None:
+    """|p * (1 - d) * (1 + d)| reaches 10**45 (unscaled) here: past DECIMAL(38, 6). Doris raises
+    `Arithmetic overflow`; the value is never returned with more digits than its type holds."""
+    b = _q1_batch([MAXP] * 3, [-(10**15) + 1, 10**15 - 1, 0])
+    for fn in (compile_column(_q1_expr()), compile_column(_q1_expr(), compact=True)):
+        with pytest.raises(DorisError, match="Arithmetic overflow: .* decimal\\(38,6\\)"):
+            fn(b)
 
 
 def test_consumers_of_compact_results_see_python_ints() -> None:

@@ -15,7 +15,7 @@ from storage.catalog.meta import (
     MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, TableMeta, TabletMeta,
 )
 from storage.types import (
-    BIGINT, BOOLEAN, DATE, DOUBLE, INT, SMALLINT, STRING, TINYINT, TypeKind, date_to_days,
+    BIGINT, BOOLEAN, DATE, DOUBLE, INT, LARGEINT, SMALLINT, STRING, TINYINT, TypeKind, date_to_days,
     datetime, decimal, varchar,
 )
 
@@ -125,8 +125,18 @@ def test_literal_types_follow_doris() -> None:
 def test_arithmetic_result_types() -> None:
     b = bind("SELECT a + a, a / a, a DIV 2, a % 3, m + m, m * m, m / m, x + m, a + m FROM t")
     types = [e.type for e in proj(b)]
-    assert types == [BIGINT, DOUBLE, BIGINT, INT, decimal(11, 2), decimal(20, 4),
+    # Doris 2.1: INT + INT -> BIGINT (one step wider), INT DIV TINYINT -> INT (the wider operand)
+    assert types == [BIGINT, DOUBLE, INT, INT, decimal(11, 2), decimal(20, 4),
                      decimal(16, 6), DOUBLE, decimal(13, 2)]
+
+
+def test_integer_arithmetic_promotes_one_step() -> None:
+    """Nereids' promotion(): TINYINT -> SMALLINT -> INT -> BIGINT; BIGINT and LARGEINT stay."""
+    b = bind("SELECT CAST(1 AS TINYINT) + CAST(1 AS TINYINT), CAST(1 AS SMALLINT) * 2, "
+             "a - a, CAST(1 AS BIGINT) + a, 170141183460469231731687303715884105727 * a, abs(CAST(1 AS BIGINT)), "
+             "abs(CAST(1 AS TINYINT)), CAST(1 AS BIGINT) % a FROM t")
+    assert [e.type for e in proj(b)] == [SMALLINT, INT, BIGINT, BIGINT, LARGEINT, LARGEINT,
+                                         SMALLINT, BIGINT]
 
 
 def test_aggregate_result_types() -> None:
