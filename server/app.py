@@ -24,10 +24,12 @@ from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
 from mysql_mimic.control import LocalControl
 from mysql_mimic.types import Capabilities
 
-from server.auth import ShaleIdentityProvider, UserStore
+from server.auth import ShaleIdentityProvider
 from server.config import Config
 from server.connection import ShaleConnection
 from server.http import build_app
+from server.privileges import PrivilegeManager
+from server.privileges.statements import AccountStatements
 from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
@@ -88,7 +90,9 @@ class ShaleServer:
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
         self.global_vars = GlobalVariables()
-        self.users = UserStore(Path(config.data_dir) / "users.json")
+        # accounts, roles and grants live in the catalog; users.json (before grants) is imported
+        self.privileges = PrivilegeManager(self.engine.catalog, Path(config.data_dir) / "users.json")
+        self.account_statements = AccountStatements(self.privileges)
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")
         # Statements that read no table (SET, SELECT @@var, SHOW VARIABLES: what drivers send on
         # connect) never wait behind running queries (server/session.py reads_no_table).
@@ -110,13 +114,20 @@ class ShaleServer:
                 rows.append(runner.process_row())
         return rows
 
+    def session_of(self, connection_id: int) -> object | None:
+        conn = self.control._connections.get(connection_id)
+        return conn.session if conn is not None else None
+
+    def sessions(self) -> list[object]:
+        return [c.session for c in list(self.control._connections.values())]
+
     def database_exists(self, name: str) -> bool:
         return name.lower() == "information_schema" or self.engine.catalog.get_database(name) is not None
 
     async def start(self) -> None:
         self.mysql = MysqlServer(
             session_factory=lambda: ShaleSession(self),
-            identity_provider=ShaleIdentityProvider(self.users),
+            identity_provider=ShaleIdentityProvider(self.privileges),
             control=self.control,
             capabilities=SERVER_CAPABILITIES,
         )

@@ -159,7 +159,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         (using password: YES|NO)` (mysql-mimic: 3162 for unknown users), and a plugin may
         succeed with an AuthMoreData packet before the OK (caching_sha2_password's
         fast_auth_success, which mysql-mimic cannot send without waiting for a reply)."""
-        user = await self.identity_provider.get_user(username)
+        host = self.peer_host()
+        user = await self.identity_provider.get_user(username, host)  # most specific account
         if user is None:
             await self._access_denied(username, auth_response)
             return
@@ -198,17 +199,33 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 await self.write_error(unknown_database(database))
                 self.closing = True
                 return
+            # the account's state (lock, expiry, REQUIRE SSL, max_user_connections,
+            # the database's privilege): server/session.py, which owns the login's identity
+            refusal = self.session.admit(user, host, self.is_secure())
+            if refusal is not None:
+                await self.write_error(refusal)
+                self.closing = True
+                return
             self.session.username = decision.authenticated_as
             runner = getattr(self.session, "runner", None)
             if runner is not None:  # COM_CHANGE_USER on an open session
                 runner.user = decision.authenticated_as
             await self.stream.write(self.ok())
         else:
+            self.session.login_failed(user)
             await self._access_denied(username, info.data)
 
-    async def _access_denied(self, username: str, auth_response: bytes) -> None:
+    def peer_host(self) -> str:
         peer = self.stream.writer.get_extra_info("peername")
-        host = peer[0] if isinstance(peer, tuple) else "localhost"
+        return peer[0] if isinstance(peer, tuple) else "localhost"
+
+    def is_secure(self) -> bool:
+        """TLS on this connection (the protocol work adds server.connection.is_secure; this is
+        the same question asked of the stream)."""
+        return self.stream.writer.get_extra_info("ssl_object") is not None
+
+    async def _access_denied(self, username: str, auth_response: bytes) -> None:
+        host = self.peer_host()
         using = "YES" if auth_response else "NO"
         await self.stream.write(error_packet(
             self.capabilities, ErrorCode.ACCESS_DENIED, "28000",
