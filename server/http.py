@@ -64,7 +64,7 @@ def build_app(server: ShaleServer) -> web.Application:
     @requires(ADMIN)
     async def colocate(_: web.Request) -> web.Response:
         """GET /api/colocate: the colocate groups (Doris ColocateMetaService)."""
-        from sql.show import show_colocation_groups  # noqa: PLC0415
+        from sql.show import show_colocation_groups
 
         r = show_colocation_groups(server.engine.catalog)
         return web.json_response({"msg": "success", "code": 0,
@@ -73,8 +73,8 @@ def build_app(server: ShaleServer) -> web.Application:
     @requires(ADMIN)
     async def group_stable(request: web.Request) -> web.Response:
         """POST marks a group stable, DELETE unstable: ?db_id=..&group_id=.."""
-        from sql.ddl_ops import set_group_stable  # noqa: PLC0415
-        from storage.errors import ShaleError  # noqa: PLC0415
+        from sql.ddl_ops import set_group_stable
+        from storage.errors import ShaleError
 
         try:
             db_id, group_id = int(request.query["db_id"]), int(request.query["group_id"])
@@ -88,7 +88,7 @@ def build_app(server: ShaleServer) -> web.Application:
     async def debug_point(request: web.Request) -> web.Response:
         """POST /api/debug_point/add/<name>[?execute=n] | remove/<name> | clear (Doris' FE debug
         points; a test hook: storage/faults.py)."""
-        from storage import faults  # noqa: PLC0415
+        from storage import faults
 
         if not faults.debug_points_enabled():
             return web.json_response({"msg": "Disable debug points. please check "

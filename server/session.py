@@ -35,7 +35,7 @@ from server.commands import (
     insert_ok,
 )
 from server.privileges import Access
-from server.privileges.enforce import may_manage_sessions
+from server.privileges.enforce import authorize, may_manage_sessions
 from server.privileges.model import Identity
 from server.privileges.statements import is_account_statement, seconds_until_expiry
 from server.results import mysql_column_type
@@ -106,7 +106,7 @@ class ShaleSession(Session):
                               "'max_user_connections' active connections",
                               ErrorCode.TOO_MANY_USER_CONNECTIONS)
         access = Access(manager, ident, host)
-        if self.database and not self.database.lower() == "information_schema" and (
+        if self.database and self.database.lower() != "information_schema" and (
             self.server.database_exists(self.database)
             and not manager.can_see_database(ident, self.database)
         ):
@@ -204,6 +204,9 @@ class ShaleSession(Session):
             vt = virtual_table(name)
             if vt is not None:
                 return SimpleNamespace(name=vt.name, columns=[ColumnMeta(n, t) for n, t in vt.columns])
+        if self.runner.access is not None:  # the columns are DESC's: any privilege on it
+            authorize(self.runner.access, exp.Describe(this=exp.table_(name, self.database)),
+                      self.database)
         return self.runner._metadata_table(exp.to_identifier(name), self.database)
 
     def statement_done(self) -> None:

@@ -34,7 +34,7 @@ from server.privileges.model import (
     SELECT,
     SHOW,
 )
-from sql.dialect import AdminCompact, CancelAlter, DescAll, DorisExplain
+from sql.dialect import CancelAlter, DescAll, DorisExplain
 
 _TABLE_SHOWS = {"CREATE TABLE": "SHOW CREATE TABLE", "COLUMNS": "SHOW COLUMNS",
                 "INDEX": "SHOW INDEX", "PARTITIONS": "SHOW PARTITIONS", "TABLETS": "SHOW TABLETS"}
@@ -74,11 +74,9 @@ def authorize(access: Access, stmt: exp.Expression, current_db: str | None) -> N
                 _check_table(access, t, current_db, LOAD)
     elif isinstance(stmt, (exp.Create, exp.Drop)):
         _ddl(access, stmt, current_db)
-    elif isinstance(stmt, exp.Alter) or isinstance(stmt, CancelAlter):
+    elif isinstance(stmt, (exp.Alter, CancelAlter)):
         if isinstance(stmt.this, exp.Table):
             _check_table(access, stmt.this, current_db, ALTER, command="ALTER")
-    elif isinstance(stmt, AdminCompact):
-        check(access, ADMIN)
     elif isinstance(stmt, exp.Use):
         if not access.manager.can_see_database(access.identity, stmt.this.name):
             raise database_denied(access, stmt.this.name)
@@ -96,6 +94,8 @@ def authorize(access: Access, stmt: exp.Expression, current_db: str | None) -> N
             _check_table(access, stmt.this, current_db, SHOW, command="DESCRIBE")
     elif isinstance(stmt, exp.Query):
         _reads(access, stmt, current_db)
+    elif type(stmt).__name__.startswith("Admin"):
+        check(access, ADMIN)  # every ADMIN statement (ADMIN SET/SHOW CONFIG, ...) as in Doris
 
 
 def _is_global(item: exp.Expression) -> bool:
@@ -170,9 +170,10 @@ def _show(access: Access, stmt: exp.Show, current_db: str | None) -> None:
         check(access, ADMIN)
     elif kind == "BACKENDS":
         check(access, ADMIN_OR_NODE)
-    elif kind in ("TABLES", "DELETE", "ALTER TABLE ROLLUP") and db:
-        if not access.manager.can_see_database(access.identity, db):
-            raise database_denied(access, db)
+    elif kind in ("TABLES", "DELETE", "ALTER TABLE ROLLUP") and db and (
+        not access.manager.can_see_database(access.identity, db)
+    ):
+        raise database_denied(access, db)
 
 
 class VisibleCatalog:

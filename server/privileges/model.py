@@ -114,9 +114,7 @@ class Resource:
             return False
         if self.db != "*" and (db is None or self.db.lower() != db.lower()):
             return False
-        if self.tbl != "*" and (tbl is None or self.tbl.lower() != tbl.lower()):
-            return False
-        return True
+        return self.tbl == "*" or (tbl is not None and self.tbl.lower() == tbl.lower())
 
     def text(self) -> str:
         return f"{self.ctl}.{self.db}.{self.tbl}"

@@ -168,14 +168,14 @@ def test_denial_wording(server, users, dbs) -> None:
     user = users()
     with login(server, user) as conn:
         assert error_of(conn, f"SELECT * FROM {db}.t") == (
-            1142, f"errCode = 2, detailMessage = SELECT command denied to user '{user}'@"
-                  f"'127.0.0.1' for table 'internal: {db}: t'")
+            1142, (f"errCode = 2, detailMessage = SELECT command denied to user '{user}'@"
+                   f"'127.0.0.1' for table 'internal: {db}: t'"))
         assert error_of(conn, f"USE {db}") == (
-            1044, f"errCode = 2, detailMessage = Access denied for user '{user}'@'%' to "
-                  f"database '{db}'")
+            1044, (f"errCode = 2, detailMessage = Access denied for user '{user}'@'%' to "
+                   f"database '{db}'"))
         assert error_of(conn, "SET GLOBAL query_timeout = 5") == (
-            1227, "errCode = 2, detailMessage = Access denied; you need (at least one of) the "
-                  "ADMIN privilege(s) for this operation")
+            1227, ("errCode = 2, detailMessage = Access denied; you need (at least one of) "
+                   "the ADMIN privilege(s) for this operation"))
 
 
 def test_database_at_connect_needs_a_privilege(server, root, users, dbs) -> None:
@@ -425,3 +425,31 @@ def test_require_ssl_refuses_plain_connections(server, root, users) -> None:
     assert ei.value.args[0] == 1045 and "REQUIRE SSL" in ei.value.args[1]
     run(root, f"ALTER USER '{user}'@'%' REQUIRE NONE")
     login(server, user).close()
+
+
+def test_com_field_list_and_prepared_statements_are_checked(server, root, users, dbs) -> None:
+    """COM_FIELD_LIST (the CLI's tab completion) and server-side prepared statements reach
+    tables without COM_QUERY: the same checks apply."""
+    import mysql.connector  # noqa: PLC0415
+    from pymysql.constants import COMMAND  # noqa: PLC0415
+
+    db, _ = dbs
+    user = users()
+    run(root, f"GRANT SELECT_PRIV ON {db}.other TO '{user}'@'%'")
+    with login(server, user, database=db) as conn:
+        with pytest.raises(pymysql.err.MySQLError) as ei:
+            conn._execute_command(COMMAND.COM_FIELD_LIST, "t\0")
+            conn._read_packet()
+        assert ei.value.args[0] == 1142
+    prepared = mysql.connector.connect(host="127.0.0.1", port=server.port, user=user,
+                                       password="pw", ssl_disabled=True, use_pure=True)
+    try:
+        cur = prepared.cursor(prepared=True)
+        cur.execute(f"SELECT a FROM {db}.other WHERE a = ?", (1,))
+        assert cur.fetchall() == [(1,)]
+        with pytest.raises(mysql.connector.Error) as ci:
+            cur.execute(f"SELECT a FROM {db}.t WHERE a = ?", (1,))
+            cur.fetchall()
+        assert ci.value.errno == 1142
+    finally:
+        prepared.close()

@@ -77,9 +77,8 @@ def test_users_json_is_imported_into_the_catalog(tmp_path) -> None:
     (data / "users.json").write_text(json.dumps([{
         "name": "legacy", "plugin": "mysql_native_password", **hashes}]))
     srv = ServerProcess(data, backends=1)
-    with srv:
-        with login(srv, "legacy", "old-secret") as conn:
-            assert run(conn, "SELECT CURRENT_USER()") == [("'legacy'@'%'",)]
+    with srv, login(srv, "legacy", "old-secret") as conn:
+        assert run(conn, "SELECT CURRENT_USER()") == [("'legacy'@'%'",)]
     assert not (data / "users.json").exists()
     assert (data / "users.json.migrated").exists()
     with srv:  # second start: from the catalog, not the file
