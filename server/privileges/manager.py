@@ -191,8 +191,11 @@ class PrivilegeManager:
                     f"Cannot use these credentials for '{ident.name}'@'{ident.host}' because they "
                     "contradict the password history policy", ErrorCode.PASSWORD_HISTORY)
             history = (account.password_hash_history + ((history_key,) if history_key else ()))[-10:]
+            # a new password ends an expiry forced by PASSWORD_EXPIRE (-2) and a lock
+            expire = -1 if account.password_expire_days == -2 else account.password_expire_days
             self._put(replace(account, **hashes, password_changed_at=time.time(),
-                              password_hash_history=history, locked_until=0.0))
+                              password_hash_history=history, locked_until=0.0,
+                              password_expire_days=expire))
 
     def create_role(self, name: str, if_not_exists: bool, comment: str = "") -> None:
         with self._lock:

@@ -248,10 +248,11 @@ class AccountStatements:
         return Result()
 
     def _alter_user(self, access: Access, p: _Parser) -> Result:
+        # Doris' AlterUserStmt needs GRANT_PRIV even on oneself: the lock, REQUIRE SSL and
+        # expiry are an administrator's; a user changes their own password with SET PASSWORD
+        check(access, GRANT)
         p.accept("IF", "EXISTS")
         ident = p.identity()
-        if ident != access.identity:
-            check(access, GRANT)
         account = self.manager.require_account(ident)
         if p.accept("IDENTIFIED"):
             changed = self._identified(p, account)

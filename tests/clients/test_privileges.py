@@ -413,8 +413,12 @@ def test_password_expire_and_history(server, root, users) -> None:
     with pytest.raises(pymysql.err.OperationalError) as ei:
         login(server, user, "second")
     assert ei.value.args[0] == 1820
-    run(root, f"ALTER USER '{user}'@'%' PASSWORD_EXPIRE NEVER")
-    login(server, user, "second").close()
+    run(root, f"SET PASSWORD FOR '{user}'@'%' = PASSWORD('third')")  # a new one ends it
+    login(server, user, "third").close()
+    run(root, f"ALTER USER '{user}'@'%' PASSWORD_EXPIRE INTERVAL 10 DAY")
+    login(server, user, "third").close()
+    with login(server, user, "third") as conn:  # a user may not lift policies on itself
+        assert error_of(conn, f"ALTER USER '{user}'@'%' PASSWORD_EXPIRE NEVER")[0] == 1227
 
 
 def test_require_ssl_refuses_plain_connections(server, root, users) -> None:
