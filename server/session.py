@@ -81,18 +81,24 @@ class ShaleSession(Session):
             return None
         ident = Identity(account.name, account.host)
         manager = self.server.privileges
-        if account.locked_until == -1 or account.locked_until > time.time():
+        now = time.time()
+        if account.locked_until == -1 or account.locked_until > now:
+            # Doris' text (ErrorCode 3955), then how to lift it
+            lock = "unbounded" if account.password_lock_seconds < 0 else str(
+                account.password_lock_seconds)
+            left = "unbounded" if account.locked_until == -1 else str(
+                int(account.locked_until - now))
             return ShaleError(
-                f"Access denied for user '{account.name}'@'{host}'. Account is locked due to "
-                f"{account.failed_login_attempts} consecutive failed logins; unlock it with "
-                f"ALTER USER '{account.name}'@'{account.host}' ACCOUNT_UNLOCK",
+                f"Access denied for user '{account.name}'@'{host}'. Account is blocked for "
+                f"{lock} second(s) ({left} second(s) remaining) due to "
+                f"{account.failed_login_attempts} consecutive failed logins. An administrator "
+                f"unlocks it with ALTER USER '{account.name}'@'{account.host}' ACCOUNT_UNLOCK",
                 ErrorCode.ACCOUNT_LOCKED)
-        left = seconds_until_expiry(account)
-        if left is not None and left <= 0:
+        left_s = seconds_until_expiry(account)
+        if left_s is not None and left_s <= 0:
             return ShaleError(
                 "Your password has expired. To log in you must change it using a client that "
-                f"supports expired passwords, or ask an admin to run SET PASSWORD FOR "
-                f"'{account.name}'@'{account.host}'", ErrorCode.PASSWORD_EXPIRED)
+                "supports expired passwords.", ErrorCode.PASSWORD_EXPIRED)
         if account.require_ssl and not secure:
             return ShaleError(
                 f"Access denied for user '{account.name}'@'{host}': the account requires "
