@@ -412,14 +412,14 @@ def test_password_expire_and_history(server, root, users) -> None:
     run(root, f"ALTER USER '{user}'@'%' PASSWORD_HISTORY 2")
     run(root, f"SET PASSWORD FOR '{user}'@'%' = PASSWORD('second')")
     code, message = error_of(root, f"SET PASSWORD FOR '{user}'@'%' = PASSWORD('second')")
-    assert (code, message) == (3638, f"errCode = 2, detailMessage = Cannot use these credentials "
-                                     f"for '{user}'@'%' because they contradict the password "
-                                     "history policy")
+    assert (code, message) == (3638, (f"errCode = 2, detailMessage = Cannot use these "
+                                      f"credentials for '{user}'@'%' because they contradict "
+                                      "the password history policy"))
     run(root, f"ALTER USER '{user}'@'%' PASSWORD_EXPIRE")
     with pytest.raises(pymysql.err.OperationalError) as ei:
         login(server, user, "second")
-    assert ei.value.args == (1862, "Your password has expired. To log in you must change it "
-                                   "using a client that supports expired passwords.")
+    assert ei.value.args == (1862, ("Your password has expired. To log in you must change it "
+                                    "using a client that supports expired passwords."))
     run(root, f"SET PASSWORD FOR '{user}'@'%' = PASSWORD('third')")  # a new one ends it
     login(server, user, "third").close()
     run(root, f"ALTER USER '{user}'@'%' PASSWORD_EXPIRE INTERVAL 10 DAY")
@@ -441,8 +441,8 @@ def test_require_ssl_refuses_plain_connections(server, root, users) -> None:
 def test_com_field_list_and_prepared_statements_are_checked(server, root, users, dbs) -> None:
     """COM_FIELD_LIST (the CLI's tab completion) and server-side prepared statements reach
     tables without COM_QUERY: the same checks apply."""
-    import mysql.connector  # noqa: PLC0415
-    from pymysql.constants import COMMAND  # noqa: PLC0415
+    import mysql.connector
+    from pymysql.constants import COMMAND
 
     db, _ = dbs
     user = users()
