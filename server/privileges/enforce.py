@@ -65,9 +65,9 @@ def authorize(access: Access, stmt: exp.Expression, current_db: str | None) -> N
         target = stmt.this
         if isinstance(target, exp.Table):
             _check_table(access, target, current_db, LOAD)
-        for sub in stmt.find_all(exp.Select):
-            _reads(access, sub, current_db)
-            break
+        for table in query_tables(stmt):  # subqueries in WHERE / SET read other tables
+            if table is not target:
+                _check_table(access, table, current_db, SELECT)
     elif isinstance(stmt, exp.TruncateTable):
         for t in stmt.expressions:
             if isinstance(t, exp.Table):

@@ -123,6 +123,7 @@ MATRIX = [
     Case("show tables", ("SELECT_PRIV ON {db}.t",), "SHOW TABLES FROM {db}", 1044),
     # global
     Case("set global", ("ADMIN_PRIV ON *.*.*",), "SET GLOBAL query_timeout = 300", 1227),
+    Case("set @@global", ("ADMIN_PRIV ON *.*.*",), "SET @@GLOBAL.query_timeout = 300", 1227),
     Case("admin compact", ("ADMIN_PRIV ON *.*.*",),
          "ADMIN COMPACT TABLE {db}.t WHERE type = 'cumulative'", 1227),
     Case("show backends", ("ADMIN_PRIV ON *.*.*",), "SHOW BACKENDS", 1227),
@@ -176,6 +177,20 @@ def test_denial_wording(server, users, dbs) -> None:
         assert error_of(conn, "SET GLOBAL query_timeout = 5") == (
             1227, ("errCode = 2, detailMessage = Access denied; you need (at least one of) "
                    "the ADMIN privilege(s) for this operation"))
+
+
+def test_subqueries_the_engine_rejects_are_checked_first(server, root, users, dbs) -> None:
+    """Subqueries in DELETE's WHERE or in VALUES are not supported by the engine (nor by
+    Doris), but their tables are checked before that error: nobody learns about a table
+    they may not read from the error they get."""
+    db, _ = dbs
+    user = users()
+    run(root, f"GRANT LOAD_PRIV ON {db}.t TO '{user}'@'%'")
+    with login(server, user) as conn:
+        for sql in (f"DELETE FROM {db}.t WHERE a IN (SELECT a FROM {db}.other)",
+                    f"INSERT INTO {db}.t VALUES ((SELECT max(a) FROM {db}.other), 1)"):
+            code, message = error_of(conn, sql)
+            assert code == 1142 and f"'internal: {db}: other'" in message, sql
 
 
 def test_database_at_connect_needs_a_privilege(server, root, users, dbs) -> None:
