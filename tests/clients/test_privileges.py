@@ -126,6 +126,8 @@ MATRIX = [
     Case("set @@global", ("ADMIN_PRIV ON *.*.*",), "SET @@GLOBAL.query_timeout = 300", 1227),
     Case("admin compact", ("ADMIN_PRIV ON *.*.*",),
          "ADMIN COMPACT TABLE {db}.t WHERE type = 'cumulative'", 1227),
+    Case("show query profile", ("ADMIN_PRIV ON *.*.*",), 'SHOW QUERY PROFILE "/"', 1227),
+    Case("show proc", ("ADMIN_PRIV ON *.*.*",), "SHOW PROC '/colocation_group'", 1227),
     Case("show backends", ("ADMIN_PRIV ON *.*.*",), "SHOW BACKENDS", 1227),
     Case("create user", ("GRANT_PRIV ON *.*.*",), "CREATE USER '{new}' IDENTIFIED BY 'x'", 1227),
     Case("create role", ("GRANT_PRIV ON *.*.*",), "CREATE ROLE {new}", 1227),
