@@ -151,10 +151,7 @@ class PrivilegeManager:
                 if if_not_exists:
                     return
                 raise cannot_user("CREATE USER", ident, "")
-            roles = self.roles()
-            for r in account.roles:
-                if r not in roles:
-                    raise DorisError(f"Role: {r} does not exist")
+            self._require_roles(account.roles)
             self._put(replace(account, ident=ident.key, password_changed_at=time.time()))
 
     def drop_user(self, ident: Identity, if_exists: bool) -> None:
@@ -178,7 +175,14 @@ class PrivilegeManager:
 
     def update_user(self, account: UserMeta) -> None:
         with self._lock:
+            self._require_roles(account.roles)
             self._put(account)
+
+    def _require_roles(self, names: tuple[str, ...] | list[str]) -> None:
+        known = self.roles()
+        for r in names:
+            if r not in known:
+                raise DorisError(f"Role: {r} does not exist")
 
     def set_password(self, ident: Identity, hashes: dict[str, str], history_key: str) -> None:
         """Change the password, refusing one in the last `password_history` passwords
@@ -238,10 +242,7 @@ class PrivilegeManager:
     def grant_roles(self, roles: list[str], user: Identity, add: bool) -> None:
         with self._lock:
             account = self.require_account(user, "GRANT" if add else "REVOKE")
-            known = self.roles()
-            for r in roles:
-                if r not in known:
-                    raise DorisError(f"Role: {r} does not exist")
+            self._require_roles(roles)
             names = list(account.roles)
             for r in roles:
                 if add and r not in names:

@@ -240,8 +240,6 @@ class AccountStatements:
         account = UserMeta(ident.key, ident.name, ident.host)
         if p.accept("IDENTIFIED"):
             account = self._identified(p, account)
-        if p.accept("DEFAULT", "ROLE"):
-            account = replace(account, roles=(p.name(),))
         account = self._options(p, account)
         p.end()
         self.manager.create_user(account, ine)
@@ -281,7 +279,8 @@ class AccountStatements:
             "native_hash"] else NATIVE, **hashes)
 
     def _options(self, p: _Parser, account: UserMeta) -> UserMeta:
-        """REQUIRE SSL|NONE, the password policy clauses, ACCOUNT_LOCK/UNLOCK, COMMENT."""
+        """DEFAULT ROLE, REQUIRE SSL|NONE, the password policy clauses, ACCOUNT_LOCK/UNLOCK,
+        COMMENT."""
         while not p.done():
             if p.accept("REQUIRE"):
                 if p.accept("NONE"):
@@ -315,6 +314,8 @@ class AccountStatements:
                 account = replace(account, locked_until=0.0)
             elif p.accept("ACCOUNT_LOCK"):
                 account = replace(account, locked_until=-1.0)
+            elif p.accept("DEFAULT", "ROLE"):
+                account = replace(account, roles=(p.name(),))
             elif p.accept("COMMENT"):
                 account = replace(account, comment=p.string())
             else:

@@ -241,6 +241,11 @@ def test_roles_grant_and_revoke(server, root, users, dbs) -> None:
             try:
                 with login(server, other) as c2:
                     assert run(c2, f"SELECT count(*) FROM {db}.t") == [(3,)]
+                assert error_of(root, f"ALTER USER '{other}' DEFAULT ROLE 'no_such_role'")[0] \
+                    == 1105
+                run(root, f"ALTER USER '{other}' DEFAULT ROLE 'admin'")
+                assert run(root, f"SHOW GRANTS FOR '{other}'")[0][3] == "admin"
+                run(root, f"ALTER USER '{other}' DEFAULT ROLE '{role}'")
                 # dropping the role takes its privileges from its users
                 run(root, f"DROP ROLE {role}")
                 with login(server, other) as c2:
