@@ -62,7 +62,8 @@ class ShaleSession(Session):
         self.pool: Executor = server.pool
         # The account this login matched ('name'@'host-pattern') and where it came from; set
         # by `admit` after the password check.
-        self.identity = Identity("root", "%")
+        # Until a login is admitted the session is nobody, who holds no privilege (fail closed).
+        self.identity = Identity("", "")
         self.client_ip = "127.0.0.1"
         self.logged_in = False
 
@@ -138,7 +139,7 @@ class ShaleSession(Session):
             processlist=self.server.processlist, profiles=self.server.profiles,
         )
         self.runner.user = str(self.variables.get("external_user") or "root")
-        self.runner.access = self.access if getattr(self, "logged_in", False) else None
+        self.runner.access = self.access  # every statement of this session is checked
         self.server.stats.connections_total += 1
 
     def _set_database(self, name: str | None) -> None:
