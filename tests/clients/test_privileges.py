@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import subprocess
 from dataclasses import dataclass
 
 import pymysql
@@ -486,3 +487,27 @@ def test_com_field_list_and_prepared_statements_are_checked(server, root, users,
         assert ci.value.errno == 1142
     finally:
         prepared.close()
+
+
+def test_mariadb_cli_sees_doris_errors_and_set_password(server, root, users, dbs) -> None:
+    """The `mariadb` CLI as another real client: a denial is its `ERROR 1142 (42000)` line,
+    and a password set with SET PASSWORD is the one the CLI logs in with."""
+    db, _ = dbs
+    user = users()
+
+    def cli(password: str, sql: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["mariadb", "-h127.0.0.1", f"-P{server.port}", "--protocol=TCP", f"-u{user}",
+             f"-p{password}", "--skip-ssl", "--batch", "-e", sql],
+            capture_output=True, text=True, timeout=60, check=False)
+
+    denied = cli("pw", f"SELECT a FROM {db}.t")
+    assert denied.returncode == 1
+    assert "ERROR 1142 (42000) at line 1" in denied.stderr, denied.stderr
+    assert f"SELECT command denied to user '{user}'@'127.0.0.1'" in denied.stderr
+    run(root, f"GRANT SELECT_PRIV ON {db}.t TO '{user}'@'%'")
+    assert cli("pw", f"SELECT a FROM {db}.t ORDER BY a").stdout.split() == ["a", "1", "2"]
+    assert cli("pw", "SET PASSWORD = PASSWORD('cli-pw')").returncode == 0
+    assert "ERROR 1045 (28000)" in cli("pw", "SELECT 1").stderr
+    assert cli("cli-pw", "SELECT CURRENT_USER()").stdout.split() == ["CURRENT_USER()",
+                                                                      f"'{user}'@'%'"]
