@@ -33,9 +33,9 @@ from server.privileges.statements import AccountStatements
 from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
+from storage.compaction.scheduler import CompactionManager
 from storage.engine import StorageEngine
 from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
-from storage.compaction.scheduler import CompactionManager
 from storage.rollup_job import RollupJobs
 from storage.segment.meta_cache import SEGMENT_META_CACHE
 
@@ -92,7 +92,8 @@ class ShaleServer:
         self.global_vars = GlobalVariables()
         # accounts, roles and grants live in the catalog; users.json (before grants) is imported
         self.privileges = PrivilegeManager(self.engine.catalog, Path(config.data_dir) / "users.json")
-        self.account_statements = AccountStatements(self.privileges)
+        self.account_statements = AccountStatements(self.privileges,
+                                                    self.global_vars.get_variable)
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")
         # Statements that read no table (SET, SELECT @@var, SHOW VARIABLES: what drivers send on
         # connect) never wait behind running queries (server/session.py reads_no_table).

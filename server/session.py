@@ -95,7 +95,8 @@ class ShaleSession(Session):
                 f"{account.failed_login_attempts} consecutive failed logins. An administrator "
                 f"unlocks it with ALTER USER '{account.name}'@'{account.host}' ACCOUNT_UNLOCK",
                 ErrorCode.ACCOUNT_LOCKED)
-        left_s = seconds_until_expiry(account)
+        left_s = seconds_until_expiry(
+            account, int(self.server.global_vars.get_variable("default_password_lifetime")))
         if left_s is not None and left_s <= 0:
             return ShaleError(
                 "Your password has expired. To log in you must change it using a client that "

@@ -184,12 +184,13 @@ class PrivilegeManager:
             if r not in known:
                 raise DorisError(f"Role: {r} does not exist")
 
-    def set_password(self, ident: Identity, hashes: dict[str, str], history_key: str) -> None:
+    def set_password(self, ident: Identity, hashes: dict[str, str], history_key: str,
+                     default_history: int = 0) -> None:
         """Change the password, refusing one in the last `password_history` passwords
-        (Doris' PasswordPolicy history check)."""
+        (Doris' PasswordPolicy history check; DEFAULT = the global `password_history`)."""
         with self._lock:
             account = self.require_account(ident, "SET PASSWORD")
-            keep = account.password_history
+            keep = default_history if account.password_history < 0 else account.password_history
             if keep > 0 and history_key and history_key in account.password_hash_history[-keep:]:
                 raise DorisError(
                     f"Cannot use these credentials for '{ident.name}'@'{ident.host}' because they "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 from server.privileges import Access, check, specific_denied
 from server.privileges.manager import (
@@ -169,8 +170,13 @@ class Result:
 
 
 class AccountStatements:
-    def __init__(self, manager: PrivilegeManager) -> None:
+    def __init__(self, manager: PrivilegeManager, global_variable: Any = None) -> None:
         self.manager = manager
+        # reads a global variable (password_history); None in tests = defaults
+        self._global = global_variable
+
+    def _default_history(self) -> int:
+        return int(self._global("password_history")) if self._global is not None else 0
 
     def run(self, access: Access, sql: str) -> Result:
         toks = tokenize(sql)
@@ -256,7 +262,7 @@ class AccountStatements:
             changed = self._identified(p, account)
             self.manager.set_password(ident, {k: getattr(changed, k) for k in
                                               ("native_hash", "sha2_salt", "sha2_hash")},
-                                      changed.native_hash)
+                                      changed.native_hash, self._default_history())
             account = self.manager.require_account(ident)
             account = replace(account, plugin=changed.plugin)
         account = self._options(p, account)
@@ -337,7 +343,7 @@ class AccountStatements:
         else:
             hashes = _hashed(p.string())
         p.end()
-        self.manager.set_password(ident, hashes, hashes["native_hash"])
+        self.manager.set_password(ident, hashes, hashes["native_hash"], self._default_history())
         return Result()
 
     def _set_property(self, access: Access, p: _Parser) -> Result:

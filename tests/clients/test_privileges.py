@@ -451,6 +451,19 @@ def test_password_expire_and_history(server, root, users) -> None:
         assert error_of(conn, f"ALTER USER '{user}'@'%' PASSWORD_EXPIRE NEVER")[0] == 1227
 
 
+def test_global_password_history_applies_to_default_accounts(root, users) -> None:
+    user = users()  # PASSWORD_HISTORY DEFAULT: the global password_history (0 = off)
+    run(root, f"SET PASSWORD FOR '{user}'@'%' = PASSWORD('again')")
+    run(root, f"SET PASSWORD FOR '{user}'@'%' = PASSWORD('again')")
+    run(root, "SET GLOBAL password_history = 3")
+    try:
+        assert error_of(root, f"SET PASSWORD FOR '{user}'@'%' = PASSWORD('again')")[0] == 3638
+        run(root, f"ALTER USER '{user}'@'%' PASSWORD_HISTORY 0")  # the account's own wins
+        run(root, f"SET PASSWORD FOR '{user}'@'%' = PASSWORD('again')")
+    finally:
+        run(root, "SET GLOBAL password_history = 0")
+
+
 def test_require_ssl_refuses_plain_connections(server, root, users) -> None:
     user = users()
     run(root, f"ALTER USER '{user}'@'%' REQUIRE SSL")
