@@ -51,6 +51,8 @@ SECONDS = {"SECOND": 1, "HOUR": 3600, "DAY": 86400}
 GRANTS_COLUMNS = ["UserIdentity", "Comment", "Password", "Roles", "GlobalPrivs", "CatalogPrivs",
                   "DatabasePrivs", "TablePrivs", "ColPrivs", "ResourcePrivs",
                   "WorkloadGroupPrivs"]
+# Doris grants every user USAGE on the built-in `normal` workload group (WorkloadGroupMgr)
+NORMAL_WORKLOAD_GROUP = "normal: Usage_priv"
 ROLES_COLUMNS = ["Name", "Comment", "Users", "GlobalPrivs", "CatalogPrivs", "DatabasePrivs",
                  "TablePrivs", "ResourcePrivs", "WorkloadGroupPrivs"]
 
@@ -440,7 +442,7 @@ class AccountStatements:
                     grants.extend(roles[r].grants)
             g, c, d, t = _levels(grants)
             rows.append((f"'{a.name}'@'{a.host}'", a.comment, "Yes" if a.native_hash else "No",
-                         ",".join(a.roles), g, c, d, t, None, None, None))
+                         ",".join(a.roles), g, c, d, t, None, None, NORMAL_WORKLOAD_GROUP))
         return Result(GRANTS_COLUMNS, rows)
 
     def _roles_rows(self) -> Result:

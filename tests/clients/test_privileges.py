@@ -282,7 +282,7 @@ def test_show_grants_and_roles(server, root, users, dbs) -> None:
                      "ResourcePrivs", "WorkloadGroupPrivs"]
     assert rows == ((f"'{user}'@'%'", "", "Yes", "", "Grant_priv", None,
                      f"internal.{db}: Select_priv,Load_priv", f"internal.{db}.t: Alter_priv",
-                     None, None, None),)
+                     None, None, "normal: Usage_priv"),)
     with login(server, user) as conn:  # own grants without FOR, and SHOW ALL GRANTS with GRANT
         assert run(conn, "SHOW GRANTS")[0][0] == f"'{user}'@'%'"
         everyone = {r[0]: r for r in run(conn, "SHOW ALL GRANTS")}
