@@ -406,7 +406,11 @@ class AccountStatements:
                 break
         p.expect("ON")
         p.accept("TABLE")
-        resource = _resource(p.name())
+        # the pattern may be quoted piecewise: `db`.`tbl`, `db`.*
+        pieces = []
+        while (t := p.peek()) is not None and t.upper != to_word:
+            pieces.append(p.name())  # a symbol here is a syntax error (name() raises)
+        resource = _resource("".join(pieces))
         p.expect(to_word)
         role = None
         user = None

@@ -369,12 +369,22 @@ def test_set_password_own_and_others(server, root, users) -> None:
     login(server, other, "hashed").close()
 
 
+def test_grant_on_backquoted_names(server, root, users, dbs) -> None:
+    db, _ = dbs
+    user = users()
+    run(root, f"GRANT SELECT_PRIV ON `{db}`.`t` TO '{user}'@'%'")
+    run(root, f"GRANT LOAD_PRIV ON `{db}`.* TO '{user}'@'%'")
+    assert run(root, f"SHOW GRANTS FOR '{user}'@'%'")[0][6:8] == (
+        f"internal.{db}: Load_priv", f"internal.{db}.t: Select_priv")
+
+
 def test_grant_errors(root, users, dbs) -> None:
     db, _ = dbs
     user = users()
     code, message = error_of(root, f"GRANT ADMIN_PRIV ON {db}.* TO '{user}'@'%'")
     assert code == 1105 and "global level" in message
     assert error_of(root, f"GRANT NOSUCH_PRIV ON {db}.* TO '{user}'@'%'")[0] == 1105
+    assert error_of(root, f"GRANT SELECT_PRIV ON {db}.(t) TO '{user}'@'%'")[0] == 1064
     assert error_of(root, f"REVOKE SELECT_PRIV ON {db}.* FROM '{user}'@'%'")[0] == 1141
     assert error_of(root, f"GRANT SELECT_PRIV ON {db}.* TO 'nobody_{user}'@'%'")[0] == 1396
     assert error_of(root, "DROP USER 'root'")[0] == 1396
