@@ -115,13 +115,28 @@ def _reads(access: Access, query: exp.Expression, current_db: str | None) -> Non
 
 
 def query_tables(query: exp.Expression) -> Iterable[exp.Table]:
-    cte_names = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    """The base tables a statement reads: every table reference except `dual` and names that
+    a WITH clause around the reference defines (a CTE elsewhere in the statement does not hide
+    a real table of the same name)."""
     for table in query.find_all(exp.Table):
         if not table.name:
             continue
-        if not table.text("db") and (table.name.lower() in cte_names or table.name.lower() == "dual"):
+        if not table.text("db") and (table.name.lower() == "dual" or _is_cte_reference(table)):
             continue
         yield table
+
+
+def _is_cte_reference(table: exp.Table) -> bool:
+    name = table.name.lower()
+    node: exp.Expression | None = table
+    while node is not None:
+        with_ = node.args.get("with_") or node.args.get("with")  # sqlglot's key varies
+        if isinstance(with_, exp.With) and any(
+            cte.alias_or_name.lower() == name for cte in with_.expressions
+        ):
+            return True
+        node = node.parent
+    return False
 
 
 def _parts(table: exp.Expression, current_db: str | None) -> tuple[str, str | None, str]:

@@ -110,7 +110,7 @@ class Resource:
     def covers(self, ctl: str, db: str | None, tbl: str | None) -> bool:
         """True when a grant on this pattern applies to (ctl, db, tbl); db/tbl None = the
         check is at catalog/database level, so only patterns at that level or above apply."""
-        if self.ctl != "*" and self.ctl != ctl:
+        if self.ctl != "*" and self.ctl.lower() != ctl.lower():
             return False
         if self.db != "*" and (db is None or self.db.lower() != db.lower()):
             return False

@@ -196,6 +196,20 @@ def test_subqueries_the_engine_rejects_are_checked_first(server, root, users, db
             assert code == 1142 and f"'internal: {db}: other'" in message, sql
 
 
+def test_a_cte_name_does_not_hide_a_real_table(server, root, users, dbs) -> None:
+    """A WITH clause names a CTE only inside its own query: a table of the same name read
+    outside it is still checked."""
+    db, _ = dbs
+    user = users()
+    run(root, f"GRANT SELECT_PRIV ON {db}.other TO '{user}'@'%'")
+    with login(server, user, database=db) as conn:
+        assert run(conn, "WITH t AS (SELECT 1 AS a) SELECT a FROM t") == [(1,)]
+        assert run(conn, "WITH t AS (SELECT a FROM other) SELECT a FROM t") == [(1,)]
+        code, message = error_of(
+            conn, "SELECT a FROM t WHERE a IN (WITH t AS (SELECT 1 AS a) SELECT a FROM t)")
+        assert code == 1142 and f"'internal: {db}: t'" in message
+
+
 def test_database_at_connect_needs_a_privilege(server, root, users, dbs) -> None:
     db, _ = dbs
     user = users()
