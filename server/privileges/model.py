@@ -89,6 +89,12 @@ SHOW = _p("SHOW", Privilege.SELECT_PRIV, Privilege.LOAD_PRIV, Privilege.ALTER_PR
           Privilege.CREATE_PRIV, Privilege.DROP_PRIV, Privilege.ADMIN_PRIV)
 
 
+# Grants on a Doris resource (`ON RESOURCE 'spark0'`) or workload group (`ON WORKLOAD GROUP
+# 'g1'`) are stored as patterns under these pseudo catalogs, which no table check ever names.
+RESOURCE_CTL = "@resource"
+WORKLOAD_GROUP_CTL = "@workload_group"
+
+
 @dataclass(frozen=True, slots=True)
 class Resource:
     """A grant's target, Doris' TablePattern: `*` means every catalog/database/table."""
@@ -99,6 +105,10 @@ class Resource:
 
     @property
     def level(self) -> str:
+        if self.ctl == RESOURCE_CTL:
+            return "RESOURCE"
+        if self.ctl == WORKLOAD_GROUP_CTL:
+            return "WORKLOAD_GROUP"
         if self.ctl == "*":
             return "GLOBAL"
         if self.db == "*":

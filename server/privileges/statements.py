@@ -26,6 +26,8 @@ from server.privileges.model import (
     GRANT,
     INTERNAL_CATALOG,
     NODE,
+    RESOURCE_CTL,
+    WORKLOAD_GROUP_CTL,
     Identity,
     Privilege,
     Resource,
@@ -51,8 +53,6 @@ SECONDS = {"SECOND": 1, "HOUR": 3600, "DAY": 86400}
 GRANTS_COLUMNS = ["UserIdentity", "Comment", "Password", "Roles", "GlobalPrivs", "CatalogPrivs",
                   "DatabasePrivs", "TablePrivs", "ColPrivs", "ResourcePrivs",
                   "WorkloadGroupPrivs"]
-# Doris grants every user USAGE on the built-in `normal` workload group (WorkloadGroupMgr)
-NORMAL_WORKLOAD_GROUP = "normal: Usage_priv"
 ROLES_COLUMNS = ["Name", "Comment", "Users", "GlobalPrivs", "CatalogPrivs", "DatabasePrivs",
                  "TablePrivs", "ResourcePrivs", "WorkloadGroupPrivs"]
 
@@ -405,12 +405,18 @@ class AccountStatements:
             if not p.accept(","):
                 break
         p.expect("ON")
-        p.accept("TABLE")
-        # the pattern may be quoted piecewise: `db`.`tbl`, `db`.*
-        pieces = []
-        while (t := p.peek()) is not None and t.upper != to_word:
-            pieces.append(p.name())  # a symbol here is a syntax error (name() raises)
-        resource = _resource("".join(pieces))
+        if p.accept("RESOURCE"):
+            resource = Resource(RESOURCE_CTL, p.name())
+        elif p.accept("WORKLOAD", "GROUP"):
+            resource = Resource(WORKLOAD_GROUP_CTL, p.name())
+        else:
+            p.accept("TABLE")
+            # the pattern may be quoted piecewise: `db`.`tbl`, `db`.*
+            pieces = []
+            while (t := p.peek()) is not None and t.upper != to_word:
+                pieces.append(p.name())  # a symbol here is a syntax error (name() raises)
+            resource = _resource("".join(pieces))
+        _check_privileges_fit(privs, resource, grant)
         p.expect(to_word)
         role = None
         user = None
@@ -422,7 +428,9 @@ class AccountStatements:
         # Doris GrantStmt: GRANT_PRIV on the resource's level; NODE_PRIV only from a holder
         if Privilege.NODE_PRIV in privs and not access.has(NODE):
             raise specific_denied(NODE)
-        if resource.level in ("GLOBAL", "CATALOG") or privs & {Privilege.ADMIN_PRIV}:
+        if resource.level in ("GLOBAL", "CATALOG", "RESOURCE", "WORKLOAD_GROUP") or (
+            privs & {Privilege.ADMIN_PRIV}
+        ):
             check(access, GRANT, ctl=resource.ctl if resource.level == "CATALOG" else
                   INTERNAL_CATALOG, specific=True)
         else:
@@ -444,9 +452,9 @@ class AccountStatements:
             for r in a.roles:
                 if r in roles:
                     grants.extend(roles[r].grants)
-            g, c, d, t = _levels(grants)
+            g, c, d, t, res, wg = _levels(grants, default_workload_group=True)
             rows.append((f"'{a.name}'@'{a.host}'", a.comment, "Yes" if a.native_hash else "No",
-                         ",".join(a.roles), g, c, d, t, None, None, NORMAL_WORKLOAD_GROUP))
+                         ",".join(a.roles), g, c, d, t, None, res, wg))
         return Result(GRANTS_COLUMNS, rows)
 
     def _roles_rows(self) -> Result:
@@ -454,8 +462,8 @@ class AccountStatements:
         rows = []
         for name, role in sorted(self.manager.roles().items()):
             members = ", ".join(f"'{u.name}'@'{u.host}'" for u in users if name in u.roles)
-            g, c, d, t = _levels(list(role.grants))
-            rows.append((name, role.comment, members, g, c, d, t, None, None))
+            g, c, d, t, res, wg = _levels(list(role.grants))
+            rows.append((name, role.comment, members, g, c, d, t, res, wg))
         return Result(ROLES_COLUMNS, rows)
 
 
@@ -491,21 +499,40 @@ def _resource(text: str) -> Resource:
     raise parse_error(f"Invalid resource pattern '{text}'")
 
 
-def _levels(grants: list[GrantMeta]) -> tuple[str | None, ...]:
-    """SHOW GRANTS' GlobalPrivs / CatalogPrivs / DatabasePrivs / TablePrivs cells."""
+def _levels(grants: list[GrantMeta], default_workload_group: bool = False
+            ) -> tuple[str | None, ...]:
+    """SHOW GRANTS' GlobalPrivs / CatalogPrivs / DatabasePrivs / TablePrivs / ResourcePrivs /
+    WorkloadGroupPrivs cells. Doris lets every user use the `normal` workload group."""
     buckets: dict[str, dict[str, set[Privilege]]] = {
-        "GLOBAL": {}, "CATALOG": {}, "DATABASE": {}, "TABLE": {}}
+        "GLOBAL": {}, "CATALOG": {}, "DATABASE": {}, "TABLE": {}, "RESOURCE": {},
+        "WORKLOAD_GROUP": {}}
+    if default_workload_group:
+        buckets["WORKLOAD_GROUP"]["normal"] = {Privilege.USAGE_PRIV}
     for g in grants:
         r = Resource(g.ctl, g.db, g.tbl)
         key = {"GLOBAL": "", "CATALOG": r.ctl, "DATABASE": f"{r.ctl}.{r.db}",
-               "TABLE": f"{r.ctl}.{r.db}.{r.tbl}"}[r.level]
+               "TABLE": f"{r.ctl}.{r.db}.{r.tbl}", "RESOURCE": r.db,
+               "WORKLOAD_GROUP": r.db}[r.level]
         buckets[r.level].setdefault(key, set()).update(Privilege[p] for p in g.privileges)
     glob = buckets["GLOBAL"].get("")
     cells: list[str | None] = [privilege_names(glob) if glob else None]
-    for level in ("CATALOG", "DATABASE", "TABLE"):
+    for level in ("CATALOG", "DATABASE", "TABLE", "RESOURCE", "WORKLOAD_GROUP"):
         items = sorted(buckets[level].items())
         cells.append("; ".join(f"{k}: {privilege_names(v)}" for k, v in items) if items else None)
     return tuple(cells)
+
+
+def _check_privileges_fit(privs: set[Privilege], resource: Resource, grant: bool) -> None:
+    """Doris: USAGE_PRIV goes to resources and workload groups, data privileges to tables."""
+    verb = "grant/revoke"
+    if resource.level in ("RESOURCE", "WORKLOAD_GROUP"):
+        extra = privs - {Privilege.USAGE_PRIV, Privilege.GRANT_PRIV}
+        if extra:
+            raise DorisError(f"Can not {verb} {privilege_names(extra)} to/from a "
+                             f"{resource.level.lower().replace('_', ' ')}; only Usage_priv")
+    elif Privilege.USAGE_PRIV in privs:
+        raise DorisError(f"Can not {verb} Usage_priv to/from database or table; grant it ON "
+                         "RESOURCE 'name' or ON WORKLOAD GROUP 'name'")
 
 
 def seconds_until_expiry(account: UserMeta, default_lifetime_days: int = 0) -> float | None:

@@ -392,6 +392,21 @@ def test_grant_on_backquoted_names(server, root, users, dbs) -> None:
         f"internal.{db}: Load_priv", f"internal.{db}.t: Select_priv")
 
 
+def test_usage_priv_on_resources_and_workload_groups(server, root, users, dbs) -> None:
+    db, _ = dbs
+    user = users()
+    run(root, f"GRANT USAGE_PRIV ON RESOURCE 'spark0' TO '{user}'@'%'")
+    run(root, f"GRANT USAGE_PRIV ON WORKLOAD GROUP 'etl' TO '{user}'@'%'")
+    row = run(root, f"SHOW GRANTS FOR '{user}'@'%'")[0]
+    assert row[9:] == ("spark0: Usage_priv", "etl: Usage_priv; normal: Usage_priv")
+    run(root, f"REVOKE USAGE_PRIV ON RESOURCE 'spark0' FROM '{user}'@'%'")
+    assert run(root, f"SHOW GRANTS FOR '{user}'@'%'")[0][9] is None
+    assert error_of(root, f"GRANT USAGE_PRIV ON {db}.* TO '{user}'@'%'")[0] == 1105
+    assert error_of(root, f"GRANT SELECT_PRIV ON RESOURCE 'spark0' TO '{user}'@'%'")[0] == 1105
+    with login(server, user) as conn:  # a workload-group grant is no table privilege
+        assert error_of(conn, f"SELECT a FROM {db}.t")[0] == 1142
+
+
 def test_grant_errors(root, users, dbs) -> None:
     db, _ = dbs
     user = users()
