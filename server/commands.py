@@ -560,7 +560,8 @@ class StatementRunner:
             return self.show_backends()
         elif kind == "QUERY PROFILE":
             path = target.name if target is not None else "/"
-            names, rows = self.profiles.show(path)
+            own_only = self.access is not None and not may_manage_sessions(self.access)
+            names, rows = self.profiles.show(path, self.user if own_only else None)
             return TextOutcome(names, rows)
         elif kind == "PROCESSLIST":
             names = ["Id", "User", "Host", "LoginTime", "Catalog", "Db", "Command", "Time",

@@ -11,7 +11,8 @@
   1142); SHOW CREATE TABLE / DESC / SHOW COLUMNS, PARTITIONS, TABLETS: any privilege on the table;
 - USE: any privilege in the database (1044); SET GLOBAL, ADMIN statements, SHOW BACKENDS, SHOW
   PROC, SHOW TABLET: ADMIN_PRIV (1227).
-KILL and SHOW PROCESSLIST are decided where they run (server/session.py, server/commands.py)
+KILL, SHOW PROCESSLIST and SHOW QUERY PROFILE (own sessions and profiles without ADMIN_PRIV)
+are decided where they run (server/session.py, server/commands.py)
 with `may_manage_sessions`.
 """
 
@@ -38,9 +39,7 @@ from sql.dialect import CancelAlter, DescAll, DorisExplain
 
 _TABLE_SHOWS = {"CREATE TABLE": "SHOW CREATE TABLE", "COLUMNS": "SHOW COLUMNS",
                 "INDEX": "SHOW INDEX", "PARTITIONS": "SHOW PARTITIONS", "TABLETS": "SHOW TABLETS"}
-# QUERY PROFILE shows other users' statements: admins only (Doris shows a profile to admins
-# and its owner; we have no owner filter yet)
-_ADMIN_SHOWS = {"TABLET", "PROC", "QUERY PROFILE"}
+_ADMIN_SHOWS = {"TABLET", "PROC"}
 
 
 def is_superuser(access: Access) -> bool:

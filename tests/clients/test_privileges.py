@@ -127,7 +127,6 @@ MATRIX = [
     Case("set @@global", ("ADMIN_PRIV ON *.*.*",), "SET @@GLOBAL.query_timeout = 900", 1227),
     Case("admin compact", ("ADMIN_PRIV ON *.*.*",),
          "ADMIN COMPACT TABLE {db}.t WHERE type = 'cumulative'", 1227),
-    Case("show query profile", ("ADMIN_PRIV ON *.*.*",), 'SHOW QUERY PROFILE "/"', 1227),
     Case("show proc", ("ADMIN_PRIV ON *.*.*",), "SHOW PROC '/colocation_group'", 1227),
     Case("show backends", ("ADMIN_PRIV ON *.*.*",), "SHOW BACKENDS", 1227),
     Case("create user", ("GRANT_PRIV ON *.*.*",), "CREATE USER '{new}' IDENTIFIED BY 'x'", 1227),
@@ -343,6 +342,23 @@ def test_kill_and_processlist_of_other_users(server, root, users) -> None:
         run(root, f"KILL {b_id}")  # ADMIN may kill anyone's
         with pytest.raises(pymysql.err.MySQLError):
             run(cb, "SELECT 1")
+
+
+def test_query_profiles_of_other_users_are_hidden(server, root, users, dbs) -> None:
+    db, _ = dbs
+    a, b = users(), users()
+    for u in (a, b):
+        run(root, f"GRANT SELECT_PRIV ON {db}.t TO '{u}'@'%'")
+    with login(server, a) as ca, login(server, b) as cb:
+        run(ca, "SET enable_profile = true")
+        run(ca, f"SELECT count(*) FROM {db}.t")
+        mine = [r for r in run(ca, 'SHOW QUERY PROFILE "/"') if r[6] == a]
+        assert mine and {r[6] for r in run(ca, 'SHOW QUERY PROFILE "/"')} == {a}
+        profile_id = mine[0][0]
+        assert run(cb, 'SHOW QUERY PROFILE "/"') == []
+        assert error_of(cb, f'SHOW QUERY PROFILE "/{profile_id}"')[0] == 1105  # not found
+        assert run(ca, f'SHOW QUERY PROFILE "/{profile_id}"')
+        assert profile_id in {r[0] for r in run(root, 'SHOW QUERY PROFILE "/"')}
 
 
 def test_host_patterns_pick_the_most_specific_account(server, root) -> None:
