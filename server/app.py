@@ -24,6 +24,7 @@ from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
 from mysql_mimic.control import LocalControl
 from mysql_mimic.types import Capabilities
 
+from server.audit import AuditLog
 from server.auth import ShaleIdentityProvider
 from server.config import Config
 from server.connection import ShaleConnection
@@ -34,6 +35,7 @@ from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
 from storage.compaction.scheduler import CompactionManager
+from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
 from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
 from storage.rollup_job import RollupJobs
@@ -71,6 +73,8 @@ class ServerStats:
     connections_total: int = 0
     queries_total: int = 0
     insert_fast_path_total: int = 0  # INSERT VALUES statements the literal scanner took
+    query_err_total: int = 0  # statements answered with an error (audit State=ERR)
+    login_failed_total: int = 0  # login attempts refused (wrong password, unknown user or db)
     started_at: float = field(default_factory=time.time)
 
 
@@ -90,6 +94,8 @@ class ShaleServer:
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
         self.global_vars = GlobalVariables()
+        # fe.audit.log under the data dir's log directory (server/audit.py).
+        self.audit = AuditLog(self.engine.data_dir / "log", config.audit)
         # accounts, roles and grants live in the catalog; users.json (before grants) is imported
         self.privileges = PrivilegeManager(self.engine.catalog, Path(config.data_dir) / "users.json")
         self.account_statements = AccountStatements(self.privileges,
@@ -147,6 +153,7 @@ class ShaleServer:
             await self.http_runner.cleanup()
         self.pool.shutdown(wait=True, cancel_futures=True)
         self.session_pool.shutdown(wait=True, cancel_futures=True)
+        self.audit.close()  # writes the events still queued
         self.engine.close()
 
     async def run(self) -> None:
@@ -169,6 +176,9 @@ def serve(config: Config) -> int:
     )
     try:
         server = ShaleServer(config)
+    except DataDirError as e:  # in use by another server, or paths that cannot be rebased
+        print(f"shaledb: {e}", file=sys.stderr)
+        return 1
     except OSError as e:
         print(f"shaledb: cannot open data dir {config.data_dir}: {e}", file=sys.stderr)
         return 1

@@ -60,6 +60,7 @@ from sql.insert_values_scanner import scan_header
 from storage.batch import Batch
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
+from storage.scan_stats import ScanStats
 from storage.engine import StorageEngine
 from storage.group_commit import MODES as GROUP_COMMIT_MODES
 from storage.group_commit import GroupCommitOptions
@@ -164,12 +165,15 @@ class StatementRunner:
         # who runs the statements (server/privileges/); None = an internal caller, unchecked
         self.access: Access | None = None
         self.cancel = threading.Event()
+        # The scan counters of the statement's query (its audit line's ScanRows / ScanBytes).
+        self.scan_stats: ScanStats | None = None
 
     def begin_statement(self, text: str = "") -> None:
         """A fresh cancel token per statement: a late KILL or timer never hits the next one."""
         self.cancel = threading.Event()
         self.statement_text = text
         self.statement_start = time.time()
+        self.scan_stats = None
 
     def process_row(self) -> tuple[object, ...]:
         """This connection's SHOW PROCESSLIST row."""
@@ -321,6 +325,7 @@ class StatementRunner:
         prepared = plan_select(stmt, self.visible_catalog(), ctx, sql=stmt.meta.get("sql"),
                                disabled_rules=disabled)
         result = execute(prepared, self.engine, ctx)
+        self.scan_stats = result.profile
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
         batches = _with_timeout(result.batches, ctx.cancel, timeout)
         if self.lookup_variable("enable_profile"):

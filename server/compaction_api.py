@@ -199,7 +199,7 @@ class Actions:
         "FullCompaction": ..}: every data dir is listed, with the tablets compacting there
         (ids as strings, as Doris writes them)."""
         catalog = self.engine.catalog
-        dirs = {b.backend_id: b.root_path for b in catalog.backends()}
+        dirs = {b.backend_id: str(self.engine.backend_root(b.backend_id)) for b in catalog.backends()}
         running = self.manager.running()
         backend_of = {t.tablet_id: t.backend_id for t in catalog.all_tablets()
                       if t.tablet_id in running}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from server.audit import AuditSettings, delete_age_seconds
 from storage.compaction.config import CompactionConfig
 
 DEFAULT_CONF = Path(__file__).resolve().parent.parent / "conf" / "shaledb.toml"
@@ -35,6 +36,8 @@ class Config:
     log_level: str = "INFO"
     # [compaction] and [load]: Doris BE tunables, passed to the storage engine as one object
     compaction: CompactionConfig = CompactionConfig()
+    # [log] audit_*: fe.audit.log rotation and retention (server/audit.py), Doris' fe.conf names
+    audit: AuditSettings = AuditSettings()
 
     @property
     def workers(self) -> int:
@@ -81,10 +84,29 @@ def _compaction_value(conf_path: Path, section: str, key: str, value: Any) -> An
     return value
 
 
+def _audit_value(conf_path: Path, key: str, value: Any) -> Any:
+    default = getattr(AuditSettings(), key)
+    ok = isinstance(value, type(default)) and not isinstance(value, bool)
+    if ok and key == "audit_log_roll_interval":
+        ok = value.upper() in ("DAY", "HOUR")
+    elif ok and key == "audit_log_delete_age":
+        try:
+            delete_age_seconds(value)
+        except ValueError:
+            ok = False
+    if not ok:
+        expected = {"audit_log_roll_interval": '"DAY" or "HOUR"',
+                    "audit_log_delete_age": 'an age like "30d", "12h", "90m" or "60s"'}
+        raise ConfigError(f"{conf_path}: setting [log] {key} must be "
+                          f"{expected.get(key, type(default).__name__)}, got {value!r}")
+    return value
+
+
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
     """Read `path` (default: conf/shaledb.toml if present), then apply non-None overrides."""
     values: dict[str, Any] = {}
     compaction: dict[str, Any] = {}
+    audit: dict[str, Any] = {}
     conf_path = path or (DEFAULT_CONF if DEFAULT_CONF.exists() else None)
     if conf_path is not None:
         try:
@@ -98,6 +120,9 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
             for key, value in table.items():
                 if section in _COMPACTION_SECTIONS:
                     compaction[key] = _compaction_value(conf_path, section, key, value)
+                    continue
+                if section == "log" and key in AuditSettings.__dataclass_fields__:
+                    audit[key] = _audit_value(conf_path, key, value)
                     continue
                 field = _SECTIONS.get((section, key))
                 if field is None:
@@ -114,6 +139,8 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
     config = replace(config, **values)
     if compaction:
         config = replace(config, compaction=replace(config.compaction, **compaction))
+    if audit:
+        config = replace(config, audit=replace(config.audit, **audit))
     from storage.page_cache import parse_limit
 
     try:

@@ -196,7 +196,9 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             if database and not self.session.server.database_exists(database):
                 # Doris checks the database after the password (MysqlProto.negotiate): an
                 # unknown one is 1049 with Doris' text, and the connection ends.
-                await self.write_error(unknown_database(database))
+                error = unknown_database(database)
+                await self.write_error(error)
+                self.session.audit_login(self, username, error.code, error.message)
                 self.closing = True
                 return
             # the account's state (lock, expiry, REQUIRE SSL, max_user_connections,
@@ -204,6 +206,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             refusal = self.session.admit(user, host, self.is_secure())
             if refusal is not None:
                 await self.write_error(refusal)
+                self.session.audit_login(self, username, refusal.code, refusal.message)
                 self.closing = True
                 return
             self.session.username = decision.authenticated_as
@@ -211,6 +214,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             if runner is not None:  # COM_CHANGE_USER on an open session
                 runner.user = decision.authenticated_as
             await self.stream.write(self.ok())
+            self.session.audit_login(self, username)
         else:
             self.session.login_failed(user)
             await self._access_denied(username, info.data)
@@ -227,9 +231,10 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     async def _access_denied(self, username: str, auth_response: bytes) -> None:
         host = self.peer_host()
         using = "YES" if auth_response else "NO"
+        message = f"Access denied for user '{username}'@'{host}' (using password: {using})"
         await self.stream.write(error_packet(
-            self.capabilities, ErrorCode.ACCESS_DENIED, "28000",
-            f"Access denied for user '{username}'@'{host}' (using password: {using})"))
+            self.capabilities, ErrorCode.ACCESS_DENIED, "28000", message))
+        self.session.audit_login(self, username, ErrorCode.ACCESS_DENIED, message)
         # mysql-mimic carries on into the command phase after a failed login: the command loop
         # ends the connection instead (also after a failed COM_CHANGE_USER, as mysqld does).
         self.closing = True
@@ -331,6 +336,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         super().kill(kind)
 
     async def write_error(self, error: ShaleError) -> None:
+        self.session.statement_audit.error(error.code, error.message)  # server/audit.py
         await self.stream.write(error_packet(self.capabilities, error.code, error.sqlstate, error.message))
 
     async def handle_init_db(self, data: bytes) -> None:
@@ -427,7 +433,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         pending: asyncio.Future[Encoded | None] | None = None
         try:
             while encoded is not None:
-                chunks, _rows, seq = encoded
+                chunks, rows, seq = encoded
+                session.statement_audit.add_returned(rows)
                 stream.seq.value = seq
                 # Compute and frame the next batch while this one drains (2 batches in memory).
                 pending = loop.run_in_executor(session.pool, feed.next_encoded, seq)

@@ -47,6 +47,17 @@ def build_app(server: ShaleServer) -> web.Application:
             "# HELP doris_fe_query_total Queries received since start.",
             "# TYPE doris_fe_query_total counter",
             f"doris_fe_query_total {s.queries_total}",
+            "# HELP doris_fe_query_err Statements that ended in an error since start.",
+            "# TYPE doris_fe_query_err counter",
+            f"doris_fe_query_err {s.query_err_total}",
+            ("# HELP shaledb_login_failed_total Login attempts refused (wrong password, unknown "
+             "user or database)."),
+            "# TYPE shaledb_login_failed_total counter",
+            f"shaledb_login_failed_total {s.login_failed_total}",
+            ("# HELP shaledb_audit_log_dropped_total Audit events dropped because the audit "
+             "queue was full (audit_event_log_queue_size)."),
+            "# TYPE shaledb_audit_log_dropped_total counter",
+            f"shaledb_audit_log_dropped_total {server.audit.dropped}",
             "# HELP shaledb_insert_fast_path_total INSERT VALUES statements loaded by the literal scanner.",
             "# TYPE shaledb_insert_fast_path_total counter",
             f"shaledb_insert_fast_path_total {s.insert_fast_path_total}",

@@ -315,6 +315,7 @@ class PreparedStatements:
             assert isinstance(outcome, RowsOutcome)
             names, types = outcome.names, outcome.types
             rows = await self.session.in_worker(_encode_all, outcome)
+            self.session.statement_audit.add_returned(len(rows))  # server/audit.py ReturnRows
         charset = self.server_charset  # type: ignore[attr-defined]
         header = [
             packets.make_column_count(capabilities=self.capabilities, column_count=len(names))

@@ -39,6 +39,7 @@ from server.privileges.enforce import authorize, may_manage_sessions
 from server.privileges.model import Identity
 from server.privileges.statements import is_account_statement, seconds_until_expiry
 from server.results import mysql_column_type
+from server.statement_audit import StatementAudit, audit_login
 from server.variables import SessionVariables
 from sql.dialect import SqlSyntaxError, parse
 from sql.errors import DorisError, ErrorCode, ShaleError
@@ -66,6 +67,9 @@ class ShaleSession(Session):
         self.identity = Identity("", "")
         self.client_ip = "127.0.0.1"
         self.logged_in = False
+        # The audit log's view of this session's statements (server/statement_audit.py).
+        self.statement_audit = StatementAudit(server)
+        self.opened = time.monotonic()
 
     @property
     def access(self) -> Access:
@@ -134,6 +138,7 @@ class ShaleSession(Session):
 
     async def init(self, connection: Any) -> None:
         await super().init(connection)
+        self.statement_audit.bind(connection)
         self.runner = StatementRunner(
             self.server.engine, self.variables, connection.connection_id,
             current_db=lambda: self.database, set_db=self._set_database,
@@ -169,7 +174,14 @@ class ShaleSession(Session):
 
     async def run_sql(self, sql: str) -> Outcome:
         """Run every statement of one COM_QUERY; the last statement's outcome is returned.
-        CREATE/DROP USER and INSERT VALUES statements the fast path recognises skip the parser."""
+        One audit line per call (it ends in `statement_done` or the next call)."""
+        self._audit_begin(sql)
+        outcome = await self._run_sql(sql)
+        self._audit_outcome(outcome)
+        return outcome
+
+    async def _run_sql(self, sql: str) -> Outcome:
+        """CREATE/DROP USER and INSERT VALUES statements the fast path recognises skip the parser."""
         assert self.runner is not None
         if is_account_statement(sql):  # CREATE USER, GRANT, ... (server/privileges/statements.py)
             self.server.stats.queries_total += 1
@@ -194,6 +206,8 @@ class ShaleSession(Session):
         bound); the last statement's outcome is returned."""
         assert self.runner is not None
         self.server.stats.queries_total += 1
+        if statements and not self.statement_audit.in_flight:  # a prepared statement's execution
+            self._audit_begin(statements[0].meta.get("sql", "") or statements[0].sql())
         outcome: Outcome = OkOutcome()
         for stmt in statements:
             self.runner.begin_statement(stmt.meta.get("sql", ""))
@@ -203,7 +217,27 @@ class ShaleSession(Session):
                 outcome = OkOutcome()
                 continue
             outcome = await _settled(await self.in_worker(self.runner.run, stmt))
+        self._audit_outcome(outcome)
         return outcome
+
+    # ---- audit log (server/audit.py) ----------------------------------------------------------
+    def _audit_begin(self, sql: str) -> None:
+        self._audit_end()  # the previous statement of a multi-statement COM_QUERY
+        self.statement_audit.begin(sql, self.runner.user if self.runner else "", self.database,
+                                   self.variables.get("audit_plugin_max_sql_length"))
+
+    def _audit_outcome(self, outcome: Outcome) -> None:
+        if isinstance(outcome, TextOutcome):
+            self.statement_audit.outcome("EOF", False, len(outcome.rows))
+        elif isinstance(outcome, OkOutcome):
+            self.statement_audit.outcome("OK", False)
+        else:  # a query's result set: its rows are counted as they are sent
+            self.statement_audit.outcome("EOF", True)
+
+    def audit_login(self, connection: Any, user: str, code: int = 0, message: str = "") -> None:
+        """A login attempt (server/connection.py): its `[connection]` audit line."""
+        audit_login(self.server, connection, user, self.database,
+                    int((time.monotonic() - self.opened) * 1000), code, message)
 
     def field_list_table(self, name: str) -> Any:
         """The current database's table `name` for COM_FIELD_LIST (1146 when it is missing)."""
@@ -219,9 +253,15 @@ class ShaleSession(Session):
 
     def statement_done(self) -> None:
         """Called once the last result has been written (results are produced lazily)."""
+        self._audit_end()
         if self.runner is not None:
             self.runner.statement_text = ""
         self.pool = self.server.pool
+
+    def _audit_end(self) -> None:
+        if self.runner is not None:
+            self.statement_audit.end(self.runner.scan_stats, self.runner.cancel.is_set(),
+                                     self.database)
 
     async def kill(self, stmt: exp.Kill) -> None:
         kind = (stmt.text("kind") or "CONNECTION").upper()

@@ -125,6 +125,8 @@ VARIABLES: dict[str, Schema] = {
     "default_password_lifetime": (to_int, 0, True),
     # --- Doris execution ---
     "query_timeout": (to_int, 900, True),
+    # Doris GlobalVariable: statements longer than this (UTF-8 bytes) are cut in the audit log.
+    "audit_plugin_max_sql_length": (to_int, 4096, True),
     "insert_timeout": (to_int, 14400, True),
     "exec_mem_limit": (to_int, 2147483648, True),
     "load_mem_limit": (to_int, 2147483648, True),

@@ -2,9 +2,11 @@
 
 `<data_dir>/fe/catalog.db` is the catalog; `<data_dir>/be/<backend_id>/` is each embedded
 backend's storage root holding `data/<tablet_id>/<rowset>_<n>.seg`. The engine implements the
-executor's `TabletSource` (`read_tablet`) and creates tablets on backends. At start it removes
-files no published rowset references (loads that crashed before publish), so a failed load
-never leaves data behind. Upstream: Doris BE `StorageEngine`, `DataDir`, `TabletManager`.
+executor's `TabletSource` (`read_tablet`) and creates tablets on backends. At start it locks the
+data dir (`<data_dir>/LOCK`), rebases stored backend roots onto it (storage/data_dir.py: every
+stored path is relative, so a copied dir is its own) and removes files no published rowset
+references (loads that crashed before publish), so a failed load never leaves data behind.
+Upstream: Doris BE `StorageEngine`, `DataDir`, `TabletManager`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +31,13 @@ from storage.catalog.meta import (
 from storage.catalog.repository import Mutation
 from storage.compaction.config import CompactionConfig
 from storage.compaction.stale import ReadEpochs, StaleRowsets
+from storage.data_dir import (
+    DataDirError,
+    DataDirLock,
+    backend_root_name,
+    migrate_backend_root,
+    old_data_dir,
+)
 from storage.reader import ReadOptions, TabletReader
 from storage.segment.meta_cache import forget_segment_files
 
@@ -42,18 +52,31 @@ class StorageEngine:
         # conf/shaledb.toml [compaction] and [load]: what loads (memtable sizes) and compaction
         # read; the engine only carries it to them.
         self.compaction_config = compaction or CompactionConfig()
-        self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
-        # Reads in progress and the rowsets compaction replaced (storage/compaction/stale.py).
-        self.read_epochs = ReadEpochs()
-        self.stale_rowsets = StaleRowsets(self.read_epochs)
-        self._ensure_backends(backends, host)
-        self.collect_garbage()
+        # Before anything reads or writes the dir: a second server here would run its start-up
+        # clean-up under the first one's running loads.
+        self._lock = DataDirLock(self.data_dir).acquire()
+        try:
+            self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
+            # Reads in progress and the rowsets compaction replaced (storage/compaction/stale.py).
+            self.read_epochs = ReadEpochs()
+            self.stale_rowsets = StaleRowsets(self.read_epochs)
+            self._roots: dict[int, Path] = {}
+            try:
+                self._ensure_backends(backends, host)
+            except BaseException:
+                self.catalog.close()
+                raise
+            self.collect_garbage()
+        except BaseException:
+            self._lock.release()
+            raise
 
     def close(self) -> None:
         from storage.compaction.scheduler import CompactionManager  # noqa: PLC0415
 
         CompactionManager.stop_for(self)
         self.catalog.close()
+        self._lock.release()
 
     def reading(self) -> AbstractContextManager[None]:
         """Held by a query from before its first tablet read to its end: rowsets compaction
@@ -62,20 +85,52 @@ class StorageEngine:
 
     # ---- backends ---------------------------------------------------------------------------
     def _ensure_backends(self, count: int, host: str) -> None:
+        self._migrate_backend_roots()
         existing = self.catalog.backends()
         missing = count - len(existing)
         if missing > 0:
             mutation = Mutation()
             for be_id in self.catalog.next_ids(missing):
-                root = self.data_dir / "be" / str(be_id)
-                root.mkdir(parents=True, exist_ok=True)
-                mutation.put(Backend(backend_id=be_id, host=host, root_path=str(root)))
+                rel = backend_root_name(be_id)
+                (self.data_dir / rel).mkdir(parents=True, exist_ok=True)
+                mutation.put(Backend(backend_id=be_id, host=host, root_path=rel))
             self.catalog.commit(mutation)
+        holding = {t.backend_id for t in self.catalog.all_tablets()}
         for be in self.catalog.backends():
-            Path(be.root_path).mkdir(parents=True, exist_ok=True)
+            root = self.data_dir / be.root_path
+            if not root.is_dir() and be.backend_id in holding:
+                raise DataDirError(
+                    f"backend {be.backend_id}'s storage root {root} is missing, but the catalog "
+                    f"places tablets on it; was {self.data_dir} copied whole?")
+            root.mkdir(parents=True, exist_ok=True)
+            self._roots[be.backend_id] = root
+
+    def _migrate_backend_roots(self) -> None:
+        """Store every backend root relative to the data dir (catalogs written before roots were
+        relative hold absolute ones, a copied dir the original's: storage/data_dir.py)."""
+        backends = self.catalog.backends()
+        olds = {old for be in backends
+                if (old := old_data_dir(be.root_path, be.backend_id)) is not None
+                and not Path(be.root_path).is_relative_to(self.data_dir)}
+        if len(olds) > 1:
+            raise DataDirError(
+                f"the catalog of {self.data_dir} places backends under several old data dirs "
+                f"({', '.join(sorted(olds))}), so they cannot be rebased onto this one; refusing "
+                "to open it (nothing was changed or deleted)")
+        mutation = Mutation()
+        for be in backends:
+            rel = migrate_backend_root(self.data_dir, be.backend_id, be.root_path)
+            if rel != be.root_path:
+                mutation.put(replace(be, root_path=rel))
+        if mutation.puts:
+            self.catalog.commit(mutation)
 
     def backend_root(self, backend_id: int) -> Path:
-        return Path(self.catalog.backend(backend_id).root_path)
+        root = self._roots.get(backend_id)
+        if root is None:  # a backend added after start (none are today)
+            root = self._roots[backend_id] = (
+                self.data_dir / self.catalog.backend(backend_id).root_path)
+        return root
 
     def pick_backends(self, count: int) -> list[int]:
         """Backends for `count` new tablets, spread round-robin starting at the least loaded."""
@@ -142,7 +197,7 @@ class StorageEngine:
             live_tablets.setdefault(t.backend_id, set()).add(str(t.tablet_id))
         gone: list[Path] = []
         for be in self.catalog.backends():
-            data = Path(be.root_path) / "data"
+            data = self.backend_root(be.backend_id) / "data"
             if not data.is_dir():
                 continue
             live_here = live_tablets.get(be.backend_id, set())

@@ -219,7 +219,7 @@ class TxnMeta:
 class Backend:
     backend_id: int
     host: str
-    root_path: str
+    root_path: str  # relative to the data dir (storage/data_dir.py)
     heartbeat_port: int = 9050
     be_port: int = 9060
     http_port: int = 8040
