@@ -73,8 +73,10 @@ def metric(http_port: int, name: str) -> float:
 
 
 def compaction_idle(http_port: int) -> bool:
-    body = json.loads(urllib.request.urlopen(
-        f"http://127.0.0.1:{http_port}/api/compaction/run_status").read())
+    # root with its empty password: every HTTP route but /metrics takes basic auth
+    req = urllib.request.Request(f"http://127.0.0.1:{http_port}/api/compaction/run_status",
+                                 headers={"Authorization": "Basic cm9vdDo="})
+    body = json.loads(urllib.request.urlopen(req).read())
     running = [t for k, dirs in body.items() if isinstance(dirs, dict)
                for ts in dirs.values() for t in ts]
     return not running

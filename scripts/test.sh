@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 
 need_apt=()
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)  # tests/clients/test_http_auth.py
 command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 pkg-config --exists libmariadb 2>/dev/null || pkg-config --exists mysqlclient 2>/dev/null \

@@ -25,10 +25,12 @@ from mysql_mimic.types import Capabilities
 
 from server import tls
 from server.audit import AuditLog
-from server.auth import ShaleIdentityProvider, UserStore
+from server.auth import ShaleIdentityProvider
 from server.config import Config
 from server.http import build_app
 from server.listener import ShaleMysqlServer
+from server.privileges import PrivilegeManager
+from server.privileges.statements import AccountStatements
 from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
@@ -94,7 +96,10 @@ class ShaleServer:
         self.audit = AuditLog(self.engine.data_dir / "log", config.audit)
         self.global_vars.set("require_secure_transport", config.require_secure_transport)
         self.ssl_context = self._ssl_context(config)
-        self.users = UserStore(Path(config.data_dir) / "users.json")
+        # accounts, roles and grants live in the catalog; users.json (before grants) is imported
+        self.privileges = PrivilegeManager(self.engine.catalog, Path(config.data_dir) / "users.json")
+        self.account_statements = AccountStatements(self.privileges,
+                                                    self.global_vars.get_variable)
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")
         # Statements that read no table (SET, SELECT @@var, SHOW VARIABLES: what drivers send on
         # connect) never wait behind running queries (server/session.py reads_no_table).
@@ -129,13 +134,20 @@ class ShaleServer:
                 rows.append(runner.process_row())
         return rows
 
+    def session_of(self, connection_id: int) -> object | None:
+        conn = self.control._connections.get(connection_id)
+        return conn.session if conn is not None else None
+
+    def sessions(self) -> list[object]:
+        return [c.session for c in list(self.control._connections.values())]
+
     def database_exists(self, name: str) -> bool:
         return name.lower() == "information_schema" or self.engine.catalog.get_database(name) is not None
 
     async def start(self) -> None:
         self.mysql = ShaleMysqlServer(
             session_factory=lambda: ShaleSession(self),
-            identity_provider=ShaleIdentityProvider(self.users),
+            identity_provider=ShaleIdentityProvider(self.privileges),
             control=self.control,
             capabilities=SERVER_CAPABILITIES,
             ssl=self.ssl_context if self.config.enable_ssl else None,

@@ -28,37 +28,43 @@ from executor.insert import (
 )
 from executor.insert_fast import fast_batch
 from executor.query import (
-    SessionContext, evaluate_constant, execute, plan_select,
+    SessionContext,
+    evaluate_constant,
+    execute,
+    plan_select,
 )
-from planner.scan_info import plan_scan_lines
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
 from planner.explain import explain_lines, shape_lines
+from planner.scan_info import plan_scan_lines
+from server.privileges import Access, check
+from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
+from server.privileges.model import LOAD
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
 from sql import ddl_ops, show
+from sql.compaction_admin import analyze_admin_compact, compact_table
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
-from sql.compaction_admin import analyze_admin_compact, compact_table
 from sql.dialect import AdminCompact, CancelAlter, DescAll, DorisExplain
-from sql.insert_values_scanner import scan_header
 from sql.errors import (
     DorisError,
-    QueryCancelled,
     ErrorCode,
+    QueryCancelled,
     ShaleError,
     no_database_selected,
     table_not_found,
     unknown_database,
 )
+from sql.insert_values_scanner import scan_header
 from storage.batch import Batch
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
-from storage.rollup_job import RollupJobs
 from storage.scan_stats import ScanStats
 from storage.engine import StorageEngine
 from storage.group_commit import MODES as GROUP_COMMIT_MODES
 from storage.group_commit import GroupCommitOptions
+from storage.rollup_job import RollupJobs
 from storage.types import DataType
 
 
@@ -156,6 +162,8 @@ class StatementRunner:
         self._current_db = current_db
         self._set_db = set_db
         self.user = "root"
+        # who runs the statements (server/privileges/); None = an internal caller, unchecked
+        self.access: Access | None = None
         self.cancel = threading.Event()
         # The scan counters of the statement's query (its audit line's ScanRows / ScanBytes).
         self.scan_stats: ScanStats | None = None
@@ -195,13 +203,23 @@ class StatementRunner:
         return self.variables.get_variable(low)
 
     def context(self) -> SessionContext:
+        host = self.access.identity.host if self.access is not None else "%"
         return SessionContext(
             database=self.database, connection_id=self.connection_id, user=f"{self.user}@%",
-            current_user=f"'{self.user}'@'%'", variables=self.lookup_variable, cancel=self.cancel,
+            current_user=f"'{self.user}'@'{host}'", variables=self.lookup_variable,
+            cancel=self.cancel,
         )
+
+    def visible_catalog(self) -> Any:
+        """The catalog as this user may see it (information_schema, SHOW DATABASES/TABLES)."""
+        if self.access is None or is_superuser(self.access):
+            return self.engine.catalog
+        return VisibleCatalog(self.engine.catalog, self.access)
 
     # ---- dispatch ---------------------------------------------------------------------------
     def run(self, stmt: exp.Expression) -> Outcome:
+        if self.access is not None:  # every statement family's privilege check
+            authorize(self.access, stmt, self.database)
         if isinstance(stmt, (exp.Select, exp.Union, exp.Subquery)) or (
             isinstance(stmt, exp.Query) and not isinstance(stmt, exp.Insert)
         ):
@@ -253,6 +271,8 @@ class StatementRunner:
     def use(self, name: str) -> None:
         if name.lower() != show.INFORMATION_SCHEMA and self.engine.catalog.get_database(name) is None:
             raise unknown_database(name)
+        if self.access is not None:  # COM_INIT_DB comes here without run()
+            authorize(self.access, exp.Use(this=exp.to_identifier(name)), self.database)
         self._set_db(name)
 
     def set(self, stmt: exp.Set) -> None:
@@ -304,7 +324,7 @@ class StatementRunner:
     def select(self, stmt: exp.Expression) -> RowsOutcome:
         ctx = self.context()
         disabled = disabled_rules(self.lookup_variable("disable_nereids_rules"))
-        prepared = plan_select(stmt, self.engine.catalog, ctx, sql=stmt.meta.get("sql"),
+        prepared = plan_select(stmt, self.visible_catalog(), ctx, sql=stmt.meta.get("sql"),
                                disabled_rules=disabled)
         result = execute(prepared, self.engine, ctx)
         self.scan_stats = result.profile
@@ -324,7 +344,7 @@ class StatementRunner:
         ctx = self.context()
         # the plan the query would run: the same switched-off rules as select()
         disabled = disabled_rules(self.lookup_variable("disable_nereids_rules"))
-        prepared = plan_select(query, self.engine.catalog, ctx, sql=query.meta.get("sql"),
+        prepared = plan_select(query, self.visible_catalog(), ctx, sql=query.meta.get("sql"),
                                disabled_rules=disabled)
         dplan = prepared.dplan
         text = str(style.name if isinstance(style, exp.Expression) else style or "").upper()
@@ -362,7 +382,7 @@ class StatementRunner:
                 label=label, partitions=partitions, group_commit=self._group_commit(table),
             )
         else:
-            prepared = plan_select(source, self.engine.catalog, ctx)
+            prepared = plan_select(source, self.visible_catalog(), ctx)
             result = execute(prepared, self.engine, ctx)
             outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
         return _insert_outcome(outcome)
@@ -389,6 +409,8 @@ class StatementRunner:
         table = self.engine.catalog.get_table(db, table_name)
         if table is None:
             return None
+        if self.access is not None:  # the fast path skips run(): same check as INSERT's
+            check(self.access, LOAD, db, table.name)
         batch = fast_batch(table, columns, sql, start)
         if batch is None:
             return None
@@ -502,7 +524,7 @@ class StatementRunner:
     # ---- SHOW -------------------------------------------------------------------------------
     def show(self, stmt: exp.Show) -> TextOutcome:
         kind = stmt.name.upper()
-        cat = self.engine.catalog
+        cat = self.visible_catalog()
         like = stmt.text("like") or None
         db_node = stmt.args.get("db")
         db = db_node.name if db_node is not None else self.database
@@ -546,12 +568,16 @@ class StatementRunner:
             return self.show_backends()
         elif kind == "QUERY PROFILE":
             path = target.name if target is not None else "/"
-            names, rows = self.profiles.show(path)
+            own_only = self.access is not None and not may_manage_sessions(self.access)
+            names, rows = self.profiles.show(path, self.user if own_only else None)
             return TextOutcome(names, rows)
         elif kind == "PROCESSLIST":
             names = ["Id", "User", "Host", "LoginTime", "Catalog", "Db", "Command", "Time",
                      "State", "QueryId", "Info"]
-            return TextOutcome(names, self._processlist())
+            rows = self._processlist()
+            if self.access is not None and not may_manage_sessions(self.access):
+                rows = [r for r in rows if r[1] == self.user]  # own sessions only (Doris)
+            return TextOutcome(names, rows)
         elif kind == "DELETE":
             if not db:
                 raise no_database_selected()

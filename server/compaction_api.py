@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from server.privileges.http_auth import requires
+from server.privileges.model import ADMIN
 from storage.compaction.scheduler import (
     BASE,
     CUMULATIVE,
@@ -273,6 +275,7 @@ def add_routes(app: web.Application, engine: StorageEngine) -> None:
 
     def handler(action: Callable[[Mapping[str, str]], Json]
                 ) -> Callable[[web.Request], Any]:
+        @requires(ADMIN)  # a backend's admin actions (server/privileges/http_auth.py)
         async def handle(request: web.Request) -> web.Response:
             params = dict(request.query)
             # The catalog may be locked by a load, and run waits for the task: never on the loop.

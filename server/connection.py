@@ -270,7 +270,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         succeed with an AuthMoreData packet before the OK (caching_sha2_password's
         fast_auth_success, which mysql-mimic cannot send without waiting for a reply). Plugins
         get a `ShaleAuthInfo` telling whether the connection is over TLS."""
-        user = await self.identity_provider.get_user(username)
+        host = self.peer_host()
+        user = await self.identity_provider.get_user(username, host)  # most specific account
         if user is None:
             await self._access_denied(username, auth_response)
             return
@@ -311,6 +312,14 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 self.session.audit_login(self, username, error.code, error.message)
                 self.closing = True
                 return
+            # the account's state (lock, expiry, REQUIRE SSL, max_user_connections,
+            # the database's privilege): server/session.py, which owns the login's identity
+            refusal = self.session.admit(user, host, is_secure(self))
+            if refusal is not None:
+                await self.write_error(refusal)
+                self.session.audit_login(self, username, refusal.code, refusal.message)
+                self.closing = True
+                return
             self.session.username = decision.authenticated_as
             runner = getattr(self.session, "runner", None)
             if runner is not None:  # COM_CHANGE_USER on an open session
@@ -319,11 +328,15 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             await self.stream.write(self.ok())
             self.session.audit_login(self, username)
         else:
+            self.session.login_failed(user)
             await self._access_denied(username, info.data)
 
-    async def _access_denied(self, username: str, auth_response: bytes) -> None:
+    def peer_host(self) -> str:
         peer = self.stream.writer.get_extra_info("peername")
-        host = peer[0] if isinstance(peer, tuple) else "localhost"
+        return peer[0] if isinstance(peer, tuple) else "localhost"
+
+    async def _access_denied(self, username: str, auth_response: bytes) -> None:
+        host = self.peer_host()
         using = "YES" if auth_response else "NO"
         message = f"Access denied for user '{username}'@'{host}' (using password: {using})"
         await self.stream.write(error_packet(

@@ -1,5 +1,7 @@
 """HTTP listener (Doris FE http_port, 8030): health, bootstrap and Prometheus metrics.
 
+Every endpoint but `/metrics` (open in Doris too) takes HTTP basic auth against the MySQL
+port's accounts; admin routes need ADMIN_PRIV (server/privileges/http_auth.py).
 Runs on the same event loop as the MySQL listener (aiohttp, a well-kept HTTP server, rather
 than a hand-written one). Stream Load (`PUT /api/{db}/{table}/_stream_load`) and the REST admin
 endpoints arrive with the loading and operations issues; this module is where they go. The
@@ -16,6 +18,8 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from server import compaction_api
+from server.privileges.http_auth import auth_middleware, requires
+from server.privileges.model import ADMIN
 from storage.group_commit import committer_for
 
 if TYPE_CHECKING:
@@ -68,18 +72,20 @@ def build_app(server: ShaleServer) -> web.Application:
         lines += await asyncio.to_thread(compaction_api.metric_lines, server.engine)
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
 
+    @requires(ADMIN)
     async def colocate(_: web.Request) -> web.Response:
         """GET /api/colocate: the colocate groups (Doris ColocateMetaService)."""
-        from sql.show import show_colocation_groups  # noqa: PLC0415
+        from sql.show import show_colocation_groups
 
         r = show_colocation_groups(server.engine.catalog)
         return web.json_response({"msg": "success", "code": 0,
                                   "data": [dict(zip(r.names, row)) for row in r.rows], "count": 0})
 
+    @requires(ADMIN)
     async def group_stable(request: web.Request) -> web.Response:
         """POST marks a group stable, DELETE unstable: ?db_id=..&group_id=.."""
-        from sql.ddl_ops import set_group_stable  # noqa: PLC0415
-        from storage.errors import ShaleError  # noqa: PLC0415
+        from sql.ddl_ops import set_group_stable
+        from storage.errors import ShaleError
 
         try:
             db_id, group_id = int(request.query["db_id"]), int(request.query["group_id"])
@@ -89,10 +95,11 @@ def build_app(server: ShaleServer) -> web.Application:
             return web.json_response({"msg": msg, "code": 1, "data": None, "count": 0}, status=400)
         return web.json_response({"msg": "success", "code": 0, "data": None, "count": 0})
 
+    @requires(ADMIN)
     async def debug_point(request: web.Request) -> web.Response:
         """POST /api/debug_point/add/<name>[?execute=n] | remove/<name> | clear (Doris' FE debug
         points; a test hook: storage/faults.py)."""
-        from storage import faults  # noqa: PLC0415
+        from storage import faults
 
         if not faults.debug_points_enabled():
             return web.json_response({"msg": "Disable debug points. please check "
@@ -115,7 +122,8 @@ def build_app(server: ShaleServer) -> web.Application:
         return web.Response(status=404, text=json.dumps({"status": "FAILED", "msg": f"no such API: {request.path}"}),
                             content_type="application/json")
 
-    app = web.Application()
+    # every route but /metrics needs HTTP basic auth (server/privileges/http_auth.py)
+    app = web.Application(middlewares=[auth_middleware(server.privileges)])
     app.router.add_get("/api/health", health)
     app.router.add_get("/api/bootstrap", bootstrap)
     app.router.add_get("/metrics", metrics)

@@ -43,6 +43,7 @@ from server.binary_protocol import (
     read_execute,
 )
 from server.commands import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
+from server.privileges.enforce import authorize
 from server.results import ok_packet
 from sql.dialect import ShaleDoris
 from sql.errors import ErrorCode, ShaleError
@@ -156,10 +157,12 @@ def describe_result(
         return [], []
     try:
         [bound] = bind([stmt], [None] * num_params)
+        if runner.access is not None:  # no column metadata of tables the user may not read
+            authorize(runner.access, bound, runner.database)
         query = plan_select(
-            bound, runner.engine.catalog, runner.context(), sql=stmt.meta.get("sql")
+            bound, runner.visible_catalog(), runner.context(), sql=stmt.meta.get("sql")
         )
-    except Exception:  # noqa: BLE001 - describing is optional: EXECUTE reports real errors
+    except Exception:
         logger.debug("no result description at PREPARE", exc_info=True)
         return [], []
     return list(query.names), list(query.types)
@@ -298,7 +301,7 @@ class PreparedStatements:
             raise
         except ConnectionError:
             logger.info("client disconnected while receiving a result")
-        except Exception as e:  # noqa: BLE001 - never let an internal error kill the connection
+        except Exception as e:
             logger.exception("internal error executing a prepared statement")
             await self.write_error(  # type: ignore[attr-defined]
                 ShaleError(f"errCode = 2, detailMessage = Internal error: {e}")

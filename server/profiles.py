@@ -138,9 +138,12 @@ class QueryProfiles:
             with self._lock:
                 self._profiles.append(profile)
 
-    def show(self, path: str) -> tuple[list[str], list[tuple[object, ...]]]:
+    def show(self, path: str, user: str | None = None
+             ) -> tuple[list[str], list[tuple[object, ...]]]:
+        """SHOW QUERY PROFILE; `user` set = only that user's profiles (a user without
+        ADMIN_PRIV sees their own, as in Doris)."""
         with self._lock:
-            profiles = list(self._profiles)
+            profiles = [p for p in self._profiles if user is None or p.user == user]
         key = path.strip("/")
         if not key:
             rows = [

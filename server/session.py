@@ -26,7 +26,6 @@ from mysql_mimic.session import Session
 from sqlglot import expressions as exp
 
 from server import tls
-from server.auth import run_user_statement
 from server.commands import (
     OkOutcome,
     Outcome,
@@ -36,11 +35,15 @@ from server.commands import (
     TextOutcome,
     insert_ok,
 )
+from server.privileges import Access
+from server.privileges.enforce import authorize, may_manage_sessions
+from server.privileges.model import Identity
+from server.privileges.statements import is_account_statement, seconds_until_expiry
 from server.results import mysql_column_type
 from server.statement_audit import StatementAudit, audit_login
 from server.variables import SessionVariables
 from sql.dialect import SqlSyntaxError, parse
-from sql.errors import ErrorCode, ShaleError
+from sql.errors import DorisError, ErrorCode, ShaleError
 from sql.information_schema import is_information_schema, virtual_table
 from storage.batch import Batch
 from storage.catalog.meta import ColumnMeta
@@ -59,9 +62,80 @@ class ShaleSession(Session):
         # Where the current statement (and the result it streams) runs: the query pool, or the
         # session pool for statements that read no table (`reads_no_table`).
         self.pool: Executor = server.pool
+        # The account this login matched ('name'@'host-pattern') and where it came from; set
+        # by `admit` after the password check.
+        # Until a login is admitted the session is nobody, who holds no privilege (fail closed).
+        self.identity = Identity("", "")
+        self.client_ip = "127.0.0.1"
+        self.logged_in = False
         # The audit log's view of this session's statements (server/statement_audit.py).
         self.statement_audit = StatementAudit(server)
         self.opened = time.monotonic()
+
+    @property
+    def access(self) -> Access:
+        """Who runs the next statement; grants are read live, so a GRANT or REVOKE from
+        another session applies from this session's next statement."""
+        return Access(self.server.privileges, self.identity, self.client_ip)
+
+    def admit(self, user: Any, host: str, secure: bool) -> ShaleError | None:
+        """After a correct password: the account's lock, password expiry, REQUIRE SSL,
+        max_user_connections and (for a database named at connect) its privilege. None
+        admits the login and makes it this session's identity."""
+        account = getattr(user, "account", None)
+        if account is None:
+            return None
+        ident = Identity(account.name, account.host)
+        manager = self.server.privileges
+        now = time.time()
+        if account.locked_until == -1 or account.locked_until > now:
+            # Doris' text (ErrorCode 3955), then how to lift it
+            lock = "unbounded" if account.password_lock_seconds < 0 else str(
+                account.password_lock_seconds)
+            left = "unbounded" if account.locked_until == -1 else str(
+                int(account.locked_until - now))
+            return ShaleError(
+                f"Access denied for user '{account.name}'@'{host}'. Account is blocked for "
+                f"{lock} second(s) ({left} second(s) remaining) due to "
+                f"{account.failed_login_attempts} consecutive failed logins. An administrator "
+                f"unlocks it with ALTER USER '{account.name}'@'{account.host}' ACCOUNT_UNLOCK",
+                ErrorCode.ACCOUNT_LOCKED)
+        left_s = seconds_until_expiry(
+            account, int(self.server.global_vars.get_variable("default_password_lifetime")))
+        if left_s is not None and left_s <= 0:
+            return ShaleError(
+                "Your password has expired. To log in you must change it using a client that "
+                "supports expired passwords.", ErrorCode.PASSWORD_EXPIRED)
+        if account.require_ssl and not secure:
+            return ShaleError(
+                f"Access denied for user '{account.name}'@'{host}': the account requires "
+                "SSL (REQUIRE SSL); connect with TLS (mariadb --ssl, pymysql ssl=...)",
+                ErrorCode.ACCESS_DENIED)
+        open_sessions = sum(1 for s in self.server.sessions()
+                            if s is not self and getattr(s, "logged_in", False)
+                            and getattr(s, "identity", None) == ident)
+        if open_sessions >= account.max_user_connections:
+            return ShaleError(f"User {account.name} already has more than "
+                              "'max_user_connections' active connections",
+                              ErrorCode.TOO_MANY_USER_CONNECTIONS)
+        access = Access(manager, ident, host)
+        if self.database and self.database.lower() != "information_schema" and (
+            self.server.database_exists(self.database)
+            and not manager.can_see_database(ident, self.database)
+        ):
+            return DorisError(f"Access denied for user {ident} to database '{self.database}'",
+                              ErrorCode.DBACCESS_DENIED)
+        manager.login_succeeded(account)
+        self.identity, self.client_ip = access.identity, host
+        self.logged_in = True
+        if self.runner is not None:
+            self.runner.access = access
+        return None
+
+    def login_failed(self, user: Any) -> None:
+        account = getattr(user, "account", None)
+        if account is not None:
+            self.server.privileges.login_failed(account)
 
     async def init(self, connection: Any) -> None:
         await super().init(connection)
@@ -73,6 +147,7 @@ class ShaleSession(Session):
         )
         self.runner.user = str(self.variables.get("external_user") or "root")
         self.runner.status_rows = lambda: list(tls.status_rows(connection))
+        self.runner.access = self.access  # every statement of this session is checked
         self.server.stats.connections_total += 1
 
     def _set_database(self, name: str | None) -> None:
@@ -110,9 +185,14 @@ class ShaleSession(Session):
     async def _run_sql(self, sql: str) -> Outcome:
         """CREATE/DROP USER and INSERT VALUES statements the fast path recognises skip the parser."""
         assert self.runner is not None
-        if run_user_statement(self.server.users, sql):  # CREATE/DROP USER (server/auth.py)
+        if is_account_statement(sql):  # CREATE USER, GRANT, ... (server/privileges/statements.py)
             self.server.stats.queries_total += 1
-            return OkOutcome()
+            self.runner.begin_statement(sql[:200])
+            self.pool = self.server.session_pool
+            result = await self.in_worker(self.server.account_statements.run, self.access, sql)
+            if result.names is None:
+                return OkOutcome()
+            return TextOutcome(result.names, result.rows or [])
         if sql.lstrip()[:6].upper() == "INSERT":  # INSERT VALUES fast path, else parse below
             self.runner.begin_statement(sql[:200])
             self.pool = self.server.pool
@@ -168,6 +248,9 @@ class ShaleSession(Session):
             vt = virtual_table(name)
             if vt is not None:
                 return SimpleNamespace(name=vt.name, columns=[ColumnMeta(n, t) for n, t in vt.columns])
+        if self.runner.access is not None:  # the columns are DESC's: any privilege on it
+            authorize(self.runner.access, exp.Describe(this=exp.table_(name, self.database)),
+                      self.database)
         return self.runner._metadata_table(exp.to_identifier(name), self.database)
 
     def statement_done(self) -> None:
@@ -190,6 +273,11 @@ class ShaleSession(Session):
             raise ShaleError(f"Invalid KILL connection ID: {stmt.this.name}", ErrorCode.PARSE_ERROR) from None
         if not self.server.control.has(target):
             raise ShaleError(f"Unknown thread id: {target}", ErrorCode.NO_SUCH_THREAD)
+        other = self.server.session_of(target)
+        if getattr(other, "identity", None) != self.identity and not may_manage_sessions(
+            self.access
+        ):
+            raise DorisError(f"You are not owner of thread {target}", ErrorCode.KILL_DENIED)
         await self.server.control.kill(target, KillKind.QUERY if kind == "QUERY" else KillKind.CONNECTION)
 
     # mysql-mimic's own entry point (COM_FIELD_LIST): materialised results.

@@ -123,6 +123,10 @@ VARIABLES: dict[str, Schema] = {
     "version": (to_str, SERVER_VERSION, False),
     "version_comment": (to_str, VERSION_COMMENT, False),
     "wait_timeout": (to_int, 28800, True),
+    # --- Doris password policy defaults (GlobalVariable; PASSWORD_HISTORY / PASSWORD_EXPIRE
+    # DEFAULT of an account use them; 0 = off) ---
+    "password_history": (to_int, 0, True),
+    "default_password_lifetime": (to_int, 0, True),
     # --- Doris execution ---
     "query_timeout": (to_int, 900, True),
     # Doris GlobalVariable: statements longer than this (UTF-8 bytes) are cut in the audit log.

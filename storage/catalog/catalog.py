@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from storage.catalog.meta import (
@@ -22,16 +22,18 @@ from storage.catalog.meta import (
     DatabaseMeta,
     MaterializedIndexMeta,
     PartitionMeta,
+    RoleMeta,
     RowsetMeta,
     TableMeta,
     TabletMeta,
     TxnMeta,
+    UserMeta,
 )
 from storage.catalog.repository import KINDS, CatalogRepository, Mutation, identity
 
 # Order in which puts reach memory: children before the things that make them visible.
 _APPLY_ORDER = ("rowset", "tablet", "index", "colocate", "backend", "db", "table", "partition",
-                "txn", "alter_job")
+                "txn", "alter_job", "user", "role")
 
 
 class Catalog:
@@ -192,6 +194,13 @@ class Catalog:
 
     def all_rowsets(self) -> list[RowsetMeta]:
         return list(self._objects["rowset"].values())
+
+    def users(self) -> list[UserMeta]:
+        """Every user identity (server/privileges/ owns what they mean)."""
+        return list(self._objects["user"].values())
+
+    def roles(self) -> list[RoleMeta]:
+        return list(self._objects["role"].values())
 
     def tables_in_group(self, group_id: int) -> list[TableMeta]:
         return [t for t in self._objects["table"].values() if t.colocate_group_id == group_id]

@@ -37,7 +37,7 @@ def dumps(value: Any) -> str:
 
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    import storage.catalog.meta as meta  # noqa: PLC0415 - resolve forward refs in meta's namespace
+    from storage.catalog import meta
 
     return typing.get_type_hints(cls, vars(meta))
 

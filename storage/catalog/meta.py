@@ -320,3 +320,51 @@ class TableMeta:
         props = dict(self.properties)
         props.update(updates)
         return replace(self, properties=tuple(props.items()))
+
+
+# ---- accounts and privileges (server/privileges/ owns their meaning) ------------------------
+@dataclass(frozen=True, slots=True)
+class GrantMeta:
+    """Privileges on one resource pattern: `ctl.db.tbl` with `*` for "every" (Doris'
+    TablePattern), privilege names as Doris spells them (`SELECT_PRIV`, ...)."""
+
+    ctl: str
+    db: str
+    tbl: str
+    privileges: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UserMeta:
+    """One user identity `'name'@'host'` (Doris' UserIdentity + its password and properties).
+    `ident` is `name@host`, the repository key."""
+
+    ident: str
+    name: str
+    host: str
+    plugin: str = "mysql_native_password"
+    native_hash: str = ""  # hex SHA1(SHA1(password)); "" = empty password
+    sha2_salt: str = ""
+    sha2_hash: str = ""
+    roles: tuple[str, ...] = ()
+    grants: tuple[GrantMeta, ...] = ()
+    comment: str = ""
+    require_ssl: bool = False
+    # password policy (Doris PasswordPolicy); -1 = DEFAULT/unset, 0 = NEVER/off
+    failed_login_attempts: int = 0
+    password_lock_seconds: int = 0  # -1 = UNBOUNDED
+    password_expire_days: int = -1  # -1 = DEFAULT (global default_password_lifetime), 0 = NEVER
+    password_history: int = -1  # -1 = DEFAULT (global password_history)
+    password_changed_at: float = 0.0
+    password_hash_history: tuple[str, ...] = ()
+    locked_until: float = 0.0  # epoch seconds; -1 = until unlocked by ALTER USER
+    max_user_connections: int = 100  # Doris' default user property
+
+
+@dataclass(frozen=True, slots=True)
+class RoleMeta:
+    """A role (Doris' Role): a name and its grants."""
+
+    name: str
+    grants: tuple[GrantMeta, ...] = ()
+    comment: str = ""

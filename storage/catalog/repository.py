@@ -23,10 +23,12 @@ from storage.catalog.meta import (
     DatabaseMeta,
     MaterializedIndexMeta,
     PartitionMeta,
+    RoleMeta,
     RowsetMeta,
     TableMeta,
     TabletMeta,
     TxnMeta,
+    UserMeta,
 )
 
 # class -> (kind, id attribute, parent attribute or None)
@@ -41,6 +43,8 @@ KINDS: dict[type, tuple[str, str, str | None]] = {
     ColocateGroup: ("colocate", "group_id", "db_id"),
     TxnMeta: ("txn", "txn_id", "db_id"),
     AlterJobMeta: ("alter_job", "job_id", "db_id"),
+    UserMeta: ("user", "ident", None),
+    RoleMeta: ("role", "name", None),
 }
 CLASS_OF_KIND = {kind: cls for cls, (kind, _, _) in KINDS.items()}
 

@@ -98,7 +98,7 @@ def test_tls_switched_off_is_not_offered_and_ssl_request_is_refused(limited) -> 
 
 def test_https_with_the_configured_certificate(limited) -> None:
     proc = subprocess.run(
-        ["curl", "-sS", "-k", "-w", "\n%{http_code}",
+        ["curl", "-sS", "-k", "-u", "root:", "-w", "\n%{http_code}",
          f"https://127.0.0.1:{limited.http_port}/api/health"],
         capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 0, proc.stderr

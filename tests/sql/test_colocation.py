@@ -10,6 +10,7 @@ import urllib.request
 
 import pymysql
 import pytest
+from support.http import authorized
 
 GROUP_COLUMNS = [
     "GroupId",
@@ -130,13 +131,13 @@ def test_group_stable_switch(server, db_conn) -> None:
         f"http://127.0.0.1:{server.http_port}/api/colocate/group_stable"
         f"?db_id={db_id}&group_id={group_id}"
     )
-    req = urllib.request.Request(url, method="DELETE")
+    req = authorized(url, method="DELETE")
     with urllib.request.urlopen(req) as resp:
         assert json.loads(resp.read())["msg"] == "success"
     assert _my_group(cur, "t1")["IsStable"] == "false"
-    with urllib.request.urlopen(f"http://127.0.0.1:{server.http_port}/api/colocate") as resp:
+    with urllib.request.urlopen(authorized(f"http://127.0.0.1:{server.http_port}/api/colocate")) as resp:
         listed = {x["GroupId"]: x for x in json.loads(resp.read())["data"]}
     assert listed[g["GroupId"]]["IsStable"] == "false"
-    with urllib.request.urlopen(urllib.request.Request(url, method="POST")) as resp:
+    with urllib.request.urlopen(authorized(url, method="POST")) as resp:
         assert json.loads(resp.read())["code"] == 0
     assert _my_group(cur, "t1")["IsStable"] == "true"

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import unique_db_name
 from support.server import ServerProcess
+from support.http import authorized
 
 # `[2-2] 1 DATA NONOVERLAPPING <rowset id> 1.05 KB` (size `0` for the empty [0-1])
 ROWSET_RE = re.compile(r"^\[(\d+)-(\d+)\] (\d+) (DATA|DELETE) (NONOVERLAPPING|OVERLAPPING) "
@@ -62,7 +63,7 @@ def conn(srv: ServerProcess, db: str):
 
 
 def http(srv: ServerProcess, method: str, path: str) -> tuple[int, str]:
-    req = urllib.request.Request(f"http://127.0.0.1:{srv.http_port}{path}", method=method)
+    req = authorized(f"http://127.0.0.1:{srv.http_port}{path}", method=method)
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
             return resp.status, resp.read().decode()

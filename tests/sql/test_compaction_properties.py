@@ -30,6 +30,7 @@ import duckdb
 import pytest
 from support.rows import normalize_rows
 from support.seeds import property_seeds
+from support.http import authorized
 from test_rollup_properties import (
     Model,
     _duck_table,
@@ -54,8 +55,8 @@ def _twin(m: Model) -> Model:
 
 
 def _idle(http_port: int) -> bool:
-    body = json.loads(urllib.request.urlopen(
-        f"http://127.0.0.1:{http_port}/api/compaction/run_status", timeout=30).read())
+    body = json.loads(urllib.request.urlopen(authorized(
+        f"http://127.0.0.1:{http_port}/api/compaction/run_status"), timeout=30).read())
     return not [t for v in body.values() if isinstance(v, dict) for ts in v.values() for t in ts]
 
 

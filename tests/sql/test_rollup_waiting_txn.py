@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from support.server import ServerProcess
+from support.http import authorized
 
 DEBUG = {"SHALEDB_ENABLE_DEBUG_POINTS": "1"}
 DDL = """CREATE TABLE t (k1 INT, k2 INT, s BIGINT SUM, mx INT MAX) AGGREGATE KEY(k1, k2)
@@ -30,7 +31,7 @@ DDL = """CREATE TABLE t (k1 INT, k2 INT, s BIGINT SUM, mx INT MAX) AGGREGATE KEY
 
 def _debug_point(srv: ServerProcess, op: str, name: str = "load_before_publish",
                  query: str = "") -> None:
-    req = urllib.request.Request(
+    req = authorized(
         f"http://127.0.0.1:{srv.http_port}/api/debug_point/{op}/{name}{query}", method="POST")
     with urllib.request.urlopen(req, timeout=30) as resp:
         assert resp.status == 200
