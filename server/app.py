@@ -23,7 +23,7 @@ from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
 from mysql_mimic.control import LocalControl
 from mysql_mimic.types import Capabilities
 
-from server import tls
+from server import text_encoding, tls
 from server.audit import AuditLog
 from server.auth import ShaleIdentityProvider
 from server.config import Config
@@ -89,6 +89,9 @@ class ShaleServer:
         SEGMENT_META_CACHE.resize(
             config.segment_cache_capacity,
             physical_memory() * max(0, config.segment_cache_memory_percentage) // 100)
+        # the result encoder's numba kernels loaded now, not by the first client's first result
+        # (server/text_encoding.py warm_up: Connector/J gives connect-time statements 500 ms)
+        text_encoding.warm_up()
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
         self.global_vars = GlobalVariables()

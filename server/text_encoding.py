@@ -21,7 +21,7 @@ import numpy as np
 from server import float_kernels, kernels
 from server.results import format_column, lenenc_int
 from storage.batch import Batch, Column
-from storage.types import TypeKind, format_float
+from storage.types import TypeKind, format_float, parse_type
 
 _INT_KINDS = frozenset({
     TypeKind.BOOLEAN, TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT,
@@ -158,3 +158,25 @@ def encode_batch(batch: Batch, seq: int) -> tuple[list[Chunk], int]:
             chunks.append(framed)
         start = row + 1
     return chunks, seq
+
+
+# One column of every kind the encoder has a kernel for (DECIMAL(10, 2) is int64-unscaled).
+_WARM_UP_VALUES = (("BIGINT", "7"), ("DECIMAL(10, 2)", "1.25"), ("DATE", "2024-03-15"),
+                   ("DATETIME", "2024-03-15 10:11:12"), ("DOUBLE", "0.1"), ("FLOAT", "0.5"),
+                   ("VARCHAR(8)", "x"))
+
+
+def warm_up() -> None:
+    """Encode one two-row batch (a value and a NULL) of every kernel-encoded type, so that every
+    encoding kernel is loaded before the server accepts connections.
+
+    A numba kernel's first call in a process loads it from numba's cache (initialising LLVM on
+    the very first one), ~0.5-1 s in all; compiling it on a fresh install takes seconds more
+    and holds the GIL. Without this, the first result a new server sends (a driver's
+    connect-time `SELECT @@max_allowed_packet, ...`) paid that, past Connector/J's 500 ms for
+    its connect-time statements ("could not load system variables")."""
+    columns = []
+    for i, (type_text, value) in enumerate(_WARM_UP_VALUES):
+        dtype = parse_type(type_text)
+        columns.append((f"c{i}", Column.from_physical(dtype, [dtype.to_physical(value), None])))
+    encode_batch(Batch.of(columns), 0)

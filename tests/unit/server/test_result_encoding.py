@@ -8,6 +8,9 @@ per-row path (`server.results.encode_rows`) framed by a reference packet writer.
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -313,3 +316,22 @@ def test_double_fallback_values_match_format_float() -> None:
     batch = Batch(("d",), (Column.from_physical(DOUBLE, values),))
     chunks, seq = encode_batch(batch, 9)
     assert (joined(chunks), seq) == ref_frame(encode_rows(batch), 9)
+
+
+def test_warm_up_loads_every_encoding_kernel() -> None:
+    """A fresh process: after warm_up (called by the server before it listens) no encoding
+    kernel is left to load on a client's first result."""
+    probe = (
+        "from server import float_kernels, kernels, text_encoding\n"
+        "names = ['int_text', 'decimal_text', 'date_text', 'datetime_text', 'payload_lengths',"
+        " 'frame_rows']\n"
+        "dispatchers = [getattr(kernels, n) for n in names]"
+        " + [float_kernels.double_text, float_kernels.float_text]\n"
+        "assert not any(d.signatures for d in dispatchers)\n"
+        "text_encoding.warm_up()\n"
+        "print(sorted(d.__name__ for d in dispatchers if not d.signatures))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=300, check=False, cwd=Path(__file__).resolve().parents[3])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
