@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import duckdb
+from support.duck import insert_rows
 from support.rows import normalize_rows
 
 INSERTS = 5000
@@ -55,7 +56,7 @@ def test_5000_single_row_inserts_stay_bounded(server, make_db) -> None:
 
     duck = duckdb.connect()
     duck.execute("CREATE TABLE t (k INTEGER, v BIGINT, s VARCHAR)")
-    duck.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+    insert_rows(duck, "t", rows)
     for sql in ("SELECT k, v, s FROM t",
                 "SELECT count(*), sum(v), count(DISTINCT s) FROM t",
                 "SELECT s, count(*), max(k) FROM t WHERE k % 5 = 1 GROUP BY s"):

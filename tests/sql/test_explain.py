@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
+from support.duck import insert_rows
 from support.server import ServerProcess
 
 GOLDEN = Path(__file__).parent / "explain_golden"
@@ -83,7 +83,7 @@ def explain_server(tmp_path_factory):  # type: ignore[no-untyped-def]
     duck.execute("CREATE TABLE big (k INT, id INT, amount BIGINT)")
     duck.execute("CREATE TABLE small (sid INT, name VARCHAR)")
     for table, rows in (("t1", T1), ("t2", T2), ("big", BIG), ("small", SMALL)):
-        duck.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+        insert_rows(duck, table, rows)
     yield conn, duck
     conn.close()
     srv.stop()

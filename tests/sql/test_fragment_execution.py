@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import duckdb
+from support.duck import insert_rows
 
 ROWS = 120_000  # above executor.coordinator.SMALL_FRAGMENT_ROWS: one instance per backend
 
@@ -35,8 +36,8 @@ def _setup(cur) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
     duck = duckdb.connect()
     duck.execute("CREATE TABLE f (k INT, g INT, v BIGINT)")
     duck.execute("CREATE TABLE d (k INT, name VARCHAR)")
-    duck.executemany("INSERT INTO f VALUES (?, ?, ?)", f_rows)
-    duck.executemany("INSERT INTO d VALUES (?, ?)", d_rows)
+    insert_rows(duck, "f", f_rows)
+    insert_rows(duck, "d", d_rows)
     return duck
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import duckdb
 import pytest
+from support.duck import insert_rows
 from support.rows import normalize_rows
 from support.seeds import property_seeds
 
@@ -183,7 +184,7 @@ def create_tables(cur, duck: duckdb.DuckDBPyConnection, db: str, rnd: random.Ran
                         + ", ".join("(" + ", ".join(_literal(x) for x in r) + ")" for r in rows))
         logical += list(merged.values())
         if logical:
-            duck.executemany(f"INSERT INTO {t.name} VALUES (?, ?, ?, ?, ?, ?)", logical)
+            insert_rows(duck, t.name, logical)
 
 
 # ---- queries ---------------------------------------------------------------------------------
@@ -418,7 +419,7 @@ def _small_group(cur, db: str, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyC
         duck.execute(f"CREATE TABLE {name} (id INT, v INT)")
         cur.execute(f"INSERT INTO {name} VALUES "
                     + ", ".join("(" + ", ".join(_literal(x) for x in r) + ")" for r in rows))
-        duck.executemany(f"INSERT INTO {name} VALUES (?, ?)", rows)
+        insert_rows(duck, name, rows)
     return duck
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import duckdb
+from support.duck import insert_rows
 from support.rows import normalize_rows
 
 FILTERS = [
@@ -62,7 +63,7 @@ def test_random_queries_equal_with_and_without_planner_rules(db_conn) -> None:
             "INSERT INTO fact VALUES "
             + ", ".join(f"('{a}', {b}, '{c}', {d}, {e}, {f})" for a, b, c, d, e, f in rows)
         )
-        duck.executemany("INSERT INTO raw VALUES (?, ?, ?, ?, ?, ?)", rows)
+        insert_rows(duck, "raw", rows)
     duck.execute(
         "CREATE VIEW fact AS SELECT dt, k, city, sum(s) AS s, max(mx) AS mx, "
         "min(mn) AS mn FROM raw GROUP BY dt, k, city"
@@ -113,7 +114,7 @@ def test_multi_column_range_pruning_over_the_wire(db_conn) -> None:
     cur.execute("INSERT INTO m3 VALUES " + ", ".join(f"({a}, {b}, '{c}', {v})" for a, b, c, v in rows))
     duck = duckdb.connect()
     duck.execute("CREATE TABLE m3 (a INT, b INT, c DATE, v BIGINT)")
-    duck.executemany("INSERT INTO m3 VALUES (?, ?, ?, ?)", rows)
+    insert_rows(duck, "m3", rows)
 
     def partitions(where: str) -> str:
         cur.execute("SET disable_nereids_rules = ''")

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 import pytest
+from support.duck import insert_rows
 from support.rows import normalize_rows
 from support.seeds import property_seeds
 
@@ -353,8 +354,7 @@ def _duck_table(duck: duckdb.DuckDBPyConnection, m: Model) -> None:
                  + ", ".join(f"{c.name} {c.duck}" for c in m.columns) + ")")
     rows = m.logical_rows()
     if rows:
-        duck.executemany(f"INSERT INTO {m.name} VALUES ({', '.join('?' * len(m.columns))})",
-                         rows)
+        insert_rows(duck, m.name, rows)
 
 
 def _run_seed(server, db: str, seed: int) -> collections.Counter:
@@ -379,7 +379,7 @@ def _run_seed(server, db: str, seed: int) -> collections.Counter:
         cur.execute("INSERT INTO dim VALUES "
                     + ", ".join(f"({_literal(a)}, '{b}')" for a, b in dim_rows))
         duck.execute("CREATE TABLE dim (k1 INTEGER, name VARCHAR)")
-        duck.executemany("INSERT INTO dim VALUES (?, ?)", dim_rows)
+        insert_rows(duck, "dim", dim_rows)
         log: list[str] = []  # the statements so far, for the failure message
         for round_ in range(ROUNDS):
             for m in models:

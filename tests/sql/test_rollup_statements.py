@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 import pymysql
 import pytest
+from support.duck import insert_rows
 from support.server import ServerProcess
 
 JOB_COLUMNS = [
@@ -87,7 +88,7 @@ def _load(cur, duck, rnd: random.Random, n: int = 200) -> None:
         "INSERT INTO sales VALUES "
         + ", ".join(f"({a}, {b}, '{c}', {d}, {e}, {f})" for a, b, c, d, e, f in rows)
     )
-    duck.executemany("INSERT INTO raw VALUES (?, ?, ?, ?, ?, ?)", rows)
+    insert_rows(duck, "raw", rows)
 
 
 def _duck() -> duckdb.DuckDBPyConnection:
@@ -350,7 +351,7 @@ def test_truncate_and_drop_while_jobs_run(tmp_path: Path) -> None:
             duck.execute("DELETE FROM raw")
             cur.execute("SELECT k1, k2, city, s, mx, mn FROM sales")
             kept = cur.fetchall()
-            duck.executemany("INSERT INTO raw VALUES (?, ?, ?, ?, ?, ?)", kept)
+            insert_rows(duck, "raw", kept)
             _load(cur, duck, rnd, 60)
             cur.execute("DROP TABLE gone")
     finally:

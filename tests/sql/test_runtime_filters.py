@@ -9,8 +9,8 @@ import random
 
 import duckdb
 import pytest
-
 from conftest import unique_db_name
+from support.duck import insert_rows
 from test_query_profile import _profile
 
 
@@ -37,9 +37,9 @@ def star(server):  # type: ignore[no-untyped-def]
                                                         for k, n, y in dims))
     duck = duckdb.connect()
     duck.execute("CREATE TABLE fact (f_date INT, f_dim INT, f_opt INT, v INT)")
-    duck.executemany("INSERT INTO fact VALUES (?, ?, ?, ?)", fact)
+    insert_rows(duck, "fact", fact)
     duck.execute("CREATE TABLE dim (k INT, name VARCHAR, year INT)")
-    duck.executemany("INSERT INTO dim VALUES (?, ?, ?)", dims)
+    insert_rows(duck, "dim", dims)
     yield conn, duck
     with conn.cursor() as cur:
         cur.execute(f"DROP DATABASE {db}")

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from inprocess import InProcess
+from support.duck import insert_rows
 
 from storage.batch import Column
 from storage.distribution import bucket_of_rows
@@ -51,9 +52,9 @@ def db(
     p.run("INSERT INTO l VALUES " + ", ".join(f"({k}, '{c}', {v})" for k, c, v in rows_l))
     duck = duckdb.connect()
     duck.execute("CREATE TABLE r (k INT, dt DATE, v BIGINT)")
-    duck.executemany("INSERT INTO r VALUES (?, ?, ?)", rows_r)
+    insert_rows(duck, "r", rows_r)
     duck.execute("CREATE TABLE l (k INT, city VARCHAR, v BIGINT)")
-    duck.executemany("INSERT INTO l VALUES (?, ?, ?)", rows_l)
+    insert_rows(duck, "l", rows_l)
     yield p, duck
     p.close()
 
@@ -212,7 +213,7 @@ def ym(
     p.run("INSERT INTO ym VALUES " + ", ".join(f"({a}, {b}, {c})" for a, b, c in rows))
     duck = duckdb.connect()
     duck.execute("CREATE TABLE ym (y INT, m INT, v BIGINT)")
-    duck.executemany("INSERT INTO ym VALUES (?, ?, ?)", rows)
+    insert_rows(duck, "ym", rows)
     yield p, duck
     p.close()
 
@@ -310,7 +311,7 @@ def t3(
         "(" + ", ".join("NULL" if x is None else str(x) for x in r) + ")" for r in rows))
     duck = duckdb.connect()
     duck.execute("CREATE TABLE t3 (a INT, b INT, c INT, v BIGINT)")
-    duck.executemany("INSERT INTO t3 VALUES (?, ?, ?, ?)", rows)
+    insert_rows(duck, "t3", rows)
     yield p, duck
     p.close()
 
@@ -422,7 +423,7 @@ def l2(
     p.run("INSERT INTO l2 VALUES " + ", ".join(f"({k}, '{c}', {v})" for k, c, v in rows))
     duck = duckdb.connect()
     duck.execute("CREATE TABLE l2 (k INT, city VARCHAR, v BIGINT)")
-    duck.executemany("INSERT INTO l2 VALUES (?, ?, ?)", rows)
+    insert_rows(duck, "l2", rows)
     yield p, duck
     p.close()
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from inprocess import InProcess
+from support.duck import insert_rows
 
 OFF = frozenset({"choose_rollup"})
 
@@ -185,7 +186,7 @@ def agg(
         values = ", ".join(f"({a}, {b}, '{c}', {d}, {e}, {f})" for a, b, c, d, e, f in rows)
         p.run(f"INSERT INTO a VALUES {values}")
         p.run(f"INSERT INTO u VALUES {values}")
-        duck.executemany("INSERT INTO raw VALUES (?, ?, ?, ?, ?, ?)", rows)
+        insert_rows(duck, "raw", rows)
     duck.execute(
         "CREATE TABLE a AS SELECT k1, k2, k3, sum(s) AS s, max(mx) AS mx, min(mn) AS mn "
         "FROM raw GROUP BY k1, k2, k3"
@@ -287,7 +288,7 @@ def dims(agg) -> tuple[InProcess, duckdb.DuckDBPyConnection]:
         DISTRIBUTED BY HASH(id) BUCKETS 2""")
     p.run("INSERT INTO dm VALUES " + ", ".join(f"({a}, '{b}', {c})" for a, b, c in rows))
     duck.execute("CREATE TABLE dm (id INT, name VARCHAR, w INT)")
-    duck.executemany("INSERT INTO dm VALUES (?, ?, ?)", rows)
+    insert_rows(duck, "dm", rows)
     return p, duck
 
 
