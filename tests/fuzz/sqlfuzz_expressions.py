@@ -154,8 +154,29 @@ class ExprGen:
             return Expr(f"CASE WHEN {cond.doris} THEN {a.doris} ELSE {b.doris} END",
                         f"CASE WHEN {cond.duck} THEN {a.duck} ELSE {b.duck} END", t)
         if r == 2:
-            return binary(self.expr(scope, t, depth), self.expr(scope, t, depth),
-                          "coalesce({a}, {b})", None, t)
+            a, b = self.expr(scope, t, depth), self.expr(scope, t, depth)
+            form = self.d.int(0, 5)
+            if form == 1:
+                return binary(a, b, "ifnull({a}, {b})", None, t)
+            if form == 2:
+                return binary(a, b, "nullif({a}, {b})", None, t)
+            if form == 3:
+                c = self.expr(scope, "bool", depth)
+                return Expr(f"if({c.doris}, {a.doris}, {b.doris})",
+                            f"if({c.duck}, {a.duck}, {b.duck})", t)
+            if form == 4 and t != "bool":  # Doris (as MySQL): NULL if any argument is NULL
+                fn = self.d.pick(("greatest", "least"))
+                return binary(a, b, f"{fn}({{a}}, {{b}})",
+                              f"CASE WHEN {{a}} IS NULL OR {{b}} IS NULL THEN NULL "
+                              f"ELSE {fn}({{a}}, {{b}}) END", t)
+            if form == 5:  # simple CASE
+                x = self.expr(scope, t, depth)
+                w1, w2 = literal(self.d, t), literal(self.d, t)
+                return Expr(f"CASE {x.doris} WHEN {w1.doris} THEN {a.doris} WHEN {w2.doris} "
+                            f"THEN {b.doris} END",
+                            f"CASE {x.duck} WHEN {w1.duck} THEN {a.duck} WHEN {w2.duck} "
+                            f"THEN {b.duck} END", t)
+            return binary(a, b, "coalesce({a}, {b})", None, t)
         return None
 
     def _int(self, scope: Scope, depth: int) -> Expr:
@@ -163,7 +184,30 @@ class ExprGen:
         if common is not None:
             return common
         e = lambda: self.expr(scope, "int", depth)  # noqa: E731
-        r = self.d.int(0, 9)
+        r = self.d.int(0, 13)
+        if r == 10:  # Doris' DIV truncates towards zero; DuckDB's // floors
+            return binary(e(), e(), "({a} DIV {b})",
+                          "CAST(trunc({a} / NULLIF({b}, 0)) AS BIGINT)", "int")
+        if r == 11:
+            fn, duck = self.d.pick((("dayofweek", "(dayofweek({}) + 1)"),
+                                    ("weekday", "(isodow({}) - 1)"), ("quarter", None),
+                                    ("dayofyear", None)))
+            return self.expr(scope, "date", depth).map(f"{fn}({{}})",
+                                                       duck, "int")
+        if r == 12:
+            fn = self.d.pick(("hour", "minute", "second"))
+            return self.expr(scope, "ts", depth).map(f"{fn}({{}})", None, "int")
+        if r == 13:
+            pick = self.d.int(0, 2)
+            if pick == 0:  # Doris counts whole units elapsed (date_sub in DuckDB), not boundaries
+                unit = self.d.pick(("HOUR", "DAY", "MINUTE"))
+                return binary(self.expr(scope, "ts", depth), self.expr(scope, "ts", depth),
+                              f"timestampdiff({unit}, {{a}}, {{b}})",
+                              f"date_sub('{unit.lower()}', {{a}}, {{b}})", "int")
+            if pick == 1:
+                return binary(self.expr(scope, "str", depth), self.expr(scope, "str", depth),
+                              "instr({a}, {b})", None, "int")
+            return self.expr(scope, self.d.pick(NUMERIC), depth).map("sign({})", None, "int")
         if r == 0:
             return binary(e(), e(), "({a} + {b})", None, "int")
         if r == 1:
@@ -192,7 +236,11 @@ class ExprGen:
         if common is not None:
             return common
         e = lambda: self.expr(scope, "dec", depth)  # noqa: E731
-        r = self.d.int(0, 4)
+        r = self.d.int(0, 5)
+        if r == 5:
+            n = self.d.int(0, 2)
+            fn, duck = self.d.pick((("round", "round"), ("truncate", "trunc")))
+            return e().map(f"{fn}({{}}, {n})", f"{duck}({{}}, {n})")
         if r == 0:
             return binary(e(), self.expr(scope, self.d.pick(("dec", "int")), depth),
                           "({a} + {b})", None, "dec")
@@ -208,7 +256,10 @@ class ExprGen:
         common = self._common(scope, "dbl", depth)
         if common is not None:
             return common
-        r = self.d.int(0, 4)
+        r = self.d.int(0, 5)
+        if r == 5:
+            fn = self.d.pick(("floor", "ceil", "round"))
+            return self.expr(scope, "dbl", depth).map(f"{fn}({{}})")
         if r == 0:
             return binary(self.expr(scope, "dbl", depth), self.numeric(scope, depth),
                           "({a} + {b})", None, "dbl")
@@ -227,7 +278,17 @@ class ExprGen:
         if common is not None:
             return common
         e = lambda: self.expr(scope, "str", depth)  # noqa: E731
-        r = self.d.int(0, 5)
+        r = self.d.int(0, 9)
+        if r == 6:
+            n = self.d.int(0, 3)
+            return e().map(self.d.pick((f"left({{}}, {n})", f"right({{}}, {n})")))
+        if r == 7:
+            n = self.d.int(1, 4)
+            return e().map(self.d.pick((f"lpad({{}}, {n}, '*')", f"rpad({{}}, {n}, '-')")))
+        if r == 8:
+            return e().map("reverse({})")
+        if r == 9:  # concat_ws skips NULL arguments in both
+            return binary(e(), e(), "concat_ws('-', {a}, {b})", None, "str")
         if r == 0:
             return e().map(self.d.pick(("upper({})", "lower({})")))
         if r == 1:  # Doris concat is NULL on a NULL argument; DuckDB's concat skips NULLs
@@ -244,7 +305,9 @@ class ExprGen:
         common = self._common(scope, "date", depth)
         if common is not None:
             return common
-        r = self.d.int(0, 2)
+        r = self.d.int(0, 3)
+        if r == 3:
+            return self.expr(scope, "date", depth).map("last_day({})")
         if r == 0:  # a DATE stays a DATE in Doris
             n = self.d.int(-3, 3)
             return self.expr(scope, "date", depth).map(
@@ -257,6 +320,10 @@ class ExprGen:
         common = self._common(scope, "ts", depth)
         if common is not None:
             return common
+        if self.d.chance(30):
+            unit = self.d.pick(("day", "hour", "month"))
+            return self.expr(scope, "ts", depth).map(f"date_trunc({{}}, '{unit}')",
+                                                     f"date_trunc('{unit}', {{}})")
         n = self.d.int(-30, 30)
         return self.expr(scope, "ts", depth).map(
             f"date_add({{}}, INTERVAL {n} HOUR)", f"({{}} + INTERVAL ({n}) HOUR)")
@@ -310,12 +377,25 @@ class ExprGen:
     # ---- aggregates and windows ------------------------------------------------------------
     def aggregate(self, scope: Scope) -> Expr:
         """An aggregate call over depth-1 arguments; its type tag is its result's family."""
-        fn = self.d.pick(("count(*)", "sum", "min", "max", "count", "avg", "count_distinct"))
+        fn = self.d.pick(("count(*)", "sum", "min", "max", "count", "avg", "count_distinct",
+                          "sum_distinct", "stddev", "group_concat"))
         if fn == "count(*)":
             return same("count(*)", "int")
-        if fn in ("sum", "avg"):
+        if fn in ("sum", "avg", "sum_distinct"):
             x = self.numeric(scope, 1)
+            if fn == "sum_distinct":
+                fn = self.d.pick(("sum", "avg"))
+                return x.map(f"{fn}(DISTINCT {{}})", None, "dbl" if fn == "avg" else x.type)
             return x.map(f"{fn}({{}})", None, "dbl" if fn == "avg" else x.type)
+        if fn == "stddev":  # Doris' stddev / variance are the population ones
+            x = self.expr(scope, self.d.pick(("int", "dbl")), 1)
+            doris, duck = self.d.pick((("stddev", "stddev_pop"), ("variance", "var_pop"),
+                                       ("stddev_samp", None), ("var_samp", None)))
+            return x.map(f"{doris}({{}})", f"{duck or doris}({{}})", "dbl")
+        if fn == "group_concat":  # sorted, so the text is defined; ", " is Doris' separator
+            x = self.expr(scope, "str", 1)
+            return x.map("group_concat(DISTINCT {} ORDER BY {})",
+                         "string_agg(DISTINCT {}, ', ' ORDER BY {})", "str")
         x = self.any_scalar(scope, 1)
         if fn == "count":
             return x.map("count({})", None, "int")
@@ -333,33 +413,58 @@ class ExprGen:
         return a
 
     def window(self, scope: Scope) -> Expr:
-        """rank / dense_rank / an aggregate OVER (PARTITION BY .. ORDER BY ..): every choice is
-        deterministic whatever order ties come in (the default frame with ORDER BY is RANGE, so
-        peers share a value), which row_number, lag and ROWS frames are not."""
+        """A window function. Over a partial order only functions whose value is the same
+        whatever order tied rows come in: rank, dense_rank, percent_rank, cume_dist and
+        aggregates with the default frame (RANGE: peers share a value). Over a total order
+        (the ORDER BY ends with every column in scope, so only identical rows tie, and
+        swapping those changes nothing) also row_number, ntile, lag / lead, first_value /
+        last_value and ROWS frames."""
         parts = [self.leaf(scope, self.d.pick(("int", "str", "date")))
                  for _ in range(self.d.int(0, 2))]
         keys = [order_key(self.leaf(scope, self.d.pick(SCALAR_TYPES)), self.d.chance(40))
                 for _ in range(self.d.int(0, 2))]
-        fn = self.d.pick(("sum", "rank", "count(*)", "dense_rank", "min", "max", "avg", "count"))
-        if fn in ("rank", "dense_rank"):
-            if not keys:
-                keys = [order_key(self.leaf(scope, "int"), False)]
-            call = same(f"{fn}()", "int")
-        elif fn == "count(*)":
-            call = same("count(*)", "int")
-        elif fn in ("sum", "avg"):
-            x = self.numeric(scope, 1)
-            call = x.map(f"{fn}({{}})", None, "dbl" if fn == "avg" else x.type)
+        total = self.d.chance(40)
+        if total:
+            keys += [order_key(same(c, t), self.d.chance(30)) for c, t in scope]
+        frame = ""
+        r = self.d.int(0, 7)
+        if r == 0 or (r == 1 and not total):
+            fn = self.d.pick(("rank", "dense_rank", "percent_rank", "cume_dist"))
+            keys = keys or [order_key(self.leaf(scope, "int"), False)]
+            call = same(f"{fn}()", "int" if fn in ("rank", "dense_rank") else "dbl")
+        elif r == 1:
+            fn = self.d.pick(("row_number()", "ntile(3)", "lag", "lead", "first_value",
+                              "last_value"))
+            if fn in ("lag", "lead"):
+                x = self.any_scalar(scope, 0)
+                default = literal(self.d, x.type)
+                n = self.d.int(1, 2)
+                call = Expr(f"{fn}({x.doris}, {n}, {default.doris})",
+                            f"{fn}({x.duck}, {n}, {default.duck})", x.type)
+            elif fn in ("first_value", "last_value"):
+                call = self.any_scalar(scope, 0).map(f"{fn}({{}})")
+            else:
+                call = same(fn, "int")
         else:
-            x = self.any_scalar(scope, 1)
-            call = x.map(f"{fn}({{}})", None, "int" if fn == "count" else x.type)
+            call = self.aggregate(scope)
+            # ShaleDB's windows take sum / avg / min / max / count (bind_window.py); DISTINCT,
+            # group_concat, stddev and variance over a window are not supported (reported)
+            if any(w in call.doris for w in ("DISTINCT", "group_concat", "std", "var")):
+                call = same("count(*)", "int")
+            if total and self.d.chance(50):
+                lo = self.d.pick(("UNBOUNDED PRECEDING", "1 PRECEDING", "CURRENT ROW"))
+                hi = self.d.pick(("CURRENT ROW", "1 FOLLOWING", "UNBOUNDED FOLLOWING"))
+                frame = f" ROWS BETWEEN {lo} AND {hi}"
 
         def over(side: str) -> str:
             clauses = []
             if parts:
                 clauses.append("PARTITION BY " + ", ".join(getattr(p, side) for p in parts))
             if keys:
-                clauses.append("ORDER BY " + ", ".join(getattr(k, side) for k in keys))
+                clauses.append("ORDER BY " + ", ".join(getattr(k, side) for k in keys) + frame)
             return f"{getattr(call, side)} OVER ({' '.join(clauses)})"
 
+        if not keys and call.doris.split("(")[0] in ("row_number", "ntile", "lag", "lead",
+                                                     "first_value", "last_value"):
+            raise AssertionError("an order-dependent window function without ORDER BY")
         return Expr(over("doris"), over("duck"), call.type)

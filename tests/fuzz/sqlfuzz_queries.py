@@ -67,7 +67,11 @@ class QueryGen:
 
     def join(self, left: Source, depth: int) -> Source:
         right = self.derived() if depth > 0 and self.d.chance(15) else self.table()
-        kind = self.d.pick(JOIN_KINDS)
+        kind = self.d.pick(JOIN_KINDS + ("CROSS JOIN", "LEFT SEMI JOIN", "LEFT ANTI JOIN",
+                                         "RIGHT SEMI JOIN", "RIGHT ANTI JOIN"))
+        if kind == "CROSS JOIN":
+            return Source(f"{left.doris} CROSS JOIN {right.doris}",
+                          f"{left.duck} CROSS JOIN {right.duck}", left.scope + right.scope)
         conds: list[Expr] = []
         for _ in range(2 if self.d.chance(20) else 1):
             t = self.d.pick(("int", "str", "date", "dec", "ts"))
@@ -80,6 +84,13 @@ class QueryGen:
             conds.append(self.e.comparison(left.scope + right.scope, 0))
         on = Expr(" AND ".join(c.doris for c in conds), " AND ".join(c.duck for c in conds),
                   "bool")
+        if "SEMI" in kind or "ANTI" in kind:
+            # Doris' explicit semi / anti joins keep one side's columns; DuckDB spells only
+            # the left-hand forms, so a RIGHT one is rendered with the sides swapped
+            keep, drop = (left, right) if kind.startswith("LEFT") else (right, left)
+            duck_kind = kind.split(" ", 1)[1]
+            return Source(f"{left.doris} {kind} {right.doris} ON {on.doris}",
+                          f"{keep.duck} {duck_kind} {drop.duck} ON {on.duck}", keep.scope)
         return Source(f"{left.doris} {kind} {right.doris} ON {on.doris}",
                       f"{left.duck} {kind} {right.duck} ON {on.duck}",
                       left.scope + right.scope)
@@ -217,6 +228,11 @@ class QueryGen:
         src = self.source(nested)
         if types is None:
             exprs = [self.e.any_scalar(src.scope, 2) for _ in range(self.d.int(1, 4))]
+            if not nested and self.d.chance(8):
+                inner = self.table()
+                agg = self.e.aggregate(inner.scope)
+                exprs.append(Expr(f"(SELECT {agg.doris} FROM {inner.doris})",
+                                  f"(SELECT {agg.duck} FROM {inner.duck})", agg.type))
             if not nested and self.d.chance(15):
                 corr = self.correlated_scalar(src.scope)
                 if corr is not None:
@@ -237,18 +253,34 @@ class QueryGen:
         groups = [g for g in groups if COLUMN_REF.search(g.doris)]
         aggs = [self.e.aggregate_expr(src.scope) for _ in range(self.d.int(1, 3))]
         fw_doris, fw_duck = self._from_where(src, self.where(src.scope, nested))
-        if groups:
+        if groups and self.d.chance(20):  # by output position
+            fw_doris += " GROUP BY " + ", ".join(str(i + 1) for i in range(len(groups)))
+            fw_duck += " GROUP BY " + ", ".join(str(i + 1) for i in range(len(groups)))
+        elif groups:
             fw_doris += " GROUP BY " + ", ".join(g.doris for g in groups)
             fw_duck += " GROUP BY " + ", ".join(g.duck for g in groups)
         if self.d.chance(30):
             having = self.e.aggregate(src.scope)
             fam = NUMERIC if having.type in NUMERIC else (having.type,)
             other = self.e.leaf([], self.d.pick(fam))
+            if having.type in NUMERIC and self.d.chance(20):  # an uncorrelated scalar subquery
+                inner = self.table()
+                agg = self.e.aggregate(inner.scope)
+                if agg.type in NUMERIC:
+                    other = Expr(f"(SELECT {agg.doris} FROM {inner.doris})",
+                                 f"(SELECT {agg.duck} FROM {inner.duck})", agg.type)
             op = self.d.pick((">", "<", "=", ">=", "<>"))
             fw_doris += f" HAVING {having.doris} {op} {other.doris}"
             fw_duck += f" HAVING {having.duck} {op} {other.duck}"
-        doris, duck = self._render("", groups + aggs, fw_doris, fw_duck)
-        return self._finish(Query(doris, duck, [e.type for e in groups + aggs]), nested)
+        outputs = groups + aggs
+        if not nested and self.d.chance(25):
+            # window functions over the grouped rows: their scope is the GROUP BY keys and the
+            # aggregates, where both engines spell them the same
+            over = [(e.doris, e.type) for e in outputs if e.doris == e.duck]
+            if over:
+                outputs = outputs + [self.e.window(over)]
+        doris, duck = self._render("", outputs, fw_doris, fw_duck)
+        return self._finish(Query(doris, duck, [e.type for e in outputs]), nested)
 
     def windowed(self) -> Query:
         src = self.source(True)
@@ -257,6 +289,29 @@ class QueryGen:
         doris, duck = self._render("", exprs, *self._from_where(
             src, self.where(src.scope, True)))
         return self._finish(Query(doris, duck, [e.type for e in exprs]), False)
+
+    def with_cte(self) -> Query:
+        """WITH w AS (..) SELECT .. FROM w [JOIN w / a table]: the CTE read once or twice."""
+        inner = self.select(nested=True)
+        cte_scope = [(f"w.c{i}", t) for i, t in enumerate(inner.types)]
+        outer_types = inner.types
+        src = Source("w", "w", cte_scope)
+        if self.d.chance(40):
+            other = self.table()
+            t = self.d.pick(("int", "str", "date"))
+            lc, rc = self.e.column(cte_scope, t), self.e.column(other.scope, t)
+            if lc is not None and rc is not None:
+                kind = self.d.pick(JOIN_KINDS)
+                src = Source(f"w {kind} {other.doris} ON {lc.doris} = {rc.doris}",
+                             f"w {kind} {other.duck} ON {lc.duck} = {rc.duck}",
+                             cte_scope + other.scope)
+        exprs = [self.e.any_scalar(src.scope, 1) for _ in range(self.d.int(1, 3))]
+        del outer_types
+        where = self.e.expr(src.scope, "bool", 1) if self.d.chance(50) else None
+        doris, duck = self._render("", exprs, *self._from_where(src, where))
+        q = self._finish(Query(doris, duck, [e.type for e in exprs]), False)
+        return Query(f"WITH w AS ({inner.doris}) {q.doris}", f"WITH w AS ({inner.duck}) {q.duck}",
+                     q.types, q.order, q.limited)
 
     def set_operation(self) -> Query:
         first = self.plain(True, finish=False)
@@ -271,5 +326,8 @@ class QueryGen:
 
 @st.composite
 def queries(draw) -> Query:  # type: ignore[no-untyped-def]
-    """One random SELECT statement (both renderings)."""
-    return QueryGen(draw).select()
+    """One random SELECT statement (both renderings), sometimes reading a CTE."""
+    gen = QueryGen(draw)
+    if gen.d.chance(10):
+        return gen.with_cte()
+    return gen.select()

@@ -25,6 +25,7 @@ import pymysql
 import pytest
 from conftest import unique_db_name
 from hypothesis import HealthCheck, given, note, reject, settings
+from hypothesis import strategies as st
 from sqlfuzz_compare import differences
 from sqlfuzz_queries import Query, queries
 from sqlfuzz_schema import load_tables
@@ -66,8 +67,12 @@ class Fuzz:
     def duckdb_rows(self, sql: str) -> list[tuple]:
         return self.duck.execute(sql).fetchall()
 
-    def shaledb_rows(self, sql: str) -> list[tuple]:
+    def shaledb_rows(self, sql: str, instances: bool = False) -> list[tuple]:
+        """`instances`: run every fragment as one instance per backend, even on these small
+        tables (otherwise a small fragment runs as one instance, pulled inline), so the
+        exchanges between instances are exercised too."""
         with self.conn.cursor() as cur:
+            cur.execute(f"SET shaledb_small_fragment_rows = {0 if instances else 100000}")
             cur.execute(sql)
             return list(cur.fetchall())
 
@@ -114,16 +119,17 @@ def test_schema_has_every_model_with_rows(fuzz: Fuzz) -> None:
 
 
 @FUZZ_SETTINGS
-@given(q=queries())
-def test_random_queries_match_duckdb(fuzz: Fuzz, q: Query) -> None:
-    note(f"ShaleDB SQL: {q.doris}")
+@given(q=queries(), instances=st.booleans())
+def test_random_queries_match_duckdb(fuzz: Fuzz, q: Query, instances: bool) -> None:
+    note(f"ShaleDB SQL: {q.doris}" + ("  (SET shaledb_small_fragment_rows = 0)" if instances
+                                      else ""))
     note(f"DuckDB SQL:  {q.duck}")
     try:
         expected = fuzz.duckdb_rows(q.duck)
     except duckdb.Error:
         reject()  # a combination DuckDB does not type (e.g. abs of a string CASE): no oracle
     try:
-        got = fuzz.shaledb_rows(q.doris)
+        got = fuzz.shaledb_rows(q.doris, instances)
         error = None
     except pymysql.err.Error as e:
         got, error = [], e
