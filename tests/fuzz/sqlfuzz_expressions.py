@@ -250,7 +250,7 @@ class ExprGen:
             return e().map(f"({{}} * {self.d.int(-3, 5)})")
         if r == 3:
             return e().map("abs({})")
-        return self.expr(scope, "int", depth).map("CAST({} AS DECIMAL(10, 2))")
+        return self.expr(scope, "int", depth).map("CAST({} AS DECIMAL(18, 2))")
 
     def _dbl(self, scope: Scope, depth: int) -> Expr:
         common = self._common(scope, "dbl", depth)
