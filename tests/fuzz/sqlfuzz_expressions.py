@@ -367,6 +367,11 @@ class ExprGen:
         family = self.d.pick(("num", "str", "date", "ts"))
         if family == "num":
             a, b = self.numeric(scope, depth), self.numeric(scope, depth)
+        elif family in ("date", "ts") and self.d.chance(25):
+            # a bare string literal compared with a DATE / DATETIME is cast to its type
+            a = self.expr(scope, family, depth)
+            b = same("'" + self.d.pick(DATE_LITERALS if family == "date" else TS_LITERALS)
+                     + "'", family)
         else:
             a, b = self.expr(scope, family, depth), self.expr(scope, family, depth)
         op = self.d.pick(("=", "<", ">", "<>", "<=", ">=", "<=>"))

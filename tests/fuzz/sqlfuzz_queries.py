@@ -112,6 +112,14 @@ class QueryGen:
             outer = self.e.expr(scope, t, 1)
             col = self.e.column(inner.scope, t)
             assert col is not None
+            if self.d.chance(30):  # correlated: IN over the rows matching the outer row
+                ct = self.d.pick(("int", "str", "date"))
+                oc, ic = self.e.column(scope, ct), self.e.column(inner.scope, ct)
+                if oc is not None and ic is not None:
+                    corr = same(f"{ic.doris} = {oc.doris}", "bool")
+                    inner_filter = corr if inner_filter is None else Expr(
+                        f"{inner_filter.doris} AND {corr.doris}",
+                        f"{inner_filter.duck} AND {corr.duck}", "bool")
             where = f" WHERE {{}}" if inner_filter else ""
             neg = "NOT " if self.d.chance(40) else ""
             return Expr(
@@ -197,9 +205,17 @@ class QueryGen:
         else:
             positions = sorted({self.d.int(0, n - 1) for _ in range(self.d.int(1, n))})
         order = [(p, self.d.chance(40)) for p in positions]
-        doris_keys = ", ".join(f"{p + 1}{' DESC' if desc else ''}" for p, desc in order)
-        duck_keys = ", ".join(f"{p + 1} {'DESC NULLS LAST' if desc else 'ASC NULLS FIRST'}"
-                              for p, desc in order)
+        nulls_first = [not desc for _, desc in order]  # Doris' default
+        spelled = [""] * len(order)
+        for i in range(len(order)):
+            if self.d.chance(15):  # spelled out, sometimes against the default
+                nulls_first[i] = self.d.chance(50)
+                spelled[i] = " NULLS FIRST" if nulls_first[i] else " NULLS LAST"
+        doris_keys = ", ".join(f"{p + 1}{' DESC' if desc else ''}{spelled[i]}"
+                               for i, (p, desc) in enumerate(order))
+        duck_keys = ", ".join(f"{p + 1} {'DESC' if desc else 'ASC'} "
+                              f"{'NULLS FIRST' if nulls_first[i] else 'NULLS LAST'}"
+                              for i, (p, desc) in enumerate(order))
         tail = ""
         if want_limit:
             tail = f" LIMIT {self.d.int(0, 12)}"
@@ -233,12 +249,22 @@ class QueryGen:
                 agg = self.e.aggregate(inner.scope)
                 exprs.append(Expr(f"(SELECT {agg.doris} FROM {inner.doris})",
                                   f"(SELECT {agg.duck} FROM {inner.duck})", agg.type))
+            if not nested and self.d.chance(8):  # IN / EXISTS as a value: a mark join
+                sub = self.subquery_predicate(src.scope)
+                if self.d.chance(50):
+                    sub = Expr(f"CASE WHEN {sub.doris} THEN 'y' ELSE 'n' END",
+                               f"CASE WHEN {sub.duck} THEN 'y' ELSE 'n' END", "str")
+                else:
+                    sub = Expr(f"({sub.doris})", f"({sub.duck})", "bool")
+                exprs.append(sub)
             if not nested and self.d.chance(15):
                 corr = self.correlated_scalar(src.scope)
                 if corr is not None:
                     exprs.append(corr)
-        else:  # a set operation's later branch: the first branch's column types
-            exprs = [self.e.expr(src.scope, t, 1) for t in types]
+        else:  # a set operation's later branch: the first branch's column types (a
+            # numeric column may be another numeric type: the result type is their common one)
+            exprs = [self.e.expr(src.scope, self.d.pick(NUMERIC) if t in NUMERIC and
+                                 self.d.chance(25) else t, 1) for t in types]
         distinct = "DISTINCT " if self.d.chance(20) else ""
         doris, duck = self._render(distinct, exprs, *self._from_where(
             src, self.where(src.scope, nested)))
@@ -316,9 +342,11 @@ class QueryGen:
     def set_operation(self) -> Query:
         first = self.plain(True, finish=False)
         doris, duck = first.doris, first.duck
-        for _ in range(self.d.int(1, 2)):
+        for i in range(self.d.int(1, 2)):
             op = self.d.pick(SET_OPS)
             other = self.plain(True, first.types)
+            if i == 1 and self.d.chance(40):  # (a op b) op c
+                doris, duck = f"({doris})", f"({duck})"
             doris += f" {op} {other.doris}"
             duck += f" {op} {other.duck}"
         return self._finish(Query(doris, duck, first.types), False)
