@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
-from sqlfuzz_expressions import NUMERIC, Draws, Expr, ExprGen, Scope, same
+from sqlfuzz_expressions import NUMERIC, Draws, Expr, ExprGen, Scope, binary, same
 from sqlfuzz_schema import COLUMNS, TABLE_NAMES
 
 COLUMN_REF = re.compile(r"\b[aq]\d+\.")
@@ -74,14 +74,24 @@ class QueryGen:
                           f"{left.duck} CROSS JOIN {right.duck}", left.scope + right.scope)
         conds: list[Expr] = []
         for _ in range(2 if self.d.chance(20) else 1):
-            t = self.d.pick(("int", "str", "date", "dec", "ts"))
-            lc = [c for c, ct in left.scope if ct == t]
-            rc = [c for c, ct in right.scope if ct == t]
+            # equal types, or types of one family (INT = DECIMAL, DATE = DATETIME: Doris
+            # compares them in the common type)
+            lt, rt = self.d.pick((("int", "int"), ("str", "str"), ("date", "date"),
+                                  ("dec", "dec"), ("ts", "ts"), ("int", "dec"),
+                                  ("dec", "dbl"), ("date", "ts")))
+            lc = [c for c, ct in left.scope if ct == lt]
+            rc = [c for c, ct in right.scope if ct == rt]
             if lc and rc:
-                a, b = self.d.pick(lc), self.d.pick(rc)
-                conds.append(same(f"{a} = {b}", "bool"))
+                a, b = same(self.d.pick(lc), lt), same(self.d.pick(rc), rt)
+                if self.d.chance(15):  # a computed key
+                    a = self.e.expr(left.scope, lt, 1)
+                conds.append(binary(a, b, "{a} = {b}", None, "bool"))
         if not conds or self.d.chance(20):  # a non-equi condition over both sides
             conds.append(self.e.comparison(left.scope + right.scope, 0))
+        if self.d.chance(8):  # no equi key left: OR of conditions (a nested loop join)
+            other = self.e.comparison(left.scope + right.scope, 0)
+            conds = [Expr(f"({conds[0].doris} OR {other.doris})",
+                          f"({conds[0].duck} OR {other.duck})", "bool")] + conds[1:]
         on = Expr(" AND ".join(c.doris for c in conds), " AND ".join(c.duck for c in conds),
                   "bool")
         if "SEMI" in kind or "ANTI" in kind:
@@ -199,7 +209,9 @@ class QueryGen:
         want_limit = self.d.chance(15 if nested else 30)
         if not want_limit and (nested or not self.d.chance(30)):
             return q
-        if want_limit and not self.d.chance(15):  # every column: the kept rows are defined
+        # every column: the kept rows are defined (always in a subquery, whose rows the outer
+        # query reads whole; at the top the comparison checks only the keys otherwise)
+        if want_limit and (nested or not self.d.chance(15)):
             positions = list(range(n))
             self._shuffle(positions)
         else:
