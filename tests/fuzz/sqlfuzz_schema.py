@@ -7,10 +7,12 @@ same type, and a set operation's branches can read different tables):
     k_int INT, k_big BIGINT, d DECIMAL(10, 2), f DOUBLE, s VARCHAR(16), dt DATE, ts DATETIME
 
 - `t_dup`: DUPLICATE, RANGE-partitioned on dt (NULL dates land in the lowest partition, one
-  partition stays empty), HASH(k_int) in 3 buckets.
+  partition stays empty), HASH(k_int) in 3 buckets, a rollup, a DELETE after the loads.
 - `t_agg`: AGGREGATE KEY(k_int, s, dt), k_big SUM, d MAX, f MIN, ts MAX; partitioned like
-  t_dup, HASH(s) in 2 buckets. Rows with equal keys (NULL keys included) merge across loads.
-- `t_uni`: UNIQUE KEY(k_int), HASH(k_int) in 4 buckets; a later load replaces a key's row.
+  t_dup, HASH(s) in 2 buckets, two rollups (queries over their columns read them
+  pre-aggregated). Rows with equal keys (NULL keys included) merge across loads.
+- `t_uni`: UNIQUE KEY(k_int), HASH(k_int) in 4 buckets; a later load replaces a key's row; a
+  DELETE after the loads.
 - `t_rnd`: DUPLICATE, not partitioned, RANDOM distribution in 2 buckets; small.
 
 Every table is loaded by several INSERTs over the MySQL protocol (several rowsets per tablet,
@@ -59,6 +61,8 @@ class FuzzTable:
     loads: int
     rows_per_load: int
     aggregation: tuple[tuple[str, str], ...] = ()  # AGGREGATE value column -> SUM/MAX/MIN
+    rollup: str = ""  # a ROLLUP clause: queries needing only its columns may read it
+    delete_where: tuple[str, object] | None = None  # DELETE .. WHERE col = value after loads
 
     @property
     def column_order(self) -> list[str]:
@@ -72,14 +76,18 @@ class FuzzTable:
         return (f"CREATE TABLE {self.name} ({cols}) {self.model} KEY({', '.join(self.keys)}) "
                 + (PARTITIONS + " " if self.partitioned else "")
                 + f"DISTRIBUTED BY {self.distribution} "
-                + 'PROPERTIES ("replication_num" = "1")')
+                + 'PROPERTIES ("replication_num" = "1")'
+                + (f" ROLLUP ({self.rollup})" if self.rollup else ""))
 
 
 TABLES = (
-    FuzzTable("t_dup", "DUPLICATE", ("k_int", "k_big"), "HASH(k_int) BUCKETS 3", True, 3, 40),
+    FuzzTable("t_dup", "DUPLICATE", ("k_int", "k_big"), "HASH(k_int) BUCKETS 3", True, 3, 40,
+              rollup="r_dup(s, dt, k_int, f)", delete_where=("s", "zz")),
     FuzzTable("t_agg", "AGGREGATE", ("k_int", "s", "dt"), "HASH(s) BUCKETS 2", True, 3, 40,
-              (("k_big", "SUM"), ("d", "MAX"), ("f", "MIN"), ("ts", "MAX"))),
-    FuzzTable("t_uni", "UNIQUE", ("k_int",), "HASH(k_int) BUCKETS 4", False, 3, 15),
+              (("k_big", "SUM"), ("d", "MAX"), ("f", "MIN"), ("ts", "MAX")),
+              rollup="r_agg(s, k_int, k_big, d), r_agg_dt(dt, s, f)"),
+    FuzzTable("t_uni", "UNIQUE", ("k_int",), "HASH(k_int) BUCKETS 4", False, 3, 15,
+              delete_where=("k_int", 5)),
     FuzzTable("t_rnd", "DUPLICATE", ("k_int",), "RANDOM BUCKETS 2", False, 2, 12),
 )
 TABLE_NAMES = tuple(t.name for t in TABLES)
@@ -174,6 +182,11 @@ def load_tables(cur, duck: duckdb.DuckDBPyConnection, seed: int) -> dict[str, in
                         + ", ".join("(" + ", ".join(sql_literal(r[c]) for c in order) + ")"
                                     for r in rows))
         logical += list(merged.values())
+        if table.delete_where is not None:  # a delete version hiding rows of every load
+            col, value = table.delete_where
+            cur.execute("SET delete_without_partition = true")  # Doris asks for it on RANGE
+            cur.execute(f"DELETE FROM {table.name} WHERE {col} = {sql_literal(value)}")
+            logical = [r for r in logical if r[col] != value]
         if logical:
             duck.executemany(
                 f"INSERT INTO {table.name} ({', '.join(COLUMNS)}) VALUES "
