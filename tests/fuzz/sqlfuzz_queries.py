@@ -355,12 +355,13 @@ class QueryGen:
         first = self.plain(True, finish=False)
         doris, duck = first.doris, first.duck
         for i in range(self.d.int(1, 2)):
-            op = self.d.pick(SET_OPS)
+            op = self.d.pick(SET_OPS + ("MINUS",))  # MINUS: Doris' EXCEPT
+            duck_op = "EXCEPT" if op == "MINUS" else op
             other = self.plain(True, first.types)
             if i == 1 and self.d.chance(40):  # (a op b) op c
                 doris, duck = f"({doris})", f"({duck})"
             doris += f" {op} {other.doris}"
-            duck += f" {op} {other.duck}"
+            duck += f" {duck_op} {other.duck}"
         return self._finish(Query(doris, duck, first.types), False)
 
 
