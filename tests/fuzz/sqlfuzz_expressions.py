@@ -183,7 +183,7 @@ class ExprGen:
         common = self._common(scope, "int", depth)
         if common is not None:
             return common
-        e = lambda: self.expr(scope, "int", depth)  # noqa: E731
+        e = lambda: self.expr(scope, "int", depth)
         r = self.d.int(0, 13)
         if r == 10:  # Doris' DIV truncates towards zero; DuckDB's // floors
             return binary(e(), e(), "({a} DIV {b})",
@@ -235,7 +235,7 @@ class ExprGen:
         common = self._common(scope, "dec", depth)
         if common is not None:
             return common
-        e = lambda: self.expr(scope, "dec", depth)  # noqa: E731
+        e = lambda: self.expr(scope, "dec", depth)
         r = self.d.int(0, 5)
         if r == 5:
             n = self.d.int(0, 2)
@@ -277,7 +277,7 @@ class ExprGen:
         common = self._common(scope, "str", depth)
         if common is not None:
             return common
-        e = lambda: self.expr(scope, "str", depth)  # noqa: E731
+        e = lambda: self.expr(scope, "str", depth)
         r = self.d.int(0, 9)
         if r == 6:
             n = self.d.int(0, 3)

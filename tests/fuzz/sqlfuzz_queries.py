@@ -130,7 +130,7 @@ class QueryGen:
                     inner_filter = corr if inner_filter is None else Expr(
                         f"{inner_filter.doris} AND {corr.doris}",
                         f"{inner_filter.duck} AND {corr.duck}", "bool")
-            where = f" WHERE {{}}" if inner_filter else ""
+            where = " WHERE {}" if inner_filter else ""
             neg = "NOT " if self.d.chance(40) else ""
             return Expr(
                 f"{outer.doris} {neg}IN (SELECT {col.doris} FROM {inner.doris}"
@@ -159,7 +159,7 @@ class QueryGen:
         fam = NUMERIC if agg.type in NUMERIC else (agg.type,)
         outer = self.e.expr(scope, self.d.pick(fam), 1)
         op = self.d.pick(("=", "<", ">", "<>", "<=", ">="))
-        where = f" WHERE {{}}" if inner_filter else ""
+        where = " WHERE {}" if inner_filter else ""
         return Expr(
             f"{outer.doris} {op} (SELECT {agg.doris} FROM {inner.doris}"
             + (where.format(inner_filter.doris) if inner_filter else "") + ")",
@@ -332,7 +332,6 @@ class QueryGen:
         """WITH w AS (..) SELECT .. FROM w [JOIN w / a table]: the CTE read once or twice."""
         inner = self.select(nested=True)
         cte_scope = [(f"w.c{i}", t) for i, t in enumerate(inner.types)]
-        outer_types = inner.types
         src = Source("w", "w", cte_scope)
         if self.d.chance(40):
             other = self.table()
@@ -344,7 +343,6 @@ class QueryGen:
                              f"w {kind} {other.duck} ON {lc.duck} = {rc.duck}",
                              cte_scope + other.scope)
         exprs = [self.e.any_scalar(src.scope, 1) for _ in range(self.d.int(1, 3))]
-        del outer_types
         where = self.e.expr(src.scope, "bool", 1) if self.d.chance(50) else None
         doris, duck = self._render("", exprs, *self._from_where(src, where))
         q = self._finish(Query(doris, duck, [e.type for e in exprs]), False)

@@ -179,8 +179,8 @@ def test_limit_over_a_join_fragment_does_not_wait_for_query_timeout(db_conn) -> 
                 ("SELECT b.k FROM u a RIGHT JOIN u b ON a.k = b.b LIMIT 0", 0),
                 ("SELECT b.k FROM u a RIGHT ANTI JOIN u b ON a.k = b.b LIMIT 0", 0),
                 ("SELECT b.k FROM u a RIGHT JOIN u b ON a.k = b.b LIMIT 1", 1),
-                ("SELECT count(*) FROM u a RIGHT ANTI JOIN u b ON a.k = b.b "
-                 "ORDER BY 1 LIMIT 0 OFFSET 1", 0)):
+                (("SELECT count(*) FROM u a RIGHT ANTI JOIN u b ON a.k = b.b "
+                 "ORDER BY 1 LIMIT 0 OFFSET 1"), 0)):
             for _ in range(10):  # the hang depended on thread timing
                 start = time.monotonic()
                 cur.execute(sql)
