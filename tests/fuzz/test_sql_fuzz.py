@@ -19,6 +19,7 @@ replay it exactly.
 from __future__ import annotations
 
 import os
+import time
 
 import duckdb
 import pymysql
@@ -34,6 +35,9 @@ CI_EXAMPLES = 150
 EXAMPLES = int(os.environ.get("SHALEDB_FUZZ_EXAMPLES", CI_EXAMPLES))
 DATA_SEED = int(os.environ.get("SHALEDB_FUZZ_DATA_SEED", "12"))
 QUERY_TIMEOUT_S = 20  # Doris' query_timeout; each fuzz query takes milliseconds
+# A query still running after this long hangs: the fuzzer once found a LIMIT query whose
+# instances waited for query_timeout and then returned their (right) rows without an error.
+HANG_S = 15
 READ_TIMEOUT_S = 60  # the client gives up later: a server that ignores query_timeout hangs here
 
 FUZZ_SETTINGS = settings(
@@ -130,14 +134,17 @@ def test_random_queries_match_duckdb(fuzz: Fuzz, q: Query, instances: bool) -> N
         expected = fuzz.duckdb_rows(q.duck)
     except duckdb.Error:
         reject()  # a combination DuckDB does not type (e.g. abs of a string CASE): no oracle
+    start = time.monotonic()
     try:
         got = fuzz.shaledb_rows(q.doris, instances)
         error = None
     except pymysql.err.Error as e:
         got, error = [], e
+    elapsed = time.monotonic() - start
     problem = fuzz.health_problem()
     assert problem is None, f"server unhealthy after\n{q.doris}\n{problem}"
     assert error is None, f"ShaleDB failed where DuckDB answered:\n{q.doris}\n{error!r}"
+    assert elapsed < HANG_S, f"ShaleDB took {elapsed:.1f} s (a hang):\n{q.doris}"
     diff = differences(got, expected, q.order, q.limited)
     assert diff is None, (f"{diff}\nShaleDB: {q.doris}\nDuckDB:  {q.duck}\n"
                           f"ShaleDB rows: {got[:15]}\nDuckDB rows:  {expected[:15]}")
