@@ -238,8 +238,10 @@ class ExprGen:
         e = lambda: self.expr(scope, "dec", depth)
         r = self.d.int(0, 5)
         if r == 5:
-            n = self.d.int(0, 2)
+            n = self.d.int(-1, 2)
             fn, duck = self.d.pick((("round", "round"), ("truncate", "trunc")))
+            if fn == "round" and n == -1:  # no digits: 0
+                return e().map("round({})")
             return e().map(f"{fn}({{}}, {n})", f"{duck}({{}}, {n})")
         if r == 0:
             return binary(e(), self.expr(scope, self.d.pick(("dec", "int")), depth),
