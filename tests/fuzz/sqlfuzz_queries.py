@@ -85,7 +85,11 @@ class QueryGen:
                 a, b = same(self.d.pick(lc), lt), same(self.d.pick(rc), rt)
                 if self.d.chance(15):  # a computed key
                     a = self.e.expr(left.scope, lt, 1)
-                conds.append(binary(a, b, "{a} = {b}", None, "bool"))
+                if self.d.chance(10):  # null-safe: NULL keys match each other
+                    conds.append(binary(a, b, "{a} <=> {b}", "{a} IS NOT DISTINCT FROM {b}",
+                                        "bool"))
+                else:
+                    conds.append(binary(a, b, "{a} = {b}", None, "bool"))
         if not conds or self.d.chance(20):  # a non-equi condition over both sides
             conds.append(self.e.comparison(left.scope + right.scope, 0))
         if self.d.chance(8):  # no equi key left: OR of conditions (a nested loop join)
