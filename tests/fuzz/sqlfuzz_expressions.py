@@ -424,18 +424,19 @@ class ExprGen:
                               else "dec" if "dec" in (a.type, b.type) else "int")
         return a
 
-    def window(self, scope: Scope) -> Expr:
+    def window(self, scope: Scope, total_ok: bool = True) -> Expr:
         """A window function. Over a partial order only functions whose value is the same
         whatever order tied rows come in: rank, dense_rank, percent_rank, cume_dist and
         aggregates with the default frame (RANGE: peers share a value). Over a total order
         (the ORDER BY ends with every column in scope, so only identical rows tie, and
         swapping those changes nothing) also row_number, ntile, lag / lead, first_value /
-        last_value and ROWS frames."""
+        last_value and ROWS frames. `total_ok` False: the scope's columns do not tell every
+        row apart (a GROUP BY key left out of it), so no total order is possible."""
         parts = [self.leaf(scope, self.d.pick(("int", "str", "date")))
                  for _ in range(self.d.int(0, 2))]
         keys = [order_key(self.leaf(scope, self.d.pick(SCALAR_TYPES)), self.d.chance(40))
                 for _ in range(self.d.int(0, 2))]
-        total = self.d.chance(40)
+        total = total_ok and self.d.chance(40)
         if total:
             keys += [order_key(same(c, t), self.d.chance(30)) for c, t in scope]
         frame = ""

@@ -320,7 +320,8 @@ class QueryGen:
             # aggregates, where both engines spell them the same
             over = [(e.doris, e.type) for e in outputs if e.doris == e.duck]
             if over:
-                outputs = outputs + [self.e.window(over)]
+                keys_in_scope = all(g.doris == g.duck for g in groups)
+                outputs = outputs + [self.e.window(over, total_ok=keys_in_scope)]
         doris, duck = self._render("", outputs, fw_doris, fw_duck)
         return self._finish(Query(doris, duck, [e.type for e in outputs]), nested)
 
