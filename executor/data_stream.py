@@ -96,7 +96,15 @@ class Receiver:
         return put_until(self._queues[sender if self.ordered else 0], item, self.run.halt)
 
     def _get(self, q: queue.Queue[object]) -> object:
-        return get_polling(q, self.run.check)
+        return get_polling(q, self._check)
+
+    def _check(self) -> None:
+        self.run.check()
+        # A halted query (LIMIT satisfied, or another instance failed) stops its senders
+        # without an end-of-stream mark, so a receiver waiting for one must stop too; without
+        # this, a join fragment between a LIMIT and its inputs waited for query_timeout.
+        if self.run.halt.is_set():
+            raise QueryCancelled()
 
     def items(self) -> Iterator[object]:
         if self.ordered:

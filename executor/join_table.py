@@ -30,12 +30,22 @@ def key_as_int64(col: Column) -> np.ndarray:
 
 
 def hash_keys(cols: list[Column], n: int) -> np.ndarray:
+    """One hash per row of the key columns; a NULL hashes alike whatever value lies under it.
+
+    Expressions leave their own values under a NULL (`f + k` keeps k where f is NULL), so
+    hashing those would send the rows of one NULL group to different instances of a shuffle
+    (two NULL groups after a two-phase aggregate)."""
     h = np.zeros(n, np.uint64)
     for col in cols:
+        nulls = None if col.validity is None else np.flatnonzero(~col.validity)
+        before = h[nulls] if nulls is not None and len(nulls) else None
         if col.offsets is not None:
             hash_strings(col.offsets, col.data, h)
         else:
             hash_int64(np.ascontiguousarray(key_as_int64(col)), h)
+        if before is not None:
+            hash_int64(np.zeros(len(before), np.int64), before)
+            h[nulls] = before
     return h
 
 

@@ -448,8 +448,8 @@ class ExpressionBinder:
             ret = date_add_result_type(ret, str(bound[2].value))  # type: ignore[attr-defined]
         if fn.name == "str_to_date":
             ret = str_to_date_type(bound[1].value)  # type: ignore[attr-defined]
-        if fn.name in ("round", "truncate") and len(bound) > 1:
-            digits = bound[1].value  # type: ignore[attr-defined]
+        if fn.name in ("round", "truncate"):  # round(x) rounds to 0 digits: scale 0 too
+            digits = bound[1].value if len(bound) > 1 else 0  # type: ignore[attr-defined]
             ret = round_result_type(ret, int(digits) if digits is not None else 0)
         return Call(fn.name, tuple(bound), ret)
 

@@ -836,6 +836,8 @@ class ShaleDoris(Doris):
             "DECIMALV3": TokenType.DECIMAL,
             # Same token as PARTITION, so table partition selection accepts PARTITIONS (p1, p2).
             "PARTITIONS": TokenType.PARTITION,
+            # Doris spells EXCEPT also MINUS (a reserved word there, as in Oracle)
+            "MINUS": TokenType.EXCEPT,
         }
 
     Parser = ShaleDorisParser

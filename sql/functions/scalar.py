@@ -315,7 +315,9 @@ _reg("substr", 2, 3, _str_sig(None, (BIGINT, BIGINT)),
 _reg("left", 2, 2, _str_sig(None, (BIGINT,)),
      lambda a, env: _map_str(lambda s, k: s[:max(k, 0)], a[0].type, *a), "strleft")
 _reg("right", 2, 2, _str_sig(None, (BIGINT,)),
-     lambda a, env: _map_str(lambda s, k: s[len(s) - k:] if k > 0 else "", a[0].type, *a),
+     # a length past the string's is the whole string (s[-k:] would wrap around)
+     lambda a, env: _map_str(lambda s, k: s[max(len(s) - k, 0):] if k > 0 else "",
+                             a[0].type, *a),
      "strright")
 _reg("repeat", 2, 2, _str_sig(STRING, (BIGINT,)),
      lambda a, env: _map_str(lambda s, k: s * max(k, 0), STRING, *a))

@@ -162,3 +162,28 @@ def test_limit_stops_every_instance(server, db_conn) -> None:
     while _threads(server.proc.pid) > before + 2 and time.monotonic() < deadline:
         time.sleep(0.05)  # polling the thread count until halted instances are joined
     assert _threads(server.proc.pid) <= before + 2
+
+
+def test_limit_over_a_join_fragment_does_not_wait_for_query_timeout(db_conn) -> None:
+    """Found by the SQL fuzzer (tests/fuzz): a LIMIT above a shuffled RIGHT / RIGHT ANTI join
+    halted the scan senders before their end-of-stream mark, and the join instances kept
+    waiting for it until query_timeout ended the query (then returned its rows as if nothing
+    happened). Every such query must finish at once."""
+    with db_conn.cursor() as cur:
+        cur.execute("CREATE TABLE u (k INT, b BIGINT) UNIQUE KEY(k) "
+                    "DISTRIBUTED BY HASH(k) BUCKETS 4")
+        cur.execute("INSERT INTO u VALUES (0, 0), (1, 1), (2, 5), (3, NULL), (NULL, 7), "
+                    "(5, 2), (6, 11)")
+        cur.execute("SET shaledb_small_fragment_rows = 0")  # instances even for 7 rows
+        cur.execute("SET query_timeout = 60")
+        for sql, rows in (
+                ("SELECT b.k FROM u a RIGHT JOIN u b ON a.k = b.b LIMIT 0", 0),
+                ("SELECT b.k FROM u a RIGHT ANTI JOIN u b ON a.k = b.b LIMIT 0", 0),
+                ("SELECT b.k FROM u a RIGHT JOIN u b ON a.k = b.b LIMIT 1", 1),
+                (("SELECT count(*) FROM u a RIGHT ANTI JOIN u b ON a.k = b.b "
+                 "ORDER BY 1 LIMIT 0 OFFSET 1"), 0)):
+            for _ in range(10):  # the hang depended on thread timing
+                start = time.monotonic()
+                cur.execute(sql)
+                assert len(cur.fetchall()) == rows
+                assert time.monotonic() - start < 10, f"waited for query_timeout: {sql}"

@@ -8,17 +8,15 @@ import decimal
 from collections.abc import Iterable, Sequence
 
 
+def normalize_value(x: object) -> object:
+    if isinstance(x, bool):
+        return int(x)
+    if isinstance(x, (float, decimal.Decimal)):
+        return round(float(x), 4)
+    if isinstance(x, (dt.date, dt.datetime)):
+        return x.isoformat()
+    return x
+
+
 def normalize_rows(rows: Iterable[Sequence[object]]) -> list[tuple[object, ...]]:
-    out = []
-    for r in rows:
-        vals: list[object] = []
-        for x in r:
-            if isinstance(x, bool):
-                x = int(x)
-            elif isinstance(x, (float, decimal.Decimal)):
-                x = round(float(x), 4)
-            elif isinstance(x, (dt.date, dt.datetime)):
-                x = x.isoformat()
-            vals.append(x)
-        out.append(tuple(vals))
-    return sorted(out, key=repr)
+    return sorted((tuple(normalize_value(x) for x in r) for r in rows), key=repr)
