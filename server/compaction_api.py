@@ -25,11 +25,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from server.privileges.http_auth import requires
 from server.privileges.model import ADMIN
@@ -215,56 +216,57 @@ class Actions:
 
 
 # ---- /metrics ---------------------------------------------------------------------------------
-def metric_lines(engine: StorageEngine) -> list[str]:
-    """Compaction metrics in Prometheus text: Doris BE names where Doris has the metric
+def metric_families(engine: StorageEngine) -> Iterator[Metric]:
+    """Compaction metrics for server/metrics.py: Doris BE names where Doris has the metric
     (doris_be_*), shaledb_* for ShaleDB's own. Reads the catalog: call it off the event loop."""
     manager = CompactionManager.of(engine)
     stats = manager.stats
     versions, cumu_score, base_score = manager.max_scores()
-    lines: list[str] = []
 
-    def family(name: str, kind: str, text: str, samples: list[tuple[str, object]]) -> None:
-        lines.append(f"# HELP {name} {text}")
-        lines.append(f"# TYPE {name} {kind}")
-        lines.extend(f"{name}{labels} {value}" for labels, value in samples)
+    def gauge(name: str, text: str, value: float) -> GaugeMetricFamily:
+        return GaugeMetricFamily(name, text, value=value)
 
-    def per_kind(values: dict[str, int] | dict[str, float]) -> list[tuple[str, object]]:
-        return [(f'{{type="{k}"}}', values[k]) for k in (BASE, CUMULATIVE, FULL)]
+    def per_kind(name: str, text: str, values: Mapping[str, float]) -> CounterMetricFamily:
+        family = CounterMetricFamily(name, text, labels=["type"])
+        for k in (BASE, CUMULATIVE, FULL):
+            family.add_metric([k], values[k])
+        return family
 
-    family("doris_be_max_tablet_rowset_num", "gauge",
-           "Most versions (rowsets, with the initial [0-1]) any tablet holds.", [("", versions)])
-    family("doris_be_tablet_cumulative_max_compaction_score", "gauge",
-           "Highest cumulative compaction score of any tablet.", [("", cumu_score)])
-    family("doris_be_tablet_base_max_compaction_score", "gauge",
-           "Highest base compaction score of any tablet.", [("", base_score)])
-    family("shaledb_compaction_running_tasks", "gauge",
-           "Compactions running or queued now.", [("", len(manager.running()))])
-    family("shaledb_stale_rowsets", "gauge",
-           "Rowsets replaced by compaction whose files are still kept for readers.",
-           [("", len(engine.stale_rowsets))])
-    family("doris_be_compaction_deltas_total", "counter",
-           "Rowsets merged by successful compactions.", per_kind(stats.rowsets_merged))
-    family("doris_be_compaction_bytes_total", "counter",
-           "Bytes of the rowsets merged by successful compactions.", per_kind(stats.bytes_merged))
-    family("shaledb_compaction_rows_total", "counter",
-           "Rows read by successful compactions.", per_kind(stats.rows_merged))
-    family("shaledb_compaction_seconds_total", "counter",
-           "Seconds successful compactions spent merging (throughput = rows / seconds).",
-           [(label, round(v, 6)) for label, v in per_kind(stats.seconds)])  # type: ignore[arg-type]
-    requests: list[tuple[str, object]] = []
+    yield gauge("doris_be_max_tablet_rowset_num",
+                "Most versions (rowsets, with the initial [0-1]) any tablet holds.", versions)
+    yield gauge("doris_be_tablet_cumulative_max_compaction_score",
+                "Highest cumulative compaction score of any tablet.", cumu_score)
+    yield gauge("doris_be_tablet_base_max_compaction_score",
+                "Highest base compaction score of any tablet.", base_score)
+    yield gauge("shaledb_compaction_running_tasks", "Compactions running or queued now.",
+                len(manager.running()))
+    yield gauge("shaledb_stale_rowsets",
+                "Rowsets replaced by compaction whose files are still kept for readers.",
+                len(engine.stale_rowsets))
+    yield per_kind("doris_be_compaction_deltas_total", "Rowsets merged by successful compactions.",
+                   stats.rowsets_merged)
+    yield per_kind("doris_be_compaction_bytes_total",
+                   "Bytes of the rowsets merged by successful compactions.", stats.bytes_merged)
+    yield per_kind("shaledb_compaction_rows_total", "Rows read by successful compactions.",
+                   stats.rows_merged)
+    yield per_kind("shaledb_compaction_seconds_total",
+                   "Seconds successful compactions spent merging (throughput = rows / seconds).",
+                   stats.seconds)
+    requests = CounterMetricFamily("doris_be_engine_requests_total",
+                                   "Compaction tasks run (total) and failed.",
+                                   labels=["type", "status"])
     for k in (BASE, CUMULATIVE, FULL):
-        requests.append((f'{{type="{k}_compaction",status="total"}}',
-                         stats.tasks[k] + stats.failures[k]))
-        requests.append((f'{{type="{k}_compaction",status="failed"}}', stats.failures[k]))
-    family("doris_be_engine_requests_total", "counter",
-           "Compaction tasks run (total) and failed.", requests)
-    family("shaledb_load_back_pressure_waits_total", "counter",
-           "Loads that waited for compaction to bring a tablet's version count down.",
-           [("", stats.back_pressure_waits)])
-    family("shaledb_too_many_versions_total", "counter",
-           "Loads refused with E-235 (more than max_tablet_version_num versions).",
-           [("", stats.too_many_versions)])
-    return lines
+        requests.add_metric([f"{k}_compaction", "total"], stats.tasks[k] + stats.failures[k])
+        requests.add_metric([f"{k}_compaction", "failed"], stats.failures[k])
+    yield requests
+    yield CounterMetricFamily(
+        "shaledb_load_back_pressure_waits_total",
+        "Loads that waited for compaction to bring a tablet's version count down.",
+        value=stats.back_pressure_waits)
+    yield CounterMetricFamily(
+        "shaledb_too_many_versions_total",
+        "Loads refused with E-235 (more than max_tablet_version_num versions).",
+        value=stats.too_many_versions)
 
 
 # ---- routes -----------------------------------------------------------------------------------

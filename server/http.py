@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from server import compaction_api
+from server import compaction_api, metrics
 from server.privileges.http_auth import auth_middleware, requires
 from server.privileges.model import ADMIN
-from storage.group_commit import committer_for
 
 if TYPE_CHECKING:
     from server.app import ShaleServer
@@ -38,39 +37,12 @@ def build_app(server: ShaleServer) -> web.Application:
                                   "data": {"replayedJournalId": 0, "queryPort": server.mysql_port,
                                            "rpcPort": 0, "version": "shaledb-0.1.0"}})
 
-    async def metrics(_: web.Request) -> web.Response:
-        s = server.stats
-        lines = [
-            "# HELP doris_fe_connection_total Connections accepted since start.",
-            "# TYPE doris_fe_connection_total counter",
-            f"doris_fe_connection_total {s.connections_total}",
-            "# HELP doris_fe_query_total Queries received since start.",
-            "# TYPE doris_fe_query_total counter",
-            f"doris_fe_query_total {s.queries_total}",
-            "# HELP doris_fe_query_err Statements that ended in an error since start.",
-            "# TYPE doris_fe_query_err counter",
-            f"doris_fe_query_err {s.query_err_total}",
-            ("# HELP shaledb_login_failed_total Login attempts refused (wrong password, unknown "
-             "user or database)."),
-            "# TYPE shaledb_login_failed_total counter",
-            f"shaledb_login_failed_total {s.login_failed_total}",
-            ("# HELP shaledb_audit_log_dropped_total Audit events dropped because the audit "
-             "queue was full (audit_event_log_queue_size)."),
-            "# TYPE shaledb_audit_log_dropped_total counter",
-            f"shaledb_audit_log_dropped_total {server.audit.dropped}",
-            "# HELP shaledb_insert_fast_path_total INSERT VALUES statements loaded by the literal scanner.",
-            "# TYPE shaledb_insert_fast_path_total counter",
-            f"shaledb_insert_fast_path_total {s.insert_fast_path_total}",
-            "# HELP shaledb_group_commit_loads_total Shared loads written by group commit.",
-            "# TYPE shaledb_group_commit_loads_total counter",
-            f"shaledb_group_commit_loads_total {committer_for(server.engine).loads}",
-            "# HELP shaledb_backends Embedded backends.",
-            "# TYPE shaledb_backends gauge",
-            f"shaledb_backends {len(server.engine.catalog.backends())}",
-        ]
+    registry = metrics.registry_for(server)
+
+    async def scrape(_: web.Request) -> web.Response:
         # Scores and version counts read every tablet's rowsets: not on the event loop.
-        lines += await asyncio.to_thread(compaction_api.metric_lines, server.engine)
-        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+        body = await asyncio.to_thread(metrics.exposition, registry)
+        return web.Response(body=body, headers={"Content-Type": metrics.CONTENT_TYPE})
 
     @requires(ADMIN)
     async def colocate(_: web.Request) -> web.Response:
@@ -126,7 +98,7 @@ def build_app(server: ShaleServer) -> web.Application:
     app = web.Application(middlewares=[auth_middleware(server.privileges)])
     app.router.add_get("/api/health", health)
     app.router.add_get("/api/bootstrap", bootstrap)
-    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/metrics", scrape)
     app.router.add_get("/api/colocate", colocate)
     app.router.add_post("/api/colocate/group_stable", group_stable)
     app.router.add_delete("/api/colocate/group_stable", group_stable)

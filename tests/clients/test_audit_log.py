@@ -6,13 +6,13 @@ under the `[log]` settings of the conf file."""
 from __future__ import annotations
 
 import re
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import mysql.connector
 import pymysql
 import pytest
+from support.http import scrape_metrics
 from support.server import ServerProcess
 
 KEYS = ("Client", "User", "Ctl", "Db", "State", "ErrorCode", "ErrorMessage", "Time(ms)",
@@ -37,10 +37,7 @@ def parse(path: Path) -> list[dict[str, str]]:
 
 
 def metric(srv: ServerProcess, name: str) -> int:
-    with urllib.request.urlopen(f"http://127.0.0.1:{srv.http_port}/metrics", timeout=30) as r:
-        text = r.read().decode()
-    (value,) = [line.split()[1] for line in text.splitlines() if line.startswith(name + " ")]
-    return int(value)
+    return int(scrape_metrics(srv.http_port)[name])
 
 
 @pytest.fixture(scope="module")

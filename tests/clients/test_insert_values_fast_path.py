@@ -12,10 +12,10 @@ statements the fast path took."""
 from __future__ import annotations
 
 import random
-import urllib.request
 
 import pymysql
 import pytest
+from support.http import scrape_metrics
 
 COLUMNS = [
     ("c_bool", "BOOLEAN"), ("c_tiny", "TINYINT"), ("c_small", "SMALLINT"), ("c_int", "INT"),
@@ -80,11 +80,7 @@ def _statement(rng: random.Random, table: str) -> str:
 
 
 def _fast_path_count(server) -> int:
-    with urllib.request.urlopen(f"http://127.0.0.1:{server.http_port}/metrics", timeout=30) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith("shaledb_insert_fast_path_total "):
-                return int(line.split()[1])
-    raise AssertionError("no fast path counter")
+    return int(scrape_metrics(server.http_port)["shaledb_insert_fast_path_total"])
 
 
 def _run(cur, sql: str) -> tuple[str, object]:

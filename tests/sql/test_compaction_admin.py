@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import unique_db_name
+from support.http import authorized, scrape_metrics
 from support.server import ServerProcess
-from support.http import authorized
 
 # `[2-2] 1 DATA NONOVERLAPPING <rowset id> 1.05 KB` (size `0` for the empty [0-1])
 ROWSET_RE = re.compile(r"^\[(\d+)-(\d+)\] (\d+) (DATA|DELETE) (NONOVERLAPPING|OVERLAPPING) "
@@ -115,14 +115,7 @@ def tablets(conn, table: str) -> list[dict[str, object]]:
 
 
 def metrics(srv: ServerProcess) -> dict[str, float]:
-    status, body = http(srv, "GET", "/metrics")
-    assert status == 200
-    out = {}
-    for line in body.splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.rsplit(" ", 1)
-            out[name] = float(value)
-    return out
+    return scrape_metrics(srv.http_port)
 
 
 def create_dup_table(conn, name: str, buckets: int = 1) -> None:
@@ -299,9 +292,9 @@ def test_admin_compact_table_full(srv: ServerProcess, conn, db: str) -> None:
         int(r["VersionCount"]) - 1 for r in compacted)  # the real rowsets, not the [0-1]
     assert delta('doris_be_compaction_bytes_total{type="full"}') > 0
     assert delta('shaledb_compaction_rows_total{type="full"}') > 0
-    assert delta('doris_be_engine_requests_total{type="full_compaction",status="total"}') == len(
+    assert delta('doris_be_engine_requests_total{status="total",type="full_compaction"}') == len(
         compacted)
-    assert delta('doris_be_engine_requests_total{type="full_compaction",status="failed"}') == 0
+    assert delta('doris_be_engine_requests_total{status="failed",type="full_compaction"}') == 0
     merged = delta('doris_be_compaction_deltas_total{type="full"}')
     assert m1["shaledb_stale_rowsets"] >= merged
     assert m1["shaledb_compaction_running_tasks"] == 0

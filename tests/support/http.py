@@ -30,3 +30,18 @@ def fetch(url: str, method: str = "GET", auth: tuple[str, str] | None = ("root",
             return resp.status, dict(resp.headers), resp.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read().decode()
+
+
+def scrape_metrics(http_port: int) -> dict[str, float]:
+    """GET /metrics (open, no credentials) parsed by prometheus-client's own parser: each
+    sample as `name` or `name{label="v",..}` with the labels sorted by name."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=60) as resp:
+        text = resp.read().decode()
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
+            out[f"{sample.name}{{{labels}}}" if labels else sample.name] = sample.value
+    return out
