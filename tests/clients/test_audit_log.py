@@ -119,8 +119,13 @@ def test_every_statement_has_one_line_with_doris_fields(audited: dict[str, objec
     mine = [e for e in lines if e["Client"] == client]
     assert mine and all(e["User"] == "root" and e["Ctl"] == "internal" and e["feIp"] == "127.0.0.1"
                         and e["WorkloadGroup"] == "normal" for e in mine)
-    ids = [int(e["StmtId"]) for e in audited["lines"]]  # type: ignore[union-attr]
+    # one id per statement and per login; a [slow_query] line repeats its statement's id
+    ids = [int(e["StmtId"]) for e in audited["lines"]  # type: ignore[union-attr]
+           if e["kind"] != "slow_query"]
     assert len(set(ids)) == len(ids)
+    by_id = {e["StmtId"]: e for e in lines}
+    assert all(by_id[e["StmtId"]]["Stmt"] == e["Stmt"]
+               for e in audited["lines"] if e["kind"] == "slow_query")  # type: ignore[union-attr]
     # An id is taken when a statement starts and its line written when it ends, so lines of
     # different sessions may interleave out of id order; one session's are in order.
     mine_ids = [int(e["StmtId"]) for e in mine]
