@@ -110,6 +110,17 @@ def _server_cpu_seconds(server) -> float:  # type: ignore[no-untyped-def]
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _wait_running(conn, thread_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Until SHOW PROCESSLIST has connection `thread_id` executing a statement."""
+    deadline = time.monotonic() + 30
+    with conn.cursor() as cur:
+        while time.monotonic() < deadline:
+            cur.execute("SHOW PROCESSLIST")
+            if any(int(row[0]) == thread_id and row[6] == "Query" for row in cur.fetchall()):
+                return
+    raise AssertionError(f"connection {thread_id} never started its query")
+
+
 def test_kill_query_stops_a_slow_expression_inside_a_batch(server, big_table) -> None:
     victim = server.connect(big_table)
     killer = server.connect()
@@ -126,7 +137,7 @@ def test_kill_query_stops_a_slow_expression_inside_a_batch(server, big_table) ->
     thread = threading.Thread(target=run)
     thread.start()
     try:
-        time.sleep(1.0)  # well inside the first batch
+        _wait_running(killer, victim.thread_id())
         busy0 = _server_cpu_seconds(server)
         time.sleep(1.0)
         busy = _server_cpu_seconds(server) - busy0
