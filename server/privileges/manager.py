@@ -97,10 +97,13 @@ class PrivilegeManager:
         return roles
 
     def account(self, ident: Identity) -> UserMeta | None:
-        for u in self.users():
+        """The account `ident` names (a stored one overrides a built-in of the same identity).
+        Asked by every privilege check: a scan of the stored accounts, not `users()`' sort."""
+        for u in self.catalog.users():
             if u.name == ident.name and u.host == ident.host:
                 return u
-        return None
+        builtin = BUILTIN_ACCOUNTS.get(ident.name)
+        return builtin if builtin is not None and builtin.host == ident.host else None
 
     def login_account(self, name: str, host: str) -> UserMeta | None:
         """The account a login of `name` from `host` is: the most specific matching host."""
