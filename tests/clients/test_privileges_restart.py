@@ -10,19 +10,9 @@ import pymysql
 import pytest
 from support.http import fetch
 from support.server import ServerProcess
+from test_privileges import login, run
 
 from server.privileges.manager import password_hashes
-
-
-def login(srv: ServerProcess, user: str, password: str, **kw) -> pymysql.connections.Connection:
-    return pymysql.connect(host="127.0.0.1", port=srv.port, user=user, password=password,
-                           autocommit=True, **kw)
-
-
-def run(conn, sql: str) -> list[tuple]:
-    with conn.cursor() as cur:
-        cur.execute(sql)
-        return list(cur.fetchall())
 
 
 def test_grants_roles_and_passwords_survive_restart(tmp_path) -> None:
