@@ -107,7 +107,7 @@ def _separator(raw: str) -> str:
     text = raw
     if raw.lower().startswith("\\x") and len(raw) == 4:
         try:
-            text = chr(int(raw[2:], 16))
+            text = chr(int(raw.lower().removeprefix("\\x"), 16))
         except ValueError:
             pass
     elif raw == "\\t":
@@ -295,10 +295,9 @@ def _convert(col: ColumnMeta, text: pa.Array, strict: bool,
                 values.append(t.to_physical(v))
             except (TypeError_, ValueError, ArithmeticError) as e:
                 values.append(None)
-                if strict or t.is_string or not col.nullable:
-                    if not bad[i]:
-                        bad[i] = True
-                        reasons[i] = f"column `{col.name}` ({t.sql()}): {e}; value: {v}"
+                if (strict or t.is_string or not col.nullable) and not bad[i]:
+                    bad[i] = True
+                    reasons[i] = f"column `{col.name}` ({t.sql()}): {e}; value: {v}"
         column = Column.from_physical(t, values)
     if not col.nullable and column.validity is not None:
         for i in np.flatnonzero(~column.validity & ~bad).tolist():
@@ -338,7 +337,7 @@ def run_load(server: ShaleServer, req: LoadRequest, body: BodyReader) -> LoadSta
     except LabelAlreadyUsed as e:
         raise _label_exists(req.label, int(str(e).rsplit("[", 1)[1].rstrip("]"))) from None
     except DorisError as e:
-        raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = {e}") from None
+        raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: {e.message}") from None
     stats.txn_id = txn.txn_id
     stats.begin_txn_ms = int((time.perf_counter() - t0) * 1000)
     ncols = len(req.targets)
@@ -406,8 +405,8 @@ def run_load(server: ShaleServer, req: LoadRequest, body: BodyReader) -> LoadSta
             failed = LoadFailed(f"[DATA_QUALITY_ERROR]{e}")
         elif isinstance(e, LabelAlreadyUsed):
             failed = _label_exists(req.label, txn.txn_id)
-        elif isinstance(e, DorisError):
-            failed = LoadFailed(f"[INTERNAL_ERROR]{e}")
+        elif isinstance(e, Exception):  # a DorisError of the load, a broken upload, ...
+            failed = LoadFailed(f"[INTERNAL_ERROR]{getattr(e, 'message', None) or e}")
         else:
             raise
         failed.stats = stats  # type: ignore[attr-defined]
