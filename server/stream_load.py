@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import json
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ from storage.types import BLOB_KINDS, DataType, TypeError_, TypeKind
 if TYPE_CHECKING:
     from server.app import ShaleServer
 
+log = logging.getLogger(__name__)
 READ_BLOCK = 1 << 20  # bytes pyarrow reads per block (its default block_size)
 FORMATS = ("csv", "csv_with_names")
 
@@ -198,6 +200,11 @@ def _label_exists(label: str, txn_id: int) -> LoadFailed:
                       f"txn [{txn_id}]", status="Label Already Exists", existing="FINISHED")
 
 
+def _label_used(label: str, e: LabelAlreadyUsed) -> LoadFailed:
+    """LabelAlreadyUsed names the txn holding the label: `... relate to txn [<id>]`."""
+    return _label_exists(label, int(e.detail.rsplit("[", 1)[1].rstrip("]")))
+
+
 class BodyReader:
     """A blocking, file-like view of the request body for pyarrow (called from a worker
     thread): each read waits on the event loop for at most `n` bytes of the stream."""
@@ -335,7 +342,7 @@ def run_load(server: ShaleServer, req: LoadRequest, body: BodyReader) -> LoadSta
     try:
         txn = begin(engine, req.db, req.table, req.label, None)
     except LabelAlreadyUsed as e:
-        raise _label_exists(req.label, int(str(e).rsplit("[", 1)[1].rstrip("]"))) from None
+        raise _label_used(req.label, e) from None
     except DorisError as e:
         raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: {e.message}") from None
     stats.txn_id = txn.txn_id
@@ -403,8 +410,8 @@ def run_load(server: ShaleServer, req: LoadRequest, body: BodyReader) -> LoadSta
             raise
         if isinstance(e, pa.ArrowInvalid):
             failed = LoadFailed(f"[DATA_QUALITY_ERROR]{e}")
-        elif isinstance(e, LabelAlreadyUsed):
-            failed = _label_exists(req.label, txn.txn_id)
+        elif isinstance(e, LabelAlreadyUsed):  # a concurrent load took the label first
+            failed = _label_used(req.label, e)
         elif isinstance(e, Exception):  # a DorisError of the load, a broken upload, ...
             failed = LoadFailed(f"[INTERNAL_ERROR]{getattr(e, 'message', None) or e}")
         else:
@@ -439,8 +446,12 @@ def response_body(label: str, status: str, message: str, stats: LoadStats | None
 _REQUEST_KEY = "shaledb.stream_load"
 
 
-def _failed_response(request: web.Request, e: LoadFailed, started: float) -> web.Response:
-    label = request.headers.get("label", "").strip()
+def _failed_response(request: web.Request, e: LoadFailed, started: float,
+                     label: str | None = None) -> web.Response:
+    label = label or request.headers.get("label", "").strip()
+    log.warning("stream load into %s.%s failed: label=%s status=%s: %s",
+                request.match_info["db"], request.match_info["table"], label, e.status,
+                e.message)
     body = response_body(label, e.status, e.message, getattr(e, "stats", None),
                          int((time.perf_counter() - started) * 1000), e.existing)
     return web.json_response(body, status=e.http_status, dumps=_dumps)
@@ -474,13 +485,17 @@ def add_routes(app: web.Application, server: ShaleServer) -> None:
 
     async def stream_load(request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
+        req = None
         try:
             req = request.get(_REQUEST_KEY) or validate(server, request)
             body = BodyReader(request, asyncio.get_running_loop())
             stats = await asyncio.to_thread(run_load, server, req, body)
         except LoadFailed as e:
-            return _failed_response(request, e, started)
+            return _failed_response(request, e, started, req.label if req else None)
         elapsed = int((time.perf_counter() - started) * 1000)
+        log.info("stream load into %s.%s finished: label=%s txn=%d rows=%d filtered=%d "
+                 "bytes=%d", req.db, req.table.name, req.label, stats.txn_id,
+                 stats.loaded_rows, stats.filtered_rows, stats.load_bytes)
         return web.json_response(response_body(req.label, "Success", "OK", stats, elapsed),
                                  dumps=_dumps)
 

@@ -226,3 +226,77 @@ def test_columns_header_and_csv_with_names(server, db, db_conn, tmp_path) -> Non
                                   "columns: v, nope")
     assert uploaded == 0 and body["Status"] == "Fail"
     assert body["Message"].endswith("Unknown column 'nope' in 'kv'")
+
+
+def test_large_body_in_many_blocks_and_without_expect(server, db, db_conn, events,
+                                                      tmp_path) -> None:
+    """A body of several reader blocks (1 MiB each) loads whole, with a bad value deep inside
+    converted per value in its block; a client that sends no `Expect` header loads as well."""
+    path = write_events(tmp_path / "big.csv", 60000, seed=11)
+    lines = path.read_text().splitlines()
+    lines[45000] = lines[45000].rsplit(",", 1)[0] + ",not_a_number"  # flag -> NULL (non-strict)
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size > 3 * (1 << 20)
+    args = ["curl", "-s", "--location-trusted", "-u", "root:", "-H", "Expect:",
+            "-H", "column_separator:,", "-T", str(path),
+            f"http://127.0.0.1:{server.http_port}/api/{db}/{events}/_stream_load"]
+    body = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=300,
+                                     check=True).stdout)
+    assert body["Status"] == "Success", body
+    assert (body["NumberTotalRows"], body["NumberLoadedRows"]) == (60000, 60000)
+    assert body["LoadBytes"] == path.stat().st_size
+    with db_conn.cursor() as cur:
+        cur.execute(f"SELECT count(*), count(flag), sum(user_id) FROM {events}")
+        total, flags, user_sum = cur.fetchone()
+    assert (total, flags) == (60000, 59999)
+    assert int(user_sum) == sum(int(line.split(",")[1]) for line in lines)
+
+
+def test_concurrent_retries_of_one_label_load_once(server, db, db_conn, events,
+                                                   tmp_path) -> None:
+    path = write_events(tmp_path / "e.csv", 2000)
+    label = f"retry_{secrets.token_hex(4)}"
+    args = ["curl", "-s", "--location-trusted", "-u", "root:", "-H", f"label:{label}",
+            "-H", "column_separator:,", "-T", str(path),
+            f"http://127.0.0.1:{server.http_port}/api/{db}/{events}/_stream_load"]
+    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    bodies = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
+    statuses = sorted(b["Status"] for b in bodies)
+    assert statuses == ["Label Already Exists"] * 3 + ["Success"], bodies
+    winner = next(b for b in bodies if b["Status"] == "Success")
+    for b in bodies:
+        if b["Status"] != "Success":
+            assert b["Message"].endswith(f"relate to txn [{winner['TxnId']}]"), b
+    assert count(db_conn, events) == 2000
+
+
+def test_invalid_utf8_and_a_dropped_upload_leave_nothing(server, db, db_conn, events,
+                                                        tmp_path) -> None:
+    import base64
+    import socket
+
+    good = write_events(tmp_path / "good.csv", 100).read_bytes()
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(good + "2024-01-03,5,Sa\u00f5 Jo\u00e3o,1.00,1.0,2024-01-01 00:00:00,1\n"
+                     .encode("latin-1"))
+    _, _, body = curl_load(server, db, events, path, "column_separator:,",
+                           "max_filter_ratio:1")
+    assert body["Status"] == "Fail" and "invalid UTF8" in body["Message"], body
+    assert count(db_conn, events) == 0
+
+    # the client goes away after sending part of the body it announced
+    label = f"dropped_{secrets.token_hex(4)}"
+    auth = base64.b64encode(b"root:").decode()
+    head = (f"PUT /api/{db}/{events}/_stream_load HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Basic {auth}\r\ncolumn_separator: ,\r\nlabel: {label}\r\n"
+            f"Content-Length: {len(good)}\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", server.http_port), timeout=60) as s:
+        s.sendall(head + good[: len(good) // 2])
+    line = server.wait_for_stderr(rf"stream load into {db}\.{events} (failed|finished): "
+                                  rf"label={label}\b")
+    assert "failed" in line and "Fail" in line, line
+    assert count(db_conn, events) == 0
+    path.write_bytes(good)
+    _, _, body = curl_load(server, db, events, path, "column_separator:,", f"label:{label}")
+    assert body["Status"] == "Success", body  # the dropped load did not keep the label
+    assert count(db_conn, events) == 100
