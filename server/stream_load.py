@@ -387,7 +387,17 @@ def run_load(server: ShaleServer, req: LoadRequest, body: BodyReader) -> LoadSta
             w0 = time.perf_counter()
             batch = _to_batch(req, rb, stats, now)
             stats.total_rows += rb.num_rows
-            txn.add_batch(batch)
+            if not batch.num_rows:
+                continue
+            part_idx, buckets = txn.route(batch)
+            placed = part_idx >= 0
+            if not placed.all():  # Doris filters a row no partition takes
+                for i in np.flatnonzero(~placed).tolist():
+                    values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
+                                       for c in req.table.partition_info.columns)
+                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values})")
+                batch, part_idx, buckets = batch.filter(placed), part_idx[placed], buckets[placed]
+            txn.add_batch(batch, (part_idx, buckets))
             stats.loaded_rows += batch.num_rows
             write_s += time.perf_counter() - w0
         stats.total_rows += stats.skipped_rows

@@ -168,7 +168,8 @@ def test_bad_row_over_max_filter_ratio_leaves_nothing(server, db, db_conn, event
     assert count(db_conn, events) == 0  # nothing of the failed load is visible
 
     # a row with too few columns is filtered too; under max_filter_ratio the rest loads
-    path.write_text("2024-01-03,5\n" + good + null_key)
+    outside = "2024-07-01,9,Oslo,1.00,1.0,2024-01-01 00:00:00,1\n"  # no partition takes it
+    path.write_text("2024-01-03,5\n" + good + null_key + outside)
     code, _, body = curl_load(server, db, events, path, "column_separator:,",
                               "max_filter_ratio:0")
     assert body["Status"] == "Fail" and body["FirstErrorMsg"].startswith(
@@ -180,7 +181,7 @@ def test_bad_row_over_max_filter_ratio_leaves_nothing(server, db, db_conn, event
                               "max_filter_ratio:0.01", f"label:{label}")
     assert body["Status"] == "Success", body
     assert (body["NumberTotalRows"], body["NumberLoadedRows"], body["NumberFilteredRows"]) == \
-        (402, 400, 2)
+        (403, 400, 3)
     assert count(db_conn, events) == 400
 
 
