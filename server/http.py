@@ -3,8 +3,8 @@
 Every endpoint but `/metrics` (open in Doris too) takes HTTP basic auth against the MySQL
 port's accounts; admin routes need ADMIN_PRIV (server/privileges/http_auth.py).
 Runs on the same event loop as the MySQL listener (aiohttp, a well-kept HTTP server, rather
-than a hand-written one). Stream Load (`PUT /api/{db}/{table}/_stream_load`) and the REST admin
-endpoints arrive with the loading and operations issues; this module is where they go. The
+than a hand-written one). Stream Load (`PUT /api/{db}/{table}/_stream_load`) is served from
+server/stream_load.py; the REST admin endpoints arrive with the operations issue. The
 embedded backends' compaction actions (Doris BE `/api/compaction/*`) are served here too, from
 server/compaction_api.py.
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from server import compaction_api, metrics
+from server import compaction_api, metrics, stream_load
 from server.privileges.http_auth import auth_middleware, requires
 from server.privileges.model import ADMIN
 
@@ -105,5 +105,6 @@ def build_app(server: ShaleServer) -> web.Application:
     app.router.add_post("/api/debug_point/{op}", debug_point)
     app.router.add_post("/api/debug_point/{op}/{name}", debug_point)
     compaction_api.add_routes(app, server.engine)
+    stream_load.add_routes(app, server)
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

@@ -230,19 +230,22 @@ class LoadTxn:
                 buckets[part_idx == p_i] = seq
         return part_idx, buckets
 
-    def add_batch(self, batch: Batch) -> None:
+    def add_batch(self, batch: Batch,
+                  routing: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Buffer a batch holding every column of the table (already type-checked). A batch
-        the load rejects ends the load (the caller does not commit after an error)."""
+        the load rejects ends the load (the caller does not commit after an error).
+        `routing` is the batch's `route()` when the caller already computed it (a Stream Load
+        routes first to filter the rows no partition takes)."""
         try:
-            self._add_batch(batch)
+            self._add_batch(batch, routing)
         except BaseException:
             self.abort()
             raise
 
-    def _add_batch(self, batch: Batch) -> None:
+    def _add_batch(self, batch: Batch, routing: tuple[np.ndarray, np.ndarray] | None) -> None:
         if batch.num_rows == 0:
             return
-        part_idx, buckets = self.route(batch)
+        part_idx, buckets = routing if routing is not None else self.route(batch)
         if (part_idx < 0).any():
             bad = int(np.flatnonzero(part_idx < 0)[0])
             values = ", ".join(
