@@ -1,0 +1,14 @@
+"""Loading files into tables: the part every load path shares (Stream Load over HTTP, MySQL
+LOAD DATA, INSERT .. SELECT FROM local(), the `shaledb load` CLI, the Spark data source).
+
+- `spec.py`    — Doris' load properties (the Stream Load headers, LOAD DATA's clauses and
+                 PROPERTIES, the file table functions' arguments) validated into a `LoadSpec`;
+                 `LoadFailed`, `LoadStats`.
+- `sources.py` — a byte stream in a file format -> a stream of Arrow record batches, parsed by
+                 pyarrow's readers (never the whole body in memory).
+- `convert.py` — file columns -> the table's column types, bad values named per row.
+- `job.py`     — one load: batches -> one `LoadTxn`, filter-ratio check, commit or abort.
+
+The HTTP and MySQL-protocol sides live in server/ (stream_load.py, ...).
+Upstream: Doris `StreamLoadContext`, `CsvReader`, `NewJsonReader`, `VFileScanner`.
+"""

@@ -1,0 +1,85 @@
+"""One load, whatever its source: parsed record batches -> one `LoadTxn`, visible all at
+once at commit or not at all (aborted when `max_filter_ratio` is exceeded or on any error)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+
+from executor.insert import begin
+from executor.load.convert import to_batch
+from executor.load.sources import CountedStream, record_batches
+from executor.load.spec import LoadFailed, LoadSpec, LoadStats, label_used
+from sql.errors import DorisError
+from storage.engine import StorageEngine
+from storage.txn import LabelAlreadyUsed
+
+
+def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO) -> LoadStats:
+    """Parse `raw` and load it in one transaction (blocking: run it on a worker thread).
+    Raises LoadFailed (with the stats so far) after aborting the transaction."""
+    stats = LoadStats()
+    t0 = time.perf_counter()
+    try:
+        txn = begin(engine, req.db, req.table, req.label, None)
+    except LabelAlreadyUsed as e:
+        raise label_used(req.label, e) from None
+    except DorisError as e:
+        raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: {e.message}") from None
+    stats.txn_id = txn.txn_id
+    stats.begin_txn_ms = int((time.perf_counter() - t0) * 1000)
+    stream = CountedStream(raw)
+    now = _dt.datetime.now()
+    write_s = 0.0
+    try:
+        for rb in record_batches(stream, req, stats):
+            w0 = time.perf_counter()
+            batch = to_batch(req, rb, stats, now)
+            stats.total_rows += rb.num_rows
+            if not batch.num_rows:
+                continue
+            part_idx, buckets = txn.route(batch)
+            placed = part_idx >= 0
+            if not placed.all():  # Doris filters a row no partition takes
+                for i in np.flatnonzero(~placed).tolist():
+                    values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
+                                       for c in req.table.partition_info.columns)
+                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values})")
+                batch, part_idx, buckets = batch.filter(placed), part_idx[placed], buckets[placed]
+            txn.add_batch(batch, (part_idx, buckets))
+            stats.loaded_rows += batch.num_rows
+            write_s += time.perf_counter() - w0
+        stats.total_rows += stats.skipped_rows
+        stats.load_bytes = stream.nbytes
+        stats.read_data_ms = int(stream.wait_s * 1000)
+        stats.write_data_ms = int(write_s * 1000)
+        if stats.total_rows == 0:
+            raise LoadFailed("[INTERNAL_ERROR]No valid data to load, please check your data "
+                             "and the load parameters")
+        if stats.filtered_rows > req.max_filter_ratio * stats.total_rows:
+            raise LoadFailed("[DATA_QUALITY_ERROR]too many filtered rows")
+        c0 = time.perf_counter()
+        txn.commit()
+        stats.commit_ms = int((time.perf_counter() - c0) * 1000)
+        return stats
+    except BaseException as e:
+        txn.abort()
+        if isinstance(e, LoadFailed):
+            e.stats = stats
+            raise
+        if isinstance(e, pa.ArrowInvalid):
+            failed = LoadFailed(f"[DATA_QUALITY_ERROR]{e}")
+        elif isinstance(e, LabelAlreadyUsed):  # a concurrent load took the label first
+            failed = label_used(req.label, e)
+        elif isinstance(e, Exception):  # a DorisError of the load, a broken upload, ...
+            failed = LoadFailed(f"[INTERNAL_ERROR]{getattr(e, 'message', None) or e}")
+        else:
+            raise
+        failed.stats = stats
+        raise failed from None
+
+

@@ -1,0 +1,175 @@
+"""Doris' load properties -> a validated `LoadSpec`, and what a load reports back.
+
+The same property names configure every load path: Stream Load's HTTP headers, LOAD DATA's
+PROPERTIES, and the file table functions' arguments (column_separator, line_delimiter, format,
+columns, max_filter_ratio, strict_mode, ...). `spec_from_properties` checks everything that can
+be checked before any data arrives, so Stream Load can refuse before `100 Continue`.
+Messages follow Doris' (`[INVALID_ARGUMENT]...`, `[ANALYSIS_ERROR]TStatus: ...`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from executor.insert import default_value
+from sql.errors import DorisError
+from storage.catalog.catalog import Catalog
+from storage.catalog.meta import ColumnMeta, TableMeta
+from storage.txn import LabelAlreadyUsed
+from storage.types import BLOB_KINDS
+
+FORMATS = ("csv", "csv_with_names")
+
+
+class LoadFailed(Exception):
+    """A load refused or failed: `message` is Doris' text (with its status tag)."""
+
+    def __init__(self, message: str, status: str = "Fail", existing: str | None = None,
+                 http_status: int = 200) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.existing = existing
+        self.http_status = http_status
+        self.stats: LoadStats | None = None
+
+
+@dataclass(frozen=True)
+class FormatOptions:
+    """How the bytes of the file are parsed (sources.py)."""
+
+    format: str = "csv"
+    separator: str = "\t"
+    skip_rows: int = 0
+
+
+@dataclass
+class LoadSpec:
+    """A validated load: which table, under which label, the file's columns and tolerance."""
+
+    db: str
+    table: TableMeta
+    label: str
+    targets: list[ColumnMeta]  # the file's columns, in file order
+    format: FormatOptions
+    max_filter_ratio: float
+    strict: bool
+
+    @property
+    def separator(self) -> str:
+        return self.format.separator
+
+
+@dataclass
+class LoadStats:
+    """Counters and phase timings that end up in the JSON response."""
+
+    total_rows: int = 0
+    loaded_rows: int = 0
+    filtered_rows: int = 0
+    skipped_rows: int = 0  # rows the CSV reader dropped for a wrong column count
+    load_bytes: int = 0
+    txn_id: int = -1
+    begin_txn_ms: int = 0
+    read_data_ms: int = 0
+    write_data_ms: int = 0
+    commit_ms: int = 0
+    first_errors: list[str] = field(default_factory=list)
+
+    def filtered(self, reason: str) -> None:
+        self.filtered_rows += 1
+        if len(self.first_errors) < 10:
+            self.first_errors.append(reason)
+
+
+def parse_separator(raw: str) -> str:
+    """Doris' column_separator: one character, or its `\\xNN` hex form (e.g. `\\x01`)."""
+    text = raw
+    if raw.lower().startswith("\\x") and len(raw) == 4:
+        try:
+            text = chr(int(raw.lower().removeprefix("\\x"), 16))
+        except ValueError:
+            pass
+    elif raw == "\\t":
+        text = "\t"
+    if len(text.encode()) != 1 or text in "\r\n\"":
+        raise LoadFailed(f"[INVALID_ARGUMENT]column_separator [{raw}] is not supported yet: "
+                         "use a single-byte separator")
+    return text
+
+
+def parse_ratio(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise LoadFailed(f"[INVALID_ARGUMENT]Invalid max_filter_ratio: {raw}, it should be "
+                         "between 0 and 1")
+    return value
+
+
+def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
+                         props: Mapping[str, str]) -> LoadSpec:
+    """Everything that can be checked before the data arrives. Raises LoadFailed.
+    `props` maps Doris' property names (case-sensitive, as Doris' headers) to their text."""
+    h = props
+    fmt = h.get("format", "csv").strip().lower()
+    if fmt not in FORMATS:
+        raise LoadFailed(f"[INVALID_ARGUMENT]format [{fmt}] is not supported yet "
+                         f"(supported: {', '.join(FORMATS)})")
+    line_delimiter = h.get("line_delimiter", "\\n")
+    if line_delimiter not in ("\\n", "\n", "\\r\\n", "\r\n"):
+        raise LoadFailed(f"[INVALID_ARGUMENT]line_delimiter [{line_delimiter}] is not "
+                         "supported yet: use \\n or \\r\\n")
+    separator = parse_separator(h.get("column_separator", "\t"))
+    targets: list[ColumnMeta] = list(table.columns)
+    if "columns" in h:
+        names = [n.strip().strip("`") for n in h["columns"].split(",")]
+        targets = []
+        for n in names:
+            if "=" in n or not n:
+                raise LoadFailed(f"[INVALID_ARGUMENT]column expression [{n}] in columns is "
+                                 "not supported yet")
+            if not table.has_column(n):
+                raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = "
+                                 f"Unknown column '{n}' in '{table.name}'")
+            if any(c.name.lower() == n.lower() for c in targets):
+                raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = "
+                                 f"Duplicate column: {n}")
+            targets.append(table.column(n))
+    for c in targets:
+        if c.type.kind in BLOB_KINDS:
+            raise LoadFailed(f"[INVALID_ARGUMENT]column {c.name} of type {c.type.sql()} needs "
+                             "a columns expression (to_bitmap, hll_hash), not supported yet")
+    chosen = {c.name.lower() for c in targets}
+    now = _dt.datetime.now()
+    for c in table.columns:
+        if c.name.lower() not in chosen:
+            try:
+                default_value(c, now)
+            except DorisError:
+                raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = "
+                                 f"Column has no default value. column: {c.name}") from None
+    label = h.get("label", "").strip() or f"stream_load_{uuid.uuid4().hex}"
+    db = catalog.get_database(db_name)
+    prev = catalog.txn_by_label(db.db_id, label)
+    if prev is not None:
+        raise label_exists(label, prev.txn_id)
+    strict = h.get("strict_mode", "false").strip().lower() == "true"
+    fmt_options = FormatOptions(fmt, separator, 1 if fmt == "csv_with_names" else 0)
+    return LoadSpec(db_name, table, label, targets, fmt_options,
+                    parse_ratio(h.get("max_filter_ratio", "0")), strict)
+
+def label_exists(label: str, txn_id: int) -> LoadFailed:
+    return LoadFailed(f"[LABEL_ALREADY_EXISTS]Label [{label}] has already been used, relate to "
+                      f"txn [{txn_id}]", status="Label Already Exists", existing="FINISHED")
+
+
+def label_used(label: str, e: LabelAlreadyUsed) -> LoadFailed:
+    """LabelAlreadyUsed names the txn holding the label: `... relate to txn [<id>]`."""
+    return label_exists(label, int(e.detail.rsplit("[", 1)[1].rstrip("]")))
+
