@@ -82,8 +82,10 @@ def _check_kill(server, big_db: str, query: str,  # type: ignore[no-untyped-def]
     try:
         with server.connect() as killer:
             # KILL repeatedly until the victim reports its end: a KILL that lands before the
-            # statement starts has nothing to cancel, the next one does.
-            for _ in range(100):
+            # statement starts has nothing to cancel, the next one does. Bounded by time, not
+            # by a count: on a loaded machine the statement may take seconds to start running.
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
                 _run(killer, f"KILL QUERY {victim.thread_id()}")
                 if done.wait(0.1):
                     break
