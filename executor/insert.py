@@ -1,9 +1,13 @@
 """INSERT INTO ... VALUES / SELECT: evaluate rows, check them against the table, load them.
 
-Rows are converted to the table's column types with Doris' strict-mode rules (a value that does
-not fit fails the whole statement), columns missing from the column list take their DEFAULT or
-NULL, and the complete rows go through one `LoadTxn`, so the statement is all-or-nothing.
-Returns what the OK packet reports: row count, label, transaction id. With Doris'
+Rows are converted to the table's column types, columns missing from the column list take their
+DEFAULT or NULL, and the complete rows go through one `LoadTxn`, so the statement is
+all-or-nothing. Bad rows follow Doris' session variables (`Tolerance`): with
+`enable_insert_strict` (the default) a value that does not convert, a NULL for a NOT NULL
+column, a string too long or a row no partition takes fails the statement, naming the first bad
+rows; with it off a value that does not convert becomes NULL and the other bad rows are
+filtered, and the statement succeeds while filtered/total <= `insert_max_filter_ratio`.
+Returns what the OK packet reports: row count, filtered rows, label, transaction id. With Doris'
 `group_commit` on, VALUES rows join the table's group commit (storage/group_commit.py) and the
 caller awaits a `PendingInsert`. The INSERT VALUES fast path builds its Batch in
 executor/insert_fast.py and loads it with `insert_batch`.
@@ -15,8 +19,9 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 from sqlglot import expressions as exp
 
 from sql.errors import DorisError, ErrorCode, unknown_database
@@ -28,6 +33,8 @@ from storage.txn import LoadTxn
 from storage.types import BLOB_KINDS, DataType, TypeError_, TypeKind
 
 INSERT_BATCH_ROWS = 65536
+# Strict mode stops after this many bad rows: enough to name them, without reading the rest.
+STRICT_ERRORS_SHOWN = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +42,50 @@ class InsertOutcome:
     rows: int
     label: str
     txn_id: int
+    filtered: int = 0
+
+
+class RowRejected(Exception):
+    """One row that cannot be loaded (Doris filters it), with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Tolerance:
+    """Doris' `enable_insert_strict` and `insert_max_filter_ratio` for one INSERT, with the
+    counts they are judged on (Doris `AbstractInsertExecutor.checkStrictModeAndFilterRatio`)."""
+
+    strict: bool = True
+    max_filter_ratio: float = 1.0
+    total: int = 0
+    filtered: int = 0
+    first_errors: list[str] = field(default_factory=list)
+
+    def reject(self, reason: str) -> None:
+        self.filtered += 1
+        if len(self.first_errors) < STRICT_ERRORS_SHOWN:
+            self.first_errors.append(reason)
+        if self.strict and self.filtered >= STRICT_ERRORS_SHOWN:
+            self.check()  # enough to report: the statement fails either way
+
+    def _first(self) -> str:
+        return "; ".join(self.first_errors)
+
+    def check(self) -> None:
+        """Raise Doris' error when the filtered rows fail the statement."""
+        if not self.filtered:
+            return
+        if self.strict:
+            raise DorisError(f"Insert has filtered data in strict mode. first_error_msg: "
+                             f"{self._first()}")
+        if self.filtered > self.max_filter_ratio * self.total:
+            raise DorisError(
+                f"Insert has too many filtered data {self.filtered}/{self.total} "
+                f"insert_max_filter_ratio is {self.max_filter_ratio:f}. first_error_msg: "
+                f"{self._first()}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +111,15 @@ def target_columns(table: TableMeta, names: Sequence[str] | None) -> list[Column
     return out
 
 
-def convert_value(col: ColumnMeta, value: object, source: DataType | None, row: int) -> object:
-    """A Python/physical value of `source` type -> physical value of the column's type."""
+def convert_value(col: ColumnMeta, value: object, source: DataType | None, row: int,
+                  strict: bool = True) -> object:
+    """A Python/physical value of `source` type -> physical value of the column's type. A value
+    that does not convert raises RowRejected in strict mode and is NULL otherwise (Doris' cast);
+    a NULL for a NOT NULL column and a string longer than the column are always rejected."""
     if value is None:
         if not col.nullable:
-            raise DorisError(
-                f"Insert has filtered data in strict mode. Reason: null value for not null column, "
-                f"column={col.name}, row={row}"
-            )
+            raise RowRejected(
+                f"Reason: null value for not null column, column={col.name}, row={row}")
         return None
     if source is not None:
         check_object_type(col, source)
@@ -75,10 +127,10 @@ def convert_value(col: ColumnMeta, value: object, source: DataType | None, row: 
     try:
         return col.type.to_physical(py)
     except TypeError_ as e:
-        raise DorisError(
-            f"Insert has filtered data in strict mode. Reason: column `{col.name}` "
-            f"({col.type.sql()}), row {row}: {e}"
-        ) from None
+        if strict or "too long" in str(e) or not col.nullable:
+            raise RowRejected(
+                f"Reason: column `{col.name}` ({col.type.sql()}), row {row}: {e}") from None
+        return None
 
 
 _OBJECT_SOURCES = {
@@ -162,14 +214,38 @@ def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | No
     return LoadTxn(engine, db, table, label=label, partitions=partitions)
 
 
+def _add_routed(txn: LoadTxn, table: TableMeta, batch: Batch, tolerance: Tolerance) -> int:
+    """Route a batch and load the rows some partition takes; the others are rejected rows
+    (Doris: `no partition for this tuple`). Returns the rows loaded."""
+    part_idx, buckets = txn.route(batch)
+    placed = part_idx >= 0
+    if not placed.all():
+        for i in np.flatnonzero(~placed).tolist():
+            values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
+                               for c in table.partition_info.columns)
+            tolerance.reject(f"Reason: no partition for this tuple ({values}) in table "
+                             f"[{table.name}]. Use `SHOW PARTITIONS FROM {table.name}` to see "
+                             "the partitions of this table.")
+        batch, part_idx, buckets = batch.filter(placed), part_idx[placed], buckets[placed]
+    txn.add_batch(batch, (part_idx, buckets))
+    return batch.num_rows
+
+
+TxnFactory = Callable[[], LoadTxn]
+
+
 def _load(
     engine: StorageEngine, db_name: str, table: TableMeta, targets: Sequence[ColumnMeta],
     rows: Iterator[list[object]], label: str | None, partitions: Sequence[str] | None,
-    group_commit: GroupCommitOptions | None = None,
+    group_commit: GroupCommitOptions | None = None, tolerance: Tolerance | None = None,
+    txn_factory: TxnFactory | None = None,
 ) -> InsertOutcome | PendingInsert:
     """Feed converted rows (target-column order) through one LoadTxn and publish it (or hand
-    them to the table's group commit)."""
-    if group_commit is not None and label is None and not partitions:
+    them to the table's group commit). `tolerance` has counted the rows `rows` rejected while
+    converting; rows no partition takes are rejected here. `txn_factory` makes the transaction
+    (CTAS and INSERT OVERWRITE publish more than rows: storage/staged_load.py)."""
+    tolerance = tolerance if tolerance is not None else Tolerance()
+    if group_commit is not None and label is None and not partitions and txn_factory is None:
         builder = RowBuilder(table, targets)
         batches = []
         for row in rows:
@@ -178,22 +254,26 @@ def _load(
                 batches.append(builder.flush())
         if len(builder):
             batches.append(builder.flush())
+        tolerance.check()
         return _group_load(engine, db_name, table, batches, group_commit)
-    txn = begin(engine, db_name, table, label, partitions)
+    txn = txn_factory() if txn_factory is not None else begin(engine, db_name, table, label,
+                                                              partitions)
     builder = RowBuilder(table, targets)
+    loaded = 0
     try:
         for row in rows:
             builder.add(row)
             if len(builder) >= INSERT_BATCH_ROWS:
-                txn.add_batch(builder.flush())
+                loaded += _add_routed(txn, table, builder.flush(), tolerance)
         if len(builder):
-            txn.add_batch(builder.flush())
+            loaded += _add_routed(txn, table, builder.flush(), tolerance)
+        tolerance.check()
     except BaseException:
         # A bad value or a failed SELECT: the segments the load flushed so far go now.
         txn.abort()
         raise
     meta = txn.commit()
-    return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)
+    return InsertOutcome(loaded, txn.label, meta.txn_id, tolerance.filtered)
 
 
 def _is_default(expr: exp.Expression) -> bool:
@@ -207,36 +287,46 @@ def insert_values(
     rows: Sequence[Sequence[exp.Expression]],
     evaluate: Callable[[exp.Expression, DataType], tuple[object, DataType]],
     label: str | None = None, partitions: Sequence[str] | None = None,
-    group_commit: GroupCommitOptions | None = None,
+    group_commit: GroupCommitOptions | None = None, tolerance: Tolerance | None = None,
+    txn_factory: TxnFactory | None = None,
 ) -> InsertOutcome | PendingInsert:
     """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression.
     With `group_commit` (and no label / PARTITION clause) the rows join the table's group."""
     targets = target_columns(table, column_names)
     now = _dt.datetime.now()
+    tol = tolerance if tolerance is not None else Tolerance()
 
     def converted() -> Iterator[list[object]]:
         for r, row in enumerate(rows, start=1):
             if len(row) != len(targets):
                 raise DorisError("Column count doesn't match value count", ErrorCode.UNKNOWN_ERROR)
-            values = []
-            for col, expr in zip(targets, row):
-                if _is_default(expr):
-                    values.append(default_value(col, now))
-                    continue
-                value, vtype = evaluate(expr, col.type)
-                source = None if vtype.kind is TypeKind.NULL else vtype
-                values.append(convert_value(col, value, source, r))
+            tol.total += 1
+            try:
+                values = []
+                for col, expr in zip(targets, row):
+                    if _is_default(expr):
+                        values.append(default_value(col, now))
+                        continue
+                    value, vtype = evaluate(expr, col.type)
+                    source = None if vtype.kind is TypeKind.NULL else vtype
+                    values.append(convert_value(col, value, source, r, tol.strict))
+            except RowRejected as e:
+                tol.reject(e.reason)
+                continue
             yield values
 
-    return _load(engine, db_name, table, targets, converted(), label, partitions, group_commit)
+    return _load(engine, db_name, table, targets, converted(), label, partitions, group_commit,
+                 tol, txn_factory)
 
 
 def insert_batches(
     engine: StorageEngine, db_name: str, table: TableMeta, column_names: Sequence[str] | None,
     batches: Iterator[Batch], label: str | None = None, partitions: Sequence[str] | None = None,
+    tolerance: Tolerance | None = None, txn_factory: TxnFactory | None = None,
 ) -> InsertOutcome:
     """INSERT ... SELECT: `batches` are the query's result in target-column order."""
     targets = target_columns(table, column_names)
+    tol = tolerance if tolerance is not None else Tolerance()
 
     def converted() -> Iterator[list[object]]:
         row_no = 0
@@ -247,20 +337,36 @@ def insert_batches(
             types = [c.type for c in batch.columns]
             for i in range(batch.num_rows):
                 row_no += 1
-                yield [convert_value(t, cols[j][i], types[j], row_no) for j, t in enumerate(targets)]
+                tol.total += 1
+                try:
+                    yield [convert_value(t, cols[j][i], types[j], row_no, tol.strict)
+                           for j, t in enumerate(targets)]
+                except RowRejected as e:
+                    tol.reject(e.reason)
 
-    return _load(engine, db_name, table, targets, converted(), label, partitions)
+    outcome = _load(engine, db_name, table, targets, converted(), label, partitions, None, tol,
+                    txn_factory)
+    assert isinstance(outcome, InsertOutcome)
+    return outcome
 
 
 def insert_batch(engine: StorageEngine, db_name: str, table: TableMeta, batch: Batch,
-                 group_commit: GroupCommitOptions | None = None) -> InsertOutcome | PendingInsert:
+                 group_commit: GroupCommitOptions | None = None,
+                 tolerance: Tolerance | None = None) -> InsertOutcome | PendingInsert:
     """Load one ready Batch (the fast path's) in its own transaction or a group commit."""
+    tol = tolerance if tolerance is not None else Tolerance()
+    tol.total += batch.num_rows
     if group_commit is not None:
         return _group_load(engine, db_name, table, [batch], group_commit)
     txn = begin(engine, db_name, table, None, None)
-    txn.add_batch(batch)
+    try:
+        loaded = _add_routed(txn, table, batch, tol)
+        tol.check()
+    except BaseException:
+        txn.abort()
+        raise
     meta = txn.commit()
-    return InsertOutcome(txn.num_rows, txn.label, meta.txn_id)
+    return InsertOutcome(loaded, txn.label, meta.txn_id, tol.filtered)
 
 
 def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: Sequence[Batch],

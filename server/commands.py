@@ -19,9 +19,11 @@ from mysql_mimic.intercept import TRANSACTION_CHARACTERISTICS, expression_to_val
 from mysql_mimic.variables import DEFAULT
 from sqlglot import expressions as exp
 
+from executor.ctas import create_table_as_select, create_table_like, insert_overwrite
 from executor.insert import (
     InsertOutcome,
     PendingInsert,
+    Tolerance,
     insert_batch,
     insert_batches,
     insert_values,
@@ -44,6 +46,7 @@ from server.variables import SessionVariables, display
 from sql import ast_views as V
 from sql import ddl_ops, show
 from sql.compaction_admin import analyze_admin_compact, compact_table
+from sql.ctas import like_rollups, like_source
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
 from sql.dialect import AdminCompact, CancelAlter, DescAll, DorisExplain
@@ -72,6 +75,7 @@ from storage.types import DataType
 class OkOutcome:
     affected_rows: int = 0
     info: str = ""
+    warnings: int = 0  # an INSERT's filtered rows (Doris: setOk(loaded, filtered, info))
 
 
 @dataclass
@@ -89,14 +93,15 @@ class PendingOutcome:
     future: Future[Any]
 
 
-def insert_ok(rows: int, label: str, txn_id: int) -> OkOutcome:
-    return OkOutcome(rows, f"{{'label':'{label}', 'status':'VISIBLE', 'txnId':'{txn_id}'}}")
+def insert_ok(rows: int, label: str, txn_id: int, filtered: int = 0) -> OkOutcome:
+    return OkOutcome(rows, f"{{'label':'{label}', 'status':'VISIBLE', 'txnId':'{txn_id}'}}",
+                     filtered)
 
 
 def _insert_outcome(outcome: InsertOutcome | PendingInsert) -> OkOutcome | PendingOutcome:
     if isinstance(outcome, PendingInsert):
         return PendingOutcome(outcome.future)
-    return insert_ok(outcome.rows, outcome.label, outcome.txn_id)
+    return insert_ok(outcome.rows, outcome.label, outcome.txn_id, outcome.filtered)
 
 
 @dataclass
@@ -368,24 +373,40 @@ class StatementRunner:
             raise table_not_found(db, target.name)
         partitions = None
         part = target.args.get("partition") if isinstance(target, exp.Table) else None
-        if part is not None:
+        auto_detect = part is not None and any(isinstance(e, exp.Star) for e in part.expressions)
+        if part is not None and not auto_detect:
             partitions = [e.name for e in part.expressions]
         label_node = stmt.args.get("label")
         label = label_node.name if label_node is not None else None
         source = stmt.expression
         ctx = self.context()
+        tolerance = self._tolerance()
+        if stmt.args.get("overwrite"):
+            return _insert_outcome(insert_overwrite(
+                self.engine, db, table, columns, source, partitions, auto_detect, label,
+                self.visible_catalog(), ctx,
+                lambda e, target_type: evaluate_constant(e, ctx, target_type), tolerance))
+        if auto_detect:
+            raise DorisError("PARTITION (*) is only supported by INSERT OVERWRITE")
         if isinstance(source, exp.Values):
             rows = [list(t.expressions) if isinstance(t, exp.Tuple) else [t] for t in source.expressions]
             outcome = insert_values(
                 self.engine, db, table, columns, rows,
                 lambda e, target_type: evaluate_constant(e, ctx, target_type),
                 label=label, partitions=partitions, group_commit=self._group_commit(table),
+                tolerance=tolerance,
             )
         else:
             prepared = plan_select(source, self.visible_catalog(), ctx)
             result = execute(prepared, self.engine, ctx)
-            outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
+            outcome = insert_batches(self.engine, db, table, columns, result.batches, label,
+                                     partitions, tolerance)
         return _insert_outcome(outcome)
+
+    def _tolerance(self) -> Tolerance:
+        """Doris' enable_insert_strict / insert_max_filter_ratio for this statement."""
+        return Tolerance(bool(self.lookup_variable("enable_insert_strict")),
+                         float(self.lookup_variable("insert_max_filter_ratio")))  # type: ignore[arg-type]
 
     def _group_commit(self, table: TableMeta) -> GroupCommitOptions | None:
         """Doris' `group_commit` session variable: off_mode (default), sync_mode, async_mode."""
@@ -414,7 +435,8 @@ class StatementRunner:
         batch = fast_batch(table, columns, sql, start)
         if batch is None:
             return None
-        return _insert_outcome(insert_batch(self.engine, db, table, batch, self._group_commit(table)))
+        return _insert_outcome(insert_batch(self.engine, db, table, batch, self._group_commit(table),
+                                            self._tolerance()))
 
     def delete(self, stmt: exp.Delete) -> OkOutcome:
         target = stmt.this
@@ -436,12 +458,27 @@ class StatementRunner:
             return OkOutcome()
         if kind == "TABLE":
             if stmt.expression is not None:
-                raise _not_supported("CREATE TABLE AS SELECT")
+                return self.create_table_as_select(stmt)
+            source = like_source(stmt)
+            if source is not None:
+                src = self._table(source)
+                create_table_like(self.engine, stmt, src, self.database, like_rollups(stmt))
+                return OkOutcome()
             view = V.describe_create_table(stmt)
             defn = analyze_create_table(view, len(self.engine.catalog.backends()))
             ddl_ops.create_table(self.engine, self.database, defn)
             return OkOutcome()
         raise _not_supported(f"CREATE {kind}")
+
+    def create_table_as_select(self, stmt: exp.Create) -> OkOutcome:
+        if not self.database and not V.table_name(
+                stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this)[0]:
+            raise no_database_selected()
+        outcome = create_table_as_select(self.engine, self.visible_catalog(), stmt,
+                                         self.context(), self._tolerance())
+        if outcome is None:  # IF NOT EXISTS and the table exists: nothing loaded
+            return OkOutcome()
+        return insert_ok(outcome.rows, outcome.label, outcome.txn_id, outcome.filtered)
 
     def drop(self, stmt: exp.Drop) -> OkOutcome:
         kind = (stmt.args.get("kind") or "").upper()

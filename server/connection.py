@@ -523,7 +523,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         """Send one statement's outcome; False when a result set ended in an error packet."""
         if isinstance(outcome, OkOutcome):
             await self.stream.write(
-                ok_packet(self.capabilities, self.status_flags, outcome.affected_rows, outcome.info)
+                ok_packet(self.capabilities, self.status_flags, outcome.affected_rows, outcome.info,
+                          outcome.warnings)
             )
         elif isinstance(outcome, TextOutcome):
             # SHOW-style results are VARCHAR columns in Doris (ShowResultSetMetaData)

@@ -30,6 +30,7 @@ from storage.catalog.meta import (
 )
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
+from storage.staged_load import StagedTable
 from storage.compaction.scheduler import CompactionManager
 from storage.tablet_move import copy_tablets, remove_old_copies
 
@@ -219,10 +220,28 @@ def _new_partition(
 def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefinition) -> None:
     cat = engine.catalog
     with cat.lock:
+        staged = stage_table(engine, db_name, defn)
+        if staged is None:
+            return
+        m = Mutation()
+        if staged.new_group is not None:
+            m.put(staged.new_group)
+        for obj in (*staged.indexes, *staged.tablets, *staged.partitions, staged.table):
+            m.put(obj)
+        cat.commit(m)
+
+
+def stage_table(engine: StorageEngine, db_name: str | None, defn: TableDefinition
+                ) -> StagedTable | None:
+    """Every catalog object of a new table (ids taken, tablets placed), not yet committed:
+    CREATE TABLE commits them at once, CTAS together with its rows (storage/staged_load.py).
+    None when the table exists and IF NOT EXISTS was given."""
+    cat = engine.catalog
+    with cat.lock:
         db = require_database(engine, defn.db or db_name)
         if cat.get_table(db.name, defn.name) is not None:
             if defn.if_not_exists:
-                return
+                return None
             raise DorisError(f"Table '{defn.name}' already exists", ErrorCode.TABLE_EXISTS_ERROR)
         props = dict(defn.properties)
         backends = len(cat.backends())
@@ -237,6 +256,7 @@ def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefiniti
         )
         m = Mutation()
         group = None
+        new_group = None
         colocate = props.get("colocate_with", "").strip()
         if colocate:
             group = _find_group(engine, db, colocate)
@@ -247,13 +267,12 @@ def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefiniti
                 if defn.distribution.type is not DistributionType.HASH:
                     raise _colocate_error("Colocate tables must have same distribution type: HASH should be RANDOM")
                 placement = engine.pick_backends(defn.distribution.buckets)
-                group = ColocateGroup(
+                group = new_group = ColocateGroup(
                     group_id=cat.next_id(), db_id=db.db_id, name=_group_name(db, colocate),
                     buckets=defn.distribution.buckets,
                     column_types=tuple(table.column(c).type for c in defn.distribution.columns),
                     replication_num=replicas, backends_per_bucket=tuple((b,) for b in placement),
                 )
-                m.put(group)
             table = replace(table, colocate_group_id=group.group_id)
         indexes = [MaterializedIndexMeta(
             index_id=base_id, name=defn.name, columns=tuple(c.name for c in defn.columns),
@@ -269,16 +288,17 @@ def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefiniti
                 keys=tuple(c.name for c in cols if c.is_key),
                 short_key_column_count=short_key_count(cols), create_time=now,
             ))
-        for idx in indexes:
-            m.put(idx)
         buckets = defn.distribution.buckets
         if defn.partition_info.type is PartitionType.UNPARTITIONED:
             _new_partition(engine, m, table, indexes, defn.name, buckets, replicas, group)
         else:
             for spec, lower, upper, values in _resolve_partitions(table, defn.partitions, []):
                 _new_partition(engine, m, table, indexes, spec.name, buckets, replicas, group, lower, upper, values)
-        m.put(table)
-        cat.commit(m)
+    return StagedTable(
+        table, tuple(indexes),
+        tuple(o for o in m.puts if isinstance(o, PartitionMeta)),
+        tuple(o for o in m.puts if isinstance(o, TabletMeta)), new_group,
+    )
 
 
 def truncate_table(engine: StorageEngine, db_name: str | None, name: str, partitions: Sequence[str]) -> None:

@@ -621,6 +621,20 @@ class ShaleDorisParser(DorisParser):
             )
         )
 
+    def _parse_create_like(self) -> exp.LikeProperty | None:
+        """Doris' `CREATE TABLE t LIKE src [WITH ROLLUP [(r1, r2)]]`: the rollup clause is a
+        `WITH ROLLUP` Property of the LikeProperty whose value is a Tuple of rollup names
+        (empty: every rollup)."""
+        like = super()._parse_create_like()
+        if like is None or not (self._curr and self._next and self._curr.text.upper() == "WITH"
+                                and self._next.text.upper() == "ROLLUP"):
+            return like
+        self._advance(2)
+        names = self._parse_wrapped_id_vars(optional=True)
+        like.append("expressions", exp.Property(this=exp.Literal.string("WITH ROLLUP"),
+                                                value=exp.Tuple(expressions=names)))
+        return like
+
     def _parse_doris_rollup_property(self) -> exp.RollupProperty:
         return self.expression(
             exp.RollupProperty(expressions=self._parse_wrapped_csv(self._parse_doris_rollup_index))

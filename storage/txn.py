@@ -165,12 +165,9 @@ class LoadTxn:
         # smaller id never writes the shadow index, one with a larger id always does.
         with self.catalog.lock:
             self.txn_id = self.catalog.next_id()
-            self.partitions = self.catalog.partitions(table.table_id)
-            self.indexes: list[MaterializedIndexMeta] = self.catalog.materialized_indexes(
-                table.table_id)
+            self.partitions, self.indexes, tablets = self._layout()
             self._tablets: dict[tuple[int, int, int], TabletMeta] = {
-                (t.partition_id, t.index_id, t.bucket_seq): t
-                for t in self.catalog.tablets(table.table_id)
+                (t.partition_id, t.index_id, t.bucket_seq): t for t in tablets
             }
             RunningTxns.of(engine).add(self)
         self._router = PartitionRouter(table, self.partitions)
@@ -193,6 +190,14 @@ class LoadTxn:
         self._touched: set[int] = set()
         self.num_rows = 0
         self._random_bucket: dict[int, int] = {}
+
+    def _layout(self) -> tuple[list[PartitionMeta], list[MaterializedIndexMeta], list[TabletMeta]]:
+        """The partitions, materialized indexes and tablets this load writes (read under the
+        catalog lock). A load into a table that is not published yet (CTAS, storage/staged.py)
+        supplies its own."""
+        tid = self.table.table_id
+        return (self.catalog.partitions(tid), self.catalog.materialized_indexes(tid),
+                self.catalog.tablets(tid))
 
     def _writer(self, tablet: TabletMeta, index: MaterializedIndexMeta) -> RowsetWriter:
         w = self._writers.get(tablet.tablet_id)
@@ -329,36 +334,7 @@ class LoadTxn:
         now = time.time()
         with self.catalog.lock:
             self._check_label()  # a concurrent load may have taken the label meanwhile
-            # Re-read partitions under the lock: a concurrent load may have published meanwhile.
-            current = {p.partition_id: p for p in self.catalog.partitions(self.table.table_id)}
-            if self.catalog.table_by_id(self.table.table_id) is None:
-                raise DorisError(f"Table [{self.table.name}] was dropped during the load")
-            mutation = Mutation()
-            new_parts: dict[int, PartitionMeta] = {}
-            for pid in sorted(self._touched):
-                part = current.get(pid)
-                if part is None:
-                    raise DorisError(f"Partition of table [{self.table.name}] was dropped during the load")
-                new_parts[pid] = replace(
-                    part, visible_version=part.visible_version + 1, visible_version_time=now
-                )
-            tablet_part = {t.tablet_id: t.partition_id for t in self._tablets.values()}
-            now_on = {t.tablet_id: t.backend_id for t in self.catalog.tablets(self.table.table_id)}
-            live = set(now_on)
-            published = []
-            for meta in metas:
-                version = new_parts[tablet_part[meta.tablet_id]].visible_version
-                if meta.num_rows and meta.tablet_id in live:  # a DROP ROLLUP may have removed it
-                    published.append(replace(meta, start_version=version, end_version=version))
-            # An ADD ROLLUP job that began after this load waits in WAITING_TXN until this
-            # publish, then converts these base rowsets itself (storage/rollup_job.py).
-            wrote_on = {t.tablet_id: t.backend_id for t in self._tablets.values()}
-            for meta in published:
-                self._follow_tablet_move(meta, wrote_on.get(meta.tablet_id),
-                                         now_on.get(meta.tablet_id))
-                mutation.put(meta)
-            for part in new_parts.values():
-                mutation.put(part)
+            mutation = self._publish_mutation(metas, now)
             txn = TxnMeta(
                 txn_id=self.txn_id, db_id=self.db.db_id, label=self.label,
                 table_ids=(self.table.table_id,), status=TxnStatus.VISIBLE,
@@ -370,7 +346,46 @@ class LoadTxn:
             # remove them.
             self._files.begin_publish()
             self.catalog.commit(mutation)
+        self._after_publish()
         return txn
+
+    def _after_publish(self) -> None:
+        """Hook run once the publish committed (an overwrite retires the replaced rowsets)."""
+
+    def _publish_mutation(self, metas: list[RowsetMeta], now: float) -> Mutation:
+        """The catalog changes that make this load visible: its rowsets and the new partition
+        versions (called under the catalog lock; raises when the table changed too much)."""
+        # Re-read partitions under the lock: a concurrent load may have published meanwhile.
+        current = {p.partition_id: p for p in self.catalog.partitions(self.table.table_id)}
+        if self.catalog.table_by_id(self.table.table_id) is None:
+            raise DorisError(f"Table [{self.table.name}] was dropped during the load")
+        mutation = Mutation()
+        new_parts: dict[int, PartitionMeta] = {}
+        for pid in sorted(self._touched):
+            part = current.get(pid)
+            if part is None:
+                raise DorisError(f"Partition of table [{self.table.name}] was dropped during the load")
+            new_parts[pid] = replace(
+                part, visible_version=part.visible_version + 1, visible_version_time=now
+            )
+        tablet_part = {t.tablet_id: t.partition_id for t in self._tablets.values()}
+        now_on = {t.tablet_id: t.backend_id for t in self.catalog.tablets(self.table.table_id)}
+        live = set(now_on)
+        published = []
+        for meta in metas:
+            version = new_parts[tablet_part[meta.tablet_id]].visible_version
+            if meta.num_rows and meta.tablet_id in live:  # a DROP ROLLUP may have removed it
+                published.append(replace(meta, start_version=version, end_version=version))
+        # An ADD ROLLUP job that began after this load waits in WAITING_TXN until this
+        # publish, then converts these base rowsets itself (storage/rollup_job.py).
+        wrote_on = {t.tablet_id: t.backend_id for t in self._tablets.values()}
+        for meta in published:
+            self._follow_tablet_move(meta, wrote_on.get(meta.tablet_id),
+                                     now_on.get(meta.tablet_id))
+            mutation.put(meta)
+        for part in new_parts.values():
+            mutation.put(part)
+        return mutation
 
 
 _RUNNING: PerEngine[RunningTxns] = PerEngine(lambda engine: RunningTxns())
