@@ -154,8 +154,10 @@ class OverwriteLoad(LoadTxn):
         return next((t.backend_id for t in self._tablets.values() if t.tablet_id == tablet_id),
                     None)
 
-    def _after_publish(self) -> None:
-        """Readers of the previous version read the replaced rowsets until they finish."""
+    def _on_durable(self) -> None:
+        """Readers of the previous version read the replaced rowsets until they finish:
+        registered before the new rowsets become visible, so no reader finds the new rowset
+        without the path back to the old ones."""
         for tablet, old, out in self._retired:
             if old:
                 root = self.engine.backend_root(tablet.backend_id)

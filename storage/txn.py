@@ -345,12 +345,12 @@ class LoadTxn:
             # SQLite COMMIT): only the GC at the next start, which reads the catalog, may
             # remove them.
             self._files.begin_publish()
-            self.catalog.commit(mutation)
-        self._after_publish()
+            self.catalog.commit(mutation, self._on_durable)
         return txn
 
-    def _after_publish(self) -> None:
-        """Hook run once the publish committed (an overwrite retires the replaced rowsets)."""
+    def _on_durable(self) -> None:
+        """Hook run once the publish is durable and before readers see it (an overwrite
+        retires the rowsets it replaces, storage/staged_load.py)."""
 
     def _publish_mutation(self, metas: list[RowsetMeta], now: float) -> Mutation:
         """The catalog changes that make this load visible: its rowsets and the new partition

@@ -77,9 +77,14 @@ class Catalog:
     def next_id(self) -> int:
         return self.repo.next_ids(1)[0]
 
-    def commit(self, mutation: Mutation) -> None:
+    def commit(self, mutation: Mutation, on_durable: Callable[[], None] | None = None) -> None:
+        """Write `mutation` in one SQLite transaction, then show it in memory. `on_durable`
+        runs between the two: after nothing can undo the change, before any reader sees it
+        (INSERT OVERWRITE registers the rowsets it replaces there, storage/staged_load.py)."""
         with self._lock:
             self.repo.apply(mutation)
+            if on_durable is not None:
+                on_durable()
             touched: set[int] = set()
             rowsets = self._objects["rowset"]
             for kind, ident in mutation.deletes:
