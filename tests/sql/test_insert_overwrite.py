@@ -110,7 +110,7 @@ def test_overwrite_named_partitions_keeps_the_others(setup) -> None:
 
 
 def test_overwrite_partition_star_replaces_the_partitions_written(setup) -> None:
-    conn, cur, duck = setup
+    _conn, cur, duck = setup
     query = "SELECT dt, k, g, v FROM src WHERE dt >= '2024-02-01' AND dt < '2024-03-01'"
     cur.execute(f"INSERT OVERWRITE TABLE t PARTITION (*) {query}")
     duck.execute("DELETE FROM t WHERE dt >= '2024-02-01' AND dt < '2024-03-01'; "
@@ -135,7 +135,7 @@ def test_failing_overwrite_leaves_the_old_rows(setup) -> None:
 
 
 def test_concurrent_reader_sees_old_or_new_only(server, setup) -> None:
-    conn, cur, duck = setup
+    conn, cur, _duck = setup
     # two data sets; the overwrites alternate between them
     cur.execute("CREATE TABLE other (dt DATE NOT NULL, k INT NOT NULL, g INT NOT NULL, v BIGINT) "
                 "DUPLICATE KEY(dt, k) DISTRIBUTED BY HASH(k) BUCKETS 2")
