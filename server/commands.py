@@ -40,7 +40,7 @@ from planner.explain import explain_lines, shape_lines
 from planner.scan_info import plan_scan_lines
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
-from server.privileges.model import LOAD
+from server.privileges.model import LOAD, SELECT
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
@@ -462,6 +462,8 @@ class StatementRunner:
             source = like_source(stmt)
             if source is not None:
                 src = self._table(source)
+                if self.access is not None:  # Doris: SELECT on the table copied
+                    check(self.access, SELECT, _table_parts(source)[0] or self.database, src.name)
                 create_table_like(self.engine, stmt, src, self.database, like_rollups(stmt))
                 return OkOutcome()
             view = V.describe_create_table(stmt)
