@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from support.server import ServerProcess
 
 DDL = ("CREATE TABLE t (k INT NOT NULL, v VARCHAR(20)) DUPLICATE KEY(k) "

@@ -259,3 +259,33 @@ def test_insert_with_label_reports_it_and_rejects_reuse(server, db_conn) -> None
     assert cur.fetchone()[0] == 2
     cur.execute("SELECT count(*) FROM lt")
     assert cur.fetchone()[0] == 3  # the rejected label loaded nothing
+
+
+def test_ctas_and_like_need_select_on_the_source(server, db) -> None:
+    user = f"ctas_{db[-8:]}"
+    with server.connect(db) as root, root.cursor() as cur:
+        cur.execute("CREATE TABLE secret (k INT, v INT) DISTRIBUTED BY HASH(k) BUCKETS 1")
+        cur.execute("INSERT INTO secret VALUES (1, 2)")
+        cur.execute(f"CREATE USER '{user}' IDENTIFIED BY 'pw'")
+        cur.execute(f"GRANT CREATE_PRIV, LOAD_PRIV ON {db}.* TO '{user}'")
+    try:
+        with pymysql.connect(host="127.0.0.1", port=server.port, user=user, password="pw",
+                             database=db, autocommit=True, ssl_disabled=True) as conn:
+            cur = conn.cursor()
+            for sql in ("CREATE TABLE c1 AS SELECT * FROM secret", "CREATE TABLE c2 LIKE secret"):
+                with pytest.raises(pymysql.err.MySQLError) as e:
+                    cur.execute(sql)
+                assert e.value.args[0] == 1142 and "SELECT command denied" in e.value.args[1]
+            cur.execute("SHOW TABLES")
+            assert [r[0] for r in cur.fetchall()] == ["secret"]  # neither c1 nor c2
+        with server.connect(db) as root, root.cursor() as rcur:
+            rcur.execute(f"GRANT SELECT_PRIV ON {db}.secret TO '{user}'")
+        with pymysql.connect(host="127.0.0.1", port=server.port, user=user, password="pw",
+                             database=db, autocommit=True, ssl_disabled=True) as conn:
+            cur = conn.cursor()
+            cur.execute("CREATE TABLE c2 LIKE secret")
+            cur.execute("CREATE TABLE c1 AS SELECT * FROM secret")
+            assert cur.rowcount == 1
+    finally:
+        with server.connect() as root, root.cursor() as cur:
+            cur.execute(f"DROP USER '{user}'")
