@@ -61,6 +61,8 @@ def create_table_as_select(engine: StorageEngine, catalog: CatalogView, stmt: ex
         if defn.if_not_exists:  # created by someone else meanwhile: theirs stays, ours goes
             return None
         raise
+    except DorisError as e:  # the load failed: Doris' CTAS wording (the table is not there)
+        raise DorisError(f"Failed to execute CTAS Reason: {e.detail}", e.code) from None
 
 
 def create_table_like(engine: StorageEngine, stmt: exp.Create, source: TableMeta,

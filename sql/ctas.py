@@ -3,11 +3,11 @@
 CTAS: the columns come from the query's output, typed as Doris 2.1 (Nereids
 `CreateTableCommand`) types them:
 - a NULL-typed output becomes TINYINT;
-- the first column, when it is a string, becomes VARCHAR(65533) (it is a key candidate, and
-  STRING cannot be a key);
+- a STRING first column becomes VARCHAR(65533) (it is a key candidate, and STRING cannot be a
+  key);
 - a string that is a plain column of a table keeps that column's type (VARCHAR(10) stays
-  VARCHAR(10)); a string computed by an expression becomes VARCHAR(65533) (Doris'
-  `use_max_length_of_varchar_in_ctas`, on by default); STRING stays STRING;
+  VARCHAR(10), STRING stays STRING); a string computed by an expression (CHAR, VARCHAR or
+  STRING) becomes VARCHAR(65533);
 - a plain table column keeps its nullability, an expression is nullable.
 The rest (keys, partitions, distribution, properties) comes from the statement. Without KEY
 clause the table is DUPLICATE KEY on Doris' default key prefix; without DISTRIBUTED BY it is
@@ -73,13 +73,12 @@ def _plain_columns(select: exp.Expression, catalog: CatalogView, db: str | None
 
 
 def ctas_type(t: DataType, position: int, source: ColumnMeta | None) -> DataType:
+    """Doris 2.1 `CreateTableCommand.run`: NULL -> TINYINT; a STRING first column and every
+    string computed by an expression -> VARCHAR(65533); a table column keeps its type."""
     if t.kind is TypeKind.NULL:
         return DataType(TypeKind.TINYINT)
-    if t.is_string:
-        if position == 0:
-            return DataType(TypeKind.VARCHAR, length=MAX_VARCHAR_LENGTH)
-        if source is None and t.kind is not TypeKind.STRING:
-            return DataType(TypeKind.VARCHAR, length=MAX_VARCHAR_LENGTH)
+    if t.is_string and ((position == 0 and t.kind is TypeKind.STRING) or source is None):
+        return DataType(TypeKind.VARCHAR, length=MAX_VARCHAR_LENGTH)
     return t
 
 
@@ -89,7 +88,7 @@ def ctas_columns(create: exp.Create, names: Sequence[str], types: Sequence[DataT
     schema = create.this
     given = [e.name for e in schema.expressions] if isinstance(schema, exp.Schema) else []
     if given and len(given) != len(names):
-        raise DorisError("Number of columns don't equal number of SELECT statement's select list")
+        raise DorisError("ctas column size is not equal to the query's")
     query = create.expression
     while isinstance(query, exp.Subquery):
         query = query.this

@@ -94,10 +94,18 @@ def test_ctas_types_keys_and_distribution_follow_doris(server, src) -> None:
     text = _create_text(cur, "typed")
     assert "DUPLICATE KEY(`k`, `name`)" in text
     assert "DISTRIBUTED BY HASH(`k`) BUCKETS 10" in text
-    # a string first column becomes VARCHAR(65533) (a key column cannot be STRING)
-    cur.execute("CREATE TABLE first_str AS SELECT name, k FROM src")
+    # a first column keeps its table type; a STRING first column becomes VARCHAR(65533) (a key
+    # cannot be STRING), as does a string expression anywhere
+    cur.execute("CREATE TABLE first_str AS SELECT name, cast(k AS STRING) AS ks, "
+                "cast(name AS STRING) AS s2 FROM src")
     cur.execute("DESC first_str")
+    assert [r[1] for r in cur.fetchall()] == ["VARCHAR(10)", "VARCHAR(65533)", "VARCHAR(65533)"]
+    cur.execute("CREATE TABLE first_string AS SELECT cast(k AS STRING) AS ks, k FROM src")
+    cur.execute("DESC first_string")
     assert cur.fetchone()[1] == "VARCHAR(65533)"
+    with pytest.raises(pymysql.err.OperationalError) as e:
+        cur.execute("CREATE TABLE wrong_cols (a, b) AS SELECT k FROM src")
+    assert e.value.args[1].endswith("ctas column size is not equal to the query's")
     conn.close()
 
 
@@ -138,7 +146,8 @@ def test_failing_ctas_leaves_no_table(server, src) -> None:
         cur.execute(
             "CREATE TABLE broken DUPLICATE KEY(k) PARTITION BY RANGE(k) (PARTITION p1 VALUES "
             "LESS THAN ('500')) DISTRIBUTED BY HASH(k) BUCKETS 2 AS SELECT k, v FROM src")
-    assert "Insert has filtered data in strict mode" in e.value.args[1]
+    assert e.value.args[1].startswith("errCode = 2, detailMessage = Failed to execute CTAS "
+                                      "Reason: Insert has filtered data in strict mode")
     assert "no partition for this tuple" in e.value.args[1]
     cur.execute("SHOW TABLES LIKE 'broken'")
     assert cur.fetchall() == ()
