@@ -36,7 +36,7 @@ from storage.catalog.meta import (
 )
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
-from storage.errors import DorisError
+from storage.errors import DorisError, ErrorCode
 from storage.txn import LoadTxn
 
 
@@ -54,6 +54,9 @@ class StagedTable:
 class TableExists(DorisError):
     """The name was taken while the CTAS ran (checked again at publish)."""
 
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Table '{name}' already exists", ErrorCode.TABLE_EXISTS_ERROR)
+
 
 class TableCreatingLoad(LoadTxn):
     def __init__(self, engine: StorageEngine, db: DatabaseMeta, staged: StagedTable,
@@ -70,7 +73,7 @@ class TableCreatingLoad(LoadTxn):
         if self.catalog.database_by_id(self.db.db_id) is None:
             raise DorisError(f"Unknown database '{self.db.name}'")
         if any(t.name == s.table.name for t in self.catalog.list_tables(self.db.name)):
-            raise TableExists(f"Table '{s.table.name}' already exists")
+            raise TableExists(s.table.name)
         if s.table.colocate_group_id is not None and s.new_group is None and \
                 self.catalog.colocate_group(s.table.colocate_group_id) is None:
             raise DorisError(f"Colocate group of table [{s.table.name}] was dropped meanwhile")

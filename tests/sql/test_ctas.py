@@ -298,3 +298,30 @@ def test_ctas_and_like_need_select_on_the_source(server, db) -> None:
     finally:
         with server.connect() as root, root.cursor() as cur:
             cur.execute(f"DROP USER '{user}'")
+
+
+def test_two_ctas_of_one_name_one_wins(server, src) -> None:
+    name, _ = src
+    outcomes: list[object] = []
+
+    def ctas() -> None:
+        conn, cur = _cursor(server, name)
+        try:
+            cur.execute("CREATE TABLE twice AS SELECT a.k, a.v FROM src a CROSS JOIN src b "
+                        "WHERE b.k < 5")
+            outcomes.append("ok")
+        except pymysql.err.MySQLError as e:
+            outcomes.append(e.args[0])
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=ctas) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes, key=str) == [1050, "ok"]
+    conn, cur = _cursor(server, name)
+    cur.execute("SELECT count(*) FROM twice")
+    assert cur.fetchone()[0] == ROWS * 5  # one whole copy, never two
+    conn.close()
