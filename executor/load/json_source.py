@@ -1,0 +1,315 @@
+"""JSON bodies (`format: json`) -> Arrow record batches of string columns named after the
+load's columns (`spec.targets`), matched to the JSON fields by name as Doris does.
+
+The body's shapes, as Doris' `NewJsonReader` takes them:
+- `read_json_by_line: true`: one JSON document per line (any `line_delimiter`); the body is
+  cut into blocks of whole lines (chunks.line_blocks) and each line parsed by the stdlib's C
+  JSON decoder; a line that does not parse is a filtered row with Doris' reason;
+- `strip_outer_array: true`: the body is one array of objects, streamed element by element
+  with `json.JSONDecoder.raw_decode` over a sliding buffer (bounded memory);
+- otherwise the body is one object (one row), read whole up to Doris' 100 MB JSON limit.
+`json_root` picks the sub-document holding the rows; `jsonpaths` maps the load's columns, in
+order, to paths (`$.a.b`, `$.a[0]`, `$['a']`); without it a column takes the field of its name
+(exact, else case-insensitive). A missing field is NULL, or a filtered row for a NOT NULL
+column ("The column `c` is not nullable, but it's not found in jsondata."). Values become the
+text Doris would parse: nested values as JSON, booleans as 1/0, numbers as written when
+`num_as_string` is set. `fuzzy_parse` (Doris' hint that every object has the same field
+order) needs nothing here: lookups are by name either way.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
+
+import pyarrow as pa
+
+from executor.load.chunks import line_blocks, read_blocks
+from executor.load.format_options import FormatOptions
+from executor.load.spec import LoadFailed, LoadSpec, LoadStats
+
+JSON_MAX_BYTES = 100 * 1024 * 1024  # Doris' streaming_load_json_max_mb default
+ROWS_PER_BATCH = 8192
+_MISSING = object()
+
+
+class _Number(str):
+    """A JSON number kept as written (num_as_string)."""
+
+
+def _float_text(text: str) -> str:
+    value = float(text)
+    return str(int(value)) if value.is_integer() and "e" not in repr(value) else repr(value)
+
+
+def _decoder(opts: FormatOptions) -> json.JSONDecoder:
+    if opts.num_as_string:
+        return json.JSONDecoder(parse_float=_Number, parse_int=_Number)
+    return json.JSONDecoder(parse_float=lambda t: _Number(_float_text(t)))
+
+
+def _text(v: object) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return str(v)
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    return str(v)
+
+
+_PATH_TOKEN = re.compile(r"\.([^.\[\]]+)|\[\s*'([^']*)'\s*\]|\[\s*\"([^\"]*)\"\s*\]|\[(\d+|\*)\]")
+
+
+def compile_path(path: str) -> Callable[[object], object]:
+    """A Doris JSON path (`$`, `$.a.b`, `$.a[0]`, `$['a b']`) -> a getter returning the value
+    or `_MISSING`."""
+    steps: list[str | int] = []
+    pos = 1
+    while pos < len(path):
+        m = _PATH_TOKEN.match(path, pos)
+        if m is None:
+            raise LoadFailed(f"[INVALID_ARGUMENT]Invalid json path: {path}")
+        name = m.group(1) if m.group(1) is not None else \
+            m.group(2) if m.group(2) is not None else m.group(3)
+        if name is not None:
+            steps.append(name)
+        elif m.group(4) != "*":
+            steps.append(int(m.group(4)))
+        pos = m.end()
+
+    def get(doc: object) -> object:
+        for step in steps:
+            if isinstance(step, int):
+                if not isinstance(doc, list) or step >= len(doc):
+                    return _MISSING
+                doc = doc[step]
+            else:
+                if not isinstance(doc, dict) or step not in doc:
+                    return _MISSING
+                doc = doc[step]
+        return doc
+    return get
+
+
+class _RowBuilder:
+    """JSON documents -> record batches of the load's columns (text), bad rows filtered."""
+
+    def __init__(self, spec: LoadSpec, stats: LoadStats) -> None:
+        self.spec = spec
+        self.stats = stats
+        self.names = [c.name for c in spec.targets]
+        self.nullable = [c.nullable for c in spec.targets]
+        opts = spec.format
+        self.root = compile_path(opts.json_root) if opts.json_root else None
+        self.paths = [compile_path(p) for p in opts.jsonpaths] if opts.jsonpaths else None
+        self.columns: list[list[str | None]] = [[] for _ in self.names]
+
+    def bad(self, reason: str, doc: object) -> None:
+        self.stats.skipped_rows += 1
+        text = doc if isinstance(doc, str) else _text(doc)
+        self.stats.filtered(f"Reason: {reason}. src line [{text}];")
+
+    def add_document(self, doc: object, strip_outer_array: bool) -> None:
+        """One parsed document: an object (one row) or, with strip_outer_array, an array."""
+        if self.root is not None:
+            doc = self.root(doc)
+            if doc is _MISSING:
+                self.bad("JSON Root not found", None)
+                return
+        if strip_outer_array:
+            if not isinstance(doc, list):
+                self.bad("JSON data is not an array-object, `strip_outer_array` must be FALSE.",
+                         doc)
+                return
+            for row in doc:
+                self.add_row(row)
+        elif isinstance(doc, list):
+            self.bad("JSON data is array-object, `strip_outer_array` must be TRUE.", doc)
+        else:
+            self.add_row(doc)
+
+    def add_row(self, row: object) -> None:
+        if self.paths is not None:
+            values = [p(row) for p in self.paths]
+            values += [_MISSING] * (len(self.names) - len(values))
+        elif isinstance(row, dict):
+            values = [row.get(n, _MISSING) for n in self.names]
+            if _MISSING in values:  # Doris matches exactly; accept a field differing in case
+                lowered = {k.lower(): v for k, v in row.items()}
+                values = [v if v is not _MISSING else lowered.get(n.lower(), _MISSING)
+                          for v, n in zip(values, self.names)]
+        else:
+            self.bad("Json value is not an object", row)
+            return
+        if all(v is _MISSING for v in values) and self.paths is None:
+            self.bad("All fields is null, this is a invalid row.", row)
+            return
+        for v, n, nullable in zip(values, self.names, self.nullable):
+            if v is _MISSING and not nullable:
+                self.bad(f"The column `{n}` is not nullable, but it's not found in jsondata.",
+                         row)
+                return
+        for column, v in zip(self.columns, values):
+            column.append(None if v is _MISSING else _text(v))
+
+    def full(self) -> bool:
+        return len(self.columns[0]) >= ROWS_PER_BATCH if self.columns else False
+
+    def take(self) -> pa.RecordBatch | None:
+        if not self.columns or not self.columns[0]:
+            return None
+        rb = pa.RecordBatch.from_arrays([pa.array(c, pa.string()) for c in self.columns],
+                                        names=self.names)
+        self.columns = [[] for _ in self.names]
+        return rb
+
+
+def json_batches(stream: BinaryIO, spec: LoadSpec,
+                 stats: LoadStats) -> Iterator[pa.RecordBatch]:
+    opts = spec.format
+    rows = _RowBuilder(spec, stats)
+    decoder = _decoder(opts)
+    if opts.read_json_by_line:
+        docs = _line_documents(stream, opts, decoder, rows)
+    elif opts.strip_outer_array and opts.json_root is None:
+        docs = _array_elements(stream, decoder, rows)
+    else:
+        docs = _whole_document(stream, opts, decoder, rows)
+    for doc, is_array in docs:
+        if is_array is None:
+            rows.add_row(doc)
+        else:
+            rows.add_document(doc, is_array)
+        if rows.full():
+            rb = rows.take()
+            if rb is not None:
+                yield rb
+    rb = rows.take()
+    if rb is not None:
+        yield rb
+
+
+def _parse_error(e: Exception) -> str:
+    return f"Parse json data for JsonDoc failed. code: 2, error info: {e}"
+
+
+def _line_documents(stream: BinaryIO, opts: FormatOptions, decoder: json.JSONDecoder,
+                    rows: _RowBuilder) -> Iterator[tuple[object, bool | None]]:
+    for block in line_blocks(stream, opts.line_delimiter):
+        for line in block.split(opts.line_delimiter):
+            if not line.strip():
+                continue
+            try:
+                doc = decoder.decode(line.decode())
+            except (UnicodeDecodeError, ValueError) as e:
+                rows.bad(_parse_error(e), line.decode("utf-8", "replace"))
+                continue
+            yield doc, opts.strip_outer_array
+
+
+def _whole_document(stream: BinaryIO, opts: FormatOptions, decoder: json.JSONDecoder,
+                    rows: _RowBuilder) -> Iterator[tuple[object, bool | None]]:
+    parts: list[bytes] = []
+    size = 0
+    for block in read_blocks(stream):
+        size += len(block)
+        if size > JSON_MAX_BYTES:
+            raise LoadFailed(
+                f"[INTERNAL_ERROR]The size of this batch exceed the max size "
+                f"[{JSON_MAX_BYTES}]  of json type data  data [ {size} ]. Split the file, "
+                "or use 'read_json_by_line'")
+        parts.append(block)
+    body = b"".join(parts)
+    if not body.strip():
+        return
+    try:
+        doc = decoder.decode(body.decode())
+    except (UnicodeDecodeError, ValueError) as e:
+        rows.bad(_parse_error(e), body[:100].decode("utf-8", "replace"))
+        return
+    yield doc, opts.strip_outer_array
+
+
+def _array_elements(stream: BinaryIO, decoder: json.JSONDecoder,
+                    rows: _RowBuilder) -> Iterator[tuple[object, bool | None]]:
+    """The elements of a top-level JSON array, parsed one at a time from a sliding buffer:
+    an element cut by the block boundary is retried once more bytes have arrived."""
+    text_decoder = codecs.getincrementaldecoder("utf-8")()
+    blocks = read_blocks(stream)
+    buf = ""
+    pos = 0
+    eof = False
+
+    def more() -> bool:
+        nonlocal buf, pos, eof
+        if eof:
+            return False
+        block = next(blocks, None)
+        try:
+            text = text_decoder.decode(block or b"", final=block is None)
+        except UnicodeDecodeError as e:
+            raise LoadFailed(f"[DATA_QUALITY_ERROR]{_parse_error(e)}") from None
+        if block is None:
+            eof = True
+        buf = buf[pos:] + text
+        pos = 0
+        return True
+
+    def skip_space() -> bool:
+        """Advance past whitespace; False at the end of the body."""
+        nonlocal pos
+        while True:
+            while pos < len(buf) and buf[pos] in " \t\r\n":
+                pos += 1
+            if pos < len(buf):
+                return True
+            if not more():
+                return False
+
+    if not skip_space():
+        return
+    if buf[pos] != "[":
+        # not an array: parse the whole body to give Doris' reason for it
+        rest = buf[pos:]
+        while more():
+            rest = buf
+        try:
+            doc = decoder.decode(rest)
+        except ValueError as e:
+            rows.bad(_parse_error(e), rest[:100])
+            return
+        yield doc, True
+        return
+    pos += 1
+    first = True
+    while True:
+        if not skip_space():
+            rows.bad(_parse_error(ValueError("unexpected end of the array")), "")
+            return
+        if buf[pos] == "]":
+            return
+        if not first:
+            if buf[pos] != ",":
+                rows.bad(_parse_error(ValueError(f"expected ',' at char {pos}")), buf[pos:100])
+                return
+            pos += 1
+            if not skip_space():
+                rows.bad(_parse_error(ValueError("unexpected end of the array")), "")
+                return
+        first = False
+        while True:
+            try:
+                doc, end = decoder.raw_decode(buf, pos)
+                break
+            except ValueError as e:
+                if not more():
+                    rows.bad(_parse_error(e), buf[pos:pos + 100])
+                    return
+        pos = end
+        yield doc, None
