@@ -66,11 +66,13 @@ def _pyarrow_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
         return "skip"
 
     enclose = opts.enclose.decode() if opts.enclose else False
+    if enclose and opts.escape:
+        stream = _EscapeFolding(stream, opts.escape, opts.enclose)  # type: ignore[arg-type]
     read_opts = pacsv.ReadOptions(column_names=names, skip_rows=opts.skip_rows,
                                   block_size=READ_BLOCK, use_threads=False)
     parse_opts = pacsv.ParseOptions(
         delimiter=opts.column_separator.decode(), quote_char=enclose,
-        escape_char=opts.escape.decode() if opts.escape and enclose else False,
+        escape_char=False, double_quote=True,
         # Doris allows line delimiters inside an enclosed field
         newlines_in_values=bool(enclose), ignore_empty_lines=True,
         invalid_row_handler=invalid_row)
@@ -90,6 +92,48 @@ def _pyarrow_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
             yield reader.read_next_batch()
         except StopIteration:
             return
+
+
+class _EscapeFolding:
+    """A stream view that rewrites Doris' escaped enclose (`\\"`) as a doubled one (`""`),
+    which pyarrow unescapes, and an escaped escape (`\\\\`) as one escape char. pyarrow's own
+    escape_char would also unescape outside enclosed fields and turn `\\N` (NULL) into `N`.
+    The rewrite is `bytes.replace` per block; a block ending in the escape char keeps it for
+    the next block."""
+
+    _HOLD = b"\x00\x1bshaledb-escape\x1b\x00"  # stands for an escaped escape meanwhile
+
+    def __init__(self, raw: BinaryIO, escape: bytes, enclose: bytes) -> None:
+        self._raw = raw
+        self._escape = escape
+        self._enclose = enclose
+        self._carry = b""
+        self.closed = False
+
+    def read(self, n: int = -1) -> bytes:
+        block = self._raw.read(READ_BLOCK if n is None or n < 0 else n)
+        data = self._carry + bytes(block)
+        self._carry = b""
+        if block:
+            # an odd run of escape chars at the end: its last one escapes the next block's byte
+            run = len(data) - len(data.rstrip(self._escape))
+            if run % 2:
+                data, self._carry = data[:-1], data[-1:]
+            if not data:
+                return self.read(n)
+        esc = self._escape
+        data = data.replace(esc + esc, self._HOLD)
+        data = data.replace(esc + self._enclose, self._enclose + self._enclose)
+        return data.replace(self._HOLD, esc)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def _split_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
