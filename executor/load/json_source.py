@@ -3,8 +3,11 @@ load's columns (`spec.targets`), matched to the JSON fields by name as Doris doe
 
 The body's shapes, as Doris' `NewJsonReader` takes them:
 - `read_json_by_line: true`: one JSON document per line (any `line_delimiter`); the body is
-  cut into blocks of whole lines (chunks.line_blocks) and each line parsed by the stdlib's C
-  JSON decoder; a line that does not parse is a filtered row with Doris' reason;
+  cut into blocks of whole lines (chunks.line_blocks). A block of plain objects is parsed whole
+  by pyarrow.json (typed columns, converted by convert.py); a block pyarrow refuses (a bad
+  line, a field whose type changes between lines, arrays per line) and every block when
+  jsonpaths/json_root/num_as_string are set is parsed line by line by the stdlib's C JSON
+  decoder, so a line that does not parse is one filtered row with Doris' reason;
 - `strip_outer_array: true`: the body is one array of objects, streamed element by element
   with `json.JSONDecoder.raw_decode` over a sliding buffer (bounded memory);
 - otherwise the body is one object (one row), read whole up to Doris' 100 MB JSON limit.
@@ -26,6 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 import pyarrow as pa
+import pyarrow.json as pajson
 
 from executor.load.chunks import line_blocks, read_blocks
 from executor.load.format_options import FormatOptions
@@ -176,8 +180,23 @@ def json_batches(stream: BinaryIO, spec: LoadSpec,
     rows = _RowBuilder(spec, stats)
     decoder = _decoder(opts)
     if opts.read_json_by_line:
-        docs = _line_documents(stream, opts, decoder, rows)
-    elif opts.strip_outer_array and opts.json_root is None:
+        fast = _arrow_reads_lines(opts)
+        for block in line_blocks(stream, opts.line_delimiter):
+            rb = _arrow_block(block, spec) if fast else None
+            if rb is not None:
+                yield rb
+                continue
+            for doc in _line_documents(block, opts, decoder, rows):
+                rows.add_document(doc, opts.strip_outer_array)
+                if rows.full():
+                    taken = rows.take()
+                    if taken is not None:
+                        yield taken
+        taken = rows.take()
+        if taken is not None:
+            yield taken
+        return
+    if opts.strip_outer_array and opts.json_root is None:
         docs = _array_elements(stream, decoder, rows)
     else:
         docs = _whole_document(stream, opts, decoder, rows)
@@ -199,18 +218,55 @@ def _parse_error(e: Exception) -> str:
     return f"Parse json data for JsonDoc failed. code: 2, error info: {e}"
 
 
-def _line_documents(stream: BinaryIO, opts: FormatOptions, decoder: json.JSONDecoder,
-                    rows: _RowBuilder) -> Iterator[tuple[object, bool | None]]:
-    for block in line_blocks(stream, opts.line_delimiter):
-        for line in block.split(opts.line_delimiter):
-            if not line.strip():
-                continue
-            try:
-                doc = decoder.decode(line.decode())
-            except (UnicodeDecodeError, ValueError) as e:
-                rows.bad(_parse_error(e), line.decode("utf-8", "replace"))
-                continue
-            yield doc, opts.strip_outer_array
+def _arrow_reads_lines(opts: FormatOptions) -> bool:
+    """Whether pyarrow.json can read the lines as Doris means them: plain objects per `\\n`
+    line, fields by name, numbers parsed (not kept as text)."""
+    return (opts.line_delimiter == b"\n" and not opts.strip_outer_array
+            and opts.jsonpaths is None and opts.json_root is None and not opts.num_as_string)
+
+
+def _arrow_block(block: bytes, spec: LoadSpec) -> pa.RecordBatch | None:
+    """A block of JSON lines parsed by pyarrow.json into the load's columns (typed), or None
+    when pyarrow refuses it (the caller parses it line by line). String columns are read as
+    strings, so a date-like text stays text; a NOT NULL column missing from every line is
+    left out (convert.py then filters the rows with Doris' reason)."""
+    if not block.strip():
+        return None
+    schema = pa.schema([(c.name, pa.string()) for c in spec.targets if c.type.is_string])
+    try:
+        table = pajson.read_json(
+            pa.BufferReader(block),
+            read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1),
+            parse_options=pajson.ParseOptions(explicit_schema=schema, newlines_in_values=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    names, arrays = [], []
+    for c in spec.targets:
+        # the exact name first, then one differing in case; the explicit schema adds its
+        # string columns as all NULL even when no line has the key: such a column is absent
+        for name in sorted((n for n in table.column_names if n.lower() == c.name.lower()),
+                           key=lambda n: n != c.name):
+            col = table.column(name)
+            if col.null_count < table.num_rows or f'"{name}"'.encode() in block:
+                names.append(c.name)
+                arrays.append(col.combine_chunks())
+                break
+    if not names:
+        return None  # no field of the load in these lines: Doris' per-row reasons apply
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _line_documents(block: bytes, opts: FormatOptions, decoder: json.JSONDecoder,
+                    rows: _RowBuilder) -> Iterator[object]:
+    for line in block.split(opts.line_delimiter):
+        if not line.strip():
+            continue
+        try:
+            doc = decoder.decode(line.decode())
+        except (UnicodeDecodeError, ValueError) as e:
+            rows.bad(_parse_error(e), line.decode("utf-8", "replace"))
+            continue
+        yield doc
 
 
 def _whole_document(stream: BinaryIO, opts: FormatOptions, decoder: json.JSONDecoder,
