@@ -72,8 +72,12 @@ def _spool(stream: BinaryIO | pa.NativeFile, spool_dir: Path | None, suffix: str
         spool_dir.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix="stream_load_", suffix=suffix,
                                 dir=str(spool_dir) if spool_dir else None)
-    with open(fd, "wb") as out:
-        shutil.copyfileobj(stream, out, READ_BLOCK)  # type: ignore[misc]
+    try:
+        with open(fd, "wb") as out:
+            shutil.copyfileobj(stream, out, READ_BLOCK)  # type: ignore[misc]
+    except BaseException:  # a broken upload or decompression: no spool file left behind
+        Path(name).unlink(missing_ok=True)
+        raise
     return Path(name)
 
 

@@ -214,6 +214,13 @@ def json_batches(stream: BinaryIO, spec: LoadSpec,
         yield rb
 
 
+def _too_large(size: int) -> LoadFailed:
+    """Doris' refusal of a JSON body over streaming_load_json_max_mb (not read by line)."""
+    return LoadFailed(f"[INTERNAL_ERROR]The size of this batch exceed the max size "
+                      f"[{JSON_MAX_BYTES}]  of json type data  data [ {size} ]. Split the file, "
+                      "or use 'read_json_by_line'")
+
+
 def _parse_error(e: Exception) -> str:
     return f"Parse json data for JsonDoc failed. code: 2, error info: {e}"
 
@@ -276,10 +283,7 @@ def _whole_document(stream: BinaryIO, opts: FormatOptions, decoder: json.JSONDec
     for block in read_blocks(stream):
         size += len(block)
         if size > JSON_MAX_BYTES:
-            raise LoadFailed(
-                f"[INTERNAL_ERROR]The size of this batch exceed the max size "
-                f"[{JSON_MAX_BYTES}]  of json type data  data [ {size} ]. Split the file, "
-                "or use 'read_json_by_line'")
+            raise _too_large(size)
         parts.append(block)
     body = b"".join(parts)
     if not body.strip():
@@ -332,9 +336,10 @@ def _array_elements(stream: BinaryIO, decoder: json.JSONDecoder,
         return
     if buf[pos] != "[":
         # not an array: parse the whole body to give Doris' reason for it
-        rest = buf[pos:]
         while more():
-            rest = buf
+            if len(buf) > JSON_MAX_BYTES:
+                raise _too_large(len(buf))
+        rest = buf[pos:]
         try:
             doc = decoder.decode(rest)
         except ValueError as e:
@@ -364,7 +369,8 @@ def _array_elements(stream: BinaryIO, decoder: json.JSONDecoder,
                 doc, end = decoder.raw_decode(buf, pos)
                 break
             except ValueError as e:
-                if not more():
+                # an element larger than Doris' JSON limit is malformed, not just cut off
+                if len(buf) - pos > JSON_MAX_BYTES or not more():
                     rows.bad(_parse_error(e), buf[pos:pos + 100])
                     return
         pos = end
