@@ -416,14 +416,16 @@ def rows_of_narrow(server, db: str) -> list[tuple]:
 def test_bad_format_options_fail_before_the_upload(server, fdb, table, tmp_path) -> None:
     path = tmp_path / "x.csv"
     path.write_text("1,a\n" * 500)
-    for header, words in [("format:xml", "unknown data format, format=xml"),
-                          ("compress_type:rar", "unknown compress type"),
-                          ("skip_lines:-1", "Invalid skip_lines"),
-                          ("jsonpaths:[$.a", "Invalid json path"),
-                          ("enclose:ab", "enclose must be a single-char")]:
-        uploaded, body = curl_load(server, fdb, table, path, header)
-        assert body["Status"] == "Fail" and words in body["Message"], (header, body)
-        assert uploaded == 0, header
+    for headers, words in [(["format:xml"], "unknown data format, format=xml"),
+                           (["compress_type:rar"], "unknown compress type"),
+                           (["skip_lines:-1"], "Invalid skip_lines"),
+                           (["jsonpaths:[$.a"], "Invalid json path"),
+                           (["enclose:ab"], "enclose must be a single-char"),
+                           (["column_separator:\\xZZ"], "invalid column_separator"),
+                           (['enclose:"', "column_separator:||"], "enclose is not supported")]:
+        uploaded, body = curl_load(server, fdb, table, path, *headers)
+        assert body["Status"] == "Fail" and words in body["Message"], (headers, body)
+        assert uploaded == 0, headers
     assert rows_of(server, fdb, table) == []
 
 
