@@ -66,7 +66,7 @@ def _pyarrow_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
         return "skip"
 
     enclose = opts.enclose.decode() if opts.enclose else False
-    if enclose and opts.escape:
+    if enclose and opts.escape and opts.escape != opts.enclose:  # `""` is pyarrow's own
         stream = _EscapeFolding(stream, opts.escape, opts.enclose)  # type: ignore[arg-type]
     read_opts = pacsv.ReadOptions(column_names=names, skip_rows=opts.skip_rows,
                                   block_size=READ_BLOCK, use_threads=False)
