@@ -144,23 +144,32 @@ class _RowBuilder:
             values += [_MISSING] * (len(self.names) - len(values))
         elif isinstance(row, dict):
             values = [row.get(n, _MISSING) for n in self.names]
-            if _MISSING in values:  # Doris matches exactly; accept a field differing in case
-                lowered = {k.lower(): v for k, v in row.items()}
-                values = [v if v is not _MISSING else lowered.get(n.lower(), _MISSING)
-                          for v, n in zip(values, self.names)]
         else:
             self.bad("Json value is not an object", row)
             return
-        if all(v is _MISSING for v in values) and self.paths is None:
-            self.bad("All fields is null, this is a invalid row.", row)
+        if _MISSING in values and not self._fill_missing(row, values):
             return
+        for column, v in zip(self.columns, values):
+            # the common case (a string value) without a call: this loop runs per value
+            column.append(v if v.__class__ is str else None if v is None or v is _MISSING
+                          else _text(v))
+
+    def _fill_missing(self, row: object, values: list[object]) -> bool:
+        """Fields not found by their exact name: one differing in case is taken (Doris
+        matches exactly); False when the row is bad (a NOT NULL column missing, no field)."""
+        if self.paths is None and isinstance(row, dict):
+            lowered = {k.lower(): v for k, v in row.items()}
+            values[:] = [v if v is not _MISSING else lowered.get(n.lower(), _MISSING)
+                         for v, n in zip(values, self.names)]
+            if all(v is _MISSING for v in values):
+                self.bad("All fields is null, this is a invalid row.", row)
+                return False
         for v, n, nullable in zip(values, self.names, self.nullable):
             if v is _MISSING and not nullable:
                 self.bad(f"The column `{n}` is not nullable, but it's not found in jsondata.",
                          row)
-                return
-        for column, v in zip(self.columns, values):
-            column.append(None if v is _MISSING else _text(v))
+                return False
+        return True
 
     def full(self) -> bool:
         return len(self.columns[0]) >= ROWS_PER_BATCH if self.columns else False
