@@ -273,6 +273,22 @@ def _table(server, fdb: str) -> str:
     return name
 
 
+def test_gzipped_json_lines_and_a_columns_subset(server, fdb, table, tmp_path) -> None:
+    recs = json_records(sample_rows(200))
+    plain = tmp_path / "rows.jsonl"
+    plain.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    packed = tmp_path / "rows.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    # only id and name are loaded: the other columns take their default (NULL)
+    _, body = curl_load(server, fdb, table, packed, "format:json", "read_json_by_line:true",
+                        "compress_type:gz", "columns:id,name")
+    ok(body, 200)
+    expected = duckdb.connect().execute(
+        f"SELECT id, name, NULL, NULL, NULL, NULL FROM read_json(?, "
+        f"format='newline_delimited', columns={DUCK_TYPES})", [str(plain)]).fetchall()
+    assert rows_of(server, fdb, table) == normalize_rows(expected)
+
+
 def test_json_lines_whose_field_types_change_load_as_text(server, fdb, table,
                                                          tmp_path) -> None:
     # pyarrow.json refuses a field that changes type between lines: the block is then parsed
