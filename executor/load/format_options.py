@@ -13,6 +13,7 @@ Upstream: Doris `StreamLoadAction::_process_put`, `LoadUtil::parse_format`, the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -109,6 +110,29 @@ def _bool(props: Mapping[str, str], key: str) -> bool:
     return props.get(key, "false").strip().lower() == "true"
 
 
+_PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[\s*'([^']*)'\s*\]|\[\s*\"([^\"]*)\"\s*\]|\[(\d+|\*)\]")
+
+
+def json_path_steps(path: str) -> list[str | int]:
+    """A Doris JSON path (`$`, `$.a.b`, `$.a[0]`, `$['a b']`, `$.a[*]`) -> its steps: field
+    names and array indexes (`[*]` is no step). Raises FormatError."""
+    if not path.startswith("$"):
+        raise FormatError(f"[INVALID_ARGUMENT]Invalid json path: {path}")
+    steps: list[str | int] = []
+    pos = 1
+    while pos < len(path):
+        m = _PATH_STEP.match(path, pos)
+        if m is None:
+            raise FormatError(f"[INVALID_ARGUMENT]Invalid json path: {path}")
+        name = next((g for g in m.groups()[:3] if g is not None), None)
+        if name is not None:
+            steps.append(name)
+        elif m.group(4) != "*":
+            steps.append(int(m.group(4)))
+        pos = m.end()
+    return steps
+
+
 def _jsonpaths(raw: str | None) -> tuple[str, ...] | None:
     if raw is None or not raw.strip():
         return None
@@ -119,8 +143,7 @@ def _jsonpaths(raw: str | None) -> tuple[str, ...] | None:
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         raise FormatError(f"[INVALID_ARGUMENT]Invalid json path: {raw}")
     for p in paths:
-        if not p.startswith("$"):
-            raise FormatError(f"[INVALID_ARGUMENT]Invalid json path: {p}")
+        json_path_steps(p)
     return tuple(paths)
 
 
@@ -145,8 +168,8 @@ def format_options(props: Mapping[str, str]) -> FormatOptions:
     # Doris: skip_lines does not apply to csv_with_names*, whose header lines are skipped
     header_lines = {"csv_with_names": 1, "csv_with_names_and_types": 2}.get(fmt)
     json_root = props.get("json_root", "").strip() or None
-    if json_root is not None and not json_root.startswith("$"):
-        raise FormatError(f"[INVALID_ARGUMENT]Invalid json root: {json_root}")
+    if json_root is not None:
+        json_path_steps(json_root)
     opts = FormatOptions(
         format=fmt,
         column_separator=parse_delimiter(props.get("column_separator", "\t"),

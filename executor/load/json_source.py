@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import re
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
@@ -32,7 +31,7 @@ import pyarrow as pa
 import pyarrow.json as pajson
 
 from executor.load.chunks import line_blocks, read_blocks
-from executor.load.format_options import FormatOptions
+from executor.load.format_options import FormatOptions, json_path_steps
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats
 
 JSON_MAX_BYTES = 100 * 1024 * 1024  # Doris' streaming_load_json_max_mb default
@@ -67,25 +66,10 @@ def _text(v: object) -> str | None:
     return str(v)
 
 
-_PATH_TOKEN = re.compile(r"\.([^.\[\]]+)|\[\s*'([^']*)'\s*\]|\[\s*\"([^\"]*)\"\s*\]|\[(\d+|\*)\]")
-
-
 def compile_path(path: str) -> Callable[[object], object]:
-    """A Doris JSON path (`$`, `$.a.b`, `$.a[0]`, `$['a b']`) -> a getter returning the value
-    or `_MISSING`."""
-    steps: list[str | int] = []
-    pos = 1
-    while pos < len(path):
-        m = _PATH_TOKEN.match(path, pos)
-        if m is None:
-            raise LoadFailed(f"[INVALID_ARGUMENT]Invalid json path: {path}")
-        name = m.group(1) if m.group(1) is not None else \
-            m.group(2) if m.group(2) is not None else m.group(3)
-        if name is not None:
-            steps.append(name)
-        elif m.group(4) != "*":
-            steps.append(int(m.group(4)))
-        pos = m.end()
+    """A Doris JSON path (`$`, `$.a.b`, `$.a[0]`, `$['a b']`; checked by format_options)
+    -> a getter returning the value or `_MISSING`."""
+    steps = json_path_steps(path)
 
     def get(doc: object) -> object:
         for step in steps:

@@ -60,7 +60,7 @@ class LoadStats:
     total_rows: int = 0
     loaded_rows: int = 0
     filtered_rows: int = 0
-    skipped_rows: int = 0  # rows the CSV reader dropped for a wrong column count
+    skipped_rows: int = 0  # rows a reader dropped (wrong column count, bad JSON), filtered
     load_bytes: int = 0
     txn_id: int = -1
     begin_txn_ms: int = 0

@@ -436,6 +436,8 @@ def test_bad_format_options_fail_before_the_upload(server, fdb, table, tmp_path)
                            (["compress_type:rar"], "unknown compress type"),
                            (["skip_lines:-1"], "Invalid skip_lines"),
                            (["jsonpaths:[$.a"], "Invalid json path"),
+                           (['jsonpaths:["$.a[x"]'], "Invalid json path"),
+                           (["json_root:data"], "Invalid json path"),
                            (["enclose:ab"], "enclose must be a single-char"),
                            (["column_separator:\\xZZ"], "invalid column_separator"),
                            (['enclose:"', "column_separator:||"], "enclose is not supported")]:
