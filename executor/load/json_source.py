@@ -190,21 +190,50 @@ def json_batches(stream: BinaryIO, spec: LoadSpec,
             yield taken
         return
     if opts.strip_outer_array and opts.json_root is None:
-        docs = _array_elements(stream, decoder, rows)
-    else:
-        docs = _whole_document(stream, opts, decoder, rows)
-    for doc, is_array in docs:
-        if is_array is None:
-            rows.add_row(doc)
-        else:
-            rows.add_document(doc, is_array)
-        if rows.full():
+        yield from _array_batches(stream, spec, decoder, rows)
+        return
+    for doc in _whole_document(stream, decoder, rows):
+        rows.add_document(doc, opts.strip_outer_array)
+        while rows.full():
             rb = rows.take()
             if rb is not None:
                 yield rb
     rb = rows.take()
     if rb is not None:
         yield rb
+
+
+def _array_batches(stream: BinaryIO, spec: LoadSpec, decoder: json.JSONDecoder,
+                   rows: _RowBuilder) -> Iterator[pa.RecordBatch]:
+    """A top-level array, ROWS_PER_BATCH elements at a time: their text handed to pyarrow.json
+    as one block when it can read them (typed columns, no per-value Python), else their
+    parsed objects through `rows`."""
+    fast = _arrow_reads_objects(spec.format)
+    docs: list[object] = []
+    texts: list[str] = []
+
+    def flush() -> Iterator[pa.RecordBatch]:
+        rb = None
+        if fast and docs and all(d.__class__ is dict for d in docs):
+            rb = _arrow_block("\n".join(texts).encode(), spec, newlines_in_values=True)
+        if rb is None:
+            for d in docs:
+                rows.add_row(d)
+            rb = rows.take()
+        docs.clear()
+        texts.clear()
+        if rb is not None:
+            yield rb
+
+    for doc, text in _array_elements(stream, decoder, rows):
+        if text is None:  # the body is not an array: Doris' reason for it
+            rows.add_document(doc, True)
+            continue
+        docs.append(doc)
+        texts.append(text)
+        if len(docs) >= ROWS_PER_BATCH:
+            yield from flush()
+    yield from flush()
 
 
 def _too_large(size: int) -> LoadFailed:
@@ -218,14 +247,20 @@ def _parse_error(e: Exception) -> str:
     return f"Parse json data for JsonDoc failed. code: 2, error info: {e}"
 
 
+def _arrow_reads_objects(opts: FormatOptions) -> bool:
+    """Whether pyarrow.json can read the objects as Doris means them: fields by name, numbers
+    parsed (not kept as text)."""
+    return opts.jsonpaths is None and opts.json_root is None and not opts.num_as_string
+
+
 def _arrow_reads_lines(opts: FormatOptions) -> bool:
-    """Whether pyarrow.json can read the lines as Doris means them: plain objects per `\\n`
-    line, fields by name, numbers parsed (not kept as text)."""
+    """... and the lines are plain objects per `\\n` line."""
     return (opts.line_delimiter == b"\n" and not opts.strip_outer_array
-            and opts.jsonpaths is None and opts.json_root is None and not opts.num_as_string)
+            and _arrow_reads_objects(opts))
 
 
-def _arrow_block(block: bytes, spec: LoadSpec) -> pa.RecordBatch | None:
+def _arrow_block(block: bytes, spec: LoadSpec,
+                 newlines_in_values: bool = False) -> pa.RecordBatch | None:
     """A block of JSON lines parsed by pyarrow.json into the load's columns (typed), or None
     when pyarrow refuses it (the caller parses it line by line). String columns are read as
     strings, so a date-like text stays text; a NOT NULL column missing from every line is
@@ -237,7 +272,8 @@ def _arrow_block(block: bytes, spec: LoadSpec) -> pa.RecordBatch | None:
         table = pajson.read_json(
             pa.BufferReader(block),
             read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1),
-            parse_options=pajson.ParseOptions(explicit_schema=schema, newlines_in_values=False))
+            parse_options=pajson.ParseOptions(explicit_schema=schema,
+                                              newlines_in_values=newlines_in_values))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     names, arrays = [], []
@@ -269,8 +305,8 @@ def _line_documents(block: bytes, opts: FormatOptions, decoder: json.JSONDecoder
         yield doc
 
 
-def _whole_document(stream: BinaryIO, opts: FormatOptions, decoder: json.JSONDecoder,
-                    rows: _RowBuilder) -> Iterator[tuple[object, bool | None]]:
+def _whole_document(stream: BinaryIO, decoder: json.JSONDecoder,
+                    rows: _RowBuilder) -> Iterator[object]:
     parts: list[bytes] = []
     size = 0
     for block in read_blocks(stream):
@@ -286,13 +322,14 @@ def _whole_document(stream: BinaryIO, opts: FormatOptions, decoder: json.JSONDec
     except (UnicodeDecodeError, ValueError) as e:
         rows.bad(_parse_error(e), body[:100].decode("utf-8", "replace"))
         return
-    yield doc, opts.strip_outer_array
+    yield doc
 
 
 def _array_elements(stream: BinaryIO, decoder: json.JSONDecoder,
-                    rows: _RowBuilder) -> Iterator[tuple[object, bool | None]]:
-    """The elements of a top-level JSON array, parsed one at a time from a sliding buffer:
-    an element cut by the block boundary is retried once more bytes have arrived."""
+                    rows: _RowBuilder) -> Iterator[tuple[object, str | None]]:
+    """The elements of a top-level JSON array with their text, parsed one at a time from a
+    sliding buffer: an element cut by the block boundary is retried once more bytes have
+    arrived. A body that is not an array is yielded whole, with None for its text."""
     text_decoder = codecs.getincrementaldecoder("utf-8")()
     blocks = read_blocks(stream)
     buf = ""
@@ -338,7 +375,7 @@ def _array_elements(stream: BinaryIO, decoder: json.JSONDecoder,
         except ValueError as e:
             rows.bad(_parse_error(e), rest[:100])
             return
-        yield doc, True
+        yield doc, None
         return
     pos += 1
     first = True
@@ -366,5 +403,5 @@ def _array_elements(stream: BinaryIO, decoder: json.JSONDecoder,
                 if len(buf) - pos > JSON_MAX_BYTES or not more():
                     rows.bad(_parse_error(e), buf[pos:pos + 100])
                     return
-        pos = end
-        yield doc, None
+        start, pos = pos, end
+        yield doc, buf[start:end]
