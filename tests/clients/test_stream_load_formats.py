@@ -303,9 +303,16 @@ def test_json_lines_whose_field_types_change_load_as_text(server, fdb, table,
                     '{"id": 7, "name": true, "price": 1.25}\n')
     _, body = curl_load(server, fdb, table, path, "format:json", "read_json_by_line:true")
     ok(body, 3)
-    assert rows_of(server, fdb, table) == normalize_rows([
+    expected = normalize_rows([
         (5, "123", None, None, None, 1.0), (6, "x", None, dt.date(2024, 1, 2), None, 2.5),
         (7, "1", decimal.Decimal("1.25"), None, None, None)])
+    assert rows_of(server, fdb, table) == expected
+    array = tmp_path / "mixed.json"  # the same objects as one array
+    array.write_text("[" + ",".join(path.read_text().splitlines()) + "]")
+    table2 = _table(server, fdb)
+    _, body = curl_load(server, fdb, table2, array, "format:json", "strip_outer_array:true")
+    ok(body, 3)
+    assert rows_of(server, fdb, table2) == expected
 
 
 def test_json_root_jsonpaths_and_num_as_string(server, fdb, table, tmp_path) -> None:
