@@ -71,8 +71,7 @@ def _typed_convert(t: DataType, arr: pa.Array) -> Column | None:
         if k is TypeKind.DATE and (pa.types.is_date(ty) or pa.types.is_timestamp(ty)):
             return Column.from_arrow(t, pc.cast(arr, pa.date32(), safe=False).cast(pa.int32()))
         if k is TypeKind.DATETIME and (pa.types.is_date(ty) or pa.types.is_timestamp(ty)):
-            # a zoned timestamp keeps its UTC wall clock (Doris would shift it to `timezone`)
-            micros = pc.cast(arr, pa.timestamp("us", getattr(ty, "tz", None)), safe=False)
+            micros = pc.cast(arr, pa.timestamp("us"), safe=False)
             return _datetime_column(t, micros.cast(pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
         return None
@@ -169,14 +168,17 @@ def _text_convert(t: DataType, text: pa.Array) -> Column | None:
 
 
 def convert_column(col: ColumnMeta, text: pa.Array, strict: bool,
-             bad: np.ndarray, reasons: dict[int, str]) -> Column:
+                   bad: np.ndarray, reasons: dict[int, str], timezone: str = "UTC") -> Column:
     """One file column -> the table column's type. Rows whose value does not convert are set in
-    `bad` (strict mode) or become NULL (Doris' default); a NULL for a NOT NULL column is bad."""
+    `bad` (strict mode) or become NULL (Doris' default); a NULL for a NOT NULL column is bad.
+    `timezone` is the wall clock of a zoned timestamp."""
     t = col.type
     if pa.types.is_dictionary(text.type):
         text = text.dictionary_decode()
     if _is_text(text) or pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type):
         text = _utf8_text(text, bad, reasons, col)
+    if pa.types.is_timestamp(text.type) and text.type.tz is not None:  # Doris' load timezone
+        text = pc.local_timestamp(text.cast(pa.timestamp(text.type.unit, timezone)))
     column = vector_convert(t, text)
     if column is None:
         text = as_text(text)
@@ -211,7 +213,8 @@ def to_batch(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats, now: _dt.datet
     reasons: dict[int, str] = {}
     in_file = {name.lower(): j for j, name in enumerate(rb.schema.names)}
     converted = {c.name.lower(): convert_column(c, rb.column(in_file[c.name.lower()]),
-                                                req.strict, bad, reasons)
+                                                req.strict, bad, reasons,
+                                                req.format.timezone)
                  for c in req.targets if c.name.lower() in in_file}
     cols = []
     for c in req.table.columns:

@@ -3,7 +3,8 @@
 The same names configure Stream Load's headers, LOAD DATA's PROPERTIES and the file table
 functions' arguments: `format`, `column_separator`, `line_delimiter`, `enclose`, `escape`,
 `trim_double_quotes`, `skip_lines`, `compress_type`, `read_json_by_line`, `strip_outer_array`,
-`jsonpaths`, `json_root`, `fuzzy_parse`, `num_as_string`. Everything is checked here, before
+`jsonpaths`, `json_root`, `fuzzy_parse`, `num_as_string`, and `timezone` (the wall clock a
+zoned parquet/ORC/Arrow timestamp is loaded in). Everything is checked here, before
 any data arrives, with Doris' messages.
 
 Upstream: Doris `StreamLoadAction::_process_put`, `LoadUtil::parse_format`, the FE's
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -54,6 +56,7 @@ class FormatOptions:
     json_root: str | None = None
     fuzzy_parse: bool = False
     num_as_string: bool = False
+    timezone: str = "UTC"  # ShaleDB's default session time_zone
 
     @property
     def separator(self) -> str:
@@ -147,6 +150,22 @@ def _jsonpaths(raw: str | None) -> tuple[str, ...] | None:
     return tuple(paths)
 
 
+_OFFSET = re.compile(r"^[+-](0\d|1[0-4]):[0-5]\d$")
+
+
+def _timezone(raw: str | None) -> str:
+    """Doris' `timezone` header: a tz database name or a `+08:00` offset."""
+    name = (raw or "").strip() or "UTC"
+    if _OFFSET.match(name):
+        return name
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise FormatError(f"[INVALID_ARGUMENT]Unknown or incorrect time zone: '{name}'") \
+            from None
+    return name
+
+
 def format_options(props: Mapping[str, str]) -> FormatOptions:
     """The format part of a load's properties. Raises FormatError."""
     raw_format = props.get("format", "csv").strip()
@@ -186,6 +205,7 @@ def format_options(props: Mapping[str, str]) -> FormatOptions:
         json_root=json_root,
         fuzzy_parse=_bool(props, "fuzzy_parse"),
         num_as_string=_bool(props, "num_as_string"),
+        timezone=_timezone(props.get("timezone")),
     )
     if opts.is_csv and opts.enclose is not None and not opts.pyarrow_csv:
         raise FormatError("[INVALID_ARGUMENT]enclose is not supported yet with a multi-byte "

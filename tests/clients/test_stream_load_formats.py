@@ -411,6 +411,25 @@ def test_orc_and_arrow_load_what_pyarrow_reads(server, fdb, table, tmp_path, fmt
     assert rows_of(server, fdb, table) == normalize_rows(tuple(r.values()) for r in expected)
 
 
+def test_zoned_timestamps_load_in_the_timezone_header(server, fdb, tmp_path) -> None:
+    path = tmp_path / "zoned.parquet"
+    utc = dt.datetime(2024, 1, 1, 12, 0, tzinfo=dt.UTC)
+    pq.write_table(pa.table({"id": pa.array([1], pa.int32()),
+                             "ts": pa.array([utc], pa.timestamp("us", "UTC")),
+                             "dt": pa.array([utc.replace(hour=20)], pa.timestamp("us", "UTC"))}),
+                   path)
+    for headers, wall in [([], dt.datetime(2024, 1, 1, 12)),  # ShaleDB's default: UTC
+                          (["timezone:Asia/Shanghai"], dt.datetime(2024, 1, 1, 20)),
+                          (["timezone:-05:00"], dt.datetime(2024, 1, 1, 7))]:
+        table = _table(server, fdb)
+        _, body = curl_load(server, fdb, table, path, "format:parquet", *headers)
+        ok(body, 1)
+        day = dt.date(2024, 1, 2) if headers == ["timezone:Asia/Shanghai"] else dt.date(2024, 1, 1)
+        assert rows_of(server, fdb, table) == normalize_rows([(1, None, None, day, wall, None)])
+    _, body = curl_load(server, fdb, table, path, "format:parquet", "timezone:Mars/Olympus")
+    assert body["Status"] == "Fail" and "Unknown or incorrect time zone" in body["Message"]
+
+
 def test_typed_values_out_of_range_are_filtered_per_row(server, fdb, tmp_path) -> None:
     with server.connect(fdb) as c, c.cursor() as cur:
         cur.execute("""CREATE TABLE narrow (k TINYINT NOT NULL, s VARCHAR(3), d DECIMAL(4, 1))
