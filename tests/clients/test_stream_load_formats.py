@@ -504,3 +504,26 @@ def test_corrupt_parquet_fails_and_the_spool_file_is_gone(server, fdb, table,
     assert rows_of(server, fdb, table) == []
     spool = Path(server.data_dir) / "tmp" / "load"
     assert not spool.exists() or not any(spool.iterdir())
+
+
+def test_a_parquet_upload_dropped_midway_leaves_no_spool_file(server, fdb, table,
+                                                             tmp_path) -> None:
+    import base64
+    import socket
+
+    path = tmp_path / "rows.parquet"
+    pq.write_table(typed_table(sample_rows(2000)), path)
+    data = path.read_bytes()
+    label = f"dropped_{secrets.token_hex(4)}"
+    auth = base64.b64encode(b"root:").decode()
+    head = (f"PUT /api/{fdb}/{table}/_stream_load HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Basic {auth}\r\nformat: parquet\r\nlabel: {label}\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", server.http_port), timeout=60) as s:
+        s.sendall(head + data[: len(data) // 2])
+    line = server.wait_for_stderr(rf"stream load into {fdb}\.{table} (failed|finished): "
+                                  rf"label={label}\b")
+    assert "failed" in line, line
+    assert rows_of(server, fdb, table) == []
+    spool = Path(server.data_dir) / "tmp" / "load"
+    assert not spool.exists() or not any(spool.iterdir())
