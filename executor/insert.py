@@ -234,39 +234,50 @@ def _add_routed(txn: LoadTxn, table: TableMeta, batch: Batch, tolerance: Toleran
 TxnFactory = Callable[[], LoadTxn]
 
 
+def _row_batches(table: TableMeta, targets: Sequence[ColumnMeta],
+                 rows: Iterator[list[object]]) -> Iterator[Batch]:
+    """Converted rows (target-column order) as full-schema Batches of INSERT_BATCH_ROWS."""
+    builder = RowBuilder(table, targets)
+    for row in rows:
+        builder.add(row)
+        if len(builder) >= INSERT_BATCH_ROWS:
+            yield builder.flush()
+    if len(builder):
+        yield builder.flush()
+
+
 def _load(
     engine: StorageEngine, db_name: str, table: TableMeta, targets: Sequence[ColumnMeta],
     rows: Iterator[list[object]], label: str | None, partitions: Sequence[str] | None,
     group_commit: GroupCommitOptions | None = None, tolerance: Tolerance | None = None,
     txn_factory: TxnFactory | None = None,
 ) -> InsertOutcome | PendingInsert:
-    """Feed converted rows (target-column order) through one LoadTxn and publish it (or hand
-    them to the table's group commit). `tolerance` has counted the rows `rows` rejected while
-    converting; rows no partition takes are rejected here. `txn_factory` makes the transaction
-    (CTAS and INSERT OVERWRITE publish more than rows: storage/staged_load.py)."""
+    """Feed converted rows (target-column order) through one LoadTxn (`_load_batches`)."""
+    return _load_batches(engine, db_name, table, _row_batches(table, targets, rows), label,
+                         partitions, group_commit, tolerance, txn_factory)
+
+
+def _load_batches(
+    engine: StorageEngine, db_name: str, table: TableMeta, batches: Iterator[Batch],
+    label: str | None, partitions: Sequence[str] | None,
+    group_commit: GroupCommitOptions | None = None, tolerance: Tolerance | None = None,
+    txn_factory: TxnFactory | None = None,
+) -> InsertOutcome | PendingInsert:
+    """Load full-schema Batches in one LoadTxn and publish it (or hand them to the table's
+    group commit). `tolerance` has counted the rows rejected while converting; rows no
+    partition takes are rejected here. `txn_factory` makes the transaction (CTAS and INSERT
+    OVERWRITE publish more than rows: storage/staged_load.py)."""
     tolerance = tolerance if tolerance is not None else Tolerance()
     if group_commit is not None and label is None and not partitions and txn_factory is None:
-        builder = RowBuilder(table, targets)
-        batches = []
-        for row in rows:
-            builder.add(row)
-            if len(builder) >= INSERT_BATCH_ROWS:
-                batches.append(builder.flush())
-        if len(builder):
-            batches.append(builder.flush())
+        collected = list(batches)
         tolerance.check()
-        return _group_load(engine, db_name, table, batches, group_commit)
+        return _group_load(engine, db_name, table, collected, group_commit)
     txn = txn_factory() if txn_factory is not None else begin(engine, db_name, table, label,
                                                               partitions)
-    builder = RowBuilder(table, targets)
     loaded = 0
     try:
-        for row in rows:
-            builder.add(row)
-            if len(builder) >= INSERT_BATCH_ROWS:
-                loaded += _add_routed(txn, table, builder.flush(), tolerance)
-        if len(builder):
-            loaded += _add_routed(txn, table, builder.flush(), tolerance)
+        for batch in batches:
+            loaded += _add_routed(txn, table, batch, tolerance)
         tolerance.check()
     except BaseException:
         # A bad value or a failed SELECT: the segments the load flushed so far go now.
@@ -274,6 +285,37 @@ def _load(
         raise
     meta = txn.commit()
     return InsertOutcome(loaded, txn.label, meta.txn_id, tolerance.filtered)
+
+
+def _passes_through(source: Column, target: ColumnMeta) -> bool:
+    """Whether a query column is already a valid column of `target` as it is: the same type
+    (or a string into a string column at least as long) and no NULL for a NOT NULL column."""
+    s, t = source.type, target.type
+    same = s == t or (s.is_string and t.kind in (TypeKind.VARCHAR, TypeKind.STRING))
+    if not same or (not target.nullable and source.has_nulls):
+        return False
+    if t.kind in (TypeKind.CHAR, TypeKind.VARCHAR) and source.offsets is not None and len(source):
+        # an expression's declared length is not a promise: check the bytes themselves
+        return int(np.diff(source.offsets).max()) <= t.length
+    return True
+
+
+def _columnar(table: TableMeta, targets: Sequence[ColumnMeta], batch: Batch,
+              now: _dt.datetime) -> Batch | None:
+    """The full-schema Batch of a query batch whose every column passes through unconverted
+    (CTAS always, INSERT SELECT between tables of the same types); None: convert by value."""
+    columns = batch.columns
+    if not all(_passes_through(c, t) for c, t in zip(columns, targets)):
+        return None
+    by_name = {t.name.lower(): c for t, c in zip(targets, columns)}
+    out = []
+    for col in table.columns:
+        c = by_name.get(col.name.lower())
+        if c is None:
+            out.append(Column.constant(col.type, default_value(col, now), batch.num_rows))
+        else:
+            out.append(Column(col.type, c.data, c.validity, c.offsets))
+    return Batch(table.column_names, tuple(out))
 
 
 def _is_default(expr: exp.Expression) -> bool:
@@ -328,24 +370,34 @@ def insert_batches(
     targets = target_columns(table, column_names)
     tol = tolerance if tolerance is not None else Tolerance()
 
-    def converted() -> Iterator[list[object]]:
+    now = _dt.datetime.now()
+
+    def converted() -> Iterator[Batch]:
         row_no = 0
         for batch in batches:
             if len(batch.columns) != len(targets):
                 raise DorisError("Column count doesn't match value count", ErrorCode.UNKNOWN_ERROR)
+            ready = _columnar(table, targets, batch, now)
+            if ready is not None:
+                row_no += batch.num_rows
+                tol.total += batch.num_rows
+                yield ready
+                continue
             cols = [c.to_pylist() for c in batch.columns]
             types = [c.type for c in batch.columns]
+            rows = []
             for i in range(batch.num_rows):
                 row_no += 1
                 tol.total += 1
                 try:
-                    yield [convert_value(t, cols[j][i], types[j], row_no, tol.strict)
-                           for j, t in enumerate(targets)]
+                    rows.append([convert_value(t, cols[j][i], types[j], row_no, tol.strict)
+                                 for j, t in enumerate(targets)])
                 except RowRejected as e:
                     tol.reject(e.reason)
+            yield from _row_batches(table, targets, iter(rows))
 
-    outcome = _load(engine, db_name, table, targets, converted(), label, partitions, None, tol,
-                    txn_factory)
+    outcome = _load_batches(engine, db_name, table, converted(), label, partitions, None, tol,
+                            txn_factory)
     assert isinstance(outcome, InsertOutcome)
     return outcome
 
