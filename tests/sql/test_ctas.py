@@ -154,6 +154,12 @@ def test_failing_ctas_leaves_no_table(server, src) -> None:
     with pytest.raises(pymysql.err.ProgrammingError) as e:
         cur.execute("SELECT * FROM broken")
     assert e.value.args[0] == 1146
+    # the query failing while it runs (BIGINT overflow on the rows with k > 0): no table
+    with pytest.raises(pymysql.err.MySQLError) as e:
+        cur.execute("CREATE TABLE broken AS SELECT k, 9223372036854775807 + k AS x FROM src")
+    assert e.value.args[0] == 1690
+    cur.execute("SHOW TABLES LIKE 'broken'")
+    assert cur.fetchall() == ()
     # an analysis error of the query: no table either, and the name stays free
     with pytest.raises(pymysql.err.OperationalError):
         cur.execute("CREATE TABLE broken AS SELECT nosuch FROM src")

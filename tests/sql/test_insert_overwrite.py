@@ -126,6 +126,11 @@ def test_failing_overwrite_leaves_the_old_rows(setup) -> None:
         cur.execute("INSERT OVERWRITE TABLE t SELECT dt, CASE WHEN k = 1199 THEN NULL ELSE k END, "
                     "g, v FROM src")
     assert "null value for not null column, column=k" in e.value.args[1]
+    # a query failing while it runs (BIGINT overflow for k > 1100)
+    with pytest.raises(pymysql.err.MySQLError) as e:
+        cur.execute("INSERT OVERWRITE TABLE t SELECT dt, k, g, "
+                    "CASE WHEN k > 1100 THEN 9223372036854775807 + k ELSE v END FROM src")
+    assert e.value.args[0] == 1690
     # a query failing at analysis
     with pytest.raises(pymysql.err.OperationalError):
         cur.execute("INSERT OVERWRITE TABLE t SELECT nosuch FROM src")
