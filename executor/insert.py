@@ -29,6 +29,7 @@ from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
 from storage.group_commit import GroupCommitOptions, LoadResult, committer_for
+from storage.partition import PartitionRouter
 from storage.txn import LoadTxn
 from storage.types import BLOB_KINDS, DataType, TypeError_, TypeKind
 
@@ -94,6 +95,7 @@ class PendingInsert:
     txn_id) once the shared load is published, or raises this statement's error."""
 
     future: Future[LoadResult]
+    filtered: int = 0  # rows this statement's tolerance filtered before joining
 
 
 def target_columns(table: TableMeta, names: Sequence[str] | None) -> list[ColumnMeta]:
@@ -214,18 +216,23 @@ def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | No
     return LoadTxn(engine, db, table, label=label, partitions=partitions)
 
 
+def _reject_unplaced(table: TableMeta, batch: Batch, placed: np.ndarray,
+                     tolerance: Tolerance) -> None:
+    for i in np.flatnonzero(~placed).tolist():
+        values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
+                           for c in table.partition_info.columns)
+        tolerance.reject(f"Reason: no partition for this tuple ({values}) in table "
+                         f"[{table.name}]. Use `SHOW PARTITIONS FROM {table.name}` to see "
+                         "the partitions of this table.")
+
+
 def _add_routed(txn: LoadTxn, table: TableMeta, batch: Batch, tolerance: Tolerance) -> int:
     """Route a batch and load the rows some partition takes; the others are rejected rows
     (Doris: `no partition for this tuple`). Returns the rows loaded."""
     part_idx, buckets = txn.route(batch)
     placed = part_idx >= 0
     if not placed.all():
-        for i in np.flatnonzero(~placed).tolist():
-            values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
-                               for c in table.partition_info.columns)
-            tolerance.reject(f"Reason: no partition for this tuple ({values}) in table "
-                             f"[{table.name}]. Use `SHOW PARTITIONS FROM {table.name}` to see "
-                             "the partitions of this table.")
+        _reject_unplaced(table, batch, placed, tolerance)
         batch, part_idx, buckets = batch.filter(placed), part_idx[placed], buckets[placed]
     txn.add_batch(batch, (part_idx, buckets))
     return batch.num_rows
@@ -269,9 +276,7 @@ def _load_batches(
     OVERWRITE publish more than rows: storage/staged_load.py)."""
     tolerance = tolerance if tolerance is not None else Tolerance()
     if group_commit is not None and label is None and not partitions and txn_factory is None:
-        collected = list(batches)
-        tolerance.check()
-        return _group_load(engine, db_name, table, collected, group_commit)
+        return _group_load(engine, db_name, table, list(batches), group_commit, tolerance)
     txn = txn_factory() if txn_factory is not None else begin(engine, db_name, table, label,
                                                               partitions)
     loaded = 0
@@ -409,7 +414,7 @@ def insert_batch(engine: StorageEngine, db_name: str, table: TableMeta, batch: B
     tol = tolerance if tolerance is not None else Tolerance()
     tol.total += batch.num_rows
     if group_commit is not None:
-        return _group_load(engine, db_name, table, [batch], group_commit)
+        return _group_load(engine, db_name, table, [batch], group_commit, tol)
     txn = begin(engine, db_name, table, None, None)
     try:
         loaded = _add_routed(txn, table, batch, tol)
@@ -422,11 +427,27 @@ def insert_batch(engine: StorageEngine, db_name: str, table: TableMeta, batch: B
 
 
 def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: Sequence[Batch],
-                options: GroupCommitOptions) -> PendingInsert:
-    """Join the table's group commit (storage/group_commit.py); the caller awaits the publish."""
+                options: GroupCommitOptions, tolerance: Tolerance
+                ) -> InsertOutcome | PendingInsert:
+    """Join the table's group commit (storage/group_commit.py); the caller awaits the publish.
+    Rows no partition takes are this statement's filtered rows, judged before joining (so a
+    bad row never sinks the shared load); with none left it is an empty load of its own."""
     # checked before joining: an error here is this statement's alone
     db = _check_loadable(engine, db_name, table)
-    batch = Batch.concat(list(batches)) if len(batches) > 1 else batches[0]
+    router = PartitionRouter(table, engine.catalog.partitions(table.table_id))
+    kept = []
+    for b in batches:
+        placed = router.route(b) >= 0
+        if not placed.all():
+            _reject_unplaced(table, b, placed, tolerance)
+            b = b.filter(placed)
+        if b.num_rows:
+            kept.append(b)
+    tolerance.check()
+    if not kept:
+        txn = LoadTxn(engine, db, table)
+        return InsertOutcome(0, txn.label, txn.commit().txn_id, tolerance.filtered)
+    batch = Batch.concat(kept) if len(kept) > 1 else kept[0]
 
     def load(members: Sequence[Batch]) -> tuple[str, int]:
         txn = LoadTxn(engine, db, table, label_prefix="group_commit")
@@ -434,4 +455,5 @@ def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: 
             txn.add_batch(b)
         return txn.label, txn.commit().txn_id
 
-    return PendingInsert(committer_for(engine).submit(table.table_id, batch, options, load))
+    return PendingInsert(committer_for(engine).submit(table.table_id, batch, options, load),
+                         tolerance.filtered)

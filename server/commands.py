@@ -91,6 +91,7 @@ class PendingOutcome:
     on the event loop, then answers with `insert_ok`."""
 
     future: Future[Any]
+    filtered: int = 0  # rows the statement filtered before joining (the OK's warnings)
 
 
 def insert_ok(rows: int, label: str, txn_id: int, filtered: int = 0) -> OkOutcome:
@@ -100,7 +101,7 @@ def insert_ok(rows: int, label: str, txn_id: int, filtered: int = 0) -> OkOutcom
 
 def _insert_outcome(outcome: InsertOutcome | PendingInsert) -> OkOutcome | PendingOutcome:
     if isinstance(outcome, PendingInsert):
-        return PendingOutcome(outcome.future)
+        return PendingOutcome(outcome.future, outcome.filtered)
     return insert_ok(outcome.rows, outcome.label, outcome.txn_id, outcome.filtered)
 
 

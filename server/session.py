@@ -333,5 +333,5 @@ async def _settled(outcome: Outcome) -> Outcome:
     """Wait (on the event loop, holding no worker thread) for an INSERT's group commit."""
     if isinstance(outcome, PendingOutcome):
         result = await asyncio.wrap_future(outcome.future)
-        return insert_ok(result.rows, result.label, result.txn_id)
+        return insert_ok(result.rows, result.label, result.txn_id, outcome.filtered)
     return outcome

@@ -109,3 +109,19 @@ def test_strict_is_the_default_and_per_session(server, db) -> None:
         with pytest.raises(pymysql.err.OperationalError):
             cb.execute("INSERT INTO t VALUES ('2024-01-01', 2, 1000, 'a')")
         assert _rows(cb, "t") == [(1, None, "a")]
+
+
+def test_group_commit_filters_before_joining(server, db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute(TABLE.format(name="t"))
+    cur.execute("SET group_commit = 'sync_mode'")
+    with pytest.raises(pymysql.err.OperationalError) as e:  # strict: this statement fails alone
+        cur.execute("INSERT INTO t VALUES ('2024-01-01', 1, 1, 'a'), ('2030-01-01', 2, 2, 'b')")
+    assert "Insert has filtered data in strict mode" in e.value.args[1]
+    cur.execute("SET enable_insert_strict = false")
+    cur.execute("INSERT INTO t VALUES ('2024-01-01', 1, 1, 'a'), ('2030-01-01', 2, 2, 'b')")
+    affected, warnings, info = _ok(db_conn)
+    assert (affected, warnings) == (1, 1) and "'label':'group_commit_" in info
+    cur.execute("INSERT INTO t VALUES ('2030-01-01', 3, 3, 'c')")  # every row filtered
+    assert _ok(db_conn)[:2] == (0, 1)
+    assert _rows(cur, "t") == [(1, 1, "a")]
