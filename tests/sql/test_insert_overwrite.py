@@ -79,6 +79,11 @@ def test_overwrite_whole_table_equals_duckdb(setup) -> None:
     cur.execute("INSERT OVERWRITE TABLE t (dt, k, g) VALUES ('2024-01-02', 1, 1)")
     cur.execute("SELECT dt, k, g, v FROM t")
     assert [(str(r[0]), r[1], r[2], r[3]) for r in cur.fetchall()] == [("2024-01-02", 1, 1, None)]
+    # reading the table being overwritten: the query sees the old rows
+    cur.execute("INSERT INTO t SELECT * FROM src")
+    cur.execute("INSERT OVERWRITE TABLE t SELECT dt, k, g, v FROM t WHERE k % 2 = 0")
+    duck.execute("DELETE FROM t; INSERT INTO t SELECT * FROM src WHERE k % 2 = 0")
+    _same(cur, duck, "SELECT dt, k, g, v FROM t")
     # overwriting with nothing leaves an empty table
     cur.execute("INSERT OVERWRITE TABLE t SELECT * FROM src WHERE k < 0")
     cur.execute("SELECT count(*) FROM t")
