@@ -305,21 +305,50 @@ def _passes_through(source: Column, target: ColumnMeta) -> bool:
     return True
 
 
+_NATIVE_INTS = frozenset({TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT})
+
+
+def _cast_whole(source: Column, target: ColumnMeta) -> Column | None:
+    """The column converted at once where every value converts exactly (integer into a wider
+    or range-checked integer, integer or float into DOUBLE); None: convert value by value
+    (which also names the bad values)."""
+    s, t = source.type.kind, target.type.kind
+    if not target.nullable and source.has_nulls:
+        return None
+    values = source.data
+    if s in _NATIVE_INTS and t in _NATIVE_INTS:
+        if len(values):
+            lo, hi = target.type.int_range()
+            live = values if source.validity is None else np.where(source.validity, values, 0)
+            if int(live.min()) < lo or int(live.max()) > hi:
+                return None
+            values = live
+    elif not (t is TypeKind.DOUBLE and (s in _NATIVE_INTS or s is TypeKind.FLOAT)):
+        return None
+    return Column(target.type, values.astype(target.type.numpy_dtype), source.validity)
+
+
 def _columnar(table: TableMeta, targets: Sequence[ColumnMeta], batch: Batch,
               now: _dt.datetime) -> Batch | None:
-    """The full-schema Batch of a query batch whose every column passes through unconverted
-    (CTAS always, INSERT SELECT between tables of the same types); None: convert by value."""
-    columns = batch.columns
-    if not all(_passes_through(c, t) for c, t in zip(columns, targets)):
-        return None
-    by_name = {t.name.lower(): c for t, c in zip(targets, columns)}
+    """The full-schema Batch of a query batch whose every column is valid for its target as
+    it is (CTAS always, INSERT SELECT between tables of the same types) or converts exactly in
+    one numpy step; None: convert by value."""
+    by_name: dict[str, Column] = {}
+    for c, t in zip(batch.columns, targets):
+        if _passes_through(c, t):
+            by_name[t.name.lower()] = Column(t.type, c.data, c.validity, c.offsets)
+            continue
+        cast = _cast_whole(c, t)
+        if cast is None:
+            return None
+        by_name[t.name.lower()] = cast
     out = []
     for col in table.columns:
         c = by_name.get(col.name.lower())
         if c is None:
             out.append(Column.constant(col.type, default_value(col, now), batch.num_rows))
         else:
-            out.append(Column(col.type, c.data, c.validity, c.offsets))
+            out.append(c)
     return Batch(table.column_names, tuple(out))
 
 

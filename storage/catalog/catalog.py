@@ -85,19 +85,45 @@ class Catalog:
             self.repo.apply(mutation)
             if on_durable is not None:
                 on_durable()
-            touched: set[int] = set()
-            rowsets = self._objects["rowset"]
+            touched = self._swap_rowsets(mutation)
             for kind, ident in mutation.deletes:
-                if kind == "rowset" and ident in rowsets:
-                    touched.add(rowsets[ident].tablet_id)
-                self._delete_memory(kind, ident)
+                if kind != "rowset":
+                    self._delete_memory(kind, ident)
             for obj in sorted(mutation.puts, key=lambda o: _APPLY_ORDER.index(KINDS[type(o)][0])):
-                if isinstance(obj, RowsetMeta):
-                    touched.add(obj.tablet_id)
-                self._put_memory(obj)
+                if not isinstance(obj, RowsetMeta):
+                    self._put_memory(obj)
         if touched:
             for listener in list(self.rowset_listeners):
                 listener(touched)
+
+    def _swap_rowsets(self, mutation: Mutation) -> set[int]:
+        """Apply the rowset part of a commit so that a reader listing a tablet's rowsets (no
+        lock) sees the set before or the set after, never a state in between: the new rowset
+        objects are stored first, then each touched tablet's child index is replaced in one
+        assignment, then the removed objects go. (Removing a compaction's or an overwrite's old
+        rowsets before adding the new one would show a reader an empty tablet.)"""
+        rowsets = self._objects["rowset"]
+        gone: dict[int, list[str]] = defaultdict(list)
+        for kind, ident in mutation.deletes:
+            if kind == "rowset" and ident in rowsets:
+                gone[rowsets[ident].tablet_id].append(ident)
+        added: dict[int, list[RowsetMeta]] = defaultdict(list)
+        for obj in mutation.puts:
+            if isinstance(obj, RowsetMeta):
+                added[obj.tablet_id].append(obj)
+                rowsets[obj.rowset_id] = obj
+        for tablet_id in set(gone) | set(added):
+            key = ("rowset", tablet_id)
+            children = dict(self._children.get(key, {}))
+            for ident in gone.get(tablet_id, ()):
+                children.pop(ident, None)
+            for obj in added.get(tablet_id, ()):
+                children[obj.rowset_id] = None
+            self._children[key] = children
+        for idents in gone.values():
+            for ident in idents:
+                rowsets.pop(ident, None)
+        return set(gone) | set(added)
 
     @property
     def lock(self) -> threading.RLock:

@@ -50,3 +50,26 @@ def test_ratio() -> None:
     with pytest.raises(DorisError, match=r"too many filtered data 3/10 insert_max_filter_ratio "
                                          r"is 0\.200000"):
         tol.check()
+
+
+def test_whole_column_casts_equal_value_by_value() -> None:
+    """INSERT SELECT converts a column at once only where every value converts exactly; the
+    result equals the value-by-value conversion, and out-of-range values take the value path."""
+    import numpy as np
+
+    from executor.insert import _cast_whole
+    from storage.batch import Column
+
+    src = Column(BIGINT, np.array([5, -7, 0, 99], dtype=np.int64),
+                 np.array([True, True, False, True]))
+    for target in (ColumnMeta("x", DataType(TypeKind.INT)), TINY,
+                   ColumnMeta("d", DataType(TypeKind.DOUBLE))):
+        cast = _cast_whole(src, target)
+        assert cast is not None
+        by_value = [convert_value(target, v, BIGINT, i) for i, v in enumerate(src.to_pylist())]
+        assert cast.to_pylist() == by_value
+    wide = Column(BIGINT, np.array([5, 300], dtype=np.int64))
+    assert _cast_whole(wide, TINY) is None  # 300 is out of TINYINT's range
+    assert _cast_whole(src, TINY_NOT_NULL) is None  # a NULL for a NOT NULL column
+    assert _cast_whole(Column(TEXT, np.zeros(0, np.uint8), None, np.zeros(1, np.int64)),
+                       TINY) is None  # text is parsed value by value
