@@ -192,6 +192,9 @@ class StorageEngine:
         referenced: set[str] = set()
         for rs in self.catalog.all_rowsets():
             referenced.update(rs.files)
+        for txn in self.catalog.precommitted_txns():  # two-phase loads awaiting their commit
+            for pending in txn.pending:
+                referenced.update(pending.rowset.files)
         live_tablets: dict[int, set[str]] = {}
         for t in self.catalog.all_tablets():
             live_tablets.setdefault(t.backend_id, set()).add(str(t.tablet_id))

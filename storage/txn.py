@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -38,6 +38,7 @@ from storage.catalog.meta import (
     DistributionType,
     MaterializedIndexMeta,
     PartitionMeta,
+    PendingRowset,
     RowsetMeta,
     TableMeta,
     TabletMeta,
@@ -54,7 +55,6 @@ from storage.partition import PartitionRouter
 from storage.per_engine import PerEngine
 from storage.rowset import RowsetWriter
 from storage.tablet_move import copy_files
-
 
 # Rowset writers of a load run side by side: each one's fsyncs (file, then directory) wait on
 # the disk without the GIL, so a load touching many tablets pays about one fsync latency
@@ -153,12 +153,15 @@ class LoadTxn:
     def __init__(
         self, engine: StorageEngine, db: DatabaseMeta, table: TableMeta, label: str | None = None,
         label_prefix: str = "insert", partitions: Sequence[str] | None = None,
+        source_type: str = "FRONTEND",
     ) -> None:
         self.engine = engine
         self.catalog = engine.catalog
         self.db = db
         self.table = table
         self.label = label or f"{label_prefix}_{uuid.uuid4().hex[:16]}_{uuid.uuid4().hex[:16]}"
+        self.source_type = source_type  # Doris LoadJobSourceType, for SHOW TRANSACTION
+        self.create_time = time.time()
         self._check_label()
         # The id, the indexes this load writes and its registration are taken under the catalog
         # lock, where ADD ROLLUP takes its watershed id and adds the shadow index: a load with a
@@ -286,15 +289,6 @@ class LoadTxn:
             largest.flush()
             self.buffered_bytes -= held
 
-    def _follow_tablet_move(self, meta: RowsetMeta, wrote_on: int | None,
-                            backend_id: int | None) -> None:
-        """ALTER TABLE .. SET ("colocate_with") may have moved a tablet to another backend while
-        this load wrote it: copy the rowset's files there before publishing."""
-        if backend_id is None or wrote_on is None or wrote_on == backend_id:
-            return
-        copy_files(self.engine.backend_root(wrote_on), self.engine.backend_root(backend_id),
-                   meta.files)  # durable before the publish; the old copy is GC'd at restart
-
     def _check_label(self) -> None:
         prev = self.catalog.txn_by_label(self.db.db_id, self.label)
         if prev is not None:
@@ -319,58 +313,196 @@ class LoadTxn:
         self.buffered_bytes = 0
         RunningTxns.of(self.engine).finish(self)
 
-    def _commit(self) -> TxnMeta:
+    def precommit(self, timeout_ms: int = 0) -> TxnMeta:
+        """Two-phase commit, phase one (Doris PRECOMMITTED): write and fsync every rowset and
+        persist the txn with them, publishing nothing. `commit_precommitted` (maybe after a
+        restart) publishes them through the same path as `commit`; `abort_precommitted` or
+        `abort_expired` deletes them. Failed before the catalog write, its files are deleted."""
+        try:
+            pending = self._build()
+            now = time.time()
+            with self.catalog.lock:
+                self._check_label()
+                txn = TxnMeta(
+                    txn_id=self.txn_id, db_id=self.db.db_id, label=self.label,
+                    table_ids=(self.table.table_id,), status=TxnStatus.PRECOMMITTED,
+                    num_rows=self.num_rows, create_time=self.create_time, precommit_time=now,
+                    pending=tuple(pending), source_type=self.source_type, timeout_ms=timeout_ms,
+                )
+                mutation = Mutation()
+                mutation.put(txn)
+                self._files.begin_publish()  # the txn record owns the files from here on
+                self.catalog.commit(mutation)
+            return txn
+        except BaseException:
+            self._files.discard()
+            raise
+        finally:
+            self.buffered_bytes = 0
+            RunningTxns.of(self.engine).finish(self)
+
+    def _build(self) -> list[PendingRowset]:
+        """Every rowset of the load written and fsynced, with where it was written."""
         # Back-pressure before any file is written: a tablet with too many versions first
         # waits for its compaction; past max_tablet_version_num the load fails (E-235).
         CompactionManager.of(self.engine).admit_load(
             tid for tid, w in self._writers.items() if w.num_rows)
         metas = _build_all(list(self._writers.values()))
         fault_point("load_before_publish")
-        now = time.time()
+        by_tablet = {t.tablet_id: t for t in self._tablets.values()}
+        return [PendingRowset(m, by_tablet[m.tablet_id].backend_id,
+                              by_tablet[m.tablet_id].partition_id) for m in metas]
+
+    def _commit(self) -> TxnMeta:
+        pending = self._build()
         with self.catalog.lock:
             self._check_label()  # a concurrent load may have taken the label meanwhile
-            # Re-read partitions under the lock: a concurrent load may have published meanwhile.
-            current = {p.partition_id: p for p in self.catalog.partitions(self.table.table_id)}
-            if self.catalog.table_by_id(self.table.table_id) is None:
-                raise DorisError(f"Table [{self.table.name}] was dropped during the load")
-            mutation = Mutation()
-            new_parts: dict[int, PartitionMeta] = {}
-            for pid in sorted(self._touched):
-                part = current.get(pid)
-                if part is None:
-                    raise DorisError(f"Partition of table [{self.table.name}] was dropped during the load")
-                new_parts[pid] = replace(
-                    part, visible_version=part.visible_version + 1, visible_version_time=now
-                )
-            tablet_part = {t.tablet_id: t.partition_id for t in self._tablets.values()}
-            now_on = {t.tablet_id: t.backend_id for t in self.catalog.tablets(self.table.table_id)}
-            live = set(now_on)
-            published = []
-            for meta in metas:
-                version = new_parts[tablet_part[meta.tablet_id]].visible_version
-                if meta.num_rows and meta.tablet_id in live:  # a DROP ROLLUP may have removed it
-                    published.append(replace(meta, start_version=version, end_version=version))
-            # An ADD ROLLUP job that began after this load waits in WAITING_TXN until this
-            # publish, then converts these base rowsets itself (storage/rollup_job.py).
-            wrote_on = {t.tablet_id: t.backend_id for t in self._tablets.values()}
-            for meta in published:
-                self._follow_tablet_move(meta, wrote_on.get(meta.tablet_id),
-                                         now_on.get(meta.tablet_id))
-                mutation.put(meta)
-            for part in new_parts.values():
-                mutation.put(part)
             txn = TxnMeta(
                 txn_id=self.txn_id, db_id=self.db.db_id, label=self.label,
                 table_ids=(self.table.table_id,), status=TxnStatus.VISIBLE,
-                num_rows=self.num_rows, create_time=now, finish_time=time.time(),
+                num_rows=self.num_rows, create_time=self.create_time,
+                source_type=self.source_type,
             )
-            mutation.put(txn)
-            # Past this point the files may be published even if the commit raises (after the
-            # SQLite COMMIT): only the GC at the next start, which reads the catalog, may
+            # Past the catalog commit the files may be published even if it raises (after
+            # the SQLite COMMIT): only the GC at the next start, which reads the catalog, may
             # remove them.
-            self._files.begin_publish()
-            self.catalog.commit(mutation)
+            return _publish(self.engine, txn, pending, self._touched, self._files.begin_publish)
+
+
+def _publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset],
+             touched: set[int], before_commit: Callable[[], None] | None = None) -> TxnMeta:
+    """The one publish of a load (direct or two-phase): under the catalog lock, in one catalog
+    transaction, add its rowsets at new versions of the partitions it touched and record the
+    txn VISIBLE. Raises DorisError when its table or a partition was dropped meanwhile."""
+    catalog = engine.catalog
+    now = time.time()
+    table_id = txn.table_ids[0]
+    with catalog.lock:
+        table = catalog.table_by_id(table_id)
+        if table is None:
+            raise DorisError(f"Table [{table_id}] was dropped during the load")
+        # Re-read partitions under the lock: a concurrent load may have published meanwhile.
+        current = {p.partition_id: p for p in catalog.partitions(table_id)}
+        mutation = Mutation()
+        new_parts: dict[int, PartitionMeta] = {}
+        for pid in sorted(touched):
+            part = current.get(pid)
+            if part is None:
+                raise DorisError(f"Partition of table [{table.name}] was dropped during the load")
+            new_parts[pid] = replace(
+                part, visible_version=part.visible_version + 1, visible_version_time=now
+            )
+        now_on = {t.tablet_id: t.backend_id for t in catalog.tablets(table_id)}
+        # An ADD ROLLUP job that began after this load waits in WAITING_TXN until this
+        # publish, then converts these base rowsets itself (storage/rollup_job.py).
+        for p in pending:
+            meta = p.rowset
+            if not meta.num_rows or meta.tablet_id not in now_on:  # DROP ROLLUP may remove it
+                continue
+            version = new_parts[p.partition_id].visible_version
+            _follow_tablet_move(engine, meta, p.backend_id, now_on.get(meta.tablet_id))
+            mutation.put(replace(meta, start_version=version, end_version=version))
+        for part in new_parts.values():
+            mutation.put(part)
+        done = replace(txn, status=TxnStatus.VISIBLE, pending=(), finish_time=time.time())
+        mutation.put(done)
+        if before_commit is not None:
+            before_commit()
+        catalog.commit(mutation)
+    return done
+
+
+def _follow_tablet_move(engine: StorageEngine, meta: RowsetMeta, wrote_on: int | None,
+                        backend_id: int | None) -> None:
+    """ALTER TABLE .. SET ("colocate_with") may have moved a tablet to another backend while
+    this load wrote it: copy the rowset's files there before publishing."""
+    if backend_id is None or wrote_on is None or wrote_on == backend_id:
+        return
+    copy_files(engine.backend_root(wrote_on), engine.backend_root(backend_id),
+               meta.files)  # durable before the publish; the old copy is GC'd at restart
+
+
+class TxnNotFound(DorisError):
+    """No transaction of that id (or label) in the database."""
+
+
+class TxnStateError(DorisError):
+    """A two-phase operation on a txn in the wrong state (already visible, aborted, ...)."""
+
+
+def find_txn(engine: StorageEngine, db: DatabaseMeta, txn_id: int | None = None,
+             label: str | None = None) -> TxnMeta:
+    """The txn of `db` with this id, or the latest one that used this label."""
+    if txn_id is not None:
+        txn = engine.catalog.txn_by_id(txn_id)
+        if txn is None or txn.db_id != db.db_id:
+            raise TxnNotFound(f"transaction [{txn_id}] not found")
         return txn
+    found = engine.catalog.txns_by_label(db.db_id, label or "")
+    if not found:
+        raise TxnNotFound(f"label [{label}] not found")
+    return found[-1]
+
+
+def commit_precommitted(engine: StorageEngine, txn: TxnMeta) -> TxnMeta:
+    """Two-phase commit, phase two: publish a PRECOMMITTED txn's rowsets (the same publish as
+    a direct commit). A txn whose table or partition is gone is aborted instead."""
+    with engine.catalog.lock:
+        current = engine.catalog.txn_by_id(txn.txn_id)
+        if current is None:
+            raise TxnNotFound(f"transaction [{txn.txn_id}] not found")
+        if current.status is TxnStatus.VISIBLE:
+            raise TxnStateError(f"transaction [{txn.txn_id}] is already visible, "
+                                "not pre-committed.")
+        if current.status is TxnStatus.ABORTED:
+            raise TxnStateError(f"transaction [{txn.txn_id}] is already aborted. abort "
+                                f"reason: {current.reason}")
+        if current.status is not TxnStatus.PRECOMMITTED:
+            raise TxnStateError(f"transaction [{txn.txn_id}] is not pre-committed")
+        touched = {p.partition_id for p in current.pending if p.rowset.num_rows}
+        try:
+            return _publish(engine, current, current.pending, touched)
+        except DorisError as e:
+            abort_precommitted(engine, current, e.detail)
+            raise
+
+
+def abort_precommitted(engine: StorageEngine, txn: TxnMeta, reason: str = "user abort") -> TxnMeta:
+    """Discard a PRECOMMITTED txn: record it ABORTED (its label is free again), then delete its
+    files (a crash in between leaves them to the GC at the next start)."""
+    with engine.catalog.lock:
+        current = engine.catalog.txn_by_id(txn.txn_id)
+        if current is None:
+            raise TxnNotFound(f"transaction [{txn.txn_id}] not found")
+        if current.status is not TxnStatus.PRECOMMITTED:
+            raise TxnStateError(f"transaction [{txn.txn_id}] is already "
+                                f"{current.status.value}, could not abort.")
+        done = replace(current, status=TxnStatus.ABORTED, pending=(), finish_time=time.time(),
+                       reason=reason)
+        mutation = Mutation()
+        mutation.put(done)
+        engine.catalog.commit(mutation)
+    for p in current.pending:
+        root = engine.backend_root(p.backend_id)
+        for rel in p.rowset.files:
+            (root / rel).unlink(missing_ok=True)
+    return done
+
+
+def abort_expired(engine: StorageEngine, default_timeout_s: float,
+                  now: float | None = None) -> list[TxnMeta]:
+    """Abort every PRECOMMITTED txn older than its timeout (Doris aborts a precommitted txn
+    never committed after `stream_load_default_precommit_timeout_second`)."""
+    now = time.time() if now is None else now
+    aborted = []
+    for txn in engine.catalog.precommitted_txns():
+        limit = txn.timeout_ms / 1000 if txn.timeout_ms else default_timeout_s
+        if now - txn.precommit_time >= limit:
+            try:
+                aborted.append(abort_precommitted(engine, txn, "timeout by txn manager"))
+            except DorisError:  # committed or aborted meanwhile
+                continue
+    return aborted
 
 
 _RUNNING: PerEngine[RunningTxns] = PerEngine(lambda engine: RunningTxns())
