@@ -39,6 +39,7 @@ from planner.scan_info import plan_scan_lines
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD
+from server.load_status import show_load_statement
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
@@ -582,6 +583,15 @@ class StatementRunner:
             if not db:
                 raise no_database_selected()
             r = show.show_delete(cat, db)
+        elif kind in ("LOAD", "STREAM LOAD", "TRANSACTION"):
+            if not db:
+                raise no_database_selected()
+            if cat.get_database(db) is None:
+                raise unknown_database(db)
+            visible = (None if cat is self.engine.catalog
+                       else lambda d, t: cat.get_table(d, t) is not None)
+            names, rows = show_load_statement(self.engine, kind, db, stmt, visible)
+            return TextOutcome(names, rows)
         elif kind == "ALTER TABLE ROLLUP":
             if not db:
                 raise no_database_selected()

@@ -273,6 +273,9 @@ class ShaleDorisParser(DorisParser):
         "ALTER TABLE ROLLUP": _show("ALTER TABLE ROLLUP"),
         "ALTER TABLE COLUMN": _show("ALTER TABLE COLUMN"),
         "DELETE": _show("DELETE"),
+        "LOAD": lambda self: self._parse_show_load("LOAD"),
+        "STREAM LOAD": lambda self: self._parse_show_load("STREAM LOAD"),
+        "TRANSACTION": lambda self: self._parse_show_load("TRANSACTION"),
     }
     # The trie is computed once per class from SHOW_PARSERS, so it must be rebuilt here.
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
@@ -353,6 +356,23 @@ class ShaleDorisParser(DorisParser):
         if tablet_id is None:
             self.raise_error("Expected a tablet id or FROM after SHOW TABLET")
         return self.expression(exp.Show(this="TABLET", target=tablet_id))
+
+    def _parse_show_load(self, kind: str) -> exp.Show:
+        """SHOW LOAD / STREAM LOAD / TRANSACTION [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT ..]
+        (Doris' load status statements; the ORDER BY goes to meta["order"])."""
+        show = self._parse_show_mysql(kind)
+        order = self._parse_order()
+        if order is not None:
+            show.meta["order"] = order
+        if show.args.get("limit") is None and self._match(TokenType.LIMIT):
+            first = self._parse_number()
+            if self._match(TokenType.COMMA):
+                show.set("offset", first)
+                first = self._parse_number()
+            elif self._match_text_seq("OFFSET"):
+                show.set("offset", self._parse_number())
+            show.set("limit", first)
+        return show
 
     def _parse_show_tablets(self) -> exp.Show:
         """SHOW TABLETS FROM t [PARTITION (p1, ..)]: partition names go to meta["partitions"]."""

@@ -102,6 +102,15 @@ class RunningTxns:
             self._txns.pop(txn.txn_id, None)
             self.changed.notify_all()
 
+    def label_holder(self, db_id: int, label: str) -> int | None:
+        """The first-begun running load of the database with `label` (smallest txn id), if
+        any. Stream Load lets only that one run: a retry of a running load is `Label Already
+        Exists` with ExistingJobStatus RUNNING at once, not after loading its body too."""
+        with self.changed:
+            ids = [t.txn_id for t in list(self._txns.values())
+                   if t.db.db_id == db_id and t.label == label]
+            return min(ids) if ids else None
+
     def buffered_bytes(self) -> int:
         """Memtable bytes all running loads hold."""
         with self.changed:

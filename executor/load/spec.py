@@ -22,6 +22,7 @@ from storage.txn import LabelAlreadyUsed
 from storage.types import BLOB_KINDS
 
 FORMATS = ("csv", "csv_with_names")
+MAX_ERROR_ROWS = 50_000  # filtered rows a load's error log lists (executor/load/error_log.py)
 
 
 class LoadFailed(Exception):
@@ -78,11 +79,15 @@ class LoadStats:
     write_data_ms: int = 0
     commit_ms: int = 0
     first_errors: list[str] = field(default_factory=list)
+    # every filtered row's reason (capped), for the load's error log behind its ErrorURL
+    error_rows: list[str] = field(default_factory=list)
 
     def filtered(self, reason: str) -> None:
         self.filtered_rows += 1
         if len(self.first_errors) < 10:
             self.first_errors.append(reason)
+        if len(self.error_rows) < MAX_ERROR_ROWS:
+            self.error_rows.append(reason)
 
 
 def parse_separator(raw: str) -> str:
@@ -164,9 +169,10 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
     return LoadSpec(db_name, table, label, targets, fmt_options,
                     parse_ratio(h.get("max_filter_ratio", "0")), strict)
 
-def label_exists(label: str, txn_id: int) -> LoadFailed:
+def label_exists(label: str, txn_id: int, existing: str = "FINISHED") -> LoadFailed:
+    """`existing`: Doris' ExistingJobStatus, RUNNING while the label's load is not visible."""
     return LoadFailed(f"[LABEL_ALREADY_EXISTS]Label [{label}] has already been used, relate to "
-                      f"txn [{txn_id}]", status="Label Already Exists", existing="FINISHED")
+                      f"txn [{txn_id}]", status="Label Already Exists", existing=existing)
 
 
 def label_used(label: str, e: LabelAlreadyUsed) -> LoadFailed:

@@ -1,0 +1,164 @@
+"""Load records: what every finished (or failed) load leaves for SHOW LOAD, SHOW STREAM LOAD,
+`get_load_state` and `/metrics`.
+
+Every load path calls `record_load(engine, LoadRecord(...))` once, when the load ends
+(Stream Load from server/stream_load.py; INSERT and LOAD DATA from their executors). Records
+are kept in memory per engine, newest last, at most `max_stream_load_record_size` of them
+(Doris FE keeps stream load records in memory with the same bound; its broker/insert load jobs
+expire after `label_keep_max_second`). After a restart the records are gone, but the
+transactions are not: SHOW TRANSACTION and `get_load_state` read the catalog's txn records,
+so a load's state survives (`state_of_label`).
+
+The running totals (`LoadCounters`) feed the Doris metrics on `/metrics` (server/metrics.py).
+Upstream: Doris `StreamLoadRecordMgr`, `LoadManager`, `LoadJob.getShowInfo`.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from dataclasses import dataclass, field
+
+from storage.catalog.meta import TxnStatus
+from storage.engine import StorageEngine
+from storage.per_engine import PerEngine
+
+# SHOW LOAD's State column (Doris JobState) for a load that ended.
+FINISHED = "FINISHED"
+CANCELLED = "CANCELLED"
+# SHOW LOAD's State for a two-phase Stream Load waiting for its commit (Doris shows the job
+# LOADING until the txn is published).
+LOADING = "LOADING"
+
+
+@dataclass
+class LoadRecord:
+    """One load as SHOW LOAD and SHOW STREAM LOAD print it."""
+
+    label: str
+    db: str
+    table: str
+    load_type: str  # Doris' EtlJobType / source: STREAM_LOAD, INSERT, MYSQL_LOAD, ...
+    state: str  # FINISHED | CANCELLED | LOADING (two-phase, not committed yet)
+    status: str  # Stream Load's Status: Success | Fail | Label Already Exists | ...
+    message: str = ""
+    txn_id: int = -1
+    total_rows: int = 0
+    loaded_rows: int = 0
+    filtered_rows: int = 0
+    unselected_rows: int = 0
+    load_bytes: int = 0
+    error_url: str = ""
+    user: str = ""
+    client_ip: str = ""
+    comment: str = ""
+    timeout_s: int = 0
+    start_time: float = field(default_factory=time.time)
+    finish_time: float = field(default_factory=time.time)
+    job_id: int = 0  # assigned by record_load
+
+
+@dataclass
+class LoadCounters:
+    """Totals since start, for /metrics (Doris' doris_fe_txn_*, load and stream load figures)."""
+
+    txn_begin: int = 0
+    txn_success: int = 0
+    txn_failed: int = 0
+    load_rows: int = 0
+    load_bytes: int = 0
+    stream_load_requests: int = 0
+    stream_load_failed: int = 0
+    loads_by_type: dict[str, int] = field(default_factory=dict)
+
+
+class LoadRecords:
+    """The records and counters of one engine (thread-safe)."""
+
+    def __init__(self, limit: int) -> None:
+        self._lock = threading.Lock()
+        self._records: collections.deque[LoadRecord] = collections.deque(maxlen=max(1, limit))
+        self._next_job_id = 1
+        self.counters = LoadCounters()
+
+    def add(self, record: LoadRecord) -> LoadRecord:
+        with self._lock:
+            record.job_id = self._next_job_id
+            self._next_job_id += 1
+            self._records.append(record)
+            c = self.counters
+            c.loads_by_type[record.load_type] = c.loads_by_type.get(record.load_type, 0) + 1
+            if record.txn_id >= 0:
+                c.txn_begin += 1
+                if record.state == CANCELLED:
+                    c.txn_failed += 1
+                elif record.state == FINISHED:
+                    c.txn_success += 1
+            if record.state == FINISHED:
+                c.load_rows += record.loaded_rows
+                c.load_bytes += record.load_bytes
+            if record.load_type == STREAM_LOAD:
+                c.stream_load_requests += 1
+                if record.state == CANCELLED:
+                    c.stream_load_failed += 1
+        return record
+
+    def update_state(self, db: str, label: str, state: str, message: str | None = None) -> None:
+        """A two-phase load committed or aborted later: its record follows."""
+        with self._lock:
+            for r in reversed(self._records):
+                if r.db == db and r.label == label:
+                    if r.state == LOADING:
+                        r.state = state
+                        r.finish_time = time.time()
+                        if message is not None:
+                            r.message = message
+                        c = self.counters
+                        if state == FINISHED:
+                            c.txn_success += 1
+                            c.load_rows += r.loaded_rows
+                            c.load_bytes += r.load_bytes
+                        else:
+                            c.txn_failed += 1
+                    return
+
+    def list(self, db: str | None = None) -> list[LoadRecord]:
+        with self._lock:
+            return [r for r in self._records if db is None or r.db == db]
+
+
+STREAM_LOAD = "STREAM_LOAD"
+
+
+def _records_for(engine: StorageEngine) -> LoadRecords:
+    return LoadRecords(engine.compaction_config.max_stream_load_record_size)
+
+
+_RECORDS: PerEngine[LoadRecords] = PerEngine(_records_for)
+
+
+def load_records(engine: StorageEngine) -> LoadRecords:
+    return _RECORDS(engine)
+
+
+def record_load(engine: StorageEngine, record: LoadRecord) -> LoadRecord:
+    """Record one load that ended (or, two-phase, that waits for its commit). The one function
+    every load path calls; cheap (an append under a lock)."""
+    return _RECORDS(engine).add(record)
+
+
+def state_of_label(engine: StorageEngine, db_name: str, label: str) -> str:
+    """Doris' load state of a label (get_load_state): UNKNOWN, PREPARE, PRECOMMITTED,
+    COMMITTED, VISIBLE or ABORTED, from the catalog's txn records (they survive a restart) and,
+    for a load that never reached the catalog, its in-memory record."""
+    db = engine.catalog.get_database(db_name)
+    if db is not None:
+        txns = engine.catalog.txns_by_label(db.db_id, label)
+        if txns:
+            return txns[-1].status.value
+    for r in reversed(_RECORDS(engine).list(db_name)):
+        if r.label == label:
+            return {FINISHED: TxnStatus.VISIBLE.value, LOADING: TxnStatus.PREPARE.value}.get(
+                r.state, TxnStatus.ABORTED.value)
+    return "UNKNOWN"
