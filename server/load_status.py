@@ -157,7 +157,10 @@ def add_routes(app: web.Application, server: ShaleServer) -> None:
                     await asyncio.to_thread(sweep, server)
                 except Exception:  # never let one failed sweep end the loop
                     log.exception("load sweep failed")
-                await asyncio.sleep(SWEEP_INTERVAL_S)
+                # a precommit timeout shorter than the interval is still honoured promptly
+                conf = server.engine.compaction_config
+                await asyncio.sleep(min(SWEEP_INTERVAL_S, max(
+                    1.0, conf.stream_load_default_precommit_timeout_second / 2)))
 
         task = asyncio.create_task(loop())
         yield

@@ -72,8 +72,7 @@ def validate(server: ShaleServer, request: web.Request) -> LoadSpec:
         raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = table not "
                          f"found, tableName={tbl_name}", http_status=404)
     conf = server.engine.compaction_config
-    options = txn_options(request.headers, conf.stream_load_default_timeout_second,
-                          conf.stream_load_default_precommit_timeout_second)
+    options = txn_options(request.headers, conf.stream_load_default_timeout_second)
     try:
         spec = spec_from_properties(catalog, db_name, table, request.headers)
     except LoadFailed as e:

@@ -500,13 +500,15 @@ def abort_precommitted(engine: StorageEngine, txn: TxnMeta, reason: str = "user 
 
 def abort_expired(engine: StorageEngine, default_timeout_s: float,
                   now: float | None = None) -> list[TxnMeta]:
-    """Abort every PRECOMMITTED txn older than its timeout (Doris aborts a precommitted txn
-    never committed after `stream_load_default_precommit_timeout_second`)."""
+    """Abort every PRECOMMITTED txn precommitted `default_timeout_s` ago or earlier (Doris
+    aborts a precommitted txn never committed after
+    `stream_load_default_precommit_timeout_second`)."""
     now = time.time() if now is None else now
     aborted = []
     for txn in engine.catalog.precommitted_txns():
-        limit = txn.timeout_ms / 1000 if txn.timeout_ms else default_timeout_s
-        if now - txn.precommit_time >= limit:
+        # Doris reads the config at check time (TransactionState.isTimeout), not the load's
+        # own `timeout`, which bounded only its first phase.
+        if now - txn.precommit_time >= default_timeout_s:
             try:
                 aborted.append(abort_precommitted(engine, txn, "timeout by txn manager"))
             except DorisError:  # committed or aborted meanwhile

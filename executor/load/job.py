@@ -79,7 +79,7 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
             raise timeout_failure(options)
         c0 = time.perf_counter()
         if options.two_phase:
-            txn.precommit(options.precommit_timeout_ms)
+            txn.precommit(options.timeout_s * 1000)  # the load's timeout, for SHOW TRANSACTION
         else:
             txn.commit()
         stats.commit_ms = int((time.perf_counter() - c0) * 1000)

@@ -4,8 +4,8 @@ validated into `TxnOptions` before any data arrives.
 
 - `timeout` (seconds; default `stream_load_default_timeout_second`): a load still running
   after it fails and is aborted (checked between blocks and while waiting for the body).
-- `two_phase_commit: true`: the load ends PRECOMMITTED; `precommit_timeout_ms` is how long it
-  may wait for its commit (`stream_load_default_precommit_timeout_second`).
+- `two_phase_commit: true`: the load ends PRECOMMITTED and may wait for its commit
+  `stream_load_default_precommit_timeout_second` (read when the server checks, as Doris does).
 - `exec_mem_limit` (bytes): validated and accepted; memory is bounded by the memtable limits
   (`write_buffer_size`, `load_process_max_memory_limit_bytes`), not per load.
 - `group_commit`: off_mode, sync_mode or async_mode (Doris refuses it with a label or with
@@ -32,7 +32,6 @@ _OFFSET = re.compile(r"^[+-](0?\d|1[0-4]):[0-5]\d$")
 class TxnOptions:
     two_phase: bool = False
     timeout_s: int = 600
-    precommit_timeout_ms: int = 3600 * 1000
     exec_mem_limit: int = 2 << 30
     group_commit: str = "off_mode"
     timezone: str = ""
@@ -68,8 +67,7 @@ def _positive_int(props: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
-def txn_options(props: Mapping[str, str], default_timeout_s: int = 600,
-                precommit_timeout_s: int = 3600) -> TxnOptions:
+def txn_options(props: Mapping[str, str], default_timeout_s: int = 600) -> TxnOptions:
     """Validate the transaction headers. Raises LoadFailed with Doris' wording."""
     two_phase_raw = props.get("two_phase_commit", "false").strip().lower()
     if two_phase_raw not in ("true", "false"):
@@ -94,6 +92,5 @@ def txn_options(props: Mapping[str, str], default_timeout_s: int = 600,
             zoneinfo.ZoneInfo(tz)
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             raise LoadFailed(f"[INVALID_ARGUMENT]Unknown or incorrect time zone: '{tz}'") from None
-    return TxnOptions(two_phase=two_phase, timeout_s=timeout_s,
-                      precommit_timeout_ms=precommit_timeout_s * 1000, exec_mem_limit=mem,
+    return TxnOptions(two_phase=two_phase, timeout_s=timeout_s, exec_mem_limit=mem,
                       group_commit=group_commit, timezone=tz)
