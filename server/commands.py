@@ -39,6 +39,7 @@ from planner.scan_info import plan_scan_lines
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD
+from executor.load.records import record_insert
 from server.load_status import show_load_statement
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
@@ -373,6 +374,21 @@ class StatementRunner:
             partitions = [e.name for e in part.expressions]
         label_node = stmt.args.get("label")
         label = label_node.name if label_node is not None else None
+        started = time.time()
+        try:
+            outcome = self._insert_into(stmt, db, table, columns, label, partitions)
+        except ShaleError as e:  # SHOW LOAD lists failed INSERTs too (executor/load/records)
+            record_insert(self.engine, db, table.name, label, -1, 0, e.message, self.user,
+                          started)
+            raise
+        if isinstance(outcome, InsertOutcome):
+            record_insert(self.engine, db, table.name, outcome.label, outcome.txn_id,
+                          outcome.rows, None, self.user, started)
+        return _insert_outcome(outcome)
+
+    def _insert_into(self, stmt: exp.Insert, db: str, table: TableMeta,
+                     columns: list[str] | None, label: str | None,
+                     partitions: list[str] | None) -> InsertOutcome | PendingInsert:
         source = stmt.expression
         ctx = self.context()
         if isinstance(source, exp.Values):
@@ -386,7 +402,7 @@ class StatementRunner:
             prepared = plan_select(source, self.visible_catalog(), ctx)
             result = execute(prepared, self.engine, ctx)
             outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
-        return _insert_outcome(outcome)
+        return outcome
 
     def _group_commit(self, table: TableMeta) -> GroupCommitOptions | None:
         """Doris' `group_commit` session variable: off_mode (default), sync_mode, async_mode."""

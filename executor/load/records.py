@@ -162,3 +162,16 @@ def state_of_label(engine: StorageEngine, db_name: str, label: str) -> str:
             return {FINISHED: TxnStatus.VISIBLE.value, LOADING: TxnStatus.PREPARE.value}.get(
                 r.state, TxnStatus.ABORTED.value)
     return "UNKNOWN"
+
+
+def record_insert(engine: StorageEngine, db: str, table: str, label: str | None, txn_id: int,
+                  rows: int, error: str | None = None, user: str = "",
+                  started: float | None = None, load_type: str = "INSERT") -> LoadRecord:
+    """Record an INSERT (or LOAD DATA: `load_type="MYSQL_LOAD"`) that ended: FINISHED with
+    its rows, or CANCELLED with its error. SHOW LOAD lists it with Type INSERT as Doris."""
+    now = time.time()
+    return record_load(engine, LoadRecord(
+        label=label or "", db=db, table=table, load_type=load_type,
+        state=CANCELLED if error else FINISHED, status="Fail" if error else "Success",
+        message=error or "", txn_id=txn_id, total_rows=rows, loaded_rows=0 if error else rows,
+        user=user, start_time=started or now, finish_time=now))

@@ -319,3 +319,20 @@ def test_a_load_past_its_timeout_fails_and_leaves_nothing(server, db, db_conn, t
     assert body["Status"] == "Fail" and "[TIMEOUT]" in body["Message"], body
     assert rows(db_conn) == []
     assert load_state(server, db, label) == "ABORTED"
+
+
+def test_show_load_lists_inserts(server, db, db_conn, table) -> None:
+    """INSERT records itself too (executor/load/records.py `record_insert`): Type INSERT,
+    FINISHED with its rows, or CANCELLED with its error."""
+    with db_conn.cursor() as cur:
+        cur.execute("INSERT INTO t WITH LABEL ins_ok VALUES ('2024-01-03', 1, 'a'), "
+                    "('2024-02-03', 2, 'b')")
+        with pytest.raises(Exception, match="no partition"):
+            cur.execute("INSERT INTO t WITH LABEL ins_bad VALUES ('2030-01-01', 3, 'c')")
+    [ok] = show(db_conn, "SHOW LOAD WHERE LABEL = 'ins_ok'")
+    assert (ok["Type"], ok["State"], ok["User"]) == ("INSERT", "FINISHED", "root")
+    assert "dpp.norm.ALL=2" in ok["EtlInfo"]
+    [bad] = show(db_conn, "SHOW LOAD WHERE LABEL = 'ins_bad'")
+    assert bad["State"] == "CANCELLED" and "no partition" in bad["ErrorMsg"]
+    assert load_state(server, db, "ins_ok") == "VISIBLE"
+    assert show(db_conn, "SHOW STREAM LOAD WHERE LABEL = 'ins_ok'") == []
