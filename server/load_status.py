@@ -326,3 +326,44 @@ def show_load_statement(server_engine: Any, kind: str, db: str, stmt: Any,
     else:
         names, rows = SHOW_STREAM_LOAD_COLUMNS, [_stream_load_row(r) for r in records]
     return names, _order_and_limit(names, rows, stmt)
+
+
+# ---- /metrics ---------------------------------------------------------------------------------
+
+def metric_families(engine: Any) -> Any:
+    """Load figures for `/metrics` (server/metrics.py), Doris' names where Doris has them:
+    doris_fe_txn_counter{type=begin|success|failed}, doris_be_load_rows / _bytes,
+    doris_be_stream_load{type=load_rows|receive_bytes}, doris_be_stream_load_txn_request,
+    doris_fe_job{job=load,type=..}; the Stream Load request and failure counts are ShaleDB's."""
+    from prometheus_client.core import Metric
+
+    c = load_records(engine).counters
+
+    def exact(name: str, doc: str, samples: list[tuple[dict[str, str], float]]) -> Metric:
+        family = Metric(name, doc, "counter")  # Doris' names carry no `_total`
+        for labels, value in samples:
+            family.add_sample(name, labels, value)
+        return family
+
+    yield exact("doris_fe_txn_counter", "Load transactions since start, by outcome.",
+                [({"type": "begin"}, c.txn_begin), ({"type": "success"}, c.txn_success),
+                 ({"type": "failed"}, c.txn_failed)])
+    yield exact("doris_be_load_rows", "Rows loaded (visible) since start.",
+                [({}, c.load_rows)])
+    yield exact("doris_be_load_bytes", "Bytes of loads that became visible since start.",
+                [({}, c.load_bytes)])
+    yield exact("doris_be_stream_load", "Stream Load rows loaded and bytes received.",
+                [({"type": "load_rows"}, c.stream_load_rows),
+                 ({"type": "receive_bytes"}, c.stream_load_bytes)])
+    yield exact("doris_be_stream_load_txn_request", "Stream Load transaction requests.",
+                [({"type": "begin"}, c.stream_load_requests),
+                 ({"type": "commit"}, c.stream_load_requests - c.stream_load_failed),
+                 ({"type": "rollback"}, c.stream_load_failed)])
+    yield exact("shaledb_stream_load_requests", "Stream Load requests answered since start.",
+                [({}, c.stream_load_requests)])
+    yield exact("shaledb_stream_load_failed", "Stream Load requests that failed since start.",
+                [({}, c.stream_load_failed)])
+    jobs = Metric("doris_fe_job", "Loads recorded since start, by type.", "gauge")
+    for load_type, n in sorted(c.loads_by_type.items()):
+        jobs.add_sample("doris_fe_job", {"job": "load", "type": load_type}, n)
+    yield jobs

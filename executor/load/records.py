@@ -70,6 +70,8 @@ class LoadCounters:
     load_bytes: int = 0
     stream_load_requests: int = 0
     stream_load_failed: int = 0
+    stream_load_rows: int = 0  # rows Stream Loads loaded (including ones awaiting 2PC commit)
+    stream_load_bytes: int = 0  # body bytes Stream Loads received
     loads_by_type: dict[str, int] = field(default_factory=dict)
 
 
@@ -100,6 +102,8 @@ class LoadRecords:
                 c.load_bytes += record.load_bytes
             if record.load_type == STREAM_LOAD:
                 c.stream_load_requests += 1
+                c.stream_load_bytes += record.load_bytes
+                c.stream_load_rows += record.loaded_rows
                 if record.state == CANCELLED:
                     c.stream_load_failed += 1
         return record

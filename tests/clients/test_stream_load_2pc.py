@@ -336,3 +336,25 @@ def test_show_load_lists_inserts(server, db, db_conn, table) -> None:
     assert bad["State"] == "CANCELLED" and "no partition" in bad["ErrorMsg"]
     assert load_state(server, db, "ins_ok") == "VISIBLE"
     assert show(db_conn, "SHOW STREAM LOAD WHERE LABEL = 'ins_ok'") == []
+
+
+def test_metrics_count_loads_rows_bytes_and_failures(server, db, table, tmp_path) -> None:
+    from support.http import scrape_metrics
+
+    path = write_rows(tmp_path / "m.csv", 0, 30)
+    before = scrape_metrics(server.http_port)
+    assert curl_load(server, db, path)["Status"] == "Success"
+    assert curl_load(server, db, path, "columns:k,nope")["Status"] == "Fail"
+    after = scrape_metrics(server.http_port)
+
+    def delta(name: str) -> float:
+        return after[name] - before.get(name, 0.0)
+
+    assert delta('doris_fe_txn_counter{type="success"}') == 1
+    assert delta("doris_be_load_rows") == 30
+    assert delta("doris_be_load_bytes") == path.stat().st_size
+    assert delta('doris_be_stream_load{type="load_rows"}') == 30
+    assert delta("shaledb_stream_load_requests") == 2
+    assert delta("shaledb_stream_load_failed") == 1
+    assert delta('doris_be_stream_load_txn_request{type="rollback"}') == 1
+    assert delta('doris_fe_job{job="load",type="STREAM_LOAD"}') == 2
