@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from executor.load import error_log
+from executor.load.group_load import run_group_commit_load
 from executor.load.job import run_load
 from executor.load.records import (
     CANCELLED,
@@ -243,7 +244,12 @@ def add_routes(app: web.Application, server: ShaleServer) -> None:
             req = request.get(_REQUEST_KEY) or validate(server, request)
             options: TxnOptions = request[_OPTIONS_KEY]
             body = BodyReader(request, asyncio.get_running_loop(), options)
-            stats = await asyncio.to_thread(run_load, server.engine, req, body, options)
+            if options.group_commit != "off_mode":
+                stats, group_label = await asyncio.to_thread(
+                    run_group_commit_load, server.engine, req, body, options)
+                req.label = group_label or req.label
+            else:
+                stats = await asyncio.to_thread(run_load, server.engine, req, body, options)
         except LoadFailed as e:
             return _failed_response(server, request, e, started, req.label if req else None,
                                     started_wall)
@@ -255,10 +261,12 @@ def add_routes(app: web.Application, server: ShaleServer) -> None:
         error_url = _error_url(server, request, req.label, stats)
         _record(server, request, req.label, LOADING if options.two_phase else FINISHED,
                 "Success", "OK", stats, error_url, started_wall, options)
-        return web.json_response(
-            response_body(req.label, "Success", "OK", stats, elapsed,
-                          two_phase=options.two_phase, error_url=error_url,
-                          comment=request.headers.get("comment", "")),
-            dumps=_dumps)
+        out = response_body(req.label, "Success", "OK", stats, elapsed,
+                            two_phase=options.two_phase, error_url=error_url,
+                            comment=request.headers.get("comment", ""))
+        if options.group_commit != "off_mode":
+            out = {"TxnId": out.pop("TxnId"), "Label": out.pop("Label"), "GroupCommit": True,
+                   **out}  # Doris' group commit answer names the shared label and txn
+        return web.json_response(out, dumps=_dumps)
 
     app.router.add_put("/api/{db}/{table}/_stream_load", stream_load, expect_handler=expect)

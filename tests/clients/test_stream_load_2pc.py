@@ -358,3 +358,35 @@ def test_metrics_count_loads_rows_bytes_and_failures(server, db, table, tmp_path
     assert delta("shaledb_stream_load_failed") == 1
     assert delta('doris_be_stream_load_txn_request{type="rollback"}') == 1
     assert delta('doris_fe_job{job="load",type="STREAM_LOAD"}') == 2
+
+
+def test_group_commit_stream_loads_share_one_txn(server, db, db_conn, tmp_path) -> None:
+    """`group_commit: sync_mode`: Stream Loads into one table within its
+    group_commit_interval_ms become one load, one txn, one version, as in Doris."""
+    with db_conn.cursor() as cur:
+        cur.execute(DDL.replace('"replication_num" = "1"', '"replication_num" = "1", '
+                                '"group_commit_interval_ms" = "2000"'))
+    paths = [write_rows(tmp_path / f"gc{i}.csv", i * 100, 100) for i in range(3)]
+    bodies: list[dict] = []
+
+    def put(path: Path) -> None:
+        r = requests.put(f"{base(server, db)}/t/_stream_load", data=path.read_bytes(),
+                         auth=("root", ""), timeout=120,
+                         headers={"group_commit": "sync_mode", "column_separator": ","})
+        bodies.append(r.json())
+
+    threads = [threading.Thread(target=put, args=(p,)) for p in paths]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert all(b["Status"] == "Success" and b["GroupCommit"] is True for b in bodies), bodies
+    assert sorted(b["NumberLoadedRows"] for b in bodies) == [100, 100, 100]
+    assert len({b["TxnId"] for b in bodies}) == 1
+    assert all(b["Label"].startswith("group_commit_") for b in bodies)
+    assert len(rows(db_conn)) == 300
+    with db_conn.cursor() as cur:
+        cur.execute("SHOW PARTITIONS FROM t")
+        names = [d[0] for d in cur.description]
+        versions = [r[names.index("VisibleVersion")] for r in cur.fetchall()]
+    assert [int(v) for v in versions] == [2, 2]  # one version per partition for all three
