@@ -33,6 +33,7 @@ from dataclasses import replace
 import numpy as np
 
 from storage.batch import Batch
+from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
     DatabaseMeta,
     DistributionType,
@@ -89,7 +90,8 @@ class RunningTxns:
     def of(cls, engine: StorageEngine) -> RunningTxns:
         return _RUNNING(engine)
 
-    def __init__(self) -> None:
+    def __init__(self, catalog: Catalog | None = None) -> None:
+        self._catalog = catalog  # for the PRECOMMITTED two-phase loads, which count as running
         self._txns: weakref.WeakValueDictionary[int, LoadTxn] = weakref.WeakValueDictionary()
         self.changed = threading.Condition()  # notified when a load finishes
 
@@ -117,12 +119,16 @@ class RunningTxns:
             return sum(t.buffered_bytes for t in list(self._txns.values()))
 
     def before(self, table_id: int, watershed: int) -> list[int]:
-        """Ids of running loads into `table_id` that began before txn id `watershed`."""
+        """Ids of running loads into `table_id` that began before txn id `watershed`. A
+        two-phase load waiting PRECOMMITTED counts (also after a restart): it wrote no shadow
+        index, so an ADD ROLLUP job must wait for its commit or abort, as Doris' does."""
         with self.changed:
-            return sorted(
-                i for i, t in list(self._txns.items())
-                if i < watershed and t.table.table_id == table_id
-            )
+            ids = {i for i, t in list(self._txns.items())
+                   if i < watershed and t.table.table_id == table_id}
+        if self._catalog is not None:
+            ids.update(t.txn_id for t in self._catalog.precommitted_txns()
+                       if t.txn_id < watershed and table_id in t.table_ids)
+        return sorted(ids)
 
 
 class _LoadFiles:
@@ -516,4 +522,4 @@ def abort_expired(engine: StorageEngine, default_timeout_s: float,
     return aborted
 
 
-_RUNNING: PerEngine[RunningTxns] = PerEngine(lambda engine: RunningTxns())
+_RUNNING: PerEngine[RunningTxns] = PerEngine(lambda engine: RunningTxns(engine.catalog))

@@ -89,3 +89,34 @@ def test_precommit_timeout_aborts(tmp_path: Path) -> None:
     assert engine.catalog.txn_by_id(meta.txn_id).reason == "timeout by txn manager"
     assert read_all(engine, "db", "t") == []
     engine.close()
+
+
+def test_add_rollup_waits_for_a_precommitted_load(tmp_path: Path) -> None:
+    """A two-phase load begun before ADD ROLLUP wrote no shadow index: the job waits in
+    WAITING_TXN until it is committed, so the rollup holds its rows too."""
+    from test_rollup_job import OFF, InProcess, _batch, _poll_state, _state
+
+    from storage.rollup_job import RollupJobs
+
+    p = InProcess(tmp_path)
+    try:
+        p.run("CREATE DATABASE d; USE d")
+        p.run("""CREATE TABLE t (k1 INT, k2 INT, s BIGINT SUM) AGGREGATE KEY(k1, k2)
+                 DISTRIBUTED BY HASH(k1) BUCKETS 2""")
+        p.run("INSERT INTO t VALUES (1, 1, 1), (2, 2, 2)")
+        cat = p.engine.catalog
+        txn = LoadTxn(p.engine, cat.get_database("d"), cat.get_table("d", "t"))
+        txn.add_batch(_batch([5, 6], [5, 6], [50, 60]))
+        meta = txn.precommit()
+        p.run("ALTER TABLE t ADD ROLLUP r(k1, s)")
+        (job,) = cat.alter_jobs()
+        _poll_state(p, job.job_id, "WAITING_TXN")
+        commit_precommitted(p.engine, cat.txn_by_id(meta.txn_id))
+        RollupJobs.of(p.engine).wait(job.job_id, 60)
+        assert _state(p, job.job_id) == "FINISHED"
+        sql = "SELECT k1, sum(s) FROM t GROUP BY k1"
+        assert p.scans(sql)[0].index_name == "r"
+        assert sorted(p.query(sql)) == sorted(p.query(sql, OFF)) == [(1, 1), (2, 2), (5, 50),
+                                                                     (6, 60)]
+    finally:
+        p.close()
