@@ -1,8 +1,9 @@
 """Load error logs: the filtered rows of a load, with their reasons, in one file each
 (Doris BE `RuntimeState::create_error_log_file`, served by `/api/_load_error_log?file=..`).
 
-Files live in `<data_dir>/log/error_log/`, named `error_log_<label-ish>_<txn>_<random>` so a
-name is not guessable from the label alone. One line per filtered row: `Reason: <why>.`
+Files live in `<data_dir>/log/error_log/`, named `error_log_<label-ish>_<txn>_<random>`: the
+128 random bits make the URL a capability (it is served without credentials, as Doris BE
+serves its error logs), not guessable from the label. One line per filtered row: `Reason: <why>.`
 (Doris writes the reason and the source row; our reasons already name the row's values).
 `clean_error_logs` deletes files older than `load_error_log_reserve_hours` (Doris BE's
 `load_error_log_reserve_hours`); the HTTP side runs it at start and after each load that wrote
@@ -34,7 +35,7 @@ def write_error_log(data_dir: Path, label: str, txn_id: int, reasons: Iterable[s
     directory = error_log_dir(data_dir)
     directory.mkdir(parents=True, exist_ok=True)
     safe_label = re.sub(r"[^A-Za-z0-9_.-]", "_", label)[:100]
-    name = f"error_log_{safe_label}_{txn_id}_{secrets.token_hex(8)}"
+    name = f"error_log_{safe_label}_{txn_id}_{secrets.token_hex(16)}"
     tmp = directory / f".{name}.tmp"
     with open(tmp, "w", encoding="utf-8", errors="replace") as f:
         for i, reason in enumerate(reasons):

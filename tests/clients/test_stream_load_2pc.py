@@ -174,7 +174,7 @@ def test_error_url_lists_the_filtered_rows(server, db, db_conn, table, tmp_path)
         ("Success", 20, 3), body
     url = body["ErrorURL"]
     assert url.startswith(f"http://127.0.0.1:{server.http_port}/api/_load_error_log?file=")
-    r = requests.get(url, auth=("root", ""), timeout=60)
+    r = requests.get(url, timeout=60)  # no credentials needed, as on Doris
     assert r.status_code == 200
     lines = r.text.splitlines()
     assert len(lines) == 3 and all(line.startswith("Reason: ") for line in lines), lines
@@ -190,7 +190,8 @@ def test_error_url_lists_the_filtered_rows(server, db, db_conn, table, tmp_path)
     # a load failed for too many filtered rows points at its rows too, and loads nothing
     failed = curl_load(server, db, path, f"label:{label}_strict")
     assert failed["Status"] == "Fail" and "too many filtered rows" in failed["Message"]
-    assert requests.get(failed["ErrorURL"], auth=("root", ""), timeout=60).text.count(
+    assert subprocess.run(["curl", "-s", failed["ErrorURL"]], capture_output=True, text=True,
+                          timeout=60, check=True).stdout.count(
         "Reason: ") == 3
     [load] = show(db_conn, f"SHOW LOAD WHERE LABEL = '{label}_strict'")
     assert load["State"] == "CANCELLED" and "too many filtered rows" in load["ErrorMsg"]
@@ -198,7 +199,7 @@ def test_error_url_lists_the_filtered_rows(server, db, db_conn, table, tmp_path)
     # only our own error logs are served
     for name in ("../fe/catalog.db", "error_log_nope", "/etc/passwd"):
         r = requests.get(f"http://127.0.0.1:{server.http_port}/api/_load_error_log",
-                         params={"file": name}, auth=("root", ""), timeout=60)
+                         params={"file": name}, timeout=60)
         assert r.status_code == 404
 
 
