@@ -230,6 +230,13 @@ def _txn_row(t: TxnMeta) -> tuple[object, ...]:
             t.reason, 0, -1, t.timeout_ms, "")
 
 
+def _aborted_row(r: LoadRecord) -> tuple[object, ...]:
+    return (r.txn_id, r.label, "FE: 127.0.0.1", TxnStatus.ABORTED.value,
+            "BACKEND_STREAMING" if r.load_type == STREAM_LOAD else "FRONTEND",
+            _time(r.start_time), "NULL", "NULL", "NULL", _time(r.finish_time), r.message, 0,
+            -1, r.timeout_s * 1000, "")
+
+
 def _where_terms(where: Any) -> list[tuple[str, str, object]]:
     """WHERE as (column, op, value) terms joined by AND: `=` or LIKE (Doris allows only
     these on LABEL / STATE / ID)."""
@@ -301,10 +308,17 @@ def show_load_statement(server_engine: Any, kind: str, db: str, stmt: Any,
             txns = [t] if t is not None and t.db_id == database.db_id else []
         else:
             txns = catalog.txns_by_label(database.db_id, str(value))[-1:]
-        if not txns:
+        if txns:
+            return SHOW_TRANSACTION_COLUMNS, [_txn_row(t) for t in txns]
+        # a load that failed before its publish left no catalog record: its load record
+        # still tells its txn, ABORTED (until a restart)
+        failed = [r for r in load_records(server_engine).list(db)
+                  if r.txn_id >= 0 and r.state == CANCELLED
+                  and (r.txn_id == value if col == "id" else r.label == value)][-1:]
+        if not failed:
             raise DorisError(f"transaction with {'id' if col == 'id' else 'label'} "
                              f"{value} does not exist")
-        return SHOW_TRANSACTION_COLUMNS, [_txn_row(t) for t in txns]
+        return SHOW_TRANSACTION_COLUMNS, [_aborted_row(r) for r in failed]
     records = load_records(server_engine).list(db)
     if kind == "STREAM LOAD":
         records = [r for r in records if r.load_type == STREAM_LOAD]

@@ -195,6 +195,10 @@ def test_error_url_lists_the_filtered_rows(server, db, db_conn, table, tmp_path)
         "Reason: ") == 3
     [load] = show(db_conn, f"SHOW LOAD WHERE LABEL = '{label}_strict'")
     assert load["State"] == "CANCELLED" and "too many filtered rows" in load["ErrorMsg"]
+    [txn] = show(db_conn, f"SHOW TRANSACTION WHERE LABEL = '{label}_strict'")
+    assert (txn["TransactionId"], txn["TransactionStatus"]) == (str(failed["TxnId"]),
+                                                                "ABORTED")
+    assert "too many filtered rows" in txn["Reason"]
     assert len(rows(db_conn)) == 20
     # only our own error logs are served
     for name in ("../fe/catalog.db", "error_log_nope", "/etc/passwd"):
