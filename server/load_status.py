@@ -269,6 +269,14 @@ def _matches(value: object, op: str, want: object) -> bool:
     return fnmatch.fnmatchcase(str(value), pattern)
 
 
+def _sort_key(i: int) -> Callable[[tuple[object, ...]], tuple[int, object]]:
+    """Numbers sort as numbers, everything else as text."""
+    def key(row: tuple[object, ...]) -> tuple[int, object]:
+        v = row[i]
+        return (0, v) if isinstance(v, (int, float)) else (1, str(v))
+    return key
+
+
 def _order_and_limit(names: list[str], rows: list[tuple[object, ...]], stmt: Any
                      ) -> list[tuple[object, ...]]:
     order = stmt.meta.get("order")
@@ -278,9 +286,7 @@ def _order_and_limit(names: list[str], rows: list[tuple[object, ...]], stmt: Any
             col = o.this.name.lower() if hasattr(o.this, "name") else ""
             if col not in lower:
                 raise DorisError(f"Title name[{o.this.name}] does not exist")
-            i = lower.index(col)
-            rows.sort(key=lambda r, i=i: (r[i] is None, str(r[i]) if not isinstance(
-                r[i], (int, float)) else r[i]), reverse=bool(o.args.get("desc")))
+            rows.sort(key=_sort_key(lower.index(col)), reverse=bool(o.args.get("desc")))
     offset = stmt.args.get("offset")
     limit = stmt.args.get("limit")
     start = int(offset.this) if offset is not None else 0
@@ -304,7 +310,7 @@ def show_load_statement(server_engine: Any, kind: str, db: str, stmt: Any,
                              "label = 'label'")
         col, _, value = terms[0]
         if col == "id":
-            t = catalog.txn_by_id(int(value))  # type: ignore[arg-type]
+            t = catalog.txn_by_id(int(str(value)))
             txns = [t] if t is not None and t.db_id == database.db_id else []
         else:
             txns = catalog.txns_by_label(database.db_id, str(value))[-1:]

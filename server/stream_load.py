@@ -81,6 +81,7 @@ def validate(server: ShaleServer, request: web.Request) -> LoadSpec:
             e.existing = existing_job_status(server, db_name, request.headers.get("label", ""))
         raise
     db = catalog.get_database(db_name)
+    assert db is not None  # checked above
     running = RunningTxns.of(server.engine).label_holder(db.db_id, spec.label)
     if running is not None:
         raise LoadFailed(f"[LABEL_ALREADY_EXISTS]Label [{spec.label}] has already been used, "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import datetime as _dt
 import time
+from collections.abc import Sequence
 from typing import BinaryIO
 
 import numpy as np
@@ -75,15 +76,17 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     if not good:
         return stats, ""
     db, c0 = engine.catalog.get_database(req.db), time.perf_counter()
+    if db is None:
+        raise _with(LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = unknown "
+                               f"database, database={req.db}"), stats)
 
-    def load(members: list[Batch]) -> tuple[str, int]:
+    def load(members: Sequence[Batch]) -> tuple[str, int]:
         txn = LoadTxn(engine, db, table, label_prefix="group_commit",
                       source_type="BACKEND_STREAMING")
         for b in members:
             txn.add_batch(b)
         return txn.label, txn.commit().txn_id
 
-    assert db is not None
     future = committer_for(engine).submit(
         table.table_id, Batch.concat(good) if len(good) > 1 else good[0],
         GroupCommitOptions.for_table(table), load)
