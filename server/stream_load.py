@@ -41,6 +41,7 @@ from executor.load.records import (
     LOADING,
     STREAM_LOAD,
     LoadRecord,
+    load_records,
     record_load,
 )
 from executor.load.sources import READ_BLOCK
@@ -204,8 +205,11 @@ def _failed_response(server: ShaleServer, request: web.Request, e: LoadFailed, s
                 e.message)
     error_url = _error_url(server, request, label, e.stats)
     options = request.get(_OPTIONS_KEY)
-    _record(server, request, label, CANCELLED, e.status, e.message, e.stats, error_url,
-            started_wall or time.time(), options)
+    if e.status != "Label Already Exists":
+        _record(server, request, label, CANCELLED, e.status, e.message, e.stats, error_url,
+                started_wall or time.time(), options)
+    else:  # a refused retry starts no job of its own (Doris): counted, not listed
+        load_records(server.engine).count_refused_stream_load()
     body = response_body(label, e.status, e.message, e.stats,
                          int((time.perf_counter() - started) * 1000), e.existing,
                          two_phase=bool(options and options.two_phase), error_url=error_url)

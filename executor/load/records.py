@@ -3,11 +3,12 @@
 
 Every load path calls `record_load(engine, LoadRecord(...))` once, when the load ends
 (Stream Load from server/stream_load.py; INSERT and LOAD DATA from their executors). Records
-are kept in memory per engine, newest last, at most `max_stream_load_record_size` of them
-(Doris FE keeps stream load records in memory with the same bound; its broker/insert load jobs
-expire after `label_keep_max_second`). After a restart the records are gone, but the
-transactions are not: SHOW TRANSACTION and `get_load_state` read the catalog's txn records,
-so a load's state survives (`state_of_label`).
+are kept per engine, newest last, at most `max_stream_load_record_size` of them (Doris FE's
+bound for stream load records), in memory and appended as JSON lines to
+`<data_dir>/fe/load_records.jsonl`, which a restart reads back (the last line of a job wins;
+the file is rewritten when it holds twice the bound). The file is informational, written
+without fsync: a crash may lose the last records, never a load (the txn records in the catalog
+are what SHOW TRANSACTION and `get_load_state` trust).
 
 The running totals (`LoadCounters`) feed the Doris metrics on `/metrics` (server/metrics.py).
 Upstream: Doris `StreamLoadRecordMgr`, `LoadManager`, `LoadJob.getShowInfo`.
@@ -16,13 +17,19 @@ Upstream: Doris `StreamLoadRecordMgr`, `LoadManager`, `LoadJob.getShowInfo`.
 from __future__ import annotations
 
 import collections
+import dataclasses
+import json
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from storage.catalog.meta import TxnStatus
 from storage.engine import StorageEngine
 from storage.per_engine import PerEngine
+
+log = logging.getLogger(__name__)
 
 # SHOW LOAD's State column (Doris JobState) for a load that ended.
 FINISHED = "FINISHED"
@@ -78,17 +85,60 @@ class LoadCounters:
 class LoadRecords:
     """The records and counters of one engine (thread-safe)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, path: Path | None = None) -> None:
         self._lock = threading.Lock()
-        self._records: collections.deque[LoadRecord] = collections.deque(maxlen=max(1, limit))
+        self._limit = max(1, limit)
+        self._records: collections.deque[LoadRecord] = collections.deque(maxlen=self._limit)
         self._next_job_id = 1
-        self.counters = LoadCounters()
+        self._path = path
+        self._lines = 0  # lines in the file (rewritten past twice the bound)
+        self.counters = LoadCounters()  # since this start, as Doris' metrics
+        if path is not None:
+            self._read(path)
+
+    def _read(self, path: Path) -> None:
+        by_job: dict[int, LoadRecord] = {}
+        try:
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    self._lines += 1
+                    try:
+                        r = LoadRecord(**json.loads(line))
+                    except (ValueError, TypeError):  # a line cut by a crash
+                        continue
+                    by_job[r.job_id] = r
+        except FileNotFoundError:
+            return
+        for job_id in sorted(by_job)[-self._limit:]:
+            self._records.append(by_job[job_id])
+        self._next_job_id = max(by_job, default=0) + 1
+
+    def _persist(self, record: LoadRecord) -> None:
+        """Append the record (caller holds the lock); rewrite the file when it grew."""
+        if self._path is None:
+            return
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            if self._lines >= 2 * self._limit:
+                tmp = self._path.with_suffix(".tmp")
+                with open(tmp, "w", encoding="utf-8") as f:
+                    f.writelines(json.dumps(dataclasses.asdict(r)) + "\n" for r in self._records)
+                tmp.replace(self._path)
+                self._lines = len(self._records)
+                if record in self._records:
+                    return
+            with open(self._path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(dataclasses.asdict(record)) + "\n")
+            self._lines += 1
+        except OSError as e:  # records are informational: a full disk must not fail a load
+            log.warning("cannot write load record to %s: %s", self._path, e)
 
     def add(self, record: LoadRecord) -> LoadRecord:
         with self._lock:
             record.job_id = self._next_job_id
             self._next_job_id += 1
             self._records.append(record)
+            self._persist(record)
             c = self.counters
             c.loads_by_type[record.load_type] = c.loads_by_type.get(record.load_type, 0) + 1
             if record.txn_id >= 0:
@@ -108,23 +158,29 @@ class LoadRecords:
                     c.stream_load_failed += 1
         return record
 
+    def count_refused_stream_load(self) -> None:
+        """A Stream Load refused without a job (a used label): counted, not recorded."""
+        with self._lock:
+            self.counters.stream_load_requests += 1
+            self.counters.stream_load_failed += 1
+
     def update_state(self, db: str, label: str, state: str, message: str | None = None) -> None:
         """A two-phase load committed or aborted later: its record follows."""
         with self._lock:
             for r in reversed(self._records):
-                if r.db == db and r.label == label:
-                    if r.state == LOADING:
-                        r.state = state
-                        r.finish_time = time.time()
-                        if message is not None:
-                            r.message = message
-                        c = self.counters
-                        if state == FINISHED:
-                            c.txn_success += 1
-                            c.load_rows += r.loaded_rows
-                            c.load_bytes += r.load_bytes
-                        else:
-                            c.txn_failed += 1
+                if r.db == db and r.label == label and r.state == LOADING:
+                    r.state = state
+                    r.finish_time = time.time()
+                    if message is not None:
+                        r.message = message
+                    self._persist(r)
+                    c = self.counters
+                    if state == FINISHED:
+                        c.txn_success += 1
+                        c.load_rows += r.loaded_rows
+                        c.load_bytes += r.load_bytes
+                    else:
+                        c.txn_failed += 1
                     return
 
     def list(self, db: str | None = None) -> list[LoadRecord]:
@@ -135,8 +191,12 @@ class LoadRecords:
 STREAM_LOAD = "STREAM_LOAD"
 
 
+RECORDS_FILE = ("fe", "load_records.jsonl")
+
+
 def _records_for(engine: StorageEngine) -> LoadRecords:
-    return LoadRecords(engine.compaction_config.max_stream_load_record_size)
+    return LoadRecords(engine.compaction_config.max_stream_load_record_size,
+                       engine.data_dir.joinpath(*RECORDS_FILE))
 
 
 _RECORDS: PerEngine[LoadRecords] = PerEngine(_records_for)

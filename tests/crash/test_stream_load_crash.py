@@ -71,6 +71,18 @@ def totals(srv: ServerProcess) -> tuple:
         conn.close()
 
 
+def show_load_state(srv: ServerProcess, label: str) -> str:
+    conn = srv.connect("crashdb")
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SHOW LOAD WHERE LABEL = '{label}'")
+            names = [d[0] for d in cur.description]
+            (row,) = cur.fetchall()
+            return row[names.index("State")]
+    finally:
+        conn.close()
+
+
 def half_upload(srv: ServerProcess, body: bytes) -> socket.socket:
     """Start a Stream Load that declares `body` but sends only its first half."""
     auth = base64.b64encode(b"root:").decode()
@@ -122,6 +134,7 @@ def test_precommitted_load_survives_kill_9_and_commits_after_restart(tmp_path: P
     assert (result["Status"], result["TwoPhaseCommit"]) == ("Success", "true"), result
     txn_id = result["TxnId"]
     pending_files = segment_files(data)
+    assert show_load_state(srv, "two_phase") == "LOADING"
     srv.kill()
 
     with ServerProcess(data) as srv:
@@ -135,6 +148,8 @@ def test_precommitted_load_survives_kill_9_and_commits_after_restart(tmp_path: P
             "status": "Success", "msg": f"transaction [{txn_id}] commit successfully."}
         expected = (committed[0] + 5000, committed[1] + sum(range(1000, 6000)))
         assert totals(srv) == expected
+        # the load record came back from before the kill and follows the commit
+        assert show_load_state(srv, "two_phase") == "FINISHED"
     srv = ServerProcess(data).start()
     try:
         assert totals(srv) == expected  # the commit is durable
