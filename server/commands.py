@@ -8,6 +8,7 @@ as SHOW output). The session decides threading and encoding; this module holds n
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from executor.insert import (
     insert_values,
 )
 from executor.insert_fast import fast_batch
+from executor.load.records import record_insert
 from executor.query import (
     SessionContext,
     evaluate_constant,
@@ -39,7 +41,6 @@ from planner.scan_info import plan_scan_lines
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD
-from executor.load.records import record_insert
 from server.load_status import show_load_statement
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
@@ -89,6 +90,11 @@ class PendingOutcome:
     on the event loop, then answers with `insert_ok`."""
 
     future: Future[Any]
+
+
+# insert_ok's info string, read back to record the INSERT (StatementRunner.recorded_insert)
+_INSERT_INFO = re.compile(r"^\{'label':'(?P<label>[^']*)', 'status':'VISIBLE', "
+                          r"'txnId':'(?P<txn>\d+)'\}$")
 
 
 def insert_ok(rows: int, label: str, txn_id: int) -> OkOutcome:
@@ -227,7 +233,7 @@ class StatementRunner:
         ):
             return self.select(stmt)
         if isinstance(stmt, exp.Insert):
-            return self.insert(stmt)
+            return self.recorded_insert(stmt)
         if isinstance(stmt, exp.Create):
             return self.create(stmt)
         if isinstance(stmt, exp.Drop):
@@ -374,21 +380,6 @@ class StatementRunner:
             partitions = [e.name for e in part.expressions]
         label_node = stmt.args.get("label")
         label = label_node.name if label_node is not None else None
-        started = time.time()
-        try:
-            outcome = self._insert_into(stmt, db, table, columns, label, partitions)
-        except ShaleError as e:  # SHOW LOAD lists failed INSERTs too (executor/load/records)
-            record_insert(self.engine, db, table.name, label, -1, 0, e.message, self.user,
-                          started)
-            raise
-        if isinstance(outcome, InsertOutcome):
-            record_insert(self.engine, db, table.name, outcome.label, outcome.txn_id,
-                          outcome.rows, None, self.user, started)
-        return _insert_outcome(outcome)
-
-    def _insert_into(self, stmt: exp.Insert, db: str, table: TableMeta,
-                     columns: list[str] | None, label: str | None,
-                     partitions: list[str] | None) -> InsertOutcome | PendingInsert:
         source = stmt.expression
         ctx = self.context()
         if isinstance(source, exp.Values):
@@ -402,6 +393,28 @@ class StatementRunner:
             prepared = plan_select(source, self.visible_catalog(), ctx)
             result = execute(prepared, self.engine, ctx)
             outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
+        return _insert_outcome(outcome)
+
+    def recorded_insert(self, stmt: exp.Insert) -> OkOutcome | PendingOutcome:
+        """`insert`, recorded for SHOW LOAD (executor/load/records.py): FINISHED with its
+        label, txn and rows, or CANCELLED with its error. Group-commit INSERTs (a shared
+        load) are not listed one by one."""
+        target = stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this
+        db = (target.text("db") if isinstance(target, exp.Table) else "") or self.database or ""
+        label_node = stmt.args.get("label")
+        started = time.time()
+        try:
+            outcome = self.insert(stmt)
+        except ShaleError as e:
+            if db and self.engine.catalog.get_table(db, target.name) is not None:
+                record_insert(self.engine, db, target.name,
+                              label_node.name if label_node is not None else None, -1, 0,
+                              e.message, self.user, started)
+            raise
+        done = _INSERT_INFO.match(outcome.info) if isinstance(outcome, OkOutcome) else None
+        if done is not None:
+            record_insert(self.engine, db, target.name, done["label"], int(done["txn"]),
+                          outcome.affected_rows, None, self.user, started)
         return outcome
 
     def _group_commit(self, table: TableMeta) -> GroupCommitOptions | None:
