@@ -42,7 +42,7 @@ from server.privileges.http_auth import require
 from server.privileges.model import LOAD
 from storage.catalog.meta import TxnMeta, TxnStatus
 from storage.errors import DorisError
-from storage.txn import (
+from storage.two_phase import (
     TxnNotFound,
     abort_expired,
     abort_precommitted,

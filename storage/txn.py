@@ -5,7 +5,10 @@
 (`distribution.py`) and hands it to the rowset writer of every materialized index of the table;
 `commit()` writes and fsyncs the rest of every rowset, then publishes them in ONE catalog
 transaction that also bumps each touched partition's visible version and records the label.
-Until that transaction commits nothing is visible.
+Until that transaction commits nothing is visible. A two-phase load calls `precommit()`
+instead: the same files, fsynced, recorded in the catalog as a PRECOMMITTED txn with its
+pending rowsets (kept by the start-up GC), published later by the same `publish`
+(storage/two_phase.py).
 
 Memory is bounded twice: each writer flushes a segment when its memtable reaches
 `write_buffer_size` (storage/rowset.py), and when the memtables of all running loads together
@@ -15,7 +18,8 @@ memtables of any load; here a load's writers belong to the thread driving it, so
 crosses the limit pays.) So a load bigger than memory succeeds, writing segments before its
 commit; those files stay unreferenced until the publish, and a load that fails or is aborted
 deletes them at once (`_LoadFiles`), or the engine's GC does at the next start after a crash.
-`RunningTxns` tracks the loads begun and not finished, which ADD ROLLUP jobs wait for.
+`RunningTxns` tracks the loads begun and not finished (and the PRECOMMITTED ones), which ADD
+ROLLUP jobs wait for.
 Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, `MemTableMemoryLimiter`, publish version.
 """
 
@@ -330,9 +334,9 @@ class LoadTxn:
 
     def precommit(self, timeout_ms: int = 0) -> TxnMeta:
         """Two-phase commit, phase one (Doris PRECOMMITTED): write and fsync every rowset and
-        persist the txn with them, publishing nothing. `commit_precommitted` (maybe after a
-        restart) publishes them through the same path as `commit`; `abort_precommitted` or
-        `abort_expired` deletes them. Failed before the catalog write, its files are deleted."""
+        persist the txn with them, publishing nothing. storage/two_phase.py publishes them
+        later (maybe after a restart) through `publish`, as `commit` does, or deletes them on
+        an abort or timeout. Failed before the catalog write, its files are deleted."""
         try:
             pending = self._build()
             now = time.time()
@@ -381,10 +385,10 @@ class LoadTxn:
             # Past the catalog commit the files may be published even if it raises (after
             # the SQLite COMMIT): only the GC at the next start, which reads the catalog, may
             # remove them.
-            return _publish(self.engine, txn, pending, self._touched, self._files.begin_publish)
+            return publish(self.engine, txn, pending, self._touched, self._files.begin_publish)
 
 
-def _publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset],
+def publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset],
              touched: set[int], before_commit: Callable[[], None] | None = None) -> TxnMeta:
     """The one publish of a load (direct or two-phase): under the catalog lock, in one catalog
     transaction, add its rowsets at new versions of the partitions it touched and record the
@@ -435,91 +439,6 @@ def _follow_tablet_move(engine: StorageEngine, meta: RowsetMeta, wrote_on: int |
         return
     copy_files(engine.backend_root(wrote_on), engine.backend_root(backend_id),
                meta.files)  # durable before the publish; the old copy is GC'd at restart
-
-
-class TxnNotFound(DorisError):
-    """No transaction of that id (or label) in the database."""
-
-
-class TxnStateError(DorisError):
-    """A two-phase operation on a txn in the wrong state (already visible, aborted, ...)."""
-
-
-def find_txn(engine: StorageEngine, db: DatabaseMeta, txn_id: int | None = None,
-             label: str | None = None) -> TxnMeta:
-    """The txn of `db` with this id, or the latest one that used this label."""
-    if txn_id is not None:
-        txn = engine.catalog.txn_by_id(txn_id)
-        if txn is None or txn.db_id != db.db_id:
-            raise TxnNotFound(f"transaction [{txn_id}] not found")
-        return txn
-    found = engine.catalog.txns_by_label(db.db_id, label or "")
-    if not found:
-        raise TxnNotFound(f"label [{label}] not found")
-    return found[-1]
-
-
-def commit_precommitted(engine: StorageEngine, txn: TxnMeta) -> TxnMeta:
-    """Two-phase commit, phase two: publish a PRECOMMITTED txn's rowsets (the same publish as
-    a direct commit). A txn whose table or partition is gone is aborted instead."""
-    with engine.catalog.lock:
-        current = engine.catalog.txn_by_id(txn.txn_id)
-        if current is None:
-            raise TxnNotFound(f"transaction [{txn.txn_id}] not found")
-        if current.status is TxnStatus.VISIBLE:
-            raise TxnStateError(f"transaction [{txn.txn_id}] is already visible, "
-                                "not pre-committed.")
-        if current.status is TxnStatus.ABORTED:
-            raise TxnStateError(f"transaction [{txn.txn_id}] is already aborted. abort "
-                                f"reason: {current.reason}")
-        if current.status is not TxnStatus.PRECOMMITTED:
-            raise TxnStateError(f"transaction [{txn.txn_id}] is not pre-committed")
-        touched = {p.partition_id for p in current.pending if p.rowset.num_rows}
-        try:
-            return _publish(engine, current, current.pending, touched)
-        except DorisError as e:
-            abort_precommitted(engine, current, e.detail)
-            raise
-
-
-def abort_precommitted(engine: StorageEngine, txn: TxnMeta, reason: str = "user abort") -> TxnMeta:
-    """Discard a PRECOMMITTED txn: record it ABORTED (its label is free again), then delete its
-    files (a crash in between leaves them to the GC at the next start)."""
-    with engine.catalog.lock:
-        current = engine.catalog.txn_by_id(txn.txn_id)
-        if current is None:
-            raise TxnNotFound(f"transaction [{txn.txn_id}] not found")
-        if current.status is not TxnStatus.PRECOMMITTED:
-            raise TxnStateError(f"transaction [{txn.txn_id}] is already "
-                                f"{current.status.value}, could not abort.")
-        done = replace(current, status=TxnStatus.ABORTED, pending=(), finish_time=time.time(),
-                       reason=reason)
-        mutation = Mutation()
-        mutation.put(done)
-        engine.catalog.commit(mutation)
-    for p in current.pending:
-        root = engine.backend_root(p.backend_id)
-        for rel in p.rowset.files:
-            (root / rel).unlink(missing_ok=True)
-    return done
-
-
-def abort_expired(engine: StorageEngine, default_timeout_s: float,
-                  now: float | None = None) -> list[TxnMeta]:
-    """Abort every PRECOMMITTED txn precommitted `default_timeout_s` ago or earlier (Doris
-    aborts a precommitted txn never committed after
-    `stream_load_default_precommit_timeout_second`)."""
-    now = time.time() if now is None else now
-    aborted = []
-    for txn in engine.catalog.precommitted_txns():
-        # Doris reads the config at check time (TransactionState.isTimeout), not the load's
-        # own `timeout`, which bounded only its first phase.
-        if now - txn.precommit_time >= default_timeout_s:
-            try:
-                aborted.append(abort_precommitted(engine, txn, "timeout by txn manager"))
-            except DorisError:  # committed or aborted meanwhile
-                continue
-    return aborted
 
 
 _RUNNING: PerEngine[RunningTxns] = PerEngine(lambda engine: RunningTxns(engine.catalog))

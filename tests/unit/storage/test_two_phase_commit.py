@@ -13,14 +13,13 @@ from sql import ddl_ops
 from storage import types as T
 from storage.catalog.meta import TxnStatus
 from storage.engine import StorageEngine
-from storage.txn import (
-    LabelAlreadyUsed,
-    LoadTxn,
+from storage.two_phase import (
     TxnStateError,
     abort_expired,
     abort_precommitted,
     commit_precommitted,
 )
+from storage.txn import LabelAlreadyUsed, LoadTxn
 
 
 def segment_files(data: Path) -> set[Path]:
