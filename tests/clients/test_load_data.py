@@ -258,3 +258,33 @@ def test_mariadb_cli_local_infile(server, db, table, csv_file) -> None:
         proc.stderr
     with server.connect(db) as conn:
         assert rows(conn, "SELECT count(*) FROM ld") == [(N_ROWS,)]
+
+
+JAVA_DIR = Path(__file__).resolve().parent / "java"
+CONNECTOR_JAR = Path("/usr/share/java/mariadb-java-client.jar")
+
+
+def test_jdbc_connector_j(server, db, table, csv_file, tmp_path) -> None:
+    """MariaDB Connector/J (allowLocalInfile=true) loads the file; a failing load is an
+    SQLException with Doris' message and the same connection goes on."""
+    classes = tmp_path / "classes"
+    javac = subprocess.run(["javac", "-cp", str(CONNECTOR_JAR), "-d", str(classes),
+                            str(JAVA_DIR / "JdbcLoadData.java")],
+                           capture_output=True, text=True, timeout=180, check=False)
+    assert javac.returncode == 0, javac.stderr
+    bad = tmp_path / "bad.csv"
+    bad.write_text("h\nx,a,5,2024-01-01\n")
+    url = f"jdbc:mysql://127.0.0.1:{server.port}/{db}?allowLocalInfile=true&useSSL=false"
+    strict = load_sql(bad, props='PROPERTIES ("strict_mode" = "true")')
+    proc = subprocess.run(
+        ["java", "-cp", f"{classes}:{CONNECTOR_JAR}", "JdbcLoadData", url,
+         f"update:{load_sql(csv_file)}",
+         f"update:{strict}",
+         "query:SELECT count(*), sum(doubled) FROM ld"],
+        capture_output=True, text=True, timeout=180, check=False)
+    lines = [line.split("\t") for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0 and lines[-1] == ["DONE"], proc.stdout + proc.stderr[-3000:]
+    assert lines[0] == ["UPDATED", str(N_ROWS)]
+    assert lines[1][:2] == ["ERROR", "1105"] and "too many filtered rows" in lines[1][2]
+    (want,) = duck(csv_file, "count(*), sum(amount * 2)")
+    assert lines[2] == ["ROW", str(want[0]), str(want[1])]
