@@ -151,6 +151,11 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
                 p.name for p in catalog.partitions(table.table_id)])
         except MappingError as e:
             raise LoadFailed(f"[{e.tag}]{e.message}") from None
+    if h.get("temporary_partitions", "").strip():
+        # ShaleDB tables have no temporary partitions: every name is unknown
+        name = h["temporary_partitions"].split(",")[0].strip().strip("`")
+        raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = Unknown "
+                         f"partition '{name}' in table '{table.name}'")
     for c in (targets if mapping is None else mapping.direct.values()):
         if c.type.kind in BLOB_KINDS:
             raise LoadFailed(f"[INVALID_ARGUMENT]column {c.name} of type {c.type.sql()} needs "

@@ -130,6 +130,7 @@ def test_partitions_header_filters_other_partitions(server, db, db_conn, data_fi
     (("columns: id, amount = id, amount = id",), "Duplicate column mapping: amount"),
     (("where: nope > 1",), "Unknown column 'nope' in 'table list'"),
     (("partitions: p9",), "Unknown partition 'p9' in table 'e'"),
+    (("temporary_partitions: tp1",), "Unknown partition 'tp1' in table 'e'"),
     (("columns: id, a, users = a",), "Column's type is BITMAP"),
 ])
 def test_header_errors_before_upload(server, db, db_conn, data_file, headers, message) -> None:
