@@ -14,7 +14,14 @@ from pathlib import Path
 import duckdb
 import pymysql
 import pytest
-from support.mysql_raw import COM_QUERY, DEFAULT_CAPS, RawClient, healthy, parse_error
+from support.mysql_raw import (
+    COM_QUERY,
+    COM_STMT_PREPARE,
+    DEFAULT_CAPS,
+    RawClient,
+    healthy,
+    parse_error,
+)
 from support.rows import normalize_rows
 
 N_ROWS = 3000
@@ -202,10 +209,15 @@ def test_load_priv_required(server, db, table, csv_file) -> None:
             cur.execute(f"DROP USER IF EXISTS '{user}'")
 
 
-def _raw_load(server, db: str) -> RawClient:
-    """A raw client that sent LOAD DATA and got the server's LOCAL INFILE request."""
+def _raw_load_client(server) -> RawClient:
     client = RawClient(server.port)
     client.login(caps=DEFAULT_CAPS | CLIENT_LOCAL_FILES)
+    return client
+
+
+def _raw_load(server, db: str) -> RawClient:
+    """A raw client that sent LOAD DATA and got the server's LOCAL INFILE request."""
+    client = _raw_load_client(server)
     request = client.command(bytes([COM_QUERY]) + (
         f"LOAD DATA LOCAL INFILE 'wanted.csv' INTO TABLE {db}.ld COLUMNS TERMINATED BY ',' "
         "(id, name, doubled, day)").encode())
@@ -288,3 +300,14 @@ def test_jdbc_connector_j(server, db, table, csv_file, tmp_path) -> None:
     assert lines[1][:2] == ["ERROR", "1105"] and "too many filtered rows" in lines[1][2]
     (want,) = duck(csv_file, "count(*), sum(amount * 2)")
     assert lines[2] == ["ROW", str(want[0]), str(want[1])]
+
+
+def test_server_side_prepare_is_refused(server, db, table, csv_file) -> None:
+    """LOAD DATA cannot be a server-side prepared statement (MySQL's 1295): the LOCAL INFILE
+    exchange exists only for COM_QUERY."""
+    with _raw_load_client(server) as client:
+        reply = client.command(bytes([COM_STMT_PREPARE]) + load_sql(csv_file).replace(
+            "INTO TABLE ld", f"INTO TABLE {db}.ld").encode())
+        assert reply is not None
+        assert parse_error(reply)[0] == 1295
+        assert client.command(bytes([COM_QUERY]) + b"SELECT 1")[:1] == b"\x01"
