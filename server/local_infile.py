@@ -154,6 +154,7 @@ class InfilePackets:
         self._lock = asyncio.Lock()
         self._pending = b""
         self._abandoned = False  # the load is over: the rest of the upload is dropped
+        self._killed = False  # KILL QUERY: the load's next read fails, so it aborts
         self.finished = False  # the empty packet arrived
         self.closed = False
 
@@ -186,9 +187,15 @@ class InfilePackets:
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
             n = READ_BLOCK
+        if self._killed:
+            raise ConnectionAbortedError("LOAD DATA was killed")
         if self._abandoned:
             return b""
         return asyncio.run_coroutine_threadsafe(self._read(n), self._loop).result()
+
+    def kill(self) -> None:
+        self._killed = True
+        self._abandoned = True
 
     async def drain(self) -> None:
         """Read and drop the rest of the upload, up to the empty packet."""
@@ -226,6 +233,11 @@ async def run_exchange(connection: Any, outcome: LocalInfileOutcome) -> bool:
         stats = await session.in_worker(run_load, outcome.engine, outcome.spec, packets)
     except LoadFailed as e:
         error = load_error(e)
+    except asyncio.CancelledError:  # KILL QUERY: the load aborts, the upload is still read
+        packets.kill()
+        with contextlib.suppress(Exception):
+            await packets.drain()
+        raise
     # When the load ended before the file did (a parse error, a client gone) the rest of the
     # upload is read and dropped, so the connection stays in step; always called, so that a
     # read-ahead still in flight gets nothing more.

@@ -311,3 +311,23 @@ def test_server_side_prepare_is_refused(server, db, table, csv_file) -> None:
         assert reply is not None
         assert parse_error(reply)[0] == 1295
         assert client.command(bytes([COM_QUERY]) + b"SELECT 1")[:1] == b"\x01"
+
+
+def test_kill_query_mid_file_aborts_the_load(server, db, table) -> None:
+    """KILL QUERY while the client is sending the file: the load aborts (nothing visible), the
+    rest of the upload is read, the client gets `Query was killed` and its connection goes on."""
+    with _raw_load(server, db) as client:
+        assert client.greeting is not None
+        version_end = client.greeting.index(b"\x00", 1)
+        connection_id = int.from_bytes(client.greeting[version_end + 1:version_end + 5], "little")
+        client.send(b"1,a,2,2024-01-01\n2,b,4,2024-01-02\n", 2)
+        with server.connect() as admin, admin.cursor() as cur:
+            cur.execute(f"KILL QUERY {connection_id}")
+        client.send(b"3,c,6,2024-01-03\n", 3)
+        client.send(b"", 4)
+        reply = client.read()
+        assert reply is not None and parse_error(reply)[2] == "Query was killed", reply
+        answer = client.command(bytes([COM_QUERY]) + f"SELECT count(*) FROM {db}.ld".encode())
+        assert answer is not None and answer[:1] == b"\x01"
+    with server.connect(db) as conn:
+        assert rows(conn, "SELECT count(*) FROM ld") == [(0,)]
