@@ -292,10 +292,12 @@ def _source_type(t: pa.DataType) -> DataType:
 def build_mapping(table: TableMeta, columns: str | None, where: str | None) -> ColumnMapping:
     """The mapping of a load's `columns` and `where` properties (either may be absent: no
     `columns` means the file holds every table column in table order)."""
+    file_columns: list[str] = []
+    assignments: list[Assignment] = []
     if columns is not None and columns.strip():
         file_columns, assignments = parse_columns(columns, table)
-    else:
-        file_columns, assignments = [c.name for c in table.columns], []
+    if not file_columns:  # Doris: without file column names the file holds the table's columns
+        file_columns = [c.name for c in table.columns]
     return ColumnMapping(table, file_columns, assignments,
                          parse_where(where) if where is not None and where.strip() else None)
 

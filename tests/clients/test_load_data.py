@@ -331,3 +331,23 @@ def test_kill_query_mid_file_aborts_the_load(server, db, table) -> None:
         assert answer is not None and answer[:1] == b"\x01"
     with server.connect(db) as conn:
         assert rows(conn, "SELECT count(*) FROM ld") == [(0,)]
+
+
+def test_large_file_in_many_packets(server, db, table, tmp_path) -> None:
+    """A file of several reader blocks and hundreds of 16 KB packets (the sequence id wraps
+    past 255) loads whole and equals DuckDB's reading."""
+    path = tmp_path / "large.csv"
+    with path.open("w") as f:
+        f.write("id,name,amount,day\n")
+        for i in range(120_000):
+            f.write(f"{i},n{i % 97},{(i * 7919) % 100_000 - 50_000},2024-0{1 + i % 9}-1{i % 10}\n")
+    assert path.stat().st_size > 3 * (1 << 20)
+    conn = server.connect(db, local_infile=True)
+    try:
+        assert conn.cursor().execute(load_sql(path)) == 120_000
+        got = rows(conn, "SELECT count(*), sum(doubled), count(DISTINCT name), min(day), "
+                         "max(day) FROM ld")
+    finally:
+        conn.close()
+    want = duck(path, "count(*), sum(amount * 2), count(DISTINCT name), min(day), max(day)")
+    assert normalize_rows(got) == normalize_rows(want)

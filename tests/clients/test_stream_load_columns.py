@@ -141,3 +141,18 @@ def test_header_errors_before_upload(server, db, db_conn, data_file, headers, me
     assert body["Status"] == "Fail" and message in body["Message"], body
     assert body["Message"].startswith("[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = ")
     assert uploaded == 0  # refused before 100 Continue
+
+
+def test_mappings_only_read_the_table_columns_from_the_file(server, db, db_conn,
+                                                            data_file) -> None:
+    """`columns` with mappings but no file column names: the file holds the table's columns in
+    table order (Doris), and a mapping may use the column it replaces."""
+    query(db_conn, """CREATE TABLE m (id BIGINT NOT NULL, day VARCHAR(8), amount BIGINT,
+        label VARCHAR(10), usr INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 2
+        PROPERTIES ("replication_num" = "1")""")
+    _, _, body = curl_load(server, db, "m", data_file, "column_separator:|",
+                           "columns: usr = usr + 100, label = upper(label)")
+    assert body["Status"] == "Success" and body["NumberLoadedRows"] == N_ROWS, body
+    got = query(db_conn, "SELECT id, day, amount, label, usr FROM m")
+    assert normalize_rows(got) == normalize_rows(
+        duck(data_file, "id, day, amount, upper(label), usr + 100"))
