@@ -20,8 +20,10 @@ Upstream: Doris `Load.initColumns`, `ImportColumnDesc`, `StreamLoadPlanner` (whe
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pyarrow as pa
@@ -127,8 +129,34 @@ def parse_partitions(text: str, table: TableMeta, existing: Sequence[str]) -> tu
     return tuple(names)
 
 
-def _binder(resolve: Callable[[exp.Column], Expr], clause: str) -> ExpressionBinder:
-    return ExpressionBinder(resolve, None, _dt.datetime.now().replace(microsecond=0), False, clause)
+_OFFSET = re.compile(r"^([+-])(\d{1,2}):(\d{2})$")
+
+
+def load_now(timezone: str | None) -> _dt.datetime:
+    """The load's `now()`: the wall clock in the load's `timezone` property (IANA name, UTC,
+    GMT, CST = Asia/Shanghai as in Doris, or +hh:mm), else the server's."""
+    if timezone is None or not timezone.strip() or timezone.strip().upper() == "SYSTEM":
+        return _dt.datetime.now().replace(microsecond=0)
+    text = timezone.strip()
+    zone: _dt.tzinfo
+    m = _OFFSET.match(text)
+    if text.upper() in ("UTC", "GMT"):
+        zone = _dt.UTC
+    elif m and int(m.group(2)) <= 14 and int(m.group(3)) < 60:
+        sign = -1 if m.group(1) == "-" else 1
+        zone = _dt.timezone(sign * _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3))))
+    else:
+        try:
+            zone = ZoneInfo("Asia/Shanghai" if text.upper() == "CST" else text)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise MappingError(f"Unknown or incorrect time zone: '{timezone}'",
+                               "INVALID_ARGUMENT") from None
+    return _dt.datetime.now(zone).replace(tzinfo=None, microsecond=0)
+
+
+def _binder(resolve: Callable[[exp.Column], Expr], clause: str,
+            now: _dt.datetime) -> ExpressionBinder:
+    return ExpressionBinder(resolve, None, now, False, clause)
 
 
 def _bind(node: exp.Expression, binder: ExpressionBinder) -> Expr:
@@ -153,8 +181,10 @@ class ColumnMapping:
     arrives; the expressions are compiled once per file schema on the first batch."""
 
     def __init__(self, table: TableMeta, file_columns: Sequence[str],
-                 assignments: Sequence[Assignment], where: exp.Expression | None) -> None:
+                 assignments: Sequence[Assignment], where: exp.Expression | None,
+                 now: _dt.datetime | None = None) -> None:
         self.table = table
+        self.now = now or load_now(None)  # what now() / current_date() give (load_now)
         self.file_columns = list(file_columns)
         self.assignments = list(assignments)
         computed = {a.column.name.lower() for a in self.assignments}
@@ -198,7 +228,7 @@ class ColumnMapping:
 
         out = []
         for a in self.assignments:
-            bound = _bind(a.expression, _binder(resolve, "columns"))
+            bound = _bind(a.expression, _binder(resolve, "columns", self.now))
             target = a.column.type
             if target.kind in BLOB_KINDS or bound.type.kind in BLOB_KINDS:
                 try:
@@ -221,7 +251,7 @@ class ColumnMapping:
             c = table.column(col.name)
             return ColumnRef(c.name, c.type)
 
-        bound = _bind(where, _binder(resolve, "WHERE"))
+        bound = _bind(where, _binder(resolve, "WHERE", self.now))
         return compile_predicate(bound)
 
     def _for_schema(self, schema: pa.Schema) -> list[_Computed]:
@@ -289,7 +319,8 @@ def _source_type(t: pa.DataType) -> DataType:
     return STRING
 
 
-def build_mapping(table: TableMeta, columns: str | None, where: str | None) -> ColumnMapping:
+def build_mapping(table: TableMeta, columns: str | None, where: str | None,
+                  timezone: str | None = None) -> ColumnMapping:
     """The mapping of a load's `columns` and `where` properties (either may be absent: no
     `columns` means the file holds every table column in table order)."""
     file_columns: list[str] = []
@@ -299,7 +330,8 @@ def build_mapping(table: TableMeta, columns: str | None, where: str | None) -> C
     if not file_columns:  # Doris: without file column names the file holds the table's columns
         file_columns = [c.name for c in table.columns]
     return ColumnMapping(table, file_columns, assignments,
-                         parse_where(where) if where is not None and where.strip() else None)
+                         parse_where(where) if where is not None and where.strip() else None,
+                         load_now(timezone))
 
 
 def map_batch(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats, now: _dt.datetime) -> Batch:

@@ -124,7 +124,7 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
     """Everything that can be checked before the data arrives. Raises LoadFailed.
     `props` maps Doris' property names (case-sensitive, as Doris' headers) to their text."""
     # mapping.py builds on convert.py, which imports this module: imported here
-    from executor.load.mapping import MappingError, build_mapping, parse_partitions
+    from executor.load.mapping import MappingError, build_mapping, load_now, parse_partitions
 
     h = props
     fmt = h.get("format", "csv").strip().lower()
@@ -140,10 +140,16 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
     mapping = None
     if "columns" in h or "where" in h:  # executor/load/mapping.py
         try:
-            mapping = build_mapping(table, h.get("columns"), h.get("where"))
+            mapping = build_mapping(table, h.get("columns"), h.get("where"),
+                                    h.get("timezone"))
         except MappingError as e:
             raise LoadFailed(f"[{e.tag}]{e.message}") from None
         targets = mapping.targets
+    if "timezone" in h:
+        try:
+            load_now(h["timezone"])
+        except MappingError as e:
+            raise LoadFailed(f"[{e.tag}]{e.message}") from None
     partitions = None
     if h.get("partitions", "").strip():
         try:

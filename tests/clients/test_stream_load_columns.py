@@ -156,3 +156,22 @@ def test_mappings_only_read_the_table_columns_from_the_file(server, db, db_conn,
     got = query(db_conn, "SELECT id, day, amount, label, usr FROM m")
     assert normalize_rows(got) == normalize_rows(
         duck(data_file, "id, day, amount, upper(label), usr + 100"))
+
+
+def test_timezone_sets_now_in_mappings(server, db, db_conn, data_file) -> None:
+    """`timezone` is the clock of now() in mappings (+14:00 and -12:00 are 26 hours apart); an
+    unknown zone is refused before the upload."""
+    query(db_conn, """CREATE TABLE tz (id BIGINT NOT NULL, zone VARCHAR(8), ts DATETIME)
+        DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("replication_num" = "1")""")
+    for zone in ("+14:00", "-12:00"):
+        _, _, body = curl_load(server, db, "tz", data_file, "column_separator:|",
+                               f"columns: id, d, a, l, u, zone = '{zone}', ts = now()",
+                               f"timezone: {zone}")
+        assert body["Status"] == "Success", body
+    (east, west), = query(db_conn, "SELECT max(CASE WHEN zone = '+14:00' THEN ts END), "
+                                   "max(CASE WHEN zone = '-12:00' THEN ts END) FROM tz")
+    assert abs((east - west).total_seconds() - 26 * 3600) < 600
+    _, uploaded, body = curl_load(server, db, "tz", data_file, "column_separator:|",
+                                  "columns: id, d, a, l, u, ts = now()", "timezone: Mars/Base")
+    assert body["Status"] == "Fail" and uploaded == 0
+    assert body["Message"] == "[INVALID_ARGUMENT]Unknown or incorrect time zone: 'Mars/Base'"
