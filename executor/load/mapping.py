@@ -75,19 +75,23 @@ class Assignment:
     expression: exp.Expression
 
 
-def _parse(text: str, what: str) -> exp.Expression:
+def _parse(sql: str, text: str, what: str, clauses: tuple[str, ...]) -> exp.Select:
+    """`sql` (a SELECT wrapping the header `text`) parsed; anything but `clauses` in it (a
+    GROUP BY, a UNION, a second statement smuggled into the header) is a syntax error."""
     try:
-        return parse_one(f"SELECT {text}")
+        node = parse_one(sql)
     except SqlSyntaxError as e:
         raise analysis_error(f"Syntax error in {what} [{text}]: {e}") from None
+    if not isinstance(node, exp.Select) or any(
+            v for k, v in node.args.items() if k not in clauses):
+        raise analysis_error(f"Syntax error in {what} [{text}]")
+    return node
 
 
 def parse_columns(text: str, table: TableMeta) -> tuple[list[str], list[Assignment]]:
     """The `columns` header -> (file column names in file order, assignments). Raises
     MappingError with Doris' messages (duplicate column, mapping column not in table)."""
-    select = _parse(text, "columns")
-    if not isinstance(select, exp.Select) or select.args.get("from") or select.args.get("where"):
-        raise analysis_error(f"Syntax error in columns [{text}]")
+    select = _parse(f"SELECT {text}", text, "columns", ("expressions",))
     file_columns: list[str] = []
     assignments: list[Assignment] = []
     for item in select.expressions:
@@ -110,11 +114,9 @@ def parse_columns(text: str, table: TableMeta) -> tuple[list[str], list[Assignme
 
 
 def parse_where(text: str) -> exp.Expression:
-    select = _parse(f"1 FROM t WHERE {text}", "where")
-    where = select.args.get("where") if isinstance(select, exp.Select) else None
-    if where is None:
-        raise analysis_error(f"Syntax error in where [{text}]")
-    return where.this
+    select = _parse(f"SELECT 1 FROM t WHERE {text}", text, "where",
+                    ("expressions", "from_", "where"))
+    return select.args["where"].this
 
 
 def parse_partitions(text: str, table: TableMeta, existing: Sequence[str]) -> tuple[str, ...]:

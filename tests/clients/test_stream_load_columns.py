@@ -131,6 +131,8 @@ def test_partitions_header_filters_other_partitions(server, db, db_conn, data_fi
     (("where: nope > 1",), "Unknown column 'nope' in 'table list'"),
     (("partitions: p9",), "Unknown partition 'p9' in table 'e'"),
     (("temporary_partitions: tp1",), "Unknown partition 'tp1' in table 'e'"),
+    (("where: amount > 1 union select 1",), "Syntax error in where [amount > 1 union select 1]"),
+    (("columns: id from e",), "Syntax error in columns [id from e]"),
     (("columns: id, a, users = a",), "Column's type is BITMAP"),
 ])
 def test_header_errors_before_upload(server, db, db_conn, data_file, headers, message) -> None:
