@@ -45,7 +45,13 @@ LOCAL_INFILE_REQUEST = b"\xfb"
 # PROPERTIES of LOAD DATA that pass through as Stream Load properties (Doris' MysqlLoadManager
 # forwards these; timezone is accepted as Doris accepts it)
 _PASSED_PROPERTIES = ("max_filter_ratio", "strict_mode", "timezone", "exec_mem_limit",
-                      "timeout", "trim_double_quotes", "enclose", "escape")
+                      "timeout", "trim_double_quotes", "enclose", "escape", "skip_lines")
+# Other properties Doris' LoadStmt accepts (PROPERTIES_MAP); they change nothing here. Any
+# other key is Doris' `<key> is invalid property`.
+_ACCEPTED_PROPERTIES = ("load_parallelism", "send_batch_parallelism", "load_to_single_tablet",
+                        "priority", "fuzzy_parse", "num_as_string", "read_json_by_line",
+                        "strip_outer_array", "jsonpaths", "json_root", "partial_columns",
+                        "cluster")
 
 
 @dataclass
@@ -68,6 +74,8 @@ def load_properties(stmt: LoadDataInfile) -> dict[str, str]:
         key = p.this.name if isinstance(p.this, (exp.Literal, exp.Identifier, exp.Var)) else ""
         if key.lower() in _PASSED_PROPERTIES:
             props[key.lower()] = p.args["value"].name
+        elif key.lower() not in _ACCEPTED_PROPERTIES:
+            raise DorisError(f"{key or p.sql()} is invalid property")
     for arg, prop in (("column_separator", "column_separator"),
                       ("line_delimiter", "line_delimiter"), ("enclose", "enclose"),
                       ("escape", "escape")):

@@ -7,6 +7,7 @@ import pytest
 
 from server.local_infile import load_properties
 from sql.dialect import LoadDataInfile, SqlSyntaxError, parse_one
+from sql.errors import DorisError
 
 
 def props(sql: str) -> dict[str, str]:
@@ -45,6 +46,13 @@ def test_mysql_spellings() -> None:
         "skip_lines": "2", "columns": "a, b, c = UPPER(b), d = 1",
         "temporary_partitions": "tp1"}
     assert props("LOAD DATA INFILE 'f' INTO TABLE t") == {}
+
+
+def test_unknown_property_is_doris_error() -> None:
+    with pytest.raises(DorisError, match="max_filter_rate is invalid property"):
+        props("LOAD DATA LOCAL INFILE 'f' INTO TABLE t PROPERTIES ('max_filter_rate' = '1')")
+    assert props("LOAD DATA LOCAL INFILE 'f' INTO TABLE t PROPERTIES ('priority' = 'HIGH')") \
+        == {}
 
 
 @pytest.mark.parametrize("sql", [
