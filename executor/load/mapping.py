@@ -32,7 +32,8 @@ from sqlglot import exp
 
 from executor.compile import compile_column, compile_predicate
 from executor.insert import check_object_type, default_value
-from executor.load.convert import convert_column
+from executor.load.convert import _line as source_line  # convert's error-line text
+from executor.load.convert import _utf8_text, convert_column  # and UTF-8 rule, shared
 from executor.load.spec import LoadSpec, LoadStats
 from sql.bind_expressions import ExpressionBinder, coerce
 from sql.bind_from import unknown_column
@@ -196,7 +197,7 @@ class ColumnMapping:
             if table.has_column(n) and n.lower() not in computed
         }
         self.where_ast = where
-        self._compiled: dict[pa.Schema, list[_Computed]] = {}
+        self._compiled: dict[tuple[DataType, ...], list[_Computed]] = {}
         self._where: Callable[[Batch], np.ndarray] | None = None
         # check every name and type now (CSV sources are text)
         self._compile([STRING] * len(self.file_columns))
@@ -256,25 +257,36 @@ class ColumnMapping:
         bound = _bind(where, _binder(resolve, "WHERE", self.now))
         return compile_predicate(bound)
 
-    def _for_schema(self, schema: pa.Schema) -> list[_Computed]:
-        computed = self._compiled.get(schema)
+    def _for_types(self, types: tuple[DataType, ...]) -> list[_Computed]:
+        computed = self._compiled.get(types)
         if computed is None:
-            computed = self._compile([_source_type(f.type) for f in schema])
-            self._compiled[schema] = computed
+            computed = self._compile(types)
+            self._compiled[types] = computed
         return computed
 
     # ---- loading ----------------------------------------------------------------------------
     def to_batch(self, rb: pa.RecordBatch, strict: bool, bad: np.ndarray,
-                 reasons: dict[int, str], now: _dt.datetime) -> tuple[Batch, int]:
+                 reasons: dict[int, str], now: _dt.datetime,
+                 timezone: str = "UTC") -> tuple[Batch, int]:
         """A parsed block -> (the full-schema Batch of its good, selected rows, the number of
-        rows `where` dropped). Bad rows are set in `bad` with their reason."""
+        rows `where` dropped). Bad rows are set in `bad` with their reason. The block's columns
+        are matched to the file columns by name, case-insensitively (sources name CSV columns
+        after them; parquet / ORC / JSON fields carry their own names); a file column the block
+        lacks is NULL to expressions and, loaded as it is, takes its DEFAULT."""
         n = rb.num_rows
+        in_file = {name.lower(): j for j, name in enumerate(rb.schema.names)}
+        arrays: list[pa.Array | None] = [
+            rb.column(in_file[c.lower()]) if c.lower() in in_file else None
+            for c in self.file_columns]
         values: dict[str, Column] = {}
         for j, col in self.direct.items():
-            values[col.name.lower()] = convert_column(col, rb.column(j), strict, bad, reasons)
+            arr = arrays[j]
+            if arr is not None:
+                values[col.name.lower()] = convert_column(col, arr, strict, bad, reasons,
+                                                          timezone)
         if self.assignments:
-            source = self._source_batch(rb)
-            for c in self._for_schema(rb.schema):
+            source, types = self._source_batch(arrays, n, bad, reasons)
+            for c in self._for_types(types):
                 result = c.run(source)
                 if c.as_text:
                     # strict mode does not apply to computed columns (Doris)
@@ -289,8 +301,16 @@ class ColumnMapping:
         cols = []
         for c in self.table.columns:
             col = values.get(c.name.lower())
-            cols.append(col if col is not None else
-                        Column.constant(c.type, default_value(c, now), n))
+            if col is None:
+                try:
+                    col = Column.constant(c.type, default_value(c, now), n)
+                except DorisError:  # a NOT NULL column the block does not carry (convert.py)
+                    col = Column.constant(c.type, None, n)
+                    for i in np.flatnonzero(~bad).tolist():
+                        bad[i] = True
+                        reasons[i] = (f"The column `{c.name}` is not nullable, but it's not "
+                                      "found in the file.")
+            cols.append(col)
         batch = Batch(self.table.column_names, tuple(cols))
         if bad.any():
             batch = batch.filter(~bad)
@@ -302,16 +322,27 @@ class ColumnMapping:
                 batch = batch.filter(keep)
         return batch, unselected
 
-    def _source_batch(self, rb: pa.RecordBatch) -> Batch:
+    def _source_batch(self, arrays: Sequence[pa.Array | None], n: int, bad: np.ndarray,
+                      reasons: dict[int, str]) -> tuple[Batch, tuple[DataType, ...]]:
+        """The file columns as the expressions see them (text, BIGINT, DOUBLE or BOOLEAN), and
+        their types; text that is not UTF-8 makes its row bad (convert.py's rule)."""
         cols = []
-        for f, arr in zip(rb.schema, rb.columns):
-            t = _source_type(f.type)
-            if t is STRING and not (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)):
+        for j, arr in enumerate(arrays):
+            if arr is None:
+                cols.append(Column.constant(STRING, None, n))
+                continue
+            if pa.types.is_dictionary(arr.type):
+                arr = arr.dictionary_decode()
+            t = _source_type(arr.type)
+            if t is STRING:
+                arr = _utf8_text(arr, bad, reasons, ColumnMeta(self.file_columns[j], STRING))
                 arr = pc.cast(arr, pa.large_string())
             cols.append(Column.from_arrow(t, arr))
+        types = tuple(c.type for c in cols)
         if not cols:  # the expression compiler needs one column to know the row count
-            return Batch(("__rows",), (Column.constant(BOOLEAN, 1, rb.num_rows),))
-        return Batch(tuple(self._source_name(j) for j in range(len(cols))), tuple(cols))
+            return Batch(("__rows",), (Column.constant(BOOLEAN, 1, n),)), types
+        names = tuple(self._source_name(j) for j in range(len(cols)))
+        return Batch(names, tuple(cols)), types
 
 
 def _source_type(t: pa.DataType) -> DataType:
@@ -342,12 +373,11 @@ def map_batch(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats, now: _dt.date
     assert req.mapping is not None
     bad = np.zeros(rb.num_rows, dtype=np.bool_)
     reasons: dict[int, str] = {}
-    batch, unselected = req.mapping.to_batch(rb, req.strict, bad, reasons, now)
+    batch, unselected = req.mapping.to_batch(rb, req.strict, bad, reasons, now,
+                                             req.format.timezone)
     for i in sorted(reasons):
-        stats.filtered(f"Reason: {reasons[i]}. src line: [{_source_line(rb, i, req.separator)}]")
+        line = source_line(rb, i, req.separator)
+        stats.filtered(f"Reason: {reasons[i]}. src line: [{line}]")
     stats.unselected_rows += unselected
     return batch
 
-
-def _source_line(rb: pa.RecordBatch, i: int, sep: str) -> str:
-    return sep.join("\\N" if v is None else str(v) for v in (c[i].as_py() for c in rb.columns))

@@ -38,15 +38,16 @@ def run(mapping, rb: pa.RecordBatch, strict: bool = False):
     return batch.rows(), unselected, reasons
 
 
-def text_batch(*columns: list[str | None]) -> pa.RecordBatch:
-    return pa.record_batch([pa.array(c, pa.string()) for c in columns],
-                           names=[f"c{i}" for i in range(len(columns))])
+def text_batch(**columns: list[str | None]) -> pa.RecordBatch:
+    """A CSV block: string columns named after the file columns (csv_source.py's naming)."""
+    return pa.record_batch([pa.array(c, pa.string()) for c in columns.values()],
+                           names=list(columns))
 
 
 def test_temporary_columns_expressions_and_defaults() -> None:
     m = build_mapping(TABLE, "k, tmp, skip, v = tmp * 10, s = upper(skip), d = "
                              "str_to_date(tmp, '%Y')", None)
-    rb = text_batch(["1", "2", "3"], ["2024", "x", None], ["ab", "cd", "ef"])
+    rb = text_batch(k=["1", "2", "3"], tmp=["2024", "x", None], skip=["ab", "cd", "ef"])
     got, unselected, reasons = run(m, rb)
     assert unselected == 0 and reasons == {}
     assert got == [(1, 20240, "AB", DATE.to_physical(dt.date(2024, 1, 1)), 7), (2, None, "CD", None, 7),
@@ -55,7 +56,7 @@ def test_temporary_columns_expressions_and_defaults() -> None:
 
 def test_computed_null_for_not_null_is_filtered_and_where_counts_unselected() -> None:
     m = build_mapping(TABLE, "k, s, v = k + 100, s = nullif(s, 'zz')", "v > 101")
-    rb = text_batch(["1", "2", "3", "4"], ["a", "zz", "b", "c"])
+    rb = text_batch(k=["1", "2", "3", "4"], s=["a", "zz", "b", "c"])
     got, unselected, reasons = run(m, rb, strict=True)
     assert reasons == {1: "null value for not null column, column=s"}
     assert unselected == 1  # k=1 (v=101)
@@ -63,10 +64,11 @@ def test_computed_null_for_not_null_is_filtered_and_where_counts_unselected() ->
 
 
 def test_typed_source_columns_keep_their_type() -> None:
-    """A Parquet-like block: integers are BIGINT to expressions, not text."""
-    m = build_mapping(TABLE, "k, raw, s, v = raw DIV 3", None)
-    rb = pa.record_batch([pa.array([1, 2], pa.int32()), pa.array([10, 11], pa.int64()),
-                          pa.array(["x", "y"])], names=["a", "b", "c"])
+    """A Parquet-like block, fields in their own order and matched by name (case-insensitive):
+    integers are BIGINT to expressions, not text; a field the block lacks is NULL."""
+    m = build_mapping(TABLE, "k, raw, s, gone, v = raw DIV 3 + coalesce(gone, 0)", None)
+    rb = pa.record_batch([pa.array(["x", "y"]), pa.array([10, 11], pa.int64()),
+                          pa.array([1, 2], pa.int32())], names=["S", "raw", "k"])
     got, _, _ = run(m, rb)
     assert got == [(1, 3, "x", None, 7), (2, 3, "y", None, 7)]
 
