@@ -351,3 +351,18 @@ def test_large_file_in_many_packets(server, db, table, tmp_path) -> None:
         conn.close()
     want = duck(path, "count(*), sum(amount * 2), count(DISTINCT name), min(day), max(day)")
     assert normalize_rows(got) == normalize_rows(want)
+
+
+def test_enclosed_fields(server, db, table, tmp_path) -> None:
+    """ENCLOSED BY '"': separators inside quoted fields stay in the value."""
+    path = tmp_path / "quoted.csv"
+    path.write_text('h\n1,"a,b",3,2024-01-01\n2,"c",4,2024-08-02\n')
+    conn = server.connect(db, local_infile=True)
+    try:
+        sql = load_sql(path).replace("COLUMNS TERMINATED BY ','",
+                                     "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"'")
+        assert conn.cursor().execute(sql) == 2
+        assert rows(conn, "SELECT id, name, doubled FROM ld ORDER BY id") == [
+            (1, "a,b", 6), (2, "c", 8)]
+    finally:
+        conn.close()

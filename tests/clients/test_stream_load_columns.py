@@ -177,3 +177,19 @@ def test_timezone_sets_now_in_mappings(server, db, db_conn, data_file) -> None:
                                   "columns: id, d, a, l, u, ts = now()", "timezone: Mars/Base")
     assert body["Status"] == "Fail" and uploaded == 0
     assert body["Message"] == "[INVALID_ARGUMENT]Unknown or incorrect time zone: 'Mars/Base'"
+
+
+def test_json_lines_with_expressions(server, db, db_conn, tmp_path) -> None:
+    """JSON fields are matched by name; a temporary field feeds an expression, typed (a JSON
+    number stays a number)."""
+    query(db_conn, """CREATE TABLE j (id BIGINT NOT NULL, total BIGINT, tag VARCHAR(10))
+        DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("replication_num" = "1")""")
+    path = tmp_path / "rows.json"
+    path.write_text('{"id": 1, "qty": 3, "price": 5, "tag": "a"}\n'
+                    '{"tag": "b", "price": 7, "id": 2, "qty": 2}\n'
+                    '{"id": 3, "qty": null, "price": 1}\n')
+    _, _, body = curl_load(server, db, "j", path, "format:json", "read_json_by_line:true",
+                           "columns: id, qty, price, tag, total = qty * price")
+    assert body["Status"] == "Success" and body["NumberLoadedRows"] == 3, body
+    assert query(db_conn, "SELECT id, total, tag FROM j ORDER BY id") == [
+        (1, 15, "a"), (2, 14, "b"), (3, None, None)]
