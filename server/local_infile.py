@@ -82,6 +82,8 @@ def load_properties(stmt: LoadDataInfile) -> dict[str, str]:
         value = _string(stmt.args.get(arg))
         if value is not None:
             props[prop] = value
+    if _string(stmt.args.get("line_prefix")):  # MySQL skips up to the prefix: no Doris property
+        raise DorisError("LINES STARTING BY is not supported: the lines are loaded whole")
     ignore = stmt.args.get("ignore_lines")
     if ignore is not None:
         props["skip_lines"] = ignore.name

@@ -363,7 +363,7 @@ class ShaleDorisParser(DorisParser):
                     break
         if self._match_text_seq("LINES"):
             if self._match_text_seq("STARTING", "BY"):
-                self._parse_load_string("a prefix")  # MySQL's; Doris ignores it too
+                node.set("line_prefix", self._parse_load_string("a prefix"))
             if self._match_text_seq("TERMINATED", "BY"):
                 node.set("line_delimiter", self._parse_load_string("a delimiter"))
         if self._match(TokenType.IGNORE):

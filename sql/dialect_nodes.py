@@ -217,8 +217,8 @@ class LoadDataInfile(exp.Expression):
     [SET [(]col = expr, ..[)]] [PROPERTIES ("k" = "v", ..)]``.
 
     this=Table, file=string Literal, local=bool, partitions=[Identifier], temporary=bool,
-    column_separator / line_delimiter / enclose / escape = string Literal (escapes already
-    decoded), ignore_lines=number Literal, columns=[Identifier] (a ``@var`` is an Identifier
+    column_separator / line_delimiter / enclose / escape / line_prefix (STARTING BY) = string
+    Literal (escapes already decoded), ignore_lines=number Literal, columns=[Identifier] (a ``@var`` is an Identifier
     with meta["variable"] = True), mappings=[exp.EQ(this=Column, expression=expr)] in which a
     ``@var`` is an exp.Parameter, properties=[exp.Property]."""
 
@@ -226,6 +226,7 @@ class LoadDataInfile(exp.Expression):
         "this": True, "file": True, "local": False, "partitions": False, "temporary": False,
         "column_separator": False, "line_delimiter": False, "enclose": False, "escape": False,
         "ignore_lines": False, "columns": False, "mappings": False, "properties": False,
+        "line_prefix": False,
     }
 
 

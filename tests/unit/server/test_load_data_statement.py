@@ -48,6 +48,11 @@ def test_mysql_spellings() -> None:
     assert props("LOAD DATA INFILE 'f' INTO TABLE t") == {}
 
 
+def test_lines_starting_by_a_prefix_is_refused() -> None:
+    with pytest.raises(DorisError, match="LINES STARTING BY is not supported"):
+        props("LOAD DATA LOCAL INFILE 'f' INTO TABLE t LINES STARTING BY 'x' TERMINATED BY ';'")
+
+
 def test_unknown_property_is_doris_error() -> None:
     with pytest.raises(DorisError, match="max_filter_rate is invalid property"):
         props("LOAD DATA LOCAL INFILE 'f' INTO TABLE t PROPERTIES ('max_filter_rate' = '1')")
