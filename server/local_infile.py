@@ -35,7 +35,13 @@ from executor.load.spec import LoadFailed, LoadSpec, LoadStats, spec_from_proper
 from server.packet_io import IdleTimeout
 from server.results import ok_packet
 from sql.dialect import LoadDataInfile, ShaleDoris
-from sql.errors import DorisError, ShaleError, no_database_selected, table_not_found
+from sql.errors import (
+    DorisError,
+    ShaleError,
+    no_database_selected,
+    table_not_found,
+    unknown_database,
+)
 from storage.engine import StorageEngine
 
 log = logging.getLogger(__name__)
@@ -119,7 +125,7 @@ def prepare(engine: StorageEngine, stmt: LoadDataInfile, current_db: str | None
         raise no_database_selected()
     catalog = engine.catalog
     if catalog.get_database(db_name) is None:
-        raise DorisError(f"Unknown database '{db_name}'", 1049)
+        raise unknown_database(db_name)
     table = catalog.get_table(db_name, table_node.name)
     if table is None:
         raise table_not_found(db_name, table_node.name)
