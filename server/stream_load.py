@@ -153,7 +153,7 @@ def response_body(label: str, status: str, message: str, stats: LoadStats | None
     out.update({
         "Message": message,
         "NumberTotalRows": s.total_rows, "NumberLoadedRows": s.loaded_rows if status == "Success" else 0,
-        "NumberFilteredRows": s.filtered_rows, "NumberUnselectedRows": 0,
+        "NumberFilteredRows": s.filtered_rows, "NumberUnselectedRows": s.unselected_rows,
         "LoadBytes": s.load_bytes, "LoadTimeMs": elapsed_ms,
         "BeginTxnTimeMs": s.begin_txn_ms, "StreamLoadPutTimeMs": 0,
         "ReadDataTimeMs": s.read_data_ms, "WriteDataTimeMs": s.write_data_ms,
@@ -189,7 +189,8 @@ def _record(server: ShaleServer, request: web.Request, label: str, state: str, s
         label=label, db=request.match_info["db"], table=request.match_info["table"],
         load_type=STREAM_LOAD, state=state, status=status, message=message, txn_id=s.txn_id,
         total_rows=s.total_rows, loaded_rows=s.loaded_rows if state != CANCELLED else 0,
-        filtered_rows=s.filtered_rows, load_bytes=s.load_bytes, error_url=error_url,
+        filtered_rows=s.filtered_rows, unselected_rows=s.unselected_rows,
+        load_bytes=s.load_bytes, error_url=error_url,
         user=access.identity.name if access is not None else "",
         client_ip=request.remote or "", comment=request.headers.get("comment", ""),
         timeout_s=options.timeout_s if options else 0, start_time=started_wall,

@@ -123,6 +123,7 @@ __all__ = [
     "DropRollup",
     "KeyColumnConstraint",
     "ListPartitionDef",
+    "LoadDataInfile",
     "PartitionByList",
     "PartitionByRange",
     "RangePartitionDef",
@@ -163,6 +164,7 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DorisInsert,
     DorisExplain,
     DescAll,
+    LoadDataInfile,
     STATEMENT_TYPES,
 )
 from sql.dialect_generator import ShaleDorisGenerator  # noqa: E402
@@ -321,7 +323,86 @@ class ShaleDorisParser(DorisParser):
                 and (nxt := self._peek(1)) is not None and nxt.text.upper() == "COMPACT"):
             self._advance(2)
             return self._parse_admin_compact()
+        if (self._curr and self._curr.text.upper() == "LOAD"
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "DATA"):
+            self._advance(2)
+            return self._parse_load_data()
         return super()._parse_statement()
+
+    def _parse_load_data(self) -> LoadDataInfile:
+        """MySQL Load (after LOAD DATA): see LoadDataInfile for the clauses, in MySQL's order."""
+        local = self._match_text_seq("LOCAL")
+        if not self._match_text_seq("INFILE"):
+            self.raise_error("Expected INFILE")
+        file = self._parse_load_string("a file name")
+        if not (self._match(TokenType.INTO) and self._match(TokenType.TABLE)):
+            self.raise_error("Expected INTO TABLE")
+        # [db.]table by hand: sqlglot would read `t (c1, ..)` as a table function
+        parts = [self._parse_doris_name("table")]
+        while self._match(TokenType.DOT):
+            parts.append(self._parse_doris_name("table"))
+        if len(parts) > 2:
+            self.raise_error("Expected [db.]table")
+        table = exp.Table(this=parts[-1], db=parts[0] if len(parts) == 2 else None)
+        node = LoadDataInfile(this=table, file=file, local=local)
+        temporary = self._match_text_seq("TEMPORARY")
+        if self._match_text_seq("PARTITION") or self._match_text_seq("PARTITIONS"):
+            self._match_l_paren()
+            node.set("partitions", self._parse_csv(lambda: self._parse_doris_name("partition")))
+            node.set("temporary", temporary)
+            self._match_r_paren()
+        elif temporary:
+            self.raise_error("Expected PARTITION")
+        if self._match_texts(("COLUMNS", "FIELDS")):
+            while True:
+                if self._match_text_seq("TERMINATED", "BY"):
+                    node.set("column_separator", self._parse_load_string("a separator"))
+                elif self._match_text_seq("OPTIONALLY", "ENCLOSED", "BY") or \
+                        self._match_text_seq("ENCLOSED", "BY"):
+                    node.set("enclose", self._parse_load_string("a character"))
+                elif self._match_text_seq("ESCAPED", "BY"):
+                    node.set("escape", self._parse_load_string("a character"))
+                else:
+                    break
+        if self._match_text_seq("LINES"):
+            if self._match_text_seq("STARTING", "BY"):
+                node.set("line_prefix", self._parse_load_string("a prefix"))
+            if self._match_text_seq("TERMINATED", "BY"):
+                node.set("line_delimiter", self._parse_load_string("a delimiter"))
+        if self._match(TokenType.IGNORE):
+            node.set("ignore_lines", self._parse_number())
+            if not self._match_texts(("LINES", "ROWS")):
+                self.raise_error("Expected LINES or ROWS")
+        if self._match(TokenType.L_PAREN):
+            node.set("columns", self._parse_csv(self._parse_load_column))
+            self._match_r_paren()
+        if self._match(TokenType.SET):
+            wrapped = self._match(TokenType.L_PAREN)
+            node.set("mappings", self._parse_csv(self._parse_load_mapping))
+            if wrapped:
+                self._match_r_paren()
+        if self._match_text_seq("PROPERTIES"):
+            node.set("properties", self._parse_properties_list())
+        return self.expression(node)
+
+    def _parse_load_string(self, what: str) -> exp.Expr:
+        value = self._parse_string()
+        if value is None:
+            self.raise_error(f"Expected {what} string")
+        return t.cast(exp.Expr, value)
+
+    def _parse_load_column(self) -> exp.Identifier:
+        variable = self._match(TokenType.PARAMETER)
+        name = self._parse_doris_name("column")
+        if variable:
+            name.meta["variable"] = True
+        return name
+
+    def _parse_load_mapping(self) -> exp.Expr:
+        item = self._parse_disjunction()
+        if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
+            self.raise_error("Expected `column = expression` in SET")
+        return t.cast(exp.Expr, item)
 
     def _parse_admin_compact(self) -> AdminCompact:
         """ADMIN COMPACT TABLE [db.]t [PARTITION p] [WHERE expr] (after ADMIN COMPACT)."""

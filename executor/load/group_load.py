@@ -20,6 +20,7 @@ from typing import BinaryIO
 import numpy as np
 
 from executor.load.convert import to_batch
+from executor.load.mapping import map_batch
 from executor.load.sources import CountedStream, record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats
 from executor.load.txn_options import TxnOptions, timeout_failure
@@ -37,19 +38,27 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     Returns the stats and the group's label; raises LoadFailed."""
     stats = LoadStats()
     table = req.table
-    router = PartitionRouter(table, engine.catalog.partitions(table.table_id))
+    parts = engine.catalog.partitions(table.table_id)
+    router = PartitionRouter(table, parts)
+    allowed = None  # the `partitions` header: rows of other partitions are filtered rows
+    if req.partitions:
+        wanted = {n.lower() for n in req.partitions}
+        allowed = [i for i, p in enumerate(parts) if p.name.lower() in wanted]
     stream = CountedStream(raw)
     now = _dt.datetime.now()
     good: list[Batch] = []
     try:
-        for rb in record_batches(stream, req, stats):
+        for rb in record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"):
             if options.expired():
                 raise timeout_failure(options)
-            batch = to_batch(req, rb, stats, now)
+            batch = (to_batch if req.mapping is None else map_batch)(req, rb, stats, now)
             stats.total_rows += rb.num_rows
             if not batch.num_rows:
                 continue
-            placed = router.route(batch) >= 0
+            part_idx = router.route(batch)
+            if allowed is not None:
+                part_idx[~np.isin(part_idx, allowed)] = -1
+            placed = part_idx >= 0
             if not placed.all():
                 for i in np.flatnonzero(~placed).tolist():
                     values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
@@ -71,7 +80,7 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     if stats.total_rows == 0:
         raise _with(LoadFailed("[INTERNAL_ERROR]No valid data to load, please check your data "
                                "and the load parameters"), stats)
-    if stats.filtered_rows > req.max_filter_ratio * stats.total_rows:
+    if stats.filtered_rows > req.max_filter_ratio * (stats.total_rows - stats.unselected_rows):
         raise _with(LoadFailed("[DATA_QUALITY_ERROR]too many filtered rows"), stats)
     if not good:
         return stats, ""

@@ -1,6 +1,7 @@
 """The transaction side of a load's properties: `two_phase_commit`, `timeout`,
-`exec_mem_limit`, `group_commit` and `timezone` (Doris' Stream Load headers of the same names),
-validated into `TxnOptions` before any data arrives.
+`exec_mem_limit` and `group_commit` (Doris' Stream Load headers of the same names), validated
+into `TxnOptions` before any data arrives (`timezone` is a format property:
+executor/load/format_options.py).
 
 - `timeout` (seconds; default `stream_load_default_timeout_second`): a load still running
   after it fails and is aborted (checked between blocks and while waiting for the body).
@@ -10,22 +11,17 @@ validated into `TxnOptions` before any data arrives.
   (`write_buffer_size`, `load_process_max_memory_limit_bytes`), not per load.
 - `group_commit`: off_mode, sync_mode or async_mode (Doris refuses it with a label or with
   two-phase commit); see server/stream_load.py for what the modes do.
-- `timezone`: an IANA name or a `+08:00` offset, validated (the CSV converter has no
-  time-zone-dependent function to apply it to yet).
 """
 
 from __future__ import annotations
 
-import re
 import time
-import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from executor.load.spec import LoadFailed
 
 GROUP_COMMIT_MODES = ("off_mode", "sync_mode", "async_mode")
-_OFFSET = re.compile(r"^[+-](0?\d|1[0-4]):[0-5]\d$")
 
 
 @dataclass(frozen=True)
@@ -34,7 +30,6 @@ class TxnOptions:
     timeout_s: int = 600
     exec_mem_limit: int = 2 << 30
     group_commit: str = "off_mode"
-    timezone: str = ""
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -86,11 +81,5 @@ def txn_options(props: Mapping[str, str], default_timeout_s: int = 600) -> TxnOp
                              "same time")
         if two_phase:
             raise LoadFailed("[INVALID_ARGUMENT]group commit can't be set with 2pc")
-    tz = props.get("timezone", "").strip()
-    if tz and not _OFFSET.match(tz):
-        try:
-            zoneinfo.ZoneInfo(tz)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise LoadFailed(f"[INVALID_ARGUMENT]Unknown or incorrect time zone: '{tz}'") from None
     return TxnOptions(two_phase=two_phase, timeout_s=timeout_s, exec_mem_limit=mem,
-                      group_commit=group_commit, timezone=tz)
+                      group_commit=group_commit)
