@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ from mysql_mimic.types import Capabilities
 from sqlglot import exp
 
 from executor.load.job import run_load
+from executor.load.records import record_file_load
 from executor.load.sources import READ_BLOCK
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, spec_from_properties
 from server.packet_io import IdleTimeout
@@ -231,6 +233,15 @@ class InfilePackets:
         self.closed = True
 
 
+def _record(outcome: LocalInfileOutcome, stats: LoadStats | None, error: str | None,
+             session: Any, started: float) -> None:
+    """SHOW LOAD lists LOAD DATA as Doris' MYSQL_LOAD jobs (executor/load/records.py)."""
+    spec = outcome.spec
+    runner = getattr(session, "runner", None)
+    record_file_load(outcome.engine, spec.db, spec.table.name, spec.label, "MYSQL_LOAD", stats,
+                     error, getattr(runner, "user", ""), started)
+
+
 async def run_exchange(connection: Any, outcome: LocalInfileOutcome) -> bool:
     """Ask the client for the file, load what it sends and answer OK or ERR (server/connection
     write_outcome). False when the answer is an error."""
@@ -245,10 +256,12 @@ async def run_exchange(connection: Any, outcome: LocalInfileOutcome) -> bool:
     session = connection.session
     error: ShaleError | None = None
     stats: LoadStats | None = None
+    started = time.time()
     try:
         stats = await session.in_worker(run_load, outcome.engine, outcome.spec, packets)
     except LoadFailed as e:
         error = load_error(e)
+        _record(outcome, e.stats, e.message, session, started)
     except asyncio.CancelledError:  # KILL QUERY: the load aborts, the upload is still read
         packets.kill()
         with contextlib.suppress(Exception):
@@ -274,6 +287,7 @@ async def run_exchange(connection: Any, outcome: LocalInfileOutcome) -> bool:
         await connection.write_error(error)
         return False
     assert stats is not None
+    _record(outcome, stats, None, session, started)
     log.info("LOAD DATA LOCAL INFILE into %s.%s: label=%s txn=%d rows=%d filtered=%d bytes=%d",
              spec.db, spec.table.name, spec.label, stats.txn_id, stats.loaded_rows,
              stats.filtered_rows, stats.load_bytes)

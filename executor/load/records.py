@@ -239,3 +239,22 @@ def record_insert(engine: StorageEngine, db: str, table: str, label: str | None,
         state=CANCELLED if error else FINISHED, status="Fail" if error else "Success",
         message=error or "", txn_id=txn_id, total_rows=rows, loaded_rows=0 if error else rows,
         user=user, start_time=started or now, finish_time=now))
+
+
+def record_file_load(engine: StorageEngine, db: str, table: str, label: str, load_type: str,
+                     stats: object | None, error: str | None, user: str = "",
+                     started: float | None = None) -> LoadRecord:
+    """Record a file load that ended (LOAD DATA: `load_type="MYSQL_LOAD"`) from its LoadStats
+    (executor/load/spec.py; any object with its counters): FINISHED, or CANCELLED with
+    `error`."""
+    now = time.time()
+    return record_load(engine, LoadRecord(
+        label=label, db=db, table=table, load_type=load_type,
+        state=CANCELLED if error else FINISHED, status="Fail" if error else "Success",
+        message=error or "", txn_id=getattr(stats, "txn_id", -1),
+        total_rows=getattr(stats, "total_rows", 0),
+        loaded_rows=0 if error else getattr(stats, "loaded_rows", 0),
+        filtered_rows=getattr(stats, "filtered_rows", 0),
+        unselected_rows=getattr(stats, "unselected_rows", 0),
+        load_bytes=getattr(stats, "load_bytes", 0), user=user, start_time=started or now,
+        finish_time=now))

@@ -395,3 +395,28 @@ def test_group_commit_stream_loads_share_one_txn(server, db, db_conn, tmp_path) 
         names = [d[0] for d in cur.description]
         versions = [r[names.index("VisibleVersion")] for r in cur.fetchall()]
     assert [int(v) for v in versions] == [2, 2]  # one version per partition for all three
+
+
+def test_show_load_lists_load_data(server, db, db_conn, table, tmp_path) -> None:
+    """LOAD DATA LOCAL INFILE (pymysql) is a MYSQL_LOAD job in SHOW LOAD under its generated
+    label, whose state is VISIBLE; a failed one is CANCELLED with its reason."""
+    path = write_rows(tmp_path / "ld.csv", 0, 12)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("2024-01-01,x,a\n2024-01-02,y,b\n")
+    conn = server.connect(db, local_infile=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE t COLUMNS TERMINATED BY "
+                        "','")
+            with pytest.raises(Exception, match="too many filtered rows"):
+                cur.execute(f"LOAD DATA LOCAL INFILE '{bad}' INTO TABLE t COLUMNS TERMINATED "
+                            "BY ','")
+    finally:
+        conn.close()
+    [ok] = show(db_conn, "SHOW LOAD WHERE STATE = 'FINISHED'")
+    assert (ok["Type"], ok["State"]) == ("MYSQL_LOAD", "FINISHED")
+    assert "dpp.norm.ALL=12" in ok["EtlInfo"]
+    [failed] = show(db_conn, "SHOW LOAD WHERE STATE = 'CANCELLED'")
+    assert failed["Type"] == "MYSQL_LOAD" and "too many filtered rows" in failed["ErrorMsg"]
+    assert load_state(server, db, ok["Label"]) == "VISIBLE"
+    assert rows(db_conn) == duck_rows(path)
