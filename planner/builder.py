@@ -17,9 +17,12 @@ from __future__ import annotations
 from sql.binder import BoundSelect, CatalogView, TableSource, ValuesSource
 from sql.bind_expressions import coerce, not_supported
 from sql.expressions import ColumnRef, Expr, SubqueryExpr
-from sql.relations import BoundDerived, BoundJoin, BoundQuery, BoundRelation, BoundSetOp, BoundTable
+from sql.relations import (
+    BoundDerived, BoundFileRel, BoundJoin, BoundQuery, BoundRelation, BoundSetOp, BoundTable,
+)
+from sql.table_functions import FileSource
 from planner.logical import (
-    LogicalAggregate, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
+    LogicalAggregate, LogicalFileScan, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
     LogicalScan, LogicalSetOp, LogicalSort, LogicalValues, LogicalWindow, ScanRange, SortKey,
 )
 
@@ -45,7 +48,15 @@ def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:
     )
 
 
+def build_file_scan(src: FileSource) -> LogicalFileScan:
+    return LogicalFileScan(src.function, src.paths, src.format, src.options, src.names,
+                           src.types, src.names, src.types)
+
+
 def build_relation(rel: BoundRelation, catalog: CatalogView) -> LogicalPlan:
+    if isinstance(rel, BoundFileRel):
+        return LogicalProject(build_file_scan(rel.source), tuple(
+            (c.internal, ColumnRef(c.name, c.type)) for c in rel.columns))
     if isinstance(rel, BoundTable):
         scan = build_scan(rel.source, catalog)
         return LogicalProject(scan, tuple((c.internal, ColumnRef(c.name, c.type))
@@ -78,6 +89,8 @@ def build_source(bound: BoundSelect, catalog: CatalogView) -> LogicalPlan:
         plan = build_scan(src, catalog)
     elif isinstance(src, ValuesSource):
         plan = LogicalValues(src.names, src.types, src.rows)
+    elif isinstance(src, FileSource):
+        plan = build_file_scan(src)
     else:
         plan = build_relation(src, catalog)
     if bound.where is not None:

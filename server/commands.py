@@ -26,6 +26,8 @@ from executor.insert import (
     insert_batches,
     insert_values,
 )
+from executor.file_dirs import FileDirs
+from executor.file_scan import LocalFiles
 from executor.insert_fast import fast_batch
 from executor.query import (
     SessionContext,
@@ -46,7 +48,7 @@ from sql import ddl_ops, show
 from sql.compaction_admin import analyze_admin_compact, compact_table
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
-from sql.dialect import AdminCompact, CancelAlter, DescAll, DorisExplain
+from sql.dialect import AdminCompact, CancelAlter, DescAll, DescFunction, DorisExplain
 from sql.errors import (
     DorisError,
     ErrorCode,
@@ -57,6 +59,7 @@ from sql.errors import (
     unknown_database,
 )
 from sql.insert_values_scanner import scan_header
+from sql.table_functions import table_function_call
 from storage.batch import Batch
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
@@ -149,8 +152,11 @@ class StatementRunner:
         current_db: Callable[[], str | None], set_db: Callable[[str | None], None],
         processlist: Callable[[], list[tuple[object, ...]]] = list,
         profiles: QueryProfiles | None = None,
+        file_dirs: FileDirs | None = None,
     ) -> None:
         self.engine = engine
+        # where local() reads and OUTFILE / EXPORT write (conf [load] import_dir / export_dir)
+        self.file_dirs = file_dirs or FileDirs.under(engine.data_dir)
         self.profiles = profiles if profiles is not None else QueryProfiles()
         self._processlist = processlist
         self.login_time = time.time()
@@ -207,7 +213,8 @@ class StatementRunner:
         return SessionContext(
             database=self.database, connection_id=self.connection_id, user=f"{self.user}@%",
             current_user=f"'{self.user}'@'{host}'", variables=self.lookup_variable,
-            cancel=self.cancel,
+            cancel=self.cancel, table_functions=LocalFiles(
+                self.file_dirs, [b.backend_id for b in self.engine.catalog.backends()]),
         )
 
     def visible_catalog(self) -> Any:
@@ -240,6 +247,8 @@ class StatementRunner:
             table = self._table(stmt.this)
             r = show.describe_all(self.engine.catalog, table)
             return TextOutcome(r.names, r.rows)
+        if isinstance(stmt, DescFunction):
+            return self.describe_function(stmt)
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Query):
                 return self.explain(stmt.this, None)
@@ -262,6 +271,16 @@ class StatementRunner:
         if isinstance(stmt, AdminCompact):
             return self.admin_compact(stmt)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
+
+    def describe_function(self, stmt: DescFunction) -> TextOutcome:
+        """DESC FUNCTION local(..): the columns the table function gives (Doris' DESC rows)."""
+        call = table_function_call(stmt.this)
+        if call is None:
+            raise _not_supported("DESC FUNCTION of a non table function")
+        source = self.context().table_functions.resolve(call[0], call[1], call[0])  # type: ignore[union-attr]
+        rows = [(n, t.desc_sql(), "Yes", "false", "NULL", "")
+                for n, t in zip(source.names, source.types)]
+        return TextOutcome(["Field", "Type", "Null", "Key", "Default", "Extra"], rows)
 
     def _table(self, node: exp.Expression) -> TableMeta:
         db, name = _table_parts(node)

@@ -115,6 +115,7 @@ __all__ = [
     "AlterSetProperties",
     "CancelAlter",
     "DescAll",
+    "DescFunction",
     "DorisExplain",
     "DorisIndexParameters",
     "DorisInsert",
@@ -163,6 +164,7 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DorisInsert,
     DorisExplain,
     DescAll,
+    DescFunction,
     STATEMENT_TYPES,
 )
 from sql.dialect_generator import ShaleDorisGenerator  # noqa: E402
@@ -731,6 +733,9 @@ class ShaleDorisParser(DorisParser):
     def _parse_describe(self) -> exp.Expr:  # type: ignore[override]
         if self._prev.text.upper() == "EXPLAIN":
             return self._parse_doris_explain()
+        if self._curr and self._curr.text.upper() == "FUNCTION":
+            self._advance()
+            return self._parse_desc_function()
         describe = super()._parse_describe()
         if (
             isinstance(describe.this, exp.Table)
@@ -740,6 +745,14 @@ class ShaleDorisParser(DorisParser):
         ):
             return self.expression(DescAll(this=describe.this))
         return describe
+
+    def _parse_desc_function(self) -> DescFunction:
+        """DESC FUNCTION local("k" = "v", ..) (after DESC FUNCTION): this=Table(Anonymous)."""
+        start = self._curr
+        table = self._parse_table(schema=False)
+        if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Func):
+            self.raise_error("Expected a table function after DESC FUNCTION", start)
+        return self.expression(DescFunction(this=table))
 
     def _parse_doris_explain(self) -> DorisExplain:
         style: str | None = None

@@ -210,6 +210,12 @@ class DescAll(exp.Expression):
     arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
 
 
+class DescFunction(exp.Expression):
+    """``DESC FUNCTION local("k" = "v", ..)``; this=exp.Table whose this is the call."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
+
+
 # Node types accepted at the top level by the strict parser.
 STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Query,
@@ -232,6 +238,7 @@ STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Rollback,
     DorisExplain,
     DescAll,
+    DescFunction,
 )
 
 
