@@ -165,6 +165,11 @@ def scan_parallelism(ctx: SessionContext) -> int:
     return max(1, min(wanted, os.cpu_count() or 1))
 
 
+def new_query_id() -> str:
+    """A Doris-style query id: two 64-bit halves in hex (`hi-lo`)."""
+    return _query_id()
+
+
 def _query_id() -> str:
     """A Doris-style query id: two 64-bit halves in hex (`hi-lo`)."""
     u = uuid.uuid4().hex

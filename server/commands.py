@@ -29,8 +29,10 @@ from executor.insert import (
 from executor.file_dirs import FileDirs
 from executor.file_scan import LocalFiles
 from executor.insert_fast import fast_batch
+from executor.outfile import RESULT_COLUMNS, RESULT_TYPES, outfile_options, write_outfile
 from executor.query import (
     SessionContext,
+    new_query_id,
     evaluate_constant,
     execute,
     plan_select,
@@ -41,6 +43,7 @@ from planner.scan_info import plan_scan_lines
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD
+from server.export_jobs import ExportJobs, property_map
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
@@ -48,7 +51,10 @@ from sql import ddl_ops, show
 from sql.compaction_admin import analyze_admin_compact, compact_table
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
-from sql.dialect import AdminCompact, CancelAlter, DescAll, DescFunction, DorisExplain
+from sql.dialect import (
+    AdminCompact, CancelAlter, CancelExport, DescAll, DescFunction, DorisExplain, DorisExport,
+    DorisOutfile,
+)
 from sql.errors import (
     DorisError,
     ErrorCode,
@@ -60,7 +66,7 @@ from sql.errors import (
 )
 from sql.insert_values_scanner import scan_header
 from sql.table_functions import table_function_call
-from storage.batch import Batch
+from storage.batch import Batch, Column
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
 from storage.scan_stats import ScanStats
@@ -249,6 +255,12 @@ class StatementRunner:
             return TextOutcome(r.names, r.rows)
         if isinstance(stmt, DescFunction):
             return self.describe_function(stmt)
+        if isinstance(stmt, DorisOutfile):
+            return self.outfile(stmt)
+        if isinstance(stmt, DorisExport):
+            return self.export(stmt)
+        if isinstance(stmt, CancelExport):
+            return self.cancel_export(stmt)
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Query):
                 return self.explain(stmt.this, None)
@@ -271,6 +283,37 @@ class StatementRunner:
         if isinstance(stmt, AdminCompact):
             return self.admin_compact(stmt)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
+
+    def outfile(self, stmt: DorisOutfile) -> RowsOutcome:
+        """SELECT .. INTO OUTFILE: run the query into files under the export dir
+        (executor/outfile.py); one result row, Doris' FileNumber / TotalRows / FileSize / URL."""
+        opts = outfile_options(self.file_dirs, stmt.args["path"].name,
+                               stmt.args.get("format") or "csv",
+                               property_map(stmt.expressions))
+        result = self.select(stmt.this)
+        written = write_outfile(result.batches, result.names, result.types, opts, new_query_id())
+        row = Batch(RESULT_COLUMNS, tuple(Column.from_physical(t, [v]) for t, v in zip(
+            RESULT_TYPES, written.row())))
+        return RowsOutcome(list(RESULT_COLUMNS), list(RESULT_TYPES), iter([row]))
+
+    def export(self, stmt: DorisExport) -> OkOutcome:
+        """EXPORT TABLE: an asynchronous job (server/export_jobs.py); SHOW EXPORT follows it."""
+        db = (stmt.this.text("db") or self.database or "")
+        if not db:
+            raise no_database_selected()
+        ExportJobs.of(self.engine).submit(self, db, stmt)
+        return OkOutcome()
+
+    def cancel_export(self, stmt: CancelExport) -> OkOutcome:
+        db = stmt.args["db"].name if stmt.args.get("db") is not None else self.database
+        if not db:
+            raise no_database_selected()
+        where = stmt.args.get("where")
+        if where is None:
+            raise DorisError("CANCEL EXPORT needs WHERE LABEL = \"label\" (or LABEL LIKE, "
+                             "STATE = ..)")
+        ExportJobs.of(self.engine).cancel(db, lambda row: _eval_where(where.this, row))
+        return OkOutcome()
 
     def describe_function(self, stmt: DescFunction) -> TextOutcome:
         """DESC FUNCTION local(..): the columns the table function gives (Doris' DESC rows)."""
@@ -614,6 +657,13 @@ class StatementRunner:
             r = show.show_tablet(cat, int(target.name))
         elif kind == "PROC":
             r = self.show_proc(target.name if target is not None else "/")
+        elif kind == "EXPORT":
+            if not db:
+                raise no_database_selected()
+            where = stmt.args.get("where")
+            names, rows = ExportJobs.of(self.engine).show(
+                db, None if where is None else lambda row: _eval_where(where.this, row))
+            return TextOutcome(names, rows)
         else:
             raise _not_supported(f"SHOW {kind}")
         return TextOutcome(r.names, r.rows)

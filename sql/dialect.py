@@ -114,11 +114,14 @@ __all__ = [
     "AggTypeColumnConstraint",
     "AlterSetProperties",
     "CancelAlter",
+    "CancelExport",
     "DescAll",
     "DescFunction",
     "DorisExplain",
+    "DorisExport",
     "DorisIndexParameters",
     "DorisInsert",
+    "DorisOutfile",
     "DorisRollupIndex",
     "DropPartition",
     "DropRollup",
@@ -165,6 +168,9 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DorisExplain,
     DescAll,
     DescFunction,
+    DorisOutfile,
+    DorisExport,
+    CancelExport,
     STATEMENT_TYPES,
 )
 from sql.dialect_generator import ShaleDorisGenerator  # noqa: E402
@@ -275,6 +281,7 @@ class ShaleDorisParser(DorisParser):
         "ALTER TABLE ROLLUP": _show("ALTER TABLE ROLLUP"),
         "ALTER TABLE COLUMN": _show("ALTER TABLE COLUMN"),
         "DELETE": _show("DELETE"),
+        "EXPORT": _show("EXPORT"),
     }
     # The trie is computed once per class from SHOW_PARSERS, so it must be rebuilt here.
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
@@ -320,7 +327,72 @@ class ShaleDorisParser(DorisParser):
                 and (nxt := self._peek(1)) is not None and nxt.text.upper() == "COMPACT"):
             self._advance(2)
             return self._parse_admin_compact()
-        return super()._parse_statement()
+        if (self._curr and self._curr.text.upper() == "EXPORT"
+                and (nxt := self._peek(1)) is not None and nxt.token_type == TokenType.TABLE):
+            self._advance(2)
+            return self._parse_export()
+        if (self._curr and self._curr.text.upper() == "CANCEL"
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "EXPORT"):
+            self._advance(2)
+            return self._parse_cancel_export()
+        statement = super()._parse_statement()
+        if (isinstance(statement, exp.Query) and self._curr
+                and self._curr.token_type == TokenType.INTO
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "OUTFILE"):
+            self._advance(2)
+            return self._parse_outfile(statement)
+        return statement
+
+    # ---- unloading: INTO OUTFILE / EXPORT / CANCEL EXPORT -------------------------------
+
+    def _parse_into(self) -> exp.Into | None:
+        # `SELECT .. INTO OUTFILE` is Doris' unload clause (_parse_outfile), not SELECT INTO
+        nxt = self._peek(1)
+        if (self._curr and self._curr.token_type == TokenType.INTO and nxt is not None
+                and nxt.text.upper() == "OUTFILE"):
+            return None
+        return super()._parse_into()
+
+    def _parse_doris_string(self, what: str) -> exp.Literal:
+        path = self._parse_string()
+        if not isinstance(path, exp.Literal):
+            self.raise_error(f"Expected a quoted {what}")
+        return t.cast(exp.Literal, path)
+
+    def _parse_doris_properties_clause(self) -> list[exp.Expr]:
+        return self._parse_properties_list() if self._match_text_seq("PROPERTIES") else []
+
+    def _parse_outfile(self, query: exp.Expr) -> DorisOutfile:
+        """(after <query> INTO OUTFILE) "path" [FORMAT AS name] [PROPERTIES (..)]."""
+        path = self._parse_doris_string("file path")
+        fmt = "csv"
+        if self._match_text_seq("FORMAT", "AS"):
+            if not self._curr:
+                self.raise_error("Expected a format name after FORMAT AS")
+            fmt = self._curr.text.lower()
+            self._advance()
+        props = self._parse_doris_properties_clause()
+        return self.expression(DorisOutfile(this=query, path=path, format=fmt,
+                                            expressions=props))
+
+    def _parse_export(self) -> DorisExport:
+        """(after EXPORT TABLE) [db.]t [PARTITION (..)] [WHERE ..] TO "path" [PROPERTIES (..)]."""
+        table = self._parse_table_parts()
+        partition = self._parse_partition()
+        if partition is not None:
+            table.set("partition", partition)
+        where = self._parse_where()
+        if not self._match_text_seq("TO"):
+            self.raise_error("Expected TO \"file:///path/\"")
+        path = self._parse_doris_string("export path")
+        props = self._parse_doris_properties_clause()
+        return self.expression(DorisExport(this=table, where=where, path=path,
+                                           expressions=props))
+
+    def _parse_cancel_export(self) -> CancelExport:
+        """(after CANCEL EXPORT) [FROM db] [WHERE ..]."""
+        db = self._parse_doris_name("database") if self._match(TokenType.FROM) else None
+        return self.expression(CancelExport(db=db, where=self._parse_where()))
 
     def _parse_admin_compact(self) -> AdminCompact:
         """ADMIN COMPACT TABLE [db.]t [PARTITION p] [WHERE expr] (after ADMIN COMPACT)."""

@@ -216,6 +216,31 @@ class DescFunction(exp.Expression):
     arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
 
 
+class DorisOutfile(exp.Expression):
+    """``<query> INTO OUTFILE "file:///dir/prefix_" [FORMAT AS CSV|PARQUET|..]
+    [PROPERTIES ("k" = "v", ..)]``; this=the query, path=string Literal, format=lower-case
+    name ("csv" when omitted), expressions=[exp.Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True, "path": True, "format": False, "expressions": False}
+
+
+class DorisExport(exp.Expression):
+    """``EXPORT TABLE [db.]t [PARTITION (p, ..)] [WHERE ..] TO "file:///dir/"
+    [PROPERTIES (..)]``; this=Table (partition in Table.args["partition"]), where=exp.Where,
+    path=string Literal, expressions=[exp.Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True, "where": False, "path": True, "expressions": False}
+
+
+class CancelExport(exp.Expression):
+    """``CANCEL EXPORT [FROM db] WHERE LABEL = "l" | LABEL LIKE ".." | STATE = ".."``;
+    db=Identifier or None, where=exp.Where."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"db": False, "where": False}
+
+
 # Node types accepted at the top level by the strict parser.
 STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Query,
@@ -239,6 +264,9 @@ STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     DorisExplain,
     DescAll,
     DescFunction,
+    DorisOutfile,
+    DorisExport,
+    CancelExport,
 )
 
 

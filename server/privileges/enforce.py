@@ -35,7 +35,7 @@ from server.privileges.model import (
     SELECT,
     SHOW,
 )
-from sql.dialect import CancelAlter, DescAll, DorisExplain
+from sql.dialect import CancelAlter, DescAll, DescFunction, DorisExplain, DorisExport, DorisOutfile
 
 _TABLE_SHOWS = {"CREATE TABLE": "SHOW CREATE TABLE", "COLUMNS": "SHOW COLUMNS",
                 "INDEX": "SHOW INDEX", "PARTITIONS": "SHOW PARTITIONS", "TABLETS": "SHOW TABLETS"}
@@ -95,6 +95,12 @@ def authorize(access: Access, stmt: exp.Expression, current_db: str | None) -> N
             _check_table(access, stmt.this, current_db, SHOW, command="DESCRIBE")
     elif isinstance(stmt, exp.Query):
         _reads(access, stmt, current_db)
+    elif isinstance(stmt, DorisOutfile):  # the query's reads; the files land in export_dir
+        _reads(access, stmt.this, current_db)
+    elif isinstance(stmt, DorisExport):
+        _check_table(access, stmt.this, current_db, SELECT)
+    elif isinstance(stmt, DescFunction):
+        check(access, ADMIN)  # a table function reads the server's files
     elif type(stmt).__name__.startswith("Admin"):
         check(access, ADMIN)  # every ADMIN statement (ADMIN SET/SHOW CONFIG, ...) as in Doris
 
@@ -110,6 +116,9 @@ def _is_global(item: exp.Expression) -> bool:
 def _reads(access: Access, query: exp.Expression, current_db: str | None) -> None:
     """SELECT on every base table the query reads (subqueries, CTE bodies, unions included)."""
     for table in query_tables(query):
+        if isinstance(table.this, exp.Func):  # local(..) reads the server's files: ADMIN only
+            check(access, ADMIN)
+            continue
         _check_table(access, table, current_db, SELECT)
 
 

@@ -1,0 +1,232 @@
+"""EXPORT TABLE jobs: asynchronous unloads of a table into files, with SHOW / CANCEL EXPORT.
+
+`ExportJobs.of(engine)` keeps the jobs of one server (in memory: a restart forgets them, as
+Doris forgets finished jobs after `history_job_keep_max_second`). `submit` checks the statement
+the way Doris' ExportStmt does (table, partitions, columns, properties, label unique in the
+database), plans its SELECT at once (so errors reach the client), and runs it on a job thread:
+PENDING -> EXPORTING -> FINISHED, or CANCELLED on error, timeout or CANCEL EXPORT. The files
+are written by the OUTFILE writer (executor/outfile.py) under the export directory; a job that
+does not finish leaves no files. SHOW EXPORT prints Doris' columns.
+Upstream: Doris `ExportStmt`, `ExportJob`, `ExportMgr`, `ShowExportStmt`, `CancelExportStmt`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from executor.outfile import OutfileOptions, OutfileResult, outfile_options, write_outfile
+from executor.query import PreparedQuery, SessionContext, execute, new_query_id, plan_select
+from sql import ddl_ops
+from sql.errors import DorisError, QueryCancelled
+from storage.per_engine import PerEngine
+
+if TYPE_CHECKING:
+    from server.commands import StatementRunner
+    from storage.engine import StorageEngine
+
+SHOW_COLUMNS = ("JobId", "Label", "State", "Progress", "TaskInfo", "Path", "CreateTime",
+                "StartTime", "FinishTime", "Timeout", "ErrorMsg", "OutfileInfo")
+EXPORT_PROPERTIES = frozenset({
+    "label", "format", "column_separator", "line_delimiter", "columns", "parallelism",
+    "timeout", "max_file_size", "delete_existing_files", "with_bom", "data_consistency",
+    "compress_type"})
+DEFAULT_TIMEOUT_S = 7200
+FILE_PREFIX = "export-data-"
+
+
+def property_map(nodes: list[exp.Expression] | None) -> dict[str, str]:
+    """`PROPERTIES ("k" = "v", ..)` nodes -> {k: v} (keys as written)."""
+    out: dict[str, str] = {}
+    for node in nodes or []:
+        if isinstance(node, exp.Property):
+            value = node.args.get("value")
+            out[node.name] = value.name if isinstance(value, exp.Expression) else str(value)
+    return out
+
+
+def _ts(t: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "NULL"
+
+
+@dataclass
+class ExportJob:
+    job_id: int
+    label: str
+    db: str
+    table: str
+    path: str
+    timeout: int
+    task_info: dict[str, Any]
+    prepared: PreparedQuery
+    ctx: SessionContext
+    options: OutfileOptions
+    state: str = "PENDING"
+    create_time: float = field(default_factory=time.time)
+    start_time: float | None = None
+    finish_time: float | None = None
+    error: str = ""
+    result: OutfileResult | None = None
+
+    def row(self) -> tuple[object, ...]:
+        outfile = "NULL"
+        if self.result is not None:
+            outfile = json.dumps([[{
+                "fileNumber": str(len(self.result.files)), "totalRows": str(self.result.rows),
+                "fileSize": f"{self.result.bytes}bytes", "url": self.result.url}]])
+        return (str(self.job_id), self.label, self.state,
+                "100%" if self.state == "FINISHED" else "0%",
+                json.dumps(self.task_info), self.path, _ts(self.create_time),
+                _ts(self.start_time), _ts(self.finish_time), str(self.timeout),
+                self.error or "NULL", outfile)
+
+
+class ExportJobs:
+    @classmethod
+    def of(cls, engine: StorageEngine) -> ExportJobs:
+        return _JOBS(engine)
+
+    def __init__(self, engine: StorageEngine) -> None:
+        self.engine = engine
+        self._jobs: list[ExportJob] = []
+        self._lock = threading.Lock()
+        self._next_id = int(time.time() * 1000)
+
+    # ---- EXPORT TABLE ----------------------------------------------------------------------
+    def submit(self, runner: StatementRunner, db: str, stmt: exp.Expression) -> ExportJob:
+        table_node = stmt.this
+        table = ddl_ops.require_table(self.engine, db, table_node.name)
+        props = property_map(stmt.expressions)
+        for key in props:
+            if key not in EXPORT_PROPERTIES:
+                raise DorisError(f"Invalid property key: [{key}]")
+        label = props.get("label") or f"export_{uuid.uuid4()}"
+        timeout = _int_property(props, "timeout", DEFAULT_TIMEOUT_S)
+        parallelism = _int_property(props, "parallelism", 1)
+        partitions = [e.name for e in table_node.args["partition"].expressions] \
+            if table_node.args.get("partition") is not None else []
+        known = {p.name.lower() for p in self.engine.catalog.partitions(table.table_id)}
+        for p in partitions:
+            if p.lower() not in known:
+                raise DorisError(f"Partition {p} does not exist in table {table.name}")
+        columns = [c.strip().strip("`") for c in props["columns"].split(",")] \
+            if props.get("columns") else list(table.column_names)
+        for c in columns:
+            if not table.has_column(c):
+                raise DorisError(f"Unknown column [{c}] in table [{table.name}]")
+        outfile_props = {k: v for k, v in props.items() if k in (
+            "column_separator", "line_delimiter", "max_file_size", "delete_existing_files")}
+        path = stmt.args["path"].name
+        if not path.endswith("/"):
+            raise DorisError(f"The path must end with '/' (a directory), got [{path}]")
+        fmt = props.get("format", "csv")
+        options = outfile_options(runner.file_dirs, path + FILE_PREFIX, fmt, outfile_props,
+                                  "EXPORT")
+        select = exp.select(*[exp.column(c, quoted=True) for c in columns]).from_(
+            exp.Table(this=exp.to_identifier(table.name, quoted=True),
+                      db=exp.to_identifier(db, quoted=True),
+                      partition=table_node.args.get("partition")))
+        if stmt.args.get("where") is not None:
+            select.set("where", stmt.args["where"].copy())
+        ctx = dataclasses.replace(runner.context(), cancel=threading.Event())
+        prepared = plan_select(select, runner.visible_catalog(), ctx, sql=select.sql())
+        with self._lock:
+            if any(j.db.lower() == db.lower() and j.label == label and j.state != "CANCELLED"
+                   for j in self._jobs):
+                raise DorisError(f"Label [{label}] has already been used.")
+            self._next_id += 1
+            job = ExportJob(
+                self._next_id, label, db, table.name, path, timeout,
+                {"partitions": partitions or ["*"], "parallelism": parallelism,
+                 "data_consistency": props.get("data_consistency", "partition"),
+                 "format": fmt.lower(), "broker": "",
+                 "column_separator": options.separator, "line_delimiter": options.line_delimiter,
+                 "max_file_size": props.get("max_file_size", ""),
+                 "delete_existing_files": props.get("delete_existing_files", ""),
+                 "with_bom": props.get("with_bom", "false"), "db": db, "tbl": table.name},
+                prepared, ctx, options)
+            self._jobs.append(job)
+        threading.Thread(target=self._run, args=(job,), daemon=True,
+                         name=f"export-{job.job_id}").start()
+        return job
+
+    def _run(self, job: ExportJob) -> None:
+        cancel = job.ctx.cancel
+        with self._lock:
+            if job.state != "PENDING":
+                return
+            job.state, job.start_time = "EXPORTING", time.time()
+        timer = threading.Timer(job.timeout, cancel.set)
+        timer.daemon = True
+        timer.start()
+        try:
+            result = execute(job.prepared, self.engine, job.ctx)
+            written = write_outfile(result.batches, list(job.prepared.names),
+                                    list(job.prepared.types), job.options, new_query_id())
+            with self._lock:
+                if job.state == "EXPORTING":
+                    job.result, job.state = written, "FINISHED"
+                else:  # cancelled while the last file was published
+                    for f in written.files:
+                        f.unlink(missing_ok=True)
+        except QueryCancelled:
+            self._fail(job, f"type:CANCELLED; msg:timeout after {job.timeout} seconds")
+        except Exception as e:  # noqa: BLE001 - the job's failure is reported by SHOW EXPORT
+            self._fail(job, f"type:RUN_FAIL; msg:{getattr(e, 'message', None) or e}")
+        finally:
+            timer.cancel()
+            job.finish_time = time.time()
+
+    def _fail(self, job: ExportJob, message: str) -> None:
+        with self._lock:
+            job.state = "CANCELLED"
+            job.error = job.error or message  # a user cancel already said why
+
+    # ---- SHOW EXPORT / CANCEL EXPORT -------------------------------------------------------
+    def show(self, db: str, matches: Callable[[dict[str, Any]], bool] | None
+             ) -> tuple[list[str], list[tuple[object, ...]]]:
+        with self._lock:
+            jobs = [j for j in self._jobs if j.db.lower() == db.lower()]
+            rows = [j.row() for j in jobs]
+        if matches is not None:
+            rows = [r for r in rows if matches({"label": r[1], "state": r[2], "id": r[0],
+                                                "jobid": r[0]})]
+        return list(SHOW_COLUMNS), rows
+
+    def cancel(self, db: str, matches: Callable[[dict[str, Any]], bool]) -> int:
+        with self._lock:
+            picked = [j for j in self._jobs if j.db.lower() == db.lower()
+                      and matches({"label": j.label, "state": j.state, "id": str(j.job_id)})]
+            if not picked:
+                raise DorisError("Export job not found")
+            running = [j for j in picked if j.state in ("PENDING", "EXPORTING")]
+            if not running:
+                raise DorisError(f"Export job [{picked[0].label}] is already finished or "
+                                 "cancelled")
+            for j in running:
+                j.error = "type:CANCELLED; msg:user cancel"
+                if j.state == "PENDING":
+                    j.state, j.finish_time = "CANCELLED", time.time()
+                j.ctx.cancel.set()
+        return len(running)
+
+
+def _int_property(props: dict[str, str], key: str, default: int) -> int:
+    try:
+        value = int(props.get(key, default))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise DorisError(f"The value of {key} is invalid!")
+    return value
+
+
+_JOBS: PerEngine[ExportJobs] = PerEngine(ExportJobs)
