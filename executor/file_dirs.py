@@ -77,12 +77,15 @@ class FileDirs:
             raise DorisError(f"{what} path [{url}] can not contain '..'")
         self.export_dir.mkdir(parents=True, exist_ok=True)
         directory = Path(raw) if raw.endswith("/") else Path(raw).parent
-        resolved = directory.resolve()
-        if not _inside(resolved, self.export_dir, strict=False):
+        if not (directory == self.export_dir or self.export_dir in directory.parents):
             raise DorisError(f"{what} may only write under the export directory "
                              f"{self.export_dir}, got [{url}]")
-        resolved.mkdir(parents=True, exist_ok=True)
-        if not _inside(resolved.resolve(), self.export_dir, strict=True):
+        if not _inside(directory, self.export_dir, strict=False):
+            raise DorisError(f"{what} path [{url}] leads outside the export directory "
+                             f"{self.export_dir} (through a symlink)")
+        directory.mkdir(parents=True, exist_ok=True)
+        resolved = directory.resolve()
+        if not _inside(resolved, self.export_dir, strict=True):  # a symlink made meanwhile
             raise DorisError(f"{what} path [{url}] leads outside the export directory "
                              f"{self.export_dir} (through a symlink)")
         return resolved, ("" if raw.endswith("/") else Path(raw).name)

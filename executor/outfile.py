@@ -168,7 +168,8 @@ def arrow_array(t: DataType, col: Column) -> pa.Array:
 
 
 def text_array(t: DataType, col: Column) -> pa.Array:
-    """A result column in Doris' text form (what a MySQL client would see), for CSV."""
+    """A result column for CSV: Arrow types whose CSV text is Doris' text form (DATETIME at
+    its scale, BOOLEAN as 1 / 0); pyarrow's CSV writer never quotes these."""
     k = t.kind
     if k is TypeKind.DATETIME and t.scale not in (0, 3, 6):
         return pa.array([t.format_value(v) for v in col.to_pylist()], pa.string())
@@ -178,7 +179,7 @@ def text_array(t: DataType, col: Column) -> pa.Array:
         arr = pc.cast(arr, pa.timestamp(unit), safe=False)
     if k is TypeKind.BOOLEAN:
         arr = pc.cast(arr, pa.uint8())
-    return pc.cast(arr, pa.string())
+    return arr
 
 
 # ---- writing ----------------------------------------------------------------------------------
@@ -252,13 +253,14 @@ class _Writer:
 
     def _write_csv(self, rb: pa.RecordBatch) -> None:
         """Doris writes values as they are (no quotes); a batch holding a value with the
-        separator, a quote or a line break is written with quotes where needed instead, so
+        separator, a quote or a line break is written with its strings quoted instead, so
         the file still reads back (DuckDB, pyarrow) as the rows that were written."""
         opts = self.opts
         specials = [opts.separator, '"', "\n", "\r"]
         needs_quotes = any(
             pc.any(pc.match_substring(col, s)).as_py()
-            for col in rb.columns for s in specials if len(col) and col.null_count < len(col))
+            for col in rb.columns if pa.types.is_string(col.type)
+            and col.null_count < len(col) for s in specials)
         pacsv.write_csv(rb, self.sink.stream, write_options=pacsv.WriteOptions(
             include_header=False, delimiter=opts.separator, eol=opts.line_delimiter,
             null_string="\\N", quoting_style="needed" if needs_quotes else "none"))
