@@ -35,7 +35,10 @@ def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:
     ranges: list[ScanRange] = []
     parts: list[tuple[int, int]] = []
     rows = 0
+    only = {n.lower() for n in src.partitions}
     for p in catalog.partitions(meta.table_id):
+        if only and p.name.lower() not in only:
+            continue  # FROM t PARTITION (..) names the partitions to read
         parts.append((p.partition_id, p.visible_version))
         for t in catalog.tablets(meta.table_id, p.partition_id, index_id):
             ranges.append(ScanRange(t, p.visible_version))

@@ -24,6 +24,7 @@ from sql.relations import (
     BoundTable, BoundValuesRel, RelColumn, Scope, SortItem, TableSource, ValuesSource,
 )
 from sql.table_functions import FileSource, table_function_call
+from storage.catalog.meta import TableMeta
 from storage.types import BOOLEAN, DataType, TypeKind
 
 def unknown_column(name: str) -> DorisError:
@@ -134,7 +135,20 @@ class FromBinder:
         meta = self.catalog.get_table(db, name)
         if meta is None:
             raise table_not_found(db, name)
-        return TableSource(db, meta, alias)
+        return TableSource(db, meta, alias, self._partitions(t, meta))
+
+    def _partitions(self, t: exp.Table, meta: TableMeta) -> tuple[str, ...]:
+        """`t PARTITION (p1, ..)` / `PARTITIONS (..)`: the named partitions, checked."""
+        node = t.args.get("partition")
+        if not isinstance(node, exp.Partition):
+            return ()
+        names = {p.name.lower(): p.name for p in self.catalog.partitions(meta.table_id)}
+        chosen = []
+        for e in node.expressions:
+            if e.name.lower() not in names:
+                raise DorisError(f"Partition {e.name} does not exist in table {meta.name}")
+            chosen.append(names[e.name.lower()])
+        return tuple(chosen)
 
     def _relation(self, node: exp.Expression) -> BoundRelation:
         """One FROM item -> relation with fresh internal names, registered in the scope."""

@@ -46,6 +46,8 @@ class TableSource:
     db: str
     table: TableMeta
     alias: str
+    # `FROM t PARTITION (p1, p2)`: read only these partitions (names as in the catalog)
+    partitions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

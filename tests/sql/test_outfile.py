@@ -17,7 +17,6 @@ import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 import pymysql
 import pytest
-
 from conftest import unique_db_name
 from support.rows import normalize_rows
 
@@ -87,8 +86,7 @@ def test_typed_files_read_back_as_the_query_rows(server, table, fmt: str) -> Non
     assert arrow.schema.names == ["k", "name", "day", "ts", "price", "big", "ratio"]
     assert arrow.schema.field("day").type == pa.date32()
     assert arrow.schema.field("price").type == pa.decimal128(10, 2)
-    assert normalize_rows(arrow.to_pylist() and [tuple(r.values()) for r in arrow.to_pylist()]) \
-        == normalize_rows(want)
+    assert normalize_rows(tuple(r.values()) for r in arrow.to_pylist()) == normalize_rows(want)
     if fmt == "parquet":
         duck = duckdb.sql(f"SELECT * FROM read_parquet('{files[0]}')").fetchall()
         assert normalize_rows(duck) == normalize_rows(want)
