@@ -14,7 +14,7 @@ Upstream: Doris `LocalTableValuedFunction` (FE), `FileScanNode` / `CsvReader` /
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -204,9 +204,9 @@ def _json_batches(path: str, options: dict[str, str], block: int) -> Iterator[pa
 class LocalFiles:
     """`local(..)` resolution against the import directory (sql.table_functions' resolver)."""
 
-    def __init__(self, dirs: FileDirs, backend_ids: list[int]) -> None:
+    def __init__(self, dirs: FileDirs, backend_ids: Callable[[], list[int]]) -> None:
         self.dirs = dirs
-        self.backend_ids = backend_ids
+        self.backend_ids = backend_ids  # looked up only when a statement uses local()
 
     def resolve(self, function: str, properties: dict[str, str], alias: str) -> FileSource:
         if function != "local":
@@ -218,9 +218,13 @@ class LocalFiles:
             except ValueError:
                 raise DorisError(f"backend_id must be a number, got "
                                  f"{properties['backend_id']}") from None
-            if self.backend_ids and be not in self.backend_ids:
+            known = self.backend_ids()
+            if known and be not in known:
                 raise DorisError(f"backend not found with backend_id = {be}")
         fmt = properties["format"].strip().lower()
+        if properties.get("line_delimiter", "\\n") not in ("\\n", "\n", "\\r\\n", "\r\n"):
+            raise DorisError(f"line_delimiter [{properties['line_delimiter']}] is not supported "
+                             "yet: use \\n or \\r\\n")
         options = {k: v for k, v in properties.items()
                    if k not in ("file_path", "backend_id", "shared_storage")}
         options.pop("format", None)

@@ -220,7 +220,7 @@ class StatementRunner:
             database=self.database, connection_id=self.connection_id, user=f"{self.user}@%",
             current_user=f"'{self.user}'@'{host}'", variables=self.lookup_variable,
             cancel=self.cancel, table_functions=LocalFiles(
-                self.file_dirs, [b.backend_id for b in self.engine.catalog.backends()]),
+                self.file_dirs, lambda: [b.backend_id for b in self.engine.catalog.backends()]),
         )
 
     def visible_catalog(self) -> Any:

@@ -38,6 +38,7 @@ def files(server) -> Iterator[tuple[str, Path]]:
     with gzip.open(root / "data.csv.gz", "wt") as f:
         f.write("\n".join(lines) + "\n")
     (root / "header.csv").write_text("id,city\n1,Oslo\n2,Lima\n")
+    (root / "rows.json").write_text('{"id": 1, "city": "Oslo"}\n{"id": 2, "city": null}\n')
     table = pa.table({
         "id": pa.array(range(50), pa.int32()),
         "big": pa.array([i * 10**12 if i % 5 else None for i in range(50)], pa.int64()),
@@ -99,6 +100,8 @@ def test_null_marker_gzip_and_header(conn, files) -> None:
     assert normalize_rows(gz) == normalize_rows(_duck_csv(root / "data.csv.gz"))
     named = _rows(conn, f"SELECT city, id FROM {_local(rel + '/header.csv', 'csv_with_names', column_separator=',')} ORDER BY id")
     assert named == [("Oslo", "1"), ("Lima", "2")]
+    js = _rows(conn, f"SELECT id, city FROM {_local(rel + '/rows.json', 'json')} ORDER BY id")
+    assert js == [("1", "Oslo"), ("2", None)]
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])
@@ -174,6 +177,8 @@ def test_doris_argument_checks(conn, files) -> None:
         conn, f"SELECT * FROM {_local(rel + '/part1.csv', colour='red')}")[1]
     assert "format:xml is not supported." in _error(
         conn, f"SELECT * FROM {_local(rel + '/part1.csv', 'xml')}")[1]
+    assert "line_delimiter [;] is not supported" in _error(
+        conn, f"SELECT * FROM {_local(rel + '/part1.csv', line_delimiter=';')}")[1]
     shared = (f'SELECT count(*) FROM local("file_path" = "{rel}/part1.csv", '
               '"shared_storage" = "true", "format" = "csv")')
     assert _rows(conn, shared) == [(200,)]
