@@ -320,7 +320,9 @@ class StatementRunner:
         call = table_function_call(stmt.this)
         if call is None:
             raise _not_supported("DESC FUNCTION of a non table function")
-        source = self.context().table_functions.resolve(call[0], call[1], call[0])  # type: ignore[union-attr]
+        resolver = self.context().table_functions
+        assert resolver is not None  # the runner's context always carries one
+        source = resolver.resolve(call[0], call[1], call[0])
         rows = [(n, t.desc_sql(), "Yes", "false", "NULL", "")
                 for n, t in zip(source.names, source.types)]
         return TextOutcome(["Field", "Type", "Null", "Key", "Default", "Extra"], rows)

@@ -98,7 +98,8 @@ def test_null_marker_gzip_and_header(conn, files) -> None:
     assert normalize_rows(got) == [("1", None, "x"), ("2", "b", None)]
     gz = _rows(conn, f"SELECT * FROM {_local(rel + '/data.csv.gz', column_separator='|')}")
     assert normalize_rows(gz) == normalize_rows(_duck_csv(root / "data.csv.gz"))
-    named = _rows(conn, f"SELECT city, id FROM {_local(rel + '/header.csv', 'csv_with_names', column_separator=',')} ORDER BY id")
+    header_tvf = _local(rel + "/header.csv", "csv_with_names", column_separator=",")
+    named = _rows(conn, f"SELECT city, id FROM {header_tvf} ORDER BY id")
     assert named == [("Oslo", "1"), ("Lima", "2")]
     js = _rows(conn, f"SELECT id, city FROM {_local(rel + '/rows.json', 'json')} ORDER BY id")
     assert js == [("1", "Oslo"), ("2", None)]
@@ -113,9 +114,9 @@ def test_typed_formats_map_to_doris_types(conn, files, fmt: str) -> None:
         ("id", "INT"), ("big", "BIGINT"), ("name", "TEXT"), ("price", "DECIMAL(10, 2)"),
         ("day", "DATE"), ("ts", "DATETIME(6)"), ("ratio", "DOUBLE"), ("flag", "BOOLEAN")]
     got = _rows(conn, f"SELECT * FROM {tvf} WHERE id >= 3")
-    reader = "read_parquet" if fmt == "parquet" else None
-    if reader:
-        want = duckdb.sql(f"SELECT * FROM read_parquet('{root}/t.parquet') WHERE id >= 3").fetchall()
+    if fmt == "parquet":
+        want = duckdb.sql(f"SELECT * FROM read_parquet('{root}/t.parquet') WHERE id >= 3"
+                          ).fetchall()
     else:
         arrow = paorc.read_table(root / "t.orc")  # noqa: F841 - read by DuckDB's replacement scan
         want = duckdb.sql("SELECT * FROM arrow WHERE id >= 3").fetchall()
@@ -138,6 +139,11 @@ def test_insert_select_from_local_loads_the_rows(db_conn, files) -> None:
         f"cast(column3 AS DATE) FROM read_csv('{root}/part*.csv', header = false, "
         "all_varchar = true, delim = '|')").fetchall()
     assert normalize_rows(got) == normalize_rows(want)
+    # a join of the table with the file (the file scan feeds an exchange of its own fragment)
+    tvf = _local(rel + "/part2.csv", column_separator="|")
+    joined = _rows(db_conn, f"SELECT t.id, f.c2 FROM t JOIN {tvf} f "
+                            "ON t.id = cast(f.c1 AS INT) WHERE t.id % 10 = 0")
+    assert sorted(joined) == [(i, f"name{i % 7}") for i in range(210, 301, 10)]
 
 
 def test_explain_shows_a_file_scan(conn, files) -> None:
