@@ -65,6 +65,10 @@ _CODECS = {"plain": "", "gz": "gzip", "gzip": "gzip", "bz2": "bz2", "lz4frame": 
            "lz4": "lz4", "zstd": "zstd"}
 _SUFFIX_CODECS = {".gz": "gzip", ".bz2": "bz2", ".lz4": "lz4", ".zst": "zstd", ".zstd": "zstd"}
 _SCHEMA_PROBE_BYTES = 1 << 16
+# local() arguments honoured here; Doris' other format properties are refused unless they
+# have their default value (false / empty), rather than silently ignored
+_HANDLED = frozenset({"file_path", "backend_id", "shared_storage", "format", "column_separator",
+                      "line_delimiter", "compress_type", "skip_lines", "read_json_by_line"})
 
 
 def codec_of(path: str, compress_type: str) -> str:
@@ -225,6 +229,9 @@ class LocalFiles:
         if properties.get("line_delimiter", "\\n") not in ("\\n", "\n", "\\r\\n", "\r\n"):
             raise DorisError(f"line_delimiter [{properties['line_delimiter']}] is not supported "
                              "yet: use \\n or \\r\\n")
+        for key, value in properties.items():
+            if key not in _HANDLED and value.strip().lower() not in ("", "false"):
+                raise DorisError(f"property {key} of local() is not supported yet")
         options = {k: v for k, v in properties.items()
                    if k not in ("file_path", "backend_id", "shared_storage")}
         options.pop("format", None)
@@ -237,14 +244,17 @@ class LocalFiles:
                           names, types)
 
 
-def _load_spec(names: tuple[str, ...], fmt: str, sep: str, skip: int) -> LoadSpec:
+def _load_spec(names: tuple[str, ...], sep: str, skip: int) -> LoadSpec:
     """The load core's parse description for a CSV file of `names` string columns (the table
-    is a stand-in: record_batches only reads the column count and the format)."""
+    is a stand-in: record_batches reads the column count and the format). Header lines are
+    counted in `skip` here, so the format given to the load core is plain csv."""
     columns = tuple(ColumnMeta(f"c{i + 1}", STRING) for i in range(len(names)))
     table = TableMeta(0, 0, "local", KeysType.DUP_KEYS, columns,
                       PartitionInfo(PartitionType.UNPARTITIONED),
                       DistributionInfo(DistributionType.RANDOM, (), 1), 0)
-    return LoadSpec("", table, "", list(columns), FormatOptions(fmt, sep, skip), 1.0, False)
+    return LoadSpec(db="", table=table, label="", targets=list(columns),
+                    format=FormatOptions(format="csv", separator=sep, skip_rows=skip),
+                    max_filter_ratio=1.0, strict=False)
 
 
 class FileScan(Operator):
@@ -274,7 +284,7 @@ class FileScan(Operator):
             elif p.format == "json":
                 yield from self._reorder(_json_batches(path, options, 1 << 20))
             else:
-                spec = _load_spec(p.file_columns, p.format, _csv_separator(options),
+                spec = _load_spec(p.file_columns, _csv_separator(options),
                                   _csv_skip(p.format, options))
                 stream = open_stream(path, options.get("compress_type", ""))
                 try:

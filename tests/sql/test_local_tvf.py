@@ -183,6 +183,8 @@ def test_doris_argument_checks(conn, files) -> None:
         conn, f"SELECT * FROM {_local(rel + '/part1.csv', colour='red')}")[1]
     assert "format:xml is not supported." in _error(
         conn, f"SELECT * FROM {_local(rel + '/part1.csv', 'xml')}")[1]
+    assert "property enclose of local() is not supported yet" in _error(
+        conn, f"SELECT * FROM {_local(rel + '/part1.csv', enclose='x')}")[1]
     assert "line_delimiter [;] is not supported" in _error(
         conn, f"SELECT * FROM {_local(rel + '/part1.csv', line_delimiter=';')}")[1]
     shared = (f'SELECT count(*) FROM local("file_path" = "{rel}/part1.csv", '
