@@ -245,11 +245,16 @@ class _Writer:
             if self.opts.format == "parquet":
                 self.writer = pq.ParquetWriter(self.sink.stream, rb.schema)
             else:
-                self.writer = paorc.ORCWriter(self.sink.stream)
+                self.writer = self._orc_writer()
         if self.opts.format == "orc":
             self.writer.write(pa.Table.from_batches([rb]))
         else:  # ParquetWriter takes a record batch
             self.writer.write(rb)
+
+    def _orc_writer(self) -> paorc.ORCWriter:
+        # stripes well below max_file_size, so the size check after each batch sees the bytes
+        stripe = max(1 << 20, min(64 << 20, self.opts.max_file_size // 8))
+        return paorc.ORCWriter(self.sink.stream, stripe_size=stripe)
 
     def _write_csv(self, rb: pa.RecordBatch) -> None:
         """Doris writes values as they are (no quotes); a batch holding a value with the
@@ -275,7 +280,7 @@ class _Writer:
             if self.opts.format == "parquet":
                 self.writer = pq.ParquetWriter(self.sink.stream, rb.schema)
             else:
-                self.writer = paorc.ORCWriter(self.sink.stream)
+                self.writer = self._orc_writer()
                 self.writer.write(pa.Table.from_batches([rb]))
         self.writer.close()
 
