@@ -189,3 +189,35 @@ def test_paths_outside_the_export_dir_are_refused(server, table, tmp_path) -> No
                     'PROPERTIES ("max_file_size" = "1MB")')
     assert "format:xlsx is not supported." in _refused(
         server, db, f'{q} INTO OUTFILE "file://{folder}/m_" FORMAT AS XLSX')
+
+
+def test_privileges(server, table) -> None:
+    """OUTFILE needs SELECT on what the query reads, EXPORT SELECT on the table, and local()
+    / DESC FUNCTION (the server's own files) ADMIN_PRIV."""
+    db, folder = table
+    user = f"u_{secrets.token_hex(4)}"
+    with server.connect() as root:
+        _run(root, f"CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")
+        _run(root, f"GRANT SELECT_PRIV ON {db}.t TO '{user}'@'%'")
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=server.port, user=user, password="pw",
+                               database=db, autocommit=True, ssl_disabled=True)
+        with conn:
+            (row,) = _run(conn, f'SELECT k FROM t INTO OUTFILE "file://{folder}/priv/ok_" '
+                                'FORMAT AS CSV')
+            assert row[1] == N_ROWS
+            tvf = 'local("file_path" = "x.csv", "backend_id" = "10000", "format" = "csv")'
+            for sql, code in [
+                # a table the user holds no SELECT on (checked before it is looked up)
+                (f'SELECT * FROM {db}.t2 INTO OUTFILE "file://{folder}/priv/no_"', 1142),
+                (f"SELECT * FROM {tvf}", 1227),
+                (f"DESC FUNCTION {tvf}", 1227),
+                (f'SELECT * FROM {tvf} INTO OUTFILE "file://{folder}/priv/no_"', 1227),
+            ]:
+                with pytest.raises(pymysql.MySQLError) as info:
+                    _run(conn, sql)
+                assert info.value.args[0] == code, (sql, info.value.args)
+    finally:
+        with server.connect() as root:
+            _run(root, f"DROP USER IF EXISTS '{user}'@'%'")
+    assert not list((folder / "priv").glob("no_*"))
