@@ -238,7 +238,7 @@ class LocalFiles:
         paths = [str(p) for p in self.dirs.import_files(properties["file_path"])]
         try:
             names, types = infer_schema(paths, fmt, options)
-        except (OSError, pa.ArrowException) as e:
+        except (OSError, pa.ArrowException, UnicodeDecodeError) as e:
             raise DorisError(f"cannot read file {paths[0]}: {e}") from None
         return FileSource(function, alias, tuple(paths), fmt, tuple(sorted(options.items())),
                           names, types)
@@ -288,7 +288,9 @@ class FileScan(Operator):
                                   _csv_skip(p.format, options))
                 stream = open_stream(path, options.get("compress_type", ""))
                 try:
-                    yield from record_batches(stream, spec, self.load_stats)
+                    for rb in record_batches(stream, spec, self.load_stats):
+                        rb.validate(full=True)  # invalid UTF-8 is an error, as in a load
+                        yield rb
                 finally:
                     stream.close()
         except (OSError, pa.ArrowException) as e:

@@ -190,3 +190,18 @@ def test_doris_argument_checks(conn, files) -> None:
     shared = (f'SELECT count(*) FROM local("file_path" = "{rel}/part1.csv", '
               '"shared_storage" = "true", "format" = "csv")')
     assert _rows(conn, shared) == [(200,)]
+
+
+def test_bad_files_give_errors_and_the_server_stays_up(conn, files) -> None:
+    rel, root = files
+    good = gzip.compress(b"1|a\n2|b\n" * 1000)
+    (root / "cut.csv.gz").write_bytes(good[: len(good) // 2])
+    (root / "junk.parquet").write_bytes(b"PAR1 this is not parquet")
+    (root / "latin1.csv").write_bytes(b"1|caf\xe9\n")
+    (root / "latin1_late.csv").write_bytes(b"1|ok\n" * 20000 + b"2|caf\xe9\n")
+    for path, fmt in [("cut.csv.gz", "csv"), ("junk.parquet", "parquet"),
+                      ("latin1.csv", "csv"), ("latin1_late.csv", "csv")]:
+        tvf = _local(f"{rel}/{path}", fmt, column_separator="|")
+        code, message = _error(conn, f"SELECT * FROM {tvf}")
+        assert code == 1105 and path in message, (path, message)
+    assert _rows(conn, "SELECT 1") == [(1,)]
