@@ -127,16 +127,23 @@ def test_csv_with_names_and_types_headers(server, table) -> None:
     assert normalize_rows(got) == normalize_rows([(0, 0.0), (1, 0.12), (2, 0.25)])
 
 
-def test_max_file_size_splits_and_delete_existing_files(server, table) -> None:
-    db, folder = table
+@pytest.fixture(scope="module")
+def big_csv(server) -> Iterator[str]:
+    """A 140 000-line CSV file (about 11.5 MB) in the import dir: its local() call."""
     big = server.data_dir / "import" / f"big_{secrets.token_hex(4)}.csv"
     line = "|".join(["x" * 60, "y" * 20])
-    big.write_text("".join(f"{i}|{line}\n" for i in range(140_000)))  # about 11.5 MB
+    big.write_text("".join(f"{i}|{line}\n" for i in range(140_000)))
+    yield (f'local("file_path" = "{big.name}", "backend_id" = "10000", "format" = "csv", '
+           '"column_separator" = "|")')
+    big.unlink()
+
+
+def test_max_file_size_splits_and_delete_existing_files(server, table, big_csv) -> None:
+    db, folder = table
+    tvf = big_csv
     target = folder / "split"
     target.mkdir(parents=True)
     (target / "stale.txt").write_text("old")
-    tvf = (f'local("file_path" = "{big.name}", "backend_id" = "10000", "format" = "csv", '
-           '"column_separator" = "|")')
     with server.connect(db) as conn:
         number, rows, size, url = _outfile(
             conn, f"SELECT * FROM {tvf}", f"{target}/s_", "CSV", column_separator="|",
@@ -151,16 +158,19 @@ def test_max_file_size_splits_and_delete_existing_files(server, table) -> None:
                      f"'{target}/s_*.csv', header = false, delim = '|', all_varchar = true)"
                      ).fetchall()
     assert got == [(140_000, 140_000, "x" * 60)]
-    big.unlink()
 
 
-def test_a_failed_query_leaves_no_file(server, table) -> None:
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_query_failing_midway_leaves_no_file(server, table, big_csv, fmt: str) -> None:
+    """The first 65 536-row batch is written, a later one overflows BIGINT (error 1690): the
+    files written so far and the one being written are removed."""
     db, folder = table
-    target = folder / "failed"
-    with server.connect(db) as conn, pytest.raises(pymysql.MySQLError):
-        _outfile(conn, "SELECT k, 1 / (k - 200) * 0 + cast(9223372036854775807 AS BIGINT) * k "
-                       "FROM t ORDER BY k", f"{target}/f_", "parquet")
-    assert not target.exists() or list(target.iterdir()) == []
+    target = folder / f"failed_{fmt}"
+    query = f"SELECT c1, cast(c1 AS BIGINT) * 92233720368547 FROM {big_csv}"
+    with server.connect(db) as conn, pytest.raises(pymysql.MySQLError) as info:
+        _outfile(conn, query, f"{target}/f_", fmt, max_file_size="5MB")
+    assert info.value.args[0] == 1690
+    assert target.exists() and list(target.iterdir()) == []
 
 
 def _refused(server, db: str, sql: str) -> str:
