@@ -43,7 +43,7 @@ from planner.scan_info import plan_scan_lines
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD
-from server.export_jobs import ExportJobs, property_map
+from server.export_jobs import ExportJobs, order_and_limit, property_map
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
@@ -665,7 +665,8 @@ class StatementRunner:
             where = stmt.args.get("where")
             names, rows = ExportJobs.of(self.engine).show(
                 db, None if where is None else lambda row: _eval_where(where.this, row))
-            return TextOutcome(names, rows)
+            return TextOutcome(names, order_and_limit(names, rows, stmt.meta.get("order"),
+                                                      stmt.meta.get("limit")))
         else:
             raise _not_supported(f"SHOW {kind}")
         return TextOutcome(r.names, r.rows)

@@ -53,6 +53,29 @@ def property_map(nodes: list[exp.Expression] | None) -> dict[str, str]:
     return out
 
 
+def order_and_limit(names: list[str], rows: list[tuple[object, ...]],
+                    order: exp.Expression | None, limit: exp.Expression | None
+                    ) -> list[tuple[object, ...]]:
+    """SHOW EXPORT's ORDER BY <column> [DESC], .. and LIMIT [offset,] n over its rows (numbers
+    in JobId / Timeout sort as numbers)."""
+    lower = [n.lower() for n in names]
+    for item in reversed(order.expressions if order is not None else []):
+        name = item.this.name.lower()
+        if name not in lower:
+            raise DorisError(f"Title name[{item.this.name}] does not exist")
+        i = lower.index(name)
+
+        def key(row: tuple[object, ...], i: int = i) -> tuple[int, object]:
+            text = str(row[i])
+            return (0, int(text)) if text.isdigit() else (1, text)
+
+        rows = sorted(rows, key=key, reverse=bool(item.args.get("desc")))
+    if limit is not None:
+        offset = int(limit.args["offset"].name) if limit.args.get("offset") is not None else 0
+        rows = rows[offset: offset + int(limit.expression.name)]
+    return rows
+
+
 def _ts(t: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "NULL"
 

@@ -281,7 +281,7 @@ class ShaleDorisParser(DorisParser):
         "ALTER TABLE ROLLUP": _show("ALTER TABLE ROLLUP"),
         "ALTER TABLE COLUMN": _show("ALTER TABLE COLUMN"),
         "DELETE": _show("DELETE"),
-        "EXPORT": _show("EXPORT"),
+        "EXPORT": lambda self: self._parse_show_export(),
     }
     # The trie is computed once per class from SHOW_PARSERS, so it must be rebuilt here.
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
@@ -388,6 +388,17 @@ class ShaleDorisParser(DorisParser):
         props = self._parse_doris_properties_clause()
         return self.expression(DorisExport(this=table, where=where, path=path,
                                            expressions=props))
+
+    def _parse_show_export(self) -> exp.Show:
+        """(after SHOW EXPORT) [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT [o,] n]: ORDER BY's
+        exp.Order and the LIMIT's exp.Limit go to meta["order"] / meta["limit"]."""
+        db = None
+        if self._match_set((TokenType.FROM, TokenType.IN)):
+            db = self._parse_doris_name("database")
+        show = exp.Show(this="EXPORT", db=db, where=self._parse_where())
+        show.meta["order"] = self._parse_order()
+        show.meta["limit"] = self._parse_limit()
+        return self.expression(show)
 
     def _parse_cancel_export(self) -> CancelExport:
         """(after CANCEL EXPORT) [FROM db] [WHERE ..]."""

@@ -126,6 +126,10 @@ def test_labels_are_unique_and_finished_jobs_cannot_be_cancelled(server, table) 
             _run(conn, f'CANCEL EXPORT WHERE LABEL = "{label}"')
         assert "already finished or cancelled" in info.value.args[1]
         assert _run(conn, 'SHOW EXPORT WHERE STATE = "CANCELLED" AND LABEL = "none"') == []
+        rows = _run(conn, "SHOW EXPORT ORDER BY JobId DESC")
+        assert [r[0] for r in rows] == sorted((r[0] for r in rows), key=int, reverse=True)
+        assert _run(conn, "SHOW EXPORT ORDER BY JobId DESC LIMIT 1") == rows[:1]
+        assert _run(conn, "SHOW EXPORT ORDER BY JobId DESC LIMIT 1, 1") == rows[1:2]
 
 
 def test_cancel_stops_a_running_job_without_leaving_files(server, table) -> None:
