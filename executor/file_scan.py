@@ -14,6 +14,7 @@ Upstream: Doris `LocalTableValuedFunction` (FE), `FileScanNode` / `CsvReader` /
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,9 @@ def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
         arr = arr.combine_chunks()
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
+    if pa.types.is_nested(arr.type):  # a JSON object or array value: its JSON text
+        return Column.from_physical(t, [None if v is None else json.dumps(v, default=str)
+                                        for v in arr.to_pylist()])
     if t.is_string and not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         arr = pc.cast(arr, pa.large_string()) if not pa.types.is_binary(arr.type) else arr
     column = vector_convert(t, arr)
@@ -148,13 +152,15 @@ def _csv_skip(fmt: str, options: dict[str, str]) -> int:
         raise DorisError(f"skip_lines must be a number, got {options['skip_lines']}") from None
 
 
-def _csv_first_rows(path: str, options: dict[str, str], sep: str) -> list[list[str]]:
-    """The first rows of a CSV file (for the column count and the header's names)."""
+def _csv_first_rows(path: str, options: dict[str, str], sep: str,
+                    skip: int) -> list[list[str]]:
+    """The first rows of a CSV file after `skip` lines (for the column count and the
+    header's names)."""
     stream = open_stream(path, options.get("compress_type", ""))
     try:
         reader = pacsv.open_csv(
             stream,
-            read_options=pacsv.ReadOptions(autogenerate_column_names=True,
+            read_options=pacsv.ReadOptions(autogenerate_column_names=True, skip_rows=skip,
                                            block_size=_SCHEMA_PROBE_BYTES, use_threads=False),
             parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False,
                                              invalid_row_handler=lambda _row: "skip"),
@@ -166,8 +172,9 @@ def _csv_first_rows(path: str, options: dict[str, str], sep: str) -> list[list[s
         return []
     finally:
         stream.close()
-    table = pa.Table.from_batches([rb]).cast(pa.schema([(n, pa.string()) for n in rb.schema.names]))
-    return [list(r.values()) for r in table.slice(0, 3).to_pylist()]
+    table = pa.Table.from_batches([rb]).cast(
+        pa.schema([(n, pa.string()) for n in rb.schema.names]))
+    return [list(r.values()) for r in table.slice(0, 64).to_pylist()]
 
 
 def infer_schema(paths: list[str], fmt: str, options: dict[str, str]) \
@@ -183,7 +190,8 @@ def infer_schema(paths: list[str], fmt: str, options: dict[str, str]) \
         return names, tuple(STRING for _ in names)
     else:
         sep = _csv_separator(options)
-        rows = _csv_first_rows(first, options, sep)
+        lead = _csv_skip("csv", options)  # skip_lines come before the header, if any
+        rows = _csv_first_rows(first, options, sep, lead)
         if not rows:
             raise DorisError(f"The first line of file {first} is empty: cannot infer its columns")
         if fmt == "csv":
@@ -268,7 +276,10 @@ class FileScan(Operator):
         wanted = [p.file_columns.index(c) for c in p.columns]
         for path in p.paths:
             for rb in self._file_batches(path):
-                cols = tuple(to_column(p.file_types[i], rb.column(i)) for i in wanted)
+                try:
+                    cols = tuple(to_column(p.file_types[i], rb.column(i)) for i in wanted)
+                except pa.ArrowException as e:
+                    raise DorisError(f"failed to read file {path}: {e}") from None
                 yield from chunks(Batch(p.columns, cols), self.ctx.batch_size)
 
     def _file_batches(self, path: str) -> Iterator[pa.RecordBatch]:

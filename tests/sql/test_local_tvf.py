@@ -38,7 +38,9 @@ def files(server) -> Iterator[tuple[str, Path]]:
     with gzip.open(root / "data.csv.gz", "wt") as f:
         f.write("\n".join(lines) + "\n")
     (root / "header.csv").write_text("id,city\n1,Oslo\n2,Lima\n")
-    (root / "rows.json").write_text('{"id": 1, "city": "Oslo"}\n{"id": 2, "city": null}\n')
+    (root / "rows.json").write_text('{"id": 1, "city": "Oslo", "tags": ["a", "b"]}\n'
+                                    '{"id": 2, "city": null, "tags": []}\n')
+    (root / "skip.csv").write_text("# exported 2024-01-01\n1|x|y\n2|z|w\n")
     table = pa.table({
         "id": pa.array(range(50), pa.int32()),
         "big": pa.array([i * 10**12 if i % 5 else None for i in range(50)], pa.int64()),
@@ -101,8 +103,11 @@ def test_null_marker_gzip_and_header(conn, files) -> None:
     header_tvf = _local(rel + "/header.csv", "csv_with_names", column_separator=",")
     named = _rows(conn, f"SELECT city, id FROM {header_tvf} ORDER BY id")
     assert named == [("Oslo", "1"), ("Lima", "2")]
-    js = _rows(conn, f"SELECT id, city FROM {_local(rel + '/rows.json', 'json')} ORDER BY id")
-    assert js == [("1", "Oslo"), ("2", None)]
+    js = _rows(conn, f"SELECT * FROM {_local(rel + '/rows.json', 'json')} ORDER BY id")
+    assert js == [("1", "Oslo", '["a", "b"]'), ("2", None, "[]")]
+    skip_tvf = _local(rel + "/skip.csv", skip_lines="1", column_separator="|")
+    skipped = _rows(conn, f"SELECT * FROM {skip_tvf}")
+    assert sorted(skipped) == [("1", "x", "y"), ("2", "z", "w")]
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])
