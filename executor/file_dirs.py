@@ -47,7 +47,8 @@ class FileDirs:
                                  f"under the import directory {root}")
             raw = Path(part)
             full = raw if raw.is_absolute() else root / raw
-            if not _inside(full.parent if _has_glob(full.name) else full, root, strict=False):
+            lexical = Path(os.path.normpath(full))
+            if not (lexical == root or root in lexical.parents):
                 raise DorisError(f"file_path [{part}] is outside the import directory {root}")
             matches = sorted(glob.glob(str(full))) if _has_glob(str(full)) else \
                 ([str(full)] if full.exists() else [])

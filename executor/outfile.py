@@ -331,6 +331,23 @@ def write_outfile(batches: Iterable[Batch], names: list[str], types: list[DataTy
     return OutfileResult(tuple(done), total_rows, total_bytes, url)
 
 
+_PARTIAL = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
+
+
+def remove_partial_files(root: Path) -> int:
+    """Delete what an OUTFILE / EXPORT interrupted by a crash left under `root` (its hidden
+    `.<name>.<id>.tmp` files); run at server start, when no writer can be running."""
+    removed = 0
+    if not root.is_dir():
+        return 0
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            if _PARTIAL.match(name):
+                Path(dirpath, name).unlink(missing_ok=True)
+                removed += 1
+    return removed
+
+
 def _rows_of(batches: Iterable[Batch]) -> Iterator[Batch]:
     for b in batches:
         if b.num_rows:
