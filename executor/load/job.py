@@ -36,7 +36,7 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO) -> LoadStats:
     now = _dt.datetime.now()
     write_s = 0.0
     try:
-        for rb in record_batches(stream, req, stats):
+        for rb in record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"):
             w0 = time.perf_counter()
             batch = to_batch(req, rb, stats, now)
             stats.total_rows += rb.num_rows

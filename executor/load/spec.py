@@ -15,13 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from executor.insert import default_value
+from executor.load.format_options import FormatError, FormatOptions, format_options
 from sql.errors import DorisError
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import ColumnMeta, TableMeta
 from storage.txn import LabelAlreadyUsed
 from storage.types import BLOB_KINDS
-
-FORMATS = ("csv", "csv_with_names")
 
 
 class LoadFailed(Exception):
@@ -35,15 +34,6 @@ class LoadFailed(Exception):
         self.existing = existing
         self.http_status = http_status
         self.stats: LoadStats | None = None
-
-
-@dataclass(frozen=True)
-class FormatOptions:
-    """How the bytes of the file are parsed (sources.py)."""
-
-    format: str = "csv"
-    separator: str = "\t"
-    skip_rows: int = 0
 
 
 @dataclass
@@ -70,7 +60,7 @@ class LoadStats:
     total_rows: int = 0
     loaded_rows: int = 0
     filtered_rows: int = 0
-    skipped_rows: int = 0  # rows the CSV reader dropped for a wrong column count
+    skipped_rows: int = 0  # rows a reader dropped (wrong column count, bad JSON), filtered
     load_bytes: int = 0
     txn_id: int = -1
     begin_txn_ms: int = 0
@@ -83,22 +73,6 @@ class LoadStats:
         self.filtered_rows += 1
         if len(self.first_errors) < 10:
             self.first_errors.append(reason)
-
-
-def parse_separator(raw: str) -> str:
-    """Doris' column_separator: one character, or its `\\xNN` hex form (e.g. `\\x01`)."""
-    text = raw
-    if raw.lower().startswith("\\x") and len(raw) == 4:
-        try:
-            text = chr(int(raw.lower().removeprefix("\\x"), 16))
-        except ValueError:
-            pass
-    elif raw == "\\t":
-        text = "\t"
-    if len(text.encode()) != 1 or text in "\r\n\"":
-        raise LoadFailed(f"[INVALID_ARGUMENT]column_separator [{raw}] is not supported yet: "
-                         "use a single-byte separator")
-    return text
 
 
 def parse_ratio(raw: str) -> float:
@@ -117,15 +91,10 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
     """Everything that can be checked before the data arrives. Raises LoadFailed.
     `props` maps Doris' property names (case-sensitive, as Doris' headers) to their text."""
     h = props
-    fmt = h.get("format", "csv").strip().lower()
-    if fmt not in FORMATS:
-        raise LoadFailed(f"[INVALID_ARGUMENT]format [{fmt}] is not supported yet "
-                         f"(supported: {', '.join(FORMATS)})")
-    line_delimiter = h.get("line_delimiter", "\\n")
-    if line_delimiter not in ("\\n", "\n", "\\r\\n", "\r\n"):
-        raise LoadFailed(f"[INVALID_ARGUMENT]line_delimiter [{line_delimiter}] is not "
-                         "supported yet: use \\n or \\r\\n")
-    separator = parse_separator(h.get("column_separator", "\t"))
+    try:
+        fmt_options = format_options(h)
+    except FormatError as e:
+        raise LoadFailed(e.message) from None
     targets: list[ColumnMeta] = list(table.columns)
     if "columns" in h:
         names = [n.strip().strip("`") for n in h["columns"].split(",")]
@@ -160,7 +129,6 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
     if prev is not None:
         raise label_exists(label, prev.txn_id)
     strict = h.get("strict_mode", "false").strip().lower() == "true"
-    fmt_options = FormatOptions(fmt, separator, 1 if fmt == "csv_with_names" else 0)
     return LoadSpec(db_name, table, label, targets, fmt_options,
                     parse_ratio(h.get("max_filter_ratio", "0")), strict)
 
