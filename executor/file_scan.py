@@ -1,35 +1,45 @@
 """File table functions at run time: find the files, infer their schema, scan them.
 
 `LocalFiles` is the `FileFunctionResolver` the binder asks about `local(..)`: it checks the
-arguments (sql/table_functions.py), expands `file_path` inside the import directory
-(executor/file_dirs.py) and infers the columns from the first file as Doris does: CSV gives
-c1..cn (or the header's names for csv_with_names*) of type STRING; parquet and orc give their
-schema in Doris types; JSON gives the first object's keys as STRING columns.
-`FileScan` is the operator of `LogicalFileScan`: CSV files are parsed by the load core's
-streaming reader (executor/load/sources.py `record_batches`), parquet / orc / JSON by pyarrow's
-readers; decompression (compress_type, or the file suffix) by pyarrow's codecs.
+arguments (sql/table_functions.py, then the load core's `format_options`, so every format
+property a load takes works here with the same checks), expands `file_path` inside the import
+directory (executor/file_dirs.py) and infers the columns from the first file as Doris does:
+CSV gives c1..cn (the header's names for csv_with_names*) of type STRING; parquet and orc give
+their schema in Doris types; JSON gives the first object's keys (or the jsonpaths) as STRING.
+`FileScan` is the operator of `LogicalFileScan`. CSV and JSON files are parsed by the load
+core's streaming readers (executor/load/sources.py `record_batches`: enclose, escape,
+multi-byte separators, jsonpaths, compression, ...). Parquet and ORC files are read in place
+with pyarrow (a row group / stripe at a time): they already sit seekable on disk, where the
+load core would first spool a stream. `compress_type` unset or UNKNOWN is inferred from each
+file's suffix, as Doris does.
 Upstream: Doris `LocalTableValuedFunction` (FE), `FileScanNode` / `CsvReader` /
-`ParquetReader` / `OrcReader` (BE).
+`NewJsonReader` / `ParquetReader` / `OrcReader` (BE).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.json as pajson
 import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 
 from executor.file_dirs import FileDirs
+from executor.load.chunks import READ_BLOCK
 from executor.load.convert import vector_convert
+from executor.load.format_options import (
+    FormatError,
+    FormatOptions,
+    format_options,
+    json_path_steps,
+)
 from executor.load.sources import record_batches
-from executor.load.spec import FormatOptions, LoadFailed, LoadSpec, LoadStats, parse_separator
+from executor.load.spec import LoadFailed, LoadSpec, LoadStats
 from executor.operator import Operator, chunks
 from planner.logical import LogicalFileScan
 from sql.errors import DorisError
@@ -61,34 +71,45 @@ from storage.types import (
     decimal,
 )
 
-# compress_type -> pyarrow codec; "" = plain. Doris' names, plus the suffixes it infers from.
-_CODECS = {"plain": "", "gz": "gzip", "gzip": "gzip", "bz2": "bz2", "lz4frame": "lz4",
-           "lz4": "lz4", "zstd": "zstd"}
+# Doris infers compress_type from the file name when it is UNKNOWN (the default)
 _SUFFIX_CODECS = {".gz": "gzip", ".bz2": "bz2", ".lz4": "lz4", ".zst": "zstd", ".zstd": "zstd"}
+_LOCATION = ("file_path", "backend_id", "shared_storage")
+# properties the load core does not take (Doris TVF-only ones) and we do not honour yet
+_UNHANDLED = ("csv_schema", "path_partition_keys")
 _SCHEMA_PROBE_BYTES = 1 << 16
-# local() arguments honoured here; Doris' other format properties are refused unless they
-# have their default value (false / empty), rather than silently ignored
-_HANDLED = frozenset({"file_path", "backend_id", "shared_storage", "format", "column_separator",
-                      "line_delimiter", "compress_type", "skip_lines", "read_json_by_line"})
 
 
-def codec_of(path: str, compress_type: str) -> str:
-    kind = compress_type.strip().lower()
-    if kind in ("", "unknown"):
-        return _SUFFIX_CODECS.get(Path(path).suffix.lower(), "")
-    if kind not in _CODECS:
-        raise DorisError(f"compress_type {compress_type} is not supported (supported: PLAIN, "
-                         "GZ, BZ2, LZ4FRAME, ZSTD)")
-    return _CODECS[kind]
+# ---- formats ------------------------------------------------------------------------------
+def tvf_format_options(options: dict[str, str]) -> FormatOptions:
+    """The load core's FormatOptions for local()'s format properties, with the TVF defaults:
+    JSON one object per line (Doris' read_json_by_line defaults to true for TVFs), and
+    compress_type left to the file suffix."""
+    props = dict(options)
+    if props.get("compress_type", "").strip().lower() in ("", "unknown"):
+        props.pop("compress_type", None)
+    if props.get("format") == "json" and "read_json_by_line" not in props \
+            and props.get("strip_outer_array", "").lower() != "true":
+        props["read_json_by_line"] = "true"
+    try:
+        return format_options(props)
+    except FormatError as e:
+        raise DorisError(e.message) from None
 
 
-def open_stream(path: str, compress_type: str) -> Any:
-    """The file's bytes, decompressed: a pyarrow input stream (file-like)."""
+def file_format(opts: FormatOptions, options: dict[str, str], path: str) -> FormatOptions:
+    """`opts` for one file: the codec its suffix names unless compress_type was given."""
+    if options.get("compress_type", "").strip().lower() in ("", "unknown"):
+        return dataclasses.replace(opts, compress_type=_SUFFIX_CODECS.get(
+            Path(path).suffix.lower()))
+    return opts
+
+
+def _open(path: str, opts: FormatOptions) -> pa.NativeFile:
     raw = pa.OSFile(path, "rb")
-    codec = codec_of(path, compress_type)
-    return pa.CompressedInputStream(raw, codec) if codec else raw
+    return pa.CompressedInputStream(raw, opts.compress_type) if opts.compress_type else raw
 
 
+# ---- schemas ------------------------------------------------------------------------------
 def arrow_type(t: pa.DataType, column: str) -> DataType:
     """Doris' type for a parquet / orc column (Doris' ParquetReader / OrcReader mapping)."""
     if pa.types.is_dictionary(t):
@@ -113,6 +134,92 @@ def arrow_type(t: pa.DataType, column: str) -> DataType:
                      "support yet")
 
 
+def _first_line(path: str, opts: FormatOptions, skip: int) -> str | None:
+    """The text of line `skip` (0-based) of a file, None when it has fewer lines."""
+    stream = _open(path, opts)
+    try:
+        buf = b""
+        while buf.count(opts.line_delimiter) <= skip:
+            block = stream.read(READ_BLOCK)
+            if not block:
+                break
+            buf += block
+            if len(buf) > 64 * READ_BLOCK:
+                break
+    finally:
+        stream.close()
+    lines = buf.split(opts.line_delimiter)
+    return lines[skip].decode("utf-8").rstrip("\r") if len(lines) > skip else None
+
+
+def _csv_probe(path: str, opts: FormatOptions, skip: int) -> list[str] | None:
+    """The fields of line `skip`: parsed by pyarrow.csv when it can take the options (enclose
+    and escape included), else the one line split at the separator."""
+    if not opts.pyarrow_csv:
+        line = _first_line(path, opts, skip)
+        return None if line is None else line.split(opts.separator)
+    stream = _open(path, opts)
+    try:
+        reader = pacsv.open_csv(
+            stream,
+            read_options=pacsv.ReadOptions(autogenerate_column_names=True, skip_rows=skip,
+                                           block_size=_SCHEMA_PROBE_BYTES, use_threads=False),
+            parse_options=pacsv.ParseOptions(
+                delimiter=opts.column_separator.decode(),
+                quote_char=opts.enclose.decode() if opts.enclose else False,
+                newlines_in_values=bool(opts.enclose),
+                invalid_row_handler=lambda _row: "skip"),
+            convert_options=pacsv.ConvertOptions(column_types={}, check_utf8=False))
+        rb = reader.read_next_batch()
+    except (StopIteration, pa.ArrowInvalid):
+        return None
+    finally:
+        stream.close()
+    if not rb.num_rows:
+        return None
+    return [pc.cast(rb.column(i), pa.string())[0].as_py() or "" for i in range(rb.num_columns)]
+
+
+def _json_names(path: str, opts: FormatOptions) -> tuple[str, ...]:
+    """Doris names JSON columns by the first row's keys (or the jsonpaths' last steps)."""
+    if opts.jsonpaths:
+        return tuple(str(json_path_steps(p)[-1]) if json_path_steps(p) else f"c{i + 1}"
+                     for i, p in enumerate(opts.jsonpaths))
+    text = _first_line(path, opts, 0) if opts.read_json_by_line else None
+    if text is None:
+        stream = _open(path, opts)
+        try:
+            text = stream.read(64 * READ_BLOCK).decode("utf-8")
+        finally:
+            stream.close()
+    doc, _ = json.JSONDecoder().raw_decode(text.lstrip())
+    for step in json_path_steps(opts.json_root) if opts.json_root else []:
+        doc = doc[step]
+    if isinstance(doc, list):
+        doc = doc[0] if doc else {}
+    if not isinstance(doc, dict):
+        raise DorisError(f"the first JSON value of file {path} is not an object")
+    return tuple(doc)
+
+
+def infer_schema(path: str, opts: FormatOptions) -> tuple[tuple[str, ...], tuple[DataType, ...]]:
+    if opts.format == "parquet":
+        schema = pq.read_schema(path)
+    elif opts.format == "orc":
+        schema = paorc.ORCFile(path).schema
+    elif opts.format == "json":
+        names = _json_names(path, opts)
+        return names, (STRING,) * len(names)
+    else:
+        with_names = opts.format != "csv"
+        fields = _csv_probe(path, opts, 0 if with_names else opts.skip_rows)
+        if not fields:
+            raise DorisError(f"The first line of file {path} is empty: cannot infer its columns")
+        names = tuple(fields) if with_names else tuple(f"c{i + 1}" for i in range(len(fields)))
+        return names, (STRING,) * len(names)
+    return tuple(schema.names), tuple(arrow_type(f.type, f.name) for f in schema)
+
+
 def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
     """An Arrow column of a file -> our Column of Doris type `t` (whole-column casts where
     they apply, else value by value)."""
@@ -120,8 +227,8 @@ def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
         arr = arr.combine_chunks()
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
-    if pa.types.is_nested(arr.type):  # a JSON object or array value: its JSON text
-        return Column.from_physical(t, [None if v is None else json.dumps(v, default=str)
+    if pa.types.is_nested(arr.type):  # an object / array value: its JSON text
+        return Column.from_physical(t, [None if v is None else json.dumps(v, default=str, separators=(",", ":"))
                                         for v in arr.to_pylist()])
     if t.is_string and not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         arr = pc.cast(arr, pa.large_string()) if not pa.types.is_binary(arr.type) else arr
@@ -137,82 +244,7 @@ def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
     return Column.from_physical(t, values)
 
 
-def _csv_separator(source_options: dict[str, str]) -> str:
-    try:
-        return parse_separator(source_options.get("column_separator", "\t"))
-    except LoadFailed as e:
-        raise DorisError(e.message) from None
-
-
-def _csv_skip(fmt: str, options: dict[str, str]) -> int:
-    header = {"csv": 0, "csv_with_names": 1, "csv_with_names_and_types": 2}[fmt]
-    try:
-        return header + int(options.get("skip_lines", "0"))
-    except ValueError:
-        raise DorisError(f"skip_lines must be a number, got {options['skip_lines']}") from None
-
-
-def _csv_first_rows(path: str, options: dict[str, str], sep: str,
-                    skip: int) -> list[list[str]]:
-    """The first rows of a CSV file after `skip` lines (for the column count and the
-    header's names)."""
-    stream = open_stream(path, options.get("compress_type", ""))
-    try:
-        reader = pacsv.open_csv(
-            stream,
-            read_options=pacsv.ReadOptions(autogenerate_column_names=True, skip_rows=skip,
-                                           block_size=_SCHEMA_PROBE_BYTES, use_threads=False),
-            parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False,
-                                             invalid_row_handler=lambda _row: "skip"),
-            convert_options=pacsv.ConvertOptions(
-                column_types={}, strings_can_be_null=False,
-                auto_dict_encode=False, check_utf8=False))
-        rb = reader.read_next_batch()
-    except (StopIteration, pa.ArrowInvalid):
-        return []
-    finally:
-        stream.close()
-    table = pa.Table.from_batches([rb]).cast(
-        pa.schema([(n, pa.string()) for n in rb.schema.names]))
-    return [list(r.values()) for r in table.slice(0, 64).to_pylist()]
-
-
-def infer_schema(paths: list[str], fmt: str, options: dict[str, str]) \
-        -> tuple[tuple[str, ...], tuple[DataType, ...]]:
-    first = paths[0]
-    if fmt == "parquet":
-        schema = pq.read_schema(first)
-    elif fmt == "orc":
-        schema = paorc.ORCFile(first).schema
-    elif fmt == "json":
-        rows = list(_json_batches(first, options, 1 << 16))
-        names = tuple(rows[0].schema.names) if rows else ()
-        return names, tuple(STRING for _ in names)
-    else:
-        sep = _csv_separator(options)
-        lead = _csv_skip("csv", options)  # skip_lines come before the header, if any
-        rows = _csv_first_rows(first, options, sep, lead)
-        if not rows:
-            raise DorisError(f"The first line of file {first} is empty: cannot infer its columns")
-        if fmt == "csv":
-            return tuple(f"c{i + 1}" for i in range(len(rows[0]))), (STRING,) * len(rows[0])
-        return tuple(rows[0]), (STRING,) * len(rows[0])
-    return tuple(schema.names), tuple(arrow_type(f.type, f.name) for f in schema)
-
-
-def _json_batches(path: str, options: dict[str, str], block: int) -> Iterator[pa.RecordBatch]:
-    if options.get("read_json_by_line", "true").strip().lower() != "true":
-        raise DorisError("JSON files are read one object per line here (read_json_by_line = "
-                         "true)")
-    stream = open_stream(path, options.get("compress_type", ""))
-    try:
-        table = pajson.read_json(stream, read_options=pajson.ReadOptions(block_size=block,
-                                                                          use_threads=False))
-    finally:
-        stream.close()
-    yield from table.to_batches()
-
-
+# ---- binding ------------------------------------------------------------------------------
 class LocalFiles:
     """`local(..)` resolution against the import directory (sql.table_functions' resolver)."""
 
@@ -233,35 +265,30 @@ class LocalFiles:
             known = self.backend_ids()
             if known and be not in known:
                 raise DorisError(f"backend not found with backend_id = {be}")
-        fmt = properties["format"].strip().lower()
-        if properties.get("line_delimiter", "\\n") not in ("\\n", "\n", "\\r\\n", "\r\n"):
-            raise DorisError(f"line_delimiter [{properties['line_delimiter']}] is not supported "
-                             "yet: use \\n or \\r\\n")
-        for key, value in properties.items():
-            if key not in _HANDLED and value.strip().lower() not in ("", "false"):
+        for key in _UNHANDLED:
+            if properties.get(key, "").strip():
                 raise DorisError(f"property {key} of local() is not supported yet")
-        options = {k: v for k, v in properties.items()
-                   if k not in ("file_path", "backend_id", "shared_storage")}
-        options.pop("format", None)
+        options = {k: v for k, v in properties.items() if k not in _LOCATION}
+        options["format"] = options["format"].strip().lower()
+        opts = tvf_format_options(options)
         paths = [str(p) for p in self.dirs.import_files(properties["file_path"])]
         try:
-            names, types = infer_schema(paths, fmt, options)
-        except (OSError, pa.ArrowException, UnicodeDecodeError) as e:
+            names, types = infer_schema(paths[0], file_format(opts, options, paths[0]))
+        except (OSError, pa.ArrowException, UnicodeDecodeError, ValueError, LookupError) as e:
             raise DorisError(f"cannot read file {paths[0]}: {e}") from None
-        return FileSource(function, alias, tuple(paths), fmt, tuple(sorted(options.items())),
-                          names, types)
+        return FileSource(function, alias, tuple(paths), opts.format,
+                          tuple(sorted(options.items())), names, types)
 
 
-def _load_spec(names: tuple[str, ...], sep: str, skip: int) -> LoadSpec:
-    """The load core's parse description for a CSV file of `names` string columns (the table
-    is a stand-in: record_batches reads the column count and the format). Header lines are
-    counted in `skip` here, so the format given to the load core is plain csv."""
-    columns = tuple(ColumnMeta(f"c{i + 1}", STRING) for i in range(len(names)))
+# ---- scanning -----------------------------------------------------------------------------
+def _load_spec(names: tuple[str, ...], opts: FormatOptions) -> LoadSpec:
+    """The load core's parse description for a file of `names` string columns (the table is
+    a stand-in: the readers need the columns and the format)."""
+    columns = tuple(ColumnMeta(n, STRING) for n in names)
     table = TableMeta(0, 0, "local", KeysType.DUP_KEYS, columns,
                       PartitionInfo(PartitionType.UNPARTITIONED),
                       DistributionInfo(DistributionType.RANDOM, (), 1), 0)
-    return LoadSpec(db="", table=table, label="", targets=list(columns),
-                    format=FormatOptions(format="csv", separator=sep, skip_rows=skip),
+    return LoadSpec(db="", table=table, label="", targets=list(columns), format=opts,
                     max_filter_ratio=1.0, strict=False)
 
 
@@ -269,49 +296,53 @@ class FileScan(Operator):
     def __init__(self, plan: LogicalFileScan) -> None:
         super().__init__()
         self.plan = plan
-        self.load_stats = LoadStats()  # rows with a wrong column count (skipped, as Doris)
+        self.load_stats = LoadStats()  # rows the readers skipped (wrong column count, bad JSON)
 
     def produce(self) -> Iterator[Batch]:
         p = self.plan
         wanted = [p.file_columns.index(c) for c in p.columns]
+        options = dict(p.options)
+        opts = tvf_format_options(options)
         for path in p.paths:
-            for rb in self._file_batches(path):
+            for rb in self._file_batches(path, file_format(opts, options, path)):
                 try:
                     cols = tuple(to_column(p.file_types[i], rb.column(i)) for i in wanted)
                 except pa.ArrowException as e:
                     raise DorisError(f"failed to read file {path}: {e}") from None
                 yield from chunks(Batch(p.columns, cols), self.ctx.batch_size)
 
-    def _file_batches(self, path: str) -> Iterator[pa.RecordBatch]:
+    def _file_batches(self, path: str, opts: FormatOptions) -> Iterator[pa.RecordBatch]:
         p = self.plan
-        options = dict(p.options)
         try:
             if p.format == "parquet":
                 yield from self._reorder(pq.ParquetFile(path).iter_batches(
-                    batch_size=self.ctx.batch_size, columns=list(p.file_columns)))
+                    batch_size=self.ctx.batch_size, columns=list(p.file_columns),
+                    use_threads=False))
             elif p.format == "orc":
                 orc = paorc.ORCFile(path)
                 yield from self._reorder(orc.read_stripe(i) for i in range(orc.nstripes))
-            elif p.format == "json":
-                yield from self._reorder(_json_batches(path, options, 1 << 20))
-            else:
-                spec = _load_spec(p.file_columns, _csv_separator(options),
-                                  _csv_skip(p.format, options))
-                stream = open_stream(path, options.get("compress_type", ""))
-                try:
-                    for rb in record_batches(stream, spec, self.load_stats):
+            else:  # csv*, json: the load core's streaming readers
+                spec = _load_spec(p.file_columns, opts)
+                with open(path, "rb") as raw:
+                    for rb in record_batches(raw, spec, self.load_stats):
                         rb.validate(full=True)  # invalid UTF-8 is an error, as in a load
-                        yield rb
-                finally:
-                    stream.close()
-        except (OSError, pa.ArrowException) as e:
+                        yield self._reorder_one(rb)
+        except LoadFailed as e:
+            raise DorisError(f"failed to read file {path}: {e.message}") from None
+        except (OSError, pa.ArrowException, UnicodeDecodeError) as e:
             raise DorisError(f"failed to read file {path}: {e}") from None
 
-    def _reorder(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def _reorder(self, batches: Iterator[pa.RecordBatch | pa.Table]) -> Iterator[pa.RecordBatch]:
+        for rb in batches:
+            yield self._reorder_one(rb)
+
+    def _reorder_one(self, rb: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
         """Columns by name in the inferred order (a later file may order or lack them)."""
         names = self.plan.file_columns
-        for rb in batches:
-            have = rb.schema.names
-            arrays = [rb.column(have.index(n)) if n in have else pa.nulls(rb.num_rows)
-                      for n in names]
-            yield pa.RecordBatch.from_arrays(arrays, names=list(names))
+        have = rb.schema.names
+        arrays = [rb.column(have.index(n)) if n in have else pa.nulls(rb.num_rows)
+                  for n in names]
+        if isinstance(rb, pa.Table):
+            arrays = [a.combine_chunks() for a in arrays]
+        return pa.RecordBatch.from_arrays(arrays, names=list(names))
+

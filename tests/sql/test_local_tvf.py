@@ -41,6 +41,8 @@ def files(server) -> Iterator[tuple[str, Path]]:
     (root / "rows.json").write_text('{"id": 1, "city": "Oslo", "tags": ["a", "b"]}\n'
                                     '{"id": 2, "city": null, "tags": []}\n')
     (root / "skip.csv").write_text("# exported 2024-01-01\n1|x|y\n2|z|w\n")
+    (root / "enclosed.csv").write_text('1,"a,b",x\n2,"c",y\n')
+    (root / "multi.txt").write_text("1||a;;2||b;;")
     table = pa.table({
         "id": pa.array(range(50), pa.int32()),
         "big": pa.array([i * 10**12 if i % 5 else None for i in range(50)], pa.int64()),
@@ -104,7 +106,13 @@ def test_null_marker_gzip_and_header(conn, files) -> None:
     named = _rows(conn, f"SELECT city, id FROM {header_tvf} ORDER BY id")
     assert named == [("Oslo", "1"), ("Lima", "2")]
     js = _rows(conn, f"SELECT * FROM {_local(rel + '/rows.json', 'json')} ORDER BY id")
-    assert js == [("1", "Oslo", '["a", "b"]'), ("2", None, "[]")]
+    assert js == [("1", "Oslo", '["a","b"]'), ("2", None, "[]")]
+    # the load core's CSV options: enclose, multi-byte separators and line delimiters
+    enclosed = _local(rel + "/enclosed.csv", column_separator=",", enclose='\\"')
+    assert sorted(_rows(conn, f"SELECT * FROM {enclosed}")) == [("1", "a,b", "x"),
+                                                                 ("2", "c", "y")]
+    multi = _local(rel + "/multi.txt", column_separator="||", line_delimiter=";;")
+    assert sorted(_rows(conn, f"SELECT * FROM {multi}")) == [("1", "a"), ("2", "b")]
     skip_tvf = _local(rel + "/skip.csv", skip_lines="1", column_separator="|")
     skipped = _rows(conn, f"SELECT * FROM {skip_tvf}")
     assert sorted(skipped) == [("1", "x", "y"), ("2", "z", "w")]
@@ -188,10 +196,8 @@ def test_doris_argument_checks(conn, files) -> None:
         conn, f"SELECT * FROM {_local(rel + '/part1.csv', colour='red')}")[1]
     assert "format:xml is not supported." in _error(
         conn, f"SELECT * FROM {_local(rel + '/part1.csv', 'xml')}")[1]
-    assert "property enclose of local() is not supported yet" in _error(
-        conn, f"SELECT * FROM {_local(rel + '/part1.csv', enclose='x')}")[1]
-    assert "line_delimiter [;] is not supported" in _error(
-        conn, f"SELECT * FROM {_local(rel + '/part1.csv', line_delimiter=';')}")[1]
+    assert "property csv_schema of local() is not supported yet" in _error(
+        conn, f"SELECT * FROM {_local(rel + '/part1.csv', csv_schema='a:int')}")[1]
     shared = (f'SELECT count(*) FROM local("file_path" = "{rel}/part1.csv", '
               '"shared_storage" = "true", "format" = "csv")')
     assert _rows(conn, shared) == [(200,)]
