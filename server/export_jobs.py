@@ -1,7 +1,8 @@
 """EXPORT TABLE jobs: asynchronous unloads of a table into files, with SHOW / CANCEL EXPORT.
 
-`ExportJobs.of(engine)` keeps the jobs of one server (in memory: a restart forgets them, as
-Doris forgets finished jobs after `history_job_keep_max_second`). `submit` checks the statement
+`ExportJobs.of(engine)` keeps the jobs of one server; their SHOW EXPORT rows are also written
+to `<data_dir>/fe/export_jobs.json` on every change, so they survive a restart (a job that was
+still running then shows CANCELLED: its plan is not kept). `submit` checks the statement
 the way Doris' ExportStmt does (table, partitions, columns, properties, label unique in the
 database), plans its SELECT at once (so errors reach the client), and runs it on a job thread:
 PENDING -> EXPORTING -> FINISHED, or CANCELLED on error, timeout or CANCEL EXPORT. The files
@@ -14,11 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
+import os
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -33,6 +37,8 @@ if TYPE_CHECKING:
     from server.commands import StatementRunner
     from storage.engine import StorageEngine
 
+logger = logging.getLogger("shaledb.export")
+
 SHOW_COLUMNS = ("JobId", "Label", "State", "Progress", "TaskInfo", "Path", "CreateTime",
                 "StartTime", "FinishTime", "Timeout", "ErrorMsg", "OutfileInfo")
 EXPORT_PROPERTIES = frozenset({
@@ -40,6 +46,8 @@ EXPORT_PROPERTIES = frozenset({
     "timeout", "max_file_size", "delete_existing_files", "with_bom", "data_consistency",
     "compress_type"})
 DEFAULT_TIMEOUT_S = 7200
+JOB_FILE = "export_jobs.json"  # under <data_dir>/fe/
+MAX_KEPT_JOBS = 2000  # the oldest rows go first
 FILE_PREFIX = "export-data-"
 
 
@@ -112,6 +120,20 @@ class ExportJob:
                 self.error or "NULL", outfile)
 
 
+@dataclass
+class PastJob:
+    """A job of an earlier server run, as SHOW EXPORT last showed it (from the job file)."""
+
+    job_id: int
+    label: str
+    db: str
+    state: str
+    cells: tuple[object, ...]
+
+    def row(self) -> tuple[object, ...]:
+        return self.cells
+
+
 class ExportJobs:
     @classmethod
     def of(cls, engine: StorageEngine) -> ExportJobs:
@@ -119,9 +141,46 @@ class ExportJobs:
 
     def __init__(self, engine: StorageEngine) -> None:
         self.engine = engine
-        self._jobs: list[ExportJob] = []
+        self._jobs: list[ExportJob | PastJob] = []
         self._lock = threading.Lock()
         self._next_id = int(time.time() * 1000)
+        # SHOW EXPORT rows survive a restart (Doris keeps export jobs in its FE journal)
+        self._file = Path(engine.data_dir) / "fe" / JOB_FILE
+        self._load()
+
+    # ---- the job file ----------------------------------------------------------------------
+    def _load(self) -> None:
+        try:
+            saved = json.loads(self._file.read_text())
+        except (OSError, ValueError):
+            return  # no file yet (or unreadable: SHOW EXPORT starts empty)
+        for entry in saved if isinstance(saved, list) else []:
+            try:
+                cells = [str(c) for c in entry["row"]]
+                db = str(entry["db"])
+                job_id = int(cells[0])
+            except (KeyError, TypeError, ValueError, IndexError):
+                continue
+            if cells[2] in ("PENDING", "EXPORTING"):  # its plan did not survive the restart
+                cells[2] = "CANCELLED"
+                cells[10] = "type:CANCELLED; msg:the server stopped before the job finished"
+            self._jobs.append(PastJob(job_id, cells[1], db, cells[2], tuple(cells)))
+            self._next_id = max(self._next_id, job_id)
+
+    def _save(self) -> None:
+        """Write every job's SHOW EXPORT row (lock held): temp file, fsync, rename."""
+        del self._jobs[:max(0, len(self._jobs) - MAX_KEPT_JOBS)]
+        data = json.dumps([{"db": j.db, "row": list(j.row())} for j in self._jobs])
+        tmp = self._file.with_name(self._file.name + ".tmp")
+        try:
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "w") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self._file)
+        except OSError as e:  # a full disk must not fail the export itself
+            logger.warning("cannot save export jobs to %s: %s", self._file, e)
 
     # ---- EXPORT TABLE ----------------------------------------------------------------------
     def submit(self, runner: StatementRunner, db: str, stmt: exp.Expression) -> ExportJob:
@@ -177,6 +236,7 @@ class ExportJobs:
                  "with_bom": props.get("with_bom", "false"), "db": db, "tbl": table.name},
                 prepared, ctx, options)
             self._jobs.append(job)
+            self._save()
         threading.Thread(target=self._run, args=(job,), daemon=True,
                          name=f"export-{job.job_id}").start()
         return job
@@ -187,6 +247,7 @@ class ExportJobs:
             if job.state != "PENDING":
                 return
             job.state, job.start_time = "EXPORTING", time.time()
+            self._save()
         timer = threading.Timer(job.timeout, cancel.set)
         timer.daemon = True
         timer.start()
@@ -197,6 +258,8 @@ class ExportJobs:
             with self._lock:
                 if job.state == "EXPORTING":
                     job.result, job.state = written, "FINISHED"
+                    job.finish_time = time.time()
+                    self._save()
                 else:  # cancelled while the last file was published
                     for f in written.files:
                         f.unlink(missing_ok=True)
@@ -206,12 +269,13 @@ class ExportJobs:
             self._fail(job, f"type:RUN_FAIL; msg:{getattr(e, 'message', None) or e}")
         finally:
             timer.cancel()
-            job.finish_time = time.time()
 
     def _fail(self, job: ExportJob, message: str) -> None:
         with self._lock:
             job.state = "CANCELLED"
             job.error = job.error or message  # a user cancel already said why
+            job.finish_time = job.finish_time or time.time()
+            self._save()
 
     # ---- SHOW EXPORT / CANCEL EXPORT -------------------------------------------------------
     def show(self, db: str, matches: Callable[[dict[str, Any]], bool] | None
@@ -235,10 +299,12 @@ class ExportJobs:
                 raise DorisError(f"Export job [{picked[0].label}] is already finished or "
                                  "cancelled")
             for j in running:
+                assert isinstance(j, ExportJob)  # jobs of an earlier run are all finished
                 j.error = "type:CANCELLED; msg:user cancel"
                 if j.state == "PENDING":
                     j.state, j.finish_time = "CANCELLED", time.time()
                 j.ctx.cancel.set()
+            self._save()
         return len(running)
 
 

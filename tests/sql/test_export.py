@@ -170,3 +170,31 @@ def test_bad_exports_are_refused_at_once(server, table, tmp_path) -> None:
                 _export(conn, body, label=f"bad_{secrets.token_hex(4)}", **props)
             assert message in info.value.args[1], (body, info.value.args)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_show_export_survives_a_restart(tmp_path) -> None:
+    """A server of its own: a finished job's SHOW EXPORT row is the same after a restart."""
+    from support.server import ServerProcess
+
+    with ServerProcess(tmp_path / "data", backends=1) as srv:
+        with srv.connect() as conn:
+            _run(conn, "CREATE DATABASE d")
+            _run(conn, "CREATE TABLE d.t (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) "
+                       "BUCKETS 1 PROPERTIES ('replication_num' = '1')")
+            _run(conn, "INSERT INTO d.t VALUES (1), (2)")
+            _run(conn, f'EXPORT TABLE d.t TO "file://{srv.data_dir.resolve()}/export/r/" '
+                       'PROPERTIES ("label" = "kept")')
+            with srv.connect("d") as dconn:
+                before = _wait(dconn, "kept")
+        assert before["State"] == "FINISHED"
+        srv.stop()
+        srv.start()
+        with srv.connect("d") as conn:
+            with conn.cursor() as cur:
+                cur.execute('SHOW EXPORT WHERE LABEL = "kept"')
+                after = dict(zip([d[0] for d in cur.description], cur.fetchone()))
+            assert after == before
+            with pytest.raises(pymysql.MySQLError) as info:  # the label is still taken
+                _run(conn, f'EXPORT TABLE t TO "file://{srv.data_dir.resolve()}/export/s/" '
+                           'PROPERTIES ("label" = "kept")')
+            assert "Label [kept] has already been used." in info.value.args[1]
