@@ -125,6 +125,24 @@ def outfile_options(dirs: FileDirs, url: str, fmt: str, props: Mapping[str, str]
     return OutfileOptions(directory, prefix, fmt, sep, eol, size, success, delete)
 
 
+def outfile_sink_lines(lines: list[str], url: str) -> list[str]:
+    """EXPLAIN of an OUTFILE: the query's plan with its result sink drawn as Doris' file sink."""
+    out: list[str] = []
+    skip = False
+    for line in lines:
+        if line.strip() == "VRESULT SINK":
+            indent = line[: len(line) - len(line.lstrip())]
+            out += [f"{indent}RESULT FILE SINK", f"{indent}  FILE PATH: {url}",
+                    f"{indent}  STORAGE TYPE: LOCAL"]
+            skip = True
+            continue
+        if skip and line.strip() == "MYSQL_PROTOCAL":
+            continue
+        skip = False
+        out.append(line)
+    return out
+
+
 # ---- Column -> Arrow, in the file's types ------------------------------------------------------
 def _decimal_array(t: DataType, col: Column) -> pa.Array:
     n = len(col)

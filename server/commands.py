@@ -29,7 +29,9 @@ from executor.insert import (
 from executor.file_dirs import FileDirs
 from executor.file_scan import LocalFiles
 from executor.insert_fast import fast_batch
-from executor.outfile import RESULT_COLUMNS, RESULT_TYPES, outfile_options, write_outfile
+from executor.outfile import (
+    RESULT_COLUMNS, RESULT_TYPES, outfile_options, outfile_sink_lines, write_outfile,
+)
 from executor.query import (
     SessionContext,
     new_query_id,
@@ -403,6 +405,10 @@ class StatementRunner:
 
     def explain(self, query: exp.Expression, style: object) -> TextOutcome:
         """EXPLAIN [VERBOSE | SHAPE PLAN | ...] <query>: the distributed plan in Doris' text."""
+        if isinstance(query, DorisOutfile):  # the query's plan, with Doris' file sink
+            lines = [row[0] for row in self.explain(query.this, style).rows]
+            return TextOutcome([EXPLAIN_COLUMN], [(line,) for line in outfile_sink_lines(
+                lines, query.args["path"].name)])
         if not isinstance(query, exp.Query):
             raise _not_supported(f"EXPLAIN of {type(query).__name__.upper()}")
         ctx = self.context()

@@ -853,7 +853,7 @@ class ShaleDorisParser(DorisParser):
 
         start = self._curr
         statement = self._parse_statement()
-        if not isinstance(statement, (exp.Query, exp.DML)):
+        if not isinstance(statement, (exp.Query, exp.DML, DorisOutfile)):
             self.raise_error("EXPLAIN expects a query or an INSERT/UPDATE/DELETE", start)
         return self.expression(DorisExplain(this=statement, style=style))
 

@@ -112,6 +112,18 @@ def test_csv_reads_back_with_duckdb(server, table) -> None:
                and line.startswith("3,") for line in lines)
 
 
+def test_explain_draws_the_file_sink(server, table) -> None:
+    db, folder = table
+    with server.connect(db) as conn:
+        lines = [r[0] for r in _run(conn, f'EXPLAIN SELECT k FROM t INTO OUTFILE '
+                                          f'"file://{folder}/ex_" FORMAT AS CSV')]
+    text = "\n".join(lines)
+    assert "RESULT FILE SINK" in text and f"FILE PATH: file://{folder}/ex_" in text
+    assert "VRESULT SINK" not in text and "MYSQL_PROTOCAL" not in text
+    assert "VOlapScanNode" in text
+    assert not (folder / "ex_").exists() and not list(folder.glob("ex_*"))
+
+
 def test_csv_with_names_and_types_headers(server, table) -> None:
     db, folder = table
     with server.connect(db) as conn:
