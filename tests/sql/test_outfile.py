@@ -112,6 +112,22 @@ def test_csv_reads_back_with_duckdb(server, table) -> None:
                and line.startswith("3,") for line in lines)
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "csv_with_names"])
+def test_an_empty_result_gives_one_empty_file(server, table, fmt: str) -> None:
+    db, folder = table
+    with server.connect(db) as conn:
+        number, rows, size, url = _outfile(conn, "SELECT k, price, day FROM t WHERE k < 0",
+                                           f"{folder}/empty/{fmt}_", fmt)
+    (f,) = _files(url)
+    assert (number, rows, size) == (1, 0, f.stat().st_size)
+    if fmt == "csv_with_names":
+        assert f.read_text() == "k\tprice\tday\n"
+        return
+    arrow = pq.read_table(f) if fmt == "parquet" else paorc.read_table(f)
+    assert arrow.num_rows == 0 and arrow.schema.names == ["k", "price", "day"]
+    assert arrow.schema.field("price").type == pa.decimal128(10, 2)
+
+
 def test_explain_draws_the_file_sink(server, table) -> None:
     db, folder = table
     with server.connect(db) as conn:
