@@ -54,7 +54,7 @@ class FileDirs:
                 ([str(full)] if full.exists() else [])
             for m in matches:
                 real = Path(m).resolve()
-                if not _inside(real, root, strict=True):
+                if not _inside(real, root, resolved=True):
                     raise DorisError(f"file_path [{part}] leads outside the import directory "
                                      f"{root} (through a symlink)")
                 if real.is_file():
@@ -81,12 +81,12 @@ class FileDirs:
         if not (directory == self.export_dir or self.export_dir in directory.parents):
             raise DorisError(f"{what} may only write under the export directory "
                              f"{self.export_dir}, got [{url}]")
-        if not _inside(directory, self.export_dir, strict=False):
+        if not _inside(directory, self.export_dir, resolved=False):
             raise DorisError(f"{what} path [{url}] leads outside the export directory "
                              f"{self.export_dir} (through a symlink)")
         directory.mkdir(parents=True, exist_ok=True)
         resolved = directory.resolve()
-        if not _inside(resolved, self.export_dir, strict=True):  # a symlink made meanwhile
+        if not _inside(resolved, self.export_dir, resolved=True):  # a symlink made meanwhile
             raise DorisError(f"{what} path [{url}] leads outside the export directory "
                              f"{self.export_dir} (through a symlink)")
         return resolved, ("" if raw.endswith("/") else Path(raw).name)
@@ -96,7 +96,8 @@ def _has_glob(text: str) -> bool:
     return any(c in GLOB_CHARS for c in text)
 
 
-def _inside(path: Path, root: Path, strict: bool) -> bool:
-    """`path` (symlinks resolved as far as it exists) is root or below it."""
-    real = Path(os.path.realpath(path)) if not strict else path
+def _inside(path: Path, root: Path, resolved: bool) -> bool:
+    """`path` is root or below it, once its symlinks are resolved (as far as it exists);
+    `resolved` says the caller already did that."""
+    real = path if resolved else Path(os.path.realpath(path))
     return real == root or root in real.parents
