@@ -17,6 +17,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import threading
 import time
 import uuid
@@ -48,6 +49,7 @@ EXPORT_PROPERTIES = frozenset({
 DEFAULT_TIMEOUT_S = 7200
 JOB_FILE = "export_jobs.json"  # under <data_dir>/fe/
 MAX_KEPT_JOBS = 2000  # the oldest rows go first
+_LABEL = re.compile(r"^[-_A-Za-z0-9:]{1,128}$")  # Doris' FeNameFormat label rule
 FILE_PREFIX = "export-data-"
 
 
@@ -191,6 +193,8 @@ class ExportJobs:
             if key not in EXPORT_PROPERTIES:
                 raise DorisError(f"Invalid property key: [{key}]")
         label = props.get("label") or f"export_{uuid.uuid4()}"
+        if not _LABEL.match(label):
+            raise DorisError(f"Label format error. regex: {_LABEL.pattern}, label: {label}")
         timeout = _int_property(props, "timeout", DEFAULT_TIMEOUT_S)
         parallelism = _int_property(props, "parallelism", 1)
         partitions = [e.name for e in table_node.args["partition"].expressions] \

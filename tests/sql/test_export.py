@@ -163,11 +163,12 @@ def test_bad_exports_are_refused_at_once(server, table, tmp_path) -> None:
         (f't TO "file://{folder}/x/"', {"colour": "red"}, "Invalid property key: [colour]"),
         (f't TO "file://{folder}/x/"', {"format": "xml"}, "format:xml is not supported."),
         (f'nope TO "file://{folder}/x/"', {}, "Unknown table 'nope'"),
+        (f't TO "file://{folder}/x/"', {"label": "a b"}, "Label format error."),
     ]
     with server.connect(db) as conn:
         for body, props, message in cases:
             with pytest.raises(pymysql.MySQLError) as info:
-                _export(conn, body, label=f"bad_{secrets.token_hex(4)}", **props)
+                _export(conn, body, **{"label": f"bad_{secrets.token_hex(4)}", **props})
             assert message in info.value.args[1], (body, info.value.args)
     assert list(tmp_path.iterdir()) == []
 
