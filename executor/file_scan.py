@@ -220,6 +220,21 @@ def infer_schema(path: str, opts: FormatOptions) -> tuple[tuple[str, ...], tuple
     return tuple(schema.names), tuple(arrow_type(f.type, f.name) for f in schema)
 
 
+def estimate_rows(paths: list[str], opts: FormatOptions) -> int:
+    """Rows the files hold: exact from parquet / ORC footers; for text, the bytes over the
+    first line's length (compressed files counted at four times their size)."""
+    if opts.format == "parquet":
+        return sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
+    if opts.format == "orc":
+        return sum(paorc.ORCFile(p).nrows for p in paths)
+    total = 0.0
+    for p in paths:
+        size = Path(p).stat().st_size
+        total += size * 4 if _SUFFIX_CODECS.get(Path(p).suffix.lower()) else size
+    line = _first_line(paths[0], opts, opts.skip_rows) or ""
+    return int(total / max(len(line.encode()) + len(opts.line_delimiter), 1))
+
+
 def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
     """An Arrow column of a file -> our Column of Doris type `t` (whole-column casts where
     they apply, else value by value)."""
@@ -273,11 +288,13 @@ class LocalFiles:
         opts = tvf_format_options(options)
         paths = [str(p) for p in self.dirs.import_files(properties["file_path"])]
         try:
-            names, types = infer_schema(paths[0], file_format(opts, options, paths[0]))
+            first = file_format(opts, options, paths[0])
+            names, types = infer_schema(paths[0], first)
+            rows = estimate_rows(paths, first)
         except (OSError, pa.ArrowException, UnicodeDecodeError, ValueError, LookupError) as e:
             raise DorisError(f"cannot read file {paths[0]}: {e}") from None
         return FileSource(function, alias, tuple(paths), opts.format,
-                          tuple(sorted(options.items())), names, types)
+                          tuple(sorted(options.items())), names, types, rows)
 
 
 # ---- scanning -----------------------------------------------------------------------------

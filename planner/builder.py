@@ -53,7 +53,7 @@ def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:
 
 def build_file_scan(src: FileSource) -> LogicalFileScan:
     return LogicalFileScan(src.function, src.paths, src.format, src.options, src.names,
-                           src.types, src.names, src.types)
+                           src.types, src.names, src.types, src.row_estimate)
 
 
 def build_relation(rel: BoundRelation, catalog: CatalogView) -> LogicalPlan:

@@ -262,7 +262,8 @@ class _Planner:
         if isinstance(plan, LogicalFileScan):  # read by one instance: the files are local
             return self.node("VFILE_SCAN_NODE", details=[
                 f"table: {plan.function}", f"format: {plan.format}",
-                f"files: {len(plan.paths)}"], shape="PhysicalTVFRelation"), GATHER
+                f"files: {len(plan.paths)}", f"cardinality={int(estimate_rows(plan))}"],
+                shape="PhysicalTVFRelation"), GATHER
         if isinstance(plan, LogicalValues):
             return self.node("VUNION", details=[f"constant exprs: {len(plan.rows)} rows"],
                              shape="PhysicalOneRowRelation"), GATHER

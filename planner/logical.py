@@ -177,6 +177,7 @@ class LogicalFileScan(LogicalPlan):
     file_types: tuple[DataType, ...]
     columns: tuple[str, ...]
     column_types: tuple[DataType, ...]
+    row_count: int = 0  # the resolver's estimate (statistics, join order, broadcast choice)
 
     @property
     def names(self) -> tuple[str, ...]:

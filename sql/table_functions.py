@@ -42,6 +42,7 @@ class FileSource:
     options: tuple[tuple[str, str], ...]  # format properties, keys lower-case
     names: tuple[str, ...]
     types: tuple[DataType, ...]
+    row_estimate: int = 0  # rows the files hold (parquet / orc footers) or likely hold (text)
 
     def option(self, key: str, default: str = "") -> str:
         return next((v for k, v in self.options if k == key), default)

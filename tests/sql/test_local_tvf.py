@@ -159,10 +159,15 @@ def test_insert_select_from_local_loads_the_rows(db_conn, files) -> None:
     assert sorted(joined) == [(i, f"name{i % 7}") for i in range(210, 301, 10)]
 
 
-def test_explain_shows_a_file_scan(conn, files) -> None:
+def test_explain_shows_a_file_scan_with_its_row_estimate(conn, files) -> None:
     rel, _ = files
     lines = [r[0] for r in _rows(conn, f"EXPLAIN SELECT c1 FROM {_local(rel + '/part1.csv')}")]
     assert any("VFILE_SCAN_NODE" in line for line in lines)
+    card = next(int(ln.split("=")[1]) for ln in lines if "cardinality=" in ln)
+    assert 150 <= card <= 260  # 200 lines of about the first line's length
+    lines = [r[0] for r in _rows(
+        conn, f"EXPLAIN SELECT id FROM {_local(rel + '/t.parquet', 'parquet')}")]
+    assert any(ln.strip() == "cardinality=50" for ln in lines)  # the parquet footer's count
 
 
 def _error(conn, sql: str) -> tuple[int, str]:
