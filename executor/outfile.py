@@ -310,7 +310,7 @@ def write_outfile(batches: Iterable[Batch], names: list[str], types: list[DataTy
     base = f"{opts.prefix}{query_id}_"
     url = f"file://{opts.directory}/{base}"
     if opts.delete_existing_files:
-        _clear(opts.directory)
+        clear_directory(opts.directory)
     done: list[Path] = []
     total_rows = total_bytes = 0
     sink: _FileSink | None = None
@@ -372,7 +372,7 @@ def _rows_of(batches: Iterable[Batch]) -> Iterator[Batch]:
             yield b
 
 
-def _clear(directory: Path) -> None:
+def clear_directory(directory: Path) -> None:
     """delete_existing_files: everything in the target directory (inside export_dir only)."""
     for child in directory.iterdir():
         if child.is_dir() and not child.is_symlink():

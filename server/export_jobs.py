@@ -22,13 +22,20 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from executor.outfile import OutfileOptions, OutfileResult, outfile_options, write_outfile
+from executor.outfile import (
+    OutfileOptions,
+    OutfileResult,
+    clear_directory,
+    outfile_options,
+    write_outfile,
+)
 from executor.query import PreparedQuery, SessionContext, execute, new_query_id, plan_select
 from sql import ddl_ops
 from sql.errors import DorisError, QueryCancelled
@@ -99,7 +106,7 @@ class ExportJob:
     path: str
     timeout: int
     task_info: dict[str, Any]
-    prepared: PreparedQuery
+    tasks: list[PreparedQuery]  # one OUTFILE query per group of partitions (parallelism)
     ctx: SessionContext
     options: OutfileOptions
     state: str = "PENDING"
@@ -107,16 +114,17 @@ class ExportJob:
     start_time: float | None = None
     finish_time: float | None = None
     error: str = ""
-    result: OutfileResult | None = None
+    results: list[OutfileResult] = field(default_factory=list)
 
     def row(self) -> tuple[object, ...]:
         outfile = "NULL"
-        if self.result is not None:
+        if self.state == "FINISHED":
             outfile = json.dumps([[{
-                "fileNumber": str(len(self.result.files)), "totalRows": str(self.result.rows),
-                "fileSize": f"{self.result.bytes}bytes", "url": self.result.url}]])
-        return (str(self.job_id), self.label, self.state,
-                "100%" if self.state == "FINISHED" else "0%",
+                "fileNumber": str(len(r.files)), "totalRows": str(r.rows),
+                "fileSize": f"{r.bytes}bytes", "url": r.url}] for r in self.results])
+        progress = 100 if self.state == "FINISHED" else \
+            100 * len(self.results) // max(len(self.tasks), 1)
+        return (str(self.job_id), self.label, self.state, f"{progress}%",
                 json.dumps(self.task_info), self.path, _ts(self.create_time),
                 _ts(self.start_time), _ts(self.finish_time), str(self.timeout),
                 self.error or "NULL", outfile)
@@ -216,14 +224,22 @@ class ExportJobs:
         fmt = props.get("format", "csv")
         options = outfile_options(runner.file_dirs, path + FILE_PREFIX, fmt, outfile_props,
                                   "EXPORT")
-        select = exp.select(*[exp.column(c, quoted=True) for c in columns]).from_(
-            exp.Table(this=exp.to_identifier(table.name, quoted=True),
-                      db=exp.to_identifier(db, quoted=True),
-                      partition=table_node.args.get("partition")))
-        if stmt.args.get("where") is not None:
-            select.set("where", stmt.args["where"].copy())
+        # Doris' data_consistency = partition: `parallelism` tasks, each exporting whole
+        # partitions (round robin), each its own query writing its own files
+        chosen = partitions or [p.name for p in self.engine.catalog.partitions(table.table_id)]
+        groups = [chosen[i::parallelism] for i in range(min(parallelism, len(chosen)))] \
+            if parallelism > 1 and len(chosen) > 1 else [partitions]
         ctx = dataclasses.replace(runner.context(), cancel=threading.Event())
-        prepared = plan_select(select, runner.visible_catalog(), ctx, sql=select.sql())
+        tasks = []
+        for group in groups:
+            select = exp.select(*[exp.column(c, quoted=True) for c in columns]).from_(
+                exp.Table(this=exp.to_identifier(table.name, quoted=True),
+                          db=exp.to_identifier(db, quoted=True),
+                          partition=exp.Partition(expressions=[
+                              exp.to_identifier(p) for p in group]) if group else None))
+            if stmt.args.get("where") is not None:
+                select.set("where", stmt.args["where"].copy())
+            tasks.append(plan_select(select, runner.visible_catalog(), ctx, sql=select.sql()))
         with self._lock:
             if any(j.db.lower() == db.lower() and j.label == label and j.state != "CANCELLED"
                    for j in self._jobs):
@@ -238,7 +254,7 @@ class ExportJobs:
                  "max_file_size": props.get("max_file_size", ""),
                  "delete_existing_files": props.get("delete_existing_files", ""),
                  "with_bom": props.get("with_bom", "false"), "db": db, "tbl": table.name},
-                prepared, ctx, options)
+                tasks, ctx, options)
             self._jobs.append(job)
             self._save()
         threading.Thread(target=self._run, args=(job,), daemon=True,
@@ -256,23 +272,38 @@ class ExportJobs:
         timer.daemon = True
         timer.start()
         try:
-            result = execute(job.prepared, self.engine, job.ctx)
-            written = write_outfile(result.batches, list(job.prepared.names),
-                                    list(job.prepared.types), job.options, new_query_id())
+            if job.options.delete_existing_files:  # once, not by each task
+                clear_directory(job.options.directory)
+            opts = dataclasses.replace(job.options, delete_existing_files=False)
+            with ThreadPoolExecutor(len(job.tasks), thread_name_prefix="export-task") as pool:
+                futures = [pool.submit(self._task, job, t, opts) for t in job.tasks]
+                for f in as_completed(futures):
+                    if f.exception() is not None:
+                        cancel.set()  # a failed task stops the others; all files go below
+            errors = [e for e in (f.exception() for f in futures) if e is not None]
+            if errors:  # the task that failed first, not the ones it stopped
+                raise next((e for e in errors if not isinstance(e, QueryCancelled)), errors[0])
             with self._lock:
                 if job.state == "EXPORTING":
-                    job.result, job.state = written, "FINISHED"
-                    job.finish_time = time.time()
+                    job.state, job.finish_time = "FINISHED", time.time()
                     self._save()
                 else:  # cancelled while the last file was published
-                    for f in written.files:
-                        f.unlink(missing_ok=True)
+                    _remove_files(job)
         except QueryCancelled:
+            _remove_files(job)
             self._fail(job, f"type:CANCELLED; msg:timeout after {job.timeout} seconds")
         except Exception as e:  # noqa: BLE001 - the job's failure is reported by SHOW EXPORT
+            _remove_files(job)
             self._fail(job, f"type:RUN_FAIL; msg:{getattr(e, 'message', None) or e}")
         finally:
             timer.cancel()
+
+    def _task(self, job: ExportJob, task: PreparedQuery, opts: OutfileOptions) -> None:
+        result = execute(task, self.engine, job.ctx)
+        written = write_outfile(result.batches, list(task.names), list(task.types), opts,
+                                new_query_id())
+        with self._lock:
+            job.results.append(written)
 
     def _fail(self, job: ExportJob, message: str) -> None:
         with self._lock:
@@ -310,6 +341,13 @@ class ExportJobs:
                 j.ctx.cancel.set()
             self._save()
         return len(running)
+
+
+def _remove_files(job: ExportJob) -> None:
+    """A job that does not finish leaves no files: those its finished tasks wrote go."""
+    for r in job.results:
+        for f in r.files:
+            f.unlink(missing_ok=True)
 
 
 def _int_property(props: dict[str, str], key: str, default: int) -> int:

@@ -113,6 +113,26 @@ def test_parquet_export_of_one_partition(server, table) -> None:
     assert normalize_rows(duck) == normalize_rows(want) and len(want) == 150
 
 
+def test_parallelism_exports_partitions_as_separate_tasks(server, table) -> None:
+    db, folder = table
+    target = folder / "parallel"
+    target.mkdir(parents=True)
+    (target / "old.parquet").write_text("stale")  # delete_existing_files clears it, once
+    label = f"par_{secrets.token_hex(4)}"
+    with server.connect(db) as conn:
+        _export(conn, f't TO "file://{target}/"', label=label, format="parquet",
+                parallelism="2", delete_existing_files="true")
+        job = _wait(conn, label)
+        want = _run(conn, "SELECT * FROM t")
+    assert job["State"] == "FINISHED", job
+    tasks = json.loads(job["OutfileInfo"])
+    assert len(tasks) == 2 and sorted(int(t[0]["totalRows"]) for t in tasks) == [150, 150]
+    files = sorted(target.glob("*.parquet"))
+    assert len(files) == 2 and not (target / "old.parquet").exists()
+    got = duckdb.sql(f"SELECT * FROM read_parquet('{target}/*.parquet')").fetchall()
+    assert normalize_rows(got) == normalize_rows(want)
+
+
 def test_labels_are_unique_and_finished_jobs_cannot_be_cancelled(server, table) -> None:
     db, folder = table
     label = f"u_{secrets.token_hex(4)}"
