@@ -42,6 +42,8 @@ from executor.query import (
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
 from planner.explain import explain_lines, shape_lines
 from planner.scan_info import plan_scan_lines
+from server import local_infile
+from server.local_infile import LocalInfileOutcome
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD
@@ -55,7 +57,7 @@ from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
 from sql.dialect import (
     AdminCompact, CancelAlter, CancelExport, DescAll, DescFunction, DorisExplain, DorisExport,
-    DorisOutfile,
+    DorisOutfile, LoadDataInfile,
 )
 from sql.errors import (
     DorisError,
@@ -116,7 +118,8 @@ class TextOutcome:
     rows: list[tuple[object, ...]] = field(default_factory=list)
 
 
-Outcome = OkOutcome | RowsOutcome | TextOutcome | PendingOutcome
+# LocalInfileOutcome: LOAD DATA LOCAL INFILE, whose file the connection asks the client for
+Outcome = OkOutcome | RowsOutcome | TextOutcome | PendingOutcome | LocalInfileOutcome
 
 
 # `SET disable_nereids_rules = 'A,B'`: Doris rule names (and our own rule names) -> our rules.
@@ -284,6 +287,8 @@ class StatementRunner:
             return self.cancel_alter(stmt)
         if isinstance(stmt, AdminCompact):
             return self.admin_compact(stmt)
+        if isinstance(stmt, LoadDataInfile):  # MySQL Load (server/local_infile.py)
+            return local_infile.prepare(self.engine, stmt, self.database)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
 
     def outfile(self, stmt: DorisOutfile) -> RowsOutcome:

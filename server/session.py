@@ -35,6 +35,7 @@ from server.commands import (
     TextOutcome,
     insert_ok,
 )
+from server.local_infile import LocalInfileOutcome
 from server.privileges import Access
 from server.privileges.enforce import authorize, may_manage_sessions
 from server.privileges.model import Identity
@@ -232,7 +233,7 @@ class ShaleSession(Session):
     def _audit_outcome(self, outcome: Outcome) -> None:
         if isinstance(outcome, TextOutcome):
             self.statement_audit.outcome("EOF", False, len(outcome.rows))
-        elif isinstance(outcome, OkOutcome):
+        elif isinstance(outcome, (OkOutcome, LocalInfileOutcome)):
             self.statement_audit.outcome("OK", False)
         else:  # a query's result set: its rows are counted as they are sent
             self.statement_audit.outcome("EOF", True)

@@ -96,7 +96,7 @@ def response_body(label: str, status: str, message: str, stats: LoadStats | None
     out.update({
         "Message": message,
         "NumberTotalRows": s.total_rows, "NumberLoadedRows": s.loaded_rows if status == "Success" else 0,
-        "NumberFilteredRows": s.filtered_rows, "NumberUnselectedRows": 0,
+        "NumberFilteredRows": s.filtered_rows, "NumberUnselectedRows": s.unselected_rows,
         "LoadBytes": s.load_bytes, "LoadTimeMs": elapsed_ms,
         "BeginTxnTimeMs": s.begin_txn_ms, "StreamLoadPutTimeMs": 0,
         "ReadDataTimeMs": s.read_data_ms, "WriteDataTimeMs": s.write_data_ms,

@@ -127,6 +127,7 @@ __all__ = [
     "DropRollup",
     "KeyColumnConstraint",
     "ListPartitionDef",
+    "LoadDataInfile",
     "PartitionByList",
     "PartitionByRange",
     "RangePartitionDef",
@@ -171,6 +172,7 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DorisOutfile,
     DorisExport,
     CancelExport,
+    LoadDataInfile,
     STATEMENT_TYPES,
 )
 from sql.dialect_generator import ShaleDorisGenerator  # noqa: E402
@@ -335,6 +337,10 @@ class ShaleDorisParser(DorisParser):
                 and (nxt := self._peek(1)) is not None and nxt.text.upper() == "EXPORT"):
             self._advance(2)
             return self._parse_cancel_export()
+        if (self._curr and self._curr.text.upper() == "LOAD"
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "DATA"):
+            self._advance(2)
+            return self._parse_load_data()
         statement = super()._parse_statement()
         if (isinstance(statement, exp.Query) and self._curr
                 and self._curr.token_type == TokenType.INTO
@@ -404,6 +410,81 @@ class ShaleDorisParser(DorisParser):
         """(after CANCEL EXPORT) [FROM db] [WHERE ..]."""
         db = self._parse_doris_name("database") if self._match(TokenType.FROM) else None
         return self.expression(CancelExport(db=db, where=self._parse_where()))
+
+    def _parse_load_data(self) -> LoadDataInfile:
+        """MySQL Load (after LOAD DATA): see LoadDataInfile for the clauses, in MySQL's order."""
+        local = self._match_text_seq("LOCAL")
+        if not self._match_text_seq("INFILE"):
+            self.raise_error("Expected INFILE")
+        file = self._parse_load_string("a file name")
+        if not (self._match(TokenType.INTO) and self._match(TokenType.TABLE)):
+            self.raise_error("Expected INTO TABLE")
+        # [db.]table by hand: sqlglot would read `t (c1, ..)` as a table function
+        parts = [self._parse_doris_name("table")]
+        while self._match(TokenType.DOT):
+            parts.append(self._parse_doris_name("table"))
+        if len(parts) > 2:
+            self.raise_error("Expected [db.]table")
+        table = exp.Table(this=parts[-1], db=parts[0] if len(parts) == 2 else None)
+        node = LoadDataInfile(this=table, file=file, local=local)
+        temporary = self._match_text_seq("TEMPORARY")
+        if self._match_text_seq("PARTITION") or self._match_text_seq("PARTITIONS"):
+            self._match_l_paren()
+            node.set("partitions", self._parse_csv(lambda: self._parse_doris_name("partition")))
+            node.set("temporary", temporary)
+            self._match_r_paren()
+        elif temporary:
+            self.raise_error("Expected PARTITION")
+        if self._match_texts(("COLUMNS", "FIELDS")):
+            while True:
+                if self._match_text_seq("TERMINATED", "BY"):
+                    node.set("column_separator", self._parse_load_string("a separator"))
+                elif self._match_text_seq("OPTIONALLY", "ENCLOSED", "BY") or \
+                        self._match_text_seq("ENCLOSED", "BY"):
+                    node.set("enclose", self._parse_load_string("a character"))
+                elif self._match_text_seq("ESCAPED", "BY"):
+                    node.set("escape", self._parse_load_string("a character"))
+                else:
+                    break
+        if self._match_text_seq("LINES"):
+            if self._match_text_seq("STARTING", "BY"):
+                node.set("line_prefix", self._parse_load_string("a prefix"))
+            if self._match_text_seq("TERMINATED", "BY"):
+                node.set("line_delimiter", self._parse_load_string("a delimiter"))
+        if self._match(TokenType.IGNORE):
+            node.set("ignore_lines", self._parse_number())
+            if not self._match_texts(("LINES", "ROWS")):
+                self.raise_error("Expected LINES or ROWS")
+        if self._match(TokenType.L_PAREN):
+            node.set("columns", self._parse_csv(self._parse_load_column))
+            self._match_r_paren()
+        if self._match(TokenType.SET):
+            wrapped = self._match(TokenType.L_PAREN)
+            node.set("mappings", self._parse_csv(self._parse_load_mapping))
+            if wrapped:
+                self._match_r_paren()
+        if self._match_text_seq("PROPERTIES"):
+            node.set("properties", self._parse_properties_list())
+        return self.expression(node)
+
+    def _parse_load_string(self, what: str) -> exp.Expr:
+        value = self._parse_string()
+        if value is None:
+            self.raise_error(f"Expected {what} string")
+        return t.cast(exp.Expr, value)
+
+    def _parse_load_column(self) -> exp.Identifier:
+        variable = self._match(TokenType.PARAMETER)
+        name = self._parse_doris_name("column")
+        if variable:
+            name.meta["variable"] = True
+        return name
+
+    def _parse_load_mapping(self) -> exp.Expr:
+        item = self._parse_disjunction()
+        if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
+            self.raise_error("Expected `column = expression` in SET")
+        return t.cast(exp.Expr, item)
 
     def _parse_admin_compact(self) -> AdminCompact:
         """ADMIN COMPACT TABLE [db.]t [PARTITION p] [WHERE expr] (after ADMIN COMPACT)."""

@@ -241,6 +241,26 @@ class CancelExport(exp.Expression):
     arg_types: t.ClassVar[dict[str, bool]] = {"db": False, "where": False}
 
 
+class LoadDataInfile(exp.Expression):
+    """MySQL Load: ``LOAD DATA [LOCAL] INFILE 'f' INTO TABLE [db.]t [[TEMPORARY] PARTITION (p,
+    ..)] [COLUMNS|FIELDS TERMINATED BY 's' [[OPTIONALLY] ENCLOSED BY 'c'] [ESCAPED BY 'c']]
+    [LINES [STARTING BY 's'] TERMINATED BY 's'] [IGNORE n LINES|ROWS] [(col | @var, ..)]
+    [SET [(]col = expr, ..[)]] [PROPERTIES ("k" = "v", ..)]``.
+
+    this=Table, file=string Literal, local=bool, partitions=[Identifier], temporary=bool,
+    column_separator / line_delimiter / enclose / escape / line_prefix (STARTING BY) = string
+    Literal (escapes already decoded), ignore_lines=number Literal, columns=[Identifier] (a ``@var`` is an Identifier
+    with meta["variable"] = True), mappings=[exp.EQ(this=Column, expression=expr)] in which a
+    ``@var`` is an exp.Parameter, properties=[exp.Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True, "file": True, "local": False, "partitions": False, "temporary": False,
+        "column_separator": False, "line_delimiter": False, "enclose": False, "escape": False,
+        "ignore_lines": False, "columns": False, "mappings": False, "properties": False,
+        "line_prefix": False,
+    }
+
+
 # Node types accepted at the top level by the strict parser.
 STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Query,
@@ -267,6 +287,7 @@ STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     DorisOutfile,
     DorisExport,
     CancelExport,
+    LoadDataInfile,
 )
 
 

@@ -11,8 +11,10 @@ LOAD DATA, INSERT .. SELECT FROM local(), the `shaledb load` CLI, the Spark data
                  `columnar_source.py` (parquet/ORC/Arrow), after `decompress.py`; `chunks.py`
                  reads the body in blocks of whole lines.
 - `convert.py` — file columns -> the table's column types, bad values named per row.
+- `mapping.py` — Doris' `columns` (temporary columns, `col = expr` mappings compiled by the
+                 engine), `where` (unselected rows) and `partitions`.
 - `job.py`     — one load: batches -> one `LoadTxn`, filter-ratio check, commit or abort.
 
-The HTTP and MySQL-protocol sides live in server/ (stream_load.py, ...).
+The HTTP and MySQL-protocol sides live in server/ (stream_load.py, local_infile.py).
 Upstream: Doris `StreamLoadContext`, `CsvReader`, `NewJsonReader`, `VFileScanner`.
 """

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from executor.insert import begin
 from executor.load.convert import to_batch
+from executor.load.mapping import map_batch
 from executor.load.sources import CountedStream, record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, label_used
 from sql.errors import DorisError
@@ -25,7 +26,7 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO) -> LoadStats:
     stats = LoadStats()
     t0 = time.perf_counter()
     try:
-        txn = begin(engine, req.db, req.table, req.label, None)
+        txn = begin(engine, req.db, req.table, req.label, req.partitions)
     except LabelAlreadyUsed as e:
         raise label_used(req.label, e) from None
     except DorisError as e:
@@ -38,7 +39,7 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO) -> LoadStats:
     try:
         for rb in record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"):
             w0 = time.perf_counter()
-            batch = to_batch(req, rb, stats, now)
+            batch = (to_batch if req.mapping is None else map_batch)(req, rb, stats, now)
             stats.total_rows += rb.num_rows
             if not batch.num_rows:
                 continue
@@ -60,7 +61,8 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO) -> LoadStats:
         if stats.total_rows == 0:
             raise LoadFailed("[INTERNAL_ERROR]No valid data to load, please check your data "
                              "and the load parameters")
-        if stats.filtered_rows > req.max_filter_ratio * stats.total_rows:
+        # Doris: the ratio is of the rows `where` kept (unselected rows are no errors)
+        if stats.filtered_rows > req.max_filter_ratio * (stats.total_rows - stats.unselected_rows):
             raise LoadFailed("[DATA_QUALITY_ERROR]too many filtered rows")
         c0 = time.perf_counter()
         txn.commit()

@@ -5,8 +5,8 @@
 - queries (SELECT, UNION, subqueries, CTEs, EXPLAIN and DESC of a query): SELECT on every table
   read (a CTE's name is not a table; information_schema is filtered instead, see
   `VisibleCatalog`);
-- INSERT: LOAD on the target, SELECT on an INSERT .. SELECT's sources; DELETE, UPDATE and
-  TRUNCATE: LOAD;
+- INSERT: LOAD on the target, SELECT on an INSERT .. SELECT's sources; DELETE, UPDATE,
+  TRUNCATE and LOAD DATA: LOAD;
 - CREATE / DROP / ALTER of databases (1044) and tables (CREATE: 1227 as Doris; DROP, ALTER:
   1142); SHOW CREATE TABLE / DESC / SHOW COLUMNS, PARTITIONS, TABLETS: any privilege on the table;
 - USE: any privilege in the database (1044); SET GLOBAL, ADMIN statements, SHOW BACKENDS, SHOW
@@ -36,7 +36,14 @@ from server.privileges.model import (
     SHOW,
 )
 from sql.dialect import (
-    CancelAlter, CancelExport, DescAll, DescFunction, DorisExplain, DorisExport, DorisOutfile,
+    CancelAlter,
+    CancelExport,
+    DescAll,
+    DescFunction,
+    DorisExplain,
+    DorisExport,
+    DorisOutfile,
+    LoadDataInfile,
 )
 
 _TABLE_SHOWS = {"CREATE TABLE": "SHOW CREATE TABLE", "COLUMNS": "SHOW COLUMNS",
@@ -71,6 +78,8 @@ def authorize(access: Access, stmt: exp.Expression, current_db: str | None) -> N
         for table in query_tables(stmt):  # subqueries in WHERE / SET read other tables
             if table is not target:
                 _check_table(access, table, current_db, SELECT)
+    elif isinstance(stmt, LoadDataInfile):  # MySQL Load: LOAD_PRIV on the table, as Doris
+        _check_table(access, stmt.this, current_db, LOAD)
     elif isinstance(stmt, exp.TruncateTable):
         for t in stmt.expressions:
             if isinstance(t, exp.Table):
