@@ -27,10 +27,16 @@ from executor.insert import (
     insert_batches,
     insert_values,
 )
+from executor.file_dirs import FileDirs
+from executor.file_scan import LocalFiles
 from executor.insert_fast import fast_batch
 from executor.load.records import record_insert
+from executor.outfile import (
+    RESULT_COLUMNS, RESULT_TYPES, outfile_options, outfile_sink_lines, write_outfile,
+)
 from executor.query import (
     SessionContext,
+    new_query_id,
     evaluate_constant,
     execute,
     plan_select,
@@ -44,6 +50,7 @@ from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD
 from server.load_status import show_load_statement
+from server.export_jobs import ExportJobs, order_and_limit, property_map
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
@@ -51,7 +58,10 @@ from sql import ddl_ops, show
 from sql.compaction_admin import analyze_admin_compact, compact_table
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
-from sql.dialect import AdminCompact, CancelAlter, DescAll, DorisExplain, LoadDataInfile
+from sql.dialect import (
+    AdminCompact, CancelAlter, CancelExport, DescAll, DescFunction, DorisExplain, DorisExport,
+    DorisOutfile, LoadDataInfile,
+)
 from sql.errors import (
     DorisError,
     ErrorCode,
@@ -62,7 +72,8 @@ from sql.errors import (
     unknown_database,
 )
 from sql.insert_values_scanner import scan_header
-from storage.batch import Batch
+from sql.table_functions import table_function_call
+from storage.batch import Batch, Column
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
 from storage.scan_stats import ScanStats
@@ -160,8 +171,11 @@ class StatementRunner:
         current_db: Callable[[], str | None], set_db: Callable[[str | None], None],
         processlist: Callable[[], list[tuple[object, ...]]] = list,
         profiles: QueryProfiles | None = None,
+        file_dirs: FileDirs | None = None,
     ) -> None:
         self.engine = engine
+        # where local() reads and OUTFILE / EXPORT write (conf [load] import_dir / export_dir)
+        self.file_dirs = file_dirs or FileDirs.under(engine.data_dir)
         self.profiles = profiles if profiles is not None else QueryProfiles()
         self._processlist = processlist
         self.login_time = time.time()
@@ -218,7 +232,8 @@ class StatementRunner:
         return SessionContext(
             database=self.database, connection_id=self.connection_id, user=f"{self.user}@%",
             current_user=f"'{self.user}'@'{host}'", variables=self.lookup_variable,
-            cancel=self.cancel,
+            cancel=self.cancel, table_functions=LocalFiles(
+                self.file_dirs, lambda: [b.backend_id for b in self.engine.catalog.backends()]),
         )
 
     def visible_catalog(self) -> Any:
@@ -251,6 +266,14 @@ class StatementRunner:
             table = self._table(stmt.this)
             r = show.describe_all(self.engine.catalog, table)
             return TextOutcome(r.names, r.rows)
+        if isinstance(stmt, DescFunction):
+            return self.describe_function(stmt)
+        if isinstance(stmt, DorisOutfile):
+            return self.outfile(stmt)
+        if isinstance(stmt, DorisExport):
+            return self.export(stmt)
+        if isinstance(stmt, CancelExport):
+            return self.cancel_export(stmt)
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Query):
                 return self.explain(stmt.this, None)
@@ -275,6 +298,49 @@ class StatementRunner:
         if isinstance(stmt, LoadDataInfile):  # MySQL Load (server/local_infile.py)
             return local_infile.prepare(self.engine, stmt, self.database)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
+
+    def outfile(self, stmt: DorisOutfile) -> RowsOutcome:
+        """SELECT .. INTO OUTFILE: run the query into files under the export dir
+        (executor/outfile.py); one result row, Doris' FileNumber / TotalRows / FileSize / URL."""
+        opts = outfile_options(self.file_dirs, stmt.args["path"].name,
+                               stmt.args.get("format") or "csv",
+                               property_map(stmt.expressions))
+        result = self.select(stmt.this)
+        written = write_outfile(result.batches, result.names, result.types, opts, new_query_id())
+        row = Batch(RESULT_COLUMNS, tuple(Column.from_physical(t, [v]) for t, v in zip(
+            RESULT_TYPES, written.row())))
+        return RowsOutcome(list(RESULT_COLUMNS), list(RESULT_TYPES), iter([row]))
+
+    def export(self, stmt: DorisExport) -> OkOutcome:
+        """EXPORT TABLE: an asynchronous job (server/export_jobs.py); SHOW EXPORT follows it."""
+        db = (stmt.this.text("db") or self.database or "")
+        if not db:
+            raise no_database_selected()
+        ExportJobs.of(self.engine).submit(self, db, stmt)
+        return OkOutcome()
+
+    def cancel_export(self, stmt: CancelExport) -> OkOutcome:
+        db = stmt.args["db"].name if stmt.args.get("db") is not None else self.database
+        if not db:
+            raise no_database_selected()
+        where = stmt.args.get("where")
+        if where is None:
+            raise DorisError("CANCEL EXPORT needs WHERE LABEL = \"label\" (or LABEL LIKE, "
+                             "STATE = ..)")
+        ExportJobs.of(self.engine).cancel(db, lambda row: _eval_where(where.this, row))
+        return OkOutcome()
+
+    def describe_function(self, stmt: DescFunction) -> TextOutcome:
+        """DESC FUNCTION local(..): the columns the table function gives (Doris' DESC rows)."""
+        call = table_function_call(stmt.this)
+        if call is None:
+            raise _not_supported("DESC FUNCTION of a non table function")
+        resolver = self.context().table_functions
+        assert resolver is not None  # the runner's context always carries one
+        source = resolver.resolve(call[0], call[1], call[0])
+        rows = [(n, t.desc_sql(), "Yes", "false", "NULL", "")
+                for n, t in zip(source.names, source.types)]
+        return TextOutcome(["Field", "Type", "Null", "Key", "Default", "Extra"], rows)
 
     def _table(self, node: exp.Expression) -> TableMeta:
         db, name = _table_parts(node)
@@ -352,6 +418,10 @@ class StatementRunner:
 
     def explain(self, query: exp.Expression, style: object) -> TextOutcome:
         """EXPLAIN [VERBOSE | SHAPE PLAN | ...] <query>: the distributed plan in Doris' text."""
+        if isinstance(query, DorisOutfile):  # the query's plan, with Doris' file sink
+            lines = [row[0] for row in self.explain(query.this, style).rows]
+            return TextOutcome([EXPLAIN_COLUMN], [(line,) for line in outfile_sink_lines(
+                lines, query.args["path"].name)])
         if not isinstance(query, exp.Query):
             raise _not_supported(f"EXPLAIN of {type(query).__name__.upper()}")
         ctx = self.context()
@@ -639,6 +709,14 @@ class StatementRunner:
             r = show.show_tablet(cat, int(target.name))
         elif kind == "PROC":
             r = self.show_proc(target.name if target is not None else "/")
+        elif kind == "EXPORT":
+            if not db:
+                raise no_database_selected()
+            where = stmt.args.get("where")
+            names, rows = ExportJobs.of(self.engine).show(
+                db, None if where is None else lambda row: _eval_where(where.this, row))
+            return TextOutcome(names, order_and_limit(names, rows, stmt.meta.get("order"),
+                                                      stmt.meta.get("limit")))
         else:
             raise _not_supported(f"SHOW {kind}")
         return TextOutcome(r.names, r.rows)

@@ -114,10 +114,14 @@ __all__ = [
     "AggTypeColumnConstraint",
     "AlterSetProperties",
     "CancelAlter",
+    "CancelExport",
     "DescAll",
+    "DescFunction",
     "DorisExplain",
+    "DorisExport",
     "DorisIndexParameters",
     "DorisInsert",
+    "DorisOutfile",
     "DorisRollupIndex",
     "DropPartition",
     "DropRollup",
@@ -164,6 +168,10 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DorisInsert,
     DorisExplain,
     DescAll,
+    DescFunction,
+    DorisOutfile,
+    DorisExport,
+    CancelExport,
     LoadDataInfile,
     STATEMENT_TYPES,
 )
@@ -278,6 +286,7 @@ class ShaleDorisParser(DorisParser):
         "LOAD": lambda self: self._parse_show_load("LOAD"),
         "STREAM LOAD": lambda self: self._parse_show_load("STREAM LOAD"),
         "TRANSACTION": lambda self: self._parse_show_load("TRANSACTION"),
+        "EXPORT": lambda self: self._parse_show_export(),
     }
     # The trie is computed once per class from SHOW_PARSERS, so it must be rebuilt here.
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
@@ -323,11 +332,87 @@ class ShaleDorisParser(DorisParser):
                 and (nxt := self._peek(1)) is not None and nxt.text.upper() == "COMPACT"):
             self._advance(2)
             return self._parse_admin_compact()
+        if (self._curr and self._curr.text.upper() == "EXPORT"
+                and (nxt := self._peek(1)) is not None and nxt.token_type == TokenType.TABLE):
+            self._advance(2)
+            return self._parse_export()
+        if (self._curr and self._curr.text.upper() == "CANCEL"
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "EXPORT"):
+            self._advance(2)
+            return self._parse_cancel_export()
         if (self._curr and self._curr.text.upper() == "LOAD"
                 and (nxt := self._peek(1)) is not None and nxt.text.upper() == "DATA"):
             self._advance(2)
             return self._parse_load_data()
-        return super()._parse_statement()
+        statement = super()._parse_statement()
+        if (isinstance(statement, exp.Query) and self._curr
+                and self._curr.token_type == TokenType.INTO
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "OUTFILE"):
+            self._advance(2)
+            return self._parse_outfile(statement)
+        return statement
+
+    # ---- unloading: INTO OUTFILE / EXPORT / CANCEL EXPORT -------------------------------
+
+    def _parse_into(self) -> exp.Into | None:
+        # `SELECT .. INTO OUTFILE` is Doris' unload clause (_parse_outfile), not SELECT INTO
+        nxt = self._peek(1)
+        if (self._curr and self._curr.token_type == TokenType.INTO and nxt is not None
+                and nxt.text.upper() == "OUTFILE"):
+            return None
+        return super()._parse_into()
+
+    def _parse_doris_string(self, what: str) -> exp.Literal:
+        path = self._parse_string()
+        if not isinstance(path, exp.Literal):
+            self.raise_error(f"Expected a quoted {what}")
+        return t.cast(exp.Literal, path)
+
+    def _parse_doris_properties_clause(self) -> list[exp.Expr]:
+        return self._parse_properties_list() if self._match_text_seq("PROPERTIES") else []
+
+    def _parse_outfile(self, query: exp.Expr) -> DorisOutfile:
+        """(after <query> INTO OUTFILE) "path" [FORMAT AS name] [PROPERTIES (..)]."""
+        path = self._parse_doris_string("file path")
+        fmt = "csv"
+        if self._match_text_seq("FORMAT", "AS"):
+            if not self._curr:
+                self.raise_error("Expected a format name after FORMAT AS")
+            fmt = self._curr.text.lower()
+            self._advance()
+        props = self._parse_doris_properties_clause()
+        return self.expression(DorisOutfile(this=query, path=path, format=fmt,
+                                            expressions=props))
+
+    def _parse_export(self) -> DorisExport:
+        """(after EXPORT TABLE) [db.]t [PARTITION (..)] [WHERE ..] TO "path" [PROPERTIES (..)]."""
+        table = self._parse_table_parts()
+        partition = self._parse_partition()
+        if partition is not None:
+            table.set("partition", partition)
+        where = self._parse_where()
+        if not self._match_text_seq("TO"):
+            self.raise_error("Expected TO \"file:///path/\"")
+        path = self._parse_doris_string("export path")
+        props = self._parse_doris_properties_clause()
+        return self.expression(DorisExport(this=table, where=where, path=path,
+                                           expressions=props))
+
+    def _parse_show_export(self) -> exp.Show:
+        """(after SHOW EXPORT) [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT [o,] n]: ORDER BY's
+        exp.Order and the LIMIT's exp.Limit go to meta["order"] / meta["limit"]."""
+        db = None
+        if self._match_set((TokenType.FROM, TokenType.IN)):
+            db = self._parse_doris_name("database")
+        show = exp.Show(this="EXPORT", db=db, where=self._parse_where())
+        show.meta["order"] = self._parse_order()
+        show.meta["limit"] = self._parse_limit()
+        return self.expression(show)
+
+    def _parse_cancel_export(self) -> CancelExport:
+        """(after CANCEL EXPORT) [FROM db] [WHERE ..]."""
+        db = self._parse_doris_name("database") if self._match(TokenType.FROM) else None
+        return self.expression(CancelExport(db=db, where=self._parse_where()))
 
     def _parse_load_data(self) -> LoadDataInfile:
         """MySQL Load (after LOAD DATA): see LoadDataInfile for the clauses, in MySQL's order."""
@@ -832,6 +917,9 @@ class ShaleDorisParser(DorisParser):
     def _parse_describe(self) -> exp.Expr:  # type: ignore[override]
         if self._prev.text.upper() == "EXPLAIN":
             return self._parse_doris_explain()
+        if self._curr and self._curr.text.upper() == "FUNCTION":
+            self._advance()
+            return self._parse_desc_function()
         describe = super()._parse_describe()
         if (
             isinstance(describe.this, exp.Table)
@@ -841,6 +929,14 @@ class ShaleDorisParser(DorisParser):
         ):
             return self.expression(DescAll(this=describe.this))
         return describe
+
+    def _parse_desc_function(self) -> DescFunction:
+        """DESC FUNCTION local("k" = "v", ..) (after DESC FUNCTION): this=Table(Anonymous)."""
+        start = self._curr
+        table = self._parse_table(schema=False)
+        if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Func):
+            self.raise_error("Expected a table function after DESC FUNCTION", start)
+        return self.expression(DescFunction(this=table))
 
     def _parse_doris_explain(self) -> DorisExplain:
         style: str | None = None
@@ -858,7 +954,7 @@ class ShaleDorisParser(DorisParser):
 
         start = self._curr
         statement = self._parse_statement()
-        if not isinstance(statement, (exp.Query, exp.DML)):
+        if not isinstance(statement, (exp.Query, exp.DML, DorisOutfile)):
             self.raise_error("EXPLAIN expects a query or an INSERT/UPDATE/DELETE", start)
         return self.expression(DorisExplain(this=statement, style=style))
 
