@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from storage.catalog.meta import (
@@ -30,14 +30,28 @@ from storage.catalog.meta import (
     DatabaseMeta,
     MaterializedIndexMeta,
     PartitionMeta,
+    PendingRowset,
     RowsetMeta,
     TableMeta,
     TabletMeta,
+    TxnMeta,
+    TxnStatus,
 )
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.errors import DorisError, ErrorCode
-from storage.txn import LoadTxn
+from storage.txn import LoadTxn, _follow_tablet_move
+
+
+def _commit_visible(load: LoadTxn, m: Mutation, txn: TxnMeta,
+                    on_durable: Callable[[], None] | None = None) -> TxnMeta:
+    """Record the txn VISIBLE with the changes `m` in one catalog transaction (the caller
+    holds the catalog lock); from here on only the start-up GC may delete the load's files."""
+    done = replace(txn, status=TxnStatus.VISIBLE, finish_time=time.time())
+    m.put(done)
+    load._files.begin_publish()
+    load.catalog.commit(m, on_durable)
+    return done
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +82,9 @@ class TableCreatingLoad(LoadTxn):
         s = self.staged
         return list(s.partitions), list(s.indexes), list(s.tablets)
 
-    def _publish_mutation(self, metas: list[RowsetMeta], now: float) -> Mutation:
+    def _publish(self, txn: TxnMeta, pending: list[PendingRowset]) -> TxnMeta:
         s = self.staged
+        now = time.time()
         if self.catalog.database_by_id(self.db.db_id) is None:
             raise DorisError(f"Unknown database '{self.db.name}'")
         if any(t.name == s.table.name for t in self.catalog.list_tables(self.db.name)):
@@ -82,19 +97,18 @@ class TableCreatingLoad(LoadTxn):
             m.put(s.new_group)
         for obj in (*s.indexes, *s.tablets):
             m.put(obj)
-        part_of = {t.tablet_id: t.partition_id for t in s.tablets}
         version = {p.partition_id: p.visible_version + (p.partition_id in self._touched)
                    for p in s.partitions}
         for p in s.partitions:
             if p.partition_id in self._touched:
                 p = replace(p, visible_version=version[p.partition_id], visible_version_time=now)
             m.put(p)
-        for meta in metas:
-            if meta.num_rows:
-                v = version[part_of[meta.tablet_id]]
-                m.put(replace(meta, start_version=v, end_version=v))
+        for p in pending:
+            if p.rowset.num_rows:
+                v = version[p.partition_id]
+                m.put(replace(p.rowset, start_version=v, end_version=v))
         m.put(replace(s.table, create_time=now))
-        return m
+        return _commit_visible(self, m, txn)
 
 
 class OverwriteLoad(LoadTxn):
@@ -114,9 +128,10 @@ class OverwriteLoad(LoadTxn):
         self._index_ids = {i.index_id for i in self.indexes}
         self._retired: list[tuple[TabletMeta, list[RowsetMeta], RowsetMeta]] = []
 
-    def _publish_mutation(self, metas: list[RowsetMeta], now: float) -> Mutation:
+    def _publish(self, txn: TxnMeta, pending: list[PendingRowset]) -> TxnMeta:
         cat = self.catalog
         tid = self.table.table_id
+        now = time.time()
         if cat.table_by_id(tid) is None:
             raise DorisError(f"Table [{self.table.name}] was dropped during the load")
         if {i.index_id for i in cat.materialized_indexes(tid)} != self._index_ids:
@@ -124,7 +139,7 @@ class OverwriteLoad(LoadTxn):
                              "INSERT OVERWRITE; run it again")
         current = {p.partition_id: p for p in cat.partitions(tid)}
         targets = self._touched if self._auto_detect else self._targets
-        new_rowset = {meta.tablet_id: meta for meta in metas if meta.num_rows}
+        new_rowset = {p.rowset.tablet_id: p for p in pending if p.rowset.num_rows}
         m = Mutation()
         self._retired = []
         for pid in sorted(targets):
@@ -136,28 +151,25 @@ class OverwriteLoad(LoadTxn):
             for tablet in cat.tablets(tid, partition_id=pid):
                 old = cat.rowsets(tablet.tablet_id)  # also a concurrent load's: replaced too
                 first = min((r.start_version for r in old), default=version)
-                meta = new_rowset.get(tablet.tablet_id)
-                if meta is None:
+                written = new_rowset.get(tablet.tablet_id)
+                if written is None:
                     if not old:
                         continue  # empty before and after: nothing to replace
                     # No new rows here: an empty rowset marks the versions the old ones held.
                     meta = RowsetMeta(f"o{uuid.uuid4().hex}", tablet.tablet_id, first, version,
                                       0, 0, (), create_time=time.time())
-                self._follow_tablet_move(meta, self._wrote_on(tablet.tablet_id),
-                                         tablet.backend_id)
+                else:
+                    meta = written.rowset
+                    _follow_tablet_move(self.engine, meta, written.backend_id, tablet.backend_id)
                 out = replace(meta, start_version=first, end_version=version)
                 for r in old:
                     m.delete(r)
                 m.put(out)
                 self._retired.append((tablet, old, out))
             m.put(replace(part, visible_version=version, visible_version_time=now))
-        return m
+        return _commit_visible(self, m, txn, self._retire_replaced)
 
-    def _wrote_on(self, tablet_id: int) -> int | None:
-        return next((t.backend_id for t in self._tablets.values() if t.tablet_id == tablet_id),
-                    None)
-
-    def _on_durable(self) -> None:
+    def _retire_replaced(self) -> None:
         """Readers of the previous version read the replaced rowsets until they finish:
         registered before the new rowsets become visible, so no reader finds the new rowset
         without the path back to the old ones."""
