@@ -582,10 +582,16 @@ class StatementRunner:
         if not self.database and not V.table_name(
                 stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this)[0]:
             raise no_database_selected()
+        target = stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this
+        db = target.text("db") or self.database or ""
+        started = time.time()
         outcome = create_table_as_select(self.engine, self.visible_catalog(), stmt,
                                          self.context(), self._tolerance())
         if outcome is None:  # IF NOT EXISTS and the table exists: nothing loaded
             return OkOutcome()
+        # SHOW LOAD lists the CTAS's insert, as Doris' (a failed CTAS leaves no table to list)
+        record_insert(self.engine, db, target.name, outcome.label, outcome.txn_id, outcome.rows,
+                      None, self.user, started)
         return insert_ok(outcome.rows, outcome.label, outcome.txn_id, outcome.filtered)
 
     def drop(self, stmt: exp.Drop) -> OkOutcome:

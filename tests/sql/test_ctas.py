@@ -331,3 +331,15 @@ def test_two_ctas_of_one_name_one_wins(server, src) -> None:
     cur.execute("SELECT count(*) FROM twice")
     assert cur.fetchone()[0] == ROWS * 5  # one whole copy, never two
     conn.close()
+
+
+def test_show_load_lists_the_ctas_insert(server, src) -> None:
+    name, _ = src
+    conn, cur = _cursor(server, name)
+    cur.execute("CREATE TABLE listed AS SELECT k FROM src WHERE k < 7")
+    label = re.search(r"'label':'(\w+)'", conn._result.message.decode(errors="replace"))[1]
+    cur.execute(f"SHOW LOAD WHERE LABEL = '{label}'")
+    cols = [d[0] for d in cur.description]
+    row = dict(zip(cols, cur.fetchone()))
+    assert row["State"] == "FINISHED" and row["Type"] == "INSERT"
+    conn.close()
