@@ -36,6 +36,7 @@ from storage.types import BLOB_KINDS, DataType, TypeError_, TypeKind
 INSERT_BATCH_ROWS = 65536
 # Strict mode stops after this many bad rows: enough to name them, without reading the rest.
 STRICT_ERRORS_SHOWN = 5
+ERROR_LOG_ROWS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,30 +64,34 @@ class Tolerance:
     max_filter_ratio: float = 1.0
     total: int = 0
     filtered: int = 0
-    first_errors: list[str] = field(default_factory=list)
+    # the reasons of the filtered rows (the error log keeps up to ERROR_LOG_ROWS of them)
+    reasons: list[str] = field(default_factory=list)
+    # writes the reasons to an error log and returns its URL (Doris' tracking_url); the
+    # server sets it (server/session.py), None: the error names the first rows only
+    error_log: Callable[[list[str]], str] | None = None
 
     def reject(self, reason: str) -> None:
         self.filtered += 1
-        if len(self.first_errors) < STRICT_ERRORS_SHOWN:
-            self.first_errors.append(reason)
+        if len(self.reasons) < ERROR_LOG_ROWS:
+            self.reasons.append(reason)
         if self.strict and self.filtered >= STRICT_ERRORS_SHOWN:
             self.check()  # enough to report: the statement fails either way
 
-    def _first(self) -> str:
-        return "; ".join(self.first_errors)
+    def _details(self) -> str:
+        url = self.error_log(self.reasons) if self.error_log is not None else ""
+        first = "; ".join(self.reasons[:STRICT_ERRORS_SHOWN])
+        return (f", tracking_url={url}" if url else "") + f". first_error_msg: {first}"
 
     def check(self) -> None:
         """Raise Doris' error when the filtered rows fail the statement."""
         if not self.filtered:
             return
         if self.strict:
-            raise DorisError(f"Insert has filtered data in strict mode. first_error_msg: "
-                             f"{self._first()}")
+            raise DorisError(f"Insert has filtered data in strict mode{self._details()}")
         if self.filtered > self.max_filter_ratio * self.total:
             raise DorisError(
                 f"Insert has too many filtered data {self.filtered}/{self.total} "
-                f"insert_max_filter_ratio is {self.max_filter_ratio:f}. first_error_msg: "
-                f"{self._first()}")
+                f"insert_max_filter_ratio is {self.max_filter_ratio:f}{self._details()}")
 
 
 @dataclass(frozen=True, slots=True)

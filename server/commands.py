@@ -198,6 +198,9 @@ class StatementRunner:
         self.cancel = threading.Event()
         # The scan counters of the statement's query (its audit line's ScanRows / ScanBytes).
         self.scan_stats: ScanStats | None = None
+        # Writes a failed INSERT's filtered rows to an error log and returns its URL on the
+        # HTTP port (Doris' tracking_url); set by the session, None: no URL in the error
+        self.error_log_url: Callable[[list[str]], str] | None = None
         # SHOW STATUS rows from the connection (server/tls.py status_rows), set by the session
         self.status_rows: Callable[[], list[tuple[object, ...]]] = list
 
@@ -490,7 +493,8 @@ class StatementRunner:
     def _tolerance(self) -> Tolerance:
         """Doris' enable_insert_strict / insert_max_filter_ratio for this statement."""
         return Tolerance(bool(self.lookup_variable("enable_insert_strict")),
-                         float(self.lookup_variable("insert_max_filter_ratio")))  # type: ignore[arg-type]
+                         float(self.lookup_variable("insert_max_filter_ratio")),  # type: ignore[arg-type]
+                         error_log=self.error_log_url)
 
     def recorded_insert(self, stmt: exp.Insert) -> OkOutcome | PendingOutcome:
         """`insert`, recorded for SHOW LOAD (executor/load/records.py): FINISHED with its

@@ -25,6 +25,7 @@ from mysql_mimic.constants import KillKind
 from mysql_mimic.session import Session
 from sqlglot import expressions as exp
 
+from executor.load import error_log
 from server import tls
 from server.commands import (
     OkOutcome,
@@ -149,8 +150,17 @@ class ShaleSession(Session):
         )
         self.runner.user = str(self.variables.get("external_user") or "root")
         self.runner.status_rows = lambda: list(tls.status_rows(connection))
+        self.runner.error_log_url = self._insert_error_log
         self.runner.access = self.access  # every statement of this session is checked
         self.server.stats.connections_total += 1
+
+    def _insert_error_log(self, reasons: list[str]) -> str:
+        """A failed INSERT's filtered rows as an error log served by the HTTP listener
+        (`/api/_load_error_log`, executor/load/error_log.py); its URL."""
+        name = error_log.write_error_log(self.server.engine.data_dir, "insert", 0, reasons)
+        host = self.server.config.host
+        host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+        return f"http://{host}:{self.server.http_port}/api/_load_error_log?file={name}"
 
     def _set_database(self, name: str | None) -> None:
         self.database = name

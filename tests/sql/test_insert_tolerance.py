@@ -8,6 +8,9 @@ filtered/total stays within the ratio, reporting the filtered rows as the OK pac
 
 from __future__ import annotations
 
+import re
+import urllib.request
+
 import pymysql
 import pytest
 
@@ -39,8 +42,15 @@ def test_strict_mode_fails_naming_the_first_bad_rows(server, db_conn) -> None:
         cur.execute(f"INSERT INTO t VALUES {ROWS}")
     code, message = e.value.args
     assert code == 1105
-    assert message.startswith("errCode = 2, detailMessage = Insert has filtered data in strict "
-                              "mode. first_error_msg: ")
+    m = re.match(r"errCode = 2, detailMessage = Insert has filtered data in strict mode, "
+                 r"tracking_url=(http://\S+/api/_load_error_log\?file=error_log_\w+)\. "
+                 r"first_error_msg: ", message)
+    assert m, message
+    # the tracking URL serves the filtered rows with their reasons, one per line
+    with urllib.request.urlopen(m[1], timeout=30) as response:
+        log = response.read().decode().splitlines()
+    assert len(log) == 4 and all(line.startswith("Reason: ") for line in log)
+    assert "Number out of range[300]" in log[0] and "no partition for this tuple" in log[3]
     # every bad row is named, in order, with its reason
     assert message.index("Number out of range[300]") < message.index("null value for not null "
                                                                      "column, column=k, row=3")
@@ -87,9 +97,9 @@ def test_filter_ratio_bounds_the_filtered_rows(server, db_conn) -> None:
     cur.execute("SET insert_max_filter_ratio = 0.4")
     with pytest.raises(pymysql.err.OperationalError) as e:  # 3 of 6 filtered > 0.4
         cur.execute(f"INSERT INTO t VALUES {ROWS}")
-    assert e.value.args[1].startswith(
-        "errCode = 2, detailMessage = Insert has too many filtered data 3/6 "
-        "insert_max_filter_ratio is 0.400000. first_error_msg: ")
+    assert re.match(r"errCode = 2, detailMessage = Insert has too many filtered data 3/6 "
+                    r"insert_max_filter_ratio is 0\.400000, tracking_url=http://\S+\. "
+                    r"first_error_msg: ", e.value.args[1]), e.value.args[1]
     assert _rows(cur, "t") == []
     cur.execute("SET insert_max_filter_ratio = 0.5")  # 3 of 6 = 0.5: allowed
     cur.execute(f"INSERT INTO t VALUES {ROWS}")
