@@ -212,7 +212,8 @@ def main() -> None:
                 if args.profile:
                     spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record",
                                             "-p", str(pid), "-o", str(args.profile), "-r", "50",
-                                            "--threads", "--idle"])
+                                            "--nonblocking", "--format",
+                                            "raw" if args.profile.suffix == ".txt" else "flamegraph"])
                 with RssPeak(pid) as rss:
                     t0 = time.perf_counter()
                     body = curl_load(srv, "lo_curl", csv_path, "csv")
