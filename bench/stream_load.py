@@ -79,11 +79,13 @@ def generate(work: Path, sf: float) -> tuple[Path, Path, int]:
 
 
 class RssPeak:
-    """The peak RSS of a process (and its children) while the block runs, sampled."""
+    """The peak RSS of a process while the block runs (sampled) and the CPU seconds it used
+    (user + system: less sensitive than wall time to other jobs on a shared machine)."""
 
     def __init__(self, pid: int) -> None:
         self.proc = psutil.Process(pid)
         self.peak = 0
+        self.cpu_s = 0.0
         self._stop = threading.Event()
 
     def _sample(self) -> None:
@@ -95,6 +97,8 @@ class RssPeak:
 
     def __enter__(self) -> Self:
         self.peak = self.proc.memory_info().rss
+        t = self.proc.cpu_times()
+        self._cpu0 = t.user + t.system
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
         return self
@@ -102,6 +106,8 @@ class RssPeak:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        t = self.proc.cpu_times()
+        self.cpu_s = t.user + t.system - self._cpu0
 
 
 def count(srv: ServerProcess, table: str) -> int:
@@ -224,7 +230,7 @@ def main() -> None:
                 assert body["Status"] == "Success", body
                 assert body["NumberLoadedRows"] == nrows == count(srv, "lo_curl")
                 add("Stream Load, curl -T (one load)", csv_mb, "CSV", elapsed, rss.peak)
-                print(f"   server phases: read {body['ReadDataTimeMs']} ms, write "
+                print(f"   server CPU {rss.cpu_s:.1f} s; phases: read {body['ReadDataTimeMs']} ms, write "
                       f"{body['WriteDataTimeMs']} ms, commit {body['CommitAndPublishTimeMs']} ms")
             if "cli" in only:
                 create(srv, "lo_cli")
@@ -232,6 +238,7 @@ def main() -> None:
                     t0 = time.perf_counter()
                     s = cli_load(srv, "lo_cli", csv_path, Path(tmp) / "state1")
                     elapsed = time.perf_counter() - t0
+                print(f"   server CPU {rss.cpu_s:.1f} s")
                 assert s["NumberLoadedRows"] == nrows == count(srv, "lo_cli"), s
                 add(f"shaledb load ({s['Chunks']} chunks of 64 MB)", csv_mb, "CSV", elapsed,
                     rss.peak)
