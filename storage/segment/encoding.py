@@ -400,10 +400,16 @@ def encode_varlen(offsets: np.ndarray, data: np.ndarray, encoding: Encoding) -> 
     if encoding is Encoding.PLAIN:
         return rel.tobytes() + payload.tobytes()
     if encoding is Encoding.DICT:
-        values = varlen_list(rel, payload)
-        dictionary = sorted(set(values))
-        index = {v: i for i, v in enumerate(dictionary)}
-        codes = np.fromiter((index[v] for v in values), np.uint64, len(values))
+        from storage.segment.varlen_dict import dictionary as build_dictionary
+
+        built = build_dictionary(rel, payload)
+        if built is not None:
+            dictionary, codes = built
+        else:  # two different values share a 64-bit hash: the exact, slower path
+            values = varlen_list(rel, payload)
+            dictionary = sorted(set(values))
+            index = {v: i for i, v in enumerate(dictionary)}
+            codes = np.fromiter((index[v] for v in values), np.uint64, len(values))
         bits = max(len(dictionary) - 1, 0).bit_length()
         dict_offsets = np.zeros(len(dictionary) + 1, np.int64)
         np.cumsum([len(v) for v in dictionary], out=dict_offsets[1:])
@@ -454,13 +460,12 @@ def choose_varlen(offsets: np.ndarray, data: np.ndarray) -> Encoding:
     # All values distinct (n distinct hashes prove it): the dictionary would repeat every
     # value plus the codes, so PLAIN wins; skips building a set of n bytes objects, the
     # common case of names and ids loaded in small rowsets.
-    if len(np.unique(varlen_hashes(offsets, data))) == n:
+    from storage.segment.varlen_dict import distinct_values
+
+    d, distinct_bytes = distinct_values(offsets, data)
+    if d == n:
         return Encoding.PLAIN
-    distinct = set(varlen_list(offsets, data))
-    d = len(distinct)
-    dict_cost = (
-        8 + 8 * (d + 1) + sum(map(len, distinct)) + 8 * packed_words(n, (d - 1).bit_length())
-    )
+    dict_cost = 8 + 8 * (d + 1) + distinct_bytes + 8 * packed_words(n, (d - 1).bit_length())
     return Encoding.DICT if dict_cost < plain else Encoding.PLAIN
 
 
