@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
+from collections.abc import Iterator
 from typing import BinaryIO
 
 import numpy as np
@@ -17,6 +18,31 @@ from executor.load.spec import LoadFailed, LoadSpec, LoadStats, label_used
 from sql.errors import DorisError
 from storage.engine import StorageEngine
 from storage.txn import LabelAlreadyUsed
+
+# Parsed blocks are joined to about STYLE.md's 64K-row batches before conversion and routing:
+# a 1 MB CSV block is ~10k rows of SSB lineorder, and the per-batch costs (one cast per column,
+# one take per column per tablet) dominated at that size (py-spy, docs/performance.md).
+COALESCE_ROWS = 65536
+
+
+def coalesced(batches: Iterator[pa.RecordBatch], min_rows: int) -> Iterator[pa.RecordBatch]:
+    """`batches` joined into batches of at least `min_rows` rows (the last may be smaller)."""
+    held: list[pa.RecordBatch] = []
+    rows = 0
+    for rb in batches:
+        held.append(rb)
+        rows += rb.num_rows
+        if rows >= min_rows:
+            yield _joined(held)
+            held, rows = [], 0
+    if held:
+        yield _joined(held)
+
+
+def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
 
 
 def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO) -> LoadStats:
@@ -36,7 +62,7 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO) -> LoadStats:
     now = _dt.datetime.now()
     write_s = 0.0
     try:
-        for rb in record_batches(stream, req, stats):
+        for rb in coalesced(record_batches(stream, req, stats), COALESCE_ROWS):
             w0 = time.perf_counter()
             batch = to_batch(req, rb, stats, now)
             stats.total_rows += rb.num_rows
