@@ -42,18 +42,28 @@ def equal_to_rep_reference(offsets: np.ndarray, data: np.ndarray, rep: np.ndarra
     )
 
 
-def distinct_values(offsets: np.ndarray, data: np.ndarray) -> tuple[int, int]:
+def hash_groups(offsets: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row of each distinct hash's first value, each row's group): one sort of the hashes,
+    shared by choosing the encoding and building the dictionary."""
+    _, first, inverse = np.unique(varlen_hashes(offsets, data), return_index=True,
+                                  return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def distinct_values(offsets: np.ndarray, data: np.ndarray,
+                    groups: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, int]:
     """(number of distinct values, their total bytes), by hash: an estimate for choosing the
     encoding (exact unless two values share a 64-bit hash)."""
-    _, first = np.unique(varlen_hashes(offsets, data), return_index=True)
+    first = (groups or hash_groups(offsets, data))[0]
     return len(first), int((offsets[first + 1] - offsets[first]).sum())
 
 
-def dictionary(offsets: np.ndarray, data: np.ndarray) -> tuple[list[bytes], np.ndarray] | None:
-    """(sorted distinct values, each row's code into them), or None on a hash collision."""
-    _, first, inverse = np.unique(varlen_hashes(offsets, data), return_index=True,
-                                  return_inverse=True)
-    inverse = inverse.reshape(-1)
+def dictionary(offsets: np.ndarray, data: np.ndarray,
+               groups: tuple[np.ndarray, np.ndarray] | None = None,
+               ) -> tuple[list[bytes], np.ndarray] | None:
+    """(sorted distinct values, each row's code into them), or None on a hash collision.
+    `groups` must be `hash_groups` of the same values (offsets may be shifted)."""
+    first, inverse = groups or hash_groups(offsets, data)
     if not equal_to_rep(offsets, data, first[inverse]):
         return None
     values = [data[offsets[k]:offsets[k + 1]].tobytes() for k in first.tolist()]

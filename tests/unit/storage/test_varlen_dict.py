@@ -48,3 +48,16 @@ def test_dictionary_is_the_sorted_set_and_its_codes(values: list[bytes]) -> None
     assert words == expected
     assert [words[c] for c in codes.tolist()] == values
     assert distinct_values(offsets, data) == (len(expected), sum(map(len, expected)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.sampled_from([b"", b"AIR", b"MAIL", b"TRUCK"]) | st.binary(max_size=3),
+                       max_size=60), shift=st.integers(0, 3))
+def test_one_hashing_pass_gives_the_same_page(values: list[bytes], shift: int) -> None:
+    from storage.segment import encoding as E
+
+    offsets, data = varlen(values)
+    data = np.concatenate([np.zeros(shift, np.uint8), data])  # a page that starts mid-buffer
+    offsets = offsets + shift
+    enc = E.choose_varlen(offsets, data)
+    assert E.encode_varlen_best(offsets, data) == (enc, E.encode_varlen(offsets, data, enc))
