@@ -59,9 +59,10 @@ class CompactionConfig:
     # flushes its largest memtable (storage/txn.py). Doris <= 1.2 and StarRocks name the bytes
     # cap so; Doris 2.1 derives it as load_process_max_memory_limit_percent of mem_limit, and
     # ShaleDB has no process mem_limit to take a percentage of.
-    # 512 MB (not Doris' 2 GB) keeps a Stream Load of any size under 1 GB of server RSS
-    # (bench/stream_load.py: SSB lineorder SF 1 peaked at 1.13 GB with 2 GB).
-    load_process_max_memory_limit_bytes: int = 512 * MB
+    # 256 MB (not Doris' 2 GB) keeps a Stream Load of any size under 1 GB of server RSS
+    # (bench/stream_load.py, SSB lineorder SF 1: 1.13 GB peak with 2 GB or 512 MB, 717 MB with
+    # 256 MB; the memtables of a 558 MB CSV take ~550 MB).
+    load_process_max_memory_limit_bytes: int = 256 * MB
 
     @property
     def promotion_size(self) -> int:
