@@ -9,7 +9,8 @@ a temporary data dir (tests/support/server.py) and loads into Doris' SSB lineord
 - a sample of rows with multi-row INSERT statements of 5,000 rows over pymysql;
 and the same files with DuckDB's `COPY lineorder FROM ..` into a DuckDB database file.
 Reports MB/s (file bytes / wall time), rows/s and the server's peak RSS during each load
-(psutil, sampled every 50 ms), and writes the table to bench/RESULTS_STREAM_LOAD.md.
+(psutil, sampled every 50 ms; the server is restarted before each load, so the query cache
+of the previous check does not count), and writes the table to bench/RESULTS_STREAM_LOAD.md.
 
 Run: `.venv/bin/python bench/stream_load.py [--sf 1] [--only csv,cli,parquet,insert,duckdb]
 [--profile out.svg]` (`--profile` records the server with py-spy during the curl load). Not a
@@ -209,11 +210,19 @@ def main() -> None:
         try:
             with srv.connect() as c, c.cursor() as cur:
                 cur.execute("CREATE DATABASE bench")
-            pid = srv.proc.pid
-            idle = psutil.Process(pid).memory_info().rss
+            idle = psutil.Process(srv.proc.pid).memory_info().rss
             print(f"server idle RSS {idle / 2**20:.0f} MB")
+
+            def restarted() -> int:
+                """A fresh server process on the same data dir, so each load's peak RSS is
+                its own (not the page cache the previous check's count(*) filled)."""
+                srv.stop()
+                srv.start()
+                return srv.proc.pid
+
             if "csv" in only:
                 create(srv, "lo_curl")
+                pid = restarted()
                 spy = None
                 if args.profile:
                     spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record",
@@ -234,6 +243,7 @@ def main() -> None:
                       f"{body['WriteDataTimeMs']} ms, commit {body['CommitAndPublishTimeMs']} ms")
             if "cli" in only:
                 create(srv, "lo_cli")
+                pid = restarted()
                 with RssPeak(pid) as rss:
                     t0 = time.perf_counter()
                     s = cli_load(srv, "lo_cli", csv_path, Path(tmp) / "state1")
@@ -244,6 +254,7 @@ def main() -> None:
                     rss.peak)
             if "parquet" in only:
                 create(srv, "lo_pq")
+                pid = restarted()
                 with RssPeak(pid) as rss:
                     t0 = time.perf_counter()
                     s = cli_load(srv, "lo_pq", pq_path, Path(tmp) / "state2")
