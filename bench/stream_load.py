@@ -189,6 +189,9 @@ def main() -> None:
     ap.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "shaledb_ssb")
     ap.add_argument("--only", default="csv,cli,parquet,insert,duckdb")
     ap.add_argument("--insert-rows", type=int, default=200_000)
+    ap.add_argument("--no-compaction", action="store_true",
+                    help="start the server with disable_auto_compaction (to tell a load's own "
+                         "memory from compaction merging the rowsets of earlier chunks)")
     ap.add_argument("--profile", type=Path, help="py-spy flame graph of the curl CSV load")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS_STREAM_LOAD.md")
     args = ap.parse_args()
@@ -205,7 +208,12 @@ def main() -> None:
               f"{nrows / seconds:11,.0f} rows/s  peak RSS {rss_text}", flush=True)
 
     with tempfile.TemporaryDirectory() as tmp:
-        srv = ServerProcess(Path(tmp) / "data", backends=3)
+        extra: list[str] = []
+        if args.no_compaction:
+            conf = Path(tmp) / "shaledb.toml"
+            conf.write_text("[compaction]\ndisable_auto_compaction = true\n")
+            extra = ["--conf", str(conf)]
+        srv = ServerProcess(Path(tmp) / "data", backends=3, extra_args=extra)
         srv.start()
         try:
             with srv.connect() as c, c.cursor() as cur:
