@@ -234,8 +234,8 @@ def main() -> None:
                 spy = None
                 if args.profile:
                     spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record",
-                                            "-p", str(pid), "-o", str(args.profile), "-r", "50",
-                                            "--nonblocking", "--format",
+                                            "-p", str(pid), "-o", str(args.profile), "-r", "250",
+                                            "--nonblocking", "--gil", "--format",
                                             "raw" if args.profile.suffix == ".txt" else "flamegraph"])
                 with RssPeak(pid) as rss:
                     t0 = time.perf_counter()
