@@ -10,7 +10,8 @@ a temporary data dir (tests/support/server.py) and loads into Doris' SSB lineord
 and the same files with DuckDB's `COPY lineorder FROM ..` into a DuckDB database file.
 Reports MB/s (file bytes / wall time), rows/s and the server's peak RSS during each load
 (psutil, sampled every 50 ms; the server is restarted before each load, so the query cache
-of the previous check does not count), and writes the table to bench/RESULTS_STREAM_LOAD.md.
+of the previous check does not count), and writes the table into bench/RESULTS.md (the section
+between the `stream_load` markers, replaced on each run).
 
 Run: `.venv/bin/python bench/stream_load.py [--sf 1] [--only csv,cli,parquet,insert,duckdb]
 [--profile out.svg]` (`--profile` records the server with py-spy during the curl load). Not a
@@ -193,7 +194,7 @@ def main() -> None:
                     help="start the server with disable_auto_compaction (to tell a load's own "
                          "memory from compaction merging the rowsets of earlier chunks)")
     ap.add_argument("--profile", type=Path, help="py-spy flame graph of the curl CSV load")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS_STREAM_LOAD.md")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
     args = ap.parse_args()
     only = set(args.only.split(","))
     args.work_dir.mkdir(parents=True, exist_ok=True)
@@ -302,8 +303,19 @@ def write_results(out: Path, args: argparse.Namespace, nrows: int, csv_mb: float
         curl = next((r for r in results if r[0].startswith("Stream Load, curl")), None)
         if curl:
             lines.append(f"Stream Load (curl, CSV) / INSERT: **{curl[4] / insert_rate:.1f}x**.")
-    out.write_text("\n".join(lines) + "\n")
+    section = f"{MARK_BEGIN}\n" + "\n".join(lines) + f"\n{MARK_END}\n"
+    text = out.read_text() if out.exists() else ""
+    if MARK_BEGIN in text and MARK_END in text:
+        head, rest = text.split(MARK_BEGIN, 1)
+        text = head + section + rest.split(MARK_END, 1)[1].lstrip("\n")
+    else:
+        text = section + ("\n" + text if text else "")
+    out.write_text(text)
     print(f"wrote {out}")
+
+
+MARK_BEGIN = "<!-- stream_load: written by bench/stream_load.py -->"
+MARK_END = "<!-- /stream_load -->"
 
 
 if __name__ == "__main__":
