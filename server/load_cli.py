@@ -218,7 +218,9 @@ class Progress:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024,
-                            file=sys.stderr, dynamic_ncols=True, desc="loading")
+                            file=sys.stderr, dynamic_ncols=True, desc="loading",
+                            bar_format="{desc} {percentage:3.0f}%|{bar:10}| {n_fmt}/{total_fmt}"
+                                       " {rate_fmt}{postfix} {elapsed}")
 
     def sent(self, nbytes: int, rows: int) -> None:
         self.rows += rows
