@@ -221,3 +221,23 @@ def test_help_lists_subcommands_and_version(tmp_path) -> None:
     for flag in ("--format", "--label", "--columns", "--column-separator", "--chunk-size",
                  "--http-port", "--user", "--password"):
         assert flag in load_help
+
+
+def test_csv_with_names_repeats_the_header_and_headers_pass_through(server, db, db_conn, orders,
+                                                                    tmp_path) -> None:
+    body = write_orders(tmp_path / "body.csv", 3000).read_text()
+    lines = body.splitlines(keepends=True)
+    lines[1500] = "1500,2024-01-05,\\N,Oslo,1.00,2.0\n"  # NULL user_id: one filtered row
+    path = tmp_path / "orders_named.csv"
+    path.write_text("k,dt,user_id,city,cost,score\n" + "".join(lines))
+    proc = shaledb_load(server, tmp_path, str(path), f"{db}.{orders}", "--format",
+                        "csv_with_names", "--column-separator", ",", "-H", "max_filter_ratio:0.01")
+    assert proc.returncode == 0, proc.stderr
+    s = summary(proc)
+    assert s["Chunks"] > 3  # every chunk starts with the header line, which the server skips
+    assert (s["NumberTotalRows"], s["NumberLoadedRows"], s["NumberFilteredRows"]) == \
+        (3000, 2999, 1)
+    expected = duckdb.connect().execute(
+        f"SELECT * FROM read_csv(?, header=true, delim=',', nullstr='\\N', quote='', "
+        f"columns={DUCK_COLUMNS}) WHERE user_id IS NOT NULL", [str(path)]).fetchall()
+    assert normalize_rows(table_rows(db_conn, orders)) == normalize_rows(expected)
