@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from executor.assert_one_row import AssertOneRow
+from executor.file_scan import FileScan
 from executor.filter import Filter
 from executor.hash_join import HashJoin
 from executor.hash_aggregate import HashAggregate
@@ -19,8 +20,9 @@ from executor.sort import Sort
 from executor.values import Values
 from executor.window import Window
 from planner.logical import (
-    LogicalAggregate, LogicalAssertOneRow, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan,
-    LogicalProject, LogicalScan, LogicalSetOp, LogicalSort, LogicalValues, LogicalWindow,
+    LogicalAggregate, LogicalAssertOneRow, LogicalFileScan, LogicalFilter, LogicalJoin,
+    LogicalLimit, LogicalPlan, LogicalProject, LogicalScan, LogicalSetOp, LogicalSort,
+    LogicalValues, LogicalWindow,
 )
 
 
@@ -73,6 +75,8 @@ def _build(plan: LogicalPlan, path: tuple[int, ...], b: _Builder) -> Operator:
         return Scan(plan)
     if isinstance(plan, LogicalValues):
         return Values(plan)
+    if isinstance(plan, LogicalFileScan):
+        return FileScan(plan)
     if isinstance(plan, LogicalFilter):
         return Filter(plan, child(0))
     if isinstance(plan, LogicalProject):

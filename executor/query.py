@@ -29,6 +29,7 @@ from planner.optimizer import OptimizerContext, optimize
 from sql.bind_expressions import ExpressionBinder, not_supported
 from sql.binder import CatalogView, bind_query, unknown_column
 from sql.errors import DorisError, ShaleError
+from sql.table_functions import FileFunctionResolver
 from storage.batch import Batch, Column
 from storage.scan_stats import ScanStats
 from storage.types import BOOLEAN, DataType, TypeKind
@@ -42,6 +43,8 @@ class SessionContext:
     current_user: str  # e.g. "'root'@'%'"
     variables: Callable[[str], object]  # @@name lookup; raises ShaleError 1193 when unknown
     cancel: threading.Event
+    # resolves `FROM local(..)` (executor/file_scan.py LocalFiles); None: no table functions
+    table_functions: FileFunctionResolver | None = None
 
 
 @dataclass
@@ -160,6 +163,11 @@ def scan_parallelism(ctx: SessionContext) -> int:
     instances, default 8) capped at the CPU count."""
     wanted = _int_variable(ctx, "parallel_fragment_exec_instance_num", 8)
     return max(1, min(wanted, os.cpu_count() or 1))
+
+
+def new_query_id() -> str:
+    """A Doris-style query id: two 64-bit halves in hex (`hi-lo`)."""
+    return _query_id()
 
 
 def _query_id() -> str:

@@ -17,9 +17,12 @@ from __future__ import annotations
 from sql.binder import BoundSelect, CatalogView, TableSource, ValuesSource
 from sql.bind_expressions import coerce, not_supported
 from sql.expressions import ColumnRef, Expr, SubqueryExpr
-from sql.relations import BoundDerived, BoundJoin, BoundQuery, BoundRelation, BoundSetOp, BoundTable
+from sql.relations import (
+    BoundDerived, BoundFileRel, BoundJoin, BoundQuery, BoundRelation, BoundSetOp, BoundTable,
+)
+from sql.table_functions import FileSource
 from planner.logical import (
-    LogicalAggregate, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
+    LogicalAggregate, LogicalFileScan, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
     LogicalScan, LogicalSetOp, LogicalSort, LogicalValues, LogicalWindow, ScanRange, SortKey,
 )
 
@@ -32,7 +35,10 @@ def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:
     ranges: list[ScanRange] = []
     parts: list[tuple[int, int]] = []
     rows = 0
+    only = {n.lower() for n in src.partitions}
     for p in catalog.partitions(meta.table_id):
+        if only and p.name.lower() not in only:
+            continue  # FROM t PARTITION (..) names the partitions to read
         parts.append((p.partition_id, p.visible_version))
         for t in catalog.tablets(meta.table_id, p.partition_id, index_id):
             ranges.append(ScanRange(t, p.visible_version))
@@ -45,7 +51,15 @@ def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:
     )
 
 
+def build_file_scan(src: FileSource) -> LogicalFileScan:
+    return LogicalFileScan(src.function, src.paths, src.format, src.options, src.names,
+                           src.types, src.names, src.types, src.row_estimate)
+
+
 def build_relation(rel: BoundRelation, catalog: CatalogView) -> LogicalPlan:
+    if isinstance(rel, BoundFileRel):
+        return LogicalProject(build_file_scan(rel.source), tuple(
+            (c.internal, ColumnRef(c.name, c.type)) for c in rel.columns))
     if isinstance(rel, BoundTable):
         scan = build_scan(rel.source, catalog)
         return LogicalProject(scan, tuple((c.internal, ColumnRef(c.name, c.type))
@@ -78,6 +92,8 @@ def build_source(bound: BoundSelect, catalog: CatalogView) -> LogicalPlan:
         plan = build_scan(src, catalog)
     elif isinstance(src, ValuesSource):
         plan = LogicalValues(src.names, src.types, src.rows)
+    elif isinstance(src, FileSource):
+        plan = build_file_scan(src)
     else:
         plan = build_relation(src, catalog)
     if bound.where is not None:

@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from planner.logical import (
-    LogicalAggregate, LogicalAssertOneRow, LogicalFilter, LogicalJoin, LogicalLimit,
-    LogicalPlan, LogicalProject, LogicalScan, LogicalSetOp, LogicalSort, LogicalValues,
-    LogicalWindow,
+    LogicalAggregate, LogicalAssertOneRow, LogicalFileScan, LogicalFilter, LogicalJoin,
+    LogicalLimit, LogicalPlan, LogicalProject, LogicalScan, LogicalSetOp, LogicalSort,
+    LogicalValues, LogicalWindow,
 )
 from planner.runtime_filters import probe_targets
 from planner.statistics import estimate_rows
@@ -259,6 +259,11 @@ class _Planner:
             node = self.gather(*self.child(plan, 0), self._path + (0,))
             return self.node("VASSERT-NUM-ROWS", [node], ["assert number of rows: EQ 1"],
                              shape="PhysicalAssertNumRows"), GATHER
+        if isinstance(plan, LogicalFileScan):  # read by one instance: the files are local
+            return self.node("VFILE_SCAN_NODE", details=[
+                f"table: {plan.function}", f"format: {plan.format}",
+                f"files: {len(plan.paths)}", f"cardinality={int(estimate_rows(plan))}"],
+                shape="PhysicalTVFRelation"), GATHER
         if isinstance(plan, LogicalValues):
             return self.node("VUNION", details=[f"constant exprs: {len(plan.rows)} rows"],
                              shape="PhysicalOneRowRelation"), GATHER

@@ -164,6 +164,35 @@ class LogicalValues(LogicalPlan):
 
 
 @dataclass(frozen=True, slots=True)
+class LogicalFileScan(LogicalPlan):
+    """Scan of the files of a table function (`local(..)`, sql/table_functions.py): reads
+    `paths` in `format` with `options`, outputs `columns` (a subset of the file's columns,
+    after column pruning). Upstream: Doris `LogicalTVFRelation` / `FileScanNode`."""
+
+    function: str
+    paths: tuple[str, ...]
+    format: str
+    options: tuple[tuple[str, str], ...]
+    file_columns: tuple[str, ...]  # every column the file gives, in file order
+    file_types: tuple[DataType, ...]
+    columns: tuple[str, ...]
+    column_types: tuple[DataType, ...]
+    row_count: int = 0  # the resolver's estimate (statistics, join order, broadcast choice)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.columns
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return self.column_types
+
+    def describe(self) -> str:
+        return (f"LogicalFileScan({self.function}, format={self.format}, "
+                f"files={len(self.paths)}, columns=[{', '.join(self.columns)}])")
+
+
+@dataclass(frozen=True, slots=True)
 class LogicalFilter(_Unary):
     predicate: Expr
 

@@ -13,8 +13,8 @@ Upstream: Doris Nereids `StatsCalculator` / `FilterEstimation` (greatly simplifi
 from __future__ import annotations
 
 from planner.logical import (
-    LogicalAggregate, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
-    LogicalScan, LogicalSetOp, LogicalValues,
+    LogicalAggregate, LogicalFileScan, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan,
+    LogicalProject, LogicalScan, LogicalSetOp, LogicalValues,
 )
 from sql.expressions import (
     And, Comparison, Expr, InList, IsNull, Like, Not, Or, conjuncts,
@@ -64,7 +64,7 @@ def _filtered(rows: float, preds: list[Expr]) -> float:
 
 def base_rows(plan: LogicalPlan) -> float:
     """Rows of the plan before its filters: the leaf's table size (for the FK/PK guess)."""
-    if isinstance(plan, LogicalScan):
+    if isinstance(plan, (LogicalScan, LogicalFileScan)):
         return float(max(plan.row_count, 1))
     if isinstance(plan, (LogicalFilter, LogicalProject)):
         return base_rows(plan.child)
@@ -80,6 +80,8 @@ def estimate_rows(plan: LogicalPlan) -> float:
         return estimate_rows(plan.child)
     if isinstance(plan, LogicalValues):
         return float(max(len(plan.rows), 1))
+    if isinstance(plan, LogicalFileScan):
+        return float(max(plan.row_count, 1))
     if isinstance(plan, LogicalLimit):
         child = estimate_rows(plan.child)
         return child if plan.limit is None else min(child, float(max(plan.limit, 1)))

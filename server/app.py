@@ -23,6 +23,8 @@ from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
 from mysql_mimic.control import LocalControl
 from mysql_mimic.types import Capabilities
 
+from executor.file_dirs import FileDirs
+from executor.outfile import remove_partial_files
 from server import text_encoding, tls
 from server.audit import AuditLog
 from server.auth import ShaleIdentityProvider
@@ -48,6 +50,7 @@ SESSION_THREADS = 4
 SERVER_CAPABILITIES = (
     DEFAULT_SERVER_CAPABILITIES | Capabilities.CLIENT_MULTI_STATEMENTS
     | Capabilities.CLIENT_MULTI_RESULTS
+    | Capabilities.CLIENT_LOCAL_FILES  # LOAD DATA LOCAL INFILE (server/local_infile.py)
 )
 
 
@@ -95,6 +98,10 @@ class ShaleServer:
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
         self.global_vars = GlobalVariables()
+        # local() reads under import_dir, OUTFILE / EXPORT write under export_dir
+        self.file_dirs = FileDirs.under(self.engine.data_dir, config.import_dir, config.export_dir)
+        self.file_dirs.import_dir.mkdir(parents=True, exist_ok=True)
+        remove_partial_files(self.file_dirs.export_dir)  # left by a crash mid-OUTFILE / EXPORT
         # fe.audit.log under the data dir's log directory (server/audit.py).
         self.audit = AuditLog(self.engine.data_dir / "log", config.audit)
         self.global_vars.set("require_secure_transport", config.require_secure_transport)

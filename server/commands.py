@@ -8,6 +8,7 @@ as SHOW output). The session decides threading and encoding; this module holds n
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,9 +27,16 @@ from executor.insert import (
     insert_batches,
     insert_values,
 )
+from executor.file_dirs import FileDirs
+from executor.file_scan import LocalFiles
 from executor.insert_fast import fast_batch
+from executor.load.records import record_insert
+from executor.outfile import (
+    RESULT_COLUMNS, RESULT_TYPES, outfile_options, outfile_sink_lines, write_outfile,
+)
 from executor.query import (
     SessionContext,
+    new_query_id,
     evaluate_constant,
     execute,
     plan_select,
@@ -36,9 +44,13 @@ from executor.query import (
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
 from planner.explain import explain_lines, shape_lines
 from planner.scan_info import plan_scan_lines
+from server import local_infile
+from server.local_infile import LocalInfileOutcome
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD
+from server.load_status import show_load_statement
+from server.export_jobs import ExportJobs, order_and_limit, property_map
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
@@ -46,7 +58,10 @@ from sql import ddl_ops, show
 from sql.compaction_admin import analyze_admin_compact, compact_table
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
-from sql.dialect import AdminCompact, CancelAlter, DescAll, DorisExplain
+from sql.dialect import (
+    AdminCompact, CancelAlter, CancelExport, DescAll, DescFunction, DorisExplain, DorisExport,
+    DorisOutfile, LoadDataInfile,
+)
 from sql.errors import (
     DorisError,
     ErrorCode,
@@ -57,7 +72,8 @@ from sql.errors import (
     unknown_database,
 )
 from sql.insert_values_scanner import scan_header
-from storage.batch import Batch
+from sql.table_functions import table_function_call
+from storage.batch import Batch, Column
 from storage.catalog.meta import TableMeta
 from storage.delete import publish_delete
 from storage.scan_stats import ScanStats
@@ -89,6 +105,11 @@ class PendingOutcome:
     future: Future[Any]
 
 
+# insert_ok's info string, read back to record the INSERT (StatementRunner.recorded_insert)
+_INSERT_INFO = re.compile(r"^\{'label':'(?P<label>[^']*)', 'status':'VISIBLE', "
+                          r"'txnId':'(?P<txn>\d+)'\}$")
+
+
 def insert_ok(rows: int, label: str, txn_id: int) -> OkOutcome:
     return OkOutcome(rows, f"{{'label':'{label}', 'status':'VISIBLE', 'txnId':'{txn_id}'}}")
 
@@ -105,7 +126,8 @@ class TextOutcome:
     rows: list[tuple[object, ...]] = field(default_factory=list)
 
 
-Outcome = OkOutcome | RowsOutcome | TextOutcome | PendingOutcome
+# LocalInfileOutcome: LOAD DATA LOCAL INFILE, whose file the connection asks the client for
+Outcome = OkOutcome | RowsOutcome | TextOutcome | PendingOutcome | LocalInfileOutcome
 
 
 # `SET disable_nereids_rules = 'A,B'`: Doris rule names (and our own rule names) -> our rules.
@@ -149,8 +171,11 @@ class StatementRunner:
         current_db: Callable[[], str | None], set_db: Callable[[str | None], None],
         processlist: Callable[[], list[tuple[object, ...]]] = list,
         profiles: QueryProfiles | None = None,
+        file_dirs: FileDirs | None = None,
     ) -> None:
         self.engine = engine
+        # where local() reads and OUTFILE / EXPORT write (conf [load] import_dir / export_dir)
+        self.file_dirs = file_dirs or FileDirs.under(engine.data_dir)
         self.profiles = profiles if profiles is not None else QueryProfiles()
         self._processlist = processlist
         self.login_time = time.time()
@@ -207,7 +232,8 @@ class StatementRunner:
         return SessionContext(
             database=self.database, connection_id=self.connection_id, user=f"{self.user}@%",
             current_user=f"'{self.user}'@'{host}'", variables=self.lookup_variable,
-            cancel=self.cancel,
+            cancel=self.cancel, table_functions=LocalFiles(
+                self.file_dirs, lambda: [b.backend_id for b in self.engine.catalog.backends()]),
         )
 
     def visible_catalog(self) -> Any:
@@ -225,7 +251,7 @@ class StatementRunner:
         ):
             return self.select(stmt)
         if isinstance(stmt, exp.Insert):
-            return self.insert(stmt)
+            return self.recorded_insert(stmt)
         if isinstance(stmt, exp.Create):
             return self.create(stmt)
         if isinstance(stmt, exp.Drop):
@@ -240,6 +266,14 @@ class StatementRunner:
             table = self._table(stmt.this)
             r = show.describe_all(self.engine.catalog, table)
             return TextOutcome(r.names, r.rows)
+        if isinstance(stmt, DescFunction):
+            return self.describe_function(stmt)
+        if isinstance(stmt, DorisOutfile):
+            return self.outfile(stmt)
+        if isinstance(stmt, DorisExport):
+            return self.export(stmt)
+        if isinstance(stmt, CancelExport):
+            return self.cancel_export(stmt)
         if isinstance(stmt, exp.Describe):
             if isinstance(stmt.this, exp.Query):
                 return self.explain(stmt.this, None)
@@ -261,7 +295,52 @@ class StatementRunner:
             return self.cancel_alter(stmt)
         if isinstance(stmt, AdminCompact):
             return self.admin_compact(stmt)
+        if isinstance(stmt, LoadDataInfile):  # MySQL Load (server/local_infile.py)
+            return local_infile.prepare(self.engine, stmt, self.database)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
+
+    def outfile(self, stmt: DorisOutfile) -> RowsOutcome:
+        """SELECT .. INTO OUTFILE: run the query into files under the export dir
+        (executor/outfile.py); one result row, Doris' FileNumber / TotalRows / FileSize / URL."""
+        opts = outfile_options(self.file_dirs, stmt.args["path"].name,
+                               stmt.args.get("format") or "csv",
+                               property_map(stmt.expressions))
+        result = self.select(stmt.this)
+        written = write_outfile(result.batches, result.names, result.types, opts, new_query_id())
+        row = Batch(RESULT_COLUMNS, tuple(Column.from_physical(t, [v]) for t, v in zip(
+            RESULT_TYPES, written.row())))
+        return RowsOutcome(list(RESULT_COLUMNS), list(RESULT_TYPES), iter([row]))
+
+    def export(self, stmt: DorisExport) -> OkOutcome:
+        """EXPORT TABLE: an asynchronous job (server/export_jobs.py); SHOW EXPORT follows it."""
+        db = (stmt.this.text("db") or self.database or "")
+        if not db:
+            raise no_database_selected()
+        ExportJobs.of(self.engine).submit(self, db, stmt)
+        return OkOutcome()
+
+    def cancel_export(self, stmt: CancelExport) -> OkOutcome:
+        db = stmt.args["db"].name if stmt.args.get("db") is not None else self.database
+        if not db:
+            raise no_database_selected()
+        where = stmt.args.get("where")
+        if where is None:
+            raise DorisError("CANCEL EXPORT needs WHERE LABEL = \"label\" (or LABEL LIKE, "
+                             "STATE = ..)")
+        ExportJobs.of(self.engine).cancel(db, lambda row: _eval_where(where.this, row))
+        return OkOutcome()
+
+    def describe_function(self, stmt: DescFunction) -> TextOutcome:
+        """DESC FUNCTION local(..): the columns the table function gives (Doris' DESC rows)."""
+        call = table_function_call(stmt.this)
+        if call is None:
+            raise _not_supported("DESC FUNCTION of a non table function")
+        resolver = self.context().table_functions
+        assert resolver is not None  # the runner's context always carries one
+        source = resolver.resolve(call[0], call[1], call[0])
+        rows = [(n, t.desc_sql(), "Yes", "false", "NULL", "")
+                for n, t in zip(source.names, source.types)]
+        return TextOutcome(["Field", "Type", "Null", "Key", "Default", "Extra"], rows)
 
     def _table(self, node: exp.Expression) -> TableMeta:
         db, name = _table_parts(node)
@@ -339,6 +418,10 @@ class StatementRunner:
 
     def explain(self, query: exp.Expression, style: object) -> TextOutcome:
         """EXPLAIN [VERBOSE | SHAPE PLAN | ...] <query>: the distributed plan in Doris' text."""
+        if isinstance(query, DorisOutfile):  # the query's plan, with Doris' file sink
+            lines = [row[0] for row in self.explain(query.this, style).rows]
+            return TextOutcome([EXPLAIN_COLUMN], [(line,) for line in outfile_sink_lines(
+                lines, query.args["path"].name)])
         if not isinstance(query, exp.Query):
             raise _not_supported(f"EXPLAIN of {type(query).__name__.upper()}")
         ctx = self.context()
@@ -386,6 +469,28 @@ class StatementRunner:
             result = execute(prepared, self.engine, ctx)
             outcome = insert_batches(self.engine, db, table, columns, result.batches, label, partitions)
         return _insert_outcome(outcome)
+
+    def recorded_insert(self, stmt: exp.Insert) -> OkOutcome | PendingOutcome:
+        """`insert`, recorded for SHOW LOAD (executor/load/records.py): FINISHED with its
+        label, txn and rows, or CANCELLED with its error. Group-commit INSERTs (a shared
+        load) are not listed one by one."""
+        target = stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this
+        db = (target.text("db") if isinstance(target, exp.Table) else "") or self.database or ""
+        label_node = stmt.args.get("label")
+        started = time.time()
+        try:
+            outcome = self.insert(stmt)
+        except ShaleError as e:
+            if db and self.engine.catalog.get_table(db, target.name) is not None:
+                record_insert(self.engine, db, target.name,
+                              label_node.name if label_node is not None else None, -1, 0,
+                              e.message, self.user, started)
+            raise
+        done = _INSERT_INFO.match(outcome.info) if isinstance(outcome, OkOutcome) else None
+        if done is not None:
+            record_insert(self.engine, db, target.name, done["label"], int(done["txn"]),
+                          outcome.affected_rows, None, self.user, started)
+        return outcome
 
     def _group_commit(self, table: TableMeta) -> GroupCommitOptions | None:
         """Doris' `group_commit` session variable: off_mode (default), sync_mode, async_mode."""
@@ -582,6 +687,15 @@ class StatementRunner:
             if not db:
                 raise no_database_selected()
             r = show.show_delete(cat, db)
+        elif kind in ("LOAD", "STREAM LOAD", "TRANSACTION"):
+            if not db:
+                raise no_database_selected()
+            if cat.get_database(db) is None:
+                raise unknown_database(db)
+            visible = (None if cat is self.engine.catalog
+                       else lambda d, t: cat.get_table(d, t) is not None)
+            names, rows = show_load_statement(self.engine, kind, db, stmt, visible)
+            return TextOutcome(names, rows)
         elif kind == "ALTER TABLE ROLLUP":
             if not db:
                 raise no_database_selected()
@@ -595,6 +709,14 @@ class StatementRunner:
             r = show.show_tablet(cat, int(target.name))
         elif kind == "PROC":
             r = self.show_proc(target.name if target is not None else "/")
+        elif kind == "EXPORT":
+            if not db:
+                raise no_database_selected()
+            where = stmt.args.get("where")
+            names, rows = ExportJobs.of(self.engine).show(
+                db, None if where is None else lambda row: _eval_where(where.this, row))
+            return TextOutcome(names, order_and_limit(names, rows, stmt.meta.get("order"),
+                                                      stmt.meta.get("limit")))
         else:
             raise _not_supported(f"SHOW {kind}")
         return TextOutcome(r.names, r.rows)

@@ -43,6 +43,10 @@ class Config:
     log_level: str = "INFO"
     # [compaction] and [load]: Doris BE tunables, passed to the storage engine as one object
     compaction: CompactionConfig = CompactionConfig()
+    # [load] import_dir / export_dir: where local() reads and OUTFILE / EXPORT write
+    # (executor/file_dirs.py); "" = <data_dir>/import, <data_dir>/export; relative = under data_dir
+    import_dir: str = ""
+    export_dir: str = ""
     # [log] audit_*: fe.audit.log rotation and retention (server/audit.py), Doris' fe.conf names
     audit: AuditSettings = AuditSettings()
 
@@ -68,6 +72,8 @@ _SECTIONS = {
     ("storage", "segment_cache_capacity"): "segment_cache_capacity",
     ("storage", "segment_cache_memory_percentage"): "segment_cache_memory_percentage",
     ("log", "level"): "log_level",
+    ("load", "import_dir"): "import_dir",
+    ("load", "export_dir"): "export_dir",
 }
 
 
@@ -130,7 +136,7 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
             if not isinstance(table, dict):
                 raise ConfigError(f"{conf_path}: [{section}] must be a table")
             for key, value in table.items():
-                if section in _COMPACTION_SECTIONS:
+                if section in _COMPACTION_SECTIONS and (section, key) not in _SECTIONS:
                     compaction[key] = _compaction_value(conf_path, section, key, value)
                     continue
                 if section == "log" and key in AuditSettings.__dataclass_fields__:

@@ -44,6 +44,8 @@ from mysql_mimic.types import Capabilities, Commands, ServerStatus
 from server import packets, tls
 from server.auth import FAST_AUTH_SUCCESS, FastAuthSuccess, ShaleAuthInfo
 from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
+from server.local_infile import LocalInfileOutcome
+from server.local_infile import run_exchange as run_local_infile
 from server.multi_statements import split_statements
 from server.packet_io import IdleTimeout, PacketInput, linger_and_close
 from server.packets import ER_CLIENT_INTERACTION_TIMEOUT, ER_SECURE_TRANSPORT_REQUIRED
@@ -525,6 +527,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             await self.stream.write(
                 ok_packet(self.capabilities, self.status_flags, outcome.affected_rows, outcome.info)
             )
+        elif isinstance(outcome, LocalInfileOutcome):  # LOAD DATA LOCAL INFILE
+            return await run_local_infile(self, outcome)
         elif isinstance(outcome, TextOutcome):
             # SHOW-style results are VARCHAR columns in Doris (ShowResultSetMetaData)
             await self.write_header(outcome.names, [TEXT_RESULT_TYPE] * len(outcome.names))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from server import compaction_api, metrics, stream_load
+from server import compaction_api, load_status, metrics, stream_load
 from server.privileges.http_auth import auth_middleware, requires
 from server.privileges.model import ADMIN
 
@@ -106,5 +106,6 @@ def build_app(server: ShaleServer) -> web.Application:
     app.router.add_post("/api/debug_point/{op}/{name}", debug_point)
     compaction_api.add_routes(app, server.engine)
     stream_load.add_routes(app, server)
+    load_status.add_routes(app, server)  # _stream_load_2pc, get_load_state, error logs
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

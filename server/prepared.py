@@ -45,7 +45,7 @@ from server.binary_protocol import (
 from server.commands import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
 from server.privileges.enforce import authorize
 from server.results import ok_packet
-from sql.dialect import ShaleDoris
+from sql.dialect import LoadDataInfile, ShaleDoris
 from sql.errors import ErrorCode, ShaleError
 from storage.types import STRING, DataType
 
@@ -203,7 +203,8 @@ class PreparedStatements:
             except ShaleError:
                 self.session.parse(sql)  # report a syntax error in the client's own text
                 raise
-            if len(statements) != 1:
+            # LOAD DATA needs the LOCAL INFILE exchange, which MySQL has only for COM_QUERY
+            if len(statements) != 1 or isinstance(statements[0], LoadDataInfile):
                 raise ShaleError(
                     "This command is not supported in the prepared statement protocol yet",
                     ER_UNSUPPORTED_PS,

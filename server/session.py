@@ -35,6 +35,7 @@ from server.commands import (
     TextOutcome,
     insert_ok,
 )
+from server.local_infile import LocalInfileOutcome
 from server.privileges import Access
 from server.privileges.enforce import authorize, may_manage_sessions
 from server.privileges.model import Identity
@@ -144,6 +145,7 @@ class ShaleSession(Session):
             self.server.engine, self.variables, connection.connection_id,
             current_db=lambda: self.database, set_db=self._set_database,
             processlist=self.server.processlist, profiles=self.server.profiles,
+            file_dirs=self.server.file_dirs,
         )
         self.runner.user = str(self.variables.get("external_user") or "root")
         self.runner.status_rows = lambda: list(tls.status_rows(connection))
@@ -231,7 +233,7 @@ class ShaleSession(Session):
     def _audit_outcome(self, outcome: Outcome) -> None:
         if isinstance(outcome, TextOutcome):
             self.statement_audit.outcome("EOF", False, len(outcome.rows))
-        elif isinstance(outcome, OkOutcome):
+        elif isinstance(outcome, (OkOutcome, LocalInfileOutcome)):
             self.statement_audit.outcome("OK", False)
         else:  # a query's result set: its rows are counted as they are sent
             self.statement_audit.outcome("EOF", True)

@@ -9,7 +9,15 @@ This module owns the HTTP side; parsing and loading are executor/load/'s:
 - the body is read by the worker thread through `BodyReader`, a blocking file-like bridge to
   the aiohttp request stream, a block at a time (never held whole in memory);
 - the response is Doris' JSON (TxnId, Label, Status, Message, row counts, LoadBytes and the
-  phase timings); a label already used is `Label Already Exists` with `ExistingJobStatus`.
+  phase timings); a label already used is `Label Already Exists` with `ExistingJobStatus`
+  (RUNNING while the label's load runs or waits for its two-phase commit, FINISHED once it is
+  visible);
+- the transaction headers (`two_phase_commit`, `timeout`, `exec_mem_limit`, `group_commit`,
+  `timezone`: executor/load/txn_options.py); a two-phase load answers `TwoPhaseCommit: "true"`
+  and waits PRECOMMITTED for `_stream_load_2pc` (server/load_status.py);
+- filtered rows go to an error log whose `ErrorURL` the response carries
+  (executor/load/error_log.py, served by server/load_status.py); every load is recorded for
+  SHOW LOAD / SHOW STREAM LOAD / get_load_state / `/metrics` (executor/load/records.py).
 
 Upstream: Doris `StreamLoadAction` (BE http/action/stream_load.cpp), `StreamLoadContext::to_json`.
 """
@@ -24,11 +32,25 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from executor.load import error_log
+from executor.load.group_load import run_group_commit_load
 from executor.load.job import run_load
+from executor.load.records import (
+    CANCELLED,
+    FINISHED,
+    LOADING,
+    STREAM_LOAD,
+    LoadRecord,
+    load_records,
+    record_load,
+)
 from executor.load.sources import READ_BLOCK
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, spec_from_properties
+from executor.load.txn_options import TxnOptions, timeout_failure, txn_options
 from server.privileges.http_auth import ACCESS_KEY, authenticate, require
 from server.privileges.model import LOAD
+from storage.catalog.meta import TxnStatus
+from storage.txn import RunningTxns
 
 if TYPE_CHECKING:
     from server.app import ShaleServer
@@ -51,16 +73,43 @@ def validate(server: ShaleServer, request: web.Request) -> LoadSpec:
     if table is None:
         raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = table not "
                          f"found, tableName={tbl_name}", http_status=404)
-    return spec_from_properties(catalog, db_name, table, request.headers)
+    conf = server.engine.compaction_config
+    options = txn_options(request.headers, conf.stream_load_default_timeout_second)
+    try:
+        spec = spec_from_properties(catalog, db_name, table, request.headers)
+    except LoadFailed as e:
+        if e.status == "Label Already Exists":
+            e.existing = existing_job_status(server, db_name, request.headers.get("label", ""))
+        raise
+    db = catalog.get_database(db_name)
+    assert db is not None  # checked above
+    running = RunningTxns.of(server.engine).label_holder(db.db_id, spec.label)
+    if running is not None:
+        raise LoadFailed(f"[LABEL_ALREADY_EXISTS]Label [{spec.label}] has already been used, "
+                         f"relate to txn [{running}]", status="Label Already Exists",
+                         existing="RUNNING")
+    request[_OPTIONS_KEY] = options
+    return spec
+
+
+def existing_job_status(server: ShaleServer, db_name: str, label: str) -> str:
+    """Doris' ExistingJobStatus of a used label: FINISHED once visible, else RUNNING."""
+    db = server.engine.catalog.get_database(db_name)
+    txn = server.engine.catalog.txn_by_label(db.db_id, label.strip()) if db else None
+    if txn is None or txn.status is TxnStatus.VISIBLE:
+        return "FINISHED"
+    return "RUNNING"
 
 
 class BodyReader:
     """A blocking, file-like view of the request body for pyarrow (called from a worker
     thread): each read waits on the event loop for at most `n` bytes of the stream."""
 
-    def __init__(self, request: web.Request, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, request: web.Request, loop: asyncio.AbstractEventLoop,
+                 options: TxnOptions | None = None) -> None:
         self._content = request.content
         self._loop = loop
+        self._options = options
         self.closed = False
 
     def read(self, n: int = -1) -> bytes:
@@ -68,8 +117,14 @@ class BodyReader:
             n = READ_BLOCK
         out = bytearray()
         while len(out) < n:
-            chunk = asyncio.run_coroutine_threadsafe(self._content.read(n - len(out)),
-                                                     self._loop).result()
+            future = asyncio.run_coroutine_threadsafe(self._content.read(n - len(out)),
+                                                      self._loop)
+            try:  # a body that stalls past the load's timeout fails the load
+                chunk = future.result(self._options.remaining() if self._options else None)
+            except TimeoutError:
+                future.cancel()
+                assert self._options is not None
+                raise timeout_failure(self._options) from None
             if not chunk:
                 break
             out += chunk
@@ -86,17 +141,19 @@ class BodyReader:
 
 
 def response_body(label: str, status: str, message: str, stats: LoadStats | None,
-                  elapsed_ms: int, existing: str | None = None) -> dict[str, object]:
+                  elapsed_ms: int, existing: str | None = None, two_phase: bool = False,
+                  error_url: str = "", comment: str = "") -> dict[str, object]:
     """Doris' Stream Load result (StreamLoadContext::to_json), keys in its order."""
     s = stats or LoadStats()
-    out: dict[str, object] = {"TxnId": s.txn_id, "Label": label, "Comment": "",
-                              "TwoPhaseCommit": "false", "Status": status}
+    out: dict[str, object] = {"TxnId": s.txn_id, "Label": label, "Comment": comment,
+                              "TwoPhaseCommit": "true" if two_phase else "false",
+                              "Status": status}
     if existing is not None:
         out["ExistingJobStatus"] = existing
     out.update({
         "Message": message,
         "NumberTotalRows": s.total_rows, "NumberLoadedRows": s.loaded_rows if status == "Success" else 0,
-        "NumberFilteredRows": s.filtered_rows, "NumberUnselectedRows": 0,
+        "NumberFilteredRows": s.filtered_rows, "NumberUnselectedRows": s.unselected_rows,
         "LoadBytes": s.load_bytes, "LoadTimeMs": elapsed_ms,
         "BeginTxnTimeMs": s.begin_txn_ms, "StreamLoadPutTimeMs": 0,
         "ReadDataTimeMs": s.read_data_ms, "WriteDataTimeMs": s.write_data_ms,
@@ -104,20 +161,59 @@ def response_body(label: str, status: str, message: str, stats: LoadStats | None
     })
     if s.first_errors:
         out["FirstErrorMsg"] = s.first_errors[0]
+    if error_url:
+        out["ErrorURL"] = error_url
     return out
 
 
 _REQUEST_KEY = "shaledb.stream_load"
+_OPTIONS_KEY = "shaledb.stream_load.options"
 
 
-def _failed_response(request: web.Request, e: LoadFailed, started: float,
-                     label: str | None = None) -> web.Response:
+def _error_url(server: ShaleServer, request: web.Request, label: str,
+               stats: LoadStats | None) -> str:
+    """Write the filtered rows' error log; its URL on our HTTP port (or "" if none)."""
+    if stats is None or not stats.error_rows:
+        return ""
+    name = error_log.write_error_log(server.engine.data_dir, label, stats.txn_id,
+                                     stats.error_rows)
+    return f"http://{request.host}/api/_load_error_log?file={name}"
+
+
+def _record(server: ShaleServer, request: web.Request, label: str, state: str, status: str,
+            message: str, stats: LoadStats | None, error_url: str, started_wall: float,
+            options: TxnOptions | None) -> None:
+    s = stats or LoadStats()
+    access = request.get(ACCESS_KEY)
+    record_load(server.engine, LoadRecord(
+        label=label, db=request.match_info["db"], table=request.match_info["table"],
+        load_type=STREAM_LOAD, state=state, status=status, message=message, txn_id=s.txn_id,
+        total_rows=s.total_rows, loaded_rows=s.loaded_rows if state != CANCELLED else 0,
+        filtered_rows=s.filtered_rows, unselected_rows=s.unselected_rows,
+        load_bytes=s.load_bytes, error_url=error_url,
+        user=access.identity.name if access is not None else "",
+        client_ip=request.remote or "", comment=request.headers.get("comment", ""),
+        timeout_s=options.timeout_s if options else 0, start_time=started_wall,
+    ))
+
+
+def _failed_response(server: ShaleServer, request: web.Request, e: LoadFailed, started: float,
+                     label: str | None = None, started_wall: float | None = None
+                     ) -> web.Response:
     label = label or request.headers.get("label", "").strip()
     log.warning("stream load into %s.%s failed: label=%s status=%s: %s",
                 request.match_info["db"], request.match_info["table"], label, e.status,
                 e.message)
+    error_url = _error_url(server, request, label, e.stats)
+    options = request.get(_OPTIONS_KEY)
+    if e.status != "Label Already Exists":
+        _record(server, request, label, CANCELLED, e.status, e.message, e.stats, error_url,
+                started_wall or time.time(), options)
+    else:  # a refused retry starts no job of its own (Doris): counted, not listed
+        load_records(server.engine).count_refused_stream_load()
     body = response_body(label, e.status, e.message, e.stats,
-                         int((time.perf_counter() - started) * 1000), e.existing)
+                         int((time.perf_counter() - started) * 1000), e.existing,
+                         two_phase=bool(options and options.two_phase), error_url=error_url)
     return web.json_response(body, status=e.http_status, dumps=_dumps)
 
 
@@ -137,7 +233,7 @@ def add_routes(app: web.Application, server: ShaleServer) -> None:
         try:
             request[_REQUEST_KEY] = validate(server, request)
         except LoadFailed as e:
-            resp = _failed_response(request, e, started)
+            resp = _failed_response(server, request, e, started)
             resp.force_close()  # the body never comes: do not wait for it
             return resp
         except web.HTTPException as e:
@@ -148,19 +244,35 @@ def add_routes(app: web.Application, server: ShaleServer) -> None:
         return None
 
     async def stream_load(request: web.Request) -> web.StreamResponse:
-        started = time.perf_counter()
+        started, started_wall = time.perf_counter(), time.time()
         req = None
         try:
             req = request.get(_REQUEST_KEY) or validate(server, request)
-            body = BodyReader(request, asyncio.get_running_loop())
-            stats = await asyncio.to_thread(run_load, server.engine, req, body)
+            options: TxnOptions = request[_OPTIONS_KEY]
+            body = BodyReader(request, asyncio.get_running_loop(), options)
+            if options.group_commit != "off_mode":
+                stats, group_label = await asyncio.to_thread(
+                    run_group_commit_load, server.engine, req, body, options)
+                req.label = group_label or req.label
+            else:
+                stats = await asyncio.to_thread(run_load, server.engine, req, body, options)
         except LoadFailed as e:
-            return _failed_response(request, e, started, req.label if req else None)
+            return _failed_response(server, request, e, started, req.label if req else None,
+                                    started_wall)
         elapsed = int((time.perf_counter() - started) * 1000)
-        log.info("stream load into %s.%s finished: label=%s txn=%d rows=%d filtered=%d "
-                 "bytes=%d", req.db, req.table.name, req.label, stats.txn_id,
+        log.info("stream load into %s.%s %s: label=%s txn=%d rows=%d filtered=%d "
+                 "bytes=%d", req.db, req.table.name,
+                 "precommitted" if options.two_phase else "finished", req.label, stats.txn_id,
                  stats.loaded_rows, stats.filtered_rows, stats.load_bytes)
-        return web.json_response(response_body(req.label, "Success", "OK", stats, elapsed),
-                                 dumps=_dumps)
+        error_url = _error_url(server, request, req.label, stats)
+        _record(server, request, req.label, LOADING if options.two_phase else FINISHED,
+                "Success", "OK", stats, error_url, started_wall, options)
+        out = response_body(req.label, "Success", "OK", stats, elapsed,
+                            two_phase=options.two_phase, error_url=error_url,
+                            comment=request.headers.get("comment", ""))
+        if options.group_commit != "off_mode":
+            out = {"TxnId": out.pop("TxnId"), "Label": out.pop("Label"), "GroupCommit": True,
+                   **out}  # Doris' group commit answer names the shared label and txn
+        return web.json_response(out, dumps=_dumps)
 
     app.router.add_put("/api/{db}/{table}/_stream_load", stream_load, expect_handler=expect)

@@ -20,9 +20,11 @@ from sql.information_schema import (
     INFORMATION_SCHEMA, is_information_schema, virtual_rows, virtual_table,
 )
 from sql.relations import (
-    NO_FROM, BoundDerived, BoundJoin, BoundQuery, BoundRelation, BoundSetOp, BoundTable,
-    BoundValuesRel, RelColumn, Scope, SortItem, TableSource, ValuesSource,
+    NO_FROM, BoundDerived, BoundFileRel, BoundJoin, BoundQuery, BoundRelation, BoundSetOp,
+    BoundTable, BoundValuesRel, RelColumn, Scope, SortItem, TableSource, ValuesSource,
 )
+from sql.table_functions import FileSource, table_function_call
+from storage.catalog.meta import TableMeta
 from storage.types import BOOLEAN, DataType, TypeKind
 
 def unknown_column(name: str) -> DorisError:
@@ -98,7 +100,21 @@ class FromBinder:
     `_fresh`, `_binder`, `_resolve_source` and `bind`."""
 
     # ---- FROM ------------------------------------------------------------------------------
-    def _table(self, t: exp.Table) -> TableSource | ValuesSource:
+    def _table_function(self, t: exp.Table) -> FileSource | None:
+        """`FROM local(..)`: the session's resolver finds the files and their columns."""
+        call = table_function_call(t)
+        if call is None:
+            return None
+        function, props = call
+        resolver = getattr(self.session, "table_functions", None)
+        if resolver is None:
+            raise not_supported(f"table function {function}")
+        return resolver.resolve(function, props, t.alias or function)
+
+    def _table(self, t: exp.Table) -> TableSource | ValuesSource | FileSource:
+        tvf = self._table_function(t)
+        if tvf is not None:
+            return tvf
         name, db = t.name, t.text("db") or None
         alias = t.alias_or_name
         if db is None and name.lower() == "dual":
@@ -119,7 +135,20 @@ class FromBinder:
         meta = self.catalog.get_table(db, name)
         if meta is None:
             raise table_not_found(db, name)
-        return TableSource(db, meta, alias)
+        return TableSource(db, meta, alias, self._partitions(t, meta))
+
+    def _partitions(self, t: exp.Table, meta: TableMeta) -> tuple[str, ...]:
+        """`t PARTITION (p1, ..)` / `PARTITIONS (..)`: the named partitions, checked."""
+        node = t.args.get("partition")
+        if not isinstance(node, exp.Partition):
+            return ()
+        names = {p.name.lower(): p.name for p in self.catalog.partitions(meta.table_id)}
+        chosen = []
+        for e in node.expressions:
+            if e.name.lower() not in names:
+                raise DorisError(f"Partition {e.name} does not exist in table {meta.name}")
+            chosen.append(names[e.name.lower()])
+        return tuple(chosen)
 
     def _relation(self, node: exp.Expression) -> BoundRelation:
         """One FROM item -> relation with fresh internal names, registered in the scope."""
@@ -133,6 +162,10 @@ class FromBinder:
                 cols = tuple(RelColumn(c.name, f"{c.name}#{n}", c.type) for c in src.table.columns)
                 self.scope.add(src.alias, src.table.name, src.db, cols)
                 return BoundTable(src, cols)
+            if isinstance(src, FileSource):
+                cols = tuple(RelColumn(c, f"{c}#{n}", t) for c, t in zip(src.names, src.types))
+                self.scope.add(src.alias, src.alias, "", cols)
+                return BoundFileRel(src, cols)
             cols = tuple(RelColumn(c, f"{c}#{n}", t) for c, t in zip(src.names, src.types))
             if src is not NO_FROM:
                 self.scope.add(src.alias, src.alias, INFORMATION_SCHEMA, cols)
@@ -165,7 +198,7 @@ class FromBinder:
         self.scope.add(alias, alias, "", cols)
         return BoundDerived(query, alias, cols)
 
-    def _from(self, select: exp.Select) -> TableSource | ValuesSource | BoundRelation:
+    def _from(self, select: exp.Select) -> TableSource | ValuesSource | FileSource | BoundRelation:
         self.scope = Scope(parent=self.parent)
         frm = select.args.get("from_")
         joins = select.args.get("joins") or []
@@ -180,6 +213,9 @@ class FromBinder:
             if isinstance(src, TableSource):
                 cols = tuple(RelColumn(c.name, c.name, c.type) for c in src.table.columns)
                 self.scope.add(src.alias, src.table.name, src.db, cols)
+            elif isinstance(src, FileSource):
+                cols = tuple(RelColumn(c, c, t) for c, t in zip(src.names, src.types))
+                self.scope.add(src.alias, src.alias, "", cols)
             elif src is not NO_FROM:
                 cols = tuple(RelColumn(c, c, t) for c, t in zip(src.names, src.types))
                 self.scope.add(src.alias, src.alias, INFORMATION_SCHEMA, cols)

@@ -114,15 +114,20 @@ __all__ = [
     "AggTypeColumnConstraint",
     "AlterSetProperties",
     "CancelAlter",
+    "CancelExport",
     "DescAll",
+    "DescFunction",
     "DorisExplain",
+    "DorisExport",
     "DorisIndexParameters",
     "DorisInsert",
+    "DorisOutfile",
     "DorisRollupIndex",
     "DropPartition",
     "DropRollup",
     "KeyColumnConstraint",
     "ListPartitionDef",
+    "LoadDataInfile",
     "PartitionByList",
     "PartitionByRange",
     "RangePartitionDef",
@@ -163,6 +168,11 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DorisInsert,
     DorisExplain,
     DescAll,
+    DescFunction,
+    DorisOutfile,
+    DorisExport,
+    CancelExport,
+    LoadDataInfile,
     STATEMENT_TYPES,
 )
 from sql.dialect_generator import ShaleDorisGenerator  # noqa: E402
@@ -273,6 +283,10 @@ class ShaleDorisParser(DorisParser):
         "ALTER TABLE ROLLUP": _show("ALTER TABLE ROLLUP"),
         "ALTER TABLE COLUMN": _show("ALTER TABLE COLUMN"),
         "DELETE": _show("DELETE"),
+        "LOAD": lambda self: self._parse_show_load("LOAD"),
+        "STREAM LOAD": lambda self: self._parse_show_load("STREAM LOAD"),
+        "TRANSACTION": lambda self: self._parse_show_load("TRANSACTION"),
+        "EXPORT": lambda self: self._parse_show_export(),
     }
     # The trie is computed once per class from SHOW_PARSERS, so it must be rebuilt here.
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
@@ -318,7 +332,162 @@ class ShaleDorisParser(DorisParser):
                 and (nxt := self._peek(1)) is not None and nxt.text.upper() == "COMPACT"):
             self._advance(2)
             return self._parse_admin_compact()
-        return super()._parse_statement()
+        if (self._curr and self._curr.text.upper() == "EXPORT"
+                and (nxt := self._peek(1)) is not None and nxt.token_type == TokenType.TABLE):
+            self._advance(2)
+            return self._parse_export()
+        if (self._curr and self._curr.text.upper() == "CANCEL"
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "EXPORT"):
+            self._advance(2)
+            return self._parse_cancel_export()
+        if (self._curr and self._curr.text.upper() == "LOAD"
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "DATA"):
+            self._advance(2)
+            return self._parse_load_data()
+        statement = super()._parse_statement()
+        if (isinstance(statement, exp.Query) and self._curr
+                and self._curr.token_type == TokenType.INTO
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "OUTFILE"):
+            self._advance(2)
+            return self._parse_outfile(statement)
+        return statement
+
+    # ---- unloading: INTO OUTFILE / EXPORT / CANCEL EXPORT -------------------------------
+
+    def _parse_into(self) -> exp.Into | None:
+        # `SELECT .. INTO OUTFILE` is Doris' unload clause (_parse_outfile), not SELECT INTO
+        nxt = self._peek(1)
+        if (self._curr and self._curr.token_type == TokenType.INTO and nxt is not None
+                and nxt.text.upper() == "OUTFILE"):
+            return None
+        return super()._parse_into()
+
+    def _parse_doris_string(self, what: str) -> exp.Literal:
+        path = self._parse_string()
+        if not isinstance(path, exp.Literal):
+            self.raise_error(f"Expected a quoted {what}")
+        return t.cast(exp.Literal, path)
+
+    def _parse_doris_properties_clause(self) -> list[exp.Expr]:
+        return self._parse_properties_list() if self._match_text_seq("PROPERTIES") else []
+
+    def _parse_outfile(self, query: exp.Expr) -> DorisOutfile:
+        """(after <query> INTO OUTFILE) "path" [FORMAT AS name] [PROPERTIES (..)]."""
+        path = self._parse_doris_string("file path")
+        fmt = "csv"
+        if self._match_text_seq("FORMAT", "AS"):
+            if not self._curr:
+                self.raise_error("Expected a format name after FORMAT AS")
+            fmt = self._curr.text.lower()
+            self._advance()
+        props = self._parse_doris_properties_clause()
+        return self.expression(DorisOutfile(this=query, path=path, format=fmt,
+                                            expressions=props))
+
+    def _parse_export(self) -> DorisExport:
+        """(after EXPORT TABLE) [db.]t [PARTITION (..)] [WHERE ..] TO "path" [PROPERTIES (..)]."""
+        table = self._parse_table_parts()
+        partition = self._parse_partition()
+        if partition is not None:
+            table.set("partition", partition)
+        where = self._parse_where()
+        if not self._match_text_seq("TO"):
+            self.raise_error("Expected TO \"file:///path/\"")
+        path = self._parse_doris_string("export path")
+        props = self._parse_doris_properties_clause()
+        return self.expression(DorisExport(this=table, where=where, path=path,
+                                           expressions=props))
+
+    def _parse_show_export(self) -> exp.Show:
+        """(after SHOW EXPORT) [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT [o,] n]: ORDER BY's
+        exp.Order and the LIMIT's exp.Limit go to meta["order"] / meta["limit"]."""
+        db = None
+        if self._match_set((TokenType.FROM, TokenType.IN)):
+            db = self._parse_doris_name("database")
+        show = exp.Show(this="EXPORT", db=db, where=self._parse_where())
+        show.meta["order"] = self._parse_order()
+        show.meta["limit"] = self._parse_limit()
+        return self.expression(show)
+
+    def _parse_cancel_export(self) -> CancelExport:
+        """(after CANCEL EXPORT) [FROM db] [WHERE ..]."""
+        db = self._parse_doris_name("database") if self._match(TokenType.FROM) else None
+        return self.expression(CancelExport(db=db, where=self._parse_where()))
+
+    def _parse_load_data(self) -> LoadDataInfile:
+        """MySQL Load (after LOAD DATA): see LoadDataInfile for the clauses, in MySQL's order."""
+        local = self._match_text_seq("LOCAL")
+        if not self._match_text_seq("INFILE"):
+            self.raise_error("Expected INFILE")
+        file = self._parse_load_string("a file name")
+        if not (self._match(TokenType.INTO) and self._match(TokenType.TABLE)):
+            self.raise_error("Expected INTO TABLE")
+        # [db.]table by hand: sqlglot would read `t (c1, ..)` as a table function
+        parts = [self._parse_doris_name("table")]
+        while self._match(TokenType.DOT):
+            parts.append(self._parse_doris_name("table"))
+        if len(parts) > 2:
+            self.raise_error("Expected [db.]table")
+        table = exp.Table(this=parts[-1], db=parts[0] if len(parts) == 2 else None)
+        node = LoadDataInfile(this=table, file=file, local=local)
+        temporary = self._match_text_seq("TEMPORARY")
+        if self._match_text_seq("PARTITION") or self._match_text_seq("PARTITIONS"):
+            self._match_l_paren()
+            node.set("partitions", self._parse_csv(lambda: self._parse_doris_name("partition")))
+            node.set("temporary", temporary)
+            self._match_r_paren()
+        elif temporary:
+            self.raise_error("Expected PARTITION")
+        if self._match_texts(("COLUMNS", "FIELDS")):
+            while True:
+                if self._match_text_seq("TERMINATED", "BY"):
+                    node.set("column_separator", self._parse_load_string("a separator"))
+                elif self._match_text_seq("OPTIONALLY", "ENCLOSED", "BY") or \
+                        self._match_text_seq("ENCLOSED", "BY"):
+                    node.set("enclose", self._parse_load_string("a character"))
+                elif self._match_text_seq("ESCAPED", "BY"):
+                    node.set("escape", self._parse_load_string("a character"))
+                else:
+                    break
+        if self._match_text_seq("LINES"):
+            if self._match_text_seq("STARTING", "BY"):
+                node.set("line_prefix", self._parse_load_string("a prefix"))
+            if self._match_text_seq("TERMINATED", "BY"):
+                node.set("line_delimiter", self._parse_load_string("a delimiter"))
+        if self._match(TokenType.IGNORE):
+            node.set("ignore_lines", self._parse_number())
+            if not self._match_texts(("LINES", "ROWS")):
+                self.raise_error("Expected LINES or ROWS")
+        if self._match(TokenType.L_PAREN):
+            node.set("columns", self._parse_csv(self._parse_load_column))
+            self._match_r_paren()
+        if self._match(TokenType.SET):
+            wrapped = self._match(TokenType.L_PAREN)
+            node.set("mappings", self._parse_csv(self._parse_load_mapping))
+            if wrapped:
+                self._match_r_paren()
+        if self._match_text_seq("PROPERTIES"):
+            node.set("properties", self._parse_properties_list())
+        return self.expression(node)
+
+    def _parse_load_string(self, what: str) -> exp.Expr:
+        value = self._parse_string()
+        if value is None:
+            self.raise_error(f"Expected {what} string")
+        return t.cast(exp.Expr, value)
+
+    def _parse_load_column(self) -> exp.Identifier:
+        variable = self._match(TokenType.PARAMETER)
+        name = self._parse_doris_name("column")
+        if variable:
+            name.meta["variable"] = True
+        return name
+
+    def _parse_load_mapping(self) -> exp.Expr:
+        item = self._parse_disjunction()
+        if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
+            self.raise_error("Expected `column = expression` in SET")
+        return t.cast(exp.Expr, item)
 
     def _parse_admin_compact(self) -> AdminCompact:
         """ADMIN COMPACT TABLE [db.]t [PARTITION p] [WHERE expr] (after ADMIN COMPACT)."""
@@ -353,6 +522,23 @@ class ShaleDorisParser(DorisParser):
         if tablet_id is None:
             self.raise_error("Expected a tablet id or FROM after SHOW TABLET")
         return self.expression(exp.Show(this="TABLET", target=tablet_id))
+
+    def _parse_show_load(self, kind: str) -> exp.Show:
+        """SHOW LOAD / STREAM LOAD / TRANSACTION [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT ..]
+        (Doris' load status statements; the ORDER BY goes to meta["order"])."""
+        show = self._parse_show_mysql(kind)
+        order = self._parse_order()
+        if order is not None:
+            show.meta["order"] = order
+        if show.args.get("limit") is None and self._match(TokenType.LIMIT):
+            first = self._parse_number()
+            if self._match(TokenType.COMMA):
+                show.set("offset", first)
+                first = self._parse_number()
+            elif self._match_text_seq("OFFSET"):
+                show.set("offset", self._parse_number())
+            show.set("limit", first)
+        return show
 
     def _parse_show_tablets(self) -> exp.Show:
         """SHOW TABLETS FROM t [PARTITION (p1, ..)]: partition names go to meta["partitions"]."""
@@ -731,6 +917,9 @@ class ShaleDorisParser(DorisParser):
     def _parse_describe(self) -> exp.Expr:  # type: ignore[override]
         if self._prev.text.upper() == "EXPLAIN":
             return self._parse_doris_explain()
+        if self._curr and self._curr.text.upper() == "FUNCTION":
+            self._advance()
+            return self._parse_desc_function()
         describe = super()._parse_describe()
         if (
             isinstance(describe.this, exp.Table)
@@ -740,6 +929,14 @@ class ShaleDorisParser(DorisParser):
         ):
             return self.expression(DescAll(this=describe.this))
         return describe
+
+    def _parse_desc_function(self) -> DescFunction:
+        """DESC FUNCTION local("k" = "v", ..) (after DESC FUNCTION): this=Table(Anonymous)."""
+        start = self._curr
+        table = self._parse_table(schema=False)
+        if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Func):
+            self.raise_error("Expected a table function after DESC FUNCTION", start)
+        return self.expression(DescFunction(this=table))
 
     def _parse_doris_explain(self) -> DorisExplain:
         style: str | None = None
@@ -757,7 +954,7 @@ class ShaleDorisParser(DorisParser):
 
         start = self._curr
         statement = self._parse_statement()
-        if not isinstance(statement, (exp.Query, exp.DML)):
+        if not isinstance(statement, (exp.Query, exp.DML, DorisOutfile)):
             self.raise_error("EXPLAIN expects a query or an INSERT/UPDATE/DELETE", start)
         return self.expression(DorisExplain(this=statement, style=style))
 

@@ -210,6 +210,57 @@ class DescAll(exp.Expression):
     arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
 
 
+class DescFunction(exp.Expression):
+    """``DESC FUNCTION local("k" = "v", ..)``; this=exp.Table whose this is the call."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True}
+
+
+class DorisOutfile(exp.Expression):
+    """``<query> INTO OUTFILE "file:///dir/prefix_" [FORMAT AS CSV|PARQUET|..]
+    [PROPERTIES ("k" = "v", ..)]``; this=the query, path=string Literal, format=lower-case
+    name ("csv" when omitted), expressions=[exp.Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True, "path": True, "format": False, "expressions": False}
+
+
+class DorisExport(exp.Expression):
+    """``EXPORT TABLE [db.]t [PARTITION (p, ..)] [WHERE ..] TO "file:///dir/"
+    [PROPERTIES (..)]``; this=Table (partition in Table.args["partition"]), where=exp.Where,
+    path=string Literal, expressions=[exp.Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True, "where": False, "path": True, "expressions": False}
+
+
+class CancelExport(exp.Expression):
+    """``CANCEL EXPORT [FROM db] WHERE LABEL = "l" | LABEL LIKE ".." | STATE = ".."``;
+    db=Identifier or None, where=exp.Where."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"db": False, "where": False}
+
+
+class LoadDataInfile(exp.Expression):
+    """MySQL Load: ``LOAD DATA [LOCAL] INFILE 'f' INTO TABLE [db.]t [[TEMPORARY] PARTITION (p,
+    ..)] [COLUMNS|FIELDS TERMINATED BY 's' [[OPTIONALLY] ENCLOSED BY 'c'] [ESCAPED BY 'c']]
+    [LINES [STARTING BY 's'] TERMINATED BY 's'] [IGNORE n LINES|ROWS] [(col | @var, ..)]
+    [SET [(]col = expr, ..[)]] [PROPERTIES ("k" = "v", ..)]``.
+
+    this=Table, file=string Literal, local=bool, partitions=[Identifier], temporary=bool,
+    column_separator / line_delimiter / enclose / escape / line_prefix (STARTING BY) = string
+    Literal (escapes already decoded), ignore_lines=number Literal, columns=[Identifier] (a ``@var`` is an Identifier
+    with meta["variable"] = True), mappings=[exp.EQ(this=Column, expression=expr)] in which a
+    ``@var`` is an exp.Parameter, properties=[exp.Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True, "file": True, "local": False, "partitions": False, "temporary": False,
+        "column_separator": False, "line_delimiter": False, "enclose": False, "escape": False,
+        "ignore_lines": False, "columns": False, "mappings": False, "properties": False,
+        "line_prefix": False,
+    }
+
+
 # Node types accepted at the top level by the strict parser.
 STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Query,
@@ -232,6 +283,11 @@ STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Rollback,
     DorisExplain,
     DescAll,
+    DescFunction,
+    DorisOutfile,
+    DorisExport,
+    CancelExport,
+    LoadDataInfile,
 )
 
 

@@ -20,6 +20,7 @@ from typing import Protocol, Union
 
 from sql.errors import DorisError
 from sql.expressions import AggregateCall, ColumnRef, Expr, OuterRef
+from sql.table_functions import FileSource
 from storage.catalog.meta import (
     DatabaseMeta, MaterializedIndexMeta, PartitionMeta, RowsetMeta, TableMeta, TabletMeta,
 )
@@ -45,6 +46,8 @@ class TableSource:
     db: str
     table: TableMeta
     alias: str
+    # `FROM t PARTITION (p1, p2)`: read only these partitions (names as in the catalog)
+    partitions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,7 @@ class SortItem:
 
 @dataclass(frozen=True, slots=True)
 class BoundSelect:
-    source: TableSource | ValuesSource | BoundRelation
+    source: TableSource | ValuesSource | FileSource | BoundRelation
     where: Expr | None
     is_aggregate: bool
     group_by: tuple[tuple[str, Expr], ...]
@@ -112,6 +115,14 @@ class BoundValuesRel:
 
 
 @dataclass(frozen=True, slots=True)
+class BoundFileRel:
+    """A file table function (`local(..)`) in a FROM clause with joins or subqueries."""
+
+    source: FileSource
+    columns: tuple[RelColumn, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class BoundDerived:
     query: BoundQuery
     alias: str
@@ -127,7 +138,7 @@ class BoundJoin:
     hint: str | None = None
 
 
-BoundRelation = Union[BoundTable, BoundValuesRel, BoundDerived, BoundJoin]
+BoundRelation = Union[BoundTable, BoundValuesRel, BoundFileRel, BoundDerived, BoundJoin]
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,6 +195,12 @@ class StorageEngine:
         live_tablets: dict[int, set[str]] = {}
         for t in self.catalog.all_tablets():
             live_tablets.setdefault(t.backend_id, set()).add(str(t.tablet_id))
+        for txn in self.catalog.precommitted_txns():  # two-phase loads awaiting their commit
+            for pending in txn.pending:  # kept where written (the publish follows a move)
+                referenced.update(pending.rowset.files)
+                if self.catalog.tablet_by_id(pending.rowset.tablet_id) is not None:
+                    live_tablets.setdefault(pending.backend_id, set()).add(
+                        str(pending.rowset.tablet_id))
         gone: list[Path] = []
         for be in self.catalog.backends():
             data = self.backend_root(be.backend_id) / "data"

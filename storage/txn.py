@@ -5,7 +5,10 @@
 (`distribution.py`) and hands it to the rowset writer of every materialized index of the table;
 `commit()` writes and fsyncs the rest of every rowset, then publishes them in ONE catalog
 transaction that also bumps each touched partition's visible version and records the label.
-Until that transaction commits nothing is visible.
+Until that transaction commits nothing is visible. A two-phase load calls `precommit()`
+instead: the same files, fsynced, recorded in the catalog as a PRECOMMITTED txn with its
+pending rowsets (kept by the start-up GC), published later by the same `publish`
+(storage/two_phase.py).
 
 Memory is bounded twice: each writer flushes a segment when its memtable reaches
 `write_buffer_size` (storage/rowset.py), and when the memtables of all running loads together
@@ -15,7 +18,8 @@ memtables of any load; here a load's writers belong to the thread driving it, so
 crosses the limit pays.) So a load bigger than memory succeeds, writing segments before its
 commit; those files stay unreferenced until the publish, and a load that fails or is aborted
 deletes them at once (`_LoadFiles`), or the engine's GC does at the next start after a crash.
-`RunningTxns` tracks the loads begun and not finished, which ADD ROLLUP jobs wait for.
+`RunningTxns` tracks the loads begun and not finished (and the PRECOMMITTED ones), which ADD
+ROLLUP jobs wait for.
 Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, `MemTableMemoryLimiter`, publish version.
 """
 
@@ -26,18 +30,20 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
 
 from storage.batch import Batch
+from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
     DatabaseMeta,
     DistributionType,
     MaterializedIndexMeta,
     PartitionMeta,
+    PendingRowset,
     RowsetMeta,
     TableMeta,
     TabletMeta,
@@ -54,7 +60,6 @@ from storage.partition import PartitionRouter
 from storage.per_engine import PerEngine
 from storage.rowset import RowsetWriter
 from storage.tablet_move import copy_files
-
 
 # Rowset writers of a load run side by side: each one's fsyncs (file, then directory) wait on
 # the disk without the GIL, so a load touching many tablets pays about one fsync latency
@@ -95,7 +100,8 @@ class RunningTxns:
     def of(cls, engine: StorageEngine) -> RunningTxns:
         return _RUNNING(engine)
 
-    def __init__(self) -> None:
+    def __init__(self, catalog: Catalog | None = None) -> None:
+        self._catalog = catalog  # for the PRECOMMITTED two-phase loads, which count as running
         self._txns: weakref.WeakValueDictionary[int, LoadTxn] = weakref.WeakValueDictionary()
         self.changed = threading.Condition()  # notified when a load finishes
 
@@ -108,18 +114,31 @@ class RunningTxns:
             self._txns.pop(txn.txn_id, None)
             self.changed.notify_all()
 
+    def label_holder(self, db_id: int, label: str) -> int | None:
+        """The first-begun running load of the database with `label` (smallest txn id), if
+        any. Stream Load lets only that one run: a retry of a running load is `Label Already
+        Exists` with ExistingJobStatus RUNNING at once, not after loading its body too."""
+        with self.changed:
+            ids = [t.txn_id for t in list(self._txns.values())
+                   if t.db.db_id == db_id and t.label == label]
+            return min(ids) if ids else None
+
     def buffered_bytes(self) -> int:
         """Memtable bytes all running loads hold."""
         with self.changed:
             return sum(t.buffered_bytes for t in list(self._txns.values()))
 
     def before(self, table_id: int, watershed: int) -> list[int]:
-        """Ids of running loads into `table_id` that began before txn id `watershed`."""
+        """Ids of running loads into `table_id` that began before txn id `watershed`. A
+        two-phase load waiting PRECOMMITTED counts (also after a restart): it wrote no shadow
+        index, so an ADD ROLLUP job must wait for its commit or abort, as Doris' does."""
         with self.changed:
-            return sorted(
-                i for i, t in list(self._txns.items())
-                if i < watershed and t.table.table_id == table_id
-            )
+            ids = {i for i, t in list(self._txns.items())
+                   if i < watershed and t.table.table_id == table_id}
+        if self._catalog is not None:
+            ids.update(t.txn_id for t in self._catalog.precommitted_txns()
+                       if t.txn_id < watershed and table_id in t.table_ids)
+        return sorted(ids)
 
 
 class _LoadFiles:
@@ -159,12 +178,15 @@ class LoadTxn:
     def __init__(
         self, engine: StorageEngine, db: DatabaseMeta, table: TableMeta, label: str | None = None,
         label_prefix: str = "insert", partitions: Sequence[str] | None = None,
+        source_type: str = "FRONTEND",
     ) -> None:
         self.engine = engine
         self.catalog = engine.catalog
         self.db = db
         self.table = table
         self.label = label or f"{label_prefix}_{uuid.uuid4().hex[:16]}_{uuid.uuid4().hex[:16]}"
+        self.source_type = source_type  # Doris LoadJobSourceType, for SHOW TRANSACTION
+        self.create_time = time.time()
         self._check_label()
         # The id, the indexes this load writes and its registration are taken under the catalog
         # lock, where ADD ROLLUP takes its watershed id and adds the shadow index: a load with a
@@ -313,15 +335,6 @@ class LoadTxn:
                 if raise_errors:
                     raise
 
-    def _follow_tablet_move(self, meta: RowsetMeta, wrote_on: int | None,
-                            backend_id: int | None) -> None:
-        """ALTER TABLE .. SET ("colocate_with") may have moved a tablet to another backend while
-        this load wrote it: copy the rowset's files there before publishing."""
-        if backend_id is None or wrote_on is None or wrote_on == backend_id:
-            return
-        copy_files(self.engine.backend_root(wrote_on), self.engine.backend_root(backend_id),
-                   meta.files)  # durable before the publish; the old copy is GC'd at restart
-
     def _check_label(self) -> None:
         prev = self.catalog.txn_by_label(self.db.db_id, self.label)
         if prev is not None:
@@ -347,7 +360,36 @@ class LoadTxn:
         self.buffered_bytes = 0
         RunningTxns.of(self.engine).finish(self)
 
-    def _commit(self) -> TxnMeta:
+    def precommit(self, timeout_ms: int = 0) -> TxnMeta:
+        """Two-phase commit, phase one (Doris PRECOMMITTED): write and fsync every rowset and
+        persist the txn with them, publishing nothing. storage/two_phase.py publishes them
+        later (maybe after a restart) through `publish`, as `commit` does, or deletes them on
+        an abort or timeout. Failed before the catalog write, its files are deleted."""
+        try:
+            pending = self._build()
+            now = time.time()
+            with self.catalog.lock:
+                self._check_label()
+                txn = TxnMeta(
+                    txn_id=self.txn_id, db_id=self.db.db_id, label=self.label,
+                    table_ids=(self.table.table_id,), status=TxnStatus.PRECOMMITTED,
+                    num_rows=self.num_rows, create_time=self.create_time, precommit_time=now,
+                    pending=tuple(pending), source_type=self.source_type, timeout_ms=timeout_ms,
+                )
+                mutation = Mutation()
+                mutation.put(txn)
+                self._files.begin_publish()  # the txn record owns the files from here on
+                self.catalog.commit(mutation)
+            return txn
+        except BaseException:
+            self._files.discard()
+            raise
+        finally:
+            self.buffered_bytes = 0
+            RunningTxns.of(self.engine).finish(self)
+
+    def _build(self) -> list[PendingRowset]:
+        """Every rowset of the load written and fsynced, with where it was written."""
         self._wait_flushes()
         # Back-pressure before any file is written: a tablet with too many versions first
         # waits for its compaction; past max_tablet_version_num the load fails (E-235).
@@ -355,51 +397,77 @@ class LoadTxn:
             tid for tid, w in self._writers.items() if w.num_rows)
         metas = _build_all(list(self._writers.values()))
         fault_point("load_before_publish")
-        now = time.time()
+        by_tablet = {t.tablet_id: t for t in self._tablets.values()}
+        return [PendingRowset(m, by_tablet[m.tablet_id].backend_id,
+                              by_tablet[m.tablet_id].partition_id) for m in metas]
+
+    def _commit(self) -> TxnMeta:
+        pending = self._build()
         with self.catalog.lock:
             self._check_label()  # a concurrent load may have taken the label meanwhile
-            # Re-read partitions under the lock: a concurrent load may have published meanwhile.
-            current = {p.partition_id: p for p in self.catalog.partitions(self.table.table_id)}
-            if self.catalog.table_by_id(self.table.table_id) is None:
-                raise DorisError(f"Table [{self.table.name}] was dropped during the load")
-            mutation = Mutation()
-            new_parts: dict[int, PartitionMeta] = {}
-            for pid in sorted(self._touched):
-                part = current.get(pid)
-                if part is None:
-                    raise DorisError(f"Partition of table [{self.table.name}] was dropped during the load")
-                new_parts[pid] = replace(
-                    part, visible_version=part.visible_version + 1, visible_version_time=now
-                )
-            tablet_part = {t.tablet_id: t.partition_id for t in self._tablets.values()}
-            now_on = {t.tablet_id: t.backend_id for t in self.catalog.tablets(self.table.table_id)}
-            live = set(now_on)
-            published = []
-            for meta in metas:
-                version = new_parts[tablet_part[meta.tablet_id]].visible_version
-                if meta.num_rows and meta.tablet_id in live:  # a DROP ROLLUP may have removed it
-                    published.append(replace(meta, start_version=version, end_version=version))
-            # An ADD ROLLUP job that began after this load waits in WAITING_TXN until this
-            # publish, then converts these base rowsets itself (storage/rollup_job.py).
-            wrote_on = {t.tablet_id: t.backend_id for t in self._tablets.values()}
-            for meta in published:
-                self._follow_tablet_move(meta, wrote_on.get(meta.tablet_id),
-                                         now_on.get(meta.tablet_id))
-                mutation.put(meta)
-            for part in new_parts.values():
-                mutation.put(part)
             txn = TxnMeta(
                 txn_id=self.txn_id, db_id=self.db.db_id, label=self.label,
                 table_ids=(self.table.table_id,), status=TxnStatus.VISIBLE,
-                num_rows=self.num_rows, create_time=now, finish_time=time.time(),
+                num_rows=self.num_rows, create_time=self.create_time,
+                source_type=self.source_type,
             )
-            mutation.put(txn)
-            # Past this point the files may be published even if the commit raises (after the
-            # SQLite COMMIT): only the GC at the next start, which reads the catalog, may
+            # Past the catalog commit the files may be published even if it raises (after
+            # the SQLite COMMIT): only the GC at the next start, which reads the catalog, may
             # remove them.
-            self._files.begin_publish()
-            self.catalog.commit(mutation)
-        return txn
+            return publish(self.engine, txn, pending, self._touched, self._files.begin_publish)
 
 
-_RUNNING: PerEngine[RunningTxns] = PerEngine(lambda engine: RunningTxns())
+def publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset],
+             touched: set[int], before_commit: Callable[[], None] | None = None) -> TxnMeta:
+    """The one publish of a load (direct or two-phase): under the catalog lock, in one catalog
+    transaction, add its rowsets at new versions of the partitions it touched and record the
+    txn VISIBLE. Raises DorisError when its table or a partition was dropped meanwhile."""
+    catalog = engine.catalog
+    now = time.time()
+    table_id = txn.table_ids[0]
+    with catalog.lock:
+        table = catalog.table_by_id(table_id)
+        if table is None:
+            raise DorisError(f"Table [{table_id}] was dropped during the load")
+        # Re-read partitions under the lock: a concurrent load may have published meanwhile.
+        current = {p.partition_id: p for p in catalog.partitions(table_id)}
+        mutation = Mutation()
+        new_parts: dict[int, PartitionMeta] = {}
+        for pid in sorted(touched):
+            part = current.get(pid)
+            if part is None:
+                raise DorisError(f"Partition of table [{table.name}] was dropped during the load")
+            new_parts[pid] = replace(
+                part, visible_version=part.visible_version + 1, visible_version_time=now
+            )
+        now_on = {t.tablet_id: t.backend_id for t in catalog.tablets(table_id)}
+        # An ADD ROLLUP job that began after this load waits in WAITING_TXN until this
+        # publish, then converts these base rowsets itself (storage/rollup_job.py).
+        for p in pending:
+            meta = p.rowset
+            if not meta.num_rows or meta.tablet_id not in now_on:  # DROP ROLLUP may remove it
+                continue
+            version = new_parts[p.partition_id].visible_version
+            _follow_tablet_move(engine, meta, p.backend_id, now_on.get(meta.tablet_id))
+            mutation.put(replace(meta, start_version=version, end_version=version))
+        for part in new_parts.values():
+            mutation.put(part)
+        done = replace(txn, status=TxnStatus.VISIBLE, pending=(), finish_time=time.time())
+        mutation.put(done)
+        if before_commit is not None:
+            before_commit()
+        catalog.commit(mutation)
+    return done
+
+
+def _follow_tablet_move(engine: StorageEngine, meta: RowsetMeta, wrote_on: int | None,
+                        backend_id: int | None) -> None:
+    """ALTER TABLE .. SET ("colocate_with") may have moved a tablet to another backend while
+    this load wrote it: copy the rowset's files there before publishing."""
+    if backend_id is None or wrote_on is None or wrote_on == backend_id:
+        return
+    copy_files(engine.backend_root(wrote_on), engine.backend_root(backend_id),
+               meta.files)  # durable before the publish; the old copy is GC'd at restart
+
+
+_RUNNING: PerEngine[RunningTxns] = PerEngine(lambda engine: RunningTxns(engine.catalog))

@@ -1,7 +1,11 @@
 """File columns -> the table's column types, for every load path.
 
-Each column is converted whole with Arrow casts where they agree with Doris' rules; otherwise
-value by value through `DataType.to_physical`, which names the bad value. A bad value is a
+Text formats (CSV, JSON read as text) give string columns; parquet, ORC, Arrow and pyarrow's
+JSON reader give typed ones (ints, floats, decimals, dates, timestamps, nested values). Each
+column is converted whole with Arrow casts where they agree with Doris' rules; otherwise value
+by value through `DataType.to_physical` on the value's text, which names the bad value. Text
+that is not UTF-8 makes its row bad (CSV is read without pyarrow's whole-block UTF-8 check so
+that one bad value filters one row, not the load). A bad value is a
 filtered row in strict mode (and always for strings too long or NULL in a NOT NULL column);
 outside strict mode it becomes NULL, as in Doris. Columns the file does not carry take their
 DEFAULT.
@@ -10,6 +14,7 @@ DEFAULT.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 
 import numpy as np
 import pyarrow as pa
@@ -17,6 +22,7 @@ import pyarrow.compute as pc
 
 from executor.insert import default_value
 from executor.load.spec import LoadSpec, LoadStats
+from sql.errors import DorisError
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta
 from storage.types import DataType, TypeError_, TypeKind
@@ -26,11 +32,114 @@ _ARROW_CASTS = {
     TypeKind.BIGINT: pa.int64(), TypeKind.FLOAT: pa.float32(), TypeKind.DOUBLE: pa.float64(),
     TypeKind.DATE: pa.date32(), TypeKind.DATETIME: pa.timestamp("us"),
 }
+_INT_KINDS = (TypeKind.BOOLEAN, TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT,
+              TypeKind.BIGINT)
 
 
-def vector_convert(t: DataType, text: pa.Array) -> Column | None:
+def _is_text(arr: pa.Array) -> bool:
+    return pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
+
+
+def vector_convert(t: DataType, arr: pa.Array) -> Column | None:
     """The whole column converted with Arrow casts, or None when some value needs the
     per-value path (a bad value, rounding, out of range, or a type cast here does not cover)."""
+    if _is_text(arr):
+        return _text_convert(t, arr)
+    return _typed_convert(t, arr)
+
+
+def _typed_convert(t: DataType, arr: pa.Array) -> Column | None:
+    """A typed file column (parquet, ORC, Arrow, pyarrow JSON) whose type fits the table's."""
+    k, ty = t.kind, arr.type
+    try:
+        if pa.types.is_null(ty):
+            return Column.from_physical(t, [None] * len(arr))
+        if (t.is_integer or k is TypeKind.BOOLEAN) and k in _INT_KINDS and \
+                (pa.types.is_integer(ty) or pa.types.is_boolean(ty)):
+            as64 = pc.cast(arr, pa.int64())
+            lo, hi = t.int_range()
+            mm = pc.min_max(as64)
+            if mm["min"].as_py() is not None and (mm["min"].as_py() < lo or mm["max"].as_py() > hi):
+                return None
+            return Column.from_arrow(t, as64)
+        if k in (TypeKind.FLOAT, TypeKind.DOUBLE) and (
+                pa.types.is_integer(ty) or pa.types.is_floating(ty) or pa.types.is_decimal(ty)):
+            return Column.from_arrow(t, pc.cast(arr, _ARROW_CASTS[k]))
+        if k is TypeKind.DECIMAL and t.precision <= 18 and (
+                pa.types.is_integer(ty) or pa.types.is_decimal(ty)):
+            return _decimal_column(t, pc.cast(arr, pa.decimal128(t.precision, t.scale)))
+        if k is TypeKind.DATE and (pa.types.is_date(ty) or pa.types.is_timestamp(ty)):
+            return Column.from_arrow(t, pc.cast(arr, pa.date32(), safe=False).cast(pa.int32()))
+        if k is TypeKind.DATETIME and (pa.types.is_date(ty) or pa.types.is_timestamp(ty)):
+            micros = pc.cast(arr, pa.timestamp("us"), safe=False)
+            return _datetime_column(t, micros.cast(pa.int64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
+        return None
+    return None
+
+
+def as_text(arr: pa.Array) -> pa.Array:
+    """A typed column as the text Doris would parse: JSON for nested values, 1/0 for booleans,
+    `YYYY-MM-DD hh:mm:ss[.ffffff]` for timestamps."""
+    ty = arr.type
+    if _is_text(arr):
+        return arr
+    if pa.types.is_dictionary(ty):
+        return as_text(arr.dictionary_decode())
+    if pa.types.is_boolean(ty):
+        return pc.cast(pc.cast(arr, pa.int8()), pa.string())
+    if pa.types.is_timestamp(ty):
+        return pc.strftime(arr, "%Y-%m-%d %H:%M:%S")
+    if pa.types.is_nested(ty):
+        return pa.array([None if v is None else json.dumps(v, separators=(",", ":"), default=str)
+                         for v in arr.to_pylist()], pa.string())
+    if pa.types.is_binary(ty) or pa.types.is_large_binary(ty):
+        return arr  # checked for UTF-8 by the caller
+    try:
+        return pc.cast(arr, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return pa.array([None if v is None else str(v) for v in arr.to_pylist()], pa.string())
+
+
+def _utf8_text(arr: pa.Array, bad: np.ndarray, reasons: dict[int, str],
+               col: ColumnMeta) -> pa.Array:
+    """`arr` as a string array; a value that is not UTF-8 makes its row bad (and NULL here)."""
+    try:
+        if _is_text(arr):
+            arr.validate(full=True)
+            return arr
+        return arr.cast(pa.string())
+    except pa.ArrowInvalid:
+        pass
+    values: list[str | None] = []
+    for i, v in enumerate(arr.cast(pa.large_binary()).to_pylist()):
+        try:
+            values.append(None if v is None else v.decode())
+        except UnicodeDecodeError:
+            values.append(None)
+            if not bad[i]:
+                bad[i] = True
+                reasons[i] = ("Unable to display, only support csv data in utf8 codec, please "
+                              f"check the data encoding (column `{col.name}`)")
+    return pa.array(values, pa.string())
+
+
+def _decimal_column(t: DataType, arr: pa.Array) -> Column:
+    words = np.frombuffer(arr.buffers()[1], dtype=np.int64)[2 * arr.offset::2][:len(arr)]
+    valid = None
+    if arr.null_count:
+        valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)
+    return Column(t, np.where(valid, words, 0) if valid is not None else words.copy(), valid)
+
+
+def _datetime_column(t: DataType, micros: pa.Array) -> Column:
+    if t.scale < 6:
+        unit = 10 ** (6 - t.scale)
+        micros = pc.multiply(pc.divide(micros, unit), unit)  # truncates (int division)
+    return Column.from_arrow(t, micros)
+
+
+def _text_convert(t: DataType, text: pa.Array) -> Column | None:
     k = t.kind
     try:
         if t.is_string:
@@ -45,32 +154,32 @@ def vector_convert(t: DataType, text: pa.Array) -> Column | None:
         if k in _ARROW_CASTS:
             arr = pc.cast(text, _ARROW_CASTS[k])
             if k is TypeKind.DATETIME:
-                arr = arr.cast(pa.int64())
-                if t.scale < 6:
-                    unit = 10 ** (6 - t.scale)
-                    arr = pc.multiply(pc.divide(arr, unit), unit)  # truncates (int division)
+                return _datetime_column(t, arr.cast(pa.int64()))
             if k is TypeKind.DATE:
                 arr = arr.cast(pa.int32())
             return Column.from_arrow(t, arr)
         if k is TypeKind.DECIMAL and t.precision <= 18:
-            arr = pc.cast(text, pa.decimal128(t.precision, t.scale))
-            words = np.frombuffer(arr.buffers()[1], dtype=np.int64)[2 * arr.offset::2][:len(arr)]
-            valid = None
-            if arr.null_count:
-                valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)
-            return Column(t, np.where(valid, words, 0) if valid is not None else words.copy(), valid)
+            return _decimal_column(t, pc.cast(text, pa.decimal128(t.precision, t.scale)))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
         return None
     return None
 
 
 def convert_column(col: ColumnMeta, text: pa.Array, strict: bool,
-             bad: np.ndarray, reasons: dict[int, str]) -> Column:
+                   bad: np.ndarray, reasons: dict[int, str], timezone: str = "UTC") -> Column:
     """One file column -> the table column's type. Rows whose value does not convert are set in
-    `bad` (strict mode) or become NULL (Doris' default); a NULL for a NOT NULL column is bad."""
+    `bad` (strict mode) or become NULL (Doris' default); a NULL for a NOT NULL column is bad.
+    `timezone` is the wall clock of a zoned timestamp."""
     t = col.type
+    if pa.types.is_dictionary(text.type):
+        text = text.dictionary_decode()
+    if _is_text(text) or pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type):
+        text = _utf8_text(text, bad, reasons, col)
+    if pa.types.is_timestamp(text.type) and text.type.tz is not None:  # Doris' load timezone
+        text = pc.local_timestamp(text.cast(pa.timestamp(text.type.unit, timezone)))
     column = vector_convert(t, text)
     if column is None:
+        text = as_text(text)
         values: list[object] = []
         for i, v in enumerate(text.to_pylist()):
             if v is None:
@@ -92,22 +201,46 @@ def convert_column(col: ColumnMeta, text: pa.Array, strict: bool,
 
 
 def to_batch(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats, now: _dt.datetime) -> Batch:
-    """A parsed block -> the full-schema Batch of its good rows; bad rows counted as filtered."""
+    """A parsed block -> the full-schema Batch of its good rows; bad rows counted as filtered.
+
+    The block's columns are matched to the load's columns by name (case-insensitively, as
+    Doris matches parquet/ORC/JSON fields); a column the file does not carry takes its
+    DEFAULT, and when it has none every row is bad with Doris' reason."""
     n = rb.num_rows
     bad = np.zeros(n, dtype=np.bool_)
     reasons: dict[int, str] = {}
-    converted = {c.name.lower(): convert_column(c, rb.column(j), req.strict, bad, reasons)
-                 for j, c in enumerate(req.targets)}
-    for i in sorted(reasons):
-        stats.filtered(f"Reason: {reasons[i]}. src line: [{_line(rb, i, req.separator)}]")
+    in_file = {name.lower(): j for j, name in enumerate(rb.schema.names)}
+    converted = {c.name.lower(): convert_column(c, rb.column(in_file[c.name.lower()]),
+                                                req.strict, bad, reasons,
+                                                req.format.timezone)
+                 for c in req.targets if c.name.lower() in in_file}
     cols = []
     for c in req.table.columns:
         col = converted.get(c.name.lower())
-        cols.append(col if col is not None else Column.constant(c.type, default_value(c, now), n))
+        if col is None:
+            try:
+                col = Column.constant(c.type, default_value(c, now), n)
+            except DorisError:
+                col = Column.constant(c.type, None, n)
+                for i in np.flatnonzero(~bad).tolist():
+                    bad[i] = True
+                    reasons[i] = f"The column `{c.name}` is not nullable, but it's not found " \
+                                 "in the file."
+        cols.append(col)
+    for i in sorted(reasons):
+        stats.filtered(f"Reason: {reasons[i]}. src line: [{_line(rb, i, req.separator)}]")
     batch = Batch(req.table.column_names, tuple(cols))
     return batch.filter(~bad) if bad.any() else batch
 
 
 def _line(rb: pa.RecordBatch, i: int, sep: str) -> str:
-    return sep.join("\\N" if v is None else str(v) for v in (c[i].as_py() for c in rb.columns))
-
+    """Row `i` of the file as text for an error message (never raises: bad UTF-8 shown
+    replaced, nested values as JSON)."""
+    out = []
+    for c in rb.columns:
+        v = c[i].as_py() if not (_is_text(c) or pa.types.is_binary(c.type)) else \
+            c.cast(pa.binary())[i].as_py()
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        out.append("\\N" if v is None else str(v))
+    return sep.join(out)

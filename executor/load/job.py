@@ -1,5 +1,7 @@
 """One load, whatever its source: parsed record batches -> one `LoadTxn`, visible all at
-once at commit or not at all (aborted when `max_filter_ratio` is exceeded or on any error)."""
+once at commit or not at all (aborted when `max_filter_ratio` is exceeded, when it outlives its
+`timeout`, or on any error). A two-phase load (`TxnOptions.two_phase`) ends PRECOMMITTED
+instead: written and persisted, published later by `_stream_load_2pc` (storage/txn.py)."""
 
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ import pyarrow as pa
 
 from executor.insert import begin
 from executor.load.convert import to_batch
+from executor.load.mapping import map_batch
 from executor.load.sources import CountedStream, record_batches
-from executor.load.spec import LoadFailed, LoadSpec, LoadStats, label_used
+from executor.load.spec import LoadFailed, LoadSpec, LoadStats, label_exists, label_used
+from executor.load.txn_options import TxnOptions, timeout_failure
 from sql.errors import DorisError
 from storage.engine import StorageEngine
-from storage.txn import LabelAlreadyUsed
+from storage.txn import LabelAlreadyUsed, RunningTxns
 
 # Parsed blocks are joined to about STYLE.md's 64K-row batches before conversion and routing:
 # a 1 MB CSV block is ~10k rows of SSB lineorder, and the per-batch costs (one cast per column,
@@ -30,6 +34,9 @@ def coalesced(batches: Iterator[pa.RecordBatch], min_rows: int) -> Iterator[pa.R
     held: list[pa.RecordBatch] = []
     rows = 0
     for rb in batches:
+        if held and rb.schema != held[0].schema:  # e.g. JSON blocks typed differently
+            yield _joined(held)
+            held, rows = [], 0
         held.append(rb)
         rows += rb.num_rows
         if rows >= min_rows:
@@ -45,26 +52,37 @@ def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
     return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
 
 
-def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO) -> LoadStats:
+def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
+             options: TxnOptions | None = None, source_type: str = "BACKEND_STREAMING",
+             ) -> LoadStats:
     """Parse `raw` and load it in one transaction (blocking: run it on a worker thread).
     Raises LoadFailed (with the stats so far) after aborting the transaction."""
+    options = options or TxnOptions()
     stats = LoadStats()
     t0 = time.perf_counter()
     try:
-        txn = begin(engine, req.db, req.table, req.label, None)
+        txn = begin(engine, req.db, req.table, req.label, req.partitions)
+        txn.source_type = source_type
     except LabelAlreadyUsed as e:
         raise label_used(req.label, e) from None
     except DorisError as e:
         raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: {e.message}") from None
+    holder = RunningTxns.of(engine).label_holder(txn.db.db_id, txn.label)
+    if holder is not None and holder != txn.txn_id:  # a concurrent retry began first
+        txn.abort()
+        raise label_exists(req.label, holder, existing="RUNNING")
     stats.txn_id = txn.txn_id
     stats.begin_txn_ms = int((time.perf_counter() - t0) * 1000)
     stream = CountedStream(raw)
     now = _dt.datetime.now()
     write_s = 0.0
     try:
-        for rb in coalesced(record_batches(stream, req, stats), COALESCE_ROWS):
+        for rb in coalesced(record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"),
+                            COALESCE_ROWS):
+            if options.expired():
+                raise timeout_failure(options)
             w0 = time.perf_counter()
-            batch = to_batch(req, rb, stats, now)
+            batch = (to_batch if req.mapping is None else map_batch)(req, rb, stats, now)
             stats.total_rows += rb.num_rows
             if not batch.num_rows:
                 continue
@@ -86,10 +104,16 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO) -> LoadStats:
         if stats.total_rows == 0:
             raise LoadFailed("[INTERNAL_ERROR]No valid data to load, please check your data "
                              "and the load parameters")
-        if stats.filtered_rows > req.max_filter_ratio * stats.total_rows:
+        # Doris: the ratio is of the rows `where` kept (unselected rows are no errors)
+        if stats.filtered_rows > req.max_filter_ratio * (stats.total_rows - stats.unselected_rows):
             raise LoadFailed("[DATA_QUALITY_ERROR]too many filtered rows")
+        if options.expired():
+            raise timeout_failure(options)
         c0 = time.perf_counter()
-        txn.commit()
+        if options.two_phase:
+            txn.precommit(options.timeout_s * 1000)  # the load's timeout, for SHOW TRANSACTION
+        else:
+            txn.commit()
         stats.commit_ms = int((time.perf_counter() - c0) * 1000)
         return stats
     except BaseException as e:

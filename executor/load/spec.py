@@ -13,15 +13,20 @@ import datetime as _dt
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from executor.insert import default_value
+from executor.load.format_options import FormatError, FormatOptions, format_options
 from sql.errors import DorisError
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import ColumnMeta, TableMeta
 from storage.txn import LabelAlreadyUsed
 from storage.types import BLOB_KINDS
 
-FORMATS = ("csv", "csv_with_names")
+MAX_ERROR_ROWS = 50_000  # filtered rows a load's error log lists (executor/load/error_log.py)
+
+if TYPE_CHECKING:
+    from executor.load.mapping import ColumnMapping
 
 
 class LoadFailed(Exception):
@@ -37,15 +42,6 @@ class LoadFailed(Exception):
         self.stats: LoadStats | None = None
 
 
-@dataclass(frozen=True)
-class FormatOptions:
-    """How the bytes of the file are parsed (sources.py)."""
-
-    format: str = "csv"
-    separator: str = "\t"
-    skip_rows: int = 0
-
-
 @dataclass
 class LoadSpec:
     """A validated load: which table, under which label, the file's columns and tolerance."""
@@ -57,6 +53,8 @@ class LoadSpec:
     format: FormatOptions
     max_filter_ratio: float
     strict: bool
+    mapping: ColumnMapping | None = None  # columns / where (mapping.py); None: file = table
+    partitions: tuple[str, ...] | None = None  # the `partitions` property
 
     @property
     def separator(self) -> str:
@@ -70,7 +68,8 @@ class LoadStats:
     total_rows: int = 0
     loaded_rows: int = 0
     filtered_rows: int = 0
-    skipped_rows: int = 0  # rows the CSV reader dropped for a wrong column count
+    skipped_rows: int = 0  # rows a reader dropped (wrong column count, bad JSON), filtered
+    unselected_rows: int = 0  # rows the `where` property dropped (not filtered rows)
     load_bytes: int = 0
     txn_id: int = -1
     begin_txn_ms: int = 0
@@ -78,27 +77,15 @@ class LoadStats:
     write_data_ms: int = 0
     commit_ms: int = 0
     first_errors: list[str] = field(default_factory=list)
+    # every filtered row's reason (capped), for the load's error log behind its ErrorURL
+    error_rows: list[str] = field(default_factory=list)
 
     def filtered(self, reason: str) -> None:
         self.filtered_rows += 1
         if len(self.first_errors) < 10:
             self.first_errors.append(reason)
-
-
-def parse_separator(raw: str) -> str:
-    """Doris' column_separator: one character, or its `\\xNN` hex form (e.g. `\\x01`)."""
-    text = raw
-    if raw.lower().startswith("\\x") and len(raw) == 4:
-        try:
-            text = chr(int(raw.lower().removeprefix("\\x"), 16))
-        except ValueError:
-            pass
-    elif raw == "\\t":
-        text = "\t"
-    if len(text.encode()) != 1 or text in "\r\n\"":
-        raise LoadFailed(f"[INVALID_ARGUMENT]column_separator [{raw}] is not supported yet: "
-                         "use a single-byte separator")
-    return text
+        if len(self.error_rows) < MAX_ERROR_ROWS:
+            self.error_rows.append(reason)
 
 
 def parse_ratio(raw: str) -> float:
@@ -116,36 +103,41 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
                          props: Mapping[str, str]) -> LoadSpec:
     """Everything that can be checked before the data arrives. Raises LoadFailed.
     `props` maps Doris' property names (case-sensitive, as Doris' headers) to their text."""
+    # mapping.py builds on convert.py, which imports this module: imported here
+    from executor.load.mapping import MappingError, build_mapping, parse_partitions
+
     h = props
-    fmt = h.get("format", "csv").strip().lower()
-    if fmt not in FORMATS:
-        raise LoadFailed(f"[INVALID_ARGUMENT]format [{fmt}] is not supported yet "
-                         f"(supported: {', '.join(FORMATS)})")
-    line_delimiter = h.get("line_delimiter", "\\n")
-    if line_delimiter not in ("\\n", "\n", "\\r\\n", "\r\n"):
-        raise LoadFailed(f"[INVALID_ARGUMENT]line_delimiter [{line_delimiter}] is not "
-                         "supported yet: use \\n or \\r\\n")
-    separator = parse_separator(h.get("column_separator", "\t"))
+    try:
+        fmt_options = format_options(h)
+    except FormatError as e:
+        raise LoadFailed(e.message) from None
     targets: list[ColumnMeta] = list(table.columns)
-    if "columns" in h:
-        names = [n.strip().strip("`") for n in h["columns"].split(",")]
-        targets = []
-        for n in names:
-            if "=" in n or not n:
-                raise LoadFailed(f"[INVALID_ARGUMENT]column expression [{n}] in columns is "
-                                 "not supported yet")
-            if not table.has_column(n):
-                raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = "
-                                 f"Unknown column '{n}' in '{table.name}'")
-            if any(c.name.lower() == n.lower() for c in targets):
-                raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = "
-                                 f"Duplicate column: {n}")
-            targets.append(table.column(n))
-    for c in targets:
+    mapping = None
+    if "columns" in h or "where" in h:  # executor/load/mapping.py
+        try:
+            mapping = build_mapping(table, h.get("columns"), h.get("where"),
+                                    h.get("timezone"))
+        except MappingError as e:
+            raise LoadFailed(f"[{e.tag}]{e.message}") from None
+        targets = mapping.targets
+    partitions = None
+    if h.get("partitions", "").strip():
+        try:
+            partitions = parse_partitions(h["partitions"], table, [
+                p.name for p in catalog.partitions(table.table_id)])
+        except MappingError as e:
+            raise LoadFailed(f"[{e.tag}]{e.message}") from None
+    if h.get("temporary_partitions", "").strip():
+        # ShaleDB tables have no temporary partitions: every name is unknown
+        name = h["temporary_partitions"].split(",")[0].strip().strip("`")
+        raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = Unknown "
+                         f"partition '{name}' in table '{table.name}'")
+    for c in (targets if mapping is None else mapping.direct.values()):
         if c.type.kind in BLOB_KINDS:
             raise LoadFailed(f"[INVALID_ARGUMENT]column {c.name} of type {c.type.sql()} needs "
-                             "a columns expression (to_bitmap, hll_hash), not supported yet")
-    chosen = {c.name.lower() for c in targets}
+                             "a columns expression (to_bitmap, hll_hash)")
+    chosen = ({c.name.lower() for c in targets} if mapping is None
+              else mapping.loaded_columns())
     now = _dt.datetime.now()
     for c in table.columns:
         if c.name.lower() not in chosen:
@@ -160,13 +152,13 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
     if prev is not None:
         raise label_exists(label, prev.txn_id)
     strict = h.get("strict_mode", "false").strip().lower() == "true"
-    fmt_options = FormatOptions(fmt, separator, 1 if fmt == "csv_with_names" else 0)
     return LoadSpec(db_name, table, label, targets, fmt_options,
-                    parse_ratio(h.get("max_filter_ratio", "0")), strict)
+                    parse_ratio(h.get("max_filter_ratio", "0")), strict, mapping, partitions)
 
-def label_exists(label: str, txn_id: int) -> LoadFailed:
+def label_exists(label: str, txn_id: int, existing: str = "FINISHED") -> LoadFailed:
+    """`existing`: Doris' ExistingJobStatus, RUNNING while the label's load is not visible."""
     return LoadFailed(f"[LABEL_ALREADY_EXISTS]Label [{label}] has already been used, relate to "
-                      f"txn [{txn_id}]", status="Label Already Exists", existing="FINISHED")
+                      f"txn [{txn_id}]", status="Label Already Exists", existing=existing)
 
 
 def label_used(label: str, e: LabelAlreadyUsed) -> LoadFailed:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.logical import (
-    LogicalAggregate, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
-    LogicalScan, LogicalSort, LogicalValues, LogicalWindow,
+    LogicalAggregate, LogicalFileScan, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan,
+    LogicalProject, LogicalScan, LogicalSort, LogicalValues, LogicalWindow,
 )
 from sql.expressions import column_names
 from storage.types import DataType
@@ -40,6 +40,14 @@ def _prune(plan: LogicalPlan, required: set[str] | None) -> LogicalPlan:
         keep = [i for i, n in enumerate(plan.columns) if n in need]
         if not keep:
             keep = [_narrowest(plan.columns, plan.column_types)]
+        return replace(plan, columns=tuple(plan.columns[i] for i in keep),
+                       column_types=tuple(plan.column_types[i] for i in keep))
+    if isinstance(plan, LogicalFileScan):
+        if required is None:
+            return plan
+        keep = [i for i, n in enumerate(plan.columns) if n in required]
+        if not keep:
+            keep = [0]
         return replace(plan, columns=tuple(plan.columns[i] for i in keep),
                        column_types=tuple(plan.column_types[i] for i in keep))
     if isinstance(plan, LogicalValues):

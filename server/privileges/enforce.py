@@ -5,8 +5,8 @@
 - queries (SELECT, UNION, subqueries, CTEs, EXPLAIN and DESC of a query): SELECT on every table
   read (a CTE's name is not a table; information_schema is filtered instead, see
   `VisibleCatalog`);
-- INSERT: LOAD on the target, SELECT on an INSERT .. SELECT's sources; DELETE, UPDATE and
-  TRUNCATE: LOAD;
+- INSERT: LOAD on the target, SELECT on an INSERT .. SELECT's sources; DELETE, UPDATE,
+  TRUNCATE and LOAD DATA: LOAD;
 - CREATE / DROP / ALTER of databases (1044) and tables (CREATE: 1227 as Doris; DROP, ALTER:
   1142); SHOW CREATE TABLE / DESC / SHOW COLUMNS, PARTITIONS, TABLETS: any privilege on the table;
 - USE: any privilege in the database (1044); SET GLOBAL, ADMIN statements, SHOW BACKENDS, SHOW
@@ -35,7 +35,16 @@ from server.privileges.model import (
     SELECT,
     SHOW,
 )
-from sql.dialect import CancelAlter, DescAll, DorisExplain
+from sql.dialect import (
+    CancelAlter,
+    CancelExport,
+    DescAll,
+    DescFunction,
+    DorisExplain,
+    DorisExport,
+    DorisOutfile,
+    LoadDataInfile,
+)
 
 _TABLE_SHOWS = {"CREATE TABLE": "SHOW CREATE TABLE", "COLUMNS": "SHOW COLUMNS",
                 "INDEX": "SHOW INDEX", "PARTITIONS": "SHOW PARTITIONS", "TABLETS": "SHOW TABLETS"}
@@ -69,6 +78,8 @@ def authorize(access: Access, stmt: exp.Expression, current_db: str | None) -> N
         for table in query_tables(stmt):  # subqueries in WHERE / SET read other tables
             if table is not target:
                 _check_table(access, table, current_db, SELECT)
+    elif isinstance(stmt, LoadDataInfile):  # MySQL Load: LOAD_PRIV on the table, as Doris
+        _check_table(access, stmt.this, current_db, LOAD)
     elif isinstance(stmt, exp.TruncateTable):
         for t in stmt.expressions:
             if isinstance(t, exp.Table):
@@ -95,6 +106,16 @@ def authorize(access: Access, stmt: exp.Expression, current_db: str | None) -> N
             _check_table(access, stmt.this, current_db, SHOW, command="DESCRIBE")
     elif isinstance(stmt, exp.Query):
         _reads(access, stmt, current_db)
+    elif isinstance(stmt, DorisOutfile):  # the query's reads; the files land in export_dir
+        _reads(access, stmt.this, current_db)
+    elif isinstance(stmt, DorisExport):
+        _check_table(access, stmt.this, current_db, SELECT)
+    elif isinstance(stmt, DescFunction):
+        check(access, ADMIN)  # a table function reads the server's files
+    elif isinstance(stmt, CancelExport):
+        db = stmt.args["db"].name if stmt.args.get("db") is not None else current_db
+        if db and not access.manager.can_see_database(access.identity, db):
+            raise database_denied(access, db)
     elif type(stmt).__name__.startswith("Admin"):
         check(access, ADMIN)  # every ADMIN statement (ADMIN SET/SHOW CONFIG, ...) as in Doris
 
@@ -109,6 +130,8 @@ def _is_global(item: exp.Expression) -> bool:
 
 def _reads(access: Access, query: exp.Expression, current_db: str | None) -> None:
     """SELECT on every base table the query reads (subqueries, CTE bodies, unions included)."""
+    if any(isinstance(t.this, exp.Func) for t in query.find_all(exp.Table)):
+        check(access, ADMIN)  # local(..) reads the server's files: ADMIN only
     for table in query_tables(query):
         _check_table(access, table, current_db, SELECT)
 
@@ -186,7 +209,7 @@ def _show(access: Access, stmt: exp.Show, current_db: str | None) -> None:
         check(access, ADMIN)
     elif kind == "BACKENDS":
         check(access, ADMIN_OR_NODE)
-    elif kind in ("TABLES", "DELETE", "ALTER TABLE ROLLUP") and db and (
+    elif kind in ("TABLES", "DELETE", "ALTER TABLE ROLLUP", "EXPORT") and db and (
         not access.manager.can_see_database(access.identity, db)
     ):
         raise database_denied(access, db)

@@ -1,7 +1,8 @@
 """HTTP basic auth for the HTTP port, against the same accounts as the MySQL port.
 
 One aiohttp middleware (`auth_middleware`) authenticates every request except the open paths
-(`/metrics`: Doris' MetricsAction checks nothing, so Prometheus scrapes without credentials), and
+(`/metrics`: Doris' MetricsAction checks nothing, so Prometheus scrapes without credentials;
+`/api/_load_error_log`, a load's ErrorURL, as Doris BE serves it), and
 then enforces the privilege a handler declares with `@requires(ADMIN)`. Handlers that decide on
 a resource at run time (a Stream Load needs LOAD_PRIV on its table) call
 `require(request, LOAD, db, tbl)`.
@@ -30,7 +31,9 @@ from server.privileges import Access, PrivilegeManager, check
 from server.privileges.model import Identity, Predicate
 from storage.errors import ShaleError
 
-OPEN_PATHS = frozenset({"/metrics"})
+# /api/_load_error_log: a load's ErrorURL opens without credentials, as Doris BE's
+# LoadErrorLogAction does; its file names carry 128 random bits (executor/load/error_log.py).
+OPEN_PATHS = frozenset({"/metrics", "/api/_load_error_log"})
 ACCESS_KEY = "shaledb.access"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

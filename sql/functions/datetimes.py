@@ -17,6 +17,8 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sql.errors import DorisError
 from sql.functions import EvalEnv, ScalarFunction, register_scalar
@@ -389,12 +391,91 @@ def str_to_datetime(text: str, fmt: str) -> _dt.datetime | None:
         return None
 
 
+# Specifiers a column-at-a-time parse reads exactly as `str_to_datetime` does: digits only
+# (%y is not here: its century pivot and the name specifiers stay with the row parser).
+_COLUMN_SPECS = {"Y": r"(?P<Y>\d{4})", "m": r"(?P<m>\d{1,2})", "d": r"(?P<d>\d{1,2})",
+                 "H": r"(?P<H>\d{1,2})", "i": r"(?P<i>\d{1,2})", "s": r"(?P<s>\d{1,2})",
+                 "S": r"(?P<s>\d{1,2})",
+                 "T": r"(?P<H>\d{1,2}):(?P<i>\d{1,2}):(?P<s>\d{1,2})"}
+
+
+@lru_cache(maxsize=128)
+def _column_regex(fmt: str) -> str | None:
+    """An anchored regex with one named group per field for a format of numeric specifiers
+    and punctuation (with %Y), else None. A value it matches holds exactly the digits the row
+    parser would read, split the same way."""
+    out, seen, i = ["^"], set(), 0
+    while i < len(fmt):
+        ch = fmt[i]
+        if ch == "%":
+            pat = _COLUMN_SPECS.get(fmt[i + 1]) if i + 1 < len(fmt) else None
+            names = set(re.findall(r"\?P<(\w)>", pat or ""))
+            if pat is None or names & seen:
+                return None
+            seen |= names
+            out.append(pat)
+            i += 2
+            continue
+        if ch not in "-/:.T_, ":
+            return None
+        out.append(re.escape(ch))
+        i += 1
+    return "".join(out) + "$" if "Y" in seen else None
+
+
+def parse_datetimes(texts: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray]:
+    """(micros since the epoch, parsed) of STR_TO_DATE(texts, fmt) for a constant format.
+    A plain numeric format (the common load expression `str_to_date(col, '%Y-%m-%d')`) is
+    parsed a column at a time: RE2 extracts the fields (Arrow's extract_regex), numpy checks
+    and combines them. Other formats, and every value that does not match the strict shape
+    (blanks, trailing text), go through `str_to_datetime`, which defines the result."""
+    n = len(texts)
+    micros = np.zeros(n, dtype=np.int64)
+    ok = np.zeros(n, dtype=np.bool_)
+    pending = np.ones(n, dtype=np.bool_)
+    regex = _column_regex(fmt)
+    if regex is not None and n:
+        fields = pc.extract_regex(pa.array(texts, type=pa.string(), from_pandas=True), regex)
+        matched = fields.is_valid().to_numpy(zero_copy_only=False)
+        pending &= ~matched
+
+        def part(name: str) -> np.ndarray:
+            if fields.type.get_field_index(name) < 0:
+                return np.zeros(n, dtype=np.int64)
+            text = pc.struct_field(fields, name).fill_null("0")
+            return pc.cast(text, pa.int64()).to_numpy(zero_copy_only=False)
+
+        year, month, day = part("Y"), part("m"), part("d")
+        hour, minute, second = part("H"), part("i"), part("s")
+        month = np.where(month == 0, 1, month)  # as the row parser: a zero month/day is 1
+        day = np.where(day == 0, 1, day)
+        good = matched & (year > 0) & (month <= 12) & (hour < 24) & (minute < 60) & (second < 60)
+        first = ((year - 1970) * 12 + np.clip(month, 1, 12) - 1).astype("datetime64[M]")
+        first_day = first.astype("datetime64[D]").astype(np.int64)
+        month_days = (first + 1).astype("datetime64[D]").astype(np.int64) - first_day
+        good &= day <= month_days
+        days = first_day + day - 1
+        micros = np.where(good, ((days * 24 + hour) * 60 + minute) * 60 + second, 0) * 1_000_000
+        ok = good
+    for i in np.flatnonzero(pending).tolist():
+        value = texts[i]
+        p = str_to_datetime(value, fmt) if isinstance(value, str) else None
+        if p is not None:
+            micros[i] = datetime_to_micros(p)
+            ok[i] = True
+    return micros, ok
+
+
 def _str_to_date(ret: DataType) -> Callable:
     def impl(a: list[Vec], env: EvalEnv) -> Vec:
-        parsed = [str_to_datetime(s, f) for s, f in zip(a[0].data.tolist(), a[1].data.tolist())]
-        ok = np.array([p is not None for p in parsed], dtype=np.bool_)
-        micros = np.array([datetime_to_micros(p) if p is not None else 0 for p in parsed],
-                          dtype=np.int64)
+        fmts = a[1].data
+        if len(fmts) and isinstance(fmts[0], str) and (fmts == fmts[0]).all():
+            micros, ok = parse_datetimes(a[0].data, fmts[0])
+        else:
+            parsed = [str_to_datetime(s, f) for s, f in zip(a[0].data.tolist(), fmts.tolist())]
+            ok = np.array([p is not None for p in parsed], dtype=np.bool_)
+            micros = np.array([datetime_to_micros(p) if p is not None else 0 for p in parsed],
+                              dtype=np.int64)
         valid = None if ok.all() else ok
         if ret.kind is TypeKind.DATE:
             return _date_vec(np.floor_divide(micros, MICROS_PER_DAY), valid)

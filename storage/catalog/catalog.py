@@ -27,6 +27,7 @@ from storage.catalog.meta import (
     TableMeta,
     TabletMeta,
     TxnMeta,
+    TxnStatus,
     UserMeta,
 )
 from storage.catalog.repository import KINDS, CatalogRepository, Mutation, identity
@@ -206,10 +207,24 @@ class Catalog:
         return [t for t in self._objects["table"].values() if t.colocate_group_id == group_id]
 
     def txn_by_label(self, db_id: int, label: str) -> TxnMeta | None:
+        """The txn holding `label` in the database: an aborted txn frees its label (Doris)."""
         for t in self._children_of("txn", db_id):
-            if t.label == label:
+            if t.label == label and t.status is not TxnStatus.ABORTED:
                 return t  # type: ignore[no-any-return]
         return None
+
+    def txns_by_label(self, db_id: int, label: str) -> list[TxnMeta]:
+        """Every txn that used `label` (aborted ones included), oldest first."""
+        return sorted((t for t in self._children_of("txn", db_id) if t.label == label),
+                      key=lambda t: t.txn_id)
+
+    def txn_by_id(self, txn_id: int) -> TxnMeta | None:
+        return self._objects["txn"].get(str(txn_id))
+
+    def precommitted_txns(self) -> list[TxnMeta]:
+        """Two-phase loads waiting for their commit or abort (their files are not garbage)."""
+        return sorted((t for t in self._objects["txn"].values()
+                       if t.status is TxnStatus.PRECOMMITTED), key=lambda t: t.txn_id)
 
 
 def delete_tablets(cat: Catalog, m: Mutation, tablets: list[TabletMeta]) -> None:

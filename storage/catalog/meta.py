@@ -196,6 +196,19 @@ class TxnStatus(enum.Enum):
     COMMITTED = "COMMITTED"
     VISIBLE = "VISIBLE"
     ABORTED = "ABORTED"
+    # Two-phase commit (Stream Load `two_phase_commit: true`): files written and fsynced, the
+    # txn persisted with its pending rowsets, nothing visible until a commit publishes them.
+    PRECOMMITTED = "PRECOMMITTED"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRowset:
+    """A rowset a precommitted txn wrote and has not published: the backend it was written
+    on and its tablet's partition, so the publish (maybe after a restart) needs nothing else."""
+
+    rowset: RowsetMeta
+    backend_id: int
+    partition_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +226,14 @@ class TxnMeta:
     kind: str = "LOAD"  # LOAD | DELETE
     detail: str = ""  # DELETE: the condition as SHOW DELETE prints it
     partition_names: tuple[str, ...] = ()
+    # Two-phase commit and SHOW TRANSACTION (Doris TransactionState): the rowsets waiting for
+    # the commit (PRECOMMITTED only), when the first phase ended, the txn's source
+    # (LoadJobSourceType), its timeout and why it was aborted.
+    pending: tuple[PendingRowset, ...] = ()
+    precommit_time: float = 0.0
+    source_type: str = ""
+    timeout_ms: int = 0
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,6 +63,15 @@ class CompactionConfig:
     # (bench/stream_load.py, SSB lineorder SF 1: 1.13 GB peak with 2 GB or 512 MB, 717 MB with
     # 256 MB; the memtables of a 558 MB CSV take ~550 MB).
     load_process_max_memory_limit_bytes: int = 256 * MB
+    # ---- load transactions and status (server/stream_load.py, executor/load/) ----
+    # Doris FE: a Stream Load without a `timeout` header fails after this many seconds.
+    stream_load_default_timeout_second: int = 600
+    # Doris FE: a two-phase load left PRECOMMITTED this long is aborted.
+    stream_load_default_precommit_timeout_second: int = 3600
+    # Doris BE: load error logs (the ErrorURL files) older than this are deleted.
+    load_error_log_reserve_hours: int = 48
+    # Doris FE max_stream_load_record_size: load records SHOW LOAD / SHOW STREAM LOAD keep.
+    max_stream_load_record_size: int = 5000
 
     @property
     def promotion_size(self) -> int:

@@ -14,6 +14,7 @@ import random
 from decimal import Decimal
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pytest
 from engine_fakes import MemoryEngine
@@ -410,3 +411,34 @@ def test_substring_index_reference() -> None:
     assert substring_index("a.b.c", ".", 5) == "a.b.c"
     assert substring_index("a.b.c", ".", -5) == "a.b.c"
     assert substring_index("a.b.c", "", 1) == ""
+
+
+@pytest.mark.parametrize("fmt", ["%Y-%m-%d", "%Y-%m-%d %H:%i:%s", "%Y%m%d", "%d/%m/%Y",
+                                 "%Y-%m-%dT%T", "%d.%m.%Y %H:%i", "%y-%m-%d"])
+def test_str_to_date_column_path_equals_the_row_parser(fmt: str) -> None:
+    """The vectorized STR_TO_DATE (Arrow strptime for numeric formats) gives, value for value,
+    what the MySQL-style row parser gives, including the values only the row parser reads
+    (blanks, one-digit fields, trailing text) and the ones nobody reads."""
+    from sql.functions.datetimes import datetime_to_micros, parse_datetimes
+
+    rng = random.Random(fmt)
+    values = ["2024-01-05", "2024-1-5", " 2024-01-05", "2024-01-05 trailing", "0000-01-01",
+              "2024-02-30", "2024-13-01", "24-01-05", "", "2024-01-05 23:59:59", "20240105",
+              "05/01/2024", "5/1/2024", "2024-01-05T10:11:12", "05.01.2024 10:11", "99-12-31",
+              "69-01-01", "70-01-01", "2024-01-05 24:00:00", "x"]
+    for _ in range(300):
+        y, m, d = rng.randint(0, 9999), rng.randint(0, 13), rng.randint(0, 32)
+        hh, mi, ss = rng.randint(0, 25), rng.randint(0, 60), rng.randint(0, 60)
+        values.append(rng.choice([f"{y:04d}-{m:02d}-{d:02d}", f"{y}-{m}-{d} {hh}:{mi}:{ss}",
+                                  f"{y:04d}{m:02d}{d:02d}", f"{d}/{m}/{y}",
+                                  f"{y:04d}-{m:02d}-{d:02d}T{hh:02d}:{mi:02d}:{ss:02d}",
+                                  f"{d:02d}.{m:02d}.{y:04d} {hh:02d}:{mi:02d}",
+                                  f"{y % 100:02d}-{m:02d}-{d:02d}"]))
+    texts = np.empty(len(values), dtype=object)
+    texts[:] = values
+    micros, ok = parse_datetimes(texts, fmt)
+    for i, v in enumerate(values):
+        expected = str_to_datetime(v, fmt)
+        assert ok[i] == (expected is not None), (v, fmt)
+        if expected is not None:
+            assert micros[i] == datetime_to_micros(expected), (v, fmt)
