@@ -241,3 +241,18 @@ def test_csv_with_names_repeats_the_header_and_headers_pass_through(server, db, 
         f"SELECT * FROM read_csv(?, header=true, delim=',', nullstr='\\N', quote='', "
         f"columns={DUCK_COLUMNS}) WHERE user_id IS NOT NULL", [str(path)]).fetchall()
     assert normalize_rows(table_rows(db_conn, orders)) == normalize_rows(expected)
+
+
+def test_json_lines_load_in_chunks(server, db, db_conn, orders, tmp_path) -> None:
+    rows = duck_rows(write_orders(tmp_path / "orders.csv", 2000))
+    path = tmp_path / "orders.jsonl"
+    with path.open("w") as f:
+        for k, dt, user_id, city, cost, score in rows:
+            f.write(json.dumps({"k": k, "dt": str(dt), "user_id": user_id, "city": city,
+                                "cost": None if cost is None else str(cost), "score": score})
+                    + "\n")
+    proc = shaledb_load(server, tmp_path, str(path), f"{db}.{orders}", chunk="16KB")
+    assert proc.returncode == 0, proc.stderr
+    s = summary(proc)
+    assert s["Chunks"] > 3 and s["NumberLoadedRows"] == 2000
+    assert normalize_rows(table_rows(db_conn, orders)) == normalize_rows(rows)
