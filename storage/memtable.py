@@ -13,6 +13,8 @@ Upstream: Doris BE `MemTable` (insert, `_sort`, `_aggregate`, flush, `memory_usa
 
 from __future__ import annotations
 
+import threading
+
 from storage.batch import Batch
 from storage.catalog.meta import MaterializedIndexMeta, TableMeta
 from storage.merge import MergeSpec, combine
@@ -28,12 +30,16 @@ class MemTable:
         self._batches: list[Batch] = []
         self._rows = 0
         self._bytes = 0
+        # A load may flush a memtable on a background thread while it inserts the next rows
+        # (storage/txn.py): the batches are taken and the counters reset as one step.
+        self._lock = threading.Lock()
 
     def insert(self, batch: Batch) -> None:
         if batch.num_rows:
-            self._batches.append(batch)
-            self._rows += batch.num_rows
-            self._bytes += batch.nbytes
+            with self._lock:
+                self._batches.append(batch)
+                self._rows += batch.num_rows
+                self._bytes += batch.nbytes
 
     @property
     def num_rows(self) -> int:
@@ -49,12 +55,13 @@ class MemTable:
 
     def flush(self) -> Batch | None:
         """The buffered rows sorted by key and merged per the data model (None when empty)."""
-        if not self._batches:
+        with self._lock:
+            batches, self._batches = self._batches, []
+            self._rows = 0
+            self._bytes = 0
+        if not batches:
             return None
-        rows = Batch.concat(self._batches)
-        self._batches = []
-        self._rows = 0
-        self._bytes = 0
+        rows = Batch.concat(batches)
         # Load order breaks ties: REPLACE / UNIQUE keep the later row (`combine` defaults the
         # arrival order to the position in the concatenated batch).
         return combine(rows, self.spec)

@@ -97,6 +97,7 @@ class PartitionRouter:
             self._order = order
             self._lowers = [bound_key(self.types, self.partitions[i].lower) for i in order]
             self._uppers = [bound_key(self.types, self.partitions[i].upper) for i in order]
+            self._numeric = self._numeric_bounds()
         elif ptype is PartitionType.LIST:
             self._values: dict[tuple[object, ...], int] = {}
             for i, p in enumerate(self.partitions):
@@ -104,7 +105,54 @@ class PartitionRouter:
                     key = tuple(t.to_physical(v) for t, v in zip(self.types, tup))
                     self._values[key] = i
 
+    def _numeric_bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None:
+        """For one integer-physical range column (INT, BIGINT, DATE, DATETIME, ...): the
+        sorted finite uppers, the lowers (lowest int64 for MIN), the partition index per
+        position and whether a MAXVALUE partition ends the list; None otherwise."""
+        if len(self.types) != 1 or self.types[0].is_string or not self.partitions:
+            return None
+        if np.dtype(self.types[0].numpy_dtype).kind not in "iu":
+            return None
+        low = np.iinfo(np.int64).min
+        try:
+            uppers = [int(u.items[0]) for u in self._uppers if u is not None]
+            lowers = [low if lo is None or isinstance(lo.items[0], _Min) else int(lo.items[0])
+                      for lo in self._lowers]
+        except (TypeError, ValueError):
+            return None
+        return (np.asarray(uppers, dtype=np.int64), np.asarray(lowers, dtype=np.int64),
+                np.asarray(self._order, dtype=np.int64), self._uppers[-1] is None)
+
+    def _route_numeric(self, batch: Batch) -> np.ndarray:
+        """`route` for one integer column, vectorised: a binary search of each value among the
+        partition uppers, then the lower bound check (ranges may leave gaps)."""
+        uppers, lowers, order, has_max = self._numeric  # type: ignore[misc]
+        col = batch.column(self.columns[0])
+        values = np.asarray(col.data, dtype=np.int64)
+        pos = np.searchsorted(uppers, values, side="right")  # first partition whose upper > v
+        if col.validity is not None:
+            pos[~col.validity] = 0  # NULL sorts lowest: the first partition, if it starts at MIN
+        npart = len(uppers) + (1 if has_max else 0)
+        inside = pos < npart
+        safe = np.minimum(pos, npart - 1)
+        if col.validity is not None:
+            above = np.where(col.validity, values >= lowers[safe],
+                             lowers[safe] == np.iinfo(np.int64).min)
+        else:
+            above = values >= lowers[safe]
+        return np.where(inside & above, order[safe], -1)
+
     def route(self, batch: Batch) -> np.ndarray:
+        n = batch.num_rows
+        if self.kind is PartitionType.UNPARTITIONED:
+            return np.zeros(n, dtype=np.int64) if self.partitions else np.full(n, -1, np.int64)
+        if self.kind is PartitionType.RANGE and self._numeric is not None:
+            return self._route_numeric(batch)
+        return self.route_rows(batch)
+
+    def route_rows(self, batch: Batch) -> np.ndarray:
+        """`route` one row at a time over Python values: any key type and column count (and
+        the reference the vectorised path is tested against)."""
         n = batch.num_rows
         if self.kind is PartitionType.UNPARTITIONED:
             return np.zeros(n, dtype=np.int64) if self.partitions else np.full(n, -1, np.int64)

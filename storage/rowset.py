@@ -95,7 +95,8 @@ class RowsetWriter:
         run = self._memtable.flush()
         if run is not None and run.num_rows:
             self._write(run, run.num_rows)
-            self._flushes += 1
+            with self._lock:  # a load may flush one writer from two threads (storage/txn.py)
+                self._flushes += 1
 
     def build(self) -> RowsetMeta:
         run = self._memtable.flush()
@@ -137,8 +138,8 @@ class RowsetWriter:
                 if self._discarded:  # discarded while this file was being written
                     (self._root / rel).unlink(missing_ok=True)
                 self._check_live()
-            self._size += info.size
-            self._rows += info.num_rows
+                self._size += info.size
+                self._rows += info.num_rows
 
     def _check_live(self) -> None:
         if self._discarded:

@@ -31,7 +31,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -66,6 +66,12 @@ from storage.tablet_move import copy_files
 # instead of one per tablet; ext4 also folds concurrent fsyncs into one journal commit.
 _BUILD_THREADS = 8
 _BUILD_POOL = ThreadPoolExecutor(_BUILD_THREADS, thread_name_prefix="rowset-build")
+# Memtables a load flushes over its memory limit are written on these threads while the load
+# thread goes on parsing and routing (sorting, encoding and the two fsyncs of a segment leave
+# the load thread free); at most this many per load are in flight, which bounds the memory
+# they hold besides the limit.
+_FLUSHES_IN_FLIGHT = 2
+_FLUSH_POOL = ThreadPoolExecutor(_FLUSHES_IN_FLIGHT, thread_name_prefix="memtable-flush")
 
 
 def _build_one(writer: RowsetWriter) -> RowsetMeta:
@@ -212,6 +218,7 @@ class LoadTxn:
         self._touched: set[int] = set()
         self.num_rows = 0
         self._random_bucket: dict[int, int] = {}
+        self._flushing: list[tuple[RowsetWriter, Future[None]]] = []  # oldest first
 
     def _layout(self) -> tuple[list[PartitionMeta], list[MaterializedIndexMeta], list[TabletMeta]]:
         """The partitions, materialized indexes and tablets this load writes (read under the
@@ -310,8 +317,28 @@ class LoadTxn:
             if not held:  # nothing left to flush (the count is exact; this only guards the loop)
                 self.buffered_bytes = 0
                 break
-            largest.flush()
+            self._flush_in_background(largest)
             self.buffered_bytes -= held
+
+    def _flush_in_background(self, writer: RowsetWriter) -> None:
+        """Flush `writer` on the flush pool; first wait for its previous flush and for the
+        oldest ones past _FLUSHES_IN_FLIGHT (re-raising their errors, which end the load)."""
+        for w, f in list(self._flushing):
+            if w is writer:
+                f.result()
+        self._flushing = [(w, f) for w, f in self._flushing if w is not writer]
+        while len(self._flushing) >= _FLUSHES_IN_FLIGHT:
+            self._flushing.pop(0)[1].result()
+        self._flushing.append((writer, _FLUSH_POOL.submit(writer.flush)))
+
+    def _wait_flushes(self, raise_errors: bool = True) -> None:
+        flushing, self._flushing = self._flushing, []
+        for _, f in flushing:
+            try:
+                f.result()
+            except BaseException:
+                if raise_errors:
+                    raise
 
     def _check_label(self) -> None:
         prev = self.catalog.txn_by_label(self.db.db_id, self.label)
@@ -333,6 +360,7 @@ class LoadTxn:
 
     def abort(self) -> None:
         """Give up the load: nothing is published and the segments it flushed are deleted."""
+        self._wait_flushes(raise_errors=False)
         self._files.discard()
         self.buffered_bytes = 0
         RunningTxns.of(self.engine).finish(self)
@@ -367,6 +395,7 @@ class LoadTxn:
 
     def _build(self) -> list[PendingRowset]:
         """Every rowset of the load written and fsynced, with where it was written."""
+        self._wait_flushes()
         # Back-pressure before any file is written: a tablet with too many versions first
         # waits for its compaction; past max_tablet_version_num the load fails (E-235).
         CompactionManager.of(self.engine).admit_load(

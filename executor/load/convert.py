@@ -147,14 +147,12 @@ def _text_convert(t: DataType, text: pa.Array) -> Column | None:
                     (pc.max(pc.binary_length(text)).as_py() or 0) > t.length:
                 return None
             return Column.from_arrow(t, text)
+        if t.is_integer and k in _ARROW_CASTS:
+            # straight to the column's width: pyarrow refuses a value out of its range (the
+            # per-value path then names it), no int64 pass and min_max check (docs/performance.md)
+            return Column.from_arrow(t, pc.cast(text, pa.from_numpy_dtype(t.numpy_dtype)))
         if k in _ARROW_CASTS:
             arr = pc.cast(text, _ARROW_CASTS[k])
-            if t.is_integer:
-                lo, hi = t.int_range()
-                mm = pc.min_max(arr)
-                if mm["min"].as_py() is not None and (mm["min"].as_py() < lo or mm["max"].as_py() > hi):
-                    return None
-                arr = arr.cast(pa.from_numpy_dtype(t.numpy_dtype))
             if k is TypeKind.DATETIME:
                 return _datetime_column(t, arr.cast(pa.int64()))
             if k is TypeKind.DATE:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
+from collections.abc import Iterator
 from typing import BinaryIO
 
 import numpy as np
@@ -21,6 +22,34 @@ from executor.load.txn_options import TxnOptions, timeout_failure
 from sql.errors import DorisError
 from storage.engine import StorageEngine
 from storage.txn import LabelAlreadyUsed, RunningTxns
+
+# Parsed blocks are joined to about STYLE.md's 64K-row batches before conversion and routing:
+# a 1 MB CSV block is ~10k rows of SSB lineorder, and the per-batch costs (one cast per column,
+# one take per column per tablet) dominated at that size (py-spy, docs/performance.md).
+COALESCE_ROWS = 65536
+
+
+def coalesced(batches: Iterator[pa.RecordBatch], min_rows: int) -> Iterator[pa.RecordBatch]:
+    """`batches` joined into batches of at least `min_rows` rows (the last may be smaller)."""
+    held: list[pa.RecordBatch] = []
+    rows = 0
+    for rb in batches:
+        if held and rb.schema != held[0].schema:  # e.g. JSON blocks typed differently
+            yield _joined(held)
+            held, rows = [], 0
+        held.append(rb)
+        rows += rb.num_rows
+        if rows >= min_rows:
+            yield _joined(held)
+            held, rows = [], 0
+    if held:
+        yield _joined(held)
+
+
+def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
 
 
 def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
@@ -48,7 +77,8 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     now = _dt.datetime.now()
     write_s = 0.0
     try:
-        for rb in record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"):
+        for rb in coalesced(record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"),
+                            COALESCE_ROWS):
             if options.expired():
                 raise timeout_failure(options)
             w0 = time.perf_counter()

@@ -59,7 +59,10 @@ class CompactionConfig:
     # flushes its largest memtable (storage/txn.py). Doris <= 1.2 and StarRocks name the bytes
     # cap so; Doris 2.1 derives it as load_process_max_memory_limit_percent of mem_limit, and
     # ShaleDB has no process mem_limit to take a percentage of.
-    load_process_max_memory_limit_bytes: int = 2048 * MB
+    # 256 MB (not Doris' 2 GB) keeps a Stream Load of any size under 1 GB of server RSS
+    # (bench/stream_load.py, SSB lineorder SF 1: 1.13 GB peak with 2 GB or 512 MB, 717 MB with
+    # 256 MB; the memtables of a 558 MB CSV take ~550 MB).
+    load_process_max_memory_limit_bytes: int = 256 * MB
     # ---- load transactions and status (server/stream_load.py, executor/load/) ----
     # Doris FE: a Stream Load without a `timeout` header fails after this many seconds.
     stream_load_default_timeout_second: int = 600

@@ -394,16 +394,24 @@ def decode_object(buf: bytes, pos: int, n: int, encoding: int) -> np.ndarray:
 
 
 # ---- var-len (strings, HLL/BITMAP blobs) ----------------------------------------------------
-def encode_varlen(offsets: np.ndarray, data: np.ndarray, encoding: Encoding) -> bytes:
+def encode_varlen(offsets: np.ndarray, data: np.ndarray, encoding: Encoding,
+                  groups: tuple[np.ndarray, np.ndarray] | None = None) -> bytes:
+    """The page body; `groups` (varlen_dict.hash_groups of these values) saves rehashing."""
     rel = (offsets - offsets[0]).astype(np.int64)
     payload = data[offsets[0] : offsets[-1]]
     if encoding is Encoding.PLAIN:
         return rel.tobytes() + payload.tobytes()
     if encoding is Encoding.DICT:
-        values = varlen_list(rel, payload)
-        dictionary = sorted(set(values))
-        index = {v: i for i, v in enumerate(dictionary)}
-        codes = np.fromiter((index[v] for v in values), np.uint64, len(values))
+        from storage.segment.varlen_dict import dictionary as build_dictionary
+
+        built = build_dictionary(rel, payload, groups)
+        if built is not None:
+            dictionary, codes = built
+        else:  # two different values share a 64-bit hash: the exact, slower path
+            values = varlen_list(rel, payload)
+            dictionary = sorted(set(values))
+            index = {v: i for i, v in enumerate(dictionary)}
+            codes = np.fromiter((index[v] for v in values), np.uint64, len(values))
         bits = max(len(dictionary) - 1, 0).bit_length()
         dict_offsets = np.zeros(len(dictionary) + 1, np.int64)
         np.cumsum([len(v) for v in dictionary], out=dict_offsets[1:])
@@ -444,24 +452,34 @@ def varlen_hashes_reference(offsets: np.ndarray, data: np.ndarray) -> np.ndarray
     return np.array(out, dtype=np.uint64)
 
 
-def choose_varlen(offsets: np.ndarray, data: np.ndarray) -> Encoding:
+def choose_varlen(offsets: np.ndarray, data: np.ndarray,
+                  groups: tuple[np.ndarray, np.ndarray] | None = None) -> Encoding:
     """DICT when the distinct values (plus bit-packed codes) are smaller than PLAIN."""
     n = len(offsets) - 1
     total = int(offsets[-1] - offsets[0])
     plain = 8 * (n + 1) + total
     if n < 2:
         return Encoding.PLAIN
-    # All values distinct (n distinct hashes prove it): the dictionary would repeat every
-    # value plus the codes, so PLAIN wins; skips building a set of n bytes objects, the
-    # common case of names and ids loaded in small rowsets.
-    if len(np.unique(varlen_hashes(offsets, data))) == n:
+    # Distinct values counted by hash (varlen_dict.py): all distinct (names, ids) means PLAIN
+    # without building anything per value.
+    from storage.segment.varlen_dict import distinct_values
+
+    d, distinct_bytes = distinct_values(offsets, data, groups)
+    if d == n:
         return Encoding.PLAIN
-    distinct = set(varlen_list(offsets, data))
-    d = len(distinct)
-    dict_cost = (
-        8 + 8 * (d + 1) + sum(map(len, distinct)) + 8 * packed_words(n, (d - 1).bit_length())
-    )
+    dict_cost = 8 + 8 * (d + 1) + distinct_bytes + 8 * packed_words(n, (d - 1).bit_length())
     return Encoding.DICT if dict_cost < plain else Encoding.PLAIN
+
+
+def encode_varlen_best(offsets: np.ndarray, data: np.ndarray) -> tuple[Encoding, bytes]:
+    """`choose_varlen` and `encode_varlen` with one hashing and sort of the values."""
+    groups = None
+    if len(offsets) > 2:
+        from storage.segment.varlen_dict import hash_groups
+
+        groups = hash_groups(offsets, data)
+    enc = choose_varlen(offsets, data, groups)
+    return enc, encode_varlen(offsets, data, enc, groups)
 
 
 def decode_varlen(buf: bytes, pos: int, n: int, encoding: int) -> tuple[np.ndarray, np.ndarray]:

@@ -45,10 +45,9 @@ from storage.segment.encoding import (
     PhysicalLayout,
     choose_fixed,
     choose_object,
-    choose_varlen,
     encode_fixed,
     encode_object,
-    encode_varlen,
+    encode_varlen_best,
     layout_of,
 )
 from storage.segment.footer import (
@@ -184,8 +183,7 @@ def encode_data_page(
         flags = FLAG_VALIDITY
     if layout.layout is Layout.VARLEN:
         assert col.offsets is not None
-        enc = choose_varlen(col.offsets, col.data)
-        body = encode_varlen(col.offsets, col.data, enc)
+        enc, body = encode_varlen_best(col.offsets, col.data)
     elif layout.layout is Layout.OBJECT_INT:
         values = col.data if validity is None else np.where(validity, col.data, 0)
         enc = choose_object(values)

@@ -281,6 +281,7 @@ def test_the_load_limit_flushes_the_largest_memtable(tmp_path: Path) -> None:
     txn.add_batch(big)
     assert txn.buffered_bytes == big.nbytes  # under the limit: nothing flushed
     txn.add_batch(small)  # over it now: the largest memtable (the big tablet's) is flushed
+    txn._wait_flushes()  # ... on a background thread
     by_flushes = sorted(txn._writers.values(), key=lambda w: w.num_flushes)
     assert [w.num_flushes for w in by_flushes] == [0, 1]
     assert by_flushes[1].buffered_bytes == 0 and by_flushes[0].buffered_bytes == small.nbytes
@@ -288,6 +289,7 @@ def test_the_load_limit_flushes_the_largest_memtable(tmp_path: Path) -> None:
     # The limit counts every running load: a second load crossing it flushes its own memtable.
     second = LoadTxn(engine, db, table)
     second.add_batch(big)
+    second._wait_flushes()
     (w,) = second._writers.values()
     assert w.num_flushes == 1 and RunningTxns.of(engine).buffered_bytes() == small.nbytes
     second.commit()

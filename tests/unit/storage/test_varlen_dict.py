@@ -1,0 +1,63 @@
+"""Dictionary building for var-len pages (storage/segment/varlen_dict.py): the numba
+`equal_to_rep` equals its numpy reference (for true and for wrong representatives), and
+`dictionary` gives the sorted distinct values and codes of the set-based definition."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from storage.segment.varlen_dict import (
+    dictionary,
+    distinct_values,
+    equal_to_rep,
+    equal_to_rep_reference,
+)
+
+
+def varlen(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    return offsets, np.frombuffer(b"".join(values), np.uint8).copy()
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(st.binary(max_size=5), max_size=60), seed=st.integers(0, 1000))
+def test_equal_to_rep_equals_reference(values: list[bytes], seed: int) -> None:
+    offsets, data = varlen(values)
+    n = len(values)
+    first = {}
+    true_rep = np.array([first.setdefault(v, i) for i, v in enumerate(values)], np.int64)
+    rng = np.random.default_rng(seed)
+    random_rep = rng.integers(0, max(n, 1), n).astype(np.int64)
+    for rep in (true_rep, random_rep):
+        assert equal_to_rep(offsets, data, rep) == equal_to_rep_reference(offsets, data, rep)
+    assert equal_to_rep(offsets, data, true_rep)
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(st.sampled_from([b"", b"AIR", b"MAIL", b"RAIL", b"SHIP", b"\xff", b"a"])
+                       | st.binary(max_size=4), max_size=80))
+def test_dictionary_is_the_sorted_set_and_its_codes(values: list[bytes]) -> None:
+    offsets, data = varlen(values)
+    built = dictionary(offsets, data)
+    assert built is not None
+    words, codes = built
+    expected = sorted(set(values))
+    assert words == expected
+    assert [words[c] for c in codes.tolist()] == values
+    assert distinct_values(offsets, data) == (len(expected), sum(map(len, expected)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.sampled_from([b"", b"AIR", b"MAIL", b"TRUCK"]) | st.binary(max_size=3),
+                       max_size=60), shift=st.integers(0, 3))
+def test_one_hashing_pass_gives_the_same_page(values: list[bytes], shift: int) -> None:
+    from storage.segment import encoding as E
+
+    offsets, data = varlen(values)
+    data = np.concatenate([np.zeros(shift, np.uint8), data])  # a page that starts mid-buffer
+    offsets = offsets + shift
+    enc = E.choose_varlen(offsets, data)
+    assert E.encode_varlen_best(offsets, data) == (enc, E.encode_varlen(offsets, data, enc))
