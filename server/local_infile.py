@@ -32,7 +32,7 @@ from sqlglot import exp
 
 from executor.load.job import run_load
 from executor.load.records import record_file_load
-from executor.load.sources import READ_BLOCK
+from executor.load.chunks import READ_BLOCK, ForwardStream
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, spec_from_properties
 from server.packet_io import IdleTimeout
 from server.results import ok_packet
@@ -158,7 +158,7 @@ def info(stats: LoadStats) -> str:
             "Warnings: 0")
 
 
-class InfilePackets:
+class InfilePackets(ForwardStream):
     """A blocking file-like over the client's file packets, for the load's worker thread: each
     `read(n)` waits on the event loop for packets until `n` bytes or the empty end packet.
 
@@ -174,7 +174,6 @@ class InfilePackets:
         self._abandoned = False  # the load is over: the rest of the upload is dropped
         self._killed = False  # KILL QUERY: the load's next read fails, so it aborts
         self.finished = False  # the empty packet arrived
-        self.closed = False
 
     async def _next_packet(self) -> bytes:
         """The next file packet (b"" once the client ended the file)."""
@@ -222,15 +221,6 @@ class InfilePackets:
             self._pending = b""
             while await self._next_packet():
                 pass
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        self.closed = True
 
 
 def _record(outcome: LocalInfileOutcome, stats: LoadStats | None, error: str | None,

@@ -44,7 +44,7 @@ from executor.load.records import (
     load_records,
     record_load,
 )
-from executor.load.sources import READ_BLOCK
+from executor.load.chunks import READ_BLOCK, ForwardStream
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, spec_from_properties
 from executor.load.txn_options import TxnOptions, timeout_failure, txn_options
 from server.privileges.http_auth import ACCESS_KEY, authenticate, require
@@ -101,7 +101,7 @@ def existing_job_status(server: ShaleServer, db_name: str, label: str) -> str:
     return "RUNNING"
 
 
-class BodyReader:
+class BodyReader(ForwardStream):
     """A blocking, file-like view of the request body for pyarrow (called from a worker
     thread): each read waits on the event loop for at most `n` bytes of the stream."""
 
@@ -110,7 +110,6 @@ class BodyReader:
         self._content = request.content
         self._loop = loop
         self._options = options
-        self.closed = False
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
@@ -129,15 +128,6 @@ class BodyReader:
                 break
             out += chunk
         return bytes(out)
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        self.closed = True
 
 
 def response_body(label: str, status: str, message: str, stats: LoadStats | None,

@@ -15,21 +15,14 @@ from typing import BinaryIO
 READ_BLOCK = 1 << 20  # bytes read per block (pyarrow's default block_size)
 
 
-class CountedStream:
-    """A file-like view of `raw` that counts the bytes read and the time spent waiting."""
+class ForwardStream:
+    """The file-like surface pyarrow's readers need from a forward-only byte source:
+    subclasses implement `read(n)`."""
 
-    def __init__(self, raw: BinaryIO) -> None:
-        self._raw = raw
-        self.nbytes = 0
-        self.wait_s = 0.0
-        self.closed = False
+    closed = False
 
     def read(self, n: int = -1) -> bytes:
-        start = time.perf_counter()
-        data = self._raw.read(READ_BLOCK if n is None or n < 0 else n)
-        self.wait_s += time.perf_counter() - start
-        self.nbytes += len(data)
-        return data
+        raise NotImplementedError
 
     def readable(self) -> bool:
         return True
@@ -39,6 +32,22 @@ class CountedStream:
 
     def close(self) -> None:
         self.closed = True
+
+
+class CountedStream(ForwardStream):
+    """A file-like view of `raw` that counts the bytes read and the time spent waiting."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self.nbytes = 0
+        self.wait_s = 0.0
+
+    def read(self, n: int = -1) -> bytes:
+        start = time.perf_counter()
+        data = self._raw.read(READ_BLOCK if n is None or n < 0 else n)
+        self.wait_s += time.perf_counter() - start
+        self.nbytes += len(data)
+        return data
 
 
 def read_blocks(stream: BinaryIO) -> Iterator[bytes]:

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from executor.load.chunks import READ_BLOCK, line_blocks
+from executor.load.chunks import READ_BLOCK, ForwardStream, line_blocks
 from executor.load.format_options import FormatOptions
 from executor.load.spec import LoadSpec, LoadStats
 
@@ -95,7 +95,7 @@ def _pyarrow_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
             return
 
 
-class _EscapeFolding:
+class _EscapeFolding(ForwardStream):
     """A stream view that rewrites Doris' escaped enclose (`\\"`) as a doubled one (`""`),
     which pyarrow unescapes, and an escaped escape (`\\\\`) as one escape char. pyarrow's own
     escape_char would also unescape outside enclosed fields and turn `\\N` (NULL) into `N`.
@@ -109,7 +109,6 @@ class _EscapeFolding:
         self._escape = escape
         self._enclose = enclose
         self._carry = b""
-        self.closed = False
 
     def read(self, n: int = -1) -> bytes:
         block = self._raw.read(READ_BLOCK if n is None or n < 0 else n)
@@ -126,15 +125,6 @@ class _EscapeFolding:
         data = data.replace(esc + esc, self._HOLD)
         data = data.replace(esc + self._enclose, self._enclose + self._enclose)
         return data.replace(self._HOLD, esc)
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        self.closed = True
 
 
 def _split_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
