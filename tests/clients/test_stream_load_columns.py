@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from support.rows import normalize_rows
-from test_stream_load import curl_load
+from support.stream_load import curl_load
 
 N_ROWS = 400
 

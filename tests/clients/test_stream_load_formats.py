@@ -14,7 +14,6 @@ import gzip
 import json
 import random
 import secrets
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import pyarrow as pa
 import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 import pytest
+from support import stream_load
 from support.rows import normalize_rows
 
 COLUMNS = ("id", "name", "price", "dt", "ts", "score")
@@ -34,14 +34,8 @@ NAMES = ["Oslo", "Rome", "São Paulo", "Kyiv", "Lima", "Zürich"]
 
 def curl_load(server, db: str, table: str, path: Path, *headers: str) -> tuple[int, dict]:
     """(bytes curl uploaded, parsed JSON body) of one Stream Load."""
-    args = ["curl", "-s", "--location-trusted", "-u", "root:", "-H", "Expect:100-continue"]
-    for h in headers:
-        args += ["-H", h]
-    args += ["-T", str(path), "-w", "\n%{size_upload}",
-             f"http://127.0.0.1:{server.http_port}/api/{db}/{table}/_stream_load"]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout
-    body, _, uploaded = out.rpartition("\n")
-    return int(float(uploaded)), json.loads(body)
+    _, uploaded, body = stream_load.curl_load(server, db, table, path, *headers)
+    return uploaded, body
 
 
 @pytest.fixture(scope="module")
