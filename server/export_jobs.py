@@ -1,8 +1,10 @@
 """EXPORT TABLE jobs: asynchronous unloads of a table into files, with SHOW / CANCEL EXPORT.
 
-`ExportJobs.of(engine)` keeps the jobs of one server; their SHOW EXPORT rows are also written
-to `<data_dir>/fe/export_jobs.json` on every change, so they survive a restart (a job that was
-still running then shows CANCELLED: its plan is not kept). `submit` checks the statement
+`ExportJobs.of(engine)` keeps the jobs of one server; a job's SHOW EXPORT row is also stored
+in the catalog's `export_jobs` table (storage/catalog/repository.py) on every change of that
+job, so it survives a restart (a job that was still running then shows CANCELLED: its plan is
+not kept); the latest MAX_KEPT_JOBS are kept. A data dir from before the catalog kept them,
+`<data_dir>/fe/export_jobs.json`, is imported once and renamed to `export_jobs.json.imported`. `submit` checks the statement
 the way Doris' ExportStmt does (table, partitions, columns, properties, label unique in the
 database), plans its SELECT at once (so errors reach the client), and runs it on a job thread:
 PENDING -> EXPORTING -> FINISHED, or CANCELLED on error, timeout or CANCEL EXPORT. The files
@@ -18,6 +20,7 @@ import json
 import logging
 import os
 import re
+import sqlite3
 import threading
 import time
 import uuid
@@ -39,6 +42,7 @@ from executor.outfile import (
 from executor.query import PreparedQuery, SessionContext, execute, new_query_id, plan_select
 from sql import ddl_ops
 from sql.errors import DorisError, QueryCancelled
+from storage.catalog.meta import ExportJobMeta
 from storage.per_engine import PerEngine
 
 if TYPE_CHECKING:
@@ -54,7 +58,7 @@ EXPORT_PROPERTIES = frozenset({
     "timeout", "max_file_size", "delete_existing_files", "with_bom", "data_consistency",
     "compress_type"})
 DEFAULT_TIMEOUT_S = 7200
-JOB_FILE = "export_jobs.json"  # under <data_dir>/fe/
+LEGACY_JOB_FILE = "export_jobs.json"  # under <data_dir>/fe/: imported once, then renamed
 MAX_KEPT_JOBS = 2000  # the oldest rows go first
 _LABEL = re.compile(r"^[-_A-Za-z0-9:]{1,128}$")  # Doris' FeNameFormat label rule
 FILE_PREFIX = "export-data-"
@@ -132,7 +136,7 @@ class ExportJob:
 
 @dataclass
 class PastJob:
-    """A job of an earlier server run, as SHOW EXPORT last showed it (from the job file)."""
+    """A job of an earlier server run, as SHOW EXPORT last showed it (from the catalog)."""
 
     job_id: int
     label: str
@@ -155,42 +159,54 @@ class ExportJobs:
         self._lock = threading.Lock()
         self._next_id = int(time.time() * 1000)
         # SHOW EXPORT rows survive a restart (Doris keeps export jobs in its FE journal)
-        self._file = Path(engine.data_dir) / "fe" / JOB_FILE
+        self._repo = engine.catalog.repo
+        legacy = Path(engine.data_dir) / "fe" / LEGACY_JOB_FILE
+        if legacy.exists():
+            self._import(legacy)
         self._load()
 
-    # ---- the job file ----------------------------------------------------------------------
-    def _load(self) -> None:
+    # ---- the catalog -----------------------------------------------------------------------
+    def _import(self, path: Path) -> None:
+        """Move the jobs of `export_jobs.json` into the catalog (once: the file is renamed to
+        *.imported afterwards). An unreadable file is renamed too: SHOW EXPORT starts empty."""
         try:
-            saved = json.loads(self._file.read_text())
+            saved = json.loads(path.read_text())
         except (OSError, ValueError):
-            return  # no file yet (or unreadable: SHOW EXPORT starts empty)
+            saved = []
+        jobs = []
         for entry in saved if isinstance(saved, list) else []:
             try:
-                cells = [str(c) for c in entry["row"]]
-                db = str(entry["db"])
-                job_id = int(cells[0])
+                cells = tuple(str(c) for c in entry["row"])
+                jobs.append(ExportJobMeta(int(cells[0]), str(entry["db"]), cells[1], cells[2],
+                                          cells))
             except (KeyError, TypeError, ValueError, IndexError):
+                continue
+        if jobs:
+            self._repo.put_export_jobs(jobs[-MAX_KEPT_JOBS:])
+        os.replace(path, path.with_name(path.name + ".imported"))
+
+    def _load(self) -> None:
+        for saved in self._repo.export_jobs()[-MAX_KEPT_JOBS:]:
+            cells = list(saved.row)
+            if len(cells) != len(SHOW_COLUMNS):
                 continue
             if cells[2] in ("PENDING", "EXPORTING"):  # its plan did not survive the restart
                 cells[2] = "CANCELLED"
                 cells[10] = "type:CANCELLED; msg:the server stopped before the job finished"
-            self._jobs.append(PastJob(job_id, cells[1], db, cells[2], tuple(cells)))
-            self._next_id = max(self._next_id, job_id)
+            self._jobs.append(PastJob(saved.job_id, cells[1], saved.db, cells[2], tuple(cells)))
+            self._next_id = max(self._next_id, saved.job_id)
 
-    def _save(self) -> None:
-        """Write every job's SHOW EXPORT row (lock held): temp file, fsync, rename."""
+    def _save(self, *jobs: ExportJob) -> None:
+        """Store the SHOW EXPORT rows of `jobs` (lock held) and drop the oldest jobs past
+        MAX_KEPT_JOBS, in memory and in the catalog (one transaction)."""
         del self._jobs[:max(0, len(self._jobs) - MAX_KEPT_JOBS)]
-        data = json.dumps([{"db": j.db, "row": list(j.row())} for j in self._jobs])
-        tmp = self._file.with_name(self._file.name + ".tmp")
+        metas = [ExportJobMeta(j.job_id, j.db, j.label, j.state,
+                               tuple(str(c) for c in j.row())) for j in jobs]
         try:
-            self._file.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "w") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self._file)
-        except OSError as e:  # a full disk must not fail the export itself
-            logger.warning("cannot save export jobs to %s: %s", self._file, e)
+            self._repo.put_export_jobs(metas, keep_from=self._jobs[0].job_id if self._jobs
+                                       else None)
+        except (OSError, sqlite3.Error) as e:  # a full disk must not fail the export itself
+            logger.warning("cannot store export jobs %s: %s", [j.job_id for j in jobs], e)
 
     # ---- EXPORT TABLE ----------------------------------------------------------------------
     def submit(self, runner: StatementRunner, db: str, stmt: exp.Expression) -> ExportJob:
@@ -256,7 +272,7 @@ class ExportJobs:
                  "with_bom": props.get("with_bom", "false"), "db": db, "tbl": table.name},
                 tasks, ctx, options)
             self._jobs.append(job)
-            self._save()
+            self._save(job)
         threading.Thread(target=self._run, args=(job,), daemon=True,
                          name=f"export-{job.job_id}").start()
         return job
@@ -267,7 +283,7 @@ class ExportJobs:
             if job.state != "PENDING":
                 return
             job.state, job.start_time = "EXPORTING", time.time()
-            self._save()
+            self._save(job)
         timer = threading.Timer(job.timeout, cancel.set)
         timer.daemon = True
         timer.start()
@@ -286,7 +302,7 @@ class ExportJobs:
             with self._lock:
                 if job.state == "EXPORTING":
                     job.state, job.finish_time = "FINISHED", time.time()
-                    self._save()
+                    self._save(job)
                 else:  # cancelled while the last file was published
                     _remove_files(job)
         except QueryCancelled:
@@ -310,7 +326,7 @@ class ExportJobs:
             job.state = "CANCELLED"
             job.error = job.error or message  # a user cancel already said why
             job.finish_time = job.finish_time or time.time()
-            self._save()
+            self._save(job)
 
     # ---- SHOW EXPORT / CANCEL EXPORT -------------------------------------------------------
     def show(self, db: str, matches: Callable[[dict[str, Any]], bool] | None
@@ -339,7 +355,7 @@ class ExportJobs:
                 if j.state == "PENDING":
                     j.state, j.finish_time = "CANCELLED", time.time()
                 j.ctx.cancel.set()
-            self._save()
+            self._save(*running)
         return len(running)
 
 

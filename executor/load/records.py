@@ -4,11 +4,14 @@
 Every load path calls `record_load(engine, LoadRecord(...))` once, when the load ends
 (Stream Load from server/stream_load.py; INSERT and LOAD DATA from their executors). Records
 are kept per engine, newest last, at most `max_stream_load_record_size` of them (Doris FE's
-bound for stream load records), in memory and appended as JSON lines to
-`<data_dir>/fe/load_records.jsonl`, which a restart reads back (the last line of a job wins;
-the file is rewritten when it holds twice the bound). The file is informational, written
-without fsync: a crash may lose the last records, never a load (the txn records in the catalog
-are what SHOW TRANSACTION and `get_load_state` trust).
+bound for stream load records), in memory and in the catalog's `load_records` table
+(storage/catalog/repository.py: one small SQLite write per record, which also drops the rows
+that fell out of the bound), which a restart reads back. A two-phase load's later commit or
+abort rewrites its row. The records are informational: a failed write is logged, never fails a
+load (the txn records in the catalog are what SHOW TRANSACTION and `get_load_state` trust).
+A data dir from before the catalog kept them, `<data_dir>/fe/load_records.jsonl`, is imported
+once on open (the last line of a job wins; a line cut by a crash is skipped) and renamed to
+`load_records.jsonl.imported`.
 
 The running totals (`LoadCounters`) feed the Doris metrics on `/metrics` (server/metrics.py).
 Upstream: Doris `StreamLoadRecordMgr`, `LoadManager`, `LoadJob.getShowInfo`.
@@ -20,12 +23,15 @@ import collections
 import dataclasses
 import json
 import logging
+import os
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from storage.catalog.meta import TxnStatus
+from storage.catalog.meta import LoadRecordMeta, TxnStatus
+from storage.catalog.repository import CatalogRepository
 from storage.engine import StorageEngine
 from storage.per_engine import PerEngine
 
@@ -83,55 +89,50 @@ class LoadCounters:
 
 
 class LoadRecords:
-    """The records and counters of one engine (thread-safe)."""
+    """The records and counters of one engine (thread-safe). With a `repo` the records are
+    stored in the catalog and read back from it; `legacy_file` (the JSON lines file of earlier
+    versions) is imported into it once."""
 
-    def __init__(self, limit: int, path: Path | None = None) -> None:
+    def __init__(self, limit: int, repo: CatalogRepository | None = None,
+                 legacy_file: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._limit = max(1, limit)
         self._records: collections.deque[LoadRecord] = collections.deque(maxlen=self._limit)
         self._next_job_id = 1
-        self._path = path
-        self._lines = 0  # lines in the file (rewritten past twice the bound)
+        self._repo = repo
         self.counters = LoadCounters()  # since this start, as Doris' metrics
-        if path is not None:
-            self._read(path)
+        if repo is not None:
+            if legacy_file is not None and legacy_file.exists():
+                self._import(repo, legacy_file)
+            stored = repo.load_records()
+            for meta in stored[-self._limit:]:
+                self._records.append(LoadRecord(**_fields(meta)))
+            self._next_job_id = (stored[-1].job_id + 1) if stored else 1
 
-    def _read(self, path: Path) -> None:
+    def _import(self, repo: CatalogRepository, path: Path) -> None:
+        """Move the records of `load_records.jsonl` into the catalog (once: the file is renamed
+        to *.imported afterwards, so a restart does not import it again)."""
         by_job: dict[int, LoadRecord] = {}
-        try:
-            with open(path, encoding="utf-8") as f:
-                for line in f:
-                    self._lines += 1
-                    try:
-                        r = LoadRecord(**json.loads(line))
-                    except (ValueError, TypeError):  # a line cut by a crash
-                        continue
-                    by_job[r.job_id] = r
-        except FileNotFoundError:
-            return
-        for job_id in sorted(by_job)[-self._limit:]:
-            self._records.append(by_job[job_id])
-        self._next_job_id = max(by_job, default=0) + 1
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    r = LoadRecord(**json.loads(line))
+                except (ValueError, TypeError):  # a line cut by a crash
+                    continue
+                by_job[r.job_id] = r
+        kept = [by_job[job_id] for job_id in sorted(by_job)[-self._limit:]]
+        if kept:
+            repo.put_load_records([_meta(r) for r in kept], keep_from=kept[0].job_id)
+        os.replace(path, path.with_name(path.name + ".imported"))
 
     def _persist(self, record: LoadRecord) -> None:
-        """Append the record (caller holds the lock); rewrite the file when it grew."""
-        if self._path is None:
+        """Store the record and drop the rows past the bound (caller holds the lock)."""
+        if self._repo is None:
             return
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            if self._lines >= 2 * self._limit:
-                tmp = self._path.with_suffix(".tmp")
-                with open(tmp, "w", encoding="utf-8") as f:
-                    f.writelines(json.dumps(dataclasses.asdict(r)) + "\n" for r in self._records)
-                tmp.replace(self._path)
-                self._lines = len(self._records)
-                if record in self._records:
-                    return
-            with open(self._path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(dataclasses.asdict(record)) + "\n")
-            self._lines += 1
-        except OSError as e:  # records are informational: a full disk must not fail a load
-            log.warning("cannot write load record to %s: %s", self._path, e)
+            self._repo.put_load_records([_meta(record)], keep_from=self._records[0].job_id)
+        except (OSError, sqlite3.Error) as e:  # informational: must not fail a load
+            log.warning("cannot store load record %s: %s", record.label, e)
 
     def add(self, record: LoadRecord) -> LoadRecord:
         with self._lock:
@@ -191,12 +192,21 @@ class LoadRecords:
 STREAM_LOAD = "STREAM_LOAD"
 
 
-RECORDS_FILE = ("fe", "load_records.jsonl")
+# where earlier versions kept the records (imported once, then renamed to *.imported)
+LEGACY_RECORDS_FILE = ("fe", "load_records.jsonl")
+
+
+def _meta(record: LoadRecord) -> LoadRecordMeta:
+    return LoadRecordMeta(**dataclasses.asdict(record))
+
+
+def _fields(meta: LoadRecordMeta) -> dict[str, object]:
+    return {f.name: getattr(meta, f.name) for f in dataclasses.fields(meta)}
 
 
 def _records_for(engine: StorageEngine) -> LoadRecords:
     return LoadRecords(engine.compaction_config.max_stream_load_record_size,
-                       engine.data_dir.joinpath(*RECORDS_FILE))
+                       engine.catalog.repo, engine.data_dir.joinpath(*LEGACY_RECORDS_FILE))
 
 
 _RECORDS: PerEngine[LoadRecords] = PerEngine(_records_for)

@@ -389,3 +389,44 @@ class RoleMeta:
     name: str
     grants: tuple[GrantMeta, ...] = ()
     comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadRecordMeta:
+    """One ended (or two-phase, waiting) load as SHOW LOAD / SHOW STREAM LOAD print it: the
+    stored form of executor/load/records.py's `LoadRecord` (Doris' StreamLoadRecord /
+    LoadJob info). Kept in the repository's `load_records` table, keyed by `job_id`."""
+
+    job_id: int
+    label: str
+    db: str
+    table: str
+    load_type: str
+    state: str
+    status: str
+    message: str = ""
+    txn_id: int = -1
+    total_rows: int = 0
+    loaded_rows: int = 0
+    filtered_rows: int = 0
+    unselected_rows: int = 0
+    load_bytes: int = 0
+    error_url: str = ""
+    user: str = ""
+    client_ip: str = ""
+    comment: str = ""
+    timeout_s: int = 0
+    start_time: float = 0.0
+    finish_time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ExportJobMeta:
+    """One EXPORT job's SHOW EXPORT row as it was last shown (server/export_jobs.py; Doris'
+    ExportJob in the FE journal). Kept in the repository's `export_jobs` table by `job_id`."""
+
+    job_id: int
+    db: str
+    label: str
+    state: str
+    row: tuple[str, ...] = ()

@@ -3,6 +3,12 @@
 Every metadata object is one row `(kind, id, parent, body)` with `body` the JSON of its frozen
 dataclass (`codec.py`). A `Mutation` groups puts and deletes into one SQLite transaction: a DDL
 or a load publish is atomic and durable (`synchronous=FULL`) or not there at all.
+
+Job history that the `Catalog` does not hold in memory has tables of its own, read and written
+only by the methods below (their owners keep their own in-memory view and bounds):
+`load_records` (`LoadRecordMeta`, SHOW LOAD / SHOW STREAM LOAD, executor/load/records.py) and
+`export_jobs` (`ExportJobMeta`, SHOW EXPORT, server/export_jobs.py). Both are created by
+`_SCHEMA` on open (`IF NOT EXISTS`), so an older catalog file gains them on its first open.
 Upstream concept: Doris FE edit log + image, reduced to one transactional store.
 """
 
@@ -21,6 +27,8 @@ from storage.catalog.meta import (
     Backend,
     ColocateGroup,
     DatabaseMeta,
+    ExportJobMeta,
+    LoadRecordMeta,
     MaterializedIndexMeta,
     PartitionMeta,
     RoleMeta,
@@ -57,6 +65,8 @@ CREATE TABLE IF NOT EXISTS objects (
     PRIMARY KEY (kind, id)
 );
 CREATE TABLE IF NOT EXISTS sequences (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS load_records (job_id INTEGER PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS export_jobs (job_id INTEGER PRIMARY KEY, body TEXT NOT NULL);
 """
 
 FIRST_ID = 10000
@@ -147,3 +157,49 @@ class CatalogRepository:
             except BaseException:
                 cur.execute("ROLLBACK")
                 raise
+
+    # ---- job history (not part of the in-memory Catalog) ------------------------------------
+    def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in statements:
+                    cur.execute(sql, params)
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+
+    def _list(self, table: str, cls: type) -> list[Any]:
+        with self._lock:
+            rows = self._conn.execute(f"SELECT body FROM {table} ORDER BY job_id").fetchall()
+        return [codec.loads(cls, body) for (body,) in rows]
+
+    def put_load_records(self, records: list[LoadRecordMeta], keep_from: int | None = None
+                         ) -> None:
+        """Insert or replace `records` and, in the same transaction, drop every record whose
+        job id is below `keep_from` (the owner's bound), so the table stays small."""
+        statements: list[tuple[str, tuple[Any, ...]]] = [
+            ("INSERT OR REPLACE INTO load_records(job_id, body) VALUES(?, ?)",
+             (r.job_id, codec.dumps(r))) for r in records]
+        if keep_from is not None:
+            statements.append(("DELETE FROM load_records WHERE job_id < ?", (keep_from,)))
+        self._write(statements)
+
+    def load_records(self) -> list[LoadRecordMeta]:
+        """Every stored load record, oldest (lowest job id) first."""
+        return self._list("load_records", LoadRecordMeta)
+
+    def put_export_jobs(self, jobs: list[ExportJobMeta], keep_from: int | None = None) -> None:
+        """Insert or replace `jobs`; drop the jobs whose id is below `keep_from` (same txn)."""
+        statements: list[tuple[str, tuple[Any, ...]]] = [
+            ("INSERT OR REPLACE INTO export_jobs(job_id, body) VALUES(?, ?)",
+             (j.job_id, codec.dumps(j))) for j in jobs]
+        if keep_from is not None:
+            statements.append(("DELETE FROM export_jobs WHERE job_id < ?", (keep_from,)))
+        self._write(statements)
+
+    def export_jobs(self) -> list[ExportJobMeta]:
+        """Every stored export job, oldest (lowest job id) first."""
+        return self._list("export_jobs", ExportJobMeta)
