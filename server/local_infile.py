@@ -229,7 +229,7 @@ def _record(outcome: LocalInfileOutcome, stats: LoadStats | None, error: str | N
     spec = outcome.spec
     runner = getattr(session, "runner", None)
     record_file_load(outcome.engine, spec.db, spec.table.name, spec.label, "MYSQL_LOAD", stats,
-                     error, getattr(runner, "user", ""), started)
+                     error, getattr(runner, "user", ""), started, spec.max_filter_ratio)
 
 
 async def run_exchange(connection: Any, outcome: LocalInfileOutcome) -> bool:

@@ -184,7 +184,16 @@ def _record(server: ShaleServer, request: web.Request, label: str, state: str, s
         user=access.identity.name if access is not None else "",
         client_ip=request.remote or "", comment=request.headers.get("comment", ""),
         timeout_s=options.timeout_s if options else 0, start_time=started_wall,
+        max_filter_ratio=_header_ratio(request),
     ))
+
+
+def _header_ratio(request: web.Request) -> float:
+    """The load's max_filter_ratio for SHOW LOAD (validated already when the load ran)."""
+    try:
+        return float(request.headers.get("max_filter_ratio", "0"))
+    except ValueError:
+        return 0.0
 
 
 def _failed_response(server: ShaleServer, request: web.Request, e: LoadFailed, started: float,

@@ -69,6 +69,7 @@ class LoadRecord:
     timeout_s: int = 0
     start_time: float = field(default_factory=time.time)
     finish_time: float = field(default_factory=time.time)
+    max_filter_ratio: float = 0.0
     job_id: int = 0  # assigned by record_load
 
 
@@ -253,7 +254,8 @@ def record_insert(engine: StorageEngine, db: str, table: str, label: str | None,
 
 def record_file_load(engine: StorageEngine, db: str, table: str, label: str, load_type: str,
                      stats: object | None, error: str | None, user: str = "",
-                     started: float | None = None) -> LoadRecord:
+                     started: float | None = None, max_filter_ratio: float = 0.0
+                     ) -> LoadRecord:
     """Record a file load that ended (LOAD DATA: `load_type="MYSQL_LOAD"`) from its LoadStats
     (executor/load/spec.py; any object with its counters): FINISHED, or CANCELLED with
     `error`."""
@@ -267,4 +269,4 @@ def record_file_load(engine: StorageEngine, db: str, table: str, label: str, loa
         filtered_rows=getattr(stats, "filtered_rows", 0),
         unselected_rows=getattr(stats, "unselected_rows", 0),
         load_bytes=getattr(stats, "load_bytes", 0), user=user, start_time=started or now,
-        finish_time=now))
+        finish_time=now, max_filter_ratio=max_filter_ratio))

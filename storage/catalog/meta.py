@@ -418,6 +418,7 @@ class LoadRecordMeta:
     timeout_s: int = 0
     start_time: float = 0.0
     finish_time: float = 0.0
+    max_filter_ratio: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -211,7 +211,10 @@ def test_show_load_filters_orders_and_limits(server, db, db_conn, table, tmp_pat
     path = write_rows(tmp_path / "d.csv", 0, 5)
     labels = [f"sl{i}_{secrets.token_hex(3)}" for i in range(3)]
     for label in labels:
-        assert curl_load(server, db, path, f"label:{label}")["Status"] == "Success"
+        assert curl_load(server, db, path, f"label:{label}",
+                         "max_filter_ratio:0.25")["Status"] == "Success"
+    task = show(db_conn, f"SHOW LOAD WHERE LABEL = '{labels[0]}'")[0]["TaskInfo"]
+    assert "max_filter_ratio:0.25;" in task, task
     bad = curl_load(server, db, path, "label:sl_bad", "columns:k,nope")
     assert bad["Status"] == "Fail"
     finished = show(db_conn, "SHOW LOAD WHERE STATE = 'FINISHED' ORDER BY Label DESC LIMIT 2")
