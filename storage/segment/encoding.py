@@ -267,6 +267,39 @@ def int128_to_object(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return lo.astype(object) + hi.astype(object) * (1 << 64)
 
 
+@njit(cache=True, nogil=True)
+def run_count(bits: np.ndarray) -> int:
+    """Runs of equal values in a non-empty unsigned-integer array (bit patterns for floats)."""
+    runs = 1
+    prev = bits[0]
+    for i in range(1, bits.shape[0]):
+        v = bits[i]
+        if v != prev:
+            runs += 1
+            prev = v
+    return runs
+
+
+@njit(cache=True, nogil=True)
+def int_page_stats(values: np.ndarray) -> tuple:
+    """(run count, min, max) of a non-empty integer array in one pass: what choose_fixed and
+    encode_fixed need, instead of a diff, a flatnonzero, a min and a max over the page."""
+    lo = values[0]
+    hi = values[0]
+    prev = values[0]
+    runs = 1
+    for i in range(1, values.shape[0]):
+        v = values[i]
+        if v != prev:
+            runs += 1
+            prev = v
+        if v < lo:
+            lo = v
+        elif v > hi:
+            hi = v
+    return runs, lo, hi
+
+
 def varlen_list(offsets: np.ndarray, data: np.ndarray) -> list[bytes]:
     buf = data.tobytes()
     offs = offsets.tolist()
@@ -288,7 +321,43 @@ def _int_span(values: np.ndarray) -> tuple[int, int]:
 
 
 # ---- fixed-width ----------------------------------------------------------------------------
-def encode_fixed(values: np.ndarray, encoding: Encoding) -> bytes:
+@dataclass(frozen=True)
+class FixedStats:
+    """What choosing and encoding a fixed-width page needs, from one pass (`fixed_stats`)."""
+
+    runs: int
+    base: int = 0  # integers only: the minimum (FOR's base)
+    bits: int = 0  # integers only: bit width of max - min
+
+
+def _int_view(values: np.ndarray) -> np.ndarray:
+    # numba has no comparisons on bool arrays worth trusting; the bytes are 0 / 1.
+    return values.view(np.uint8) if values.dtype.kind == "b" else values
+
+
+def fixed_stats(values: np.ndarray) -> FixedStats:
+    """Run count (bit-identical runs, so NaN and -0.0 are exact) and, for integers, FOR's base
+    and bit width, of a non-empty page."""
+    values = np.ascontiguousarray(values)
+    if values.dtype.kind in "iub":
+        runs, lo, hi = int_page_stats(_int_view(values))
+        lo, hi = int(lo), int(hi)
+        return FixedStats(int(runs), lo, (hi - lo).bit_length())
+    bits = values.view(np.dtype(f"u{values.dtype.itemsize}"))
+    return FixedStats(int(run_count(bits)))
+
+
+def fixed_stats_reference(values: np.ndarray) -> FixedStats:
+    """numpy reference for `fixed_stats` (tests compare the two)."""
+    runs = len(_run_starts(values))
+    if values.dtype.kind in "iub":
+        lo, bits = _int_span(values)
+        return FixedStats(runs, lo, bits)
+    return FixedStats(runs)
+
+
+def encode_fixed(values: np.ndarray, encoding: Encoding,
+                 stats: FixedStats | None = None) -> bytes:
     n = len(values)
     if encoding is Encoding.PLAIN:
         return np.ascontiguousarray(values).tobytes()
@@ -300,22 +369,35 @@ def encode_fixed(values: np.ndarray, encoding: Encoding) -> bytes:
     if encoding is Encoding.FOR:
         if values.dtype.kind not in "iub":
             raise ValueError("FOR encodes integers only")
-        base, bits = _int_span(values) if n else (0, 0)
+        if not n:
+            base, bits = 0, 0
+        elif stats is not None:
+            base, bits = stats.base, stats.bits
+        else:
+            base, bits = _int_span(values)
         deltas = values.astype(np.int64).view(np.uint64) - np.uint64(base & _U64_MASK)
         return _FOR_HEAD.pack(base, bits) + bitpack(deltas, bits).tobytes()
     raise ValueError(f"{encoding.name} does not apply to fixed-width values")
 
 
-def choose_fixed(values: np.ndarray) -> Encoding:
+def choose_fixed(values: np.ndarray, stats: FixedStats | None = None) -> Encoding:
     """Smallest of PLAIN / RLE / FOR (integers) by a size estimate."""
     n, w = len(values), values.dtype.itemsize
     costs = {Encoding.PLAIN: n * w}
     if n:
-        runs = len(_run_starts(values))
-        costs[Encoding.RLE] = 8 + _pad8(runs * w) + 4 * runs
+        if stats is None:
+            stats = fixed_stats(values)
+        costs[Encoding.RLE] = 8 + _pad8(stats.runs * w) + 4 * stats.runs
         if values.dtype.kind in "iub":
-            costs[Encoding.FOR] = 16 + 8 * packed_words(n, _int_span(values)[1])
+            costs[Encoding.FOR] = 16 + 8 * packed_words(n, stats.bits)
     return min(costs, key=lambda e: (costs[e], e))
+
+
+def encode_fixed_best(values: np.ndarray) -> tuple[Encoding, bytes]:
+    """(chosen encoding, body) with the page statistics computed once."""
+    stats = fixed_stats(values) if len(values) else None
+    enc = choose_fixed(values, stats)
+    return enc, encode_fixed(values, enc, stats)
 
 
 def decode_fixed(buf: bytes, pos: int, n: int, dtype: np.dtype, encoding: int) -> np.ndarray:

@@ -42,12 +42,51 @@ def equal_to_rep_reference(offsets: np.ndarray, data: np.ndarray, rep: np.ndarra
     )
 
 
+@njit(cache=True, nogil=True)
+def group_by_hash(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row of each distinct hash's first value, each row's group), groups numbered in order of
+    first appearance: one pass over an open-addressing table instead of np.unique's sort (the
+    dictionary sorts its distinct values itself, so the group order does not reach the page)."""
+    n = hashes.shape[0]
+    cap = 2
+    while cap < 2 * n:
+        cap <<= 1
+    mask = np.uint64(cap - 1)
+    slots = np.full(cap, -1, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    groups = 0
+    for i in range(n):
+        h = hashes[i]
+        s = np.int64(h & mask)
+        while True:
+            g = slots[s]
+            if g == -1:
+                slots[s] = groups
+                first[groups] = i
+                inverse[i] = groups
+                groups += 1
+                break
+            if hashes[first[g]] == h:
+                inverse[i] = g
+                break
+            s = (s + 1) & (cap - 1)
+    return first[:groups].copy(), inverse
+
+
+def group_by_hash_reference(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """numpy twin of `group_by_hash` (tests): np.unique, renumbered by first appearance."""
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    renumber = np.empty(len(order), dtype=np.int64)
+    renumber[order] = np.arange(len(order))
+    return first[order].astype(np.int64), renumber[inverse.reshape(-1)]
+
+
 def hash_groups(offsets: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(row of each distinct hash's first value, each row's group): one sort of the hashes,
-    shared by choosing the encoding and building the dictionary."""
-    _, first, inverse = np.unique(varlen_hashes(offsets, data), return_index=True,
-                                  return_inverse=True)
-    return first, inverse.reshape(-1)
+    """(row of each distinct hash's first value, each row's group): one hashing and grouping
+    pass, shared by choosing the encoding and building the dictionary."""
+    return group_by_hash(varlen_hashes(offsets, data))
 
 
 def distinct_values(offsets: np.ndarray, data: np.ndarray,

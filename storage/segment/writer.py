@@ -43,9 +43,8 @@ from storage.indexes.zone_map import ZoneMapBuilder
 from storage.segment.encoding import (
     Layout,
     PhysicalLayout,
-    choose_fixed,
     choose_object,
-    encode_fixed,
+    encode_fixed_best,
     encode_object,
     encode_varlen_best,
     layout_of,
@@ -192,8 +191,7 @@ def encode_data_page(
         values = col.data.astype(layout.dtype, copy=False)
         if validity is not None:
             values = np.where(validity, values, np.zeros(1, layout.dtype))
-        enc = choose_fixed(values)
-        body = encode_fixed(values, enc)
+        enc, body = encode_fixed_best(values)
     page = build_page(
         PageKind.DATA, head + body, n, encoding=int(enc), flags=flags, null_count=nulls
     )

@@ -1,5 +1,6 @@
 """Dictionary building for var-len pages (storage/segment/varlen_dict.py): the numba
 `equal_to_rep` equals its numpy reference (for true and for wrong representatives), and
+`group_by_hash` equals np.unique renumbered by first appearance, and
 `dictionary` gives the sorted distinct values and codes of the set-based definition."""
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from storage.segment.varlen_dict import (
     distinct_values,
     equal_to_rep,
     equal_to_rep_reference,
+    group_by_hash,
+    group_by_hash_reference,
 )
 
 
@@ -61,3 +64,17 @@ def test_one_hashing_pass_gives_the_same_page(values: list[bytes], shift: int) -
     offsets = offsets + shift
     enc = E.choose_varlen(offsets, data)
     assert E.encode_varlen_best(offsets, data) == (enc, E.encode_varlen(offsets, data, enc))
+
+
+@settings(max_examples=150, deadline=None)
+@given(picks=st.lists(st.integers(0, 15), max_size=200), spread=st.sampled_from([0, 1, 20, 60]))
+def test_group_by_hash_equals_numpy_unique(picks: list[int], spread: int) -> None:
+    # Hashes that share their low bits (spread 20 / 60) force the table's linear probing.
+    pool = np.array([(k << spread) | (k * 7 if spread == 0 else 0) for k in range(16)],
+                    dtype=np.uint64)
+    pool[-1] = np.uint64(2**64 - 1)
+    hashes = pool[np.array(picks, dtype=np.int64)]
+    first, inverse = group_by_hash(hashes)
+    ref_first, ref_inverse = group_by_hash_reference(hashes)
+    assert first.tolist() == ref_first.tolist()
+    assert inverse.tolist() == ref_inverse.tolist()
