@@ -34,7 +34,7 @@ from executor.load.records import (
     CANCELLED,
     FINISHED,
     STREAM_LOAD,
-    LoadRecord,
+    LoadRecordMeta,
     load_records,
     state_of_label,
 )
@@ -199,7 +199,7 @@ def _time(ts: float) -> str:
     return _dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _load_row(r: LoadRecord) -> tuple[object, ...]:
+def _load_row(r: LoadRecordMeta) -> tuple[object, ...]:
     done = r.state in (FINISHED, CANCELLED)
     progress = "100.00% (1/1)" if done else "0.00% (0/1)"
     etl = (f"unselected.rows={r.unselected_rows}; dpp.abnorm.ALL={r.filtered_rows}; "
@@ -215,7 +215,7 @@ def _load_row(r: LoadRecord) -> tuple[object, ...]:
             "{}", r.user, r.comment)
 
 
-def _stream_load_row(r: LoadRecord) -> tuple[object, ...]:
+def _stream_load_row(r: LoadRecordMeta) -> tuple[object, ...]:
     return (r.label, r.db, r.table, r.client_ip, r.status, r.message, r.error_url or "N/A",
             r.total_rows, r.loaded_rows, r.filtered_rows, r.unselected_rows, r.load_bytes,
             _time(r.start_time), _time(r.finish_time), r.user, r.comment)
@@ -230,7 +230,7 @@ def _txn_row(t: TxnMeta) -> tuple[object, ...]:
             t.reason, 0, -1, t.timeout_ms, "")
 
 
-def _aborted_row(r: LoadRecord) -> tuple[object, ...]:
+def _aborted_row(r: LoadRecordMeta) -> tuple[object, ...]:
     return (r.txn_id, r.label, "FE: 127.0.0.1", TxnStatus.ABORTED.value,
             "BACKEND_STREAMING" if r.load_type == STREAM_LOAD else "FRONTEND",
             _time(r.start_time), "NULL", "NULL", "NULL", _time(r.finish_time), r.message, 0,

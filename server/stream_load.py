@@ -40,7 +40,7 @@ from executor.load.records import (
     FINISHED,
     LOADING,
     STREAM_LOAD,
-    LoadRecord,
+    LoadRecordMeta,
     load_records,
     record_load,
 )
@@ -175,7 +175,7 @@ def _record(server: ShaleServer, request: web.Request, label: str, state: str, s
             options: TxnOptions | None) -> None:
     s = stats or LoadStats()
     access = request.get(ACCESS_KEY)
-    record_load(server.engine, LoadRecord(
+    record_load(server.engine, LoadRecordMeta(
         label=label, db=request.match_info["db"], table=request.match_info["table"],
         load_type=STREAM_LOAD, state=state, status=status, message=message, txn_id=s.txn_id,
         total_rows=s.total_rows, loaded_rows=s.loaded_rows if state != CANCELLED else 0,

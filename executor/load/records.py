@@ -1,7 +1,7 @@
 """Load records: what every finished (or failed) load leaves for SHOW LOAD, SHOW STREAM LOAD,
 `get_load_state` and `/metrics`.
 
-Every load path calls `record_load(engine, LoadRecord(...))` once, when the load ends
+Every load path calls `record_load(engine, LoadRecordMeta(...))` once, when the load ends
 (Stream Load from server/stream_load.py; INSERT and LOAD DATA from their executors). Records
 are kept per engine, newest last, at most `max_stream_load_record_size` of them (Doris FE's
 bound for stream load records), in memory and in the catalog's `load_records` table
@@ -46,34 +46,6 @@ LOADING = "LOADING"
 
 
 @dataclass
-class LoadRecord:
-    """One load as SHOW LOAD and SHOW STREAM LOAD print it."""
-
-    label: str
-    db: str
-    table: str
-    load_type: str  # Doris' EtlJobType / source: STREAM_LOAD, INSERT, MYSQL_LOAD, ...
-    state: str  # FINISHED | CANCELLED | LOADING (two-phase, not committed yet)
-    status: str  # Stream Load's Status: Success | Fail | Label Already Exists | ...
-    message: str = ""
-    txn_id: int = -1
-    total_rows: int = 0
-    loaded_rows: int = 0
-    filtered_rows: int = 0
-    unselected_rows: int = 0
-    load_bytes: int = 0
-    error_url: str = ""
-    user: str = ""
-    client_ip: str = ""
-    comment: str = ""
-    timeout_s: int = 0
-    start_time: float = field(default_factory=time.time)
-    finish_time: float = field(default_factory=time.time)
-    max_filter_ratio: float = 0.0
-    job_id: int = 0  # assigned by record_load
-
-
-@dataclass
 class LoadCounters:
     """Totals since start, for /metrics (Doris' doris_fe_txn_*, load and stream load figures)."""
 
@@ -98,7 +70,7 @@ class LoadRecords:
                  legacy_file: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._limit = max(1, limit)
-        self._records: collections.deque[LoadRecord] = collections.deque(maxlen=self._limit)
+        self._records: collections.deque[LoadRecordMeta] = collections.deque(maxlen=self._limit)
         self._next_job_id = 1
         self._repo = repo
         self.counters = LoadCounters()  # since this start, as Doris' metrics
@@ -107,37 +79,37 @@ class LoadRecords:
                 self._import(repo, legacy_file)
             stored = repo.load_records()
             for meta in stored[-self._limit:]:
-                self._records.append(LoadRecord(**_fields(meta)))
+                self._records.append(meta)
             self._next_job_id = (stored[-1].job_id + 1) if stored else 1
 
     def _import(self, repo: CatalogRepository, path: Path) -> None:
         """Move the records of `load_records.jsonl` into the catalog (once: the file is renamed
         to *.imported afterwards, so a restart does not import it again)."""
-        by_job: dict[int, LoadRecord] = {}
+        by_job: dict[int, LoadRecordMeta] = {}
         with open(path, encoding="utf-8") as f:
             for line in f:
                 try:
-                    r = LoadRecord(**json.loads(line))
+                    r = LoadRecordMeta(**json.loads(line))
                 except (ValueError, TypeError):  # a line cut by a crash
                     continue
                 by_job[r.job_id] = r
         kept = [by_job[job_id] for job_id in sorted(by_job)[-self._limit:]]
         if kept:
-            repo.put_load_records([_meta(r) for r in kept], keep_from=kept[0].job_id)
+            repo.put_load_records(kept, keep_from=kept[0].job_id)
         os.replace(path, path.with_name(path.name + ".imported"))
 
-    def _persist(self, record: LoadRecord) -> None:
+    def _persist(self, record: LoadRecordMeta) -> None:
         """Store the record and drop the rows past the bound (caller holds the lock)."""
         if self._repo is None:
             return
         try:
-            self._repo.put_load_records([_meta(record)], keep_from=self._records[0].job_id)
+            self._repo.put_load_records([record], keep_from=self._records[0].job_id)
         except (OSError, sqlite3.Error) as e:  # informational: must not fail a load
             log.warning("cannot store load record %s: %s", record.label, e)
 
-    def add(self, record: LoadRecord) -> LoadRecord:
+    def add(self, record: LoadRecordMeta) -> LoadRecordMeta:
         with self._lock:
-            record.job_id = self._next_job_id
+            record = dataclasses.replace(record, job_id=self._next_job_id)
             self._next_job_id += 1
             self._records.append(record)
             self._persist(record)
@@ -169,12 +141,12 @@ class LoadRecords:
     def update_state(self, db: str, label: str, state: str, message: str | None = None) -> None:
         """A two-phase load committed or aborted later: its record follows."""
         with self._lock:
-            for r in reversed(self._records):
+            for i in range(len(self._records) - 1, -1, -1):
+                r = self._records[i]
                 if r.db == db and r.label == label and r.state == LOADING:
-                    r.state = state
-                    r.finish_time = time.time()
-                    if message is not None:
-                        r.message = message
+                    r = dataclasses.replace(r, state=state, finish_time=time.time(),
+                                            message=r.message if message is None else message)
+                    self._records[i] = r
                     self._persist(r)
                     c = self.counters
                     if state == FINISHED:
@@ -185,7 +157,7 @@ class LoadRecords:
                         c.txn_failed += 1
                     return
 
-    def list(self, db: str | None = None) -> list[LoadRecord]:
+    def list(self, db: str | None = None) -> list[LoadRecordMeta]:
         with self._lock:
             return [r for r in self._records if db is None or r.db == db]
 
@@ -195,14 +167,6 @@ STREAM_LOAD = "STREAM_LOAD"
 
 # where earlier versions kept the records (imported once, then renamed to *.imported)
 LEGACY_RECORDS_FILE = ("fe", "load_records.jsonl")
-
-
-def _meta(record: LoadRecord) -> LoadRecordMeta:
-    return LoadRecordMeta(**dataclasses.asdict(record))
-
-
-def _fields(meta: LoadRecordMeta) -> dict[str, object]:
-    return {f.name: getattr(meta, f.name) for f in dataclasses.fields(meta)}
 
 
 def _records_for(engine: StorageEngine) -> LoadRecords:
@@ -217,7 +181,7 @@ def load_records(engine: StorageEngine) -> LoadRecords:
     return _RECORDS(engine)
 
 
-def record_load(engine: StorageEngine, record: LoadRecord) -> LoadRecord:
+def record_load(engine: StorageEngine, record: LoadRecordMeta) -> LoadRecordMeta:
     """Record one load that ended (or, two-phase, that waits for its commit). The one function
     every load path calls; cheap (an append under a lock)."""
     return _RECORDS(engine).add(record)
@@ -241,11 +205,11 @@ def state_of_label(engine: StorageEngine, db_name: str, label: str) -> str:
 
 def record_insert(engine: StorageEngine, db: str, table: str, label: str | None, txn_id: int,
                   rows: int, error: str | None = None, user: str = "",
-                  started: float | None = None, load_type: str = "INSERT") -> LoadRecord:
+                  started: float | None = None, load_type: str = "INSERT") -> LoadRecordMeta:
     """Record an INSERT (or LOAD DATA: `load_type="MYSQL_LOAD"`) that ended: FINISHED with
     its rows, or CANCELLED with its error. SHOW LOAD lists it with Type INSERT as Doris."""
     now = time.time()
-    return record_load(engine, LoadRecord(
+    return record_load(engine, LoadRecordMeta(
         label=label or "", db=db, table=table, load_type=load_type,
         state=CANCELLED if error else FINISHED, status="Fail" if error else "Success",
         message=error or "", txn_id=txn_id, total_rows=rows, loaded_rows=0 if error else rows,
@@ -255,12 +219,12 @@ def record_insert(engine: StorageEngine, db: str, table: str, label: str | None,
 def record_file_load(engine: StorageEngine, db: str, table: str, label: str, load_type: str,
                      stats: object | None, error: str | None, user: str = "",
                      started: float | None = None, max_filter_ratio: float = 0.0
-                     ) -> LoadRecord:
+                     ) -> LoadRecordMeta:
     """Record a file load that ended (LOAD DATA: `load_type="MYSQL_LOAD"`) from its LoadStats
     (executor/load/spec.py; any object with its counters): FINISHED, or CANCELLED with
     `error`."""
     now = time.time()
-    return record_load(engine, LoadRecord(
+    return record_load(engine, LoadRecordMeta(
         label=label, db=db, table=table, load_type=load_type,
         state=CANCELLED if error else FINISHED, status="Fail" if error else "Success",
         message=error or "", txn_id=getattr(stats, "txn_id", -1),

@@ -9,6 +9,7 @@ them to disk. Upstream concepts: Doris FE `Database`, `OlapTable`, `Column`, `Ma
 from __future__ import annotations
 
 import enum
+import time
 from dataclasses import dataclass, field, replace
 
 from storage.types import DataType
@@ -393,11 +394,10 @@ class RoleMeta:
 
 @dataclass(frozen=True, slots=True)
 class LoadRecordMeta:
-    """One ended (or two-phase, waiting) load as SHOW LOAD / SHOW STREAM LOAD print it: the
-    stored form of executor/load/records.py's `LoadRecord` (Doris' StreamLoadRecord /
-    LoadJob info). Kept in the repository's `load_records` table, keyed by `job_id`."""
+    """One ended (or two-phase, waiting) load as SHOW LOAD / SHOW STREAM LOAD print it (Doris'
+    StreamLoadRecord / LoadJob info): kept in memory by executor/load/records.py and in the
+    repository's `load_records` table, keyed by `job_id`."""
 
-    job_id: int
     label: str
     db: str
     table: str
@@ -416,9 +416,10 @@ class LoadRecordMeta:
     client_ip: str = ""
     comment: str = ""
     timeout_s: int = 0
-    start_time: float = 0.0
-    finish_time: float = 0.0
+    start_time: float = field(default_factory=time.time)
+    finish_time: float = field(default_factory=time.time)
     max_filter_ratio: float = 0.0
+    job_id: int = 0  # assigned when recorded (executor/load/records.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from executor.load.records import CANCELLED, FINISHED, LOADING, LoadRecord, LoadRecords
+from executor.load.records import CANCELLED, FINISHED, LOADING, LoadRecordMeta, LoadRecords
 from storage.catalog.repository import CatalogRepository
 
 
-def rec(label: str, state: str = FINISHED) -> LoadRecord:
-    return LoadRecord(label=label, db="d", table="t", load_type="STREAM_LOAD", state=state,
+def rec(label: str, state: str = FINISHED) -> LoadRecordMeta:
+    return LoadRecordMeta(label=label, db="d", table="t", load_type="STREAM_LOAD", state=state,
                       status="Success", txn_id=1, loaded_rows=3, load_bytes=30)
 
 

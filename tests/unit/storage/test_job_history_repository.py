@@ -14,18 +14,18 @@ from storage.catalog.repository import CatalogRepository
 def test_load_records_round_trip_and_trim(tmp_path: Path) -> None:
     path = tmp_path / "catalog.db"
     repo = CatalogRepository(path)
-    first = LoadRecordMeta(1, "l1", "d", "t", "STREAM_LOAD", "LOADING", "Success", txn_id=7,
+    first = LoadRecordMeta("l1", "d", "t", "STREAM_LOAD", "LOADING", "Success", job_id=1, txn_id=7,
                            loaded_rows=3, error_url="http://x/e", start_time=1.5)
-    repo.put_load_records([first, LoadRecordMeta(2, "l2", "d", "t", "INSERT", "FINISHED",
-                                                 "Success")])
-    repo.put_load_records([LoadRecordMeta(1, "l1", "d", "t", "STREAM_LOAD", "CANCELLED",
-                                          "Success", message="aborted")])  # replaces job 1
+    repo.put_load_records([first, LoadRecordMeta("l2", "d", "t", "INSERT", "FINISHED",
+                                                 "Success", job_id=2)])
+    repo.put_load_records([LoadRecordMeta("l1", "d", "t", "STREAM_LOAD", "CANCELLED",
+                                          "Success", message="aborted", job_id=1)])  # replaces job 1
     repo.close()
     repo = CatalogRepository(path)
     stored = repo.load_records()
     assert [(r.job_id, r.state, r.message) for r in stored] == [
         (1, "CANCELLED", "aborted"), (2, "FINISHED", "")]
-    repo.put_load_records([LoadRecordMeta(3, "l3", "d", "t", "INSERT", "FINISHED", "Success")],
+    repo.put_load_records([LoadRecordMeta("l3", "d", "t", "INSERT", "FINISHED", "Success", job_id=3)],
                           keep_from=2)
     assert [r.job_id for r in repo.load_records()] == [2, 3]
 
@@ -50,5 +50,5 @@ def test_an_older_catalog_file_gains_the_tables(tmp_path: Path) -> None:
     conn.close()
     repo = CatalogRepository(path)
     assert repo.load_records() == [] and repo.export_jobs() == []
-    repo.put_load_records([LoadRecordMeta(1, "l", "d", "t", "INSERT", "FINISHED", "Success")])
+    repo.put_load_records([LoadRecordMeta("l", "d", "t", "INSERT", "FINISHED", "Success", job_id=1)])
     assert [r.label for r in repo.load_records()] == ["l"]
