@@ -91,10 +91,25 @@ def evaluation_rank(pred: ColumnPredicate) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class Disjunction:
+    """An OR of conjunctions of ColumnPredicates (disjunctive normal form): a row passes when
+    every predicate of at least one branch holds. `a = 1 OR (b > 2 AND c IS NULL)` is
+    `((a = 1,), (b > 2, c is_null))`. Storage evaluates it exactly, and the bitmap indexes answer
+    it as a union of intersections when every column in it has one."""
+
+    branches: tuple[tuple[ColumnPredicate, ...], ...]
+
+    def columns(self) -> frozenset[str]:
+        return frozenset(p.column.lower() for b in self.branches for p in b)
+
+
+@dataclass(frozen=True, slots=True)
 class ReadOptions:
     columns: tuple[str, ...]
     predicates: tuple[ColumnPredicate, ...] = ()
     batch_size: int = DEFAULT_BATCH_SIZE
+    # ANDed with `predicates`; each is exact like them (issue 14: OR trees reach the bitmap index)
+    disjunctions: tuple[Disjunction, ...] = ()
 
 
 def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:

@@ -32,6 +32,7 @@ from pathlib import Path
 from storage.batch import Batch
 from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta
 from storage.compaction.config import CompactionConfig
+from storage.indexes.spec import index_spec_of
 from storage.memtable import MemTable
 from storage.segment import write_segment
 
@@ -57,6 +58,7 @@ class RowsetWriter:
         self._rowset_id = rowset_id
         self._index = index
         self._memtable = MemTable(table, index)
+        self._index_spec = index_spec_of(table, index)
         self._segment_rows = segment_rows or SEGMENT_ROWS
         self.write_buffer_size = write_buffer_size or CompactionConfig().write_buffer_size
         self._received = 0
@@ -129,6 +131,7 @@ class RowsetWriter:
                     self._root / rel, run.slice(start, min(rows, start + piece_rows)),
                     key_columns=self._index.keys,
                     short_key_columns=self._index.short_key_column_count,
+                    indexes=self._index_spec,
                 )
             except BaseException:
                 with self._lock:  # the atomic write left no file behind

@@ -33,6 +33,7 @@ from storage.catalog.meta import RowsetMeta, TabletMeta
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.faults import fault_point
+from storage.indexes.spec import index_spec_of
 from storage.predicates import ReadOptions
 from storage.reader import TabletReader
 from storage.rowset import SEGMENT_ROWS, segment_path
@@ -64,6 +65,7 @@ def merge_rowsets(engine: StorageEngine, tablet: TabletMeta, inputs: Sequence[Ro
     start = min(r.start_version for r in inputs)
     end = max(r.end_version for r in inputs)
     root = engine.backend_root(tablet.backend_id)
+    index_spec = index_spec_of(table, index)
     rowset_id = f"c{uuid.uuid4().hex}"
     reader = TabletReader(root, table, index, real,
                           ReadOptions(columns=index.columns, batch_size=MERGE_BATCH_ROWS),
@@ -80,7 +82,8 @@ def merge_rowsets(engine: StorageEngine, tablet: TabletMeta, inputs: Sequence[Ro
         batch = Batch.concat(pending) if len(pending) > 1 else pending[0]
         rel = segment_path(tablet.tablet_id, rowset_id, len(files))
         info = write_segment(root / rel, batch, key_columns=index.keys,
-                             short_key_columns=index.short_key_column_count)
+                             short_key_columns=index.short_key_column_count,
+                             indexes=index_spec)
         files.append(rel)
         size += info.size
         rows += batch.num_rows

@@ -38,6 +38,7 @@ import numpy as np
 from storage.batch import Batch, Column
 from storage.fileio import AtomicFile
 from storage.indexes.ordinal import OrdinalIndexBuilder
+from storage.indexes.spec import NO_INDEXES, SegmentIndexSpec
 from storage.indexes.short_key import ShortKeyIndexBuilder, plan_prefix, rows_are_sorted
 from storage.indexes.zone_map import ZoneMapBuilder
 from storage.segment.encoding import (
@@ -69,13 +70,15 @@ class SegmentInfo:
 
 
 def write_segment(
-    path: Path, batch: Batch, key_columns: Sequence[str], short_key_columns: int
+    path: Path, batch: Batch, key_columns: Sequence[str], short_key_columns: int,
+    indexes: SegmentIndexSpec = NO_INDEXES,
 ) -> SegmentInfo:
     """Write `batch` (already sorted by `key_columns`) as one segment file at `path`.
 
     `short_key_columns` leading key columns form the prefix index (capped by the Doris rules in
     indexes/short_key.py). Raises ValueError when a key column is missing or the rows are not
     sorted by the short-key prefix (the index would silently return wrong rows otherwise).
+    `indexes`: the bitmap indexes and bloom filters to write (storage/indexes/spec.py).
     """
     by_lower = {n.lower(): i for i, n in enumerate(batch.names)}
     if len(by_lower) != len(batch.names):
