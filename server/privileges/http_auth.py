@@ -34,7 +34,8 @@ from storage.errors import ShaleError
 # /api/_load_error_log: a load's ErrorURL opens without credentials, as Doris BE's
 # LoadErrorLogAction does; its file names carry 128 random bits (executor/load/error_log.py).
 OPEN_PATHS = frozenset({"/metrics", "/api/_load_error_log"})
-ACCESS_KEY = "shaledb.access"
+# a typed request key (aiohttp >= 3.14): a plain string key warns on every request
+ACCESS_KEY: web.RequestKey[Access] = web.RequestKey("shaledb.access", Access)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
