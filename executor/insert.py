@@ -25,6 +25,7 @@ import numpy as np
 from sqlglot import expressions as exp
 
 from sql.errors import DorisError, ErrorCode, unknown_database
+from storage import clock
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
@@ -181,7 +182,7 @@ class RowBuilder:
         self.targets = list(targets)
         positions = {c.name.lower(): i for i, c in enumerate(self.targets)}
         self._position = [positions.get(c.name.lower()) for c in table.columns]
-        now = _dt.datetime.now()
+        now = clock.now()
         self._defaults = [
             default_value(c, now) if p is None else None for c, p in zip(table.columns, self._position)
         ]
@@ -374,7 +375,7 @@ def insert_values(
     """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression.
     With `group_commit` (and no label / PARTITION clause) the rows join the table's group."""
     targets = target_columns(table, column_names)
-    now = _dt.datetime.now()
+    now = clock.now()
     tol = tolerance if tolerance is not None else Tolerance()
 
     def converted() -> Iterator[list[object]]:
@@ -409,7 +410,7 @@ def insert_batches(
     targets = target_columns(table, column_names)
     tol = tolerance if tolerance is not None else Tolerance()
 
-    now = _dt.datetime.now()
+    now = clock.now()
 
     def converted() -> Iterator[Batch]:
         row_no = 0

@@ -36,6 +36,7 @@ from server.privileges.statements import AccountStatements
 from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
+from server.frontend_config import FrontendConfig
 from storage.compaction.scheduler import CompactionManager
 from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
@@ -96,6 +97,13 @@ class ShaleServer:
         # (server/text_encoding.py warm_up: Connector/J gives connect-time statements 500 ms)
         text_encoding.warm_up()
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
+        fe_config = FrontendConfig.of(self.engine)
+        for key, type_name, value in (
+                ("query_port", "int", config.query_port), ("http_port", "int", config.http_port),
+                ("qe_max_connection", "int", config.qe_max_connection),
+                ("enable_ssl", "boolean", config.enable_ssl),
+                ("enable_https", "boolean", config.enable_https)):
+            fe_config.add_static(key, type_name, value)
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
         self.global_vars = GlobalVariables()
         # local() reads under import_dir, OUTFILE / EXPORT write under export_dir

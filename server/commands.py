@@ -46,13 +46,14 @@ from executor.query import (
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
 from planner.explain import explain_lines, shape_lines
 from planner.scan_info import plan_scan_lines
-from server import local_infile
+from server import frontend_config, local_infile
 from server.local_infile import LocalInfileOutcome
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD, SELECT
 from server.load_status import show_load_statement
 from server.export_jobs import ExportJobs, order_and_limit, property_map
+from server.frontend_config import FrontendConfig
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
@@ -62,8 +63,8 @@ from sql.ctas import like_rollups, like_source
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
 from sql.dialect import (
-    AdminCompact, CancelAlter, CancelExport, DescAll, DescFunction, DorisExplain, DorisExport,
-    DorisOutfile, LoadDataInfile,
+    AdminCompact, AdminSetConfig, AdminShowConfig, CancelAlter, CancelExport, DescAll,
+    DescFunction, DorisExplain, DorisExport, DorisOutfile, LoadDataInfile,
 )
 from sql.errors import (
     DorisError,
@@ -304,6 +305,12 @@ class StatementRunner:
             return self.cancel_alter(stmt)
         if isinstance(stmt, AdminCompact):
             return self.admin_compact(stmt)
+        if isinstance(stmt, AdminSetConfig):
+            return self.admin_set_config(stmt)
+        if isinstance(stmt, AdminShowConfig):
+            like = stmt.args.get("like")
+            rows = FrontendConfig.of(self.engine).rows(like.name if like is not None else None)
+            return TextOutcome(frontend_config.COLUMNS, rows)
         if isinstance(stmt, LoadDataInfile):  # MySQL Load (server/local_infile.py)
             return local_infile.prepare(self.engine, stmt, self.database)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
@@ -674,6 +681,15 @@ class StatementRunner:
         request = analyze_admin_compact(stmt)
         table = ddl_ops.require_table(self.engine, request.db or self.database, request.table)
         compact_table(self.engine, table, request.partitions, request.kind)
+        return OkOutcome()
+
+    def admin_set_config(self, stmt: AdminSetConfig) -> OkOutcome:
+        """ADMIN SET FRONTEND CONFIG ("key" = "value"): one item, as Doris' AdminSetConfigStmt."""
+        settings = property_map(stmt.expressions)
+        if len(settings) != 1:
+            raise DorisError("config parameter size is not equal to 1")
+        ((key, value),) = settings.items()
+        FrontendConfig.of(self.engine).set(key, value)
         return OkOutcome()
 
     # ---- SHOW -------------------------------------------------------------------------------

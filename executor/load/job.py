@@ -5,7 +5,6 @@ instead: written and persisted, published later by `_stream_load_2pc` (storage/t
 
 from __future__ import annotations
 
-import datetime as _dt
 import time
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -20,6 +19,7 @@ from executor.load.sources import CountedStream, record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, label_exists, label_used
 from executor.load.txn_options import TxnOptions, timeout_failure
 from sql.errors import DorisError
+from storage import clock
 from storage.engine import StorageEngine
 from storage.txn import LabelAlreadyUsed, RunningTxns
 
@@ -74,7 +74,7 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     stats.txn_id = txn.txn_id
     stats.begin_txn_ms = int((time.perf_counter() - t0) * 1000)
     stream = CountedStream(raw)
-    now = _dt.datetime.now()
+    now = clock.now()
     write_s = 0.0
     try:
         for rb in coalesced(record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"),
