@@ -29,6 +29,7 @@ from server import text_encoding, tls
 from server.audit import AuditLog
 from server.auth import ShaleIdentityProvider
 from server.config import Config
+from server.dynamic_partitions import DynamicPartitionScheduler
 from server.http import build_app
 from server.listener import ShaleMysqlServer
 from server.privileges import PrivilegeManager
@@ -105,6 +106,8 @@ class ShaleServer:
                 ("enable_https", "boolean", config.enable_https)):
             fe_config.add_static(key, type_name, value)
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
+        # creates / drops dynamic partitions (server/dynamic_partitions.py)
+        DynamicPartitionScheduler.of(self.engine).start()
         self.global_vars = GlobalVariables()
         # local() reads under import_dir, OUTFILE / EXPORT write under export_dir
         self.file_dirs = FileDirs.under(self.engine.data_dir, config.import_dir, config.export_dir)

@@ -53,6 +53,9 @@ from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, m
 from server.privileges.model import LOAD, SELECT
 from server.load_status import show_load_statement
 from server.export_jobs import ExportJobs, order_and_limit, property_map
+from server.dynamic_partitions import DynamicPartitionScheduler
+from server.dynamic_partitions import SHOW_COLUMNS as DYNAMIC_PARTITION_COLUMNS
+from server.dynamic_partitions import show_rows as dynamic_partition_rows
 from server.frontend_config import FrontendConfig
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
@@ -204,6 +207,8 @@ class StatementRunner:
         self.error_log_url: Callable[[list[str]], str] | None = None
         # SHOW STATUS rows from the connection (server/tls.py status_rows), set by the session
         self.status_rows: Callable[[], list[tuple[object, ...]]] = list
+        # SHOW WARNINGS: (Level, Code, Message) of the last statement that was not SHOW WARNINGS
+        self.last_warnings: list[tuple[str, int, str]] = []
 
     def begin_statement(self, text: str = "") -> None:
         """A fresh cancel token per statement: a late KILL or timer never hits the next one."""
@@ -256,6 +261,8 @@ class StatementRunner:
     def run(self, stmt: exp.Expression) -> Outcome:
         if self.access is not None:  # every statement family's privilege check
             authorize(self.access, stmt, self.database)
+        if not (isinstance(stmt, exp.Show) and stmt.name.upper() in ("WARNINGS", "ERRORS")):
+            self.last_warnings = []
         if isinstance(stmt, (exp.Select, exp.Union, exp.Subquery)) or (
             isinstance(stmt, exp.Query) and not isinstance(stmt, exp.Insert)
         ):
@@ -586,6 +593,12 @@ class StatementRunner:
             view = V.describe_create_table(stmt)
             defn = analyze_create_table(view, len(self.engine.catalog.backends()))
             ddl_ops.create_table(self.engine, self.database, defn)
+            if any(k.startswith("dynamic_partition.") for k, _ in defn.properties):
+                # Doris runs the scheduler once for a new dynamic table
+                table = self.engine.catalog.get_table(defn.db or self.database or "", defn.name)
+                if table is not None:
+                    return self._warn(DynamicPartitionScheduler.of(self.engine).run(
+                        [table.table_id]))
             return OkOutcome()
         raise _not_supported(f"CREATE {kind}")
 
@@ -632,6 +645,7 @@ class StatementRunner:
 
     def alter(self, stmt: exp.Alter) -> OkOutcome:
         table = self._table(stmt.this)
+        warnings: list[str] = []  # failures of the dynamic partition runs ALTER triggered
         for action in V.describe_alter(stmt):
             table = self._table(stmt.this)  # re-read: an earlier action may have changed it
             if isinstance(action, V.AddPartitionAction):
@@ -648,6 +662,10 @@ class StatementRunner:
                 ddl_ops.drop_partition(self.engine, table, action.name, action.if_exists)
             elif isinstance(action, V.SetPropertiesAction):
                 ddl_ops.set_properties(self.engine, table, dict(action.properties))
+                if any(k.startswith("dynamic_partition.") for k in dict(action.properties)):
+                    scheduler = DynamicPartitionScheduler.of(self.engine)
+                    scheduler.note_properties_changed(table.table_id)
+                    warnings += scheduler.run([table.table_id])
             elif isinstance(action, V.AddRollupAction):
                 jobs = RollupJobs.of(self.engine)
                 for job_id in ddl_ops.add_rollups(self.engine, table, action.rollups):
@@ -659,7 +677,13 @@ class StatementRunner:
                 raise _not_supported("ALTER TABLE ADD/DROP INDEX")
             else:
                 raise _not_supported(f"ALTER TABLE action {type(action).__name__}")
-        return OkOutcome()
+        return self._warn(warnings)
+
+    def _warn(self, messages: list[str]) -> OkOutcome:
+        """An OK whose warnings (count in the OK packet, texts in SHOW WARNINGS) are
+        `messages`: failures the statement caused but did not fail on."""
+        self.last_warnings = [("Warning", 1105, m) for m in messages]
+        return OkOutcome(warnings=len(messages))
 
     def cancel_alter(self, stmt: CancelAlter) -> OkOutcome:
         if stmt.args.get("kind") != "ROLLUP":
@@ -690,7 +714,8 @@ class StatementRunner:
             raise DorisError("config parameter size is not equal to 1")
         ((key, value),) = settings.items()
         FrontendConfig.of(self.engine).set(key, value)
-        return OkOutcome()
+        # a new "today" or scheduler setting applies now, failures shown as warnings
+        return self._warn(DynamicPartitionScheduler.of(self.engine).run())
 
     # ---- SHOW -------------------------------------------------------------------------------
     def show(self, stmt: exp.Show) -> TextOutcome:
@@ -720,7 +745,15 @@ class StatementRunner:
         elif kind == "VARIABLES":
             return self.show_variables(stmt)
         elif kind in ("WARNINGS", "ERRORS"):
-            return TextOutcome(["Level", "Code", "Message"])
+            rows = [w for w in self.last_warnings if kind == "WARNINGS" or w[0] == "Error"]
+            return TextOutcome(["Level", "Code", "Message"], list(rows))
+        elif kind == "DYNAMIC PARTITION TABLES":
+            if not db:
+                raise no_database_selected()
+            if cat.get_database(db) is None:
+                raise unknown_database(db)
+            return TextOutcome(DYNAMIC_PARTITION_COLUMNS,
+                               dynamic_partition_rows(self.engine, cat.list_tables(db)))
         elif kind == "STATUS":  # the connection's own rows (Ssl_cipher, Ssl_version)
             return TextOutcome(["Variable_name", "Value"],
                                like_filter(self.status_rows(), stmt.text("like") or None))

@@ -638,3 +638,48 @@ def set_group_stable(engine: StorageEngine, db_id: int, group_id: int, stable: b
         m = Mutation()
         m.put(replace(group, stable=stable))
         cat.commit(m)
+
+
+# ---- dynamic partitions (the scheduler's ADD / DROP, server/dynamic_partitions.py) ---------------
+def add_dynamic_partition(
+    engine: StorageEngine, table_id: int, name: str, lower: str, upper: str,
+    buckets: int | None, replicas: int | None,
+) -> bool:
+    """ADD PARTITION name VALUES [lower, upper) for the scheduler, one catalog transaction:
+    the manual ADD PARTITION path without its "dynamic table" refusal. Returns False when the
+    table is gone. Raises DorisError with Doris' overlap / duplicate-name messages."""
+    cat = engine.catalog
+    with cat.lock:
+        table = cat.table_by_id(table_id)
+        if table is None:
+            return False
+        existing = cat.partitions(table.table_id)
+        spec = PartitionSpec(name, "FIXED", lower=(lower,), upper=(upper,))
+        (spec, lo, up, values), = _resolve_partitions(table, [spec], existing)
+        group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
+        nbuckets = buckets if buckets is not None else table.distribution.buckets
+        if group is not None and nbuckets != group.buckets:
+            raise _colocate_error(
+                f"Colocate tables must have same bucket num: {nbuckets} should be {group.buckets}")
+        if replicas is None:
+            replicas = existing[0].replication_num if existing else P.replication_num(
+                dict(table.properties), len(cat.backends()))
+        m = Mutation()
+        _new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
+                       nbuckets, replicas, group, lo, up, values)
+        cat.commit(m)
+    return True
+
+
+def drop_dynamic_partition(engine: StorageEngine, table_id: int, name: str) -> bool:
+    """DROP PARTITION name for the scheduler, one catalog transaction (False: already gone)."""
+    cat = engine.catalog
+    with cat.lock:
+        part = next((p for p in cat.partitions(table_id) if p.name.lower() == name.lower()), None)
+        if part is None:
+            return False
+        m = Mutation()
+        tablets = _delete_partition(cat, m, part)
+        cat.commit(m)
+    engine.remove_tablet_files(tablets)
+    return True
