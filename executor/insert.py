@@ -223,13 +223,15 @@ def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | No
 
 
 def _reject_unplaced(table: TableMeta, batch: Batch, placed: np.ndarray,
-                     tolerance: Tolerance) -> None:
-    for i in np.flatnonzero(~placed).tolist():
+                     tolerance: Tolerance,
+                     describe: Callable[[Batch, list[int]], list[str]]) -> None:
+    rows = np.flatnonzero(~placed).tolist()
+    for i, nearest in zip(rows, describe(batch, rows)):
         values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
                            for c in table.partition_info.columns)
         tolerance.reject(f"Reason: no partition for this tuple ({values}) in table "
-                         f"[{table.name}]. Use `SHOW PARTITIONS FROM {table.name}` to see "
-                         "the partitions of this table.")
+                         f"[{table.name}]; {nearest}. Use `SHOW PARTITIONS FROM {table.name}` "
+                         "to see the partitions of this table.")
 
 
 def _add_routed(txn: LoadTxn, table: TableMeta, batch: Batch, tolerance: Tolerance) -> int:
@@ -238,7 +240,7 @@ def _add_routed(txn: LoadTxn, table: TableMeta, batch: Batch, tolerance: Toleran
     part_idx, buckets = txn.route(batch)
     placed = part_idx >= 0
     if not placed.all():
-        _reject_unplaced(table, batch, placed, tolerance)
+        _reject_unplaced(table, batch, placed, tolerance, txn.describe_unplaced)
         batch, part_idx, buckets = batch.filter(placed), part_idx[placed], buckets[placed]
     txn.add_batch(batch, (part_idx, buckets))
     return batch.num_rows
@@ -474,7 +476,7 @@ def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: 
     for b in batches:
         placed = router.route(b) >= 0
         if not placed.all():
-            _reject_unplaced(table, b, placed, tolerance)
+            _reject_unplaced(table, b, placed, tolerance, router.describe_misses)
             b = b.filter(placed)
         if b.num_rows:
             kept.append(b)

@@ -29,9 +29,11 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from prometheus_client.core import CounterMetricFamily, Metric
 
 from server.frontend_config import FrontendConfig
 from sql import ddl_ops
@@ -329,3 +331,22 @@ def show_rows(engine: StorageEngine, tables: Iterable[TableMeta]) -> list[tuple[
             D.sorted_reserved_text(rule),
         ))
     return rows
+
+
+def metric_families(engine: StorageEngine) -> Iterator[Metric]:
+    """/metrics: partitions the scheduler created and dropped, and its failures by operation
+    (what Doris users only find in SHOW DYNAMIC PARTITION TABLES)."""
+    scheduler = _REGISTRY.peek(engine)
+    counters = scheduler.counters if scheduler is not None else Counters()
+    yield CounterMetricFamily("shaledb_dynamic_partition_created",
+                              "Partitions created by the dynamic partition scheduler.",
+                              value=counters.created)
+    yield CounterMetricFamily("shaledb_dynamic_partition_dropped",
+                              "Partitions dropped by the dynamic partition scheduler.",
+                              value=counters.dropped)
+    failures = CounterMetricFamily("shaledb_dynamic_partition_failures",
+                                   "Dynamic partition creations and drops that failed.",
+                                   labels=["op"])
+    failures.add_metric(["create"], counters.create_failures)
+    failures.add_metric(["drop"], counters.drop_failures)
+    yield failures

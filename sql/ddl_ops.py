@@ -418,7 +418,9 @@ def _set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, 
         merged.update(updates)
         columns = table.columns
         if any(k.startswith(P.DYNAMIC_PREFIX) for k in updates):
-            P.validate_dynamic_partition(merged, table.partition_info, columns)
+            P.validate_dynamic_partition(merged, table.partition_info, columns,
+                                         table.distribution.buckets,
+                                         table.colocate_group_id is not None)
         if "bloom_filter_columns" in updates or "bloom_filter_fpp" in updates:
             P.validate_bloom_filter(merged, columns, table.keys_type)
         moved: list[tuple[TabletMeta, int]] = []

@@ -60,10 +60,12 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
                 part_idx[~np.isin(part_idx, allowed)] = -1
             placed = part_idx >= 0
             if not placed.all():
-                for i in np.flatnonzero(~placed).tolist():
+                missed = np.flatnonzero(~placed).tolist()
+                for i, nearest in zip(missed, router.describe_misses(batch, missed)):
                     values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
                                        for c in table.partition_info.columns)
-                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values})")
+                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values}); "
+                                   f"{nearest}")
                 batch = batch.filter(placed)
             if batch.num_rows:
                 good.append(batch)

@@ -89,10 +89,12 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
             part_idx, buckets = txn.route(batch)
             placed = part_idx >= 0
             if not placed.all():  # Doris filters a row no partition takes
-                for i in np.flatnonzero(~placed).tolist():
+                missed = np.flatnonzero(~placed).tolist()
+                for i, nearest in zip(missed, txn.describe_unplaced(batch, missed)):
                     values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
                                        for c in req.table.partition_info.columns)
-                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values})")
+                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values}); "
+                                   f"{nearest}")
                 batch, part_idx, buckets = batch.filter(placed), part_idx[placed], buckets[placed]
             txn.add_batch(batch, (part_idx, buckets))
             stats.loaded_rows += batch.num_rows
