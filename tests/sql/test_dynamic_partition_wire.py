@@ -288,8 +288,8 @@ BAD_PROPERTIES = [
     (_props(time_unit="DAY", prefix="p", end=3, create_history_partition="yes"),
      "Invalid dynamic partition create_history_partition: yes. Expected true or false"),
     (_props(time_unit="DAY", prefix="p", end=3, create_history_partition="true"),
-     "Provide start or history_partition_num property when create_history_partition=true. "
-     "Otherwise set create_history_partition=false"),
+     ("Provide start or history_partition_num property when create_history_partition=true. "
+     "Otherwise set create_history_partition=false")),
     (_props(time_unit="DAY", prefix="p", end=600), "Too many dynamic partitions: 600. Limit: 500"),
     (_props(time_unit="DAY", prefix="p", end=3, start=-1000, create_history_partition="true",
             start_day_of_month=40), "Too many dynamic partitions: 1003. Limit: 500"),
@@ -325,20 +325,20 @@ def test_type_rules_hour_and_colocate(db_conn) -> None:
     cases = [
         (DAY_TABLE.format(name="h1", type="DATE", props=_props(time_unit="HOUR", prefix="p",
                                                                end=3)),
-         "dynamic_partition.time_unit could not be HOUR when type of partition column k1 is "
-         "DATE or DATEV2"),
+         ("dynamic_partition.time_unit could not be HOUR when type of partition column k1 is "
+         "DATE or DATEV2")),
         (DAY_TABLE.format(name="h2", type="INT", props=_props(time_unit="HOUR", prefix="p",
                                                               end=3)),
-         "dynamic_partition.time_unit could not be HOUR when type of partition column k1 is "
-         "Integer"),
+         ("dynamic_partition.time_unit could not be HOUR when type of partition column k1 is "
+         "Integer")),
         ("CREATE TABLE l (k1 DATE, v INT) DUPLICATE KEY(k1) PARTITION BY LIST(k1) () "
          "DISTRIBUTED BY HASH(k1) BUCKETS 2 PROPERTIES (" + _props(time_unit="DAY", prefix="p",
                                                               end=3) + ")",
          "Dynamic partition only support single-column range partition"),
         (DAY_TABLE.format(name="c1", type="DATE", props=_props(
             time_unit="DAY", prefix="p", end=3, buckets=4) + ', "colocate_with" = "dyn_g"'),
-         "Dynamic partition buckets must equal the distribution buckets if creating a colocate "
-         "table: 2"),
+         ("Dynamic partition buckets must equal the distribution buckets if creating a colocate "
+         "table: 2")),
     ]
     for sql, message in cases:
         with pytest.raises(pymysql.err.OperationalError) as info:

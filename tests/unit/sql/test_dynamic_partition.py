@@ -6,6 +6,7 @@ seed 001 examples and Doris' own naming comments as fixed cases."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 
 import pytest
 from hypothesis import given, settings
@@ -121,7 +122,7 @@ def test_wanted_partitions_match_reference(today, hour, unit, column, dow, dom, 
         assert (p.name, p.lower, p.upper) == (
             ref_name(unit, "p", lower), ref_text(lower, column), ref_text(upper, column)), p
     # consecutive, non-overlapping periods
-    assert all(a.upper == b.lower for a, b in zip(got, got[1:]))
+    assert all(a.upper == b.lower for a, b in itertools.pairwise(got))
     boundary = D.drop_boundary(r, now, FORMATS[column])
     assert boundary == ref_text(ref_lower(unit, now, start, dow, dom), column)
 
