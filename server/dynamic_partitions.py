@@ -44,6 +44,7 @@ from sql.properties import replication_num
 from storage import clock
 from storage.catalog.meta import PartitionType, TableMeta
 from storage.engine import StorageEngine
+from storage.faults import fault_point
 from storage.fileio import write_atomic
 from storage.partition import bound_key
 from storage.per_engine import PerEngine
@@ -234,6 +235,7 @@ class DynamicPartitionScheduler:
                     self.counters.created += 1
                     logger.info("dynamic partition: created %s [%s, %s) of %s", plan.name,
                                 plan.lower, plan.upper, where)
+                    fault_point("dynamic_partition_between_adds")  # crash tests: kill here
             except DorisError as e:
                 failures.append(str(e))
         if not failures:
