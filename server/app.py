@@ -192,6 +192,7 @@ class ShaleServer:
         self.pool.shutdown(wait=True, cancel_futures=True)
         self.session_pool.shutdown(wait=True, cancel_futures=True)
         self.audit.close()  # writes the events still queued
+        await asyncio.to_thread(DynamicPartitionScheduler.of(self.engine).stop)
         self.engine.close()
 
     async def run(self) -> None:

@@ -101,9 +101,13 @@ class DynamicPartitionScheduler:
                                         daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 30.0) -> None:
+        """End the thread after its current table (server shutdown, before the catalog
+        closes)."""
         self._stop.set()
         self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -136,6 +140,8 @@ class DynamicPartitionScheduler:
                 tables = [t for t in (cat.table_by_id(i) for i in table_ids) if t is not None]
             warnings: list[str] = []
             for table in tables:
+                if self._stop.is_set():
+                    break
                 warnings += self._run_table(table)
             self._save_state()
             return warnings
