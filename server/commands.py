@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,7 @@ from sql.errors import (
     unknown_database,
 )
 from sql.insert_values_scanner import scan_header
+from sql.properties import MAX_DYNAMIC_PARTITION_NUM
 from sql.table_functions import table_function_call
 from storage.batch import Batch, Column
 from storage.catalog.meta import TableMeta
@@ -270,13 +272,15 @@ class StatementRunner:
         if isinstance(stmt, exp.Insert):
             return self.recorded_insert(stmt)
         if isinstance(stmt, exp.Create):
-            return self.create(stmt)
+            with self._dynamic_partition_limit():
+                return self.create(stmt)
         if isinstance(stmt, exp.Drop):
             return self.drop(stmt)
         if isinstance(stmt, exp.TruncateTable):
             return self.truncate(stmt)
         if isinstance(stmt, exp.Alter):
-            return self.alter(stmt)
+            with self._dynamic_partition_limit():
+                return self.alter(stmt)
         if isinstance(stmt, exp.Show):
             return self.show(stmt)
         if isinstance(stmt, DescAll):
@@ -678,6 +682,16 @@ class StatementRunner:
             else:
                 raise _not_supported(f"ALTER TABLE action {type(action).__name__}")
         return self._warn(warnings)
+
+    @contextmanager
+    def _dynamic_partition_limit(self) -> Iterator[None]:
+        """dynamic_partition.* validation uses the FE config max_dynamic_partition_num."""
+        limit = FrontendConfig.of(self.engine).get_int("max_dynamic_partition_num")
+        token = MAX_DYNAMIC_PARTITION_NUM.set(limit)
+        try:
+            yield
+        finally:
+            MAX_DYNAMIC_PARTITION_NUM.reset(token)
 
     def _warn(self, messages: list[str]) -> OkOutcome:
         """An OK whose warnings (count in the OK packet, texts in SHOW WARNINGS) are

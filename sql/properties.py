@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
+from contextvars import ContextVar
 
 from sql.dynamic_partition import parse_time_zone
 from sql.errors import DorisError, ErrorCode
@@ -125,9 +126,14 @@ def validate_bloom_filter(
     return tuple(names)
 
 
+# The FE config max_dynamic_partition_num for the statement being analysed (the server sets it
+# around CREATE / ALTER from its frontend configs; 500 is Doris' default).
+MAX_DYNAMIC_PARTITION_NUM: ContextVar[int] = ContextVar("max_dynamic_partition_num", default=500)
+
+
 def validate_dynamic_partition(
     props: dict[str, str], partition_info: PartitionInfo, columns: Sequence[ColumnMeta],
-    buckets: int | None = None, colocate: bool = False, max_partitions: int = 500,
+    buckets: int | None = None, colocate: bool = False, max_partitions: int | None = None,
 ) -> None:
     """Checks in Doris' order and wording: DynamicPartitionUtil.checkInputDynamicPartitionProperties
     (the required keys, when any of the main ones is given), then analyzeDynamicPartition (one
@@ -136,6 +142,8 @@ def validate_dynamic_partition(
     dyn = {k[len(DYNAMIC_PREFIX):]: v for k, v in props.items() if k.startswith(DYNAMIC_PREFIX)}
     if not dyn:
         return
+    if max_partitions is None:
+        max_partitions = MAX_DYNAMIC_PARTITION_NUM.get()
     unknown = [f"{DYNAMIC_PREFIX}{k}" for k in dyn if k not in DYNAMIC_KEYS]
     if unknown:
         raise DorisError(f"Invalid dynamic partition properties: {', '.join(unknown)}")

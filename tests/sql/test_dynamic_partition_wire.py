@@ -348,3 +348,20 @@ def test_type_rules_hour_and_colocate(db_conn) -> None:
         cur.execute(DAY_TABLE.format(name="hr", type="DATETIME", props=_props(
             time_unit="HOUR", prefix="h", end=1, time_zone="UTC")))
         assert len(names(cur, "hr")) == 2
+
+
+def test_max_dynamic_partition_num_is_the_fe_config(db_conn) -> None:
+    cur = db_conn.cursor()
+    sql = DAY_TABLE.format(name="many", type="DATE", props=_props(
+        time_unit="DAY", prefix="p", end=8, enable="false"))
+    try:
+        cur.execute('ADMIN SET FRONTEND CONFIG ("max_dynamic_partition_num" = "5")')
+        with pytest.raises(pymysql.err.OperationalError) as info:
+            cur.execute(sql.replace('"false"', '"true"'))
+        assert "Too many dynamic partitions: 8. Limit: 5" in info.value.args[1]
+        cur.execute(sql)  # Doris counts only enabled rules
+        with pytest.raises(pymysql.err.OperationalError) as info:
+            cur.execute('ALTER TABLE many SET ("dynamic_partition.enable" = "true")')
+        assert "Too many dynamic partitions: 8. Limit: 5" in info.value.args[1]
+    finally:
+        cur.execute('ADMIN SET FRONTEND CONFIG ("max_dynamic_partition_num" = "500")')
