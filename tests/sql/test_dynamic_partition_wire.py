@@ -304,6 +304,24 @@ BAD_PROPERTIES = [
     (_props(time_unit="DAY", prefix="p", end=3,
             reserved_history_periods="[2021-02-01,2021-01-01]"),
      "The first date is larger than the second date, [2021-02-01,2021-01-01] is invalid."),
+    (_props(time_unit="DAY", prefix="p", end=3, buckets="x"),
+     "Invalid dynamic partition buckets x"),
+    (_props(time_unit="DAY", prefix="p", end="y"), "Invalid dynamic partition end y"),
+    (_props(time_unit="DAY", prefix="p", end=3, history_partition_num=-5),
+     "Dynamic history partition num must greater than 0"),
+    (_props(time_unit="DAY", prefix="p", end=3, history_partition_num="z"),
+     "Invalid properties: dynamic_partition.history_partition_num"),
+    (_props(time_unit="DAY", prefix="p", end=3, hot_partition_num=-1),
+     "dynamic_partition.hot_partition_num must larger than 0."),
+    (_props(time_unit="DAY", prefix="p", end=3, replication_num=0),
+     "Dynamic partition replication num must greater than 0"),
+    (_props(time_unit="DAY", prefix="p", end=3,
+            reserved_history_periods="[2021-01-01 00:00:00,2021-01-02 00:00:00]"),
+     ('Invalid " dynamic_partition.reserved_history_periods " value [2021-01-01 00:00:00,'
+     '2021-01-02 00:00:00]. It must be like')),
+    (_props(time_unit="DAY", prefix="p", end=3,
+            reserved_history_periods="[2021-02-30,2021-03-01]"),
+     "Invalid dynamic_partition.reserved_history_periods value. It must be correct DATE value"),
     (_props(time_unit="DAY", prefix="p", end=3, storage_medium="tape"),
      "invalid storage medium: tape. Should be SSD or HDD"),
     (_props(time_unit="DAY", prefix="p", end=3, color="red"),
@@ -344,6 +362,13 @@ def test_type_rules_hour_and_colocate(db_conn) -> None:
         with pytest.raises(pymysql.err.OperationalError) as info:
             cur.execute(sql)
         assert message in info.value.args[1], info.value.args
+    cur.execute(DAY_TABLE.format(name="c2", type="DATE", props=_props(
+        time_unit="DAY", prefix="p", end=3, buckets=2, enable="false")
+        + ', "colocate_with" = "dyn_g2"'))
+    with pytest.raises(pymysql.err.OperationalError) as info:
+        cur.execute('ALTER TABLE c2 SET ("dynamic_partition.buckets" = "3")')
+    assert ("Dynamic partition buckets must equal the distribution buckets if creating a "
+            "colocate table: 2") in info.value.args[1]
     with today(cur, "2024-06-01 10:00:00"):
         cur.execute(DAY_TABLE.format(name="hr", type="DATETIME", props=_props(
             time_unit="HOUR", prefix="h", end=1, time_zone="UTC")))
