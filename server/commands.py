@@ -56,6 +56,7 @@ from server.load_status import show_load_statement
 from server.export_jobs import ExportJobs, order_and_limit, property_map
 from server.dynamic_partitions import DynamicPartitionScheduler
 from server.dynamic_partitions import SHOW_COLUMNS as DYNAMIC_PARTITION_COLUMNS
+from server.dynamic_partitions import check_first_run
 from server.dynamic_partitions import show_rows as dynamic_partition_rows
 from server.frontend_config import FrontendConfig
 from server.profiles import QueryProfiles, operator_counters
@@ -596,8 +597,11 @@ class StatementRunner:
                 return OkOutcome()
             view = V.describe_create_table(stmt)
             defn = analyze_create_table(view, len(self.engine.catalog.backends()))
-            ddl_ops.create_table(self.engine, self.database, defn)
-            if any(k.startswith("dynamic_partition.") for k, _ in defn.properties):
+            dynamic = any(k.startswith("dynamic_partition.") for k, _ in defn.properties)
+            ddl_ops.create_table(self.engine, self.database, defn, check=(
+                (lambda s: check_first_run(self.engine, s.table, s.partitions)) if dynamic
+                else None))
+            if dynamic:
                 # Doris runs the scheduler once for a new dynamic table
                 table = self.engine.catalog.get_table(defn.db or self.database or "", defn.name)
                 if table is not None:

@@ -42,7 +42,7 @@ from sql.errors import DorisError
 from sql.partitions import range_text
 from sql.properties import replication_num
 from storage import clock
-from storage.catalog.meta import PartitionType, TableMeta
+from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
 from storage.faults import fault_point
 from storage.fileio import write_atomic
@@ -220,20 +220,13 @@ class DynamicPartitionScheduler:
         types = [table.column(table.partition_info.columns[0]).type]
         failures: list[str] = []
         for plan in wanted:
-            lo, up = bound_key(types, (plan.lower,)), bound_key(types, (plan.upper,))
-            clash = None
-            for part in self.engine.catalog.partitions(table.table_id):
-                p_lo, p_up = bound_key(types, part.lower), bound_key(types, part.upper)
-                if (p_lo is None or p_lo < up) and (p_up is None or lo < p_up):
-                    clash = part
-                    break
-            if clash is not None:
-                if not (bound_key(types, clash.lower) == lo
-                        and bound_key(types, clash.upper) == up):
-                    failures.append(
-                        f"Range {range_text(types, (plan.lower,), (plan.upper,))} is intersected "
-                        f"with range: {range_text(types, clash.lower, clash.upper)}")
-                continue  # the period exists already (or a manual partition holds it)
+            existing = self.engine.catalog.partitions(table.table_id)
+            if _holds(types, existing, plan):
+                continue  # the period exists already
+            clash = _intersection(types, existing, plan)
+            if clash is not None:  # a partition with another range holds part of it
+                failures.append(clash)
+                continue
             try:
                 if ddl_ops.add_dynamic_partition(self.engine, table.table_id, plan.name,
                                                  plan.lower, plan.upper, rule.buckets,
@@ -292,6 +285,51 @@ class DynamicPartitionScheduler:
         with self._run_lock:
             self._load_state()
             return self.runtime.get(table_id, TableRuntime())
+
+
+def _holds(types: list, parts: Iterable[PartitionMeta], plan: D.PlannedPartition) -> bool:
+    """Some partition has exactly the planned range."""
+    lo, up = bound_key(types, (plan.lower,)), bound_key(types, (plan.upper,))
+    return any(bound_key(types, p.lower) == lo and bound_key(types, p.upper) == up
+               for p in parts)
+
+
+def _intersection(types: list, parts: Iterable[PartitionMeta], plan: D.PlannedPartition
+                  ) -> str | None:
+    """Doris' RangeUtils message when a partition intersects the planned range."""
+    lo, up = bound_key(types, (plan.lower,)), bound_key(types, (plan.upper,))
+    for part in parts:
+        p_lo, p_up = bound_key(types, part.lower), bound_key(types, part.upper)
+        if (p_lo is None or p_lo < up) and (p_up is None or lo < p_up):
+            return (f"Range {range_text(types, (plan.lower,), (plan.upper,))} is intersected "
+                    f"with range: {range_text(types, part.lower, part.upper)}")
+    return None
+
+
+def check_first_run(engine: StorageEngine, table: TableMeta,
+                    partitions: Iterable[PartitionMeta]) -> None:
+    """Before a new dynamic table is committed: raise what its first scheduling would fail on
+    (seed 001: a conflict at CREATE TABLE is a DDL error), so a failed CREATE leaves nothing.
+    The partitions are those the CREATE defines."""
+    rule = D.DynamicRule.of(dict(table.properties))
+    if rule is None or not rule.enable \
+            or not FrontendConfig.of(engine).get_bool("dynamic_partition_enable"):
+        return
+    column = table.column(table.partition_info.columns[0])
+    fmt = _bound_format(column.type.kind, column.type.is_integer)
+    if fmt is None:
+        return
+    try:
+        now = clock.now_in(rule.zone()) if rule.time_zone else clock.now()
+        wanted = D.wanted_partitions(rule, now, fmt)
+    except (D.PlanError, ValueError) as e:
+        raise DorisError(f"maybe dynamic_partition.start is too small, error: {e}") from None
+    parts = list(partitions)
+    for plan in wanted:
+        if not _holds([column.type], parts, plan):
+            clash = _intersection([column.type], parts, plan)
+            if clash is not None:
+                raise DorisError(clash)
 
 
 def _now_text() -> str:

@@ -10,7 +10,7 @@ Upstream: Doris `InternalCatalog.createOlapTable`, `ColocateTableIndex`, `Alter`
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from sql import properties as P
@@ -217,12 +217,17 @@ def _new_partition(
     return part
 
 
-def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefinition) -> None:
+def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefinition,
+                 check: Callable[[StagedTable], None] | None = None) -> None:
+    """`check`: the caller's last word on the staged table before it is committed (the
+    dynamic partition scheduler's first-run conflicts)."""
     cat = engine.catalog
     with cat.lock:
         staged = stage_table(engine, db_name, defn)
         if staged is None:
             return
+        if check is not None:
+            check(staged)
         m = Mutation()
         if staged.new_group is not None:
             m.put(staged.new_group)

@@ -390,3 +390,24 @@ def test_max_dynamic_partition_num_is_the_fe_config(db_conn) -> None:
         assert "Too many dynamic partitions: 8. Limit: 5" in info.value.args[1]
     finally:
         cur.execute('ADMIN SET FRONTEND CONFIG ("max_dynamic_partition_num" = "500")')
+
+
+def test_conflict_at_create_is_a_ddl_error_and_leaves_no_table(db_conn) -> None:
+    """Seed 001: a new partition conflicting with an existing one at CREATE TABLE is a DDL
+    error (checked before the table is committed, so nothing is left behind)."""
+    cur = db_conn.cursor()
+    ddl = ("CREATE TABLE c (k1 DATE, v INT) DUPLICATE KEY(k1) PARTITION BY RANGE(k1) "
+           "(PARTITION m VALUES [({lo}), ({hi}))) DISTRIBUTED BY HASH(k1) BUCKETS 1 "
+           'PROPERTIES ("replication_num" = "1", ' + _props(time_unit="MONTH", end=1,
+                                                            prefix="p") + ")")
+    with today(cur, "2024-03-15 00:00:00"):
+        with pytest.raises(pymysql.err.OperationalError) as info:
+            cur.execute(ddl.format(lo='"2024-03-10"', hi='"2024-03-20"'))
+        assert info.value.args[1].endswith(
+            "Range " + _date_range("2024-03-01", "2024-04-01") + " is intersected with range: "
+            + _date_range("2024-03-10", "2024-03-20"))
+        assert _rows(cur, "SHOW TABLES") == ()
+        # a manual partition with exactly a period's range is that period's partition
+        cur.execute(ddl.format(lo='"2024-03-01"', hi='"2024-04-01"'))
+        assert names(cur, "c") == ["m", "p202404"]
+        assert db_conn._result.warning_count == 0
