@@ -142,7 +142,12 @@ class DynamicPartitionScheduler:
             for table in tables:
                 if self._stop.is_set():
                     break
-                warnings += self._run_table(table)
+                try:
+                    warnings += self._run_table(table)
+                except Exception as e:  # a bug in one table must not fail the statement or run
+                    logger.exception("dynamic partition run of table %s failed", table.name)
+                    runtime = self.runtime.setdefault(table.table_id, TableRuntime())
+                    warnings.append(self._create_failed(runtime, table.name, repr(e)))
             self._save_state()
             return warnings
 
