@@ -10,6 +10,7 @@ Upstream: Doris `PropertyAnalyzer`, `DynamicPartitionUtil`.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -302,12 +303,66 @@ def _dyn_int(value: str, name: str) -> int:
         raise DorisError(f"Invalid dynamic partition {name} {value}") from None
 
 
-def default_properties(keys_type: KeysType, props: dict[str, str], replicas: int) -> list[tuple[str, str]]:
-    """PROPERTIES as SHOW CREATE TABLE prints them: defaults merged with the user's values."""
+def dynamic_partition_properties(props: dict[str, str], replicas: int, buckets: int | None
+                                 ) -> list[tuple[str, str]]:
+    """The dynamic_partition.* block of SHOW CREATE TABLE as Doris 2.1 prints it: every key
+    with its default, in Doris' order (start_day_of_week / _of_month only for WEEK / MONTH);
+    [] when the table has no dynamic partition rule."""
+    dyn = {k[len(DYNAMIC_PREFIX):]: v for k, v in props.items() if k.startswith(DYNAMIC_PREFIX)}
+    if not dyn.get("time_unit"):
+        return []
+    if "replication_allocation" in dyn:
+        allocation = dyn["replication_allocation"]
+    elif "replication_num" in dyn:
+        allocation = f"tag.location.default: {dyn['replication_num'].strip()}"
+    else:
+        allocation = f"tag.location.default: {replicas}"
+    out = [
+        ("enable", dyn.get("enable", "true")), ("time_unit", dyn["time_unit"]),
+        ("time_zone", dyn.get("time_zone") or local_zone_name()),
+        ("start", dyn.get("start", "-2147483648")), ("end", dyn.get("end", "")),
+        ("prefix", dyn.get("prefix", "")), ("replication_allocation", allocation),
+        ("buckets", dyn.get("buckets", str(buckets) if buckets is not None else "")),
+        ("create_history_partition", dyn.get("create_history_partition", "false")),
+        ("history_partition_num", dyn.get("history_partition_num", "-1")),
+        ("hot_partition_num", dyn.get("hot_partition_num", "0")),
+        ("reserved_history_periods", dyn.get("reserved_history_periods", "NULL")),
+        ("storage_policy", dyn.get("storage_policy", "")),
+    ]
+    if dyn.get("storage_medium"):
+        out.append(("storage_medium", dyn["storage_medium"].upper()))
+    unit = dyn["time_unit"].strip().upper()
+    if unit == "WEEK":
+        out.append(("start_day_of_week", dyn.get("start_day_of_week", "1")))
+    elif unit == "MONTH":
+        out.append(("start_day_of_month", dyn.get("start_day_of_month", "1")))
+    return [(DYNAMIC_PREFIX + k, v) for k, v in out]
+
+
+def local_zone_name() -> str:
+    """The server's IANA time zone name (Doris prints TimeUtils.getSystemTimeZone's id)."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    if name:
+        return name
+    try:
+        target = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in target:
+            return target.split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    return "Etc/UTC"
+
+
+def default_properties(keys_type: KeysType, props: dict[str, str], replicas: int,
+                       buckets: int | None = None) -> list[tuple[str, str]]:
+    """PROPERTIES as SHOW CREATE TABLE prints them: defaults merged with the user's values.
+    `buckets`: the table's bucket count (the default of dynamic_partition.buckets)."""
+    dynamic = dynamic_partition_properties(props, replicas, buckets)
     out: list[tuple[str, str]] = [
         ("replication_allocation", f"tag.location.default: {replicas}"),
         ("min_load_replica_num", props.get("min_load_replica_num", "-1")),
         ("is_being_synced", props.get("is_being_synced", "false")),
+        *dynamic,
         ("storage_medium", props.get("storage_medium", "hdd")),
         ("storage_format", props.get("storage_format", "V2")),
         ("inverted_index_storage_format", "V1"),
@@ -324,6 +379,6 @@ def default_properties(keys_type: KeysType, props: dict[str, str], replicas: int
     ]
     emitted = {k for k, _ in out} | {"replication_num", "replication_allocation"}
     for k, v in props.items():
-        if k not in emitted:
+        if k not in emitted and not (dynamic and k.startswith(DYNAMIC_PREFIX)):
             out.append((k, v))
     return out

@@ -411,3 +411,32 @@ def test_conflict_at_create_is_a_ddl_error_and_leaves_no_table(db_conn) -> None:
         cur.execute(ddl.format(lo='"2024-03-01"', hi='"2024-04-01"'))
         assert names(cur, "c") == ["m", "p202404"]
         assert db_conn._result.warning_count == 0
+
+
+def test_show_create_table_prints_every_dynamic_key_in_doris_order(db_conn) -> None:
+    """Doris 2.1's SHOW CREATE TABLE: the whole dynamic_partition.* block with defaults after
+    is_being_synced, start_day_of_month only for MONTH; and the text creates the same table."""
+    cur = db_conn.cursor()
+    cur.execute(DAY_TABLE.format(name="sc", type="DATE", props=_props(
+        enable="false", time_unit="MONTH", end=2, prefix="p", time_zone="Asia/Shanghai")))
+    text = _rows(cur, "SHOW CREATE TABLE sc")[0][1]
+    block = text[text.index('"is_being_synced"'):text.index('"storage_medium"')]
+    assert block.splitlines()[1:] == [
+        '"dynamic_partition.enable" = "false",',
+        '"dynamic_partition.time_unit" = "MONTH",',
+        '"dynamic_partition.time_zone" = "Asia/Shanghai",',
+        '"dynamic_partition.start" = "-2147483648",',
+        '"dynamic_partition.end" = "2",',
+        '"dynamic_partition.prefix" = "p",',
+        '"dynamic_partition.replication_allocation" = "tag.location.default: 1",',
+        '"dynamic_partition.buckets" = "2",',
+        '"dynamic_partition.create_history_partition" = "false",',
+        '"dynamic_partition.history_partition_num" = "-1",',
+        '"dynamic_partition.hot_partition_num" = "0",',
+        '"dynamic_partition.reserved_history_periods" = "NULL",',
+        '"dynamic_partition.storage_policy" = "",',
+        '"dynamic_partition.start_day_of_month" = "1",']
+    assert text.count("dynamic_partition.enable") == 1
+    cur.execute("DROP TABLE sc")
+    cur.execute(text)
+    assert _rows(cur, "SHOW CREATE TABLE sc")[0][1] == text
