@@ -286,10 +286,17 @@ class SegmentIterator:
             if info.index in seen or info.footer.num_pages == 0:
                 continue
             seen.add(info.index)
-            starts, stops = self.reader.ordinal(info, self.stats).page_bounds()
-            selected = np.searchsorted(rows, starts) < np.searchsorted(rows, stops)
-            reached = ranges.overlaps(starts, stops)
-            self.stats.pages_skipped_bitmap_index += int(np.count_nonzero(reached & ~selected))
+            ordinal = self.reader.ordinal(info, self.stats)
+            starts, stops = ordinal.page_bounds()
+            if len(ranges) == 1:  # pages overlapping the one range
+                lo, hi = int(ranges.starts[0]), int(ranges.stops[0])
+                reached = int(np.searchsorted(starts, hi)) - int(
+                    np.searchsorted(stops, lo, side="right"))
+            else:
+                reached = int(np.count_nonzero(ranges.overlaps(starts, stops)))
+            pages = ordinal.page_of(rows)  # non-decreasing: rows are sorted
+            holding = int(np.count_nonzero(np.diff(pages))) + 1 if len(pages) else 0
+            self.stats.pages_skipped_bitmap_index += reached - holding
 
     def _bloom_filter_ranges(self, ranges: RowRanges, answered: set[int]) -> RowRanges:
         """Ranges left after the bloom filters drop pages (`=`, `IN`, `IS NULL`)."""

@@ -296,12 +296,12 @@ class SegmentReader:
             return None
         key = info.footer.name.lower()
         name = info.footer.name
-        like = Column.from_physical(info.stored, [])
+        stored = info.stored
         index = self._meta.bitmap_indexes.get(key)
         if index is None:
             try:
                 _, body = self._page(p.offset, p.size, PageKind.BITMAP_INDEX, stats)
-                index = BitmapIndex.parse(body, info.layout, like, self.num_rows, self._data_end)
+                index = BitmapIndex.parse(body, info.layout, stored, self.num_rows, self._data_end)
             except _DECODE_ERRORS as e:
                 raise self.corrupted(f"bitmap index of column {name}: {e}") from None
             self._meta.bitmap_indexes[key] = index
@@ -320,7 +320,7 @@ class SegmentReader:
                 if header.num_rows != count:
                     raise PageCorrupted(f"dictionary page has {header.num_rows} values, "
                                         f"the index says {count}")
-                col = decode_dict_page(body, count, info.layout, like)
+                col = decode_dict_page(body, count, info.layout, stored)
             except _DECODE_ERRORS as e:
                 raise self.corrupted(
                     f"bitmap index dictionary page {page} of column {name}: {e}") from None
