@@ -33,6 +33,11 @@ from storage.indexes.bitmap_index import (
 )
 from storage.indexes.bloom_filter import BloomFilterIndex
 from storage.indexes.ordinal import OrdinalIndex
+from storage.indexes.spec import (
+    DEFAULT_BLOOM_FILTER_FPP,
+    NO_INDEXES,
+    SegmentIndexSpec,
+)
 from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
 from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
 from storage.page_cache import PAGE_CACHE, cache_id
@@ -268,6 +273,19 @@ class SegmentReader:
                 raise self.corrupted(f"zone map of column {info.footer.name}: {e}") from None
             self._meta.add_zone_map(key, zm)
         return zm
+
+    def written_indexes(self) -> SegmentIndexSpec:
+        """The bitmap indexes and bloom filters this segment holds (lower-case column names;
+        the FPP of its bloom filters, the default when it has none): what an index-building
+        job compares with the table's SegmentIndexSpec to see whether a rewrite is due."""
+        columns = self._footer.columns
+        bitmap = frozenset(c.name.lower() for c in columns if c.bitmap_index is not None)
+        bloom = [c for c in columns if c.bloom_filter is not None]
+        fpp = next((c.bloom_filter_fpp for c in bloom if c.bloom_filter_fpp is not None),
+                   DEFAULT_BLOOM_FILTER_FPP)
+        if not bitmap and not bloom:
+            return NO_INDEXES
+        return SegmentIndexSpec(bitmap, frozenset(c.name.lower() for c in bloom), fpp)
 
     def bloom_filter(self, info: ColumnInfo,
                      stats: ScanStats | None = None) -> BloomFilterIndex | None:
