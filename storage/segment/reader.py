@@ -33,12 +33,12 @@ from storage.indexes.bitmap_index import (
 )
 from storage.indexes.bloom_filter import BloomFilterIndex
 from storage.indexes.ordinal import OrdinalIndex
+from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
 from storage.indexes.spec import (
     DEFAULT_BLOOM_FILTER_FPP,
     NO_INDEXES,
     SegmentIndexSpec,
 )
-from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
 from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
 from storage.page_cache import PAGE_CACHE, cache_id
 from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
