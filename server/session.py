@@ -146,7 +146,7 @@ class ShaleSession(Session):
             self.server.engine, self.variables, connection.connection_id,
             current_db=lambda: self.database, set_db=self._set_database,
             processlist=self.server.processlist, profiles=self.server.profiles,
-            file_dirs=self.server.file_dirs,
+            file_dirs=self.server.file_dirs, deadlines=self.server.deadlines,
         )
         self.runner.user = str(self.variables.get("external_user") or "root")
         self.runner.status_rows = lambda: list(tls.status_rows(connection))
