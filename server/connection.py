@@ -91,20 +91,37 @@ class BatchFeed:
     def __init__(self, batches: Iterator[Batch]) -> None:
         self._batches = batches
         self._rest: Batch | None = None
+        self._exhausted = False
 
-    def next_encoded(self, seq: int, max_rows: int = MAX_ROWS) -> Encoded | None:
-        """Frame up to `max_rows` rows from sequence id `seq`; None once the query is done."""
+    @property
+    def done(self) -> bool:
+        """No rows are left, known without pulling again (see `look_ahead`)."""
+        return self._exhausted and self._rest is None
+
+    def next_encoded(self, seq: int, max_rows: int = MAX_ROWS,
+                     look_ahead: bool = False) -> Encoded | None:
+        """Frame up to `max_rows` rows from sequence id `seq`; None once the query is done.
+        `look_ahead`: when the batch fits in this step, pull the next one now, so a small
+        result (a point lookup) is known to be complete and needs no further step, which would
+        be one more hand-off to a worker thread and back (docs/performance.md)."""
         batch = self._rest
         self._rest = None
         if batch is None:
-            batch = next((b for b in self._batches if b.num_rows), None)
+            batch = self._next_batch()
             if batch is None:
                 return None
         if batch.num_rows > max_rows:
             self._rest = batch.slice(max_rows, batch.num_rows)
             batch = batch.slice(0, max_rows)
+        elif look_ahead:
+            self._rest = self._next_batch()
         chunks, next_seq = encode_batch(batch, seq)
         return chunks, batch.num_rows, next_seq
+
+    def _next_batch(self) -> Batch | None:
+        batch = next((b for b in self._batches if b.num_rows), None)
+        self._exhausted = batch is None
+        return batch
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -564,7 +581,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         # rows are framed with the sequence id the header will leave.
         after_header = (stream.seq.value + self._header_packets(len(outcome.names))) & 0xFF
         feed = BatchFeed(outcome.batches)
-        encoded = await session.in_worker(feed.next_encoded, after_header, FIRST_ROWS)
+        encoded = await session.in_worker(feed.next_encoded, after_header, FIRST_ROWS, True)
         await self.write_header(outcome.names, outcome.types)
         if stream.seq.value != after_header:  # pragma: no cover - mysql-mimic contract changed
             raise RuntimeError("result header used an unexpected number of packets")
@@ -576,11 +593,15 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 chunks, rows, seq = encoded
                 session.statement_audit.add_returned(rows)
                 stream.seq.value = seq
-                # Compute and frame the next batch while this one drains (2 batches in memory).
-                pending = loop.run_in_executor(session.pool, feed.next_encoded, seq)
+                # Compute and frame the next batch while this one drains (2 batches in memory),
+                # unless the feed knows there is none.
+                if not feed.done:
+                    pending = loop.run_in_executor(session.pool, feed.next_encoded, seq)
                 for chunk in chunks:
                     stream.writer.write(memoryview(chunk) if isinstance(chunk, np.ndarray) else chunk)
                 await stream.writer.drain()
+                if pending is None:
+                    break
                 try:
                     encoded = await pending
                 except ShaleError as e:
