@@ -28,6 +28,7 @@ import logging
 import ssl
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -122,6 +123,16 @@ class BatchFeed:
         batch = next((b for b in self._batches if b.num_rows), None)
         self._exhausted = batch is None
         return batch
+
+
+@dataclass
+class StartedRows(RowsOutcome):
+    """A result set whose first step (`first`, framed from sequence id `after_header`) ran
+    on the worker thread with the statement; `feed` holds the rest."""
+
+    feed: BatchFeed = field(default_factory=lambda: BatchFeed(iter(())))
+    first: Encoded | None = None
+    after_header: int = 0
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -514,7 +525,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         pieces = split_statements(sql) if multi else [sql]
         try:
             for i, piece in enumerate(pieces):
-                outcome = await self.session.run_sql(piece)
+                outcome = await self.session.run_sql(piece, self.start_rows)
                 if i + 1 < len(pieces):
                     self.status_flags |= ServerStatus.SERVER_MORE_RESULTS_EXISTS
                 try:
@@ -573,6 +584,16 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     def _header_packets(self, ncols: int) -> int:
         return 1 + ncols + (0 if self.deprecate_eof() else 1)
 
+    def start_rows(self, outcome: RowsOutcome) -> StartedRows:
+        """The first step of a result set, run on the statement's worker thread right after
+        the statement (ShaleSession.run_statements): nothing is written meanwhile, so the
+        sequence id the header will leave is known."""
+        after_header = (self.stream.seq.value + self._header_packets(len(outcome.names))) & 0xFF
+        feed = BatchFeed(outcome.batches)
+        first = feed.next_encoded(after_header, FIRST_ROWS, True)
+        return StartedRows(outcome.names, outcome.types, outcome.batches, feed, first,
+                           after_header)
+
     async def write_rows(self, outcome: RowsOutcome) -> bool:
         """Stream a result set; False when it ended in an error packet (mid-stream)."""
         session = self.session
@@ -580,8 +601,13 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         # The first step runs before the header so analysis/runtime errors give a clean ERR; its
         # rows are framed with the sequence id the header will leave.
         after_header = (stream.seq.value + self._header_packets(len(outcome.names))) & 0xFF
-        feed = BatchFeed(outcome.batches)
-        encoded = await session.in_worker(feed.next_encoded, after_header, FIRST_ROWS, True)
+        if isinstance(outcome, StartedRows):  # the first step ran with the statement
+            if outcome.after_header != after_header:  # pragma: no cover - a write in between
+                raise RuntimeError("result started at an unexpected sequence id")
+            feed, encoded = outcome.feed, outcome.first
+        else:
+            feed = BatchFeed(outcome.batches)
+            encoded = await session.in_worker(feed.next_encoded, after_header, FIRST_ROWS, True)
         await self.write_header(outcome.names, outcome.types)
         if stream.seq.value != after_header:  # pragma: no cover - mysql-mimic contract changed
             raise RuntimeError("result header used an unexpected number of packets")
