@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable
+
+logger = logging.getLogger(__name__)
 
 # Rebuild the heap once disarmed entries are more than half of it and at least this many.
 _COMPACT_MIN = 256
@@ -98,4 +101,7 @@ class Deadlines:
     def _serve(self) -> None:
         while True:
             deadline = self._next_due()
-            deadline.action()
+            try:
+                deadline.action()
+            except Exception:  # one failing action must not end every later timeout
+                logger.exception("query deadline action failed")

@@ -38,6 +38,18 @@ def test_disarm_after_firing_is_a_no_op() -> None:
     assert deadlines.pending() == 0
 
 
+def test_a_failing_action_does_not_stop_later_deadlines() -> None:
+    deadlines = Deadlines()
+    ran = threading.Event()
+
+    def fail() -> None:
+        raise RuntimeError("boom")
+
+    deadlines.arm(0.0, fail)
+    deadlines.arm(0.01, ran.set)
+    assert ran.wait(5)
+
+
 def test_disarmed_long_deadlines_do_not_pile_up() -> None:
     """Many short queries under the default 900 s query_timeout: the heap stays small."""
     deadlines = Deadlines()
