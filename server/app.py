@@ -29,6 +29,7 @@ from server import text_encoding, tls
 from server.audit import AuditLog
 from server.auth import ShaleIdentityProvider
 from server.config import Config
+from server.deadlines import Deadlines
 from server.dynamic_partitions import DynamicPartitionScheduler
 from server.http import build_app
 from server.listener import ShaleMysqlServer
@@ -129,6 +130,7 @@ class ShaleServer:
         self.stats = ServerStats()
         self.control = SequentialControl()
         self.profiles = QueryProfiles()
+        self.deadlines = Deadlines()  # query_timeout of every session (server/deadlines.py)
         self.mysql: ShaleMysqlServer | None = None
         self.http_runner: web.AppRunner | None = None
         self.mysql_port = 0

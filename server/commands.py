@@ -53,6 +53,7 @@ from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD, SELECT
 from server.load_status import show_load_statement
+from server.deadlines import Deadlines
 from server.export_jobs import ExportJobs, order_and_limit, property_map
 from server.dynamic_partitions import DynamicPartitionScheduler
 from server.dynamic_partitions import SHOW_COLUMNS as DYNAMIC_PARTITION_COLUMNS
@@ -185,8 +186,11 @@ class StatementRunner:
         processlist: Callable[[], list[tuple[object, ...]]] = list,
         profiles: QueryProfiles | None = None,
         file_dirs: FileDirs | None = None,
+        deadlines: Deadlines | None = None,
     ) -> None:
         self.engine = engine
+        # query_timeout: the server's one timer thread (server/deadlines.py)
+        self.deadlines = deadlines if deadlines is not None else Deadlines()
         # where local() reads and OUTFILE / EXPORT write (conf [load] import_dir / export_dir)
         self.file_dirs = file_dirs or FileDirs.under(engine.data_dir)
         self.profiles = profiles if profiles is not None else QueryProfiles()
@@ -436,7 +440,7 @@ class StatementRunner:
         result = execute(prepared, self.engine, ctx)
         self.scan_stats = result.profile
         timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
-        batches = _with_timeout(result.batches, ctx.cancel, timeout)
+        batches = _with_timeout(result.batches, ctx.cancel, timeout, self.deadlines)
         if self.lookup_variable("enable_profile"):
             batches = self.profiles.track(
                 batches, result.profile, stmt.meta.get("sql", ""), self.user, self.database,
@@ -901,9 +905,10 @@ def _fmt_ts(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
-def _with_timeout(batches: Iterator[Batch], cancel: threading.Event, seconds: int) -> Iterator[Batch]:
+def _with_timeout(batches: Iterator[Batch], cancel: threading.Event, seconds: int,
+                  deadlines: Deadlines) -> Iterator[Batch]:
     """Cancel the query after `query_timeout` seconds (Doris' session variable), from the
-    first batch pulled to the last; the timer dies with the statement."""
+    first batch pulled to the last; the deadline is disarmed with the statement."""
     if seconds <= 0:
         yield from batches
         return
@@ -913,9 +918,7 @@ def _with_timeout(batches: Iterator[Batch], cancel: threading.Event, seconds: in
         fired.set()
         cancel.set()
 
-    timer = threading.Timer(seconds, expire)
-    timer.daemon = True
-    timer.start()
+    deadline = deadlines.arm(seconds, expire)
     try:
         yield from batches
     except QueryCancelled:
@@ -926,7 +929,7 @@ def _with_timeout(batches: Iterator[Batch], cancel: threading.Event, seconds: in
             ) from None
         raise
     finally:
-        timer.cancel()
+        deadline.disarm()
 
 
 def _eval_where(node: exp.Expression, row: dict[str, Any]) -> bool:

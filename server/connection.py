@@ -28,6 +28,7 @@ import logging
 import ssl
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -91,20 +92,47 @@ class BatchFeed:
     def __init__(self, batches: Iterator[Batch]) -> None:
         self._batches = batches
         self._rest: Batch | None = None
+        self._exhausted = False
 
-    def next_encoded(self, seq: int, max_rows: int = MAX_ROWS) -> Encoded | None:
-        """Frame up to `max_rows` rows from sequence id `seq`; None once the query is done."""
+    @property
+    def done(self) -> bool:
+        """No rows are left, known without pulling again (see `look_ahead`)."""
+        return self._exhausted and self._rest is None
+
+    def next_encoded(self, seq: int, max_rows: int = MAX_ROWS,
+                     look_ahead: bool = False) -> Encoded | None:
+        """Frame up to `max_rows` rows from sequence id `seq`; None once the query is done.
+        `look_ahead`: when the batch fits in this step, pull the next one now, so a small
+        result (a point lookup) is known to be complete and needs no further step, which would
+        be one more hand-off to a worker thread and back (docs/performance.md)."""
         batch = self._rest
         self._rest = None
         if batch is None:
-            batch = next((b for b in self._batches if b.num_rows), None)
+            batch = self._next_batch()
             if batch is None:
                 return None
         if batch.num_rows > max_rows:
             self._rest = batch.slice(max_rows, batch.num_rows)
             batch = batch.slice(0, max_rows)
+        elif look_ahead:
+            self._rest = self._next_batch()
         chunks, next_seq = encode_batch(batch, seq)
         return chunks, batch.num_rows, next_seq
+
+    def _next_batch(self) -> Batch | None:
+        batch = next((b for b in self._batches if b.num_rows), None)
+        self._exhausted = batch is None
+        return batch
+
+
+@dataclass
+class StartedRows(RowsOutcome):
+    """A result set whose first step (`first`, framed from sequence id `after_header`) ran
+    on the worker thread with the statement; `feed` holds the rest."""
+
+    feed: BatchFeed = field(default_factory=lambda: BatchFeed(iter(())))
+    first: Encoded | None = None
+    after_header: int = 0
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -497,7 +525,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         pieces = split_statements(sql) if multi else [sql]
         try:
             for i, piece in enumerate(pieces):
-                outcome = await self.session.run_sql(piece)
+                outcome = await self.session.run_sql(piece, self.start_rows)
                 if i + 1 < len(pieces):
                     self.status_flags |= ServerStatus.SERVER_MORE_RESULTS_EXISTS
                 try:
@@ -556,6 +584,16 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     def _header_packets(self, ncols: int) -> int:
         return 1 + ncols + (0 if self.deprecate_eof() else 1)
 
+    def start_rows(self, outcome: RowsOutcome) -> StartedRows:
+        """The first step of a result set, run on the statement's worker thread right after
+        the statement (ShaleSession.run_statements): nothing is written meanwhile, so the
+        sequence id the header will leave is known."""
+        after_header = (self.stream.seq.value + self._header_packets(len(outcome.names))) & 0xFF
+        feed = BatchFeed(outcome.batches)
+        first = feed.next_encoded(after_header, FIRST_ROWS, True)
+        return StartedRows(outcome.names, outcome.types, outcome.batches, feed, first,
+                           after_header)
+
     async def write_rows(self, outcome: RowsOutcome) -> bool:
         """Stream a result set; False when it ended in an error packet (mid-stream)."""
         session = self.session
@@ -563,8 +601,13 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         # The first step runs before the header so analysis/runtime errors give a clean ERR; its
         # rows are framed with the sequence id the header will leave.
         after_header = (stream.seq.value + self._header_packets(len(outcome.names))) & 0xFF
-        feed = BatchFeed(outcome.batches)
-        encoded = await session.in_worker(feed.next_encoded, after_header, FIRST_ROWS)
+        if isinstance(outcome, StartedRows):  # the first step ran with the statement
+            if outcome.after_header != after_header:  # pragma: no cover - a write in between
+                raise RuntimeError("result started at an unexpected sequence id")
+            feed, encoded = outcome.feed, outcome.first
+        else:
+            feed = BatchFeed(outcome.batches)
+            encoded = await session.in_worker(feed.next_encoded, after_header, FIRST_ROWS, True)
         await self.write_header(outcome.names, outcome.types)
         if stream.seq.value != after_header:  # pragma: no cover - mysql-mimic contract changed
             raise RuntimeError("result header used an unexpected number of packets")
@@ -576,11 +619,15 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 chunks, rows, seq = encoded
                 session.statement_audit.add_returned(rows)
                 stream.seq.value = seq
-                # Compute and frame the next batch while this one drains (2 batches in memory).
-                pending = loop.run_in_executor(session.pool, feed.next_encoded, seq)
+                # Compute and frame the next batch while this one drains (2 batches in memory),
+                # unless the feed knows there is none.
+                if not feed.done:
+                    pending = loop.run_in_executor(session.pool, feed.next_encoded, seq)
                 for chunk in chunks:
                     stream.writer.write(memoryview(chunk) if isinstance(chunk, np.ndarray) else chunk)
                 await stream.writer.drain()
+                if pending is None:
+                    break
                 try:
                     encoded = await pending
                 except ShaleError as e:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -50,6 +50,10 @@ from sql.information_schema import is_information_schema, virtual_table
 from storage.batch import Batch
 from storage.catalog.meta import ColumnMeta
 from storage.types import DataType, TypeKind
+
+# The text protocol's first step of a result set, run on the statement's worker thread
+# (server/connection.py ShaleConnection.start_rows).
+StartRows = Callable[[RowsOutcome], Outcome]
 
 if TYPE_CHECKING:
     from server.app import ShaleServer
@@ -146,7 +150,7 @@ class ShaleSession(Session):
             self.server.engine, self.variables, connection.connection_id,
             current_db=lambda: self.database, set_db=self._set_database,
             processlist=self.server.processlist, profiles=self.server.profiles,
-            file_dirs=self.server.file_dirs,
+            file_dirs=self.server.file_dirs, deadlines=self.server.deadlines,
         )
         self.runner.user = str(self.variables.get("external_user") or "root")
         self.runner.status_rows = lambda: list(tls.status_rows(connection))
@@ -186,15 +190,16 @@ class ShaleSession(Session):
         except SqlSyntaxError as e:
             raise ShaleError(str(e), ErrorCode.PARSE_ERROR) from None
 
-    async def run_sql(self, sql: str) -> Outcome:
+    async def run_sql(self, sql: str, start_rows: StartRows | None = None) -> Outcome:
         """Run every statement of one COM_QUERY; the last statement's outcome is returned.
-        One audit line per call (it ends in `statement_done` or the next call)."""
+        One audit line per call (it ends in `statement_done` or the next call). `start_rows`:
+        see `run_statements`."""
         self._audit_begin(sql)
-        outcome = await self._run_sql(sql)
+        outcome = await self._run_sql(sql, start_rows)
         self._audit_outcome(outcome)
         return outcome
 
-    async def _run_sql(self, sql: str) -> Outcome:
+    async def _run_sql(self, sql: str, start_rows: StartRows | None = None) -> Outcome:
         """CREATE/DROP USER and INSERT VALUES statements the fast path recognises skip the parser."""
         assert self.runner is not None
         if is_account_statement(sql):  # CREATE USER, GRANT, ... (server/privileges/statements.py)
@@ -213,11 +218,15 @@ class ShaleSession(Session):
                 self.server.stats.queries_total += 1
                 self.server.stats.insert_fast_path_total += 1
                 return await _settled(fast)
-        return await self.run_statements(self.parse(sql))
+        return await self.run_statements(self.parse(sql), start_rows)
 
-    async def run_statements(self, statements: list[exp.Expression]) -> Outcome:
+    async def run_statements(self, statements: list[exp.Expression],
+                             start_rows: StartRows | None = None) -> Outcome:
         """Run parsed statements (a COM_QUERY's, or a prepared statement's with its parameters
-        bound); the last statement's outcome is returned."""
+        bound); the last statement's outcome is returned. `start_rows` (the text protocol's
+        first result step, server/connection.py) runs on the same worker thread right after a
+        statement that returns rows, so a small result needs one hand-off to a worker, not
+        two."""
         assert self.runner is not None
         self.server.stats.queries_total += 1
         if statements and not self.statement_audit.in_flight:  # a prepared statement's execution
@@ -230,8 +239,15 @@ class ShaleSession(Session):
                 await self.kill(stmt)
                 outcome = OkOutcome()
                 continue
-            outcome = await _settled(await self.in_worker(self.runner.run, stmt))
+            outcome = await _settled(await self.in_worker(self._run_one, stmt, start_rows))
         self._audit_outcome(outcome)
+        return outcome
+
+    def _run_one(self, stmt: exp.Expression, start_rows: StartRows | None) -> Outcome:
+        assert self.runner is not None
+        outcome = self.runner.run(stmt)
+        if start_rows is not None and isinstance(outcome, RowsOutcome):
+            return start_rows(outcome)
         return outcome
 
     # ---- audit log (server/audit.py) ----------------------------------------------------------

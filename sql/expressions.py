@@ -11,10 +11,18 @@ Upstream concept: Doris Nereids `Expression` tree after analysis, DuckDB `BoundE
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 
 from storage.types import BOOLEAN, DataType
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A bound expression class's field names: `dataclasses.fields` builds them anew on each
+    call, and binding and planning walk every expression tree several times per statement."""
+    return tuple(f.name for f in fields(cls))
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +35,8 @@ class Expr:
 
     def children(self) -> tuple[Expr, ...]:
         out: list[Expr] = []
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
+        for name in _field_names(type(self)):
+            v = getattr(self, name)
             if isinstance(v, Expr):
                 out.append(v)
             elif isinstance(v, tuple):
@@ -45,11 +53,11 @@ class Expr:
         if repl is not None:
             return repl
         changes: dict[str, object] = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
+        for name in _field_names(type(self)):
+            v = getattr(self, name)
             nv = _transform_value(v, fn)
             if nv is not v:
-                changes[f.name] = nv
+                changes[name] = nv
         return replace(self, **changes) if changes else self  # type: ignore[type-var]
 
     def walk(self) -> Iterator[Expr]:

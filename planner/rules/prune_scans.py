@@ -22,6 +22,7 @@ Upstream: Doris Nereids `PruneOlapScanPartition`, `PruneOlapScanTablet`, `Partit
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -139,22 +140,36 @@ def may_be_true(e: Expr, box: Box) -> bool:
 
 
 def partition_boxes(table: TableMeta, part: PartitionMeta) -> list[Box]:
-    """The boxes covering every row `part` can hold."""
+    """The boxes covering every row `part` can hold (shared: callers only read them)."""
     info = table.partition_info
-    cols = [c.lower() for c in info.columns]
-    types = [table.column(c).type for c in info.columns]
-    if info.type is PartitionType.LIST:
+    types = tuple(table.column(c).type for c in info.columns)
+    return list(_bounds_boxes(info.type, tuple(c.lower() for c in info.columns), types,
+                              part.lower, part.upper, part.list_values))
+
+
+@functools.lru_cache(maxsize=4096)
+def _bounds_boxes(
+    kind: PartitionType,
+    cols: tuple[str, ...],
+    types: tuple[DataType, ...],
+    lower: tuple[str, ...] | None,
+    upper: tuple[str, ...] | None,
+    list_values: tuple[tuple[str, ...], ...],
+) -> tuple[Box, ...]:
+    """partition_boxes from the bound texts, memoized: every query on a partitioned table used
+    to parse every partition's bounds again (a third of this rule's time on 7 partitions)."""
+    if kind is PartitionType.LIST:
         boxes: list[Box] = []
-        for tup in part.list_values:
+        for tup in list_values:
             box: Box = {}
             for c, t, text in zip(cols, types, tup):
                 v = t.to_physical(text)
                 box[c] = Interval(v, True, v, True)
             boxes.append(box)
-        return boxes
-    if info.type is PartitionType.RANGE and cols:
-        return _range_boxes(cols, types, part.lower, part.upper)
-    return [{}]
+        return tuple(boxes)
+    if kind is PartitionType.RANGE and cols:
+        return tuple(_range_boxes(list(cols), list(types), lower, upper))
+    return ({},)
 
 
 def _range_boxes(
@@ -299,6 +314,7 @@ def prune_scan(
     expr = _filter_expr(scan.filters)
     kept_parts: list[tuple[int, int]] = []
     buckets_of: dict[int, set[int] | None] = {}
+    buckets_by_count: dict[int, set[int] | None] = {}
     for pid, version in scan.partitions:
         part = by_id.get(pid)
         if part is None:
@@ -311,7 +327,9 @@ def prune_scan(
             if not any(may_be_true(expr, b) for b in boxes):
                 continue
         kept_parts.append((pid, version))
-        buckets_of[pid] = selected_buckets(table, scan.filters, part.buckets)
+        if part.buckets not in buckets_by_count:  # the same for every partition of that count
+            buckets_by_count[part.buckets] = selected_buckets(table, scan.filters, part.buckets)
+        buckets_of[pid] = buckets_by_count[part.buckets]
     ranges = []
     in_kept = 0  # Doris' tablets=k/n: n counts the tablets of the selected partitions
     for r in scan.ranges:

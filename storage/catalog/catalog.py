@@ -9,6 +9,7 @@ reader can see has its rowsets present.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import defaultdict
 from collections.abc import Callable
@@ -31,6 +32,8 @@ from storage.catalog.meta import (
     UserMeta,
 )
 from storage.catalog.repository import KINDS, CatalogRepository, Mutation, identity
+
+_start_version = operator.attrgetter("start_version")
 
 # Order in which puts reach memory: children before the things that make them visible.
 _APPLY_ORDER = ("rowset", "tablet", "index", "colocate", "backend", "db", "table", "partition",
@@ -188,10 +191,16 @@ class Catalog:
         return sorted(tablets, key=lambda t: (t.partition_id, t.index_id, t.bucket_seq))
 
     def rowsets(self, tablet_id: int, max_version: int | None = None) -> list[RowsetMeta]:
-        rows = self._children_of("rowset", tablet_id)
-        if max_version is not None:
-            rows = [r for r in rows if r.end_version <= max_version]
-        return sorted(rows, key=lambda r: r.start_version)
+        # One pass, no intermediate lists: the planner asks for every tablet of every scanned
+        # table on each query (LogicalScan.row_count), so this is on a point lookup's path.
+        objs = self._objects["rowset"]
+        ids = self._children.get(("rowset", tablet_id))
+        if not ids:
+            return []
+        rows = [r for r in map(objs.get, list(ids))
+                if r is not None and (max_version is None or r.end_version <= max_version)]
+        rows.sort(key=_start_version)
+        return rows
 
     def backends(self) -> list[Backend]:
         return sorted(self._objects["backend"].values(), key=lambda b: b.backend_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -308,6 +309,37 @@ def test_batch_feed_slices_and_keeps_the_sequence() -> None:
         step = feed.next_encoded(seq)
     assert rows == [FIRST_ROWS, MAX_ROWS, 10, 5]
     assert (joined(out), seq) == ref_frame(encode_rows(big) + encode_rows(small), 3)
+
+
+def test_batch_feed_look_ahead_knows_a_small_result_is_complete() -> None:
+    """The first step of a small result pulls the next batch: the feed is done at once, with
+    every row delivered in order; a large first batch is sliced and never looked past."""
+    from server.connection import FIRST_ROWS, BatchFeed
+
+    def col(values: np.ndarray) -> Batch:
+        return Batch(("k",), (Column(BIGINT, values.astype(np.int64)),))
+
+    feed = BatchFeed(iter([col(np.arange(3)), col(np.arange(0)), col(np.arange(3, 5))]))
+    chunks, count, seq = feed.next_encoded(1, FIRST_ROWS, True)
+    assert count == 3 and not feed.done  # a second batch was pulled and is still to send
+    more, count2, seq = feed.next_encoded(seq, FIRST_ROWS, True)
+    assert count2 == 2 and feed.done
+    assert feed.next_encoded(seq) is None
+    assert (joined(chunks + more), seq) == ref_frame(encode_rows(col(np.arange(5))), 1)
+
+    one = BatchFeed(iter([col(np.arange(7))]))
+    assert one.next_encoded(0, FIRST_ROWS, True)[1] == 7 and one.done
+    pulled: list[int] = []
+
+    def lazy() -> Iterator[Batch]:
+        pulled.append(1)
+        yield col(np.arange(FIRST_ROWS + 1))
+        pulled.append(2)
+        yield col(np.arange(2))
+
+    big = BatchFeed(lazy())
+    assert big.next_encoded(0, FIRST_ROWS, True)[1] == FIRST_ROWS
+    assert pulled == [1] and not big.done
 
 
 def test_double_fallback_values_match_format_float() -> None:
