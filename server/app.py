@@ -40,6 +40,7 @@ from storage.compaction.scheduler import CompactionManager
 from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
 from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
+from storage.index_job import IndexJobs
 from storage.rollup_job import RollupJobs
 from storage.segment.meta_cache import SEGMENT_META_CACHE
 
@@ -96,6 +97,7 @@ class ShaleServer:
         # (server/text_encoding.py warm_up: Connector/J gives connect-time statements 500 ms)
         text_encoding.warm_up()
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
+        IndexJobs.of(self.engine).resume()  # ADD / DROP INDEX, bloom filter SET jobs likewise
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
         self.global_vars = GlobalVariables()
         # local() reads under import_dir, OUTFILE / EXPORT write under export_dir

@@ -83,6 +83,7 @@ from storage.scan_stats import ScanStats
 from storage.engine import StorageEngine
 from storage.group_commit import MODES as GROUP_COMMIT_MODES
 from storage.group_commit import GroupCommitOptions
+from storage.index_job import IndexJobs
 from storage.rollup_job import RollupJobs
 from storage.types import DataType
 
@@ -580,6 +581,12 @@ class StatementRunner:
             defn = analyze_create_table(view, len(self.engine.catalog.backends()))
             ddl_ops.create_table(self.engine, self.database, defn)
             return OkOutcome()
+        if kind == "INDEX":  # CREATE INDEX i ON t (c) USING BITMAP: ALTER TABLE t ADD INDEX
+            ast = V.describe_create_index(stmt)
+            table = ddl_ops.require_table(self.engine, ast.db or self.database, ast.table)
+            self._start_index_job(ddl_ops.alter_indexes(
+                self.engine, table, add=[ast.index], if_not_exists=ast.if_not_exists))
+            return OkOutcome()
         raise _not_supported(f"CREATE {kind}")
 
     def create_table_as_select(self, stmt: exp.Create) -> OkOutcome:
@@ -613,6 +620,12 @@ class StatementRunner:
                 db, name = _table_parts(t)
                 ddl_ops.drop_table(self.engine, db or self.database, name, exists)
             return OkOutcome()
+        if kind == "INDEX":  # DROP INDEX i ON t: ALTER TABLE t DROP INDEX i
+            ast = V.describe_drop_index(stmt)
+            table = ddl_ops.require_table(self.engine, ast.db or self.database, ast.table or "")
+            self._start_index_job(ddl_ops.alter_indexes(
+                self.engine, table, drop=[(ast.name, ast.if_exists)]))
+            return OkOutcome()
         raise _not_supported(f"DROP {kind}")
 
     def truncate(self, stmt: exp.TruncateTable) -> OkOutcome:
@@ -640,7 +653,14 @@ class StatementRunner:
             elif isinstance(action, V.DropPartitionAction):
                 ddl_ops.drop_partition(self.engine, table, action.name, action.if_exists)
             elif isinstance(action, V.SetPropertiesAction):
-                ddl_ops.set_properties(self.engine, table, dict(action.properties))
+                props = dict(action.properties)
+                bloom = {k: props.pop(k) for k in ("bloom_filter_columns", "bloom_filter_fpp")
+                         if k in props}
+                if props:
+                    ddl_ops.set_properties(self.engine, table, props)
+                if bloom:  # rebuilds the segments: an index job (storage/index_job.py)
+                    self._start_index_job(ddl_ops.set_bloom_filter(
+                        self.engine, self._table(stmt.this), bloom))
             elif isinstance(action, V.AddRollupAction):
                 jobs = RollupJobs.of(self.engine)
                 for job_id in ddl_ops.add_rollups(self.engine, table, action.rollups):
@@ -648,19 +668,32 @@ class StatementRunner:
             elif isinstance(action, V.DropRollupAction):
                 for job_id in ddl_ops.drop_rollups(self.engine, table, action.names):
                     RollupJobs.of(self.engine).cancel(job_id, "rollup index is dropped")
-            elif isinstance(action, (V.AddIndexAction, V.DropIndexAction)):
-                raise _not_supported("ALTER TABLE ADD/DROP INDEX")
+            elif isinstance(action, V.AddIndexAction):
+                self._start_index_job(ddl_ops.alter_indexes(self.engine, table,
+                                                            add=[action.index]))
+            elif isinstance(action, V.DropIndexAction):
+                self._start_index_job(ddl_ops.alter_indexes(
+                    self.engine, table, drop=[(action.name, action.if_exists)]))
             else:
                 raise _not_supported(f"ALTER TABLE action {type(action).__name__}")
         return OkOutcome()
 
+    def _start_index_job(self, job_id: int | None) -> None:
+        if job_id is not None:
+            IndexJobs.of(self.engine).start(job_id)
+
     def cancel_alter(self, stmt: CancelAlter) -> OkOutcome:
-        if stmt.args.get("kind") != "ROLLUP":
-            raise _not_supported("CANCEL ALTER TABLE COLUMN")
+        kind = stmt.args.get("kind")
+        if kind not in ("ROLLUP", "COLUMN"):
+            raise _not_supported(f"CANCEL ALTER TABLE {kind}")
         target = stmt.this
         if isinstance(target, exp.Table) and isinstance(target.this, exp.Anonymous):
             target = exp.Table(this=exp.to_identifier(target.this.name), db=target.args.get("db"))
         table = self._table(target)
+        if kind == "COLUMN":  # ADD / DROP INDEX, bloom filter SET (storage/index_job.py)
+            for job_id in ddl_ops.running_schema_change_jobs(self.engine, table):
+                IndexJobs.of(self.engine).cancel(job_id, "user cancelled")
+            return OkOutcome()
         jobs = RollupJobs.of(self.engine)
         for job_id in ddl_ops.running_rollup_jobs(self.engine, table):
             jobs.cancel(job_id, "user cancelled")
@@ -752,6 +785,12 @@ class StatementRunner:
             if cat.get_database(db) is None:
                 raise unknown_database(db)
             r = show.show_alter_rollup(cat, db)
+        elif kind == "ALTER TABLE COLUMN":
+            if not db:
+                raise no_database_selected()
+            if cat.get_database(db) is None:
+                raise unknown_database(db)
+            r = show.show_alter_column(cat, db)
         elif kind == "TABLETS":
             r = show.show_tablets(cat, self._show_target(target, db), stmt.meta.get("partitions"))
         elif kind == "TABLET":

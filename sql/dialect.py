@@ -165,6 +165,7 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DropPartition,
     AlterSetProperties,
     DorisIndexParameters,
+    DorisIndexOption,
     DorisInsert,
     DorisExplain,
     DescAll,
@@ -595,6 +596,15 @@ class ShaleDorisParser(DorisParser):
         for item in self._parse_wrapped_properties():
             properties.extend(item if isinstance(item, list) else [item])
         return properties
+
+    def _parse_index_constraint_options(self) -> list[exp.IndexConstraintOption]:
+        # Doris: INDEX i (c) USING INVERTED PROPERTIES ("parser" = "english") COMMENT '..'
+        options = super()._parse_index_constraint_options()
+        if self._match_text_seq("PROPERTIES"):
+            options.append(self.expression(DorisIndexOption(
+                properties=self._parse_properties_list())))
+            options.extend(super()._parse_index_constraint_options())
+        return options
 
     def _parse_column_constraint(self) -> exp.Expr | None:
         # MySQL reads a bare KEY as PRIMARY KEY; in Doris it marks a key column.

@@ -1,0 +1,248 @@
+"""Bitmap index and bloom filter DDL over the wire (real server, pymysql): ADD / DROP INDEX,
+CREATE / DROP INDEX .. ON, SET ("bloom_filter_columns" ..) as asynchronous jobs in SHOW ALTER
+TABLE COLUMN, CANCEL ALTER TABLE COLUMN, SHOW INDEX, SHOW CREATE TABLE.
+
+That a job rewrote the data is seen through the BE compaction status (`/api/compaction/show`):
+every data rowset gets a new id with the same version range; results stay equal to what was
+loaded. Jobs are awaited by polling SHOW ALTER TABLE COLUMN against a deadline. Error messages
+are in tests/sql/index/*.test (corpus)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from support.http import authorized
+from support.server import ServerProcess
+
+ALTER_COLUMN_COLUMNS = ["JobId", "TableName", "CreateTime", "FinishTime", "IndexName", "IndexId",
+                        "OriginIndexId", "SchemaVersion", "TransactionId", "State", "Msg",
+                        "Progress", "Timeout"]
+SHOW_INDEX_COLUMNS = ["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name",
+                      "Collation", "Cardinality", "Sub_part", "Packed", "Null", "Index_type",
+                      "Comment", "Properties"]
+DDL = """CREATE TABLE t (k INT NOT NULL, city VARCHAR(20), code BIGINT, v INT)
+    DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2
+    PROPERTIES ("disable_auto_compaction" = "true")"""
+DEBUG = {"SHALEDB_ENABLE_DEBUG_POINTS": "1"}
+
+
+def _rows(k0: int, n: int) -> list[tuple]:
+    return [(k0 + i, f"c{(k0 + i) % 7}", (k0 + i) * 13 % 1000, i % 5) for i in range(n)]
+
+
+def _insert(cur, rows: list[tuple]) -> None:
+    cur.execute("INSERT INTO t VALUES " + ", ".join(f"({a}, '{b}', {c}, {d})" for a, b, c, d in rows))
+
+
+def _table_rows(cur) -> list[tuple]:
+    cur.execute("SELECT k, city, code, v FROM t ORDER BY k")
+    return [(int(a), b, int(c), int(d)) for a, b, c, d in cur.fetchall()]
+
+
+def _jobs(cur) -> list[dict]:
+    cur.execute("SHOW ALTER TABLE COLUMN")
+    names = [d[0] for d in cur.description]
+    assert names == ALTER_COLUMN_COLUMNS
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def _wait_last_job(cur, want: str = "FINISHED", timeout: float = 60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        job = _jobs(cur)[-1]
+        if job["State"] == want:
+            return job
+        assert job["State"] not in ("FINISHED", "CANCELLED"), job
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+
+
+def _rowsets(srv: ServerProcess, cur) -> dict[str, str]:
+    """rowset id -> version range of every data rowset of t (BE compaction status)."""
+    cur.execute("SHOW TABLETS FROM t")
+    out = {}
+    for row in cur.fetchall():
+        req = authorized(f"http://127.0.0.1:{srv.http_port}/api/compaction/show"
+                         f"?tablet_id={row[0]}")
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            status = json.loads(resp.read())
+        for text in status["rowsets"]:
+            version, _segments, kind, _overlap, rowset_id = text.split()[:5]
+            if kind == "DATA" and version != "[0-1]":
+                out[rowset_id] = version
+    return out
+
+
+def _show_index(cur, sql: str = "SHOW INDEX FROM t") -> list[tuple]:
+    cur.execute(sql)
+    assert [d[0] for d in cur.description] == SHOW_INDEX_COLUMNS
+    return list(cur.fetchall())
+
+
+def _create_text(cur) -> str:
+    cur.execute("SHOW CREATE TABLE t")
+    return cur.fetchone()[1]
+
+
+def test_add_index_rewrites_data_as_a_job(server, db_conn, db) -> None:
+    cur = db_conn.cursor()
+    cur.execute(DDL)
+    loaded = _rows(0, 40) + _rows(100, 30) + _rows(200, 20)
+    for part in (loaded[:40], loaded[40:70], loaded[70:]):
+        _insert(cur, part)
+    before = _rowsets(server, cur)
+    assert before
+    cur.execute("ALTER TABLE t ADD INDEX idx_city (city) USING BITMAP COMMENT 'city lookups'")
+    job = _wait_last_job(cur)
+    assert job["TableName"] == "t" and job["IndexName"] == "t" and job["Msg"] == ""
+    assert int(job["TransactionId"]) > 0 and job["SchemaVersion"].startswith("1:")
+    after = _rowsets(server, cur)
+    # every data rowset rewritten: new ids, the same versions
+    assert not set(after) & set(before)
+    assert sorted(after.values()) == sorted(before.values())
+    assert _table_rows(cur) == sorted(loaded)
+    assert _show_index(cur) == [("t", "", "idx_city", "1", "city", "", "", "", "", "YES", "BITMAP",
+                                 "city lookups", "")]
+    assert "  INDEX idx_city (`city`) USING BITMAP COMMENT 'city lookups'" in _create_text(cur)
+    # a load after the job, then DROP INDEX: a second job rewrites everything again
+    _insert(cur, _rows(500, 10))
+    with_index = _rowsets(server, cur)
+    cur.execute("ALTER TABLE t DROP INDEX idx_city")
+    assert _show_index(cur) == []  # the definition goes at once
+    assert "INDEX idx_city" not in _create_text(cur)
+    job2 = _wait_last_job(cur)
+    assert job2["SchemaVersion"].startswith("2:")
+    # only rowsets written with the index are rewritten; all of them were
+    assert not set(_rowsets(server, cur)) & set(with_index)
+    assert _table_rows(cur) == sorted(loaded + _rows(500, 10))
+
+
+def test_create_and_drop_index_statements(server, db_conn, db) -> None:
+    cur = db_conn.cursor()
+    cur.execute(DDL)
+    # an empty table: nothing to rewrite, the job is listed FINISHED at once
+    cur.execute(f"CREATE INDEX idx_code ON {db}.t (code) USING INVERTED COMMENT 'inv'")
+    job = _jobs(cur)[-1]
+    assert job["State"] == "FINISHED" and job["FinishTime"] != "NULL"
+    cur.execute("CREATE INDEX IF NOT EXISTS idx_code ON t (v) USING BITMAP")  # no-op
+    cur.execute("CREATE INDEX idx_k ON t (k)")  # USING omitted: BITMAP, as Doris
+    expected = [("t", "", "idx_code", "1", "code", "", "", "", "", "YES", "INVERTED", "inv", ""),
+                ("t", "", "idx_k", "1", "k", "", "", "", "", "", "BITMAP", "", "")]
+    assert _show_index(cur) == expected
+    assert _show_index(cur, f"SHOW INDEXES FROM t FROM {db}") == expected
+    assert _show_index(cur, f"SHOW KEYS FROM {db}.t") == expected
+    text = _create_text(cur)
+    assert "  INDEX idx_code (`code`) USING INVERTED COMMENT 'inv',\n" in text
+    assert "  INDEX idx_k (`k`) USING BITMAP\n) ENGINE=OLAP" in text
+    cur.execute("DROP INDEX idx_code ON t")
+    cur.execute(f"DROP INDEX IF EXISTS idx_code ON {db}.t")  # no-op
+    assert [r[2] for r in _show_index(cur)] == ["idx_k"]
+    assert len(_jobs(cur)) == 3
+    assert all(j["State"] == "FINISHED" for j in _jobs(cur))
+
+
+def test_bloom_filter_set_is_a_job(server, db_conn, db) -> None:
+    cur = db_conn.cursor()
+    cur.execute(DDL)
+    loaded = _rows(0, 50)
+    _insert(cur, loaded)
+    before = _rowsets(server, cur)
+    cur.execute('ALTER TABLE t SET ("bloom_filter_columns" = "city, code", '
+                '"bloom_filter_fpp" = "0.01")')
+    _wait_last_job(cur)
+    assert not set(_rowsets(server, cur)) & set(before)
+    text = _create_text(cur)
+    assert '"bloom_filter_columns" = "city, code"' in text
+    assert '"bloom_filter_fpp" = "0.01"' in text
+    assert _show_index(cur) == []  # legacy bloom filters are not listed by SHOW INDEX
+    cur.execute('ALTER TABLE t SET ("bloom_filter_columns" = "city, code")')  # unchanged: no job
+    assert len(_jobs(cur)) == 1
+    assert _table_rows(cur) == sorted(loaded)
+
+
+def test_cancel_restores_the_definitions(tmp_path: Path) -> None:
+    """A job held at the debug point `index_job_running` (after its first rowset) is cancelled:
+    the index definition goes away again, the data stays correct, a second CANCEL is Doris'
+    error."""
+    import pymysql
+
+    with ServerProcess(tmp_path / "data", backends=1, env=DEBUG) as srv:
+        conn = srv.connect()
+        cur = conn.cursor()
+        cur.execute("CREATE DATABASE d")
+        cur.execute("USE d")
+        cur.execute(DDL)
+        loaded = _rows(0, 30) + _rows(100, 30)
+        _insert(cur, loaded[:30])
+        _insert(cur, loaded[30:])
+        _debug(srv, "add", "index_job_running")
+        cur.execute("ALTER TABLE t ADD INDEX idx_v (v) USING BITMAP")
+        srv.wait_for_stderr("DEBUG POINT index_job_running reached", timeout=60)
+        job = _jobs(cur)[-1]
+        assert job["State"] == "RUNNING" and job["Progress"].startswith("1/")
+        with pytest.raises(pymysql.err.OperationalError) as e:
+            cur.execute("ALTER TABLE t ADD INDEX idx_c (city)")
+        assert "Table[t]'s state(SCHEMA_CHANGE) is not NORMAL. Do not allow doing ALTER ops" \
+            in str(e.value)
+        cur.execute("CANCEL ALTER TABLE COLUMN FROM t")
+        job = _jobs(cur)[-1]
+        assert job["State"] == "CANCELLED" and job["Msg"] == "user cancelled"
+        assert _show_index(cur) == []
+        _debug(srv, "remove", "index_job_running")
+        with pytest.raises(pymysql.err.OperationalError) as e:
+            cur.execute("CANCEL ALTER TABLE COLUMN FROM t")
+        assert e.value.args[0] == 1105
+        assert "Table[t] is not under SCHEMA_CHANGE." in e.value.args[1]
+        assert _table_rows(cur) == sorted(loaded)
+        cur.execute("ALTER TABLE t ADD INDEX idx_c (city)")  # the table is NORMAL again
+        _wait_last_job(cur)
+        assert _table_rows(cur) == sorted(loaded)
+        conn.close()
+
+
+def test_job_waits_for_a_load_that_began_before_it(tmp_path: Path) -> None:
+    """A load held open before publish keeps the job in WAITING_TXN; once it publishes, the
+    job rewrites its rowset too (the load wrote it without the new index) and no row is lost."""
+    with ServerProcess(tmp_path / "data", backends=1, env=DEBUG) as srv:
+        conn = srv.connect()
+        cur = conn.cursor()
+        cur.execute("CREATE DATABASE d")
+        cur.execute("USE d")
+        cur.execute(DDL)
+        base, old, new = _rows(0, 40), _rows(1000, 25), _rows(5000, 15)
+        _insert(cur, base)
+        _debug(srv, "add", "load_before_publish", "?execute=1")
+        errors: list[BaseException] = []
+
+        def held() -> None:
+            try:
+                with srv.connect("d") as c, c.cursor() as hc:
+                    _insert(hc, old)
+            except BaseException as e:  # noqa: BLE001 - reported to the test
+                errors.append(e)
+
+        th = threading.Thread(target=held, daemon=True)
+        th.start()
+        srv.wait_for_stderr("DEBUG POINT load_before_publish reached", timeout=60)
+        cur.execute("ALTER TABLE t ADD INDEX idx_city (city)")
+        _wait_last_job(cur, "WAITING_TXN")
+        _insert(cur, new)  # began after the job: written with the index already
+        assert _jobs(cur)[-1]["State"] == "WAITING_TXN"
+        _debug(srv, "remove", "load_before_publish")
+        th.join(60)
+        assert not errors
+        _wait_last_job(cur)
+        assert _table_rows(cur) == sorted(base + old + new)
+        conn.close()
+
+
+def _debug(srv: ServerProcess, op: str, name: str, query: str = "") -> None:
+    req = authorized(f"http://127.0.0.1:{srv.http_port}/api/debug_point/{op}/{name}{query}",
+                     method="POST")
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        assert resp.status == 200
