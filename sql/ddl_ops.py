@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sql import properties as P
-from sql.ddl import TableDefinition, rollup_key_columns, short_key_count
+from sql.ddl import (
+    TableDefinition,
+    check_index_column,
+    check_index_definition,
+    rollup_key_columns,
+    short_key_count,
+)
 from sql.errors import DorisError, ErrorCode, no_database_selected, unknown_database
 from sql.partitions import PartitionSpec, resolve_list, resolve_range
 from storage.catalog.meta import (
@@ -31,6 +37,7 @@ from storage.catalog.meta import (
 )
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
+from storage.index_job import BLOOM_KEYS, create_index_job, is_running
 from storage.staged_load import StagedTable
 from storage.compaction.scheduler import CompactionManager
 from storage.tablet_move import copy_tablets, remove_old_copies
@@ -651,8 +658,6 @@ def set_group_stable(engine: StorageEngine, db_id: int, group_id: int, stable: b
 # ---- indexes (ADD / DROP INDEX, CREATE / DROP INDEX, SET bloom filter; CANCEL ALTER .. COLUMN) --
 def _check_alter_allowed(cat: object, table: TableMeta) -> None:
     """Doris refuses an ALTER while the table runs another ALTER job."""
-    from storage.index_job import is_running  # noqa: PLC0415
-
     jobs = [j for j in cat.alter_jobs(table.db_id)  # type: ignore[attr-defined]
             if j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")]
     if jobs:
@@ -663,8 +668,6 @@ def _check_alter_allowed(cat: object, table: TableMeta) -> None:
 
 def _index_def(table: TableMeta, index: object) -> IndexDef:
     """Doris `SchemaChangeHandler.processAddIndex` checks (messages verbatim)."""
-    from sql.ddl import check_index_column, check_index_definition  # noqa: PLC0415
-
     itype = check_index_definition(index)
     name = index.name  # type: ignore[attr-defined]
     columns = tuple(index.columns)  # type: ignore[attr-defined]
@@ -691,8 +694,6 @@ def alter_indexes(engine: StorageEngine, table: TableMeta, add: Sequence[object]
     definitions change at once, and a job (storage/index_job.py) rewrites the existing data;
     returns its id when it still has to run (None when nothing changed or nothing to rewrite).
     `drop`: (name, if_exists) pairs."""
-    from storage.index_job import create_index_job  # noqa: PLC0415
-
     cat = engine.catalog
     with cat.lock:
         table = cat.table_by_id(table.table_id) or table
@@ -714,7 +715,7 @@ def alter_indexes(engine: StorageEngine, table: TableMeta, add: Sequence[object]
         if tuple(indexes) == table.indexes:
             return None
         m = Mutation()
-        job = create_index_job(cat, m, table, tuple(indexes), table.properties)
+        job = create_index_job(engine, m, table, tuple(indexes), table.properties)
         cat.commit(m)
     return None if job.state == "FINISHED" else job.job_id
 
@@ -723,8 +724,6 @@ def set_bloom_filter(engine: StorageEngine, table: TableMeta, updates: dict[str,
                      ) -> int | None:
     """ALTER TABLE t SET ("bloom_filter_columns" = "..", "bloom_filter_fpp" = ".."): validated
     as at CREATE, then the same kind of job as ADD INDEX rebuilds the existing segments."""
-    from storage.index_job import BLOOM_KEYS, create_index_job  # noqa: PLC0415
-
     cat = engine.catalog
     with cat.lock:
         table = cat.table_by_id(table.table_id) or table
@@ -739,15 +738,13 @@ def set_bloom_filter(engine: StorageEngine, table: TableMeta, updates: dict[str,
         if before == after:
             return None
         m = Mutation()
-        job = create_index_job(cat, m, table, table.indexes, tuple(merged.items()))
+        job = create_index_job(engine, m, table, table.indexes, tuple(merged.items()))
         cat.commit(m)
     return None if job.state == "FINISHED" else job.job_id
 
 
 def running_schema_change_jobs(engine: StorageEngine, table: TableMeta) -> list[int]:
     """CANCEL ALTER TABLE COLUMN FROM t: the jobs to cancel (Doris' error when there is none)."""
-    from storage.index_job import is_running  # noqa: PLC0415
-
     jobs = [j.job_id for j in engine.catalog.alter_jobs(table.db_id)
             if j.table_id == table.table_id and is_running(j)]
     if not jobs:

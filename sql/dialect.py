@@ -281,8 +281,8 @@ class ShaleDorisParser(DorisParser):
         "DATA": _show("DATA", target="FROM"),
         "PROC": lambda self: self._parse_show_proc(),
         "QUERY PROFILE": lambda self: self._parse_show_proc("QUERY PROFILE"),
-        "ALTER TABLE ROLLUP": _show("ALTER TABLE ROLLUP"),
-        "ALTER TABLE COLUMN": _show("ALTER TABLE COLUMN"),
+        "ALTER TABLE ROLLUP": lambda self: self._parse_show_export("ALTER TABLE ROLLUP"),
+        "ALTER TABLE COLUMN": lambda self: self._parse_show_export("ALTER TABLE COLUMN"),
         "DELETE": _show("DELETE"),
         "LOAD": lambda self: self._parse_show_load("LOAD"),
         "STREAM LOAD": lambda self: self._parse_show_load("STREAM LOAD"),
@@ -399,13 +399,14 @@ class ShaleDorisParser(DorisParser):
         return self.expression(DorisExport(this=table, where=where, path=path,
                                            expressions=props))
 
-    def _parse_show_export(self) -> exp.Show:
-        """(after SHOW EXPORT) [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT [o,] n]: ORDER BY's
-        exp.Order and the LIMIT's exp.Limit go to meta["order"] / meta["limit"]."""
+    def _parse_show_export(self, kind: str = "EXPORT") -> exp.Show:
+        """(after SHOW EXPORT / SHOW ALTER TABLE COLUMN|ROLLUP) [FROM db] [WHERE ..] [ORDER BY ..]
+        [LIMIT [o,] n]: ORDER BY's exp.Order and the LIMIT's exp.Limit go to meta["order"] /
+        meta["limit"]."""
         db = None
         if self._match_set((TokenType.FROM, TokenType.IN)):
             db = self._parse_doris_name("database")
-        show = exp.Show(this="EXPORT", db=db, where=self._parse_where())
+        show = exp.Show(this=kind, db=db, where=self._parse_where())
         show.meta["order"] = self._parse_order()
         show.meta["limit"] = self._parse_limit()
         return self.expression(show)

@@ -259,15 +259,17 @@ def show_partitions(catalog: Catalog, table: TableMeta) -> ShowResult:
     return ShowResult(names, rows)
 
 
-def show_index(table: TableMeta) -> ShowResult:
+def show_index(table: TableMeta, db_name: str = "") -> ShowResult:
+    """SHOW INDEX[ES] / SHOW KEYS FROM t: one row per index, as Doris' ShowExecutor fills it:
+    Table is `db.t`, the columns joined by ",", Seq_in_index / Null / the MySQL-only columns
+    empty, Properties empty (no index here has properties)."""
     names = ["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation",
              "Cardinality", "Sub_part", "Packed", "Null", "Index_type", "Comment", "Properties"]
+    qualified = f"{db_name}.{table.name}" if db_name else table.name
     rows: list[tuple[object, ...]] = []
     for idx in table.indexes:
-        for seq, cname in enumerate(idx.columns, start=1):
-            c = table.column(cname)
-            rows.append((table.name, "", idx.name, str(seq), c.name, "", "", "", "",
-                         "YES" if c.nullable else "", idx.index_type, idx.comment, ""))
+        rows.append((qualified, "", idx.name, "", ",".join(idx.columns), "", "", "", "", "",
+                     idx.index_type, idx.comment, ""))
     return ShowResult(names, rows)
 
 

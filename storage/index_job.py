@@ -74,15 +74,13 @@ def _bloom_properties(table: TableMeta) -> tuple[tuple[str, str], ...]:
 
 
 def create_index_job(
-    cat: object, m: Mutation, table: TableMeta, indexes: tuple[IndexDef, ...],
+    engine: StorageEngine, m: Mutation, table: TableMeta, indexes: tuple[IndexDef, ...],
     properties: tuple[tuple[str, str], ...],
 ) -> AlterJobMeta:
     """Put into `m` the table with its new `indexes` / `properties` and the job that rewrites
-    its data for them (FINISHED at once when the table holds no data). The caller holds the
-    catalog lock and commits `m`."""
-    from storage.catalog.catalog import Catalog  # noqa: PLC0415
-
-    assert isinstance(cat, Catalog)
+    its data for them (FINISHED at once when the table holds no data and no load into it is
+    under way). The caller holds the catalog lock and commits `m`."""
+    cat = engine.catalog
     base = next(ix for ix in cat.materialized_indexes(table.table_id) if ix.is_base)
     new_table = replace(table, indexes=indexes, properties=properties)
     m.put(new_table)
@@ -100,7 +98,7 @@ def create_index_job(
         schema_version=version,
     )
     has_data = any(r.files for t in cat.tablets(table.table_id) for r in cat.rowsets(t.tablet_id))
-    if not has_data:
+    if not has_data and not RunningTxns.of(engine).before(table.table_id, watershed):
         job = replace(job, state="FINISHED", finish_time=now)
     m.put(job)
     return job

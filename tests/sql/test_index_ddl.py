@@ -106,8 +106,8 @@ def test_add_index_rewrites_data_as_a_job(server, db_conn, db) -> None:
     assert not set(after) & set(before)
     assert sorted(after.values()) == sorted(before.values())
     assert _table_rows(cur) == sorted(loaded)
-    assert _show_index(cur) == [("t", "", "idx_city", "1", "city", "", "", "", "", "YES", "BITMAP",
-                                 "city lookups", "")]
+    assert _show_index(cur) == [(f"{db}.t", "", "idx_city", "", "city", "", "", "", "", "",
+                                 "BITMAP", "city lookups", "")]
     assert "  INDEX idx_city (`city`) USING BITMAP COMMENT 'city lookups'" in _create_text(cur)
     # a load after the job, then DROP INDEX: a second job rewrites everything again
     _insert(cur, _rows(500, 10))
@@ -131,8 +131,8 @@ def test_create_and_drop_index_statements(server, db_conn, db) -> None:
     assert job["State"] == "FINISHED" and job["FinishTime"] != "NULL"
     cur.execute("CREATE INDEX IF NOT EXISTS idx_code ON t (v) USING BITMAP")  # no-op
     cur.execute("CREATE INDEX idx_k ON t (k)")  # USING omitted: BITMAP, as Doris
-    expected = [("t", "", "idx_code", "1", "code", "", "", "", "", "YES", "INVERTED", "inv", ""),
-                ("t", "", "idx_k", "1", "k", "", "", "", "", "", "BITMAP", "", "")]
+    expected = [(f"{db}.t", "", "idx_code", "", "code", "", "", "", "", "", "INVERTED", "inv", ""),
+                (f"{db}.t", "", "idx_k", "", "k", "", "", "", "", "", "BITMAP", "", "")]
     assert _show_index(cur) == expected
     assert _show_index(cur, f"SHOW INDEXES FROM t FROM {db}") == expected
     assert _show_index(cur, f"SHOW KEYS FROM {db}.t") == expected
@@ -246,3 +246,32 @@ def _debug(srv: ServerProcess, op: str, name: str, query: str = "") -> None:
                      method="POST")
     with urllib.request.urlopen(req, timeout=30) as resp:
         assert resp.status == 200
+
+
+def test_several_indexes_in_one_alter_are_one_job(server, db_conn, db) -> None:
+    """Doris' regression test shape (index/test_bitmap_index.groovy): several ADD INDEX clauses
+    in one ALTER, polled with SHOW ALTER TABLE COLUMN WHERE TableName = .. ORDER BY createtime
+    DESC LIMIT 1 (State is column 9)."""
+    cur = db_conn.cursor()
+    cur.execute(DDL)
+    cur.execute("CREATE TABLE other (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    cur.execute("CREATE INDEX i_other ON other (k)")  # a job of another table, listed too
+    loaded = _rows(0, 30)
+    _insert(cur, loaded)
+    cur.execute("ALTER TABLE t ADD INDEX i1 (k) USING BITMAP, ADD INDEX i2 (city) USING BITMAP, "
+                "ADD INDEX i3 (code) USING INVERTED")
+    poll = "SHOW ALTER TABLE COLUMN WHERE TableName = 't' ORDER BY createtime DESC LIMIT 1"
+    deadline = time.monotonic() + 60
+    while True:
+        cur.execute(poll)
+        (row,) = cur.fetchall()
+        if row[9] == "FINISHED":
+            break
+        assert row[9] in ("PENDING", "WAITING_TXN", "RUNNING") and time.monotonic() < deadline
+        time.sleep(0.05)
+    assert row[1] == "t"
+    assert [j["TableName"] for j in _jobs(cur)] == ["other", "t"]  # one job for the three
+    cur.execute(f"SHOW ALTER TABLE COLUMN FROM {db} WHERE TableName = 'other'")
+    assert [r[1] for r in cur.fetchall()] == ["other"]
+    assert [r[2] for r in _show_index(cur)] == ["i1", "i2", "i3"]
+    assert _table_rows(cur) == sorted(loaded)
