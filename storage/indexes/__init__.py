@@ -1,4 +1,4 @@
-"""Segment indexes (seed 003): short key (prefix), ordinal and zone map.
-
-Bitmap and bloom filter indexes are not built yet; DESIGN.md section 7 reserves them.
+"""Segment indexes (seed 003): short key (prefix), ordinal, zone map, and the user-declared
+bitmap index (bitmap_index.py) and bloom filters (bloom_filter.py); spec.py says which of the
+latter a segment is written with.
 """

@@ -49,6 +49,10 @@ class ColumnFooter:
     null_count: int
     ordinal: PagePointer  # ORDINAL index page
     zone_map: PagePointer  # ZONE_MAP index page
+    # Optional indexes (issue 14): absent from the JSON when the column has none, so segments
+    # written before them read unchanged.
+    bitmap_index: PagePointer | None = None  # BITMAP_INDEX page (indexes/bitmap_index.py)
+    bloom_filter: PagePointer | None = None  # BLOOM_FILTER page (indexes/bloom_filter.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,17 +82,7 @@ class SegmentFooter:
                 "page": self.short_key.page.to_json(),
                 "entries": self.short_key.num_entries,
             },
-            "columns": [
-                {
-                    "name": c.name,
-                    "type": c.type_sql,
-                    "pages": c.num_pages,
-                    "nulls": c.null_count,
-                    "ordinal": c.ordinal.to_json(),
-                    "zone_map": c.zone_map.to_json(),
-                }
-                for c in self.columns
-            ],
+            "columns": [_column_json(c) for c in self.columns],
         }
         body = json.dumps(doc, separators=(",", ":")).encode("utf-8")
         return body + TRAILER.pack(len(body), zlib.crc32(body), MAGIC)
@@ -118,6 +112,8 @@ class SegmentFooter:
                     _int(c["nulls"]),
                     PagePointer.from_json(c["ordinal"]),
                     PagePointer.from_json(c["zone_map"]),
+                    _optional_pointer(c, "bitmap_index"),
+                    _optional_pointer(c, "bloom_filter"),
                 )
                 for c in doc["columns"]
             )
@@ -127,8 +123,30 @@ class SegmentFooter:
                 columns,
                 short_key,
             )
-        except (KeyError, TypeError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        except (KeyError, TypeError, AttributeError, UnicodeDecodeError,
+                json.JSONDecodeError) as e:
             raise ValueError(f"footer is malformed: {e}") from None
+
+
+def _column_json(c: ColumnFooter) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "name": c.name,
+        "type": c.type_sql,
+        "pages": c.num_pages,
+        "nulls": c.null_count,
+        "ordinal": c.ordinal.to_json(),
+        "zone_map": c.zone_map.to_json(),
+    }
+    if c.bitmap_index is not None:
+        doc["bitmap_index"] = c.bitmap_index.to_json()
+    if c.bloom_filter is not None:
+        doc["bloom_filter"] = c.bloom_filter.to_json()
+    return doc
+
+
+def _optional_pointer(doc: dict[str, object], key: str) -> PagePointer | None:
+    v = doc.get(key)
+    return None if v is None else PagePointer.from_json(v)
 
 
 def _int(v: object) -> int:

@@ -9,7 +9,8 @@ reason.
 
 A `SegmentMeta` holds what a reader parsed from one segment file *version*: the footer, the
 stored type and layout of each column, and (filled lazily, the first time a scan needs them)
-the ordinal indexes, zone maps and the short-key index. Everything in it is immutable once
+the ordinal indexes, zone maps, the short-key index, and the bitmap index and bloom filter
+pages of the columns that have them. Everything in it is immutable once
 stored, so scans on several threads share it; two threads parsing the same index at once both
 store equal values. Only metadata that passed validation is stored: a damaged file raises on
 every open.
@@ -33,6 +34,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from storage.indexes.bitmap_index import BitmapIndex
+from storage.indexes.bloom_filter import BloomFilterIndex
 from storage.indexes.ordinal import OrdinalIndex
 from storage.indexes.short_key import KeyPart, ShortKeyIndex
 from storage.indexes.zone_map import ZoneEntry, ZoneMap
@@ -75,6 +78,10 @@ class SegmentMeta:
     ordinals: dict[str, OrdinalIndex] = field(default_factory=dict)  # filled lazily
     zone_maps: dict[str, ZoneMap] = field(default_factory=dict)  # filled lazily
     short_key: tuple[list[KeyPart], ShortKeyIndex] | None = None  # filled lazily
+    # the BITMAP_INDEX pages (their dictionary and bitmap pages go through the page cache)
+    # and BLOOM_FILTER pages of the columns that have them, filled lazily
+    bitmap_indexes: dict[str, BitmapIndex] = field(default_factory=dict)
+    bloom_filters: dict[str, BloomFilterIndex] = field(default_factory=dict)
     # the segment-level entry of each loaded zone map as Python scalars (zone_map.ZoneEntry)
     segment_zones: dict[str, ZoneEntry] = field(default_factory=dict)
     # column -> (type object last read as, its reader.ColumnInfo, the page-cache key of the
@@ -98,6 +105,8 @@ class SegmentMeta:
         """Estimated memory once every index is loaded (known up front from the footer's page
         sizes, so lazy loading never changes an entry's charge)."""
         pages = sum(c.footer.ordinal.size + c.footer.zone_map.size for c in self.columns.values())
+        pages += sum(p.size for c in self.columns.values()
+                     for p in (c.footer.bitmap_index, c.footer.bloom_filter) if p is not None)
         if self.footer.short_key is not None:
             pages += self.footer.short_key.page.size
         return _ENTRY_OVERHEAD + _PARSED_FACTOR * (pages + 256 * len(self.columns))

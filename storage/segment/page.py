@@ -4,7 +4,7 @@ A page is the unit of I/O and integrity: data pages (one column's values for a r
 index pages (ordinal index, zone map, short key) share one frame, as in Doris `PageIO`:
 
     header (24 bytes, little-endian):
-        u8  kind          PageKind (data, ordinal, zone map, short key)
+        u8  kind          PageKind (data, ordinal, zone map, short key, bitmap index, bloom)
         u8  encoding      data pages: encoding.Encoding; index pages: 0
         u8  flags         bit0 LZ4 body, bit1 validity bitmap present, bit2 all values null
         u8  reserved      0
@@ -44,6 +44,10 @@ class PageKind(enum.IntEnum):
     ORDINAL = 2
     ZONE_MAP = 3
     SHORT_KEY = 4
+    BITMAP_DICT = 5  # bitmap index: a run of the sorted dictionary (indexes/bitmap_index.py)
+    BITMAP = 6  # bitmap index: the row sets of a run of dictionary values
+    BITMAP_INDEX = 7  # bitmap index: counts, sparse index, page tables, null rows
+    BLOOM_FILTER = 8  # one column's bloom filters, one per data page (indexes/bloom_filter.py)
 
 
 class PageCorrupted(ValueError):

@@ -25,11 +25,18 @@ import numpy as np
 
 from storage.batch import Batch, Column
 from storage.errors import DorisError, ShaleError
+from storage.indexes.bitmap_index import (
+    BitmapIndex,
+    BitmapIndexReader,
+    decode_bitmap_page,
+    decode_dict_page,
+)
+from storage.indexes.bloom_filter import BloomFilterIndex
 from storage.indexes.ordinal import OrdinalIndex
 from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
 from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
 from storage.page_cache import PAGE_CACHE, cache_id
-from storage.predicates import INDEXABLE_OPS, ColumnPredicate, index_forms
+from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
 from storage.scan_stats import ScanStats
 from storage.segment.encoding import (
     Layout,
@@ -174,6 +181,9 @@ class SegmentReader:
                 raise ValueError(f"duplicate column {c.name}")
             check(c.ordinal)
             check(c.zone_map)
+            for optional in (c.bitmap_index, c.bloom_filter):
+                if optional is not None:
+                    check(optional)
             stored = parse_type(c.type_sql)
             out[key] = StoredColumn(i, c, stored, layout_of(stored))
         if footer.short_key is not None:
@@ -258,6 +268,84 @@ class SegmentReader:
                 raise self.corrupted(f"zone map of column {info.footer.name}: {e}") from None
             self._meta.add_zone_map(key, zm)
         return zm
+
+    def bloom_filter(self, info: ColumnInfo,
+                     stats: ScanStats | None = None) -> BloomFilterIndex | None:
+        """The column's per-page bloom filters, or None when the segment has none for it."""
+        p = info.footer.bloom_filter
+        if p is None:
+            return None
+        key = info.footer.name.lower()
+        bf = self._meta.bloom_filters.get(key)
+        if bf is None:
+            try:
+                _, body = self._page(p.offset, p.size, PageKind.BLOOM_FILTER, stats)
+                bf = BloomFilterIndex.parse(body, info.footer.num_pages)
+            except _DECODE_ERRORS as e:
+                raise self.corrupted(f"bloom filter of column {info.footer.name}: {e}") from None
+            self._meta.bloom_filters[key] = bf
+        return bf
+
+    def bitmap_index(self, info: ColumnInfo,
+                     stats: ScanStats | None = None) -> BitmapIndexReader | None:
+        """Lookups in the column's bitmap index, or None when the segment has none for it.
+        The BITMAP_INDEX page is parsed once per file version (segment metadata cache); the
+        dictionary and bitmap pages a lookup needs are read through the page cache."""
+        p = info.footer.bitmap_index
+        if p is None:
+            return None
+        key = info.footer.name.lower()
+        name = info.footer.name
+        like = Column.from_physical(info.stored, [])
+        index = self._meta.bitmap_indexes.get(key)
+        if index is None:
+            try:
+                _, body = self._page(p.offset, p.size, PageKind.BITMAP_INDEX, stats)
+                index = BitmapIndex.parse(body, info.layout, like, self.num_rows, self._data_end)
+            except _DECODE_ERRORS as e:
+                raise self.corrupted(f"bitmap index of column {name}: {e}") from None
+            self._meta.bitmap_indexes[key] = index
+        idx = index
+        dict_id = cache_id(self._identity, key, "bitmap_index.dict")
+        bitmap_id = cache_id(self._identity, key, "bitmap_index.bitmaps")
+
+        def dict_page(page: int) -> Column:
+            cached = PAGE_CACHE.get((dict_id, page))
+            if cached is not None:
+                return cached
+            try:
+                header, body = self._page(int(idx.dict_offset[page]), int(idx.dict_size[page]),
+                                          PageKind.BITMAP_DICT, stats)
+                count = int(idx.dict_first[page + 1] - idx.dict_first[page])
+                if header.num_rows != count:
+                    raise PageCorrupted(f"dictionary page has {header.num_rows} values, "
+                                        f"the index says {count}")
+                col = decode_dict_page(body, count, info.layout, like)
+            except _DECODE_ERRORS as e:
+                raise self.corrupted(
+                    f"bitmap index dictionary page {page} of column {name}: {e}") from None
+            PAGE_CACHE.put((dict_id, page), col)
+            return col
+
+        def bitmap_page(page: int) -> Column:
+            cached = PAGE_CACHE.get((bitmap_id, page))
+            if cached is not None:
+                return cached
+            try:
+                header, body = self._page(int(idx.bm_offset[page]), int(idx.bm_size[page]),
+                                          PageKind.BITMAP, stats)
+                count = int(idx.bm_first[page + 1] - idx.bm_first[page])
+                if header.num_rows != count:
+                    raise PageCorrupted(f"bitmap page has {header.num_rows} entries, "
+                                        f"the index says {count}")
+                col = decode_bitmap_page(body, count)
+            except _DECODE_ERRORS as e:
+                raise self.corrupted(
+                    f"bitmap index bitmap page {page} of column {name}: {e}") from None
+            PAGE_CACHE.put((bitmap_id, page), col)
+            return col
+
+        return BitmapIndexReader(idx, info.layout, dict_page, bitmap_page)
 
     def short_key(
         self, stats: ScanStats | None = None
@@ -384,11 +472,14 @@ class SegmentReader:
         predicates: Sequence[ColumnPredicate] = (),
         stats: ScanStats | None = None,
         batch_size: int = 65536,
+        disjunctions: Sequence[Disjunction] = (),
     ) -> Iterator[Batch]:
-        """Batches of `columns` holding exactly the rows that satisfy all `predicates`."""
+        """Batches of `columns` holding exactly the rows that satisfy all `predicates` and all
+        `disjunctions`."""
         from storage.segment.iterator import SegmentIterator  # iterator imports this module
 
-        return iter(SegmentIterator(self, columns, predicates, stats or ScanStats(), batch_size))
+        return iter(SegmentIterator(self, columns, predicates, stats or ScanStats(), batch_size,
+                                    disjunctions))
 
     def close(self) -> None:
         self._closed = True

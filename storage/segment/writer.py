@@ -5,7 +5,9 @@ Owns the on-disk layout of a segment (DESIGN.md section 7; Doris `SegmentWriter`
 
     header        "SHALESEG" | u32 version 1 | u32 0
     data pages    column 0 pages in row order, then column 1 pages, ...
-    index pages   per column: ORDINAL page, ZONE_MAP page; then one SHORT_KEY page
+    index pages   per column: ORDINAL page, ZONE_MAP page, [BLOOM_FILTER page], [bitmap
+                  index: BITMAP_DICT pages, BITMAP pages, BITMAP_INDEX page]; then one
+                  SHORT_KEY page
     footer        JSON (footer.py): rows, key columns, per column name / type / page count /
                   null count / index page pointers, short-key columns and page pointer
     trailer       u32 footer length | u32 crc32(footer) | "SHALESEG"
@@ -20,7 +22,10 @@ types: cut by bytes, at least one row); its body is
 with values under nulls stored as zero (fixed types) so they cost nothing in FOR / RLE. The
 encoding (encoding.py: PLAIN, DICT, RLE, FOR) is chosen per page by estimated size. Index pages:
 ordinal (indexes/ordinal.py), zone map per page + segment (indexes/zone_map.py), short key one
-entry per 1024 rows (indexes/short_key.py).
+entry per 1024 rows (indexes/short_key.py). User-declared indexes (`indexes`, a
+SegmentIndexSpec): bloom filters, one per data page (indexes/bloom_filter.py), and the bitmap
+index (indexes/bitmap_index.py), for the named columns whose type supports them (floats and
+HLL / BITMAP blobs get none; DDL refuses them anyway); the footer records what was written.
 
 Pages are encoded one at a time and streamed to `<path>.tmp` (fileio.AtomicFile), which is
 fsynced and renamed into place, so a crash leaves the whole segment or no file.
@@ -37,9 +42,11 @@ import numpy as np
 
 from storage.batch import Batch, Column
 from storage.fileio import AtomicFile
+from storage.indexes import bitmap_index, bloom_filter
+from storage.indexes.bloom_filter import BloomFilterBuilder
 from storage.indexes.ordinal import OrdinalIndexBuilder
-from storage.indexes.spec import NO_INDEXES, SegmentIndexSpec
 from storage.indexes.short_key import ShortKeyIndexBuilder, plan_prefix, rows_are_sorted
+from storage.indexes.spec import NO_INDEXES, SegmentIndexSpec
 from storage.indexes.zone_map import ZoneMapBuilder
 from storage.segment.encoding import (
     Layout,
@@ -100,13 +107,21 @@ def write_segment(
     with AtomicFile(Path(path)) as f:
         out = _Output(f)
         out.write(encode_header())
-        built = [_write_column(out, name, col) for name, col in zip(batch.names, batch.columns)]
+        built = [_write_column(out, name, col, _bloom_builder(name, col, indexes))
+                 for name, col in zip(batch.names, batch.columns)]
         columns = []
-        for name, col, (ordinals, zones, nulls) in zip(batch.names, batch.columns, built):
+        for name, col, (ordinals, zones, nulls, blooms) in zip(batch.names, batch.columns, built):
             n_pages = len(ordinals.first_rows)
             ordinal = out.write(build_page(PageKind.ORDINAL, ordinals.finish(), n_pages))
             zone_map = out.write(build_page(PageKind.ZONE_MAP, zones.finish(), n_pages + 1))
-            columns.append(ColumnFooter(name, col.type.sql(), n_pages, nulls, ordinal, zone_map))
+            bloom = None if blooms is None else \
+                out.write(build_page(PageKind.BLOOM_FILTER, blooms.finish(), n_pages))
+            bitmap = None
+            if name.lower() in indexes.bitmap_columns and bitmap_index.supports(
+                    layout_of(col.type), col.type.kind in BLOB_KINDS):
+                bitmap = bitmap_index.write_bitmap_index(col, layout_of(col.type), out.write)
+            columns.append(ColumnFooter(name, col.type.sql(), n_pages, nulls, ordinal, zone_map,
+                                        bitmap, bloom))
         short_key = None
         if parts:
             body, entries = ShortKeyIndexBuilder(parts).build(prefix_cols, num_rows)
@@ -149,9 +164,17 @@ def page_bounds(col: Column, layout: PhysicalLayout) -> list[tuple[int, int]]:
     return bounds
 
 
+def _bloom_builder(name: str, col: Column, spec: SegmentIndexSpec) -> BloomFilterBuilder | None:
+    layout = layout_of(col.type)
+    if name.lower() not in spec.bloom_filter_columns or not bloom_filter.supports(
+            layout, col.type.kind in BLOB_KINDS):
+        return None
+    return BloomFilterBuilder(layout, spec.bloom_filter_fpp)
+
+
 def _write_column(
-    out: _Output, name: str, col: Column
-) -> tuple[OrdinalIndexBuilder, ZoneMapBuilder, int]:
+    out: _Output, name: str, col: Column, blooms: BloomFilterBuilder | None = None
+) -> tuple[OrdinalIndexBuilder, ZoneMapBuilder, int, BloomFilterBuilder | None]:
     layout = layout_of(col.type)
     ordinals = OrdinalIndexBuilder()
     zones = ZoneMapBuilder(layout, bounds=col.type.kind not in BLOB_KINDS)
@@ -162,11 +185,13 @@ def _write_column(
         if validity is not None and validity.all():
             validity = None
         zones.add_page(piece.data, validity, piece.offsets)
+        if blooms is not None:
+            blooms.add_page(piece.data, validity, piece.offsets)
         page, page_nulls = encode_data_page(piece, layout, validity)
         nulls += page_nulls
         ordinals.add(start, out.offset, len(page))
         out.write(page)
-    return ordinals, zones, nulls
+    return ordinals, zones, nulls, blooms
 
 
 def encode_data_page(
