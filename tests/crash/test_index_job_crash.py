@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from support.server import ServerProcess
 
+from storage.segment.reader import SegmentReader
+
 DDL = ("CREATE TABLE t (k INT NOT NULL, city VARCHAR(20), v BIGINT) DUPLICATE KEY(k) "
        "DISTRIBUTED BY HASH(k) BUCKETS 2 PROPERTIES (\"disable_auto_compaction\" = \"true\")")
 
@@ -74,6 +76,9 @@ def test_kill_9_during_index_job(tmp_path: Path, point: str) -> None:
             assert [r[2] for r in cur.fetchall()] == ["idx_city"]
         assert table_rows(srv) == sorted(expected)
         after = segment_files(data)
+        for rel in after - files_before:  # the rewritten segments carry the bitmap index
+            with SegmentReader(data / rel, {}) as reader:
+                assert {c.name for c in reader.footer.columns if c.bitmap_index} == {"city"}
     if point == "index_job_before_swap":
         # the unswapped rewrite was collected at start-up; the job wrote its own again
         assert not written & after

@@ -19,6 +19,8 @@ import pytest
 from support.http import authorized
 from support.server import ServerProcess
 
+from storage.segment.reader import SegmentReader
+
 ALTER_COLUMN_COLUMNS = ["JobId", "TableName", "CreateTime", "FinishTime", "IndexName", "IndexId",
                         "OriginIndexId", "SchemaVersion", "TransactionId", "State", "Msg",
                         "Progress", "Timeout"]
@@ -78,6 +80,23 @@ def _rowsets(srv: ServerProcess, cur) -> dict[str, str]:
     return out
 
 
+def _segment_indexes(srv: ServerProcess, rowset_ids) -> tuple[set[str], set[str]]:
+    """(columns with a bitmap index, columns with bloom filters) in any segment of the given
+    rowsets, read from the segment footers on disk."""
+    bitmap: set[str] = set()
+    bloom: set[str] = set()
+    paths = [p for r in rowset_ids for p in srv.data_dir.glob(f"be/*/data/*/{r}_*.seg")]
+    assert paths
+    for path in paths:
+        with SegmentReader(path, {}) as reader:
+            for c in reader.footer.columns:
+                if c.bitmap_index is not None:
+                    bitmap.add(c.name)
+                if c.bloom_filter is not None:
+                    bloom.add(c.name)
+    return bitmap, bloom
+
+
 def _show_index(cur, sql: str = "SHOW INDEX FROM t") -> list[tuple]:
     cur.execute(sql)
     assert [d[0] for d in cur.description] == SHOW_INDEX_COLUMNS
@@ -105,7 +124,11 @@ def test_add_index_rewrites_data_as_a_job(server, db_conn, db) -> None:
     # every data rowset rewritten: new ids, the same versions
     assert not set(after) & set(before)
     assert sorted(after.values()) == sorted(before.values())
+    assert _segment_indexes(server, before) == (set(), set())
+    assert _segment_indexes(server, after) == ({"city"}, set())  # the rewrite wrote the index
     assert _table_rows(cur) == sorted(loaded)
+    cur.execute("SELECT k FROM t WHERE city = 'c3' ORDER BY k")  # answered through the index
+    assert [int(r[0]) for r in cur.fetchall()] == sorted(r[0] for r in loaded if r[1] == "c3")
     assert _show_index(cur) == [(f"{db}.t", "", "idx_city", "", "city", "", "", "", "", "",
                                  "BITMAP", "city lookups", "")]
     assert "  INDEX idx_city (`city`) USING BITMAP COMMENT 'city lookups'" in _create_text(cur)
@@ -118,7 +141,10 @@ def test_add_index_rewrites_data_as_a_job(server, db_conn, db) -> None:
     job2 = _wait_last_job(cur)
     assert job2["SchemaVersion"].startswith("2:")
     # only rowsets written with the index are rewritten; all of them were
-    assert not set(_rowsets(server, cur)) & set(with_index)
+    dropped = _rowsets(server, cur)
+    assert not set(dropped) & set(with_index)
+    assert _segment_indexes(server, with_index) == ({"city"}, set())  # the load wrote it too
+    assert _segment_indexes(server, dropped) == (set(), set())
     assert _table_rows(cur) == sorted(loaded + _rows(500, 10))
 
 
@@ -155,7 +181,9 @@ def test_bloom_filter_set_is_a_job(server, db_conn, db) -> None:
     cur.execute('ALTER TABLE t SET ("bloom_filter_columns" = "city, code", '
                 '"bloom_filter_fpp" = "0.01")')
     _wait_last_job(cur)
-    assert not set(_rowsets(server, cur)) & set(before)
+    after = _rowsets(server, cur)
+    assert not set(after) & set(before)
+    assert _segment_indexes(server, after) == (set(), {"city", "code"})
     text = _create_text(cur)
     assert '"bloom_filter_columns" = "city, code"' in text
     assert '"bloom_filter_fpp" = "0.01"' in text
