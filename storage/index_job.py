@@ -53,7 +53,9 @@ from storage.indexes.spec import index_spec_of, spec_signature
 from storage.per_engine import PerEngine
 from storage.rowset import segment_path
 from storage.segment import read_segment, write_segment
+from storage.segment.reader import SegmentReader
 from storage.txn import RunningTxns
+from storage.types import parse_type
 
 SCHEMA_CHANGE = "SCHEMA_CHANGE"
 FINAL_STATES = ("FINISHED", "CANCELLED")
@@ -123,20 +125,27 @@ def stale_rowsets(engine: StorageEngine, table: TableMeta
 def rewrite_rowset(engine: StorageEngine, table: TableMeta, index: MaterializedIndexMeta,
                    tablet: TabletMeta, rowset: RowsetMeta) -> RowsetMeta:
     """A copy of `rowset` whose segments carry the indexes `table` declares now: each segment
-    read whole and written again with the same rows in the same order. The files are fsynced
-    but invisible until the returned meta is swapped in."""
+    read whole and written again with the same columns, rows and row order. The files are
+    fsynced but invisible until the returned meta is swapped in."""
     root = engine.backend_root(tablet.backend_id)
     spec = index_spec_of(table, index)
-    types = [table.column(c).type for c in index.columns]
     rowset_id = f"ix{uuid.uuid4().hex}"
     files: list[str] = []
     size = rows = 0
     try:
         for rel in rowset.files:
-            batch = read_segment(root / rel, index.columns, types)
+            # Exactly what the segment stores (its columns as stored, its keys and short key
+            # prefix), whatever the table's schema says now: only the indexes change.
+            with SegmentReader(root / rel, {}) as reader:
+                footer = reader.footer
+            names = [c.name for c in footer.columns]
+            types = [parse_type(c.type_sql) for c in footer.columns]
+            batch = read_segment(root / rel, names, types)
+            short_keys = (len(footer.short_key.columns) if footer.short_key is not None
+                          else index.short_key_column_count)
             out = segment_path(tablet.tablet_id, rowset_id, len(files))
-            info = write_segment(root / out, batch, key_columns=index.keys,
-                                 short_key_columns=index.short_key_column_count, indexes=spec)
+            info = write_segment(root / out, batch, key_columns=footer.key_columns,
+                                 short_key_columns=short_keys, indexes=spec)
             files.append(out)
             size += info.size
             rows += info.num_rows

@@ -303,3 +303,58 @@ def test_several_indexes_in_one_alter_are_one_job(server, db_conn, db) -> None:
     assert [r[1] for r in cur.fetchall()] == ["other"]
     assert [r[2] for r in _show_index(cur)] == ["i1", "i2", "i3"]
     assert _table_rows(cur) == sorted(loaded)
+
+
+def test_rewrite_keeps_every_model_and_delete_version(server, db_conn, db) -> None:
+    """AGGREGATE (with a rollup) and UNIQUE tables loaded several times over the same keys, with
+    a DELETE version in between: the rewrite of every rowset (base and rollup tablets) changes
+    no answer, and the rollup's segments get the index too."""
+    cur = db_conn.cursor()
+    cur.execute("""CREATE TABLE a (k1 INT, k2 VARCHAR(10), s BIGINT SUM, m INT MAX)
+        AGGREGATE KEY(k1, k2) DISTRIBUTED BY HASH(k1) BUCKETS 2
+        PROPERTIES ("disable_auto_compaction" = "true")""")
+    cur.execute("ALTER TABLE a ADD ROLLUP r(k2, s)")
+    deadline = time.monotonic() + 60
+    while True:
+        cur.execute("SHOW ALTER TABLE ROLLUP")
+        if cur.fetchall()[-1][8] == "FINISHED":
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    cur.execute("""CREATE TABLE u (k INT, v VARCHAR(10), n INT) UNIQUE KEY(k)
+        DISTRIBUTED BY HASH(k) BUCKETS 2 PROPERTIES ("disable_auto_compaction" = "true")""")
+    for load in range(3):
+        cur.execute("INSERT INTO a VALUES " + ", ".join(
+            f"({i % 9}, 'g{i % 3}', {i + load}, {i * load % 17})" for i in range(40)))
+        cur.execute("INSERT INTO u VALUES " + ", ".join(
+            f"({i}, 'v{(i + load) % 4}', {i * 10 + load})" for i in range(load * 5, 30 + load * 5)))
+        if load == 1:
+            cur.execute("DELETE FROM a WHERE k2 = 'g1'")
+            cur.execute("DELETE FROM u WHERE k = 7")
+    queries = ["SELECT k1, k2, s, m FROM a ORDER BY k1, k2",
+               "SELECT k2, sum(s) FROM a GROUP BY k2 ORDER BY k2",
+               "SELECT k, v, n FROM u ORDER BY k",
+               "SELECT v, count(*) FROM u GROUP BY v ORDER BY v"]
+
+    def answers() -> list[list[tuple]]:
+        out = []
+        for q in queries:
+            cur.execute(q)
+            out.append(list(cur.fetchall()))
+        return out
+
+    before = answers()
+    cur.execute("ALTER TABLE a ADD INDEX ia (k2) USING BITMAP")
+    _wait_last_job(cur)
+    cur.execute("CREATE INDEX iu ON u (v) USING BITMAP")
+    _wait_last_job(cur)
+    assert answers() == before
+    cur.execute("SHOW TABLETS FROM a")
+    rollup_files = [p for row in cur.fetchall()
+                    for p in server.data_dir.glob(f"be/*/data/{row[0]}/ix*.seg")]
+    assert rollup_files  # base and rollup tablets were rewritten
+    indexed = set()
+    for path in rollup_files:
+        with SegmentReader(path, {}) as reader:
+            indexed |= {c.name for c in reader.footer.columns if c.bitmap_index}
+    assert indexed == {"k2"}
