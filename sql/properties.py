@@ -213,6 +213,8 @@ def default_properties(keys_type: KeysType, props: dict[str, str], replicas: int
     ]
     emitted = {k for k, _ in out} | {"replication_num", "replication_allocation"}
     for k, v in props.items():
+        if k == "bloom_filter_columns":  # Doris prints its column set joined by ", "
+            v = ", ".join(n.strip() for n in v.split(",") if n.strip())
         if k not in emitted:
             out.append((k, v))
     return out

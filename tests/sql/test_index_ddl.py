@@ -178,7 +178,7 @@ def test_bloom_filter_set_is_a_job(server, db_conn, db) -> None:
     loaded = _rows(0, 50)
     _insert(cur, loaded)
     before = _rowsets(server, cur)
-    cur.execute('ALTER TABLE t SET ("bloom_filter_columns" = "city, code", '
+    cur.execute('ALTER TABLE t SET ("bloom_filter_columns" = "city,code", '
                 '"bloom_filter_fpp" = "0.01")')
     _wait_last_job(cur)
     after = _rowsets(server, cur)
@@ -188,8 +188,13 @@ def test_bloom_filter_set_is_a_job(server, db_conn, db) -> None:
     assert '"bloom_filter_columns" = "city, code"' in text
     assert '"bloom_filter_fpp" = "0.01"' in text
     assert _show_index(cur) == []  # legacy bloom filters are not listed by SHOW INDEX
-    cur.execute('ALTER TABLE t SET ("bloom_filter_columns" = "city, code")')  # unchanged: no job
+    cur.execute('ALTER TABLE t SET ("bloom_filter_fpp" = "0.01")')  # unchanged: no job
     assert len(_jobs(cur)) == 1
+    cur.execute('ALTER TABLE t SET ("bloom_filter_columns" = "")')  # drops them: a job again
+    _wait_last_job(cur)
+    assert len(_jobs(cur)) == 2
+    assert _segment_indexes(server, _rowsets(server, cur)) == (set(), set())
+    assert '"bloom_filter_columns"' not in _create_text(cur)
     assert _table_rows(cur) == sorted(loaded)
 
 
