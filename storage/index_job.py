@@ -229,6 +229,8 @@ class IndexJobs:
                 job = self._set(job, state="WAITING_TXN")
                 self._wait_txns(job)
                 job = self._set(job, state="RUNNING")
+            else:  # resumed RUNNING: a two-phase load PRECOMMITTED before the job survives
+                self._wait_txns(job)  # a restart; its rowsets are rewritten after its commit
             self._rewrite(job)
         except JobCancelled as e:
             self._finish_cancel(job_id, str(e))
