@@ -25,6 +25,7 @@ import numpy as np
 from sqlglot import expressions as exp
 
 from sql.errors import DorisError, ErrorCode, unknown_database
+from storage import clock
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
@@ -181,7 +182,7 @@ class RowBuilder:
         self.targets = list(targets)
         positions = {c.name.lower(): i for i, c in enumerate(self.targets)}
         self._position = [positions.get(c.name.lower()) for c in table.columns]
-        now = _dt.datetime.now()
+        now = clock.now()
         self._defaults = [
             default_value(c, now) if p is None else None for c, p in zip(table.columns, self._position)
         ]
@@ -222,13 +223,15 @@ def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | No
 
 
 def _reject_unplaced(table: TableMeta, batch: Batch, placed: np.ndarray,
-                     tolerance: Tolerance) -> None:
-    for i in np.flatnonzero(~placed).tolist():
+                     tolerance: Tolerance,
+                     describe: Callable[[Batch, list[int]], list[str]]) -> None:
+    rows = np.flatnonzero(~placed).tolist()
+    for i, nearest in zip(rows, describe(batch, rows)):
         values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
                            for c in table.partition_info.columns)
         tolerance.reject(f"Reason: no partition for this tuple ({values}) in table "
-                         f"[{table.name}]. Use `SHOW PARTITIONS FROM {table.name}` to see "
-                         "the partitions of this table.")
+                         f"[{table.name}]; {nearest}. Use `SHOW PARTITIONS FROM {table.name}` "
+                         "to see the partitions of this table.")
 
 
 def _add_routed(txn: LoadTxn, table: TableMeta, batch: Batch, tolerance: Tolerance) -> int:
@@ -237,7 +240,7 @@ def _add_routed(txn: LoadTxn, table: TableMeta, batch: Batch, tolerance: Toleran
     part_idx, buckets = txn.route(batch)
     placed = part_idx >= 0
     if not placed.all():
-        _reject_unplaced(table, batch, placed, tolerance)
+        _reject_unplaced(table, batch, placed, tolerance, txn.describe_unplaced)
         batch, part_idx, buckets = batch.filter(placed), part_idx[placed], buckets[placed]
     txn.add_batch(batch, (part_idx, buckets))
     return batch.num_rows
@@ -374,7 +377,7 @@ def insert_values(
     """`evaluate(expr, target_type)` returns (physical value, its type) of a constant expression.
     With `group_commit` (and no label / PARTITION clause) the rows join the table's group."""
     targets = target_columns(table, column_names)
-    now = _dt.datetime.now()
+    now = clock.now()
     tol = tolerance if tolerance is not None else Tolerance()
 
     def converted() -> Iterator[list[object]]:
@@ -409,7 +412,7 @@ def insert_batches(
     targets = target_columns(table, column_names)
     tol = tolerance if tolerance is not None else Tolerance()
 
-    now = _dt.datetime.now()
+    now = clock.now()
 
     def converted() -> Iterator[Batch]:
         row_no = 0
@@ -473,7 +476,7 @@ def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: 
     for b in batches:
         placed = router.route(b) >= 0
         if not placed.all():
-            _reject_unplaced(table, b, placed, tolerance)
+            _reject_unplaced(table, b, placed, tolerance, router.describe_misses)
             b = b.filter(placed)
         if b.num_rows:
             kept.append(b)

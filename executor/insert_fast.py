@@ -19,7 +19,6 @@ the kernel does not recognise goes through the regex scanner and the text conver
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from collections.abc import Sequence
 from decimal import Decimal
@@ -32,6 +31,7 @@ from executor.insert import default_value, target_columns
 from sql.errors import DorisError
 from sql import insert_values_kernels as K
 from sql.insert_values_scanner import TokenArrays, scan_rows, scan_tokens, unquote
+from storage import clock
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, TableMeta
 from storage.types import DataType, TypeError_, TypeKind
@@ -259,7 +259,7 @@ def scanned_batch(table: TableMeta, column_names: Sequence[str] | None,
     if len(targets) != len(values):
         return None
     by_name = {c.name.lower(): (c, v) for c, v in zip(targets, values)}
-    now = _dt.datetime.now()
+    now = clock.now()
     cols = []
     try:
         for c in table.columns:
@@ -362,7 +362,7 @@ def tokens_batch(table: TableMeta, column_names: Sequence[str] | None, ta: Token
     if len(targets) != ta.kind.shape[1]:
         return None
     by_name = {c.name.lower(): (c, j) for j, c in enumerate(targets)}
-    now = _dt.datetime.now()
+    now = clock.now()
     cols = []
     try:
         for c in table.columns:

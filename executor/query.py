@@ -8,7 +8,6 @@ token is checked between batches (KILL QUERY) and awaited by SLEEP().
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import threading
 import uuid
@@ -30,6 +29,7 @@ from sql.bind_expressions import ExpressionBinder, not_supported
 from sql.binder import CatalogView, bind_query, unknown_column
 from sql.errors import DorisError, ShaleError
 from sql.table_functions import FileFunctionResolver
+from storage import clock
 from storage.batch import Batch, Column
 from storage.scan_stats import ScanStats
 from storage.types import BOOLEAN, DataType, TypeKind
@@ -187,7 +187,7 @@ def evaluate_constant(expr_ast: exp.Expression, ctx: SessionContext,
     def no_columns(col: exp.Column) -> object:
         raise unknown_column(".".join(p.name for p in col.parts))
 
-    now = _dt.datetime.now().replace(microsecond=0)
+    now = clock.now().replace(microsecond=0)
     binder = ExpressionBinder(no_columns, ctx, now, False, "VALUES")  # type: ignore[arg-type]
     bound = binder.bind(expr_ast)
     if bound.type.kind is TypeKind.NULL:

@@ -29,6 +29,7 @@ from server import text_encoding, tls
 from server.audit import AuditLog
 from server.auth import ShaleIdentityProvider
 from server.config import Config
+from server.dynamic_partitions import DynamicPartitionScheduler
 from server.http import build_app
 from server.listener import ShaleMysqlServer
 from server.privileges import PrivilegeManager
@@ -36,6 +37,7 @@ from server.privileges.statements import AccountStatements
 from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.variables import GlobalVariables
+from server.frontend_config import FrontendConfig
 from storage.compaction.scheduler import CompactionManager
 from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
@@ -97,8 +99,17 @@ class ShaleServer:
         # (server/text_encoding.py warm_up: Connector/J gives connect-time statements 500 ms)
         text_encoding.warm_up()
         RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
+        fe_config = FrontendConfig.of(self.engine)
+        for key, type_name, value in (
+                ("query_port", "int", config.query_port), ("http_port", "int", config.http_port),
+                ("qe_max_connection", "int", config.qe_max_connection),
+                ("enable_ssl", "boolean", config.enable_ssl),
+                ("enable_https", "boolean", config.enable_https)):
+            fe_config.add_static(key, type_name, value)
         IndexJobs.of(self.engine).resume()  # ADD / DROP INDEX, bloom filter SET jobs likewise
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
+        # creates / drops dynamic partitions (server/dynamic_partitions.py)
+        DynamicPartitionScheduler.of(self.engine).start()
         self.global_vars = GlobalVariables()
         # local() reads under import_dir, OUTFILE / EXPORT write under export_dir
         self.file_dirs = FileDirs.under(self.engine.data_dir, config.import_dir, config.export_dir)
@@ -183,6 +194,7 @@ class ShaleServer:
         self.pool.shutdown(wait=True, cancel_futures=True)
         self.session_pool.shutdown(wait=True, cancel_futures=True)
         self.audit.close()  # writes the events still queued
+        await asyncio.to_thread(DynamicPartitionScheduler.of(self.engine).stop)
         self.engine.close()
 
     async def run(self) -> None:

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,13 +47,18 @@ from executor.query import (
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
 from planner.explain import explain_lines, shape_lines
 from planner.scan_info import plan_scan_lines
-from server import local_infile
+from server import frontend_config, local_infile
 from server.local_infile import LocalInfileOutcome
 from server.privileges import Access, check
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser, may_manage_sessions
 from server.privileges.model import LOAD, SELECT
 from server.load_status import show_load_statement
 from server.export_jobs import ExportJobs, order_and_limit, property_map
+from server.dynamic_partitions import DynamicPartitionScheduler
+from server.dynamic_partitions import SHOW_COLUMNS as DYNAMIC_PARTITION_COLUMNS
+from server.dynamic_partitions import check_first_run
+from server.dynamic_partitions import show_rows as dynamic_partition_rows
+from server.frontend_config import FrontendConfig
 from server.profiles import QueryProfiles, operator_counters
 from server.variables import SessionVariables, display
 from sql import ast_views as V
@@ -62,8 +68,8 @@ from sql.ctas import like_rollups, like_source
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
 from sql.dialect import (
-    AdminCompact, CancelAlter, CancelExport, DescAll, DescFunction, DorisExplain, DorisExport,
-    DorisOutfile, LoadDataInfile,
+    AdminCompact, AdminSetConfig, AdminShowConfig, CancelAlter, CancelExport, DescAll,
+    DescFunction, DorisExplain, DorisExport, DorisOutfile, LoadDataInfile,
 )
 from sql.errors import (
     DorisError,
@@ -75,6 +81,7 @@ from sql.errors import (
     unknown_database,
 )
 from sql.insert_values_scanner import scan_header
+from sql.properties import MAX_DYNAMIC_PARTITION_NUM
 from sql.table_functions import table_function_call
 from storage.batch import Batch, Column
 from storage.catalog.meta import TableMeta
@@ -204,6 +211,8 @@ class StatementRunner:
         self.error_log_url: Callable[[list[str]], str] | None = None
         # SHOW STATUS rows from the connection (server/tls.py status_rows), set by the session
         self.status_rows: Callable[[], list[tuple[object, ...]]] = list
+        # SHOW WARNINGS: (Level, Code, Message) of the last statement that was not SHOW WARNINGS
+        self.last_warnings: list[tuple[str, int, str]] = []
 
     def begin_statement(self, text: str = "") -> None:
         """A fresh cancel token per statement: a late KILL or timer never hits the next one."""
@@ -256,6 +265,8 @@ class StatementRunner:
     def run(self, stmt: exp.Expression) -> Outcome:
         if self.access is not None:  # every statement family's privilege check
             authorize(self.access, stmt, self.database)
+        if not (isinstance(stmt, exp.Show) and stmt.name.upper() in ("WARNINGS", "ERRORS")):
+            self.last_warnings = []
         if isinstance(stmt, (exp.Select, exp.Union, exp.Subquery)) or (
             isinstance(stmt, exp.Query) and not isinstance(stmt, exp.Insert)
         ):
@@ -263,13 +274,15 @@ class StatementRunner:
         if isinstance(stmt, exp.Insert):
             return self.recorded_insert(stmt)
         if isinstance(stmt, exp.Create):
-            return self.create(stmt)
+            with self._dynamic_partition_limit():
+                return self.create(stmt)
         if isinstance(stmt, exp.Drop):
             return self.drop(stmt)
         if isinstance(stmt, exp.TruncateTable):
             return self.truncate(stmt)
         if isinstance(stmt, exp.Alter):
-            return self.alter(stmt)
+            with self._dynamic_partition_limit():
+                return self.alter(stmt)
         if isinstance(stmt, exp.Show):
             return self.show(stmt)
         if isinstance(stmt, DescAll):
@@ -305,6 +318,12 @@ class StatementRunner:
             return self.cancel_alter(stmt)
         if isinstance(stmt, AdminCompact):
             return self.admin_compact(stmt)
+        if isinstance(stmt, AdminSetConfig):
+            return self.admin_set_config(stmt)
+        if isinstance(stmt, AdminShowConfig):
+            like = stmt.args.get("like")
+            rows = FrontendConfig.of(self.engine).rows(like.name if like is not None else None)
+            return TextOutcome(frontend_config.COLUMNS, rows)
         if isinstance(stmt, LoadDataInfile):  # MySQL Load (server/local_infile.py)
             return local_infile.prepare(self.engine, stmt, self.database)
         raise _not_supported(f"Statement {type(stmt).__name__.upper()}")
@@ -579,7 +598,16 @@ class StatementRunner:
                 return OkOutcome()
             view = V.describe_create_table(stmt)
             defn = analyze_create_table(view, len(self.engine.catalog.backends()))
-            ddl_ops.create_table(self.engine, self.database, defn)
+            dynamic = any(k.startswith("dynamic_partition.") for k, _ in defn.properties)
+            ddl_ops.create_table(self.engine, self.database, defn, check=(
+                (lambda s: check_first_run(self.engine, s.table, s.partitions)) if dynamic
+                else None))
+            if dynamic:
+                # Doris runs the scheduler once for a new dynamic table
+                table = self.engine.catalog.get_table(defn.db or self.database or "", defn.name)
+                if table is not None:
+                    return self._warn(DynamicPartitionScheduler.of(self.engine).run(
+                        [table.table_id]))
             return OkOutcome()
         if kind == "INDEX":  # CREATE INDEX i ON t (c) USING BITMAP: ALTER TABLE t ADD INDEX
             ast = V.describe_create_index(stmt)
@@ -640,6 +668,7 @@ class StatementRunner:
         table = self._table(stmt.this)
         actions = V.describe_alter(stmt)
         index_actions = [a for a in actions if isinstance(a, (V.AddIndexAction, V.DropIndexAction))]
+        warnings: list[str] = []  # failures of the dynamic partition runs ALTER triggered
         for action in actions:
             table = self._table(stmt.this)  # re-read: an earlier action may have changed it
             if action is (index_actions[0] if index_actions else None):
@@ -671,6 +700,10 @@ class StatementRunner:
                 if bloom:  # rebuilds the segments: an index job (storage/index_job.py)
                     self._start_index_job(ddl_ops.set_bloom_filter(
                         self.engine, self._table(stmt.this), bloom))
+                if any(k.startswith("dynamic_partition.") for k in props):
+                    scheduler = DynamicPartitionScheduler.of(self.engine)
+                    scheduler.note_properties_changed(table.table_id)
+                    warnings += scheduler.run([table.table_id])
             elif isinstance(action, V.AddRollupAction):
                 jobs = RollupJobs.of(self.engine)
                 for job_id in ddl_ops.add_rollups(self.engine, table, action.rollups):
@@ -682,7 +715,23 @@ class StatementRunner:
                 continue  # done with the first one above
             else:
                 raise _not_supported(f"ALTER TABLE action {type(action).__name__}")
-        return OkOutcome()
+        return self._warn(warnings)
+
+    @contextmanager
+    def _dynamic_partition_limit(self) -> Iterator[None]:
+        """dynamic_partition.* validation uses the FE config max_dynamic_partition_num."""
+        limit = FrontendConfig.of(self.engine).get_int("max_dynamic_partition_num")
+        token = MAX_DYNAMIC_PARTITION_NUM.set(limit)
+        try:
+            yield
+        finally:
+            MAX_DYNAMIC_PARTITION_NUM.reset(token)
+
+    def _warn(self, messages: list[str]) -> OkOutcome:
+        """An OK whose warnings (count in the OK packet, texts in SHOW WARNINGS) are
+        `messages`: failures the statement caused but did not fail on."""
+        self.last_warnings = [("Warning", 1105, m) for m in messages]
+        return OkOutcome(warnings=len(messages))
 
     def _start_index_job(self, job_id: int | None) -> None:
         if job_id is not None:
@@ -715,6 +764,16 @@ class StatementRunner:
         compact_table(self.engine, table, request.partitions, request.kind)
         return OkOutcome()
 
+    def admin_set_config(self, stmt: AdminSetConfig) -> OkOutcome:
+        """ADMIN SET FRONTEND CONFIG ("key" = "value"): one item, as Doris' AdminSetConfigStmt."""
+        settings = property_map(stmt.expressions)
+        if len(settings) != 1:
+            raise DorisError("config parameter size is not equal to 1")
+        ((key, value),) = settings.items()
+        FrontendConfig.of(self.engine).set(key, value)
+        # a new "today" or scheduler setting applies now, failures shown as warnings
+        return self._warn(DynamicPartitionScheduler.of(self.engine).run())
+
     # ---- SHOW -------------------------------------------------------------------------------
     def show(self, stmt: exp.Show) -> TextOutcome:
         kind = stmt.name.upper()
@@ -745,7 +804,15 @@ class StatementRunner:
         elif kind == "VARIABLES":
             return self.show_variables(stmt)
         elif kind in ("WARNINGS", "ERRORS"):
-            return TextOutcome(["Level", "Code", "Message"])
+            rows = [w for w in self.last_warnings if kind == "WARNINGS" or w[0] == "Error"]
+            return TextOutcome(["Level", "Code", "Message"], list(rows))
+        elif kind == "DYNAMIC PARTITION TABLES":
+            if not db:
+                raise no_database_selected()
+            if cat.get_database(db) is None:
+                raise unknown_database(db)
+            return TextOutcome(DYNAMIC_PARTITION_COLUMNS,
+                               dynamic_partition_rows(self.engine, cat.list_tables(db)))
         elif kind == "STATUS":  # the connection's own rows (Ssl_cipher, Ssl_version)
             return TextOutcome(["Variable_name", "Value"],
                                like_filter(self.status_rows(), stmt.text("like") or None))

@@ -21,7 +21,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from server import compaction_api, load_status
+from server import compaction_api, dynamic_partitions, load_status
 from storage.group_commit import committer_for
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ class ServerCollector(Collector):
                     len(server.engine.catalog.backends()))
         yield from compaction_api.metric_families(server.engine)
         yield from load_status.metric_families(server.engine)
+        yield from dynamic_partitions.metric_families(server.engine)
 
 
 def registry_for(server: ShaleServer) -> CollectorRegistry:

@@ -33,6 +33,7 @@ from sql.relations import (  # noqa: F401 - re-exported: the bound query types l
     NO_FROM, BoundQuery, BoundSelect, CatalogView, RelColumn, Scope, SortItem, TableSource,
     ValuesSource,
 )
+from storage import clock
 
 
 def check_supported(select: exp.Select) -> None:
@@ -57,7 +58,7 @@ class SelectBinder(FromBinder):
                  ctes: dict[str, tuple[BoundQuery, tuple[str, ...]]] | None = None) -> None:
         self.catalog = catalog
         self.session = session
-        self.now = now or _dt.datetime.now().replace(microsecond=0)
+        self.now = now or clock.now().replace(microsecond=0)
         self.parent = parent
         self.counter = counter if counter is not None else [0]
         self.ctes = dict(ctes or {})

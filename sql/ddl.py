@@ -447,7 +447,8 @@ def analyze_create_table(ast: Any, backends: int) -> TableDefinition:
     distribution = _analyze_distribution(ast.distribution, columns, keys_type)
     P.replication_num(props, backends)
     P.validate_bloom_filter(props, columns, keys_type)
-    P.validate_dynamic_partition(props, partition_info, columns)
+    P.validate_dynamic_partition(props, partition_info, columns, distribution.buckets,
+                                 bool(props.get("colocate_with", "").strip()))
     rollups = _analyze_rollups(ast.rollups or [], ast.name, columns, keys_type)
     indexes = _analyze_indexes(ast.indexes or [], columns, keys_type)
     return TableDefinition(

@@ -10,7 +10,7 @@ Upstream: Doris `InternalCatalog.createOlapTable`, `ColocateTableIndex`, `Alter`
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from sql import properties as P
@@ -225,12 +225,17 @@ def _new_partition(
     return part
 
 
-def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefinition) -> None:
+def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefinition,
+                 check: Callable[[StagedTable], None] | None = None) -> None:
+    """`check`: the caller's last word on the staged table before it is committed (the
+    dynamic partition scheduler's first-run conflicts)."""
     cat = engine.catalog
     with cat.lock:
         staged = stage_table(engine, db_name, defn)
         if staged is None:
             return
+        if check is not None:
+            check(staged)
         m = Mutation()
         if staged.new_group is not None:
             m.put(staged.new_group)
@@ -426,7 +431,9 @@ def _set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, 
         merged.update(updates)
         columns = table.columns
         if any(k.startswith(P.DYNAMIC_PREFIX) for k in updates):
-            P.validate_dynamic_partition(merged, table.partition_info, columns)
+            P.validate_dynamic_partition(merged, table.partition_info, columns,
+                                         table.distribution.buckets,
+                                         table.colocate_group_id is not None)
         if "bloom_filter_columns" in updates or "bloom_filter_fpp" in updates:
             P.validate_bloom_filter(merged, columns, table.keys_type)
         moved: list[tuple[TabletMeta, int]] = []
@@ -653,6 +660,51 @@ def set_group_stable(engine: StorageEngine, db_id: int, group_id: int, stable: b
         m = Mutation()
         m.put(replace(group, stable=stable))
         cat.commit(m)
+
+
+# ---- dynamic partitions (the scheduler's ADD / DROP, server/dynamic_partitions.py) ---------------
+def add_dynamic_partition(
+    engine: StorageEngine, table_id: int, name: str, lower: str, upper: str,
+    buckets: int | None, replicas: int | None,
+) -> bool:
+    """ADD PARTITION name VALUES [lower, upper) for the scheduler, one catalog transaction:
+    the manual ADD PARTITION path without its "dynamic table" refusal. Returns False when the
+    table is gone. Raises DorisError with Doris' overlap / duplicate-name messages."""
+    cat = engine.catalog
+    with cat.lock:
+        table = cat.table_by_id(table_id)
+        if table is None:
+            return False
+        existing = cat.partitions(table.table_id)
+        spec = PartitionSpec(name, "FIXED", lower=(lower,), upper=(upper,))
+        (spec, lo, up, values), = _resolve_partitions(table, [spec], existing)
+        group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
+        nbuckets = buckets if buckets is not None else table.distribution.buckets
+        if group is not None and nbuckets != group.buckets:
+            raise _colocate_error(
+                f"Colocate tables must have same bucket num: {nbuckets} should be {group.buckets}")
+        if replicas is None:
+            replicas = existing[0].replication_num if existing else P.replication_num(
+                dict(table.properties), len(cat.backends()))
+        m = Mutation()
+        _new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
+                       nbuckets, replicas, group, lo, up, values)
+        cat.commit(m)
+    return True
+
+
+def drop_dynamic_partition(engine: StorageEngine, table_id: int, name: str) -> bool:
+    """DROP PARTITION name for the scheduler, one catalog transaction (False: already gone)."""
+    cat = engine.catalog
+    with cat.lock:
+        part = next((p for p in cat.partitions(table_id) if p.name.lower() == name.lower()), None)
+        if part is None:
+            return False
+        m = Mutation()
+        tablets = _delete_partition(cat, m, part)
+        cat.commit(m)
+    engine.remove_tablet_files(tablets)
+    return True
 
 
 # ---- indexes (ADD / DROP INDEX, CREATE / DROP INDEX, SET bloom filter; CANCEL ALTER .. COLUMN) --

@@ -111,6 +111,8 @@ __all__ = [
     "AddPartition",
     "AddRollup",
     "AdminCompact",
+    "AdminSetConfig",
+    "AdminShowConfig",
     "AggTypeColumnConstraint",
     "AlterSetProperties",
     "CancelAlter",
@@ -160,6 +162,8 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     AddRollup,
     DropRollup,
     AdminCompact,
+    AdminSetConfig,
+    AdminShowConfig,
     CancelAlter,
     AddPartition,
     DropPartition,
@@ -333,6 +337,16 @@ class ShaleDorisParser(DorisParser):
                 and (nxt := self._peek(1)) is not None and nxt.text.upper() == "COMPACT"):
             self._advance(2)
             return self._parse_admin_compact()
+        if (self._curr and self._curr.text.upper() == "ADMIN"
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() in ("SET", "SHOW")):
+            config = self._parse_admin_config()
+            if config is not None:
+                return config
+        if (self._curr and self._curr.token_type == TokenType.SHOW
+                and (nxt := self._peek(1)) is not None and nxt.text.upper() == "FRONTEND"
+                and (nxt2 := self._peek(2)) is not None and nxt2.text.upper() == "CONFIG"):
+            self._advance(3)
+            return self._parse_show_config_like()
         if (self._curr and self._curr.text.upper() == "EXPORT"
                 and (nxt := self._peek(1)) is not None and nxt.token_type == TokenType.TABLE):
             self._advance(2)
@@ -498,6 +512,28 @@ class ShaleDorisParser(DorisParser):
         table = self._parse_table(schema=False)
         where = self._parse_where()
         return self.expression(AdminCompact(this=table, where=where))
+
+    def _parse_admin_config(self) -> AdminSetConfig | AdminShowConfig | None:
+        """ADMIN SET [FRONTEND | ALL FRONTENDS] CONFIG ("k" = "v") / ADMIN SHOW FRONTEND CONFIG
+        [LIKE 'p'] (at ADMIN); None, with nothing consumed, for other ADMIN SET/SHOW forms."""
+        start = self._index
+        self._advance()  # ADMIN
+        if self._match(TokenType.SET):
+            if self._match_text_seq("CONFIG") or self._match_text_seq("FRONTEND", "CONFIG") \
+                    or self._match_text_seq("ALL", "FRONTENDS", "CONFIG"):
+                if not (self._curr and self._curr.token_type == TokenType.L_PAREN):
+                    self.raise_error('Expected ("key" = "value") after ADMIN SET FRONTEND CONFIG')
+                return self.expression(AdminSetConfig(expressions=self._parse_properties_list()))
+        elif self._match(TokenType.SHOW) and self._match_text_seq("FRONTEND", "CONFIG"):
+            return self._parse_show_config_like()
+        self._retreat(start)
+        return None
+
+    def _parse_show_config_like(self) -> AdminShowConfig:
+        like = None
+        if self._match(TokenType.LIKE):
+            like = self._parse_doris_string("pattern")
+        return self.expression(AdminShowConfig(like=like))
 
     def _parse_cancel_alter(self) -> CancelAlter:
         """CANCEL ALTER TABLE ROLLUP|COLUMN FROM [db.]t [(job_id, ..)] (after CANCEL ALTER)."""

@@ -151,6 +151,19 @@ class AdminCompact(exp.Expression):
     arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "where": False}
 
 
+class AdminSetConfig(exp.Expression):
+    """``ADMIN SET [FRONTEND | ALL FRONTENDS] CONFIG ("key" = "value")``; expressions=[Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class AdminShowConfig(exp.Expression):
+    """``ADMIN SHOW FRONTEND CONFIG [LIKE 'pattern']`` (also ``SHOW FRONTEND CONFIG``);
+    like=string Literal or None."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"like": False}
+
+
 class CancelAlter(exp.Expression):
     """``CANCEL ALTER TABLE ROLLUP|COLUMN FROM [db.]t [(job_id, ..)]``; this=Table,
     kind="ROLLUP"|"COLUMN", expressions=job id Literals."""
@@ -275,6 +288,8 @@ class LoadDataInfile(exp.Expression):
 STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Query,
     AdminCompact,
+    AdminSetConfig,
+    AdminShowConfig,
     CancelAlter,
     exp.Create,
     exp.Drop,

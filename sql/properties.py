@@ -9,10 +9,14 @@ Upstream: Doris `PropertyAnalyzer`, `DynamicPartitionUtil`.
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 import re
 from collections.abc import Sequence
+from contextvars import ContextVar
 
-from sql.errors import DorisError
+from sql.dynamic_partition import parse_time_zone
+from sql.errors import DorisError, ErrorCode
 from storage.catalog.meta import ColumnMeta, KeysType, PartitionInfo, PartitionType
 from storage.types import TypeKind
 
@@ -123,13 +127,24 @@ def validate_bloom_filter(
     return tuple(names)
 
 
+# The FE config max_dynamic_partition_num for the statement being analysed (the server sets it
+# around CREATE / ALTER from its frontend configs; 500 is Doris' default).
+MAX_DYNAMIC_PARTITION_NUM: ContextVar[int] = ContextVar("max_dynamic_partition_num", default=500)
+
+
 def validate_dynamic_partition(
-    props: dict[str, str], partition_info: PartitionInfo, columns: Sequence[ColumnMeta]
+    props: dict[str, str], partition_info: PartitionInfo, columns: Sequence[ColumnMeta],
+    buckets: int | None = None, colocate: bool = False, max_partitions: int | None = None,
 ) -> None:
-    """Checks in Doris' order (DynamicPartitionUtil.checkInputDynamicPartitionProperties)."""
+    """Checks in Doris' order and wording: DynamicPartitionUtil.checkInputDynamicPartitionProperties
+    (the required keys, when any of the main ones is given), then analyzeDynamicPartition (one
+    check per key in its fixed order). `buckets` / `colocate`: the table's bucket count and
+    whether it is colocated (Doris: a colocate table's dynamic buckets must equal it)."""
     dyn = {k[len(DYNAMIC_PREFIX):]: v for k, v in props.items() if k.startswith(DYNAMIC_PREFIX)}
     if not dyn:
         return
+    if max_partitions is None:
+        max_partitions = MAX_DYNAMIC_PARTITION_NUM.get()
     unknown = [f"{DYNAMIC_PREFIX}{k}" for k in dyn if k not in DYNAMIC_KEYS]
     if unknown:
         raise DorisError(f"Invalid dynamic partition properties: {', '.join(unknown)}")
@@ -138,65 +153,216 @@ def validate_dynamic_partition(
     part_col = next(c for c in columns if c.name.lower() == partition_info.columns[0].lower())
     if not (part_col.type.is_temporal or part_col.type.is_integer):
         raise DorisError("Dynamic Partition Only Support DATE, DATETIME and INTEGER Type Now.")
-    enable = dyn.get("enable", "true")
-    if enable.lower() not in ("true", "false"):
-        raise DorisError(f"Invalid dynamic partition enable: {enable}. Expected true or false")
-    if "time_unit" not in dyn:
-        raise DorisError("Must assign dynamic_partition.time_unit properties")
-    if "prefix" not in dyn:
-        raise DorisError("Must assign dynamic_partition.prefix properties")
-    if "end" not in dyn:
-        raise DorisError("Must assign dynamic_partition.end properties")
-    unit = dyn["time_unit"].upper()
-    if unit not in _TIME_UNITS:
-        raise DorisError(f"Unsupported time unit {dyn['time_unit']}. Expect HOUR/DAY/WEEK/MONTH/YEAR.")
-    if unit == "HOUR" and part_col.type.kind is TypeKind.DATE:
-        raise DorisError(
-            f"dynamic_partition.time_unit could not be HOUR when type of partition column "
-            f"{part_col.name} is DATE or DATEV2"
-        )
-    if not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", dyn["prefix"]):
+    main = ("enable", "time_unit", "time_zone", "prefix", "start", "end", "buckets",
+            "create_history_partition", "history_partition_num", "reserved_history_periods")
+    if any(dyn.get(k) for k in main):
+        for key in ("time_unit", "prefix", "end"):
+            if not dyn.get(key):
+                raise DorisError(f"Must assign dynamic_partition.{key} properties")
+    if "time_unit" in dyn:
+        unit = dyn["time_unit"].strip().upper()
+        if unit not in _TIME_UNITS:
+            raise DorisError(
+                f"Unsupported time unit {dyn['time_unit']}. Expect HOUR/DAY/WEEK/MONTH/YEAR.")
+        if unit == "HOUR" and part_col.type.kind is TypeKind.DATE:
+            raise DorisError(
+                f"dynamic_partition.time_unit could not be HOUR when type of partition column "
+                f"{part_col.name} is DATE or DATEV2")
+        if unit == "HOUR" and part_col.type.is_integer:
+            raise DorisError(f"dynamic_partition.time_unit could not be HOUR when type of "
+                             f"partition column {part_col.name} is Integer")
+    if "prefix" in dyn and not re.fullmatch(r"[a-zA-Z][a-zA-Z0-9_]*", dyn["prefix"]):
         raise DorisError(f"Invalid dynamic partition prefix: {dyn['prefix']}.")
+    if "buckets" in dyn:
+        if not dyn["buckets"].strip():
+            raise DorisError("Dynamic partition buckets is empty")
+        if _dyn_int(dyn["buckets"], "buckets") <= 0:
+            raise DorisError("Dynamic partition buckets must greater than 0")
+    enable = dyn.get("enable", "true")
+    if enable.strip().lower() not in ("true", "false"):
+        raise DorisError(f"Invalid dynamic partition enable: {enable}. Expected true or false")
     start = -2147483648
     if "start" in dyn:
         start = _dyn_int(dyn["start"], "start")
         if start >= 0:
             raise DorisError("Dynamic partition start must less than 0")
-    end = _dyn_int(dyn["end"], "end")
-    if end <= 0:
-        raise DorisError("Dynamic partition end must greater than 0")
-    if "buckets" in dyn and _dyn_int(dyn["buckets"], "buckets", "buckets") <= 0:
-        raise DorisError("Dynamic partition buckets must greater than 0")
-    history = dyn.get("create_history_partition", "false").lower()
-    if history not in ("true", "false"):
+    end = None
+    if "end" in dyn:
+        if not dyn["end"].strip():
+            raise DorisError("Dynamic partition end is empty")
+        end = _dyn_int(dyn["end"], "end")
+        if end <= 0:
+            raise DorisError("Dynamic partition end must greater than 0")
+    history = dyn.get("create_history_partition", "false")
+    if history.strip().lower() not in ("true", "false"):
         raise DorisError(f"Invalid dynamic partition create_history_partition: {history}. "
                          "Expected true or false")
-    if "start_day_of_week" in dyn and not 1 <= _dyn_int(dyn["start_day_of_week"], "start_day_of_week") <= 7:
-        raise DorisError("dynamic_partition.start_day_of_week should between 1 and 7")
-    if "start_day_of_month" in dyn and not 1 <= _dyn_int(dyn["start_day_of_month"], "start_day_of_month") <= 28:
-        raise DorisError("dynamic_partition.start_day_of_month should between 1 and 28")
-    lo = start if history == "true" else 0
-    if history == "true" and "history_partition_num" in dyn:
-        num = _dyn_int(dyn["history_partition_num"], "history_partition_num")
-        if num > 0:
-            lo = max(start, -num)
-    if end - lo > 500:
-        raise DorisError(f"Too many dynamic partitions: {end - lo}. Limit: 500")
+    history_num = -1
+    if "history_partition_num" in dyn:
+        history_num = _plain_int(dyn["history_partition_num"], "history_partition_num")
+        if history_num < 0 and history_num != -1:
+            raise DorisError("Dynamic history partition num must greater than 0")
+    lo = 0
+    if history.strip().lower() == "true":
+        lo = start if history_num == -1 else max(start, -history_num)
+        if lo == -2147483648:
+            raise DorisError("Provide start or history_partition_num property when "
+                             "create_history_partition=true. Otherwise set "
+                             "create_history_partition=false")
+    if end is not None and end - lo > max_partitions and enable.strip().lower() == "true":
+        raise DorisError(f"Too many dynamic partitions: {end - lo}. Limit: {max_partitions}")
+    for key, top in (("start_day_of_month", 28), ("start_day_of_week", 7)):
+        if key in dyn and not 1 <= _plain_int(dyn[key], key) <= top:
+            raise DorisError(f"dynamic_partition.{key} should between 1 and {top}")
+    if "time_zone" in dyn:
+        try:
+            parse_time_zone(dyn["time_zone"])
+        except ValueError:
+            raise DorisError(f"Unknown or incorrect time zone: '{dyn['time_zone']}'",
+                             ErrorCode.UNKNOWN_TIME_ZONE) from None
+    if "hot_partition_num" in dyn:
+        try:
+            hot = int(dyn["hot_partition_num"].strip())
+        except ValueError:
+            raise DorisError("Invalid dynamic_partition.hot_partition_num value") from None
+        if hot < 0:
+            raise DorisError("dynamic_partition.hot_partition_num must larger than 0.")
+    if "replication_allocation" not in dyn and "replication_num" in dyn:
+        value = dyn["replication_num"]
+        if not value.strip():
+            raise DorisError("Invalid properties: dynamic_partition.replication_num")
+        try:
+            replicas = int(value.strip())
+        except ValueError:
+            raise DorisError(f"Invalid dynamic partition replication num: {value}.") from None
+        if replicas <= 0:
+            raise DorisError("Dynamic partition replication num must greater than 0")
+    if "reserved_history_periods" in dyn:
+        _check_reserved_periods(dyn["reserved_history_periods"],
+                                dyn.get("time_unit", "DAY").strip().upper())
+    if "storage_medium" in dyn and dyn["storage_medium"].strip().upper() not in ("SSD", "HDD"):
+        raise DorisError(f"invalid storage medium: {dyn['storage_medium']}. Should be SSD or HDD")
+    if colocate and buckets is not None and "buckets" in dyn \
+            and int(dyn["buckets"]) != buckets:
+        raise DorisError("Dynamic partition buckets must equal the distribution buckets if "
+                         f"creating a colocate table: {buckets}")
 
 
-def _dyn_int(value: str, name: str, what: str | None = None) -> int:
+_RESERVED_INVALID = (
+    'Invalid " dynamic_partition.reserved_history_periods " value {}. It must be like '
+    '"[yyyy-MM-dd,yyyy-MM-dd],[...,...]" while time_unit is DAY/WEEK/MONTH or '
+    '"[yyyy-MM-dd HH:mm:ss,yyyy-MM-dd HH:mm:ss],[...,...]" while time_unit is HOUR.')
+
+
+def _check_reserved_periods(text: str, unit: str) -> None:
+    """DynamicPartitionUtil.checkReservedHistoryPeriodValidate."""
+    if not text.strip():
+        raise DorisError("Dynamic reserved history periods is empty.")
+    if text == "NULL":
+        return
+    if not (text.startswith("[") and text.endswith("]")):
+        raise DorisError(_RESERVED_INVALID.format(text))
+    if unit == "HOUR":
+        pattern = (r"\[([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}),"
+                   r"([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2})\]")
+        fmt = "%Y-%m-%d %H:%M:%S"
+    else:
+        pattern = r"\[([0-9]{4}-[0-9]{2}-[0-9]{2}),([0-9]{4}-[0-9]{2}-[0-9]{2})\]"
+        fmt = "%Y-%m-%d"
+    pairs = re.findall(pattern, text)
+    for lo, hi in pairs:
+        if lo > hi:
+            raise DorisError(f"The first date is larger than the second date, [{lo},{hi}] is "
+                             "invalid.")
+    if len(pairs) != len(text.split("],[")):
+        raise DorisError(_RESERVED_INVALID.format(text))
+    for lo, hi in pairs:
+        for value in (lo, hi):
+            try:
+                dt.datetime.strptime(value, fmt)
+            except ValueError:
+                raise DorisError(
+                    "Invalid dynamic_partition.reserved_history_periods value. It must be "
+                    'correct DATE value "[yyyy-MM-dd,yyyy-MM-dd],[...,...]" while time_unit is '
+                    'DAY/WEEK/MONTH or "[yyyy-MM-dd HH:mm:ss,yyyy-MM-dd HH:mm:ss],[...,...]" '
+                    "while time_unit is HOUR.") from None
+
+
+def _plain_int(value: str, key: str) -> int:
+    """Doris' `Invalid properties: dynamic_partition.<key>` for an empty or non-integer value."""
     try:
         return int(value.strip())
     except ValueError:
-        raise DorisError(f"Invalid dynamic partition {what or name} {value}") from None
+        raise DorisError(f"Invalid properties: dynamic_partition.{key}") from None
 
 
-def default_properties(keys_type: KeysType, props: dict[str, str], replicas: int) -> list[tuple[str, str]]:
-    """PROPERTIES as SHOW CREATE TABLE prints them: defaults merged with the user's values."""
+def _dyn_int(value: str, name: str) -> int:
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise DorisError(f"Invalid dynamic partition {name} {value}") from None
+
+
+def dynamic_partition_properties(props: dict[str, str], replicas: int, buckets: int | None
+                                 ) -> list[tuple[str, str]]:
+    """The dynamic_partition.* block of SHOW CREATE TABLE as Doris 2.1 prints it: every key
+    with its default, in Doris' order (start_day_of_week / _of_month only for WEEK / MONTH);
+    [] when the table has no dynamic partition rule."""
+    dyn = {k[len(DYNAMIC_PREFIX):]: v for k, v in props.items() if k.startswith(DYNAMIC_PREFIX)}
+    if not dyn.get("time_unit"):
+        return []
+    if "replication_allocation" in dyn:
+        allocation = dyn["replication_allocation"]
+    elif "replication_num" in dyn:
+        allocation = f"tag.location.default: {dyn['replication_num'].strip()}"
+    else:
+        allocation = f"tag.location.default: {replicas}"
+    out = [
+        ("enable", dyn.get("enable", "true")), ("time_unit", dyn["time_unit"]),
+        ("time_zone", dyn.get("time_zone") or local_zone_name()),
+        ("start", dyn.get("start", "-2147483648")), ("end", dyn.get("end", "")),
+        ("prefix", dyn.get("prefix", "")), ("replication_allocation", allocation),
+        ("buckets", dyn.get("buckets", str(buckets) if buckets is not None else "")),
+        ("create_history_partition", dyn.get("create_history_partition", "false")),
+        ("history_partition_num", dyn.get("history_partition_num", "-1")),
+        ("hot_partition_num", dyn.get("hot_partition_num", "0")),
+        ("reserved_history_periods", dyn.get("reserved_history_periods", "NULL")),
+        ("storage_policy", dyn.get("storage_policy", "")),
+    ]
+    if dyn.get("storage_medium"):
+        out.append(("storage_medium", dyn["storage_medium"].upper()))
+    unit = dyn["time_unit"].strip().upper()
+    if unit == "WEEK":
+        out.append(("start_day_of_week", dyn.get("start_day_of_week", "1")))
+    elif unit == "MONTH":
+        out.append(("start_day_of_month", dyn.get("start_day_of_month", "1")))
+    return [(DYNAMIC_PREFIX + k, v) for k, v in out]
+
+
+def local_zone_name() -> str:
+    """The server's IANA time zone name (Doris prints TimeUtils.getSystemTimeZone's id)."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    if name:
+        return name
+    try:
+        target = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in target:
+            return target.split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    return "Etc/UTC"
+
+
+def default_properties(keys_type: KeysType, props: dict[str, str], replicas: int,
+                       buckets: int | None = None) -> list[tuple[str, str]]:
+    """PROPERTIES as SHOW CREATE TABLE prints them: defaults merged with the user's values.
+    `buckets`: the table's bucket count (the default of dynamic_partition.buckets)."""
+    dynamic = dynamic_partition_properties(props, replicas, buckets)
     out: list[tuple[str, str]] = [
         ("replication_allocation", f"tag.location.default: {replicas}"),
         ("min_load_replica_num", props.get("min_load_replica_num", "-1")),
         ("is_being_synced", props.get("is_being_synced", "false")),
+        *dynamic,
         ("storage_medium", props.get("storage_medium", "hdd")),
         ("storage_format", props.get("storage_format", "V2")),
         ("inverted_index_storage_format", "V1"),
@@ -215,6 +381,6 @@ def default_properties(keys_type: KeysType, props: dict[str, str], replicas: int
     for k, v in props.items():
         if k == "bloom_filter_columns":  # Doris prints its column set joined by ", "
             v = ", ".join(n.strip() for n in v.split(",") if n.strip())
-        if k not in emitted:
+        if k not in emitted and not (dynamic and k.startswith(DYNAMIC_PREFIX)):
             out.append((k, v))
     return out

@@ -147,7 +147,8 @@ def show_create_table(catalog: Catalog, table: TableMeta) -> ShowResult:
         text += f"DISTRIBUTED BY RANDOM BUCKETS {buckets}\n"
     props = dict(table.properties)
     replicas = replication_num(props, 1 << 30)
-    prop_lines = [f"{_sql_string(k)} = {_sql_string(v)}" for k, v in default_properties(table.keys_type, props, replicas)]
+    printed = default_properties(table.keys_type, props, replicas, dist.buckets)
+    prop_lines = [f"{_sql_string(k)} = {_sql_string(v)}" for k, v in printed]
     text += "PROPERTIES (\n" + ",\n".join(prop_lines) + "\n);"
     return ShowResult(["Table", "Create Table"], [(table.name, text)])
 

@@ -175,6 +175,42 @@ class PartitionRouter:
         return out
 
 
+    def describe_misses(self, batch: Batch, rows: Sequence[int]) -> list[str]:
+        """For rows no partition takes: the partitions nearest to each row's key, so a user
+        sees at once whether the table lacks today's partition (the error Doris users meet
+        after a dynamic partition scheduler silently stopped) or the value is simply wrong."""
+        if not self.partitions:
+            return ["the table has no partitions"] * len(rows)
+        if self.kind is not PartitionType.RANGE:
+            names = ", ".join(p.name for p in self.partitions[:5])
+            more = ", ..." if len(self.partitions) > 5 else ""
+            return [f"no partition lists this value (partitions: {names}{more})"] * len(rows)
+        cols = [batch.column(c).to_pylist() for c in self.columns]
+        out = []
+        for r in rows:
+            key = _Key(tuple(MIN if c[r] is None else c[r] for c in cols))
+            below = above = None
+            for pos, i in enumerate(self._order):
+                upper, lower = self._uppers[pos], self._lowers[pos]
+                if upper is not None and not key < upper:
+                    below = i  # ends at or before the key; the last such is the nearest
+                elif lower is not None and key < lower and above is None:
+                    above = i
+            parts = []
+            if below is not None:
+                parts.append(f"{self._span(below)} below")
+            if above is not None:
+                parts.append(f"{self._span(above)} above")
+            out.append("nearest partitions: " + ", ".join(parts))
+        return out
+
+    def _span(self, index: int) -> str:
+        p = self.partitions[index]
+        lower = ", ".join(p.lower) if p.lower is not None else "MIN"
+        upper = ", ".join(p.upper) if p.upper is not None else "MAXVALUE"
+        return f"{p.name} [{lower}, {upper})"
+
+
 @total_ordering
 class _Inf:
     def __eq__(self, other: object) -> bool:

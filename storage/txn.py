@@ -242,6 +242,10 @@ class LoadTxn:
             self._writers[tablet.tablet_id] = w
         return w
 
+    def describe_unplaced(self, batch: Batch, rows: Sequence[int]) -> list[str]:
+        """The nearest partitions of rows `route` gave no partition (for the error text)."""
+        return self._router.describe_misses(batch, rows)
+
     def route(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
         """Partition index and bucket seq of each row (partition -1 = no partition)."""
         part_idx = self._router.route(batch)
@@ -287,7 +291,8 @@ class LoadTxn:
             )
             raise DorisError(
                 "Insert has filtered data in strict mode. Reason: no partition for this tuple "
-                f"({values}) in table [{self.table.name}]. Use `SHOW PARTITIONS FROM "
+                f"({values}) in table [{self.table.name}]; "
+                f"{self.describe_unplaced(batch, [bad])[0]}. Use `SHOW PARTITIONS FROM "
                 f"{self.table.name}` to see the partitions of this table."
             )
         groups = part_idx * (1 << 20) + buckets

@@ -12,7 +12,6 @@ is meant for small loads: the rows are held in memory until the group is written
 from __future__ import annotations
 
 import concurrent.futures
-import datetime as _dt
 import time
 from collections.abc import Sequence
 from typing import BinaryIO
@@ -24,6 +23,7 @@ from executor.load.mapping import map_batch
 from executor.load.sources import CountedStream, record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats
 from executor.load.txn_options import TxnOptions, timeout_failure
+from storage import clock
 from storage.batch import Batch
 from storage.engine import StorageEngine
 from storage.errors import ShaleError
@@ -45,7 +45,7 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
         wanted = {n.lower() for n in req.partitions}
         allowed = [i for i, p in enumerate(parts) if p.name.lower() in wanted]
     stream = CountedStream(raw)
-    now = _dt.datetime.now()
+    now = clock.now()
     good: list[Batch] = []
     try:
         for rb in record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"):
@@ -60,10 +60,12 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
                 part_idx[~np.isin(part_idx, allowed)] = -1
             placed = part_idx >= 0
             if not placed.all():
-                for i in np.flatnonzero(~placed).tolist():
+                missed = np.flatnonzero(~placed).tolist()
+                for i, nearest in zip(missed, router.describe_misses(batch, missed)):
                     values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
                                        for c in table.partition_info.columns)
-                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values})")
+                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values}); "
+                                   f"{nearest}")
                 batch = batch.filter(placed)
             if batch.num_rows:
                 good.append(batch)

@@ -5,7 +5,6 @@ instead: written and persisted, published later by `_stream_load_2pc` (storage/t
 
 from __future__ import annotations
 
-import datetime as _dt
 import time
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -20,6 +19,7 @@ from executor.load.sources import CountedStream, record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, label_exists, label_used
 from executor.load.txn_options import TxnOptions, timeout_failure
 from sql.errors import DorisError
+from storage import clock
 from storage.engine import StorageEngine
 from storage.txn import LabelAlreadyUsed, RunningTxns
 
@@ -74,7 +74,7 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     stats.txn_id = txn.txn_id
     stats.begin_txn_ms = int((time.perf_counter() - t0) * 1000)
     stream = CountedStream(raw)
-    now = _dt.datetime.now()
+    now = clock.now()
     write_s = 0.0
     try:
         for rb in coalesced(record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"),
@@ -89,10 +89,12 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
             part_idx, buckets = txn.route(batch)
             placed = part_idx >= 0
             if not placed.all():  # Doris filters a row no partition takes
-                for i in np.flatnonzero(~placed).tolist():
+                missed = np.flatnonzero(~placed).tolist()
+                for i, nearest in zip(missed, txn.describe_unplaced(batch, missed)):
                     values = ", ".join(f"{c}={batch.column(c).value_at(i)!r}"
                                        for c in req.table.partition_info.columns)
-                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values})")
+                    stats.filtered(f"Reason: no partition for this tuple. tuple=({values}); "
+                                   f"{nearest}")
                 batch, part_idx, buckets = batch.filter(placed), part_idx[placed], buckets[placed]
             txn.add_batch(batch, (part_idx, buckets))
             stats.loaded_rows += batch.num_rows

@@ -41,6 +41,7 @@ from sql.dialect import SqlSyntaxError, parse_one
 from sql.errors import DorisError
 from sql.expressions import ColumnRef, Expr
 from sql.functions.coercion import is_null_type
+from storage import clock
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, TableMeta
 from storage.types import BIGINT, BLOB_KINDS, BOOLEAN, DOUBLE, STRING, DataType
@@ -139,7 +140,7 @@ def load_now(timezone: str | None) -> _dt.datetime:
     """The load's `now()`: the wall clock in the load's `timezone` property (IANA name, UTC,
     GMT, CST = Asia/Shanghai as in Doris, or +hh:mm), else the server's."""
     if timezone is None or not timezone.strip() or timezone.strip().upper() == "SYSTEM":
-        return _dt.datetime.now().replace(microsecond=0)
+        return clock.now().replace(microsecond=0)
     text = timezone.strip()
     zone: _dt.tzinfo
     m = _OFFSET.match(text)
@@ -154,7 +155,7 @@ def load_now(timezone: str | None) -> _dt.datetime:
         except (ZoneInfoNotFoundError, ValueError):
             raise MappingError(f"Unknown or incorrect time zone: '{timezone}'",
                                "INVALID_ARGUMENT") from None
-    return _dt.datetime.now(zone).replace(tzinfo=None, microsecond=0)
+    return clock.now_in(zone).replace(microsecond=0)
 
 
 def _binder(resolve: Callable[[exp.Column], Expr], clause: str,

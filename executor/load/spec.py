@@ -9,7 +9,6 @@ Messages follow Doris' (`[INVALID_ARGUMENT]...`, `[ANALYSIS_ERROR]TStatus: ...`)
 
 from __future__ import annotations
 
-import datetime as _dt
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING
 from executor.insert import default_value
 from executor.load.format_options import FormatError, FormatOptions, format_options
 from sql.errors import DorisError
+from storage import clock
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import ColumnMeta, TableMeta
 from storage.txn import LabelAlreadyUsed
@@ -138,7 +138,7 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
                              "a columns expression (to_bitmap, hll_hash)")
     chosen = ({c.name.lower() for c in targets} if mapping is None
               else mapping.loaded_columns())
-    now = _dt.datetime.now()
+    now = clock.now()
     for c in table.columns:
         if c.name.lower() not in chosen:
             try:
