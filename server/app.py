@@ -43,6 +43,7 @@ from storage.compaction.scheduler import CompactionManager
 from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
 from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
+from storage.index_job import IndexJobs
 from storage.rollup_job import RollupJobs
 from storage.segment.meta_cache import SEGMENT_META_CACHE
 
@@ -106,6 +107,7 @@ class ShaleServer:
                 ("enable_ssl", "boolean", config.enable_ssl),
                 ("enable_https", "boolean", config.enable_https)):
             fe_config.add_static(key, type_name, value)
+        IndexJobs.of(self.engine).resume()  # ADD / DROP INDEX, bloom filter SET jobs likewise
         CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
         # creates / drops dynamic partitions (server/dynamic_partitions.py)
         DynamicPartitionScheduler.of(self.engine).start()

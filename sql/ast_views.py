@@ -121,6 +121,7 @@ class IndexAst:
     columns: tuple[str, ...]
     index_type: str | None  # "BITMAP", "INVERTED", "NGRAM_BF", ...; None when not given
     comment: str = ""
+    properties: Properties = ()  # PROPERTIES ("parser" = "..", ..) of the definition
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,7 +402,10 @@ def _column(coldef: exp.ColumnDef) -> ColumnAst:
 def _index_from_constraint(node: exp.IndexColumnConstraint) -> IndexAst:
     index_type = node.args.get("index_type") or None
     comment = ""
+    properties: Properties = ()
     for option in node.args.get("options") or []:
+        if option.args.get("properties"):
+            properties = _properties(option.args["properties"])
         if option.args.get("using") and not index_type:
             index_type = option.args["using"]
         if option.args.get("comment"):
@@ -414,6 +418,7 @@ def _index_from_constraint(node: exp.IndexColumnConstraint) -> IndexAst:
         columns=columns,
         index_type=str(index_type).upper() if index_type else None,
         comment=comment,
+        properties=properties,
     )
 
 
@@ -428,6 +433,7 @@ def _index_from_params(name: exp.Expr, params: exp.Expr | None) -> IndexAst:
         columns=tuple(_name(c.this if isinstance(c, exp.Ordered) else c) for c in columns),
         index_type=_name(using).upper() if using else None,
         comment=_name(comment),
+        properties=_properties(params.args.get("properties")),
     )
 
 

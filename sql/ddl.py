@@ -377,7 +377,7 @@ def _analyze_indexes(indexes: Sequence[Any], columns: Sequence[ColumnMeta], keys
     by_name = {c.name.lower(): c for c in columns}
     out = []
     for idx in indexes:
-        itype = (idx.index_type or "BITMAP").upper()
+        itype = check_index_definition(idx)
         for cname in idx.columns:
             col = by_name.get(cname.lower())
             if col is None:
@@ -392,13 +392,36 @@ def _analyze_indexes(indexes: Sequence[Any], columns: Sequence[ColumnMeta], keys
 
 
 def check_index_column(itype: str, name: str, col: ColumnMeta, keys_type: KeysType) -> None:
+    """Doris `IndexDef.checkColumn`: the column's type first, then the AGG_KEYS value rule."""
+    if col.type.is_float or col.type.kind in (TypeKind.HLL, TypeKind.BITMAP):
+        raise DorisError(
+            f"{col.type.kind.value} is not supported in {itype} index. invalid column: {col.name}")
     if keys_type is KeysType.AGG_KEYS and not col.is_key:
         raise DorisError(
             f"{itype} index only used in columns of DUP_KEYS/UNIQUE_KEYS table or key columns "
             f"of AGG_KEYS table. invalid column: {col.name}"
         )
-    if col.type.is_float or col.type.kind in (TypeKind.HLL, TypeKind.BITMAP):
-        raise DorisError(f"{col.type.kind.value} is not supported in {itype.lower()} index. invalid column: {col.name}")
+
+
+def check_index_definition(idx: Any) -> str:
+    """The index type of an index definition (`IndexAst`), after the checks that need no
+    table: Doris `IndexDef.analyze`, and what ShaleDB serves (BITMAP, and INVERTED without
+    parser properties, both by the bitmap index)."""
+    itype = (idx.index_type or "BITMAP").upper()
+    if itype not in ("BITMAP", "INVERTED"):
+        raise DorisError(f"{itype} index is not supported; supported: USING BITMAP, and "
+                         "USING INVERTED without PROPERTIES (both served by the bitmap index)")
+    if len(idx.columns) != 1:
+        raise DorisError(f"{itype} index can only apply to a single column.")
+    if len(idx.name) > 64:
+        raise DorisError("index name too long, the index name length at most is 64.")
+    props = getattr(idx, "properties", ()) or ()
+    if props:
+        raise DorisError(
+            f"INVERTED index properties are not supported: {', '.join(k for k, _ in props)}; "
+            "supported: USING INVERTED without PROPERTIES (exact-match lookups, served by the "
+            "bitmap index)")
+    return itype
 
 
 def analyze_create_table(ast: Any, backends: int) -> TableDefinition:

@@ -14,7 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from sql import properties as P
-from sql.ddl import TableDefinition, rollup_key_columns, short_key_count
+from sql.ddl import (
+    TableDefinition,
+    check_index_column,
+    check_index_definition,
+    rollup_key_columns,
+    short_key_count,
+)
 from sql.errors import DorisError, ErrorCode, no_database_selected, unknown_database
 from sql.partitions import PartitionSpec, resolve_list, resolve_range
 from storage.catalog.meta import (
@@ -22,6 +28,7 @@ from storage.catalog.meta import (
     ColocateGroup,
     DatabaseMeta,
     DistributionType,
+    IndexDef,
     MaterializedIndexMeta,
     PartitionMeta,
     PartitionType,
@@ -30,6 +37,7 @@ from storage.catalog.meta import (
 )
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
+from storage.index_job import BLOOM_KEYS, create_index_job, is_running
 from storage.staged_load import StagedTable
 from storage.compaction.scheduler import CompactionManager
 from storage.tablet_move import copy_tablets, remove_old_copies
@@ -508,6 +516,12 @@ def _rollup_job_running(cat: object, table: TableMeta) -> bool:
                for j in cat.alter_jobs(table.db_id))  # type: ignore[attr-defined]
 
 
+def _alter_state(cat: object, table: TableMeta) -> str:
+    running = [j for j in cat.alter_jobs(table.db_id)  # type: ignore[attr-defined]
+               if j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")]
+    return "SCHEMA_CHANGE" if any(j.job_type != "ROLLUP" for j in running) else "ROLLUP"
+
+
 def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[object]) -> list[int]:
     """Validate ADD ROLLUP r(..)[, ..] and create, in one catalog transaction, each rollup as a
     SHADOW index with its tablets plus a PENDING job; returns the job ids (storage/rollup_job.py
@@ -518,8 +532,8 @@ def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[objec
     with cat.lock:
         table = cat.table_by_id(table.table_id) or table
         if _rollup_job_running(cat, table):
-            raise DorisError(f"Table[{table.name}]'s state(ROLLUP) is not NORMAL. Do not allow "
-                             "doing ALTER ops")
+            raise DorisError(f"Table[{table.name}]'s state({_alter_state(cat, table)}) is not "
+                             "NORMAL. Do not allow doing ALTER ops")
         indexes = cat.materialized_indexes(table.table_id)
         names = {ix.name.lower(): ix for ix in indexes}
         seen: set[str] = set()
@@ -627,7 +641,8 @@ def drop_rollups(engine: StorageEngine, table: TableMeta, names: Sequence[str]) 
 def running_rollup_jobs(engine: StorageEngine, table: TableMeta) -> list[int]:
     """CANCEL ALTER TABLE ROLLUP FROM t: the jobs to cancel (Doris' error when there is none)."""
     jobs = [j.job_id for j in engine.catalog.alter_jobs(table.db_id)
-            if j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")]
+            if j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")
+            and j.job_type == "ROLLUP"]
     if not jobs:
         raise DorisError(f"Table[{table.name}] is not under ROLLUP. Use 'ALTER TABLE DROP ROLLUP' "
                          "if you want to.")
@@ -690,3 +705,100 @@ def drop_dynamic_partition(engine: StorageEngine, table_id: int, name: str) -> b
         cat.commit(m)
     engine.remove_tablet_files(tablets)
     return True
+
+
+# ---- indexes (ADD / DROP INDEX, CREATE / DROP INDEX, SET bloom filter; CANCEL ALTER .. COLUMN) --
+def _check_alter_allowed(cat: object, table: TableMeta) -> None:
+    """Doris refuses an ALTER while the table runs another ALTER job."""
+    jobs = [j for j in cat.alter_jobs(table.db_id)  # type: ignore[attr-defined]
+            if j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")]
+    if jobs:
+        state = "SCHEMA_CHANGE" if any(is_running(j) for j in jobs) else "ROLLUP"
+        raise DorisError(f"Table[{table.name}]'s state({state}) is not NORMAL. Do not allow "
+                         "doing ALTER ops")
+
+
+def _index_def(table: TableMeta, index: object) -> IndexDef:
+    """Doris `SchemaChangeHandler.processAddIndex` checks (messages verbatim)."""
+    itype = check_index_definition(index)
+    name = index.name  # type: ignore[attr-defined]
+    columns = tuple(index.columns)  # type: ignore[attr-defined]
+    wanted = {c.lower() for c in columns}
+    for existing in table.indexes:
+        if existing.name.lower() == name.lower():
+            raise DorisError(f"index `{name}` already exist.")
+        if {c.lower() for c in existing.columns} == wanted:
+            raise DorisError(f"index for columns ({','.join(columns)} ) already exist.")
+    resolved = []
+    for cname in columns:
+        col = next((c for c in table.columns if c.name.lower() == cname.lower()), None)
+        if col is None:
+            raise DorisError(f"BITMAP column does not exist in table. invalid column: {cname}")
+        check_index_column(itype, name, col, table.keys_type)
+        resolved.append(col.name)
+    return IndexDef(name, tuple(resolved), itype, index.comment or "")  # type: ignore[attr-defined]
+
+
+def alter_indexes(engine: StorageEngine, table: TableMeta, add: Sequence[object] = (),
+                  drop: Sequence[tuple[str, bool]] = (), if_not_exists: bool = False
+                  ) -> int | None:
+    """ADD INDEX / DROP INDEX (also CREATE INDEX / DROP INDEX .. ON t): the table's index
+    definitions change at once, and a job (storage/index_job.py) rewrites the existing data;
+    returns its id when it still has to run (None when nothing changed or nothing to rewrite).
+    `drop`: (name, if_exists) pairs."""
+    cat = engine.catalog
+    with cat.lock:
+        table = cat.table_by_id(table.table_id) or table
+        _check_alter_allowed(cat, table)
+        indexes = list(table.indexes)
+        for name, if_exists in drop:
+            found = next((i for i in indexes if i.name.lower() == name.lower()), None)
+            if found is None:
+                if if_exists:
+                    continue
+                raise DorisError(f"index {name} does not exist")
+            indexes.remove(found)
+        for index in add:
+            probe = replace(table, indexes=tuple(indexes))
+            if if_not_exists and any(i.name.lower() == index.name.lower()  # type: ignore[attr-defined]
+                                     for i in indexes):
+                continue
+            indexes.append(_index_def(probe, index))
+        if tuple(indexes) == table.indexes:
+            return None
+        m = Mutation()
+        job = create_index_job(engine, m, table, tuple(indexes), table.properties)
+        cat.commit(m)
+    return None if job.state == "FINISHED" else job.job_id
+
+
+def set_bloom_filter(engine: StorageEngine, table: TableMeta, updates: dict[str, str]
+                     ) -> int | None:
+    """ALTER TABLE t SET ("bloom_filter_columns" = "..", "bloom_filter_fpp" = ".."): validated
+    as at CREATE, then the same kind of job as ADD INDEX rebuilds the existing segments."""
+    cat = engine.catalog
+    with cat.lock:
+        table = cat.table_by_id(table.table_id) or table
+        _check_alter_allowed(cat, table)
+        merged = dict(table.properties)
+        merged.update(updates)
+        if not merged.get("bloom_filter_columns", "").strip():
+            merged.pop("bloom_filter_columns", None)  # "" drops every bloom filter
+        P.validate_bloom_filter(merged, table.columns, table.keys_type)
+        before = {k: v for k, v in table.properties if k in BLOOM_KEYS}
+        after = {k: v for k, v in merged.items() if k in BLOOM_KEYS}
+        if before == after:
+            return None
+        m = Mutation()
+        job = create_index_job(engine, m, table, table.indexes, tuple(merged.items()))
+        cat.commit(m)
+    return None if job.state == "FINISHED" else job.job_id
+
+
+def running_schema_change_jobs(engine: StorageEngine, table: TableMeta) -> list[int]:
+    """CANCEL ALTER TABLE COLUMN FROM t: the jobs to cancel (Doris' error when there is none)."""
+    jobs = [j.job_id for j in engine.catalog.alter_jobs(table.db_id)
+            if j.table_id == table.table_id and is_running(j)]
+    if not jobs:
+        raise DorisError(f"Table[{table.name}] is not under SCHEMA_CHANGE.")
+    return jobs

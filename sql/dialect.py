@@ -169,6 +169,7 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     DropPartition,
     AlterSetProperties,
     DorisIndexParameters,
+    DorisIndexOption,
     DorisInsert,
     DorisExplain,
     DescAll,
@@ -284,8 +285,8 @@ class ShaleDorisParser(DorisParser):
         "DATA": _show("DATA", target="FROM"),
         "PROC": lambda self: self._parse_show_proc(),
         "QUERY PROFILE": lambda self: self._parse_show_proc("QUERY PROFILE"),
-        "ALTER TABLE ROLLUP": _show("ALTER TABLE ROLLUP"),
-        "ALTER TABLE COLUMN": _show("ALTER TABLE COLUMN"),
+        "ALTER TABLE ROLLUP": lambda self: self._parse_show_export("ALTER TABLE ROLLUP"),
+        "ALTER TABLE COLUMN": lambda self: self._parse_show_export("ALTER TABLE COLUMN"),
         "DELETE": _show("DELETE"),
         "LOAD": lambda self: self._parse_show_load("LOAD"),
         "STREAM LOAD": lambda self: self._parse_show_load("STREAM LOAD"),
@@ -412,13 +413,14 @@ class ShaleDorisParser(DorisParser):
         return self.expression(DorisExport(this=table, where=where, path=path,
                                            expressions=props))
 
-    def _parse_show_export(self) -> exp.Show:
-        """(after SHOW EXPORT) [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT [o,] n]: ORDER BY's
-        exp.Order and the LIMIT's exp.Limit go to meta["order"] / meta["limit"]."""
+    def _parse_show_export(self, kind: str = "EXPORT") -> exp.Show:
+        """(after SHOW EXPORT / SHOW ALTER TABLE COLUMN|ROLLUP) [FROM db] [WHERE ..] [ORDER BY ..]
+        [LIMIT [o,] n]: ORDER BY's exp.Order and the LIMIT's exp.Limit go to meta["order"] /
+        meta["limit"]."""
         db = None
         if self._match_set((TokenType.FROM, TokenType.IN)):
             db = self._parse_doris_name("database")
-        show = exp.Show(this="EXPORT", db=db, where=self._parse_where())
+        show = exp.Show(this=kind, db=db, where=self._parse_where())
         show.meta["order"] = self._parse_order()
         show.meta["limit"] = self._parse_limit()
         return self.expression(show)
@@ -631,6 +633,15 @@ class ShaleDorisParser(DorisParser):
         for item in self._parse_wrapped_properties():
             properties.extend(item if isinstance(item, list) else [item])
         return properties
+
+    def _parse_index_constraint_options(self) -> list[exp.IndexConstraintOption]:
+        # Doris: INDEX i (c) USING INVERTED PROPERTIES ("parser" = "english") COMMENT '..'
+        options = super()._parse_index_constraint_options()
+        if self._match_text_seq("PROPERTIES"):
+            options.append(self.expression(DorisIndexOption(
+                properties=self._parse_properties_list())))
+            options.extend(super()._parse_index_constraint_options())
+        return options
 
     def _parse_column_constraint(self) -> exp.Expr | None:
         # MySQL reads a bare KEY as PRIMARY KEY; in Doris it marks a key column.

@@ -8,6 +8,7 @@ from sqlglot import exp, transforms
 from sqlglot.generators.doris import DorisGenerator
 
 from sql.dialect_nodes import (
+    DorisIndexOption,
     _SHOW_FROM_TARGET,
     JOIN_HINTS,
     AddPartition,
@@ -167,6 +168,7 @@ class ShaleDorisGenerator(DorisGenerator):
         DropPartition: _drop_partition_sql,
         AlterSetProperties: lambda self, e: f"SET ({_properties_sql(self, e.expressions)})",
         DorisIndexParameters: _index_parameters_sql,
+        DorisIndexOption: lambda self, e: f"PROPERTIES ({_properties_sql(self, e.args['properties'])})",
         DorisExplain: _explain_sql,
         DescAll: lambda self, e: f"DESC {self.sql(e, 'this')} ALL",
         AdminCompact: lambda self, e: f"ADMIN COMPACT TABLE {self.sql(e, 'this')}"

@@ -205,6 +205,16 @@ class DorisIndexParameters(exp.IndexParameters):
     }
 
 
+class DorisIndexOption(exp.IndexConstraintOption):
+    """``PROPERTIES ("k" = "v", ..)`` of an index definition (CREATE TABLE .. INDEX, ALTER TABLE
+    ADD INDEX); properties=[exp.Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        **exp.IndexConstraintOption.arg_types,
+        "properties": False,
+    }
+
+
 class DorisInsert(exp.Insert):
     """INSERT with ``WITH LABEL <label>``; label=Identifier."""
 

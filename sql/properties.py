@@ -17,7 +17,7 @@ from contextvars import ContextVar
 
 from sql.dynamic_partition import parse_time_zone
 from sql.errors import DorisError, ErrorCode
-from storage.catalog.meta import AggType, ColumnMeta, KeysType, PartitionInfo, PartitionType
+from storage.catalog.meta import ColumnMeta, KeysType, PartitionInfo, PartitionType
 from storage.types import TypeKind
 
 DYNAMIC_PREFIX = "dynamic_partition."
@@ -92,38 +92,38 @@ def validate_known(props: dict[str, str]) -> None:
 def validate_bloom_filter(
     props: dict[str, str], columns: Sequence[ColumnMeta], keys_type: KeysType
 ) -> tuple[str, ...]:
+    """Doris `PropertyAnalyzer.analyzeBloomFilterColumns` then `analyzeBloomFilterFpp` (checks
+    and messages in Doris' order; on AGG_KEYS tables only key columns qualify)."""
     raw = props.get("bloom_filter_columns")
-    if "bloom_filter_fpp" in props:
-        try:
-            fpp = float(props["bloom_filter_fpp"])
-        except ValueError:
-            raise DorisError(f"Invalid bloom filter fpp: {props['bloom_filter_fpp']}") from None
-        if not 0.0001 <= fpp <= 0.05:
-            raise DorisError("Bloom filter fpp should in [0.0001, 0.05]")
-    if raw is None or not raw.strip():
-        return ()
-    names = [n.strip() for n in raw.split(",") if n.strip()]
+    names: list[str] = []
+    if raw is not None and raw.strip():
+        names = [n.strip() for n in raw.split(",")]
     by_name = {c.name.lower(): c for c in columns}
     seen: set[str] = set()
     for name in names:
         col = by_name.get(name.lower())
         if col is None:
             raise DorisError(f"Bloom filter column does not exist in table. invalid column: {name}")
-        if name.lower() in seen:
-            raise DorisError(f"Reduplicated bloom filter column: {name}")
-        seen.add(name.lower())
         if col.type.kind in _BLOOM_UNSUPPORTED:
             raise DorisError(
                 f"{col.type.kind.value} is not supported in bloom filter index. invalid column: {name}"
             )
-        if (
-            keys_type is KeysType.AGG_KEYS and not col.is_key
-            and col.agg_type not in (AggType.REPLACE, AggType.NONE, None)
-        ):
+        if keys_type is KeysType.AGG_KEYS and not col.is_key:
             raise DorisError(
                 "Bloom filter index should only be used in columns of UNIQUE_KEYS/DUP_KEYS table or "
                 f"key columns of AGG_KEYS table. invalid column: {name}"
             )
+        if name.lower() in seen:
+            raise DorisError(f"Reduplicated bloom filter column: {name}")
+        seen.add(name.lower())
+    if "bloom_filter_fpp" in props:
+        try:
+            fpp = float(props["bloom_filter_fpp"])
+        except ValueError:
+            raise DorisError("Bloom filter fpp is not Double") from None
+        if not 0.0001 <= fpp <= 0.05:
+            # Java prints the bounds with Double.toString
+            raise DorisError("Bloom filter fpp should in [1.0E-4, 0.05]")
     return tuple(names)
 
 
@@ -379,6 +379,8 @@ def default_properties(keys_type: KeysType, props: dict[str, str], replicas: int
     ]
     emitted = {k for k, _ in out} | {"replication_num", "replication_allocation"}
     for k, v in props.items():
+        if k == "bloom_filter_columns":  # Doris prints its column set joined by ", "
+            v = ", ".join(n.strip() for n in v.split(",") if n.strip())
         if k not in emitted and not (dynamic and k.startswith(DYNAMIC_PREFIX)):
             out.append((k, v))
     return out

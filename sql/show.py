@@ -260,15 +260,17 @@ def show_partitions(catalog: Catalog, table: TableMeta) -> ShowResult:
     return ShowResult(names, rows)
 
 
-def show_index(table: TableMeta) -> ShowResult:
+def show_index(table: TableMeta, db_name: str = "") -> ShowResult:
+    """SHOW INDEX[ES] / SHOW KEYS FROM t: one row per index, as Doris' ShowExecutor fills it:
+    Table is `db.t`, the columns joined by ",", Seq_in_index / Null / the MySQL-only columns
+    empty, Properties empty (no index here has properties)."""
     names = ["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation",
              "Cardinality", "Sub_part", "Packed", "Null", "Index_type", "Comment", "Properties"]
+    qualified = f"{db_name}.{table.name}" if db_name else table.name
     rows: list[tuple[object, ...]] = []
     for idx in table.indexes:
-        for seq, cname in enumerate(idx.columns, start=1):
-            c = table.column(cname)
-            rows.append((table.name, "", idx.name, str(seq), c.name, "", "", "", "",
-                         "YES" if c.nullable else "", idx.index_type, idx.comment, ""))
+        rows.append((qualified, "", idx.name, "", ",".join(idx.columns), "", "", "", "", "",
+                     idx.index_type, idx.comment, ""))
     return ShowResult(names, rows)
 
 
@@ -330,12 +332,44 @@ def show_alter_rollup(catalog: Catalog, db: str) -> ShowResult:
     rows: list[tuple[object, ...]] = []
     if database is not None:
         for j in catalog.alter_jobs(database.db_id):
+            if j.job_type != "ROLLUP":
+                continue
             rows.append((
                 str(j.job_id), j.table_name, _fmt_time(j.create_time), _fmt_time(j.finish_time),
                 j.base_index_name, j.rollup_index_name, str(j.rollup_index_id),
                 str(j.transaction_id), j.state, j.msg, j.progress, str(j.timeout),
             ))
     return ShowResult(ALTER_ROLLUP_COLUMNS, rows)
+
+
+ALTER_COLUMN_COLUMNS = ["JobId", "TableName", "CreateTime", "FinishTime", "IndexName", "IndexId",
+                        "OriginIndexId", "SchemaVersion", "TransactionId", "State", "Msg",
+                        "Progress", "Timeout"]
+
+
+def show_alter_column(catalog: Catalog, db: str) -> ShowResult:
+    """SHOW ALTER TABLE COLUMN [FROM db]: one row per schema change job (ADD / DROP INDEX,
+    bloom filter SET; storage/index_job.py); SchemaVersion is `<version>:<schema hash>` as in
+    Doris. The job rewrites the index's segments in place, so IndexId = OriginIndexId."""
+    database = catalog.get_database(db)
+    rows: list[tuple[object, ...]] = []
+    if database is not None:
+        indexes: dict[int, object] = {}
+        for j in catalog.alter_jobs(database.db_id):
+            if j.job_type != "SCHEMA_CHANGE":
+                continue
+            if j.table_id not in indexes:
+                indexes[j.table_id] = {ix.index_id: ix for ix in
+                                       catalog.materialized_indexes(j.table_id)}
+            base = indexes[j.table_id].get(j.base_index_id)  # type: ignore[attr-defined]
+            version = f"{j.schema_version}:{schema_hash(base) if base is not None else 0}"
+            rows.append((
+                str(j.job_id), j.table_name, _fmt_time(j.create_time), _fmt_time(j.finish_time),
+                j.base_index_name, str(j.base_index_id),
+                str(j.base_index_id), version, str(j.transaction_id), j.state, j.msg,
+                j.progress, str(j.timeout),
+            ))
+    return ShowResult(ALTER_COLUMN_COLUMNS, rows)
 
 
 TABLET_COLUMNS = ["TabletId", "ReplicaId", "BackendId", "SchemaHash", "Version",

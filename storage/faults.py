@@ -11,6 +11,7 @@ written, not yet published) and release it.
 Without either a point costs a dictionary lookup and an environment lookup.
 Points: `load_after_first_rowset` (some segment files written, not all), `load_before_publish`
 (all files fsynced, catalog not updated), `rollup_job_running` (storage/rollup_job.py),
+`index_job_before_swap` / `index_job_running` (storage/index_job.py),
 `colocate_move_before_commit` / `colocate_move_before_cleanup` (storage/tablet_move.py),
 `dynamic_partition_between_adds` (server/dynamic_partitions.py: after each partition created).
 """

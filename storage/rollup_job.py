@@ -155,7 +155,7 @@ class RollupJobs:
     def resume(self) -> None:
         """Run again every job a previous process left unfinished."""
         for job in self.engine.catalog.alter_jobs():
-            if job.state not in FINAL_STATES:
+            if job.state not in FINAL_STATES and job.job_type == "ROLLUP":
                 self.start(job.job_id)
 
     def cancel(self, job_id: int, msg: str = "user cancelled") -> None:
@@ -195,7 +195,7 @@ class RollupJobs:
     def _run(self, job_id: int) -> None:
         cat = self.engine.catalog
         job = cat.alter_job(job_id)
-        if job is None or job.state in FINAL_STATES:
+        if job is None or job.state in FINAL_STATES or job.job_type != "ROLLUP":
             return
         try:
             if job.state in ("PENDING", "WAITING_TXN"):

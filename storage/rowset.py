@@ -32,7 +32,7 @@ from pathlib import Path
 from storage.batch import Batch
 from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta
 from storage.compaction.config import CompactionConfig
-from storage.indexes.spec import index_spec_of
+from storage.indexes.spec import index_spec_of, spec_signature
 from storage.memtable import MemTable
 from storage.segment import write_segment
 
@@ -117,6 +117,7 @@ class RowsetWriter:
             files=tuple(self._files),
             create_time=time.time(),
             segments_overlap=self._flushes > 1,
+            index_spec=spec_signature(self._index_spec),
         )
 
     def _write(self, run: Batch, piece_rows: int) -> None:

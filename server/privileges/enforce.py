@@ -194,6 +194,16 @@ def _ddl(access: Access, stmt: exp.Expression, current_db: str | None) -> None:
             _check_table(access, t, current_db, predicate, specific=isinstance(stmt, exp.Create))
         if isinstance(stmt, exp.Create) and isinstance(stmt.expression, exp.Query):
             _reads(access, stmt.expression, current_db)
+    elif kind == "INDEX":  # CREATE / DROP INDEX .. ON t are ALTER TABLE t: ALTER_PRIV, as Doris
+        if isinstance(stmt, exp.Create):
+            table = stmt.this.args.get("table") if isinstance(stmt.this, exp.Index) else None
+        else:
+            on = stmt.args.get("cluster")
+            table = on.this if isinstance(on, exp.OnProperty) else None
+        if not isinstance(table, exp.Table):
+            check(access, ADMIN)
+            return
+        _check_table(access, table, current_db, ALTER, command="ALTER")
     else:
         check(access, ADMIN)
 
@@ -209,7 +219,8 @@ def _show(access: Access, stmt: exp.Show, current_db: str | None) -> None:
         check(access, ADMIN)
     elif kind == "BACKENDS":
         check(access, ADMIN_OR_NODE)
-    elif kind in ("TABLES", "DELETE", "ALTER TABLE ROLLUP", "EXPORT") and db and (
+    elif kind in ("TABLES", "DELETE", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN", "EXPORT") \
+            and db and (
         not access.manager.can_see_database(access.identity, db)
     ):
         raise database_denied(access, db)

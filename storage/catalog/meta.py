@@ -180,6 +180,11 @@ class RowsetMeta:
     # key-sorted run (one memtable flush, or a compaction output); True (OVERLAPPING) when each
     # segment is its own sorted run (a load that flushed its memtable more than once).
     segments_overlap: bool = False
+    # The user-declared indexes (bitmap / bloom filter) its segments were written with:
+    # storage.indexes.spec.spec_signature of the writer's SegmentIndexSpec ("" for none). An
+    # index-building job (storage/index_job.py) rewrites the rowsets whose signature differs
+    # from what their table now declares.
+    index_spec: str = ""
 
     @property
     def num_segments(self) -> int:
@@ -270,10 +275,13 @@ class ColocateGroup:
 
 @dataclass(frozen=True, slots=True)
 class AlterJobMeta:
-    """An ALTER TABLE ADD ROLLUP job (storage/rollup_job.py), as SHOW ALTER TABLE ROLLUP lists it.
+    """An ALTER TABLE job. `job_type` "ROLLUP": ADD ROLLUP (storage/rollup_job.py), listed by
+    SHOW ALTER TABLE ROLLUP; "SCHEMA_CHANGE": ADD / DROP INDEX or SET bloom filter properties
+    (storage/index_job.py), listed by SHOW ALTER TABLE COLUMN.
 
     `state`: PENDING -> WAITING_TXN -> RUNNING -> FINISHED, or CANCELLED (with `msg`).
-    `rollup_index_id` is the shadow index the job builds; `base_index_id` the index it reads.
+    `rollup_index_id` is the shadow index the job builds; `base_index_id` the index it reads
+    (a schema change job names the base index in both).
     """
 
     job_id: int
@@ -291,6 +299,12 @@ class AlterJobMeta:
     transaction_id: int = 0  # watershed: loads with a higher txn id write the shadow index
     timeout: int = 86400
     progress: str = "N/A"
+    job_type: str = "ROLLUP"
+    # SCHEMA_CHANGE: the table's index definitions and bloom filter properties before the job,
+    # restored by CANCEL
+    old_indexes: tuple[IndexDef, ...] = ()
+    old_properties: tuple[tuple[str, str], ...] = ()
+    schema_version: int = 0
 
 
 @dataclass(frozen=True, slots=True)

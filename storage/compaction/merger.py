@@ -33,7 +33,7 @@ from storage.catalog.meta import RowsetMeta, TabletMeta
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.faults import fault_point
-from storage.indexes.spec import index_spec_of
+from storage.indexes.spec import index_spec_of, spec_signature
 from storage.predicates import ReadOptions
 from storage.reader import TabletReader
 from storage.rowset import SEGMENT_ROWS, segment_path
@@ -106,7 +106,7 @@ def merge_rowsets(engine: StorageEngine, tablet: TabletMeta, inputs: Sequence[Ro
     output = RowsetMeta(
         rowset_id=rowset_id, tablet_id=tablet.tablet_id, start_version=start, end_version=end,
         num_rows=rows, data_size=size, files=tuple(files), create_time=time.time(),
-        segments_overlap=False,
+        segments_overlap=False, index_spec=spec_signature(index_spec),
     )
     return MergeResult(output, sum(r.num_rows for r in real), sum(r.data_size for r in real),
                        time.perf_counter() - started)

@@ -48,3 +48,13 @@ def index_spec_of(table: TableMeta, index: MaterializedIndexMeta) -> SegmentInde
     if not bitmap and not bloom:
         return NO_INDEXES
     return SegmentIndexSpec(bitmap, bloom, fpp)
+
+
+def spec_signature(spec: SegmentIndexSpec) -> str:
+    """A canonical text of `spec`, recorded in RowsetMeta.index_spec by every rowset writer:
+    equal texts mean the same indexes ("" for none)."""
+    if spec.empty:
+        return ""
+    return (f"bitmap={','.join(sorted(spec.bitmap_columns))};"
+            f"bloom={','.join(sorted(spec.bloom_filter_columns))};"
+            f"fpp={spec.bloom_filter_fpp if spec.bloom_filter_columns else ''}")

@@ -118,6 +118,9 @@ MATRIX = [
     Case("drop table", ("DROP_PRIV ON {db}.other",), "DROP TABLE {db}.other", 1142),
     Case("alter table", ("ALTER_PRIV ON {db}.t",),
          "ALTER TABLE {db}.t SET (\"group_commit_interval_ms\" = \"200\")", 1142),
+    Case("create index", ("ALTER_PRIV ON {db2}.t",),  # an ALTER TABLE in Doris
+         "CREATE INDEX {new} ON {db2}.t (b) USING BITMAP", 1142),
+    Case("drop index", ("ALTER_PRIV ON {db2}.t",), "DROP INDEX IF EXISTS {new} ON {db2}.t", 1142),
     Case("create database", ("CREATE_PRIV ON {new}.*",), "CREATE DATABASE {new}", 1044),
     Case("drop database", ("DROP_PRIV ON {db2}.*",), "DROP DATABASE {db2}", 1044),
     # metadata

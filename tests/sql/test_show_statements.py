@@ -237,7 +237,7 @@ def test_show_partitions_of_missing_table_is_an_error(db_conn) -> None:
     assert "no_such_table_xyz" in ei.value.args[1]
 
 
-def test_show_index_lists_bitmap_index(db_conn) -> None:
+def test_show_index_lists_bitmap_index(db_conn, db) -> None:
     _exec(
         db_conn,
         """
@@ -253,7 +253,7 @@ def test_show_index_lists_bitmap_index(db_conn) -> None:
     assert names == SHOW_INDEX_COLUMNS
     assert len(rows) == 1, rows
     (r,) = rows
-    assert r["Table"] == "idx_t"
+    assert r["Table"] == f"{db}.idx_t"  # Doris prints the analyzed TableName: db.t
     assert r["Key_name"] == "idx_k2"
     assert r["Column_name"] == "k2"
     assert r["Index_type"] == "BITMAP"

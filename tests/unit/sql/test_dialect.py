@@ -875,6 +875,23 @@ def test_describe_create_and_drop_index() -> None:
     )
 
 
+def test_index_definition_properties() -> None:
+    """PROPERTIES of an index definition (Doris' inverted index parser) in all three places,
+    kept for the DDL layer to refuse, and generated back."""
+    want = IndexAst("i", ("c",), "INVERTED", "x", (("parser", "english"),))
+    sql = "INDEX i (c) USING INVERTED PROPERTIES (\"parser\" = \"english\") COMMENT 'x'"
+    table = describe_create_table(parse_one(
+        f"CREATE TABLE t (c VARCHAR(10), {sql}) DUPLICATE KEY(c) DISTRIBUTED BY HASH(c) BUCKETS 1"))
+    assert table.indexes == (want,)
+    (action,) = describe_alter(parse_one(f"ALTER TABLE t ADD {sql}"))
+    assert action == ast_views.AddIndexAction(want)
+    create = describe_create_index(parse_one(
+        "CREATE INDEX i ON t (c) USING INVERTED PROPERTIES (\"parser\" = \"english\") COMMENT 'x'"))
+    assert create.index == want
+    text = parse_one(f"ALTER TABLE t ADD {sql}").sql(dialect=ShaleDoris)
+    assert "PROPERTIES ('parser'='english')" in text
+
+
 # --------------------------------------------------------------------------------------------
 # Syntax errors
 # --------------------------------------------------------------------------------------------
