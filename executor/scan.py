@@ -5,7 +5,8 @@ it). The scan reads every captured (tablet, version) range with `ReadOptions(col
 predicates)`; storage returns exactly the rows that satisfy those predicates (see
 storage/predicates.py), so the scan evaluates only the filters that have no storage form. With `ctx.parallelism` > 1 the per-tablet reads (decode + filter) run on a bounded pool
 of worker threads (executor/exchange.py), still yielding batches in tablet order; each tablet
-counts into its own ScanStats, added to the query's when the tablet is done.
+counts into its own ScanStats, added to the query's and to the scan's own (`scan_stats`, the
+profile's per-scan counters) when the tablet is done.
 Upstream: Doris `OlapScanNode` / BE `OlapScanner` (one scanner per tablet range, run by the
 scanner scheduler).
 """
@@ -52,6 +53,9 @@ class Scan(Operator):
         self._exchange: Generator[Batch, None, None] | None = None
         self._runtime: list[tuple[float, int, list[ColumnPredicate]]] = []
         self.global_filters: list[GlobalFilter] = []  # awaited before reading (coordinator)
+        # this scan's own storage counters (the query profile's per-scan row); every tablet's
+        # counters are added here and to the query's `ctx.scan_stats`
+        self.scan_stats = ScanStats()
 
     def add_runtime_filter(self, predicates: list[ColumnPredicate], keep: float = 1.0) -> None:
         """Predicates a join published before this scan started (executor/runtime_filter.py);
@@ -80,7 +84,7 @@ class Scan(Operator):
         parallel = ctx.parallelism > 1 and len(plan.ranges) > 1
 
         def read(rng: ScanRange) -> Iterator[Batch]:
-            stats = ScanStats() if parallel else ctx.scan_stats
+            stats = ScanStats()
             try:
                 for batch in storage.read_tablet(rng.tablet, rng.version, options, stats):
                     ctx.check_cancelled()
@@ -96,9 +100,9 @@ class Scan(Operator):
                                 continue
                     yield batch
             finally:
-                if parallel:
-                    with ctx.stats_lock:
-                        ctx.scan_stats.add(stats)
+                with ctx.stats_lock:
+                    ctx.scan_stats.add(stats)
+                    self.scan_stats.add(stats)
 
         tasks: list[Task] = [partial(read, rng) for rng in plan.ranges]
         # Adaptive: the first tablet runs on this thread; only when it took long enough to pay

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from planner.index_usage import index_line
 from planner.logical import (
     LogicalAggregate, LogicalAssertOneRow, LogicalFileScan, LogicalFilter, LogicalJoin,
     LogicalLimit, LogicalPlan, LogicalProject, LogicalScan, LogicalSetOp, LogicalSort,
@@ -280,8 +281,9 @@ class _Planner:
         names = [parts.get(pid, str(pid)) for pid in chosen]
         tablets = [r.tablet.tablet_id for r in plan.ranges]
         tablet_list = ",".join(str(t) for t in tablets[:3]) + (" ..." if len(tablets) > 3 else "")
-        index = next((ix.name for ix in self.catalog.materialized_indexes(plan.table_id)
-                      if ix.index_id == plan.index_id), plan.table)
+        scanned = next((ix for ix in self.catalog.materialized_indexes(plan.table_id)
+                        if ix.index_id == plan.index_id), None)
+        index = scanned.name if scanned is not None else plan.table
         reason = getattr(plan, "preagg_reason", None)
         preagg = "PREAGGREGATION: ON" if not reason else f"PREAGGREGATION: OFF. Reason: {reason}"
         details = [f"TABLE: {plan.db}.{plan.table}({index}), {preagg}"]
@@ -297,6 +299,9 @@ class _Planner:
             "pushAggOp=NONE",
         ])
         node.scan_key = id(plan)
+        usage = index_line(plan, meta, scanned, self.text)  # EXPLAIN VERBOSE: index per filter
+        if usage is not None:
+            node.verbose = [usage]
         if meta is None or meta.distribution.type is not DistributionType.HASH:
             self.buckets[plan.table_id] = 0
             return node, Dist("random", text="RANDOM")
