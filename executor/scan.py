@@ -22,7 +22,7 @@ from typing import Protocol
 from executor.compile import compile_predicate
 from executor.exchange import Task, ordered_exchange
 from executor.operator import Operator
-from executor.runtime_filter import GlobalFilter
+from executor.runtime_filter import GlobalFilter, filter_type
 from planner.logical import LogicalScan, ScanRange
 from planner.rules.push_down_filters import storage_predicate
 from sql.expressions import make_and
@@ -56,11 +56,14 @@ class Scan(Operator):
         # this scan's own storage counters (the query profile's per-scan row); every tablet's
         # counters are added here and to the query's `ctx.scan_stats`
         self.scan_stats = ScanStats()
+        # Doris' type of each runtime filter applied (`in`, `bloom`, `min_max`, `bitmap`)
+        self.runtime_filter_types: list[str] = []
 
     def add_runtime_filter(self, predicates: list[ColumnPredicate], keep: float = 1.0) -> None:
         """Predicates a join published before this scan started (executor/runtime_filter.py);
         `keep` estimates the fraction of rows they let through (most selective tested first)."""
         self._runtime.append((keep, len(self._runtime), predicates))
+        self.runtime_filter_types.append(filter_type(predicates))
 
     def produce(self) -> Iterator[Batch]:
         ctx = self.ctx

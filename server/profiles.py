@@ -89,12 +89,15 @@ def format_ns(ns: int) -> str:
 def scan_index_counters(stats: ScanStats) -> str:
     """One scan's index counters (Doris' SegmentIterator names, plus pages skipped per
     index), appended to its plan node row."""
-    return (f"RowsStatsFiltered: {stats.rows_skipped_zone_map}, "
+    return (f"RowsTotal: {stats.rows_total}, "
+            f"RowsKeyRangeFiltered: {stats.rows_skipped_short_key}, "
+            f"RowsStatsFiltered: {stats.rows_skipped_zone_map}, "
             f"RowsBitmapIndexFiltered: {stats.rows_skipped_bitmap_index}, "
             f"RowsBloomFilterFiltered: {stats.rows_skipped_bloom_filter}, "
             f"PagesFilteredByZoneMap: {stats.pages_skipped_zone_map}, "
             f"PagesFilteredByBitmapIndex: {stats.pages_skipped_bitmap_index}, "
             f"PagesFilteredByBloomFilter: {stats.pages_skipped_bloom_filter}, "
+            f"RowsVectorPredFiltered: {stats.rows_filtered_predicate}, "
             f"BitmapIndexFilterTimer: {format_ns(stats.bitmap_index_filter_ns)}, "
             f"BlockConditionsFilteredBloomFilterTime: {format_ns(stats.bloom_filter_ns)}")
 
@@ -145,6 +148,9 @@ def operator_counters(dplan: DistributedPlan, run: Coordinator | None
                 for op in ops:
                     scanned.add(op.scan_stats)  # type: ignore[attr-defined]
                 tail += ", " + scan_index_counters(scanned)
+                kinds = sorted({k for op in ops for k in op.runtime_filter_types})  # type: ignore[attr-defined]
+                if kinds:  # the runtime filters the joins above sent it, by Doris' type
+                    tail += f", RuntimeFilters: {' '.join(kinds)}"
             out.append((label, f"{lead}RowsReturned: {rows}, "
                                f"InclusiveTime: {seconds * 1000:.3f}ms{tail}"))
     return out

@@ -15,11 +15,16 @@ import numpy as np
 
 from storage.batch import DEFAULT_BATCH_SIZE, Column
 
-OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null", "in_bitmap")
+OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null", "in_bitmap",
+       "in_bloom")
 # Operators the indexes (short key, zone maps) understand; `in_bitmap` (a join's runtime filter,
 # values = (IntegerSet,)) is evaluated row by row only; the filter's min / max travel as separate
-# `>=` / `<=` predicates that the indexes do use.
-INDEXABLE_OPS = frozenset(OPS) - {"in_bitmap"}
+# `>=` / `<=` predicates that the indexes do use. `in_bloom` (a join's runtime filter on string /
+# float keys, values = (KeyBloomFilter,), storage/key_bloom.py) passes the rows whose key may be
+# a build key: inexact (false positives pass), so only a join's own runtime filter uses it; its
+# min / max travel as separate predicates too.
+RUNTIME_FILTER_OPS = frozenset({"in_bitmap", "in_bloom"})
+INDEXABLE_OPS = frozenset(OPS) - RUNTIME_FILTER_OPS
 
 
 class IntegerSet:
@@ -71,6 +76,8 @@ class ColumnPredicate:
 
 def index_forms(pred: ColumnPredicate) -> list[ColumnPredicate]:
     """What the indexes may prune with for `pred`: itself, or for a key set its [min, max]."""
+    if pred.op == "in_bloom":  # its min / max are separate predicates
+        return []
     if pred.op != "in_bitmap":
         return [pred]
     (members,) = pred.values
@@ -82,7 +89,7 @@ def index_forms(pred: ColumnPredicate) -> list[ColumnPredicate]:
 
 # Evaluation order inside a scan: the tests that usually keep the fewest rows first, so later
 # predicate columns are decoded and tested only for the rows still alive.
-_EVAL_RANK = {"=": 0, "in_bitmap": 1, "in": 1, "is_null": 2, "<": 3, "<=": 3, ">": 3, ">=": 3,
+_EVAL_RANK = {"=": 0, "in_bitmap": 1, "in_bloom": 1, "in": 1, "is_null": 2, "<": 3, "<=": 3, ">": 3, ">=": 3,
               "!=": 4, "not_in": 4, "is_not_null": 5}
 
 
@@ -124,6 +131,12 @@ def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:
     if op == "in_bitmap":
         (members,) = pred.values
         return members.contains(col.data) & ~nulls  # type: ignore[attr-defined]
+    if op == "in_bloom":
+        (keys,) = pred.values
+        return keys.contains(col) & ~nulls  # type: ignore[attr-defined]
+    if col.offsets is not None and op in ("in", "not_in") and len(pred.values) > 16:
+        hit = _varlen_in(col, pred.values)
+        return (hit if op == "in" else ~hit) & ~nulls
     if col.offsets is not None and (op not in ("in", "not_in") or len(pred.values) <= 16):
         return _evaluate_varlen(pred, col) & ~nulls
     values = col.string_values() if col.offsets is not None else col.data
@@ -169,3 +182,22 @@ def _evaluate_varlen(pred: ColumnPredicate, col: Column) -> np.ndarray:
             hit |= sign(v) == 0
         return hit if pred.op == "in" else ~hit
     return _SIGN_TESTS[pred.op](sign(pred.values[0]), 0)
+
+
+def _varlen_in(col: Column, values: tuple[object, ...]) -> np.ndarray:
+    """Rows of a var-len column equal to one of many constants (a runtime filter's `in` list
+    holds up to 1024): rows whose murmur3 hash is one of the constants' are candidates, and only
+    those are compared byte for byte, so a page costs one hashing pass, not a Python string per
+    row."""
+    from storage.key_bloom import key_hashes
+
+    assert col.offsets is not None
+    wanted = {v.encode() if isinstance(v, str) else bytes(v)  # type: ignore[call-overload]
+              for v in values}
+    consts = Column.from_physical(col.type, list(wanted))
+    candidates = np.flatnonzero(np.isin(key_hashes(col), key_hashes(consts)))
+    hit = np.zeros(len(col), np.bool_)
+    offsets, data = col.offsets, col.data
+    for i in candidates:
+        hit[i] = data[offsets[i]:offsets[i + 1]].tobytes() in wanted
+    return hit
