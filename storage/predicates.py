@@ -9,6 +9,7 @@ them to skip data without the SQL expression IR. `evaluate` is the exact row-lev
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -201,3 +202,19 @@ def _varlen_in(col: Column, values: tuple[object, ...]) -> np.ndarray:
     for i in candidates:
         hit[i] = data[offsets[i]:offsets[i + 1]].tobytes() in wanted
     return hit
+
+
+def evaluate_disjunction(disjunction: Disjunction, column: Callable[[str], Column],
+                         n: int) -> np.ndarray:
+    """Bool mask of the n rows satisfying `disjunction` (OR of ANDs; NULL never satisfies a
+    comparison, so a branch with a NULL operand fails unless it tests IS NULL). `column(name)`
+    gives the n-row column a predicate names."""
+    out = np.zeros(n, np.bool_)  # no branch: FALSE
+    for branch in disjunction.branches:
+        hit = np.ones(n, np.bool_)  # an empty conjunction: TRUE
+        for p in branch:
+            hit &= evaluate(p, column(p.column))
+            if not hit.any():
+                break
+        out |= hit
+    return out

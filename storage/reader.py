@@ -14,7 +14,8 @@ segment files, delete versions and the data model's merge:
   sums). Only KEY-column predicates go into the segments (a key predicate holds for every row
   of a key or for none); value predicates are applied after the merge (PREAGGREGATION OFF
   semantics; the executor filters again anyway). With a single run (one NONOVERLAPPING rowset)
-  the rows are already merged and every predicate is pushed.
+  the rows are already merged and every predicate is pushed. `options.disjunctions` (OR trees,
+  exact) follow the same rule: pushed when every column they name is a key column.
 - Delete versions (rowsets with `delete_predicates`, no files) hide rows of LOWER versions that
   satisfy all of their conditions. Conditions on key columns are applied to each older rowset
   before the merge; a delete naming a value column (UNIQUE merge-on-write semantics) is
@@ -43,7 +44,13 @@ from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta
 from storage.errors import DorisError
 from storage.indexes.short_key import SHORT_KEY_INTERVAL
 from storage.merge import MergeSpec, combine, merge_runs, rebatch
-from storage.predicates import ColumnPredicate, ReadOptions, evaluate
+from storage.predicates import (
+    ColumnPredicate,
+    Disjunction,
+    ReadOptions,
+    evaluate,
+    evaluate_disjunction,
+)
 from storage.segment import SegmentReader
 from storage.segment.meta_cache import SEGMENT_META_CACHE, SegmentMeta
 from storage.segment.prune import ZonePruner
@@ -55,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = ["ColumnPredicate", "ReadOptions", "TabletReader"]
 
 Conditions = tuple[ColumnPredicate, ...]
+Disjunctions = tuple[Disjunction, ...]
 # Segments up to one short-key block are read whole and filtered in one step (see
 # `TabletReader._segment_batches`): their indexes cannot skip anything inside them.
 SMALL_SEGMENT_ROWS = SHORT_KEY_INTERVAL
@@ -75,11 +83,14 @@ def _filter_deletes(batches: Iterator[Batch], deletes: Sequence[Conditions]) -> 
             yield b.filter(keep)
 
 
-def _filter_predicates(batches: Iterator[Batch], preds: Conditions) -> Iterator[Batch]:
+def _filter_predicates(batches: Iterator[Batch], preds: Conditions,
+                       disjunctions: Disjunctions = ()) -> Iterator[Batch]:
     for b in batches:
         keep = np.ones(b.num_rows, np.bool_)
         for p in preds:
             keep &= evaluate(p, b.column(p.column))
+        for d in disjunctions:
+            keep &= evaluate_disjunction(d, b.column, b.num_rows)
         if keep.all():
             yield b
         elif keep.any():
@@ -122,6 +133,9 @@ class TabletReader:
         self._segments: dict[str, list[tuple[str, SegmentMeta | None]]] = {}
         # run id -> rowset id, for the one-segment runs an OVERLAPPING rowset is split into
         self._origin: dict[str, str] = {}
+        # the disjunctions evaluated inside the segment reads (with the pushed predicates);
+        # set by __iter__ (see `_read_merged` for AGG / UNIQUE)
+        self._pushed_disjunctions: Disjunctions = ()
 
     # ---- names -----------------------------------------------------------------------------
     def _name(self, column: str) -> str:
@@ -212,7 +226,8 @@ class TabletReader:
             return
         names = tuple(columns)
         for b in reader.read(list(columns), preds, stats=self._stats,
-                             batch_size=self._options.batch_size):
+                             batch_size=self._options.batch_size,
+                             disjunctions=self._pushed_disjunctions):
             if b.num_rows:
                 yield b if b.names == names else b.rename(names)
 
@@ -230,6 +245,9 @@ class TabletReader:
         keep = None
         for p in preds:
             hit = evaluate(p, b.column(p.column))
+            keep = hit if keep is None else keep & hit
+        for d in self._pushed_disjunctions:
+            hit = evaluate_disjunction(d, b.column, n)
             keep = hit if keep is None else keep & hit
         kept = n if keep is None else int(np.count_nonzero(keep))
         if self._stats is not None:
@@ -313,15 +331,20 @@ class TabletReader:
     def __iter__(self) -> Iterator[Batch]:
         requested = [self._name(c) for c in self._options.columns]
         preds = tuple(self._pred(p) for p in self._options.predicates)
+        disjunctions = tuple(
+            Disjunction(tuple(tuple(self._pred(p) for p in branch) for branch in d.branches))
+            for d in self._options.disjunctions)
         delete_cols = {p.column for _, conds in self._deletes for p in conds}
         need = set(requested) | {p.column for p in preds} | delete_cols
+        need |= {p.column for d in disjunctions for b in d.branches for p in b}
         if self._spec.merges:
             need |= set(self._spec.columns_needed())
         read_cols = self._ordered(need)
         if not self._spec.merges:
+            self._pushed_disjunctions = disjunctions  # rows are independent
             merged = self._read_duplicate(read_cols, preds)
         else:
-            merged = self._read_merged(read_cols, preds, delete_cols)
+            merged = self._read_merged(read_cols, preds, delete_cols, disjunctions)
         out_names = tuple(self._options.columns)
         for b in rebatch(merged, self._options.batch_size):
             yield b.select(requested).rename(out_names)
@@ -357,13 +380,20 @@ class TabletReader:
             if b is not None:
                 yield from _filter_deletes(iter((b,)), deletes) if deletes else (b,)
 
-    def _read_merged(self, read_cols: list[str], preds: Conditions, delete_cols: set[str]
-                     ) -> Iterator[Batch]:
+    def _read_merged(self, read_cols: list[str], preds: Conditions, delete_cols: set[str],
+                     disjunctions: Disjunctions = ()) -> Iterator[Batch]:
         keys = {k.lower() for k in self._index.keys}
         single = len(self._data) == 1 and not self._data[0].segments_overlap
         # One run (a NONOVERLAPPING rowset) is already merged: any predicate may filter it.
+        # Otherwise only key predicates (and disjunctions over key columns only) go into the
+        # segments, so neither they nor the segments' indexes (bitmap, bloom filter) ever see
+        # a value column before the merge.
         pushed = preds if single else tuple(p for p in preds if p.column.lower() in keys)
         later = () if single else tuple(p for p in preds if p.column.lower() not in keys)
+        self._pushed_disjunctions = disjunctions if single else tuple(
+            d for d in disjunctions if d.columns() <= keys)
+        later_disjunctions = () if single else tuple(
+            d for d in disjunctions if not d.columns() <= keys)
         # Skipping a rowset by `pushed` is safe: a key predicate excludes every row of a key
         # in every rowset at once, so the merge of the remaining rowsets loses no partner row.
         live = self._prune(pushed)
@@ -379,7 +409,9 @@ class TabletReader:
             merged = merge_runs(runs, self._spec)
         else:
             merged = self._merge_by_epoch(live, read_cols, pushed)
-        return _filter_predicates(merged, later) if later else merged
+        if later or later_disjunctions:
+            return _filter_predicates(merged, later, later_disjunctions)
+        return merged
 
     def _merge_by_epoch(self, live: list[RowsetMeta], read_cols: list[str], pushed: Conditions
                         ) -> Iterator[Batch]:

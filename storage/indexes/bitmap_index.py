@@ -455,6 +455,32 @@ class BitmapIndexReader:
         span = hi - lo
         return min(span, self.index.num_values - span)
 
+    def keeps_most(self, op: str, values: Sequence[object]) -> bool:
+        """Whether `op` is a negative test (!=, NOT IN, IS NOT NULL, or a range over more than
+        half of the dictionary): its rows are the non-null rows minus a few bitmaps, usually
+        most of the segment."""
+        if op in ("!=", "not_in", "is_not_null"):
+            return True
+        if op in ("<", "<=", ">", ">="):
+            lo, hi = self.ordinal_range(op, values[0])
+            return (hi - lo) * 2 > self.index.num_values
+        return False
+
+    def restrict(self, op: str, values: Sequence[object], rows: BitMap) -> BitMap:
+        """`rows` & lookup(op, values), computed as `rows` minus the few bitmaps of a negative
+        test (see keeps_most) instead of building its large result."""
+        if op == "is_not_null":
+            return rows - self.index.nulls
+        if op in ("!=", "not_in"):
+            hits = self.lookup("in", values)
+            return rows - self.index.nulls - hits
+        if op in ("<", "<=", ">", ">="):
+            lo, hi = self.ordinal_range(op, values[0])
+            n = self.index.num_values
+            if (hi - lo) * 2 > n:
+                return rows - self.index.nulls - self.union(0, lo) - self.union(hi, n)
+        return rows & self.lookup(op, values)
+
     def lookup(self, op: str, values: Sequence[object]) -> BitMap:
         """Rows satisfying `column op values` (values: index values, see the module doc)."""
         if op == "is_null":

@@ -5,26 +5,66 @@ Doris `SegmentIterator` (seed 003): the rows a scan reads shrink in this order
    anything else (Doris checks it in `Segment::new_iterator`; `segments_skipped_zone_map`);
 2. short key index: predicates on the leading prefix key columns become key ranges, and the
    sparse index turns them into row ranges (rows outside: `rows_skipped_short_key`);
-3. page zone maps of the predicate columns drop the pages that cannot match (`pages_skipped_
+3. bitmap indexes (`_apply_bitmap_indexes`, Doris `_apply_bitmap_index`): every predicate on a
+   column whose segment has a bitmap index, and every disjunction whose columns all have one,
+   becomes a roaring bitmap of rows; they are ANDed (a disjunction: OR of ANDs) into one row
+   selection, before any data page is decoded. The scan then walks only row ranges holding
+   selected rows (runs closer than SELECTION_GAP rows apart are walked as one range) and, in
+   each window, decodes only the pages holding selected rows (`rows_skipped_bitmap_index`,
+   `pages_skipped_bitmap_index`: pages of the read columns without a selected row). The
+   predicates the bitmaps answered are exact, so they are not evaluated again.
+   Fallback, as Doris does where an index cannot help:
+   - a predicate whose lookup would read more than MAX_BITMAPS_PER_PREDICATE bitmaps (a
+     range over most of a huge dictionary, an IN list longer than that) is not answered by
+     the index (`BitmapIndexReader.cost`; a range reads its complement when that is smaller);
+   - constants the index cannot compare exactly (`zone_map.index_value` raises
+     NotIndexable), `in_bitmap` runtime filters, and columns read as another decimal scale
+     are not answered by it;
+   - a selection keeping more than half of the rows left by the short key index is dropped
+     (walking it costs more than decoding), and every predicate is evaluated as without it.
+4. page zone maps of the predicate columns drop the pages that cannot match (`pages_skipped_
    zone_map`, their rows `rows_skipped_zone_map`);
-4. the surviving rows are walked in windows of at most `batch_size` rows: predicate columns are
-   decoded and every predicate evaluated exactly (`storage.predicates.evaluate`), then the other
-   requested columns are decoded only in pages that still hold a selected row.
-Indexes only ever remove rows that cannot match, so step 4 alone decides the result.
+5. bloom filters of the predicate columns drop the pages whose filter rules out every
+   constant of an `=` / `IN` predicate (runtime IN lists of joins included), or that have no
+   NULL for `IS NULL` (`pages_skipped_bloom_filter`, `rows_skipped_bloom_filter`);
+6. the surviving rows are walked in windows of at most `batch_size` rows: predicate columns are
+   decoded and every remaining predicate and disjunction evaluated exactly
+   (`storage.predicates.evaluate` / `evaluate_disjunction`), then the other requested columns
+   are decoded only in pages that still hold a selected row.
+Indexes only ever remove rows that cannot match (the bitmap selection is exact), so the result
+is that of step 6 alone. The row counters partition `rows_total` (storage/scan_stats.py); rows
+of a walked range that the bitmap selection excludes count as `rows_skipped_bitmap_index`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
+from pyroaring import BitMap
 
 from storage.batch import Batch, Column, selection
+from storage.indexes.bitmap_index import BITMAP_OPS, BitmapIndexReader
+from storage.indexes.bloom_filter import BLOOM_OPS
 from storage.indexes.short_key import encode_row, key_ranges
-from storage.predicates import ColumnPredicate, evaluate, evaluation_rank, index_forms
+from storage.indexes.zone_map import NotIndexable, index_value
+from storage.predicates import (
+    ColumnPredicate,
+    Disjunction,
+    evaluate,
+    evaluate_disjunction,
+    evaluation_rank,
+    index_forms,
+)
 from storage.scan_stats import ScanStats
 from storage.segment.reader import ColumnInfo, SegmentReader
 from storage.segment.row_ranges import RowRanges
+
+MAX_BITMAPS_PER_PREDICATE = 1024
+SELECTION_GAP = 1024  # selected rows closer than this are walked as one row range
+# A row test of a window: the columns it reads and its mask over them.
+RowTest = tuple[tuple[ColumnInfo, ...], Callable[[list[Column], int], np.ndarray]]
 
 
 class SegmentIterator:
@@ -35,6 +75,7 @@ class SegmentIterator:
         predicates: Sequence[ColumnPredicate],
         stats: ScanStats,
         batch_size: int,
+        disjunctions: Sequence[Disjunction] = (),
     ) -> None:
         if batch_size <= 0:
             raise ValueError("batch_size must be positive")
@@ -42,20 +83,22 @@ class SegmentIterator:
         self.names = tuple(columns)
         self.outputs = [reader.column(n) for n in columns]
         self.predicates = [(reader.column(p.column), p) for p in predicates]
+        self.disjunctions = list(disjunctions)
+        for d in self.disjunctions:
+            for c in d.columns():
+                reader.column(c)  # a missing column fails here, as for predicates
         self._index_predicates = [(info, f) for info, p in self.predicates for f in index_forms(p)]
         # index forms whose constants compare exactly with the stored index values
         self._indexable = reader.index_predicates(predicates) if predicates else []
-        # predicate groups per column, most selective kinds first (see evaluation_rank)
-        groups: dict[int, tuple[ColumnInfo, list[ColumnPredicate]]] = {}
-        for info, p in sorted(self.predicates, key=lambda ip: evaluation_rank(ip[1])):
-            groups.setdefault(info.index, (info, []))[1].append(p)
-        self._groups = list(groups.values())
         self.stats = stats
         self.batch_size = batch_size
         self._cache: dict[int, dict[int, Column]] = {}  # column index -> page -> decoded page
         self._columns: dict[int, Column | None] = {}  # column index -> whole column (or None)
         self._column_wise = False
         self._infos: dict[int, ColumnInfo] = {}
+        # the bitmap selection (sorted row ids) the windows start from, or None
+        self._selection: np.ndarray | None = None
+        self._tests: list[RowTest] = []
 
     # ---- pruning ------------------------------------------------------------------------
     def _short_key_ranges(self, n: int) -> RowRanges:
@@ -109,6 +152,188 @@ class SegmentIterator:
             )
             ranges = ranges.intersect(RowRanges.from_pages(starts, stops, keep))
         return ranges
+
+    def _bitmap_plan(self, p: ColumnPredicate, readers: dict[int, BitmapIndexReader | None]
+                     ) -> tuple[BitmapIndexReader, list[object]] | None:
+        """The bitmap index and index values that answer `p` exactly, or None when the index
+        cannot (see the fallback rules in the module doc)."""
+        if p.op not in BITMAP_OPS:
+            return None
+        info = self.reader.column(p.column)
+        if info.footer.bitmap_index is None or not info.indexable:
+            return None
+        if info.index not in readers:
+            readers[info.index] = self.reader.bitmap_index(info, self.stats)
+        index = readers[info.index]
+        if index is None:
+            return None
+        try:
+            values = [index_value(info.stored, info.layout, v) for v in p.values]
+        except NotIndexable:
+            return None
+        if index.cost(p.op, values) > MAX_BITMAPS_PER_PREDICATE:
+            return None
+        return index, values
+
+    def _conjunction_bitmap(self, preds: Sequence[ColumnPredicate],
+                            readers: dict[int, BitmapIndexReader | None],
+                            rows: BitMap | None) -> tuple[BitMap | None, list[int]]:
+        """(the rows of `rows` (None: all) satisfying the answerable predicates of `preds`,
+        their positions). Positive tests first; negative ones (`keeps_most`) then subtract
+        their few bitmaps from that result, or are left to exact evaluation when no positive
+        test narrowed it (they would keep most rows)."""
+        plans = [(i, self._bitmap_plan(p, readers)) for i, p in enumerate(preds)]
+        negative = []
+        answered = []
+        for i, plan in plans:
+            if plan is None:
+                continue
+            index, values = plan
+            op = preds[i].op
+            if index.keeps_most(op, values):
+                negative.append((i, index, values))
+                continue
+            rows = index.lookup(op, values) if rows is None else index.restrict(op, values, rows)
+            answered.append(i)
+            if not rows:
+                return rows, answered
+        if rows is not None:
+            for i, index, values in negative:
+                rows = index.restrict(preds[i].op, values, rows)
+                answered.append(i)
+        return rows, answered
+
+    def _bitmap_selection(self) -> tuple[BitMap | None, set[int], set[int]]:
+        """(rows satisfying every predicate and disjunction the bitmap indexes answer, the
+        positions of those predicates, of those disjunctions); None when none is answered."""
+        readers: dict[int, BitmapIndexReader | None] = {}
+        try:
+            result, answered = self._conjunction_bitmap(
+                [p for _, p in self.predicates], readers, None)
+            preds = set(answered)
+            disjs: set[int] = set()
+            for i, d in enumerate(self.disjunctions):
+                if result is not None and not result:
+                    break
+                union = BitMap()
+                for branch in d.branches:
+                    full = BitMap()
+                    full.add_range(0, self.reader.num_rows)
+                    rows, done = self._conjunction_bitmap(
+                        branch, readers, full if result is None else result)
+                    if len(done) < len(branch):
+                        break  # some predicate is not answerable: the disjunction is not
+                    assert rows is not None
+                    union |= rows
+                else:
+                    disjs.add(i)
+                    result = union if result is None else result & union
+            return result, preds, disjs
+        except ValueError as e:  # a row set that does not decode (its page passed its CRC)
+            raise self.reader.corrupted(f"bitmap index: {e}") from None
+
+    def _apply_bitmap_indexes(self, ranges: RowRanges) -> RowRanges:
+        """Ranges holding the rows of the bitmap selection (see the module doc); sets
+        `_selection` and drops the answered predicates from the row tests when it is used."""
+        if not any(i.footer.bitmap_index is not None for i, _ in self.predicates) and not any(
+                self.reader.column(c).footer.bitmap_index is not None
+                for d in self.disjunctions for c in d.columns()):
+            return ranges
+        started = time.perf_counter_ns()
+        stats = self.stats
+        try:
+            bitmap, preds, disjs = self._bitmap_selection()
+            if bitmap is None:
+                return ranges
+            rows = np.frombuffer(bitmap.to_array(), dtype=np.uint32).astype(np.int64)
+            # keep the rows inside the short-key ranges
+            at = np.searchsorted(ranges.starts, rows, side="right") - 1
+            inside = at >= 0
+            inside[inside] = rows[inside] < ranges.stops[at[inside]]
+            rows = rows[inside]
+            if len(rows) * 2 > ranges.count:
+                return ranges  # keeps most rows: walking the selection costs more (fallback)
+            if len(rows):
+                cuts = np.flatnonzero(np.diff(rows) > SELECTION_GAP) + 1
+                starts = rows[np.concatenate(([0], cuts))]
+                stops = rows[np.concatenate((cuts - 1, [len(rows) - 1]))] + 1
+                walked = RowRanges(starts.astype(np.int64), stops.astype(np.int64))
+            else:
+                walked = RowRanges.of(())
+            self._count_bitmap_pages(ranges, rows)
+            stats.rows_skipped_bitmap_index += ranges.count - walked.count
+            self._selection = rows
+            self._tests = self._row_tests(preds, disjs)
+            return walked
+        finally:
+            stats.bitmap_index_filter_ns += time.perf_counter_ns() - started
+
+    def _count_bitmap_pages(self, ranges: RowRanges, rows: np.ndarray) -> None:
+        """Pages of the read columns that the ranges reached but that hold no selected row."""
+        seen: set[int] = set()
+        infos = [*self.outputs, *(i for i, _ in self.predicates),
+                 *(self.reader.column(c) for d in self.disjunctions for c in d.columns())]
+        for info in infos:
+            if info.index in seen or info.footer.num_pages == 0:
+                continue
+            seen.add(info.index)
+            starts, stops = self.reader.ordinal(info, self.stats).page_bounds()
+            selected = np.searchsorted(rows, starts) < np.searchsorted(rows, stops)
+            reached = ranges.overlaps(starts, stops)
+            self.stats.pages_skipped_bitmap_index += int(np.count_nonzero(reached & ~selected))
+
+    def _bloom_filter_ranges(self, ranges: RowRanges, answered: set[int]) -> RowRanges:
+        """Ranges left after the bloom filters drop pages (`=`, `IN`, `IS NULL`)."""
+        keep_by_column: dict[int, tuple[ColumnInfo, np.ndarray]] = {}
+        started = time.perf_counter_ns()
+        try:
+            for info, p, values in self._indexable:
+                if (p.op not in BLOOM_OPS or info.footer.bloom_filter is None
+                        or info.index in answered):
+                    continue
+                filters = self.reader.bloom_filter(info, self.stats)
+                if filters is None:
+                    continue
+                match = filters.may_contain(p.op, values, info.layout)
+                prev = keep_by_column.get(info.index)
+                keep_by_column[info.index] = (info, match if prev is None else prev[1] & match)
+            before = ranges.count
+            for info, keep in keep_by_column.values():
+                if keep.all():
+                    continue
+                starts, stops = self.reader.ordinal(info, self.stats).page_bounds()
+                dropped = ~keep
+                self.stats.pages_skipped_bloom_filter += int(
+                    np.count_nonzero(ranges.overlaps(starts[dropped], stops[dropped])))
+                ranges = ranges.intersect(RowRanges.from_pages(starts, stops, keep))
+            self.stats.rows_skipped_bloom_filter += before - ranges.count
+            return ranges
+        finally:
+            self.stats.bloom_filter_ns += time.perf_counter_ns() - started
+
+    def _row_tests(self, skip_preds: set[int] = frozenset(),  # type: ignore[assignment]
+                   skip_disjs: set[int] = frozenset()) -> list[RowTest]:  # type: ignore[assignment]
+        """The exact tests each window runs: per predicate column its predicates (most
+        selective kinds first), then the disjunctions; minus those the bitmaps answered."""
+        groups: dict[int, tuple[ColumnInfo, list[ColumnPredicate]]] = {}
+        order = sorted(range(len(self.predicates)),
+                       key=lambda i: evaluation_rank(self.predicates[i][1]))
+        for i in order:
+            if i in skip_preds:
+                continue
+            info, p = self.predicates[i]
+            groups.setdefault(info.index, (info, []))[1].append(p)
+        tests: list[RowTest] = []
+        for info, preds in groups.values():
+            tests.append(((info,), _conjunction(preds)))
+        for i, d in enumerate(self.disjunctions):
+            if i in skip_disjs:
+                continue
+            infos: list[ColumnInfo] = []
+            for c in sorted(d.columns()):
+                infos.append(self.reader.column(c))
+            tests.append((tuple(infos), _disjunction(d, [c for c in sorted(d.columns())])))
+        return tests
 
     # ---- page access --------------------------------------------------------------------
     def _page(self, info: ColumnInfo, page: int) -> Column:
@@ -193,16 +418,30 @@ class SegmentIterator:
         if ranges.count == 0:
             stats.segments_skipped += 1
             return
+        self._tests = self._row_tests()
+        ranges = self._apply_bitmap_indexes(ranges)
+        if ranges.count == 0:
+            stats.segments_skipped += 1
+            return
         before = ranges.count
         pruned = self._zone_map_ranges(ranges)
         if pruned is None:
             stats.segments_skipped += 1
             stats.rows_skipped_zone_map += before
             return
-        stats.segments_read += 1
         stats.rows_skipped_zone_map += before - pruned.count
-        # reading most of the segment: decode (and cache) whole columns instead of pages
-        self._column_wise = pruned.count * 4 >= n
+        answered = set()
+        if self._selection is not None:  # columns whose predicates the bitmaps answered
+            remaining = {i.index for infos, _ in self._tests for i in infos}
+            answered = {i.index for i, _ in self.predicates} - remaining
+        pruned = self._bloom_filter_ranges(pruned, answered)
+        if pruned.count == 0:
+            stats.segments_skipped += 1
+            return
+        stats.segments_read += 1
+        # reading most of the segment: decode (and cache) whole columns instead of pages; a
+        # bitmap selection reads only the pages holding selected rows
+        self._column_wise = self._selection is None and pruned.count * 4 >= n
         for window in pruned.windows(self.batch_size):
             batch = self._scan_window(window)
             self._evict(int(window.stops[-1]))
@@ -210,26 +449,45 @@ class SegmentIterator:
                 yield batch
         self._cache.clear()
 
+    def _window_selection(self, window: RowRanges) -> np.ndarray:
+        """The bitmap-selected rows inside `window` (sorted row ids)."""
+        sel = self._selection
+        assert sel is not None
+        lo, hi = np.searchsorted(sel, [window.starts[0], window.stops[-1]])
+        rows = sel[lo:hi]
+        if len(window) > 1:
+            at = np.searchsorted(window.starts, rows, side="right") - 1
+            rows = rows[rows < window.stops[at]]
+        return rows
+
     def _scan_window(self, window: RowRanges) -> Batch | None:
-        """Evaluate the predicates column by column. While many rows survive, each predicate
-        column is decoded for the whole window and the masks are ANDed (contiguous decoding is
-        cheapest); once few rows are left (< 1/8), later columns are decoded only for the
-        surviving rows, in the pages that hold them. Then the other requested columns."""
+        """Run the row tests column by column. While many rows survive, each test's columns
+        are decoded for the whole window and the masks are ANDed (contiguous decoding is
+        cheapest); once few rows are left (< 1/8), or from the start when a bitmap selection
+        picks the rows, later columns are decoded only for the surviving rows, in the pages
+        that hold them. Then the other requested columns."""
         stats = self.stats
         rows = None if len(window) == 1 else window.row_ids()
         total = window.count
         decoded: dict[int, Column] = {}  # aligned with the window (dense) or with `sel_rows`
         mask: np.ndarray | None = None  # dense mode: survivors among the window's rows
         sel_rows: np.ndarray | None = None  # sparse mode: surviving row ids
-        for info, preds in self._groups:
-            col = decoded.get(info.index)
-            if col is None:
-                col = (self._gather(info, window, rows) if sel_rows is None
-                       else self._select(info, sel_rows))
-                decoded[info.index] = col
-            hit = evaluate(preds[0], col)
-            for p in preds[1:]:
-                hit &= evaluate(p, col)
+        if self._selection is not None:
+            sel_rows = self._window_selection(window)
+            stats.rows_skipped_bitmap_index += total - len(sel_rows)
+            total = len(sel_rows)
+            if total == 0:
+                return None
+        for infos, test in self._tests:
+            cols = []
+            for info in infos:
+                col = decoded.get(info.index)
+                if col is None:
+                    col = (self._gather(info, window, rows) if sel_rows is None
+                           else self._select(info, sel_rows))
+                    decoded[info.index] = col
+                cols.append(col)
+            hit = test(cols, total if sel_rows is None else len(sel_rows))
             if sel_rows is None:
                 mask = hit if mask is None else mask & hit
                 alive = int(np.count_nonzero(mask))
@@ -271,3 +529,20 @@ class SegmentIterator:
                     col = col.filter(mask) if keep is None else col.take(keep)
                 decoded[info.index] = col
         return Batch(self.names, tuple(decoded[i.index] for i in self.outputs))
+
+
+def _conjunction(preds: list[ColumnPredicate]) -> Callable[[list[Column], int], np.ndarray]:
+    def test(cols: list[Column], n: int) -> np.ndarray:
+        hit = evaluate(preds[0], cols[0])
+        for p in preds[1:]:
+            hit &= evaluate(p, cols[0])
+        return hit
+    return test
+
+
+def _disjunction(d: Disjunction, names: list[str]) -> Callable[[list[Column], int], np.ndarray]:
+    """The exact test of a disjunction over its columns (`names`, lower case, in order)."""
+    def test(cols: list[Column], n: int) -> np.ndarray:
+        by_name = dict(zip(names, cols))
+        return evaluate_disjunction(d, lambda c: by_name[c.lower()], n)
+    return test

@@ -36,7 +36,7 @@ from storage.indexes.ordinal import OrdinalIndex
 from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
 from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
 from storage.page_cache import PAGE_CACHE, cache_id
-from storage.predicates import INDEXABLE_OPS, ColumnPredicate, index_forms
+from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
 from storage.scan_stats import ScanStats
 from storage.segment.encoding import (
     Layout,
@@ -472,11 +472,14 @@ class SegmentReader:
         predicates: Sequence[ColumnPredicate] = (),
         stats: ScanStats | None = None,
         batch_size: int = 65536,
+        disjunctions: Sequence[Disjunction] = (),
     ) -> Iterator[Batch]:
-        """Batches of `columns` holding exactly the rows that satisfy all `predicates`."""
+        """Batches of `columns` holding exactly the rows that satisfy all `predicates` and all
+        `disjunctions`."""
         from storage.segment.iterator import SegmentIterator  # iterator imports this module
 
-        return iter(SegmentIterator(self, columns, predicates, stats or ScanStats(), batch_size))
+        return iter(SegmentIterator(self, columns, predicates, stats or ScanStats(), batch_size,
+                                    disjunctions))
 
     def close(self) -> None:
         self._closed = True

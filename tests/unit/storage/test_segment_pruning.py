@@ -55,6 +55,8 @@ def scan(
     assert stats.rows_total == (
         stats.rows_skipped_short_key
         + stats.rows_skipped_zone_map
+        + stats.rows_skipped_bitmap_index
+        + stats.rows_skipped_bloom_filter
         + stats.rows_filtered_predicate
         + stats.rows_returned
     )
