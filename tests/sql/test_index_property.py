@@ -267,3 +267,51 @@ def test_bitmap_index_selects_rows_before_decoding(pruning) -> None:  # type: ig
     assert totals["RowsBitmapIndexFiltered"] == scan["RowsBitmapIndexFiltered"]
     assert plain_scan["RowsBitmapIndexFiltered"] == "0"
     assert int(plain_scan["RowsVectorPredFiltered"]) == 48000 - 12
+
+
+def test_runtime_filter_in_list_prunes_pages_with_bloom_filter_and_bitmap(pruning) -> None:  # type: ignore[no-untyped-def]
+    """A join on a string key whose build side keeps three keys sends the fact scan an `in`
+    list: the fact table's bloom filter drops the pages holding none of them, and on `mode`
+    the bitmap index answers it, with the same rows as without runtime filters."""
+    conn, rows = pruning
+    picked = [rows[n] for n in (5, 20000, 47000)]
+    with conn.cursor() as cur:
+        cur.execute("CREATE TABLE wanted (code VARCHAR(40), mode VARCHAR(8), tag INT) "
+                    "DUPLICATE KEY(code) DISTRIBUTED BY HASH(code) BUCKETS 1")
+        cur.execute("INSERT INTO wanted VALUES " + ", ".join(
+            f"('{c}', 'RARE', {k})" for k, (_, c, _) in enumerate(picked)) +
+            ", ('none', 'NONE', 9)" * 40)
+        cur.execute("SET enable_profile = true")
+        sql = ("SELECT f.id, f.code FROM indexed f JOIN wanted w ON f.code = w.code "
+               "WHERE w.tag < 3")
+        got = _rows_of(cur, sql)
+        fact = _fact_row(cur)
+        cur.execute("SET runtime_filter_mode = 'OFF'")
+        off = _rows_of(cur, sql)
+        fact_off = _fact_row(cur)
+        cur.execute("SET runtime_filter_mode = 'GLOBAL'")
+        sql = ("SELECT f.id, f.mode FROM indexed f JOIN wanted w ON f.mode = w.mode "
+               "WHERE w.tag = 1")
+        by_mode = _rows_of(cur, sql)
+        mode_scan = _fact_row(cur)
+        cur.execute("SET enable_profile = false")
+    assert got == off == sorted((i, c) for i, c, _ in picked)
+    assert fact["RuntimeFilters"] == "in" and "RuntimeFilters" not in fact_off
+    assert int(fact["PagesFilteredByBloomFilter"]) > 0 and fact_off["PagesFilteredByBloomFilter"] == "0"
+    assert int(fact["RowsReturned"]) == 3
+    assert by_mode == sorted((i, m) for i, _, m in rows if m == "RARE")
+    assert mode_scan["RuntimeFilters"] == "in"
+    assert int(mode_scan["RowsBitmapIndexFiltered"]) > 40000
+
+
+def _fact_row(cur) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The counters of the newest profile's scan of `indexed` (the one with the most rows)."""
+    profile = _profile(cur)
+    scans = [dict(part.split(": ", 1) for part in v.split(", ") if ": " in part)
+             for k, v in profile.items() if k.endswith(":VOlapScanNode")]
+    return max(scans, key=lambda c: int(c["RowsTotal"]))
+
+
+def _rows_of(cur, sql: str) -> list[tuple]:  # type: ignore[no-untyped-def]
+    cur.execute(sql)
+    return sorted(cur.fetchall())
