@@ -14,6 +14,9 @@ indexes (storage/indexes/spec.py `index_spec_of`) and each predicate's operator:
   evaluates them row by row after decoding.
 Rendered as `index: <filter> -> <index>[, <index>]; ...`, e.g.
 `index: (lo_shipmode = 'AIR') -> bitmap index, zone map; (abs(v) > 3) -> none (row evaluation)`.
+A scan that receives runtime filters adds `runtime filter index: RF000[in] -> lo_orderkey: bloom
+filter, zone map; RF000[bloom] -> lo_orderkey: zone map (min / max)`: the forms the join may
+send (decided by its build keys at run time) and what serves each.
 """
 
 from __future__ import annotations
@@ -53,23 +56,37 @@ class IndexUsage:
                  predicates: Sequence[ColumnPredicate]) -> None:
         self.types: dict[str, DataType] = {}
         self.spec: SegmentIndexSpec = NO_INDEXES
+        self.prefix: list[str] = []
+        self.predicates: tuple[ColumnPredicate, ...] = ()
         self.short_key: set[ColumnPredicate] = set()
         if table is None or index is None:
             return
         self.types = {c.name.lower(): c.type for c in table.columns}
         self.spec = index_spec_of(table, index)
         keys = [(k, self.types[k.lower()]) for k in index.keys if k.lower() in self.types]
+        self.prefix = [p.name.lower() for p in plan_prefix(keys, index.short_key_column_count)]
+        self.predicates = tuple(predicates)
+        self.short_key = self._short_key(self.predicates)
+
+    def _short_key(self, predicates: Sequence[ColumnPredicate]) -> set[ColumnPredicate]:
+        """The predicates storage turns into short-key ranges (short_key.key_ranges: point
+        columns extend the key, the first range column ends it)."""
         by_column: dict[str, list[ColumnPredicate]] = {}
         for p in predicates:
             by_column.setdefault(_base_name(p.column), []).append(p)
-        # mirror short_key.key_ranges: point columns extend the key, the first range ends it
-        for part in plan_prefix(keys, index.short_key_column_count):
-            used = [p for p in by_column.get(part.name.lower(), ()) if p.op in _KEY_RANGE_OPS]
+        out: set[ColumnPredicate] = set()
+        for name in self.prefix:
+            used = [p for p in by_column.get(name, ()) if p.op in _KEY_RANGE_OPS]
             if not used:
                 break
-            self.short_key.update(used)
+            out.update(used)
             if not any(p.op in _POINT_OPS for p in used):
                 break
+        return out
+
+    def key_range_with(self, extra: Sequence[ColumnPredicate]) -> bool:
+        """Whether predicates `extra`, added to the scan's own, narrow the short key."""
+        return bool(self._short_key(self.predicates + tuple(extra)) & set(extra))
 
     def served_by(self, pred: ColumnPredicate) -> list[str]:
         """The indexes that can skip data for `pred`, in the order a segment read tries them."""
@@ -96,14 +113,12 @@ class IndexUsage:
         return []
 
 
-def index_line(scan: LogicalScan, table: TableMeta | None, index: MaterializedIndexMeta | None,
-               text: Callable[[Expr], str]) -> str | None:
+def index_line(scan: LogicalScan, usage: IndexUsage, text: Callable[[Expr], str]) -> str | None:
     """EXPLAIN VERBOSE's `index:` line of a scan (None when it has no filters): each filter
     and the indexes that serve it. `text` prints a filter the way EXPLAIN does."""
     disjunctions: tuple[Disjunction, ...] = getattr(scan, "disjunctions", ())
     if not scan.filters and not disjunctions:
         return None
-    usage = IndexUsage(table, index, scan.predicates)
     pushed = set(scan.predicates)
     parts = []
     for f in scan.filters:
@@ -114,6 +129,35 @@ def index_line(scan: LogicalScan, table: TableMeta | None, index: MaterializedIn
         served = usage.disjunction_served_by(d)
         parts.append(f"{disjunction_text(d)} -> {', '.join(served) or ROW_EVALUATION}")
     return "index: " + "; ".join(parts)
+
+
+def runtime_filter_line(usage: IndexUsage, filters: Sequence[tuple[str, str]]) -> str:
+    """EXPLAIN VERBOSE's `runtime filter index:` line: what each runtime filter a scan
+    receives (RF id, scan column) will be served by, in each form the join may send
+    (executor/runtime_filter.py): integer keys a key set (`bitmap`) whose min / max the
+    short key and zone maps use; string and float keys an `in` list (up to 1024 keys), which
+    every index answering IN serves, or else a `bloom` filter of the keys with min / max."""
+    parts = []
+    for rf, column in filters:
+        dtype = usage.types.get(_base_name(column))
+        bounds = [ColumnPredicate(column, ">=", (0,)), ColumnPredicate(column, "<=", (0,))]
+        key_range = usage.key_range_with(bounds)
+        by_range = ([SHORT_KEY] if key_range else []) + [f"{ZONE_MAP} (min / max)"]
+        name = column_name(column)
+        if dtype is not None and (dtype.is_string or dtype.is_float):
+            in_list = ColumnPredicate(column, "in", ("",))
+            served = ([SHORT_KEY] if usage.key_range_with([in_list]) else []) + [
+                s for s in usage.served_by(in_list) if s != SHORT_KEY]
+            parts.append(f"{rf}[in] -> {name}: {', '.join(served)}")
+            parts.append(f"{rf}[bloom] -> {name}: {', '.join(by_range)}")
+        else:
+            parts.append(f"{rf}[bitmap] -> {name}: {', '.join(by_range)}")
+    return "runtime filter index: " + "; ".join(parts)
+
+
+def column_name(column: str) -> str:
+    base, sep, slot = column.rpartition("#")
+    return f"{base}[#{slot}]" if sep and slot.isdigit() else column
 
 
 def predicate_text(p: ColumnPredicate) -> str:

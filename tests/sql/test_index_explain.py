@@ -118,3 +118,28 @@ def test_profile_gives_each_scan_its_index_counters(db_conn) -> None:  # type: i
                      "BitmapIndexFilterTimer", "BlockConditionsFilteredBloomFilterTime"):
             assert name in rows
         cur.execute("SET enable_profile = false")
+
+
+def test_explain_verbose_names_the_index_of_each_runtime_filter(ev) -> None:  # type: ignore[no-untyped-def]
+    """A string-key runtime filter may come as an `in` list (served by the column's bitmap
+    index / bloom filter and zone maps) or a bloom filter of the keys (min / max for zone
+    maps); an integer key set prunes with its min / max, through the short key when the column
+    leads the key."""
+    with ev.cursor() as cur:
+        cur.execute("CREATE TABLE dim (k INT NOT NULL, name VARCHAR(32), mode VARCHAR(16)) "
+                    "DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+        cur.execute("INSERT INTO dim VALUES (1, 'ann', 'AIR')")
+        lines = _explain(cur, "SELECT ev.v FROM ev JOIN dim ON ev.name = dim.name "
+                              "AND ev.mode = dim.mode AND ev.k = dim.k WHERE dim.k > 0")
+        (line,) = [x.strip() for x in lines if x.strip().startswith("runtime filter index: ")]
+        parts = sorted(re.sub(r"\[#\d+\]", "", re.sub(r"RF\d+", "RF", p)) for p in
+                       line[len("runtime filter index: "):].split("; "))
+        assert parts == sorted([
+            "RF[in] -> name: bloom filter, zone map",
+            "RF[bloom] -> name: zone map (min / max)",
+            "RF[in] -> mode: bitmap index, zone map",
+            "RF[bloom] -> mode: zone map (min / max)",
+            "RF[bitmap] -> k: short key, zone map (min / max)",
+        ])
+        plain = _explain(cur, "SELECT ev.v FROM ev JOIN dim ON ev.name = dim.name", False)
+        assert not any("runtime filter index" in x for x in plain)
