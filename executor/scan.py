@@ -24,7 +24,7 @@ from executor.exchange import Task, ordered_exchange
 from executor.operator import Operator
 from executor.runtime_filter import GlobalFilter, filter_type
 from planner.logical import LogicalScan, ScanRange
-from planner.rules.push_down_filters import storage_predicate
+from planner.rules.push_down_filters import storage_disjunction, storage_predicate
 from sql.expressions import make_and
 from storage.batch import Batch
 from storage.catalog.meta import TabletMeta
@@ -76,14 +76,17 @@ class Scan(Operator):
             if predicates:
                 self.add_runtime_filter(predicates, gf.keep)
         # Filters storage evaluates exactly (plain column-vs-constant conjuncts handed down as
-        # ColumnPredicates) need no second pass here.
+        # ColumnPredicates, OR trees of them as Disjunctions) need no second pass here.
         pushed = set(plan.predicates)
-        predicate = make_and([f for f in plan.filters if storage_predicate(f) not in pushed])
+        pushed_or = set(plan.disjunctions)
+        predicate = make_and([f for f in plan.filters if storage_predicate(f) not in pushed
+                              and (not pushed_or or storage_disjunction(f) not in pushed_or)])
         keep = compile_predicate(predicate, ctx.cancel) if predicate is not None else None
         options = ReadOptions(columns=plan.columns,
                               predicates=plan.predicates + tuple(
                                   p for _, _, ps in sorted(self._runtime) for p in ps),
-                              batch_size=ctx.batch_size)
+                              batch_size=ctx.batch_size,
+                              disjunctions=plan.disjunctions)
         parallel = ctx.parallelism > 1 and len(plan.ranges) > 1
 
         def read(rng: ScanRange) -> Iterator[Batch]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from sql.expressions import AggregateCall, Expr
 from storage.catalog.meta import TabletMeta
+from storage.predicates import Disjunction
 from storage.reader import ColumnPredicate
 from storage.types import DataType
 
@@ -97,8 +98,9 @@ class LogicalScan(LogicalPlan):
     """Scan of one OLAP table's materialized index `index_id`: reads `columns`, applies
     `filters` (conjuncts).
 
-    `predicates` are the column-vs-constant conjuncts handed to storage as pruning hints;
-    the scan operator still evaluates every filter itself. The builder scans the base index;
+    `predicates` are the column-vs-constant conjuncts handed to storage, `disjunctions` the OR
+    conjuncts made of such tests; storage evaluates both exactly, so the scan operator
+    evaluates only the other filters. The builder scans the base index;
     the rule choose_rollup may switch `index_id`/`ranges` to a rollup and records
     `index_name`, `preaggregation` and Doris' PREAGGREGATION OFF reason; prune_scans fills
     `selection`.
@@ -119,6 +121,8 @@ class LogicalScan(LogicalPlan):
     index_name: str = ""
     preaggregation: bool = True
     preagg_reason: str = ""
+    # OR conjuncts storage evaluates exactly (push_down_filters; issue 14), like `predicates`
+    disjunctions: tuple[Disjunction, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -2,8 +2,12 @@
 
 Filter(Filter(x)) merges; Filter(Scan) becomes Scan(filters += conjuncts). Conjuncts of the form
 `column op constant`, `column IN (constants)` and `column IS [NOT] NULL` on an uncast column are
-also recorded as `ColumnPredicate`s so storage can prune with zone maps / indexes; the scan still
-evaluates every filter itself, so storage pruning never decides correctness.
+also recorded as `ColumnPredicate`s so storage can prune with zone maps / indexes; storage
+evaluates them exactly, so the scan operator does not evaluate them again. An OR conjunct (with
+nested AND / OR) whose every leaf is such a test becomes a `Disjunction` (disjunctive normal
+form, at most MAX_DISJUNCTION_BRANCHES branches, else it stays a plain filter): storage
+evaluates it exactly too, and bitmap indexes answer it (issue 14). DNF keeps SQL's three-valued
+result (Kleene logic distributes), and a WHERE conjunct keeps only TRUE rows.
 Upstream: Doris Nereids `PushDownFilterThroughProject` / `PushPredicateIntoScan` (simplified).
 """
 
@@ -13,9 +17,12 @@ from dataclasses import replace
 
 from planner.logical import LogicalFilter, LogicalPlan, LogicalScan
 from sql.expressions import (
-    SWAPPED_OP, ColumnRef, Comparison, Expr, InList, IsNull, Literal, Or, conjuncts,
+    SWAPPED_OP, And, ColumnRef, Comparison, Expr, InList, IsNull, Literal, Or, conjuncts,
 )
+from storage.predicates import Disjunction
 from storage.reader import ColumnPredicate
+
+MAX_DISJUNCTION_BRANCHES = 64
 
 
 def storage_predicate(e: Expr) -> ColumnPredicate | None:
@@ -37,6 +44,41 @@ def storage_predicate(e: Expr) -> ColumnPredicate | None:
     if isinstance(e, IsNull) and isinstance(e.arg, ColumnRef):
         return ColumnPredicate(e.arg.name, "is_not_null" if e.negated else "is_null")
     return None
+
+
+def storage_disjunction(e: Expr) -> Disjunction | None:
+    """The storage form of an OR conjunct (see the module doc), or None."""
+    if not isinstance(e, Or):
+        return None
+    branches = _dnf(e)
+    if branches is None:
+        return None
+    return Disjunction(tuple(tuple(b) for b in branches))
+
+
+def _dnf(e: Expr) -> list[list[ColumnPredicate]] | None:
+    """`e` as an OR of ANDs of storage predicates, or None (a leaf without a storage form, or
+    more than MAX_DISJUNCTION_BRANCHES branches)."""
+    if isinstance(e, Or):
+        out: list[list[ColumnPredicate]] = []
+        for a in e.args:
+            sub = _dnf(a)
+            if sub is None:
+                return None
+            out.extend(sub)
+            if len(out) > MAX_DISJUNCTION_BRANCHES:
+                return None
+        return out
+    if isinstance(e, And):
+        acc: list[list[ColumnPredicate]] = [[]]
+        for a in e.args:
+            sub = _dnf(a)
+            if sub is None or len(acc) * len(sub) > MAX_DISJUNCTION_BRANCHES:
+                return None
+            acc = [x + y for x in acc for y in sub]
+        return acc
+    p = storage_predicate(e)
+    return None if p is None else [[p]]
 
 
 def or_to_in(e: Expr) -> Expr:
@@ -79,7 +121,9 @@ def push_down_filters(plan: LogicalPlan, ctx: object) -> LogicalPlan:
         parts = [or_to_in(p) for p in parts]
         filters = child.filters + tuple(p for p in parts if p not in child.filters)
         preds = tuple(p for p in (storage_predicate(f) for f in filters) if p is not None)
-        return replace(child, filters=filters, predicates=preds)
+        disjunctions = tuple(d for d in (storage_disjunction(f) for f in filters)
+                             if d is not None)
+        return replace(child, filters=filters, predicates=preds, disjunctions=disjunctions)
     return plan
 
 

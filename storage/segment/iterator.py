@@ -18,15 +18,17 @@ Doris `SegmentIterator` (seed 003): the rows a scan reads shrink in this order
      range over most of a huge dictionary, an IN list longer than that) is not answered by
      the index (`BitmapIndexReader.cost`; a range reads its complement when that is smaller);
    - constants the index cannot compare exactly (`zone_map.index_value` raises
-     NotIndexable), `in_bitmap` runtime filters, and columns read as another decimal scale
-     are not answered by it;
+     NotIndexable), `in_bitmap` runtime key sets of more than MAX_KEY_SET_PROBES keys (smaller
+     ones on integer columns are looked up as IN lists), and columns read as another decimal
+     scale are not answered by it;
    - a selection keeping more than half of the rows left by the short key index is dropped
      (walking it costs more than decoding), and every predicate is evaluated as without it.
 4. page zone maps of the predicate columns drop the pages that cannot match (`pages_skipped_
    zone_map`, their rows `rows_skipped_zone_map`);
 5. bloom filters of the predicate columns drop the pages whose filter rules out every
-   constant of an `=` / `IN` predicate (runtime IN lists of joins included), or that have no
-   NULL for `IS NULL` (`pages_skipped_bloom_filter`, `rows_skipped_bloom_filter`);
+   constant of an `=` / `IN` predicate (a join's runtime key set of at most
+   MAX_KEY_SET_PROBES integer keys is probed as an IN list too), or that have no NULL for
+   `IS NULL` (`pages_skipped_bloom_filter`, `rows_skipped_bloom_filter`);
 6. the surviving rows are walked in windows of at most `batch_size` rows: predicate columns are
    decoded and every remaining predicate and disjunction evaluated exactly
    (`storage.predicates.evaluate` / `evaluate_disjunction`), then the other requested columns
@@ -58,10 +60,14 @@ from storage.predicates import (
     index_forms,
 )
 from storage.scan_stats import ScanStats
+from storage.segment.encoding import Layout
 from storage.segment.reader import ColumnInfo, SegmentReader
 from storage.segment.row_ranges import RowRanges
 
 MAX_BITMAPS_PER_PREDICATE = 1024
+# A join's runtime key set (`in_bitmap`) this small is probed as an IN list in the bloom
+# filters and the bitmap indexes (its [min, max] goes to the zone maps anyway).
+MAX_KEY_SET_PROBES = 1024
 SELECTION_GAP = 1024  # selected rows closer than this are walked as one row range
 # A row test of a window: the columns it reads and its mask over them.
 RowTest = tuple[tuple[ColumnInfo, ...], Callable[[list[Column], int], np.ndarray]]
@@ -154,12 +160,15 @@ class SegmentIterator:
         return ranges
 
     def _bitmap_plan(self, p: ColumnPredicate, readers: dict[int, BitmapIndexReader | None]
-                     ) -> tuple[BitmapIndexReader, list[object]] | None:
-        """The bitmap index and index values that answer `p` exactly, or None when the index
-        cannot (see the fallback rules in the module doc)."""
+                     ) -> tuple[BitmapIndexReader, str, list[object]] | None:
+        """The bitmap index, operator and index values that answer `p` exactly, or None when
+        the index cannot (see the fallback rules in the module doc)."""
+        info = self.reader.column(p.column)
+        key_set = p.op == "in_bitmap"
+        if key_set:
+            p = _key_set_as_in(p, info)
         if p.op not in BITMAP_OPS:
             return None
-        info = self.reader.column(p.column)
         if info.footer.bitmap_index is None or not info.indexable:
             return None
         if info.index not in readers:
@@ -168,12 +177,13 @@ class SegmentIterator:
         if index is None:
             return None
         try:
-            values = [index_value(info.stored, info.layout, v) for v in p.values]
+            values = (_index_values(p, info) if key_set
+                      else [index_value(info.stored, info.layout, v) for v in p.values])
         except NotIndexable:
             return None
         if index.cost(p.op, values) > MAX_BITMAPS_PER_PREDICATE:
             return None
-        return index, values
+        return index, p.op, values
 
     def _conjunction_bitmap(self, preds: Sequence[ColumnPredicate],
                             readers: dict[int, BitmapIndexReader | None],
@@ -188,18 +198,17 @@ class SegmentIterator:
         for i, plan in plans:
             if plan is None:
                 continue
-            index, values = plan
-            op = preds[i].op
+            index, op, values = plan
             if index.keeps_most(op, values):
-                negative.append((i, index, values))
+                negative.append((i, index, op, values))
                 continue
             rows = index.lookup(op, values) if rows is None else index.restrict(op, values, rows)
             answered.append(i)
             if not rows:
                 return rows, answered
         if rows is not None:
-            for i, index, values in negative:
-                rows = index.restrict(preds[i].op, values, rows)
+            for i, index, op, values in negative:
+                rows = index.restrict(op, values, rows)
                 answered.append(i)
         return rows, answered
 
@@ -287,7 +296,13 @@ class SegmentIterator:
         keep_by_column: dict[int, tuple[ColumnInfo, np.ndarray]] = {}
         started = time.perf_counter_ns()
         try:
-            for info, p, values in self._indexable:
+            probes = list(self._indexable)
+            for info, p in self.predicates:
+                if p.op == "in_bitmap" and info.indexable:
+                    q = _key_set_as_in(p, info)
+                    if q.op == "in":
+                        probes.append((info, q, _index_values(q, info)))
+            for info, p, values in probes:
                 if (p.op not in BLOOM_OPS or info.footer.bloom_filter is None
                         or info.index in answered):
                     continue
@@ -529,6 +544,31 @@ class SegmentIterator:
                     col = col.filter(mask) if keep is None else col.take(keep)
                 decoded[info.index] = col
         return Batch(self.names, tuple(decoded[i.index] for i in self.outputs))
+
+
+def _key_set_as_in(p: ColumnPredicate, info: ColumnInfo) -> ColumnPredicate:
+    """A small runtime key set (`in_bitmap`) on an integer column as the equivalent IN list
+    (same rows: both test the column's integer values for membership); else `p` itself."""
+    (members,) = p.values
+    layout = info.layout
+    if (layout.layout is not Layout.FIXED or layout.dtype.kind not in "iu"
+            or len(members) > MAX_KEY_SET_PROBES):  # type: ignore[arg-type]
+        return p
+    lo = members.lo  # type: ignore[attr-defined]
+    values = (np.flatnonzero(members.bits) + lo).tolist()  # type: ignore[attr-defined]
+    return ColumnPredicate(p.column, "in", tuple(values))
+
+
+def _index_values(p: ColumnPredicate, info: ColumnInfo) -> list[object]:
+    """The constants of an IN list as index values; those the column cannot hold are left
+    out (no row equals them)."""
+    out = []
+    for v in p.values:
+        try:
+            out.append(index_value(info.stored, info.layout, v))
+        except NotIndexable:
+            continue
+    return out
 
 
 def _conjunction(preds: list[ColumnPredicate]) -> Callable[[list[Column], int], np.ndarray]:

@@ -19,7 +19,7 @@ from storage.catalog.meta import (
     ColumnMeta, DatabaseMeta, DistributionInfo, DistributionType, KeysType,
     MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, RowsetMeta, TableMeta, TabletMeta,
 )
-from storage.predicates import evaluate
+from storage.predicates import evaluate, evaluate_disjunction
 from storage.reader import ReadOptions
 from storage.types import DataType
 
@@ -118,12 +118,16 @@ class MemoryEngine:
             chunk = rows[start: start + step]
             cols = tuple(Column.from_physical(t, [r[i] for r in chunk]) for t, i in zip(types, idx))
             batch = Batch(tuple(options.columns), cols)
-            # like storage: exactly the rows that satisfy every pushed predicate
+            # like storage: exactly the rows that satisfy every pushed predicate and disjunction
+            def column(name: str, chunk: list = chunk) -> Column:  # type: ignore[type-arg]
+                i = meta.column_names.index(name)
+                return Column.from_physical(meta.columns[i].type, [r[i] for r in chunk])
+
             mask = np.ones(len(chunk), np.bool_)
             for p in options.predicates:
-                i = meta.column_names.index(p.column)
-                col = Column.from_physical(meta.columns[i].type, [r[i] for r in chunk])
-                mask &= evaluate(p, col)
+                mask &= evaluate(p, column(p.column))
+            for d in options.disjunctions:
+                mask &= evaluate_disjunction(d, column, len(chunk))
             yield batch if mask.all() else batch.filter(mask)
 
 

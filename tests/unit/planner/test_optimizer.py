@@ -174,3 +174,26 @@ def test_or_of_join_branches_filters_each_side_before_the_join() -> None:
     assert preds == [("b", "in", ("1", "2")), ("s", "in", ("p", "q"))]
     (join,) = [n for n in walk(p) if isinstance(n, LogicalJoin)]
     assert len(join.left_keys) == 1 and join.residual is not None  # the full OR still decides
+
+
+def test_or_trees_of_storage_predicates_become_disjunctions() -> None:
+    from planner.rules.push_down_filters import MAX_DISJUNCTION_BRANCHES
+    from storage.predicates import Disjunction
+
+    s = scan_of(plan("SELECT a FROM t WHERE a = 1 OR (b > 2 AND (s = 'x' OR d IS NULL))"))
+    a1, b2 = ColumnPredicate("a", "=", (1,)), ColumnPredicate("b", ">", (2,))
+    assert s.disjunctions == (Disjunction((
+        (a1,), (b2, ColumnPredicate("s", "=", ("x",))), (b2, ColumnPredicate("d", "is_null")))),)
+    assert s.predicates == ()  # an OR is not a single-column predicate
+    # a leaf storage cannot evaluate keeps the OR a plain filter
+    assert scan_of(plan("SELECT a FROM t WHERE a = 1 OR a + b > 3")).disjunctions == ()
+    # single-column ORs still become IN (or_to_in), not a disjunction
+    s = scan_of(plan("SELECT a FROM t WHERE a = 1 OR a = 2"))
+    assert s.predicates == (ColumnPredicate("a", "in", (1, 2)),) and s.disjunctions == ()
+    # past the branch cap the OR stays a plain filter
+    wide = " AND ".join(f"(a = {i} OR b = {i})" for i in range(7))  # 2**7 DNF branches
+    assert 2**7 > MAX_DISJUNCTION_BRANCHES
+    # (top-level conjuncts are separate: each small OR is pushed on its own)
+    assert len(scan_of(plan(f"SELECT a FROM t WHERE {wide}")).disjunctions) == 7
+    s = scan_of(plan(f"SELECT a FROM t WHERE ({wide}) OR s = 'z'"))
+    assert len(s.filters) == 1 and s.disjunctions == ()

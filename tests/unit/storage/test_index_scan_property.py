@@ -21,7 +21,7 @@ from storage.errors import ShaleError
 from storage.indexes import bitmap_index
 from storage.indexes.spec import SegmentIndexSpec
 from storage.page_cache import PAGE_CACHE
-from storage.predicates import ColumnPredicate, Disjunction
+from storage.predicates import ColumnPredicate, Disjunction, IntegerSet
 from storage.scan_stats import ScanStats
 from storage.segment import SegmentReader, write_segment, writer
 
@@ -42,6 +42,9 @@ def py_holds(op: str, v: object, consts: tuple[object, ...]) -> bool:
         return False
     if op == "in":
         return v in consts
+    if op == "in_bitmap":  # a join's runtime key set
+        (keys,) = consts
+        return keys.lo <= v <= keys.hi and bool(keys.bits[v - keys.lo])  # type: ignore
     if op == "not_in":
         return v not in consts
     c = consts[0]
@@ -85,7 +88,12 @@ def case(draw: st.DrawFn) -> tuple[list[Batch], list[ColumnPredicate], list[Disj
         if op in ("is_null", "is_not_null"):
             return ColumnPredicate(NAMES[i + 1], op)
         if op in ("in", "not_in"):
-            return ColumnPredicate(NAMES[i + 1], op, tuple(draw(st.lists(pick, max_size=4))))
+            values = tuple(draw(st.lists(pick, max_size=4)))
+            if (op == "in" and values and types[i] in (T.INT, T.BIGINT, T.DATE)
+                    and max(values) - min(values) < 10**6 and draw(st.booleans())):
+                keys = IntegerSet.of(np.array(values, dtype=np.int64))
+                return ColumnPredicate(NAMES[i + 1], "in_bitmap", (keys,))
+            return ColumnPredicate(NAMES[i + 1], op, values)
         return ColumnPredicate(NAMES[i + 1], op, (draw(pick),))
 
     preds = [pred() for _ in range(draw(st.integers(0, 2)))]
@@ -258,3 +266,22 @@ def test_corrupt_index_page_in_a_scan_names_the_file(
             list(r.read(["k"], [pred]))
         assert info.value.message.startswith(
             f"errCode = 2, detailMessage = Corrupted segment file {path} of tablet 9: ")
+
+
+def test_runtime_key_sets_use_both_indexes(indexed: tuple[dict[str, Path], Batch]) -> None:
+    """A join's runtime filter (`in_bitmap`, a small key set) is probed like an IN list."""
+    paths, batch = indexed
+    keys = np.array([int(batch.column("orderkey").data[i]) for i in (10, 50_000)] + [3 * N + 1])
+    got_keys, stats = run(paths["both"], batch,
+                          [ColumnPredicate("orderkey", "in_bitmap", (IntegerSet.of(keys),))])
+    plain, _ = run(paths["none"], batch,
+                   [ColumnPredicate("orderkey", "in_bitmap", (IntegerSet.of(keys),))])
+    assert got_keys == plain == [10, 50_000]
+    assert stats.pages_skipped_bloom_filter > 0
+    modes = IntegerSet.of(np.array([3, 9]))
+    got, stats = run(paths["both"], batch, [ColumnPredicate("mode", "in_bitmap", (modes,)),
+                                            ColumnPredicate("city", "=", ("城市8",))])
+    plain, _ = run(paths["none"], batch, [ColumnPredicate("mode", "in_bitmap", (modes,)),
+                                          ColumnPredicate("city", "=", ("城市8",))])
+    assert got == plain and got
+    assert stats.rows_filtered_predicate == 0  # both answered by the bitmap indexes
