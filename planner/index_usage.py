@@ -24,13 +24,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from planner.logical import LogicalScan
-from planner.rules.push_down_filters import storage_predicate
+from planner.rules.push_down_filters import storage_disjunction, storage_predicate
 from sql.expressions import Expr
 from storage.catalog.meta import MaterializedIndexMeta, TableMeta
 from storage.indexes.bloom_filter import BLOOM_OPS
 from storage.indexes.short_key import plan_prefix
 from storage.indexes.spec import NO_INDEXES, SegmentIndexSpec, index_spec_of
 from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction
+from storage.segment.encoding import Layout, layout_of
+from storage.segment.iterator import MAX_KEY_SET_PROBES
 from storage.types import BLOB_KINDS, DataType
 
 SHORT_KEY = "short key"
@@ -116,16 +118,20 @@ class IndexUsage:
 def index_line(scan: LogicalScan, usage: IndexUsage, text: Callable[[Expr], str]) -> str | None:
     """EXPLAIN VERBOSE's `index:` line of a scan (None when it has no filters): each filter
     and the indexes that serve it. `text` prints a filter the way EXPLAIN does."""
-    disjunctions: tuple[Disjunction, ...] = getattr(scan, "disjunctions", ())
-    if not scan.filters and not disjunctions:
+    if not scan.filters and not scan.disjunctions:
         return None
     pushed = set(scan.predicates)
+    left = list(scan.disjunctions)  # OR trees no filter of the scan stands for (none today)
     parts = []
     for f in scan.filters:
         pred = storage_predicate(f)
         served = usage.served_by(pred) if pred is not None and pred in pushed else []
+        tree = storage_disjunction(f)
+        if tree is not None and tree in left:  # an OR conjunct storage evaluates
+            left.remove(tree)
+            served = usage.disjunction_served_by(tree)
         parts.append(f"{text(f)} -> {', '.join(served) or ROW_EVALUATION}")
-    for d in disjunctions:
+    for d in left:
         served = usage.disjunction_served_by(d)
         parts.append(f"{disjunction_text(d)} -> {', '.join(served) or ROW_EVALUATION}")
     return "index: " + "; ".join(parts)
@@ -135,8 +141,9 @@ def runtime_filter_line(usage: IndexUsage, filters: Sequence[tuple[str, str]]) -
     """EXPLAIN VERBOSE's `runtime filter index:` line: what each runtime filter a scan
     receives (RF id, scan column) will be served by, in each form the join may send
     (executor/runtime_filter.py): integer keys a key set (`bitmap`) whose min / max the
-    short key and zone maps use; string and float keys an `in` list (up to 1024 keys), which
-    every index answering IN serves, or else a `bloom` filter of the keys with min / max."""
+    short key and zone maps use (and which bitmap indexes and bloom filters look up when it
+    holds at most 1024 keys); string and float keys an `in` list (up to 1024 keys), which every
+    index answering IN serves, or else a `bloom` filter of the keys with min / max."""
     parts = []
     for rf, column in filters:
         dtype = usage.types.get(_base_name(column))
@@ -144,14 +151,19 @@ def runtime_filter_line(usage: IndexUsage, filters: Sequence[tuple[str, str]]) -
         key_range = usage.key_range_with(bounds)
         by_range = ([SHORT_KEY] if key_range else []) + [f"{ZONE_MAP} (min / max)"]
         name = column_name(column)
-        if dtype is not None and (dtype.is_string or dtype.is_float):
-            in_list = ColumnPredicate(column, "in", ("",))
+        in_list = ColumnPredicate(column, "in", ("",))
+        if dtype is None or layout_of(dtype).layout is Layout.OBJECT_INT:
+            # LARGEINT / wide DECIMAL keys: the join sends nothing (executor/runtime_filter.py)
+            parts.append(f"{rf} -> {name}: none (no runtime filter for this key type)")
+        elif dtype.is_string or dtype.is_float:
             served = ([SHORT_KEY] if usage.key_range_with([in_list]) else []) + [
                 s for s in usage.served_by(in_list) if s != SHORT_KEY]
             parts.append(f"{rf}[in] -> {name}: {', '.join(served)}")
             parts.append(f"{rf}[bloom] -> {name}: {', '.join(by_range)}")
-        else:
-            parts.append(f"{rf}[bitmap] -> {name}: {', '.join(by_range)}")
+        else:  # a key set: min / max, and up to 1024 keys looked up like an IN list
+            small = [f"{s} (<= {MAX_KEY_SET_PROBES} keys)" for s in usage.served_by(in_list)
+                     if s in (BITMAP_INDEX, BLOOM_FILTER)]
+            parts.append(f"{rf}[bitmap] -> {name}: {', '.join(small + by_range)}")
     return "runtime filter index: " + "; ".join(parts)
 
 

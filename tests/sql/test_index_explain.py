@@ -141,5 +141,20 @@ def test_explain_verbose_names_the_index_of_each_runtime_filter(ev) -> None:  # 
             "RF[bloom] -> mode: zone map (min / max)",
             "RF[bitmap] -> k: short key, zone map (min / max)",
         ])
+        # an integer key set of at most 1024 keys is looked up in bitmap indexes / bloom filters
+        cur.execute("CREATE TABLE ints (id INT NOT NULL, v BIGINT, INDEX iv (v) USING BITMAP) "
+                    "DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
+                    'PROPERTIES ("bloom_filter_columns" = "v")')
+        lines = _explain(cur, "SELECT ints.id FROM ints JOIN dim ON ints.v = dim.k")
+        (line,) = [x.strip() for x in lines if x.strip().startswith("runtime filter index: ")]
+        assert re.sub(r"RF\d+", "RF", line) == (
+            "runtime filter index: RF[bitmap] -> v: bitmap index (<= 1024 keys), "
+            "bloom filter (<= 1024 keys), zone map (min / max)")
+        # an OR tree storage evaluates is served by the bitmap indexes when all its columns
+        # have one
+        usage = _usage(_explain(cur, "SELECT k FROM ev WHERE (mode = 'AIR' OR mode IS NULL) "
+                                     "AND (mode = 'RAIL' OR name = 'bob')"))
+        assert usage == {"((mode = 'AIR') OR mode IS NULL)": "bitmap index",
+                         "((mode = 'RAIL') OR (name = 'bob'))": "none (row evaluation)"}
         plain = _explain(cur, "SELECT ev.v FROM ev JOIN dim ON ev.name = dim.name", False)
         assert not any("runtime filter index" in x for x in plain)
