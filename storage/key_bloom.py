@@ -9,9 +9,14 @@ key may be in the filter: false positives pass (the join drops them), a build ke
 Floats are hashed as float64 with -0.0 folded into 0.0 (they are join-equal); the builder
 publishes no filter for keys holding NaN. `probe_rows_reference` is the plain-Python twin of the
 numba kernel the tests compare with.
+`varlen_in` is the exact `IN` test of a string column against many constants (a runtime
+filter's `in` list holds up to 1024): rows whose hash equals a constant's are compared with that
+constant byte for byte in one numba pass, so a page costs no Python string per row.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
@@ -95,3 +100,50 @@ class KeyBloomFilter:
     def contains(self, col: Column) -> np.ndarray:
         """Bool per row: may its key be a build key? (NULL rows: the caller masks them.)"""
         return probe_rows(self.words, key_hashes(col))
+
+
+@njit(cache=True, nogil=True)
+def _confirm(offsets, data, rows, slots, c_offsets, c_data, out):  # type: ignore[no-untyped-def]
+    """out[rows[j]] = the bytes of row rows[j] equal constant slots[j]."""
+    for j in range(rows.shape[0]):
+        i = rows[j]
+        k = slots[j]
+        a0, a1 = offsets[i], offsets[i + 1]
+        b0, b1 = c_offsets[k], c_offsets[k + 1]
+        if a1 - a0 != b1 - b0:
+            continue
+        same = True
+        for t in range(a1 - a0):
+            if data[a0 + t] != c_data[b0 + t]:
+                same = False
+                break
+        out[i] = same
+
+
+def varlen_in(col: Column, values: Sequence[object]) -> np.ndarray:
+    """Bool per row of a var-len column: its bytes equal one of `values` (str or bytes; NULL
+    rows: the caller masks them)."""
+    assert col.offsets is not None
+    wanted = sorted({v.encode() if isinstance(v, str) else bytes(v)  # type: ignore[call-overload]
+                     for v in values})
+    consts = Column.from_physical(col.type, wanted)
+    const_hashes = key_hashes(consts)
+    order = np.argsort(const_hashes, kind="stable")
+    sorted_hashes = const_hashes[order]
+    out = np.zeros(len(col), np.bool_)
+    if len(np.unique(sorted_hashes)) < len(sorted_hashes):  # two constants share a hash
+        members = set(wanted)
+        offsets, data = col.offsets, col.data
+        for i in range(len(col)):
+            out[i] = data[offsets[i]:offsets[i + 1]].tobytes() in members
+        return out
+    row_hashes = key_hashes(col)
+    pos = np.searchsorted(sorted_hashes, row_hashes)
+    pos[pos == len(sorted_hashes)] = 0
+    rows = np.flatnonzero(sorted_hashes[pos] == row_hashes) if len(wanted) else \
+        np.zeros(0, np.int64)
+    if len(rows):
+        _confirm(np.ascontiguousarray(col.offsets, dtype=np.int64),
+                 np.ascontiguousarray(col.data, dtype=np.uint8), rows.astype(np.int64),
+                 order[pos[rows]].astype(np.int64), consts.offsets, consts.data, out)
+    return out

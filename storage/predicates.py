@@ -187,21 +187,10 @@ def _evaluate_varlen(pred: ColumnPredicate, col: Column) -> np.ndarray:
 
 def _varlen_in(col: Column, values: tuple[object, ...]) -> np.ndarray:
     """Rows of a var-len column equal to one of many constants (a runtime filter's `in` list
-    holds up to 1024): rows whose murmur3 hash is one of the constants' are candidates, and only
-    those are compared byte for byte, so a page costs one hashing pass, not a Python string per
-    row."""
-    from storage.key_bloom import key_hashes
+    holds up to 1024): hashed, then confirmed byte for byte in numba (storage/key_bloom.py)."""
+    from storage.key_bloom import varlen_in
 
-    assert col.offsets is not None
-    wanted = {v.encode() if isinstance(v, str) else bytes(v)  # type: ignore[call-overload]
-              for v in values}
-    consts = Column.from_physical(col.type, list(wanted))
-    candidates = np.flatnonzero(np.isin(key_hashes(col), key_hashes(consts)))
-    hit = np.zeros(len(col), np.bool_)
-    offsets, data = col.offsets, col.data
-    for i in candidates:
-        hit[i] = data[offsets[i]:offsets[i + 1]].tobytes() in wanted
-    return hit
+    return varlen_in(col, values)
 
 
 def evaluate_disjunction(disjunction: Disjunction, column: Callable[[str], Column],

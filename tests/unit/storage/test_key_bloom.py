@@ -19,6 +19,7 @@ from storage.key_bloom import (
     key_hashes,
     probe_rows,
     probe_rows_reference,
+    varlen_in,
 )
 from storage.predicates import ColumnPredicate, evaluate
 from storage.types import parse_type
@@ -66,6 +67,16 @@ def test_varlen_in_with_many_values_is_exact() -> None:
         got = evaluate(ColumnPredicate("s", op, wanted), col)
         want = [r is not None and ((r in wanted) == (op == "in")) for r in rows]
         assert got.tolist() == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=6)), max_size=80),
+       st.lists(st.text(max_size=6), min_size=1, max_size=30))
+def test_varlen_in_equals_python_membership(rows, values) -> None:  # type: ignore[no-untyped-def]
+    col = Column.from_physical(VARCHAR, rows)
+    got = varlen_in(col, values).tolist()
+    assert [r is not None and r in set(values) for r in rows] == [
+        g and r is not None for g, r in zip(got, rows)]
 
 
 def test_build_keys_choose_in_or_bloom() -> None:
