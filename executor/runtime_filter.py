@@ -14,8 +14,8 @@ only: a scan that started before one arrived just reads more. A join whose build
 nothing: every probe row would pass. Scans test the filters they receive most selective first.
 String and float keys (Doris IN_OR_BLOOM_FILTER + MIN_MAX): up to RUNTIME_FILTER_MAX_IN_NUM
 distinct keys travel as an `in` list, which storage prunes pages with (zone maps, bloom filter
-and bitmap indexes) and tests exactly; more as an `in_bloom` filter (storage/key_bloom.py) plus
-`>=` / `<=` bounds for the zone maps.
+and bitmap indexes) and tests exactly; more as an `in_bloom` filter (storage/key_bloom.py)
+carrying the keys' min / max for the short key and zone maps.
 Session variable `runtime_filter_mode` = OFF switches them off (Doris' name).
 Upstream: Doris `RuntimeFilter` (IN / MIN_MAX / BLOOM types, `runtime_filter_mode`), DuckDB
 join filter pushdown.
@@ -165,16 +165,14 @@ def _string_or_float_predicates(column: str, keys: Column) -> list[ColumnPredica
         distinct = np.unique(values)
         if len(distinct) <= RUNTIME_FILTER_MAX_IN_NUM:
             return [ColumnPredicate(column, "in", tuple(float(v) for v in distinct))]
-        return [ColumnPredicate(column, "in_bloom", (KeyBloomFilter.of(keys),)),
-                ColumnPredicate(column, ">=", (float(distinct[0]),)),
-                ColumnPredicate(column, "<=", (float(distinct[-1]),))]
+        return [ColumnPredicate(column, "in_bloom", (
+            KeyBloomFilter.of(keys, float(distinct[0]), float(distinct[-1])),))]
     strings = pc.unique(keys.to_arrow())
     if len(strings) <= RUNTIME_FILTER_MAX_IN_NUM:
         return [ColumnPredicate(column, "in", tuple(strings.to_pylist()))]
     bounds = pc.min_max(strings)
-    return [ColumnPredicate(column, "in_bloom", (KeyBloomFilter.of(keys),)),
-            ColumnPredicate(column, ">=", (bounds["min"].as_py(),)),
-            ColumnPredicate(column, "<=", (bounds["max"].as_py(),))]
+    return [ColumnPredicate(column, "in_bloom", (
+        KeyBloomFilter.of(keys, bounds["min"].as_py(), bounds["max"].as_py()),))]
 
 
 def filter_type(predicates: list[ColumnPredicate]) -> str:

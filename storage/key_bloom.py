@@ -7,7 +7,9 @@ build side has more distinct string / float keys than an `in` list should hold (
 value's bytes), sized for the build's distinct keys at RUNTIME_BLOOM_FPP. A row passes when its
 key may be in the filter: false positives pass (the join drops them), a build key never fails.
 Floats are hashed as float64 with -0.0 folded into 0.0 (they are join-equal); the builder
-publishes no filter for keys holding NaN. `probe_rows_reference` is the plain-Python twin of the
+publishes no filter for keys holding NaN. The filter carries the keys' min / max: the short key
+and zone maps prune with them, rows are not tested against them (the bloom filter already
+rejects most rows outside, and string comparisons per row would cost as much as the probe). `probe_rows_reference` is the plain-Python twin of the
 numba kernel the tests compare with.
 `varlen_in` is the exact `IN` test of a string column against many constants (a runtime
 filter's `in` list holds up to 1024): rows whose hash equals a constant's are compared with that
@@ -79,20 +81,24 @@ def probe_rows_reference(words: np.ndarray, hashes: np.ndarray) -> np.ndarray:
 
 
 class KeyBloomFilter:
-    """The build keys of one join (no nulls). Equality is identity, like IntegerSet."""
+    """The build keys of one join (no nulls) and their min / max (physical values: str or
+    float), which the indexes prune with (`storage.predicates.index_forms`) while rows are
+    tested against the filter only. Equality is identity, like IntegerSet."""
 
-    __slots__ = ("distinct", "words")
+    __slots__ = ("distinct", "hi", "lo", "words")
 
-    def __init__(self, words: np.ndarray, distinct: int) -> None:
+    def __init__(self, words: np.ndarray, distinct: int, lo: object, hi: object) -> None:
         self.words = words
         self.distinct = distinct
+        self.lo = lo
+        self.hi = hi
 
     @classmethod
-    def of(cls, keys: Column) -> KeyBloomFilter:
+    def of(cls, keys: Column, lo: object, hi: object) -> KeyBloomFilter:
         hashes = np.unique(key_hashes(keys))
         words = np.zeros(optimal_bit_num(len(hashes), RUNTIME_BLOOM_FPP) // 32, np.uint32)
         add_hashes(words, hashes, SALT)
-        return cls(words, len(hashes))
+        return cls(words, len(hashes), lo, hi)
 
     def __repr__(self) -> str:
         return f"KeyBloomFilter(keys={self.distinct}, bytes={self.words.nbytes})"

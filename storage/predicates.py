@@ -22,8 +22,8 @@ OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null"
 # values = (IntegerSet,)) is evaluated row by row only; the filter's min / max travel as separate
 # `>=` / `<=` predicates that the indexes do use. `in_bloom` (a join's runtime filter on string /
 # float keys, values = (KeyBloomFilter,), storage/key_bloom.py) passes the rows whose key may be
-# a build key: inexact (false positives pass), so only a join's own runtime filter uses it; its
-# min / max travel as separate predicates too.
+# a build key: inexact (false positives pass), so only a join's own runtime filter uses it; the
+# indexes prune with the min / max it carries (index_forms).
 RUNTIME_FILTER_OPS = frozenset({"in_bitmap", "in_bloom"})
 INDEXABLE_OPS = frozenset(OPS) - RUNTIME_FILTER_OPS
 
@@ -77,8 +77,10 @@ class ColumnPredicate:
 
 def index_forms(pred: ColumnPredicate) -> list[ColumnPredicate]:
     """What the indexes may prune with for `pred`: itself, or for a key set its [min, max]."""
-    if pred.op == "in_bloom":  # its min / max are separate predicates
-        return []
+    if pred.op == "in_bloom":  # the indexes prune with the keys' [min, max]
+        (keys,) = pred.values
+        return [ColumnPredicate(pred.column, ">=", (keys.lo,)),  # type: ignore[attr-defined]
+                ColumnPredicate(pred.column, "<=", (keys.hi,))]  # type: ignore[attr-defined]
     if pred.op != "in_bitmap":
         return [pred]
     (members,) = pred.values

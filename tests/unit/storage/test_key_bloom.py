@@ -21,7 +21,7 @@ from storage.key_bloom import (
     probe_rows_reference,
     varlen_in,
 )
-from storage.predicates import ColumnPredicate, evaluate
+from storage.predicates import ColumnPredicate, evaluate, index_forms
 from storage.types import parse_type
 
 VARCHAR = parse_type("VARCHAR(64)")
@@ -33,7 +33,7 @@ FLOAT = parse_type("FLOAT")
 @given(st.lists(st.text(max_size=12), min_size=1, max_size=60),
        st.lists(st.text(max_size=12), max_size=60))
 def test_string_filter_passes_every_key_and_matches_reference(keys, probes) -> None:  # type: ignore[no-untyped-def]
-    bloom = KeyBloomFilter.of(Column.from_physical(VARCHAR, keys))
+    bloom = KeyBloomFilter.of(Column.from_physical(VARCHAR, keys), min(keys), max(keys))
     col = Column.from_physical(VARCHAR, keys + probes)
     got = bloom.contains(col)
     assert got[:len(keys)].all()
@@ -43,12 +43,12 @@ def test_string_filter_passes_every_key_and_matches_reference(keys, probes) -> N
 def test_float_filter_folds_negative_zero_and_keeps_fpp() -> None:
     rng = np.random.default_rng(3)
     keys = rng.normal(size=5000)
-    bloom = KeyBloomFilter.of(Column(DOUBLE, np.concatenate([keys, [0.0]])))
+    bloom = KeyBloomFilter.of(Column(DOUBLE, np.concatenate([keys, [0.0]])), None, None)
     assert bloom.contains(Column(DOUBLE, keys)).all()
     assert bloom.contains(Column(DOUBLE, np.array([-0.0]))).all()
     # FLOAT probe columns are hashed as the doubles they equal
     singles = keys[:100].astype(np.float32)
-    widened = KeyBloomFilter.of(Column(DOUBLE, singles.astype(np.float64)))
+    widened = KeyBloomFilter.of(Column(DOUBLE, singles.astype(np.float64)), None, None)
     assert widened.contains(Column(FLOAT, singles)).all()
     others = rng.normal(size=50000) + 100.0
     rate = bloom.contains(Column(DOUBLE, others)).mean()
@@ -86,12 +86,16 @@ def test_build_keys_choose_in_or_bloom() -> None:
     assert filter_type([pred]) == "in"
     many = Column.from_physical(VARCHAR, [f"k{i:05d}" for i in range(RUNTIME_FILTER_MAX_IN_NUM + 1)])
     preds = build_predicates("s", many)
-    assert [p.op for p in preds] == ["in_bloom", ">=", "<="]
-    assert preds[1].values == ("k00000",) and preds[2].values == (f"k{RUNTIME_FILTER_MAX_IN_NUM:05d}",)
+    assert [p.op for p in preds] == ["in_bloom"]
+    # the indexes prune with the keys' min / max; rows are tested against the filter only
+    assert index_forms(preds[0]) == [
+        ColumnPredicate("s", ">=", ("k00000",)),
+        ColumnPredicate("s", "<=", (f"k{RUNTIME_FILTER_MAX_IN_NUM:05d}",))]
     assert filter_type(preds) == "bloom"
     floats = Column(DOUBLE, np.array([1.5, -0.0, 0.0, 2.5]))
     (pred,) = build_predicates("f", floats)
     assert pred.op == "in" and pred.values == (0.0, 1.5, 2.5)
     assert build_predicates("f", Column(DOUBLE, np.array([1.0, np.nan]))) == []
     wide = Column(DOUBLE, np.arange(2000, dtype=np.float64))
-    assert [p.op for p in build_predicates("f", wide)] == ["in_bloom", ">=", "<="]
+    (pred,) = build_predicates("f", wide)
+    assert [f.values for f in index_forms(pred)] == [(0.0,), (1999.0,)]
