@@ -91,7 +91,8 @@ class IndexUsage:
         return bool(self._short_key(self.predicates + tuple(extra)) & set(extra))
 
     def served_by(self, pred: ColumnPredicate) -> list[str]:
-        """The indexes that can skip data for `pred`, in the order a segment read tries them."""
+        """The indexes that can skip data for `pred` (always listed short key, bitmap index,
+        bloom filter, zone map)."""
         column = _base_name(pred.column)
         dtype = self.types.get(column)
         out = []
