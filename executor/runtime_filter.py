@@ -27,6 +27,7 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from executor.operator import Operator
@@ -167,12 +168,24 @@ def _string_or_float_predicates(column: str, keys: Column) -> list[ColumnPredica
             return [ColumnPredicate(column, "in", tuple(float(v) for v in distinct))]
         return [ColumnPredicate(column, "in_bloom", (
             KeyBloomFilter.of(keys, float(distinct[0]), float(distinct[-1])),))]
-    strings = pc.unique(keys.to_arrow())
+    # as bytes (any stored bytes, valid UTF-8 or not); binary order is UTF-8 code point order
+    raw = pa.Array.from_buffers(pa.large_binary(), len(keys),
+                                [None, pa.py_buffer(keys.offsets), pa.py_buffer(keys.data)])
+    strings = pc.unique(raw)
     if len(strings) <= RUNTIME_FILTER_MAX_IN_NUM:
-        return [ColumnPredicate(column, "in", tuple(strings.to_pylist()))]
+        return [ColumnPredicate(column, "in", tuple(_text(v) for v in strings.to_pylist()))]
     bounds = pc.min_max(strings)
-    return [ColumnPredicate(column, "in_bloom", (
-        KeyBloomFilter.of(keys, bounds["min"].as_py(), bounds["max"].as_py()),))]
+    return [ColumnPredicate(column, "in_bloom", (KeyBloomFilter.of(
+        keys, _text(bounds["min"].as_py()), _text(bounds["max"].as_py())),))]
+
+
+def _text(raw: bytes) -> str | bytes:
+    """A string key as the str storage predicates compare (and indexes prune with); bytes that
+    are not UTF-8 stay bytes (evaluated exactly, no index pruning)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
 
 
 def filter_type(predicates: list[ColumnPredicate]) -> str:

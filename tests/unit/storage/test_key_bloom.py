@@ -99,3 +99,13 @@ def test_build_keys_choose_in_or_bloom() -> None:
     wide = Column(DOUBLE, np.arange(2000, dtype=np.float64))
     (pred,) = build_predicates("f", wide)
     assert [f.values for f in index_forms(pred)] == [(0.0,), (1999.0,)]
+
+
+def test_string_keys_that_are_not_utf8_stay_bytes() -> None:
+    keys = Column(VARCHAR, np.frombuffer(b"ok\xff\xfe", np.uint8).copy(), None,
+                  np.array([0, 2, 4], np.int64))
+    (pred,) = build_predicates("s", keys)
+    assert pred.op == "in" and sorted(pred.values, key=repr) == sorted(["ok", b"\xff\xfe"], key=repr)
+    probe = Column(VARCHAR, np.frombuffer(b"ok\xff\xfex", np.uint8).copy(), None,
+                   np.array([0, 2, 4, 5], np.int64))
+    assert evaluate(pred, probe).tolist() == [True, True, False]
