@@ -59,7 +59,7 @@ from storage.segment.encoding import (
 )
 from storage.segment.footer import PagePointer
 from storage.segment.page import PageKind, build_page
-from storage.types import STRING
+from storage.types import STRING, DataType
 
 DICT_PAGE_BYTES = 16 * 1024
 BITMAP_PAGE_BYTES = 16 * 1024
@@ -121,14 +121,14 @@ def _encode_values(values: Column, layout: PhysicalLayout) -> bytes:
 
 
 def _decode_values(body: bytes, pos: int, n: int, layout: PhysicalLayout,
-                   like: Column) -> Column:
-    """n PLAIN values at body[pos:] as a Column typed like `like` (no validity)."""
+                   dtype: DataType) -> Column:
+    """n PLAIN values at body[pos:] as a Column of the stored type `dtype` (no validity)."""
     if layout.layout is Layout.VARLEN:
         offsets, data = decode_varlen(body, pos, n, Encoding.PLAIN)
-        return Column(like.type, data, None, offsets)
+        return Column(dtype, data, None, offsets)
     if layout.layout is Layout.OBJECT_INT:
-        return Column(like.type, decode_object(body, pos, n, Encoding.PLAIN), None)
-    return Column(like.type, decode_fixed(body, pos, n, layout.dtype, Encoding.PLAIN), None)
+        return Column(dtype, decode_object(body, pos, n, Encoding.PLAIN), None)
+    return Column(dtype, decode_fixed(body, pos, n, layout.dtype, Encoding.PLAIN), None)
 
 
 def _sorted_distinct(col: Column, layout: PhysicalLayout, rows: np.ndarray
@@ -298,10 +298,10 @@ class BitmapIndex:
         self.nbytes = 256 + 48 * (len(dict_offset) + len(bm_offset)) + len(sparse.data) * 2
 
     @staticmethod
-    def parse(body: bytes, layout: PhysicalLayout, like: Column, num_rows: int,
+    def parse(body: bytes, layout: PhysicalLayout, dtype: DataType, num_rows: int,
               data_end: int) -> BitmapIndex:
-        """Decode and validate a BITMAP_INDEX page body (`like`: an empty Column of the stored
-        type, for the sparse index); raises ValueError."""
+        """Decode and validate a BITMAP_INDEX page body (`dtype`: the column's stored type);
+        raises ValueError."""
         if len(body) < _HEAD.size:
             raise ValueError("bitmap index page is too short")
         d, rows, nd, nb, null_len = _HEAD.unpack_from(body, 0)
@@ -328,7 +328,7 @@ class BitmapIndex:
                 raise ValueError("bitmap index page tables are inconsistent")
         nulls = decode_entry(memoryview(body)[pos:pos + null_len])
         pos += null_len + (-null_len % 8)
-        sparse = _decode_values(body, pos, nd, layout, like)
+        sparse = _decode_values(body, pos, nd, layout, dtype)
         if (len(nulls) and nulls.max() >= num_rows) or len(nulls) > num_rows:
             raise ValueError("bitmap index null rows outside the segment")
         return BitmapIndex(d, rows, dict_first, dict_offset, dict_size, bm_first, bm_offset,
@@ -513,9 +513,9 @@ def _value(col: Column, pos: int, layout: PhysicalLayout) -> object:
 
 
 def decode_dict_page(body: bytes, num_values: int, layout: PhysicalLayout,
-                     like: Column) -> Column:
+                     dtype: DataType) -> Column:
     """A BITMAP_DICT page body as a Column of the stored type; raises ValueError."""
-    return _decode_values(body, 0, num_values, layout, like)
+    return _decode_values(body, 0, num_values, layout, dtype)
 
 
 def decode_bitmap_page(body: bytes, num_entries: int) -> Column:

@@ -53,6 +53,7 @@ class ColumnFooter:
     # written before them read unchanged.
     bitmap_index: PagePointer | None = None  # BITMAP_INDEX page (indexes/bitmap_index.py)
     bloom_filter: PagePointer | None = None  # BLOOM_FILTER page (indexes/bloom_filter.py)
+    bloom_filter_fpp: float | None = None  # the FPP the bloom filters were sized for
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +115,7 @@ class SegmentFooter:
                     PagePointer.from_json(c["zone_map"]),
                     _optional_pointer(c, "bitmap_index"),
                     _optional_pointer(c, "bloom_filter"),
+                    _optional_fpp(c),
                 )
                 for c in doc["columns"]
             )
@@ -141,12 +143,22 @@ def _column_json(c: ColumnFooter) -> dict[str, object]:
         doc["bitmap_index"] = c.bitmap_index.to_json()
     if c.bloom_filter is not None:
         doc["bloom_filter"] = c.bloom_filter.to_json()
+        doc["bloom_filter_fpp"] = c.bloom_filter_fpp
     return doc
 
 
 def _optional_pointer(doc: dict[str, object], key: str) -> PagePointer | None:
     v = doc.get(key)
     return None if v is None else PagePointer.from_json(v)
+
+
+def _optional_fpp(doc: dict[str, object]) -> float | None:
+    v = doc.get("bloom_filter_fpp")
+    if v is None:
+        return None
+    if type(v) not in (int, float) or not 0 < v < 1:  # type: ignore[operator]
+        raise ValueError("bad bloom filter fpp in footer")
+    return float(v)  # type: ignore[arg-type]
 
 
 def _int(v: object) -> int:

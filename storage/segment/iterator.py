@@ -24,7 +24,9 @@ Doris `SegmentIterator` (seed 003): the rows a scan reads shrink in this order
    - a selection keeping more than half of the rows left by the short key index is dropped
      (walking it costs more than decoding), and every predicate is evaluated as without it.
 4. page zone maps of the predicate columns drop the pages that cannot match (`pages_skipped_
-   zone_map`, their rows `rows_skipped_zone_map`);
+   zone_map`, their rows `rows_skipped_zone_map`); for a disjunction the bitmaps did not
+   answer, the rows kept are the union over its branches of what the zone maps keep for every
+   predicate of the branch (rows only: `rows_skipped_zone_map`);
 5. bloom filters of the predicate columns drop the pages whose filter rules out every
    constant of an `=` / `IN` predicate (a join's runtime key set of at most
    MAX_KEY_SET_PROBES integer keys is probed as an IN list too), or that have no NULL for
@@ -34,7 +36,8 @@ Doris `SegmentIterator` (seed 003): the rows a scan reads shrink in this order
    (`storage.predicates.evaluate` / `evaluate_disjunction`), then the other requested columns
    are decoded only in pages that still hold a selected row.
 Indexes only ever remove rows that cannot match (the bitmap selection is exact), so the result
-is that of step 6 alone. The row counters partition `rows_total` (storage/scan_stats.py); rows
+is that of step 6 alone. (The tablet reader reads segments of at most one short-key block,
+about one page per column, whole without this iterator: no index could skip a page there.) The row counters partition `rows_total` (storage/scan_stats.py); rows
 of a walked range that the bitmap selection excludes count as `rows_skipped_bitmap_index`.
 """
 
@@ -105,6 +108,7 @@ class SegmentIterator:
         # the bitmap selection (sorted row ids) the windows start from, or None
         self._selection: np.ndarray | None = None
         self._tests: list[RowTest] = []
+        self._answered_disjunctions: set[int] = set()  # positions the bitmaps answered
 
     # ---- pruning ------------------------------------------------------------------------
     def _short_key_ranges(self, n: int) -> RowRanges:
@@ -272,6 +276,7 @@ class SegmentIterator:
             self._count_bitmap_pages(ranges, rows)
             stats.rows_skipped_bitmap_index += ranges.count - walked.count
             self._selection = rows
+            self._answered_disjunctions = disjs
             self._tests = self._row_tests(preds, disjs)
             return walked
         finally:
@@ -286,10 +291,43 @@ class SegmentIterator:
             if info.index in seen or info.footer.num_pages == 0:
                 continue
             seen.add(info.index)
-            starts, stops = self.reader.ordinal(info, self.stats).page_bounds()
-            selected = np.searchsorted(rows, starts) < np.searchsorted(rows, stops)
-            reached = ranges.overlaps(starts, stops)
-            self.stats.pages_skipped_bitmap_index += int(np.count_nonzero(reached & ~selected))
+            ordinal = self.reader.ordinal(info, self.stats)
+            starts, stops = ordinal.page_bounds()
+            if len(ranges) == 1:  # pages overlapping the one range
+                lo, hi = int(ranges.starts[0]), int(ranges.stops[0])
+                reached = int(np.searchsorted(starts, hi)) - int(
+                    np.searchsorted(stops, lo, side="right"))
+            else:
+                reached = int(np.count_nonzero(ranges.overlaps(starts, stops)))
+            pages = ordinal.page_of(rows)  # non-decreasing: rows are sorted
+            holding = int(np.count_nonzero(np.diff(pages))) + 1 if len(pages) else 0
+            self.stats.pages_skipped_bitmap_index += reached - holding
+
+    def _disjunction_zone_ranges(self, ranges: RowRanges) -> RowRanges:
+        """Ranges left after the page zone maps test the disjunctions: a row range survives
+        when, for some branch, every predicate's zone maps keep its pages (the union over
+        branches of their intersections)."""
+        for i, d in enumerate(self.disjunctions):
+            if i in self._answered_disjunctions or ranges.count == 0:
+                continue
+            pairs: list[tuple[int, int]] = []
+            for branch in d.branches:
+                kept = ranges
+                for info, f, values in self.reader.index_predicates(branch):
+                    match = self.reader.zone_map(info, self.stats).may_match(f.op, values)
+                    if not match[-1]:
+                        kept = RowRanges.of(())
+                    elif not match[:-1].all():
+                        starts, stops = self.reader.ordinal(info, self.stats).page_bounds()
+                        kept = kept.intersect(RowRanges.from_pages(starts, stops, match[:-1]))
+                    if kept.count == 0:
+                        break
+                if kept == ranges:
+                    break  # this branch keeps everything: so does the disjunction
+                pairs.extend(zip(kept.starts.tolist(), kept.stops.tolist()))
+            else:
+                ranges = RowRanges.of(pairs)
+        return ranges
 
     def _bloom_filter_ranges(self, ranges: RowRanges, answered: set[int]) -> RowRanges:
         """Ranges left after the bloom filters drop pages (`=`, `IN`, `IS NULL`)."""
@@ -444,7 +482,12 @@ class SegmentIterator:
             stats.segments_skipped += 1
             stats.rows_skipped_zone_map += before
             return
+        if self.disjunctions:
+            pruned = self._disjunction_zone_ranges(pruned)
         stats.rows_skipped_zone_map += before - pruned.count
+        if pruned.count == 0:
+            stats.segments_skipped += 1
+            return
         answered = set()
         if self._selection is not None:  # columns whose predicates the bitmaps answered
             remaining = {i.index for infos, _ in self._tests for i in infos}

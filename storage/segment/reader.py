@@ -34,6 +34,11 @@ from storage.indexes.bitmap_index import (
 from storage.indexes.bloom_filter import BloomFilterIndex
 from storage.indexes.ordinal import OrdinalIndex
 from storage.indexes.short_key import KeyPart, ShortKeyIndex, plan_prefix
+from storage.indexes.spec import (
+    DEFAULT_BLOOM_FILTER_FPP,
+    NO_INDEXES,
+    SegmentIndexSpec,
+)
 from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
 from storage.page_cache import PAGE_CACHE, cache_id
 from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
@@ -269,6 +274,19 @@ class SegmentReader:
             self._meta.add_zone_map(key, zm)
         return zm
 
+    def written_indexes(self) -> SegmentIndexSpec:
+        """The bitmap indexes and bloom filters this segment holds (lower-case column names;
+        the FPP of its bloom filters, the default when it has none): what an index-building
+        job compares with the table's SegmentIndexSpec to see whether a rewrite is due."""
+        columns = self._footer.columns
+        bitmap = frozenset(c.name.lower() for c in columns if c.bitmap_index is not None)
+        bloom = [c for c in columns if c.bloom_filter is not None]
+        fpp = next((c.bloom_filter_fpp for c in bloom if c.bloom_filter_fpp is not None),
+                   DEFAULT_BLOOM_FILTER_FPP)
+        if not bitmap and not bloom:
+            return NO_INDEXES
+        return SegmentIndexSpec(bitmap, frozenset(c.name.lower() for c in bloom), fpp)
+
     def bloom_filter(self, info: ColumnInfo,
                      stats: ScanStats | None = None) -> BloomFilterIndex | None:
         """The column's per-page bloom filters, or None when the segment has none for it."""
@@ -296,12 +314,12 @@ class SegmentReader:
             return None
         key = info.footer.name.lower()
         name = info.footer.name
-        like = Column.from_physical(info.stored, [])
+        stored = info.stored
         index = self._meta.bitmap_indexes.get(key)
         if index is None:
             try:
                 _, body = self._page(p.offset, p.size, PageKind.BITMAP_INDEX, stats)
-                index = BitmapIndex.parse(body, info.layout, like, self.num_rows, self._data_end)
+                index = BitmapIndex.parse(body, info.layout, stored, self.num_rows, self._data_end)
             except _DECODE_ERRORS as e:
                 raise self.corrupted(f"bitmap index of column {name}: {e}") from None
             self._meta.bitmap_indexes[key] = index
@@ -320,7 +338,7 @@ class SegmentReader:
                 if header.num_rows != count:
                     raise PageCorrupted(f"dictionary page has {header.num_rows} values, "
                                         f"the index says {count}")
-                col = decode_dict_page(body, count, info.layout, like)
+                col = decode_dict_page(body, count, info.layout, stored)
             except _DECODE_ERRORS as e:
                 raise self.corrupted(
                     f"bitmap index dictionary page {page} of column {name}: {e}") from None

@@ -121,7 +121,8 @@ def write_segment(
                     layout_of(col.type), col.type.kind in BLOB_KINDS):
                 bitmap = bitmap_index.write_bitmap_index(col, layout_of(col.type), out.write)
             columns.append(ColumnFooter(name, col.type.sql(), n_pages, nulls, ordinal, zone_map,
-                                        bitmap, bloom))
+                                        bitmap, bloom,
+                                        None if blooms is None else blooms.fpp))
         short_key = None
         if parts:
             body, entries = ShortKeyIndexBuilder(parts).build(prefix_cols, num_rows)

@@ -191,3 +191,18 @@ def test_entries_reject_garbage() -> None:
         bi.decode_entry(b"\x00" + np.array([5, 3], "<u4").tobytes())
     with pytest.raises(ValueError):
         bi.decode_entry(b"\x01garbage-not-roaring")
+
+
+def test_written_indexes_tell_what_the_segment_holds(tmp_path: Path) -> None:
+    col = Column.from_physical(T.STRING, ["a", None, "b"] * 10)
+    types = write(tmp_path / "w.seg", col)
+    with SegmentReader(tmp_path / "w.seg", types) as reader:
+        assert reader.written_indexes().empty
+    batch = Batch(("k", "c", "d"), (Column(T.BIGINT, np.arange(30)), col,
+                                    Column(T.DOUBLE, np.ones(30))))
+    write_segment(tmp_path / "w.seg", batch, ["k"], 1, indexes=SegmentIndexSpec(
+        frozenset({"c", "d"}), frozenset({"k", "d"}), 0.02))
+    with SegmentReader(tmp_path / "w.seg", dict(zip(batch.names, batch.types))) as reader:
+        # DOUBLE gets neither index
+        assert reader.written_indexes() == SegmentIndexSpec(frozenset({"c"}), frozenset({"k"}),
+                                                            0.02)

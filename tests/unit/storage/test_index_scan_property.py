@@ -285,3 +285,18 @@ def test_runtime_key_sets_use_both_indexes(indexed: tuple[dict[str, Path], Batch
                                           ColumnPredicate("city", "=", ("城市8",))])
     assert got == plain and got
     assert stats.rows_filtered_predicate == 0  # both answered by the bitmap indexes
+
+
+def test_zone_maps_prune_disjunctions(indexed: tuple[dict[str, Path], Batch]) -> None:
+    """k is sorted: an OR of two narrow k ranges (no bitmap index on k) keeps two page runs."""
+    paths, batch = indexed
+    d = Disjunction(((ColumnPredicate("k", "<", (100,)),),
+                     (ColumnPredicate("k", ">=", (N - 50,)), ColumnPredicate("mode", "!=", (9,)))))
+    for name in ("none", "both"):
+        got, stats = run(paths[name], batch, [], [d])
+        assert got == list(range(100)) + list(range(N - 50, N))
+        assert stats.rows_skipped_zone_map > N // 2
+    nothing = Disjunction(((ColumnPredicate("k", "<", (-5,)),),
+                           (ColumnPredicate("k", ">", (N + 5,)),)))
+    got, stats = run(paths["none"], batch, [], [nothing])
+    assert got == [] and stats.segments_skipped == 1
