@@ -109,11 +109,17 @@ class IndexUsage:
         return out
 
     def disjunction_served_by(self, disjunction: Disjunction) -> list[str]:
-        """An OR tree is answered by the bitmap indexes when every column in it has one."""
+        """An OR tree storage evaluates is answered by the bitmap indexes when every column in
+        it has one; page zone maps prune it when every branch has a test they can use (a
+        branch without one keeps every page)."""
+        out = []
         if disjunction.columns() and all(c in self.spec.bitmap_columns
                                          for c in map(_base_name, disjunction.columns())):
-            return [BITMAP_INDEX]
-        return []
+            out.append(BITMAP_INDEX)
+        if disjunction.branches and all(any(ZONE_MAP in self.served_by(p) for p in branch)
+                                        for branch in disjunction.branches):
+            out.append(ZONE_MAP)
+        return out
 
 
 def index_line(scan: LogicalScan, usage: IndexUsage, text: Callable[[Expr], str]) -> str | None:

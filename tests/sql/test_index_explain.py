@@ -151,10 +151,12 @@ def test_explain_verbose_names_the_index_of_each_runtime_filter(ev) -> None:  # 
             "runtime filter index: RF[bitmap] -> v: bitmap index (<= 1024 keys), "
             "bloom filter (<= 1024 keys), zone map (min / max)")
         # an OR tree storage evaluates is served by the bitmap indexes when all its columns
-        # have one
+        # have one, and by page zone maps; an OR with an expression stays with the scan
         usage = _usage(_explain(cur, "SELECT k FROM ev WHERE (mode = 'AIR' OR mode IS NULL) "
                                      "AND (mode = 'RAIL' OR name = 'bob')"))
-        assert usage == {"((mode = 'AIR') OR mode IS NULL)": "bitmap index",
-                         "((mode = 'RAIL') OR (name = 'bob'))": "none (row evaluation)"}
+        assert usage == {"((mode = 'AIR') OR mode IS NULL)": "bitmap index, zone map",
+                         "((mode = 'RAIL') OR (name = 'bob'))": "zone map"}
+        usage = _usage(_explain(cur, "SELECT k FROM ev WHERE mode = 'AIR' OR abs(v) > 3"))
+        assert usage == {"((mode = 'AIR') OR (abs(v) > 3))": "none (row evaluation)"}
         plain = _explain(cur, "SELECT ev.v FROM ev JOIN dim ON ev.name = dim.name", False)
         assert not any("runtime filter index" in x for x in plain)
