@@ -105,3 +105,35 @@ def test_string_and_float_key_filters_prune_with_duckdb_rows(star, sql: str, kin
     # `in` is exact; the bloom filter passes a few false positives (FPP 0.05 of the others)
     limit = 0.15 if kind == "in" else 0.65
     assert rows_on < rows_off * limit, (rows_on, rows_off)
+
+
+def test_string_filter_on_a_unique_table_value_applies_after_the_merge(db_conn) -> None:  # type: ignore[no-untyped-def]
+    """A runtime filter on a UNIQUE table's value column must test the merged (latest) row:
+    an old version whose value matched the build keys must not come back, nor a new one be
+    lost."""
+    with db_conn.cursor() as cur:
+        cur.execute("CREATE TABLE u (k INT NOT NULL, tag VARCHAR(16), score DOUBLE) "
+                    "UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+        cur.execute("CREATE TABLE d (tag VARCHAR(16), score DOUBLE, grp INT NOT NULL) "
+                    "DUPLICATE KEY(tag) DISTRIBUTED BY HASH(grp) BUCKETS 1")
+        cur.execute("INSERT INTO u VALUES " + ", ".join(
+            f"({i}, 'old{i % 50}', {i % 50}.5)" for i in range(2000)))
+        cur.execute("INSERT INTO u VALUES " + ", ".join(
+            f"({i}, 'new{i % 50}', {i % 50 + 100}.5)" for i in range(0, 2000, 2)))
+        cur.execute("INSERT INTO d VALUES " + ", ".join(
+            f"('old{i}', {i}.5, 0), ('new{i}', {i + 100}.5, 1)" for i in range(50)))
+        results = {}
+        for mode in ("GLOBAL", "OFF"):
+            cur.execute(f"SET runtime_filter_mode = '{mode}'")
+            for on in ("tag", "score"):
+                cur.execute(f"SELECT u.k, u.{on} FROM u JOIN d ON u.{on} = d.{on} "
+                            "WHERE d.grp = 0")
+                results[(mode, on)] = sorted(cur.fetchall())
+        cur.execute("SET runtime_filter_mode = 'GLOBAL'")
+    # the build keys are the old values only: odd keys still hold theirs, even keys were
+    # replaced by new values (a filter tested before the merge would drop the new version and
+    # let the old one through)
+    want_tag = sorted((k, f"old{k % 50}") for k in range(1, 2000, 2))
+    assert results[("GLOBAL", "tag")] == results[("OFF", "tag")] == want_tag
+    want_score = sorted((k, k % 50 + 0.5) for k in range(1, 2000, 2))
+    assert results[("GLOBAL", "score")] == results[("OFF", "score")] == want_score
