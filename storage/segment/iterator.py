@@ -234,6 +234,8 @@ class SegmentIterator:
                     full.add_range(0, self.reader.num_rows)
                     rows, done = self._conjunction_bitmap(
                         branch, readers, full if result is None else result)
+                    if rows is not None and not rows:
+                        continue  # no row satisfies the predicates answered so far
                     if len(done) < len(branch):
                         break  # some predicate is not answerable: the disjunction is not
                     assert rows is not None
