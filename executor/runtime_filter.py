@@ -154,7 +154,8 @@ def _string_or_float_predicates(column: str, keys: Column) -> list[ColumnPredica
     """Doris' IN_OR_BLOOM_FILTER plus MIN_MAX for string and float keys: up to
     RUNTIME_FILTER_MAX_IN_NUM distinct keys become an `in` list (which zone maps, bloom filter
     indexes and bitmap indexes all prune pages with; its values bound the zone maps already),
-    more become an `in_bloom` filter with separate `>=` / `<=` bounds for the zone maps."""
+    more become an `in_bloom` filter carrying the keys' min / max, which the short key and zone
+    maps prune with (rows are tested against the filter only)."""
     if keys.validity is not None:
         keys = keys.filter(keys.validity)
     if len(keys) == 0:

@@ -92,8 +92,8 @@ def index_forms(pred: ColumnPredicate) -> list[ColumnPredicate]:
 
 # Evaluation order inside a scan: the tests that usually keep the fewest rows first, so later
 # predicate columns are decoded and tested only for the rows still alive.
-_EVAL_RANK = {"=": 0, "in_bitmap": 1, "in_bloom": 1, "in": 1, "is_null": 2, "<": 3, "<=": 3, ">": 3, ">=": 3,
-              "!=": 4, "not_in": 4, "is_not_null": 5}
+_EVAL_RANK = {"=": 0, "in_bitmap": 1, "in_bloom": 1, "in": 1, "is_null": 2,
+              "<": 3, "<=": 3, ">": 3, ">=": 3, "!=": 4, "not_in": 4, "is_not_null": 5}
 
 
 def evaluation_rank(pred: ColumnPredicate) -> int:
