@@ -167,9 +167,10 @@ class TabletReader:
         whole, before any page is read: from the metadata cache, without touching the file
         (storage/segment/prune.py). The files of published rowsets never change, so their
         cached metadata is used without a stat (`SegmentMetaCache.latest`). Only predicates
-        every returned row must satisfy may be passed (the caller's contract)."""
+        every returned row must satisfy may be passed (the caller's contract); the pushed
+        disjunctions (`_pushed_disjunctions`, set before) prune too."""
         stats = self._stats
-        pruner = ZonePruner(self._types, preds)
+        pruner = ZonePruner(self._types, preds, self._pushed_disjunctions)
         # normalised as pathlib spells it, so paths match what deletes forget
         root = os.path.join(os.path.normpath(os.fspath(self._root)), "")
         latest = SEGMENT_META_CACHE.latest

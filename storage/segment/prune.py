@@ -6,7 +6,8 @@ and no page. A tablet fed by many small loads asks this for hundreds of segments
 `ZonePruner` is built once per scan and answers per segment from the segment metadata cache
 (storage/segment/meta_cache.py) with Python scalars: the predicate constants are converted to
 the stored index values once per (column, stored type), and each check is a few comparisons.
-The answer is the same as `ZoneMap.may_match(...)[-1]` for every predicate, ANDed.
+The answer is the same as `ZoneMap.may_match(...)[-1]` for every predicate, ANDed; a
+disjunction (storage/predicates.py) excludes a segment when every one of its branches does.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from storage.indexes.zone_map import NotIndexable, entry_may_match, index_value
-from storage.predicates import INDEXABLE_OPS, ColumnPredicate, index_forms
+from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
 from storage.segment.meta_cache import SegmentMeta, StoredColumn
 from storage.types import DataType
 
@@ -25,8 +26,12 @@ class ZonePruner:
     """Segment-level zone map checks of one scan's predicates (see the module doc)."""
 
     def __init__(self, types: Mapping[str, DataType],
-                 predicates: Sequence[ColumnPredicate]) -> None:
+                 predicates: Sequence[ColumnPredicate],
+                 disjunctions: Sequence[Disjunction] = ()) -> None:
         self._types = types  # lower-case name -> the type the scan reads the column as
+        # one pruner per branch of each disjunction
+        self._disjunctions = [[ZonePruner(types, branch) for branch in d.branches]
+                              for d in disjunctions]
         by_column: dict[str, list[ColumnPredicate]] = {}
         for p in predicates:
             by_column.setdefault(p.column.lower(), []).append(p)
@@ -34,11 +39,15 @@ class ZonePruner:
         self._forms: dict[tuple[str, str], Forms] = {}  # (column, stored type sql) -> forms
 
     def __bool__(self) -> bool:
-        return bool(self._by_column)
+        return bool(self._by_column) or bool(self._disjunctions)
 
     def columns(self) -> list[str]:
         """Lower-case names of the predicate columns (whose zone maps the checks need)."""
-        return [k for k, _ in self._by_column]
+        out = [k for k, _ in self._by_column]
+        for branches in self._disjunctions:
+            for b in branches:
+                out.extend(c for c in b.columns() if c not in out)
+        return out
 
     def verdict(self, meta: SegmentMeta) -> bool | None:
         """False: no row of the segment can satisfy every predicate; True: some row may;
@@ -61,6 +70,14 @@ class ZonePruner:
             for op, values in forms:
                 if not entry_may_match(entry, op, values):
                     return False
+        for branches in self._disjunctions:
+            verdicts = [b.verdict(meta) for b in branches]
+            if True in verdicts:
+                continue
+            if None in verdicts:
+                unknown = True
+                continue
+            return False  # no branch can hold (also: no branch at all)
         return None if unknown else True
 
     def _index_forms(self, key: str, c: StoredColumn, preds: list[ColumnPredicate]) -> Forms:
