@@ -63,7 +63,8 @@ class Scan(Operator):
         """Predicates a join published before this scan started (executor/runtime_filter.py);
         `keep` estimates the fraction of rows they let through (most selective tested first)."""
         self._runtime.append((keep, len(self._runtime), predicates))
-        self.runtime_filter_types.append(filter_type(predicates))
+        if predicates:  # LARGEINT keys and float keys with NaN send none
+            self.runtime_filter_types.append(filter_type(predicates))
 
     def produce(self) -> Iterator[Batch]:
         ctx = self.ctx

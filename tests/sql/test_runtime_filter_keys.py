@@ -137,3 +137,22 @@ def test_string_filter_on_a_unique_table_value_applies_after_the_merge(db_conn) 
     assert results[("GLOBAL", "tag")] == results[("OFF", "tag")] == want_tag
     want_score = sorted((k, k % 50 + 0.5) for k in range(1, 2000, 2))
     assert results[("GLOBAL", "score")] == results[("OFF", "score")] == want_score
+
+
+def test_keys_without_a_filter_form_report_none(db_conn) -> None:  # type: ignore[no-untyped-def]
+    """LARGEINT join keys get no runtime filter: same rows, and the profile names none."""
+    with db_conn.cursor() as cur:
+        cur.execute("CREATE TABLE big (k LARGEINT NOT NULL, v INT) DUPLICATE KEY(k) "
+                    "DISTRIBUTED BY HASH(k) BUCKETS 1")
+        cur.execute("CREATE TABLE small (k LARGEINT NOT NULL, g INT) DUPLICATE KEY(k) "
+                    "DISTRIBUTED BY HASH(k) BUCKETS 1")
+        cur.execute("INSERT INTO big VALUES " + ", ".join(
+            f"({i * 10**20}, {i})" for i in range(300)))
+        cur.execute("INSERT INTO small VALUES " + ", ".join(
+            f"({i * 10**20}, {i % 10})" for i in range(100)))
+        cur.execute("SET enable_profile = true")
+        cur.execute("SELECT big.v FROM big JOIN small ON big.k = small.k WHERE small.g = 3")
+        rows = sorted(r[0] for r in cur.fetchall())
+        _, kinds = _fact_scan(cur)
+        cur.execute("SET enable_profile = false")
+    assert rows == list(range(3, 100, 10)) and kinds == ""
