@@ -5,7 +5,8 @@ it). The scan reads every captured (tablet, version) range with `ReadOptions(col
 predicates)`; storage returns exactly the rows that satisfy those predicates (see
 storage/predicates.py), so the scan evaluates only the filters that have no storage form. With `ctx.parallelism` > 1 the per-tablet reads (decode + filter) run on a bounded pool
 of worker threads (executor/exchange.py), still yielding batches in tablet order; each tablet
-counts into its own ScanStats, added to the query's when the tablet is done.
+counts into its own ScanStats, added to the query's and to the scan's own (`scan_stats`, the
+profile's per-scan counters) when the tablet is done.
 Upstream: Doris `OlapScanNode` / BE `OlapScanner` (one scanner per tablet range, run by the
 scanner scheduler).
 """
@@ -21,7 +22,7 @@ from typing import Protocol
 from executor.compile import compile_predicate
 from executor.exchange import Task, ordered_exchange
 from executor.operator import Operator
-from executor.runtime_filter import GlobalFilter
+from executor.runtime_filter import GlobalFilter, filter_type
 from planner.logical import LogicalScan, ScanRange
 from planner.rules.push_down_filters import storage_disjunction, storage_predicate
 from sql.expressions import make_and
@@ -52,11 +53,18 @@ class Scan(Operator):
         self._exchange: Generator[Batch, None, None] | None = None
         self._runtime: list[tuple[float, int, list[ColumnPredicate]]] = []
         self.global_filters: list[GlobalFilter] = []  # awaited before reading (coordinator)
+        # this scan's own storage counters (the query profile's per-scan row); every tablet's
+        # counters are added here and to the query's `ctx.scan_stats`
+        self.scan_stats = ScanStats()
+        # Doris' type of each runtime filter applied (`in`, `bloom`, `min_max`, `bitmap`)
+        self.runtime_filter_types: list[str] = []
 
     def add_runtime_filter(self, predicates: list[ColumnPredicate], keep: float = 1.0) -> None:
         """Predicates a join published before this scan started (executor/runtime_filter.py);
         `keep` estimates the fraction of rows they let through (most selective tested first)."""
         self._runtime.append((keep, len(self._runtime), predicates))
+        if predicates:  # LARGEINT keys and float keys with NaN send none
+            self.runtime_filter_types.append(filter_type(predicates))
 
     def produce(self) -> Iterator[Batch]:
         ctx = self.ctx
@@ -83,7 +91,7 @@ class Scan(Operator):
         parallel = ctx.parallelism > 1 and len(plan.ranges) > 1
 
         def read(rng: ScanRange) -> Iterator[Batch]:
-            stats = ScanStats() if parallel else ctx.scan_stats
+            stats = ScanStats()
             try:
                 for batch in storage.read_tablet(rng.tablet, rng.version, options, stats):
                     ctx.check_cancelled()
@@ -99,9 +107,9 @@ class Scan(Operator):
                                 continue
                     yield batch
             finally:
-                if parallel:
-                    with ctx.stats_lock:
-                        ctx.scan_stats.add(stats)
+                with ctx.stats_lock:
+                    ctx.scan_stats.add(stats)
+                    self.scan_stats.add(stats)
 
         tasks: list[Task] = [partial(read, rng) for rng in plan.ranges]
         # Adaptive: the first tablet runs on this thread; only when it took long enough to pay

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from planner.index_usage import IndexUsage, index_line, runtime_filter_line
 from planner.logical import (
     LogicalAggregate, LogicalAssertOneRow, LogicalFileScan, LogicalFilter, LogicalJoin,
     LogicalLimit, LogicalPlan, LogicalProject, LogicalScan, LogicalSetOp, LogicalSort,
@@ -166,6 +167,9 @@ class _Planner:
         self._ids = 0
         self._rf = 0
         self.scan_filters: dict[int, list[str]] = {}  # id(LogicalScan) -> "RF000[..] -> col"
+        # EXPLAIN VERBOSE: per scan, its indexes and the (RF id, column) of its runtime filters
+        self.scan_usage: dict[int, IndexUsage] = {}
+        self.scan_rf_columns: dict[int, list[tuple[str, str]]] = {}
         self.display: dict[str, str] = {}  # projected output name -> its expression's text
         self.buckets: dict[int, int] = {}  # table id -> bucket count (0: not hash-distributed)
         self._path: tuple[int, ...] = ()
@@ -280,8 +284,9 @@ class _Planner:
         names = [parts.get(pid, str(pid)) for pid in chosen]
         tablets = [r.tablet.tablet_id for r in plan.ranges]
         tablet_list = ",".join(str(t) for t in tablets[:3]) + (" ..." if len(tablets) > 3 else "")
-        index = next((ix.name for ix in self.catalog.materialized_indexes(plan.table_id)
-                      if ix.index_id == plan.index_id), plan.table)
+        scanned = next((ix for ix in self.catalog.materialized_indexes(plan.table_id)
+                        if ix.index_id == plan.index_id), None)
+        index = scanned.name if scanned is not None else plan.table
         reason = getattr(plan, "preagg_reason", None)
         preagg = "PREAGGREGATION: ON" if not reason else f"PREAGGREGATION: OFF. Reason: {reason}"
         details = [f"TABLE: {plan.db}.{plan.table}({index}), {preagg}"]
@@ -297,6 +302,10 @@ class _Planner:
             "pushAggOp=NONE",
         ])
         node.scan_key = id(plan)
+        usage = self.scan_usage[id(plan)] = IndexUsage(meta, scanned, plan.predicates)
+        line = index_line(plan, usage, self.text)  # EXPLAIN VERBOSE: the index of each filter
+        if line is not None:
+            node.verbose = [line]
         if meta is None or meta.distribution.type is not DistributionType.HASH:
             self.buckets[plan.table_id] = 0
             return node, Dist("random", text="RANDOM")
@@ -441,6 +450,7 @@ class _Planner:
             rf = f"RF{self._rf:03d}"
             self._rf += 1
             rfs.append(f"{rf}[in_or_bloom] <- {self.text(plan.right_keys[t.key_index])}")
+            self.scan_rf_columns.setdefault(id(t.scan), []).append((rf, t.column))
             self.scan_filters.setdefault(id(t.scan), []).append(
                 f"{rf}[in_or_bloom] -> {column_text(t.column)}")
         if rfs:
@@ -600,5 +610,7 @@ def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptio
             if key is not None and p.scan_filters.get(key):
                 n.details.insert(len(n.details) - 4, "runtime filters: " +
                                  ", ".join(p.scan_filters[key]))
+                n.verbose.append(runtime_filter_line(p.scan_usage[key],
+                                                     p.scan_rf_columns.get(key, [])))
             stack.extend(n.children)
     return DistributedPlan(frags, p.scan_filters, p.buckets)

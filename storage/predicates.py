@@ -16,11 +16,16 @@ import numpy as np
 
 from storage.batch import DEFAULT_BATCH_SIZE, Column
 
-OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null", "in_bitmap")
+OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null", "in_bitmap",
+       "in_bloom")
 # Operators the indexes (short key, zone maps) understand; `in_bitmap` (a join's runtime filter,
 # values = (IntegerSet,)) is evaluated row by row only; the filter's min / max travel as separate
-# `>=` / `<=` predicates that the indexes do use.
-INDEXABLE_OPS = frozenset(OPS) - {"in_bitmap"}
+# `>=` / `<=` predicates that the indexes do use. `in_bloom` (a join's runtime filter on string /
+# float keys, values = (KeyBloomFilter,), storage/key_bloom.py) passes the rows whose key may be
+# a build key: inexact (false positives pass), so only a join's own runtime filter uses it; the
+# indexes prune with the min / max it carries (index_forms).
+RUNTIME_FILTER_OPS = frozenset({"in_bitmap", "in_bloom"})
+INDEXABLE_OPS = frozenset(OPS) - RUNTIME_FILTER_OPS
 
 
 class IntegerSet:
@@ -72,6 +77,10 @@ class ColumnPredicate:
 
 def index_forms(pred: ColumnPredicate) -> list[ColumnPredicate]:
     """What the indexes may prune with for `pred`: itself, or for a key set its [min, max]."""
+    if pred.op == "in_bloom":  # the indexes prune with the keys' [min, max]
+        (keys,) = pred.values
+        return [ColumnPredicate(pred.column, ">=", (keys.lo,)),  # type: ignore[attr-defined]
+                ColumnPredicate(pred.column, "<=", (keys.hi,))]  # type: ignore[attr-defined]
     if pred.op != "in_bitmap":
         return [pred]
     (members,) = pred.values
@@ -83,8 +92,8 @@ def index_forms(pred: ColumnPredicate) -> list[ColumnPredicate]:
 
 # Evaluation order inside a scan: the tests that usually keep the fewest rows first, so later
 # predicate columns are decoded and tested only for the rows still alive.
-_EVAL_RANK = {"=": 0, "in_bitmap": 1, "in": 1, "is_null": 2, "<": 3, "<=": 3, ">": 3, ">=": 3,
-              "!=": 4, "not_in": 4, "is_not_null": 5}
+_EVAL_RANK = {"=": 0, "in_bitmap": 1, "in_bloom": 1, "in": 1, "is_null": 2,
+              "<": 3, "<=": 3, ">": 3, ">=": 3, "!=": 4, "not_in": 4, "is_not_null": 5}
 
 
 def evaluation_rank(pred: ColumnPredicate) -> int:
@@ -125,6 +134,12 @@ def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:
     if op == "in_bitmap":
         (members,) = pred.values
         return members.contains(col.data) & ~nulls  # type: ignore[attr-defined]
+    if op == "in_bloom":
+        (keys,) = pred.values
+        return keys.contains(col) & ~nulls  # type: ignore[attr-defined]
+    if col.offsets is not None and op in ("in", "not_in") and len(pred.values) > 16:
+        hit = _varlen_in(col, pred.values)
+        return (hit if op == "in" else ~hit) & ~nulls
     if col.offsets is not None and (op not in ("in", "not_in") or len(pred.values) <= 16):
         return _evaluate_varlen(pred, col) & ~nulls
     values = col.string_values() if col.offsets is not None else col.data
@@ -171,6 +186,13 @@ def _evaluate_varlen(pred: ColumnPredicate, col: Column) -> np.ndarray:
         return hit if pred.op == "in" else ~hit
     return _SIGN_TESTS[pred.op](sign(pred.values[0]), 0)
 
+
+def _varlen_in(col: Column, values: tuple[object, ...]) -> np.ndarray:
+    """Rows of a var-len column equal to one of many constants (a runtime filter's `in` list
+    holds up to 1024): hashed, then confirmed byte for byte in numba (storage/key_bloom.py)."""
+    from storage.key_bloom import varlen_in
+
+    return varlen_in(col, values)
 
 
 def evaluate_disjunction(disjunction: Disjunction, column: Callable[[str], Column],

@@ -192,6 +192,36 @@ class ZoneMapBuilder:
         return b"".join(parts)
 
 
+# `IN` lists longer than this are matched against the pages by binary search over the sorted
+# constants (pages x log n) instead of one pass over the pages per constant (pages x n).
+IN_SEARCH_MIN_VALUES = 16
+
+
+def _in_may_match(min_ok: np.ndarray, max_ok: np.ndarray, mins: np.ndarray, maxs: np.ndarray,
+                  values: Sequence[object]) -> np.ndarray:
+    """Per entry: may some constant lie in [min, max]? The smallest constant >= min (binary
+    search) is the one to test against max; a missing bound does not constrain."""
+    if mins.dtype == np.dtype(object):  # Python ints / bytes: numpy must not convert them
+        distinct = sorted(set(values))  # type: ignore[type-var]
+        vals = np.empty(len(distinct), dtype=object)
+        vals[:] = distinct
+    else:
+        vals = np.unique(np.asarray(list(values), dtype=mins.dtype))
+    n = len(vals)
+    out = np.zeros(len(min_ok), np.bool_)
+    if n == 0:
+        return out
+    first = np.zeros(len(min_ok), np.int64)  # no min: every constant is >= it
+    if min_ok.any():
+        first[min_ok] = np.searchsorted(vals, mins[min_ok], side="left")
+    exists = first < n
+    candidate = vals[np.minimum(first, n - 1)]
+    bounded = exists & max_ok
+    out[bounded] = np.asarray(np.less_equal(candidate[bounded], maxs[bounded]), dtype=np.bool_)
+    out[exists & ~max_ok] = True
+    return out
+
+
 def _compare(op: np.ufunc, bounds: np.ndarray, v: object) -> np.ndarray:
     """op(bounds, v) elementwise as bools. For object bounds (Python ints, bytes) the constant is
     wrapped in a 0-d object array: numpy would otherwise turn bytes into `np.bytes_`, which drops
@@ -277,6 +307,8 @@ class ZoneMap:
         if op == "=":
             return has_not_null & ge_min(values[0]) & le_max(values[0])
         if op == "in":
+            if len(values) > IN_SEARCH_MIN_VALUES:  # a join's runtime IN list: up to 1024
+                return has_not_null & _in_may_match(min_ok, max_ok, mins, maxs, values)
             hit = np.zeros(len(f), np.bool_)
             for v in values:
                 hit |= ge_min(v) & le_max(v)
