@@ -30,8 +30,6 @@ changes, SHOW ALTER TABLE COLUMN; CANCEL ALTER TABLE COLUMN).
 
 from __future__ import annotations
 
-import gc
-import threading
 import time
 import uuid
 from dataclasses import replace
@@ -44,6 +42,7 @@ from storage.catalog.meta import (
     TableMeta,
     TabletMeta,
 )
+from storage.alter_job_runner import FINAL_STATES, AlterJobRunner, JobCancelled
 from storage.catalog.repository import Mutation
 from storage.compaction.merger import remove_files, swap
 from storage.compaction.scheduler import CompactionManager
@@ -58,13 +57,8 @@ from storage.txn import RunningTxns
 from storage.types import parse_type
 
 SCHEMA_CHANGE = "SCHEMA_CHANGE"
-FINAL_STATES = ("FINISHED", "CANCELLED")
 BLOOM_KEYS = ("bloom_filter_columns", "bloom_filter_fpp")
 DEFAULT_TIMEOUT = 86400  # Doris alter_table_timeout_second
-
-
-class JobCancelled(Exception):
-    pass
 
 
 def is_running(job: AlterJobMeta) -> bool:
@@ -156,102 +150,17 @@ def rewrite_rowset(engine: StorageEngine, table: TableMeta, index: MaterializedI
                    data_size=size, create_time=time.time(), index_spec=spec_signature(spec))
 
 
-class IndexJobs:
-    """The index-building jobs of one engine: runs each on its own daemon thread."""
+class IndexJobs(AlterJobRunner):
+    """The index-building (SCHEMA_CHANGE) jobs of one engine: runs each on its own thread."""
+
+    JOB_TYPE = SCHEMA_CHANGE
 
     @classmethod
     def of(cls, engine: StorageEngine) -> IndexJobs:
         return _JOBS(engine)
 
-    def __init__(self, engine: StorageEngine) -> None:
-        self.engine = engine
-        self._threads: dict[int, threading.Thread] = {}
-        self._cancel: dict[int, str] = {}
-        self._lock = threading.Lock()
-
-    # ---- control ----------------------------------------------------------------------------
-    def start(self, job_id: int) -> None:
-        with self._lock:
-            t = self._threads.get(job_id)
-            if t is not None and t.is_alive():
-                return
-            t = threading.Thread(target=self._run, args=(job_id,), name=f"index-job-{job_id}",
-                                 daemon=True)
-            self._threads[job_id] = t
-        t.start()
-
-    def resume(self) -> None:
-        """Run again every job a previous process left unfinished."""
-        for job in self.engine.catalog.alter_jobs():
-            if is_running(job):
-                self.start(job.job_id)
-
-    def cancel(self, job_id: int, msg: str = "user cancelled") -> None:
-        """Stop a job: the table gets its previous index definitions back, the job ends
-        CANCELLED (synchronously, as Doris' CANCEL ALTER TABLE COLUMN)."""
-        with self._lock:
-            self._cancel[job_id] = msg
-        # The job's thread sees the CANCELLED state at its next step; a rowset it is rewriting
-        # now may still be swapped in, which is harmless (it records the indexes it holds).
-        self._finish_cancel(job_id, msg)
-
-    def wait(self, job_id: int, timeout: float | None = None) -> None:
-        t = self._threads.get(job_id)
-        if t is not None:
-            t.join(timeout)
-
-    # ---- the job ----------------------------------------------------------------------------
-    def _check(self, job: AlterJobMeta) -> None:
-        msg = self._cancel.get(job.job_id)
-        if msg is not None:
-            raise JobCancelled(msg)
-        if job.timeout and time.time() - job.create_time > job.timeout:
-            raise JobCancelled("Timeout")
-
-    def _set(self, job: AlterJobMeta, **changes: object) -> AlterJobMeta:
-        cat = self.engine.catalog
-        with cat.lock:
-            current = cat.alter_job(job.job_id)
-            if current is None or current.state in FINAL_STATES:
-                raise JobCancelled(current.msg if current is not None else "job removed")
-            job = replace(current, **changes)  # type: ignore[arg-type]
-            m = Mutation()
-            m.put(job)
-            cat.commit(m)
-        return job
-
-    def _run(self, job_id: int) -> None:
-        job = self.engine.catalog.alter_job(job_id)
-        if job is None or job.state in FINAL_STATES:
-            return
-        try:
-            if job.state in ("PENDING", "WAITING_TXN"):
-                job = self._set(job, state="WAITING_TXN")
-                self._wait_txns(job)
-                job = self._set(job, state="RUNNING")
-            else:  # resumed RUNNING: a two-phase load PRECOMMITTED before the job survives
-                self._wait_txns(job)  # a restart; its rowsets are rewritten after its commit
-            self._rewrite(job)
-        except JobCancelled as e:
-            self._finish_cancel(job_id, str(e))
-        except Exception as e:  # noqa: BLE001 - any failure cancels the job with its message
-            detail = getattr(e, "detail", None) or getattr(e, "message", None) or str(e)
-            self._finish_cancel(job_id, detail or type(e).__name__)
-
-    def _wait_txns(self, job: AlterJobMeta) -> None:
-        """WAITING_TXN: until every load of the table that began before the job has published
-        or failed (its rowsets, written without the new spec, are then rewritten)."""
-        running = RunningTxns.of(self.engine)
-        collected = time.monotonic()
-        while True:
-            self._check(job)
-            with running.changed:
-                if not running.before(job.table_id, job.transaction_id):
-                    return
-                running.changed.wait(0.2)
-            if time.monotonic() - collected > 5:
-                gc.collect()  # an abandoned load kept alive by a reference cycle (rollup_job)
-                collected = time.monotonic()
+    def _work(self, job: AlterJobMeta) -> None:
+        self._rewrite(job)
 
     def _table(self, job: AlterJobMeta) -> TableMeta:
         table = self.engine.catalog.table_by_id(job.table_id)

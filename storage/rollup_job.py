@@ -20,17 +20,16 @@ Design (shadow index, per-version back-fill):
    catalog transaction, so the rollup becomes visible atomically with every version present.
 A version is converted only when the shadow tablet lacks it, and loads that began after the
 job wrote the shadow in their own version, so no row is lost or counted twice.
-Restart: the job's state lives in the catalog; unfinished jobs are run again from step 2 (a
-crash ended every load, so WAITING_TXN has nothing left to wait for; converted-but-unpublished
+Restart: the job's state lives in the catalog; unfinished jobs are run again from step 2 (only
+two-phase loads precommitted before the crash are left to wait for; converted-but-unpublished
 files are garbage collected at start). CANCEL ALTER TABLE ROLLUP and
-failures drop the shadow index and mark the job CANCELLED with a message.
+failures drop the shadow index and mark the job CANCELLED with a message. The thread, cancel
+and state handling is storage/alter_job_runner.py, shared with the index jobs.
 Upstream: Doris `MaterializedViewHandler`, `RollupJobV2` (PENDING/WAITING_TXN/RUNNING/FINISHED).
 """
 
 from __future__ import annotations
 
-import gc
-import threading
 import time
 import uuid
 from dataclasses import replace
@@ -42,15 +41,14 @@ from storage.catalog.meta import (
     TableMeta,
     TabletMeta,
 )
+from storage.alter_job_runner import FINAL_STATES, AlterJobRunner, JobCancelled
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.faults import fault_point
 from storage.reader import ReadOptions, TabletReader
 from storage.rowset import RowsetWriter
 from storage.per_engine import PerEngine
-from storage.txn import RunningTxns
 
-FINAL_STATES = ("FINISHED", "CANCELLED")
 
 
 def _covers(index: MaterializedIndexMeta, rowset: RowsetMeta) -> bool:
@@ -123,114 +121,17 @@ def missing_versions(
     ]
 
 
-class JobCancelled(Exception):
-    pass
-
-
-class RollupJobs:
+class RollupJobs(AlterJobRunner):
     """The rollup jobs of one engine: runs each on its own daemon thread."""
+
+    JOB_TYPE = "ROLLUP"
 
     @classmethod
     def of(cls, engine: StorageEngine) -> RollupJobs:
         return _JOBS(engine)
 
-    def __init__(self, engine: StorageEngine) -> None:
-        self.engine = engine
-        self._threads: dict[int, threading.Thread] = {}
-        self._cancel: dict[int, str] = {}
-        self._lock = threading.Lock()
-
-    # ---- control ----------------------------------------------------------------------------
-    def start(self, job_id: int) -> None:
-        with self._lock:
-            t = self._threads.get(job_id)
-            if t is not None and t.is_alive():
-                return
-            t = threading.Thread(
-                target=self._run, args=(job_id,), name=f"rollup-job-{job_id}", daemon=True
-            )
-            self._threads[job_id] = t
-        t.start()
-
-    def resume(self) -> None:
-        """Run again every job a previous process left unfinished."""
-        for job in self.engine.catalog.alter_jobs():
-            if job.state not in FINAL_STATES and job.job_type == "ROLLUP":
-                self.start(job.job_id)
-
-    def cancel(self, job_id: int, msg: str = "user cancelled") -> None:
-        """Ask a running job to stop; it drops its shadow index and ends CANCELLED."""
-        with self._lock:
-            self._cancel[job_id] = msg
-            t = self._threads.get(job_id)
-        if t is not None and t is not threading.current_thread():
-            # CANCEL is synchronous, as in Doris: the job is CANCELLED on return. A thread still
-            # converting a tablet after the wait sees the CANCELLED state at its next step.
-            t.join(5)
-        self._finish_cancel(job_id, msg)
-
-    def wait(self, job_id: int, timeout: float | None = None) -> None:
-        t = self._threads.get(job_id)
-        if t is not None:
-            t.join(timeout)
-
-    # ---- the job ----------------------------------------------------------------------------
-    def _check_cancel(self, job_id: int) -> None:
-        msg = self._cancel.get(job_id)
-        if msg is not None:
-            raise JobCancelled(msg)
-
-    def _set(self, job: AlterJobMeta, **changes: object) -> AlterJobMeta:
-        cat = self.engine.catalog
-        with cat.lock:
-            current = cat.alter_job(job.job_id)
-            if current is None or current.state in FINAL_STATES:
-                raise JobCancelled(current.msg if current is not None else "job removed")
-            job = replace(current, **changes)  # type: ignore[arg-type]
-            m = Mutation()
-            m.put(job)
-            cat.commit(m)
-        return job
-
-    def _run(self, job_id: int) -> None:
-        cat = self.engine.catalog
-        job = cat.alter_job(job_id)
-        if job is None or job.state in FINAL_STATES or job.job_type != "ROLLUP":
-            return
-        try:
-            if job.state in ("PENDING", "WAITING_TXN"):
-                job = self._set(job, state="WAITING_TXN")
-                self._wait_txns(job)
-                job = self._set(job, state="RUNNING")
-            converted = self._backfill(job)
-            self._publish(job, converted)
-        except JobCancelled as e:
-            self._finish_cancel(job_id, str(e))
-        except Exception as e:  # noqa: BLE001 - any failure cancels the job with its message
-            detail = getattr(e, "detail", None) or getattr(e, "message", None) or str(e)
-            self._finish_cancel(job_id, detail or type(e).__name__)
-
-    def _wait_txns(self, job: AlterJobMeta) -> None:
-        """WAITING_TXN: until every load of the table that began before the job (txn id below
-        the watershed `job.transaction_id`, so it does not write the shadow index) has
-        published or failed. Their versions are then base rowsets the back-fill converts."""
-        running = RunningTxns.of(self.engine)
-        collected = time.monotonic()
-        while True:
-            self._check_cancel(job.job_id)
-            if job.timeout and time.time() - job.create_time > job.timeout:
-                raise JobCancelled("Timeout")
-            with running.changed:
-                if not running.before(job.table_id, job.transaction_id):
-                    return
-                # woken when a load finishes; the timeout re-checks CANCEL, the job timeout and
-                # loads that were abandoned without finishing (freed, so dropped from the set)
-                running.changed.wait(0.2)
-            if time.monotonic() - collected > 5:
-                # an abandoned load kept alive only by a reference cycle (an exception's
-                # traceback) is freed by the cycle collector: run it rather than wait for it
-                gc.collect()
-                collected = time.monotonic()
+    def _work(self, job: AlterJobMeta) -> None:
+        self._publish(job, self._backfill(job))
 
     def _pairs(self, job: AlterJobMeta) -> list[tuple[TabletMeta, TabletMeta]]:
         """(base tablet, shadow tablet) of the same partition and bucket."""
@@ -262,9 +163,7 @@ class RollupJobs:
         pairs = self._pairs(job)
         converted: dict[int, list[RowsetMeta]] = {}
         for i, (base_t, shadow_t) in enumerate(pairs):
-            self._check_cancel(job.job_id)
-            if job.timeout and time.time() - job.create_time > job.timeout:
-                raise JobCancelled("Timeout")  # the job's `timeout` property, in seconds
+            self._check(job)
             out = converted.setdefault(shadow_t.tablet_id, [])
             try:
                 for rs in missing_versions(self.engine, base_t, shadow_t, set()):
@@ -289,7 +188,7 @@ class RollupJobs:
     def _publish(self, job: AlterJobMeta, converted: dict[int, list[RowsetMeta]]) -> None:
         cat = self.engine.catalog
         with cat.lock:
-            self._check_cancel(job.job_id)
+            self._check(job)
             table, src, dst = self._indexes(job)
             m = Mutation()
             for base_t, shadow_t in self._pairs(job):
