@@ -28,10 +28,12 @@ from storage.indexes.bloom_filter import (
     DEFAULT_SEED,
     SALT,
     add_hashes,
+    block_may_contain,
     hash_fixed,
     hash_varlen,
     optimal_bit_num,
 )
+from storage.segment.encoding import strings_equal
 
 RUNTIME_BLOOM_FPP = 0.05
 
@@ -50,16 +52,7 @@ def key_hashes(col: Column) -> np.ndarray:
 def _probe_rows(words, hashes, salt, out):  # type: ignore[no-untyped-def]
     blocks = np.uint64(words.shape[0] // 8)
     for i in range(hashes.shape[0]):
-        h = hashes[i]
-        block = np.int64((h >> np.uint64(32)) & (blocks - np.uint64(1)))
-        key = np.uint32(h & np.uint64(0xFFFFFFFF))
-        hit = True
-        for j in range(8):
-            bit = np.uint32(key * salt[j]) >> np.uint32(27)
-            if (words[block * 8 + j] >> bit) & np.uint32(1) == 0:
-                hit = False
-                break
-        out[i] = hit
+        out[i] = block_may_contain(words, np.int64(0), blocks, hashes[i], salt)
 
 
 def probe_rows(words: np.ndarray, hashes: np.ndarray) -> np.ndarray:
@@ -108,24 +101,6 @@ class KeyBloomFilter:
         return probe_rows(self.words, key_hashes(col))
 
 
-@njit(cache=True, nogil=True)
-def _confirm(offsets, data, rows, slots, c_offsets, c_data, out):  # type: ignore[no-untyped-def]
-    """out[rows[j]] = the bytes of row rows[j] equal constant slots[j]."""
-    for j in range(rows.shape[0]):
-        i = rows[j]
-        k = slots[j]
-        a0, a1 = offsets[i], offsets[i + 1]
-        b0, b1 = c_offsets[k], c_offsets[k + 1]
-        if a1 - a0 != b1 - b0:
-            continue
-        same = True
-        for t in range(a1 - a0):
-            if data[a0 + t] != c_data[b0 + t]:
-                same = False
-                break
-        out[i] = same
-
-
 def varlen_in(col: Column, values: Sequence[object]) -> np.ndarray:
     """Bool per row of a var-len column: its bytes equal one of `values` (str or bytes; NULL
     rows: the caller masks them)."""
@@ -149,7 +124,9 @@ def varlen_in(col: Column, values: Sequence[object]) -> np.ndarray:
     rows = np.flatnonzero(sorted_hashes[pos] == row_hashes) if len(wanted) else \
         np.zeros(0, np.int64)
     if len(rows):
-        _confirm(np.ascontiguousarray(col.offsets, dtype=np.int64),
-                 np.ascontiguousarray(col.data, dtype=np.uint8), rows.astype(np.int64),
-                 order[pos[rows]].astype(np.int64), consts.offsets, consts.data, out)
+        rows = rows.astype(np.int64)
+        out[rows] = strings_equal(np.ascontiguousarray(col.offsets, dtype=np.int64),
+                                  np.ascontiguousarray(col.data, dtype=np.uint8), rows,
+                                  consts.offsets, consts.data,
+                                  order[pos[rows]].astype(np.int64))
     return out

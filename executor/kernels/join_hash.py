@@ -16,6 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# string pairs are compared by the storage kernel (also used by runtime key filters)
+from storage.segment.encoding import strings_equal  # noqa: F401 - re-exported
+
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
@@ -106,25 +109,6 @@ def probe_fill(hashes: np.ndarray, valid: np.ndarray, heads: np.ndarray, nexts: 
                 k += 1
             j = nexts[j]
     return pi, bi
-
-
-@njit(cache=True, nogil=True)
-def strings_equal(offs_a: np.ndarray, data_a: np.ndarray, ia: np.ndarray,
-                  offs_b: np.ndarray, data_b: np.ndarray, ib: np.ndarray) -> np.ndarray:
-    """out[k] = string ia[k] of a == string ib[k] of b (byte-wise)."""
-    out = np.zeros(ia.shape[0], np.bool_)
-    for k in range(ia.shape[0]):
-        sa, ea = offs_a[ia[k]], offs_a[ia[k] + 1]
-        sb, eb = offs_b[ib[k]], offs_b[ib[k] + 1]
-        if ea - sa != eb - sb:
-            continue
-        same = True
-        for t in range(ea - sa):
-            if data_a[sa + t] != data_b[sb + t]:
-                same = False
-                break
-        out[k] = same
-    return out
 
 
 @njit(cache=True, nogil=True)

@@ -207,25 +207,30 @@ def add_hashes(words: np.ndarray, hashes: np.ndarray, salt: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True)
+def block_may_contain(words: np.ndarray, base: np.int64, blocks: np.uint64, h: np.uint64,
+                      salt: np.ndarray) -> bool:
+    """May the value hashed to `h` be in the filter of `blocks` 32-byte blocks that starts at
+    word `base` of `words`? (Doris BlockSplitBloomFilter::test_hash.)"""
+    block = np.int64((h >> np.uint64(32)) & (blocks - np.uint64(1)))
+    key = np.uint32(h & np.uint64(0xFFFFFFFF))
+    for j in range(8):
+        bit = np.uint32(key * salt[j]) >> np.uint32(27)
+        if (words[base + block * 8 + j] >> bit) & np.uint32(1) == 0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def probe_pages(words: np.ndarray, word_offsets: np.ndarray, hashes: np.ndarray,
                salt: np.ndarray) -> np.ndarray:
     """Per filter (page): may any of `hashes` be in it?"""
     pages = word_offsets.shape[0] - 1
     out = np.zeros(pages, dtype=np.bool_)
     for p in range(pages):
-        base = word_offsets[p]
+        base = np.int64(word_offsets[p])
         blocks = np.uint64((word_offsets[p + 1] - base) // 8)
         for i in range(hashes.shape[0]):
-            h = hashes[i]
-            block = np.int64((h >> np.uint64(32)) & (blocks - np.uint64(1)))
-            key = np.uint32(h & np.uint64(0xFFFFFFFF))
-            hit = True
-            for j in range(8):
-                bit = np.uint32(key * salt[j]) >> np.uint32(27)
-                if (words[base + block * 8 + j] >> bit) & np.uint32(1) == 0:
-                    hit = False
-                    break
-            if hit:
+            if block_may_contain(words, base, blocks, hashes[i], salt):
                 out[p] = True
                 break
     return out

@@ -236,6 +236,25 @@ def varlen_compare_const_reference(offsets: np.ndarray, data: np.ndarray,
 
 
 @njit(cache=True, nogil=True)
+def strings_equal(offs_a: np.ndarray, data_a: np.ndarray, ia: np.ndarray,
+                  offs_b: np.ndarray, data_b: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """out[k] = string ia[k] of a == string ib[k] of b (byte-wise)."""
+    out = np.zeros(ia.shape[0], np.bool_)
+    for k in range(ia.shape[0]):
+        sa, ea = offs_a[ia[k]], offs_a[ia[k] + 1]
+        sb, eb = offs_b[ib[k]], offs_b[ib[k] + 1]
+        if ea - sa != eb - sb:
+            continue
+        same = True
+        for t in range(ea - sa):
+            if data_a[sa + t] != data_b[sb + t]:
+                same = False
+                break
+        out[k] = same
+    return out
+
+
+@njit(cache=True, nogil=True)
 def varlen_argminmax(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray) -> tuple[int, int]:
     """Row numbers of the smallest and largest valid value in byte order (-1 when none valid)."""
     lo = -1
