@@ -49,12 +49,12 @@ from storage.segment.encoding import (
     Encoding,
     Layout,
     PhysicalLayout,
-    decode_fixed,
-    decode_object,
+    decode_values,
     decode_varlen,
     encode_fixed,
     encode_object,
     encode_varlen,
+    runs_by_bytes,
     varlen_list,
 )
 from storage.segment.footer import PagePointer
@@ -120,17 +120,6 @@ def _encode_values(values: Column, layout: PhysicalLayout) -> bytes:
     return encode_fixed(values.data, Encoding.PLAIN)
 
 
-def _decode_values(body: bytes, pos: int, n: int, layout: PhysicalLayout,
-                   dtype: DataType) -> Column:
-    """n PLAIN values at body[pos:] as a Column of the stored type `dtype` (no validity)."""
-    if layout.layout is Layout.VARLEN:
-        offsets, data = decode_varlen(body, pos, n, Encoding.PLAIN)
-        return Column(dtype, data, None, offsets)
-    if layout.layout is Layout.OBJECT_INT:
-        return Column(dtype, decode_object(body, pos, n, Encoding.PLAIN), None)
-    return Column(dtype, decode_fixed(body, pos, n, layout.dtype, Encoding.PLAIN), None)
-
-
 def _sorted_distinct(col: Column, layout: PhysicalLayout, rows: np.ndarray
                      ) -> tuple[Column, np.ndarray]:
     """(sorted distinct values of `rows` of `col` as a Column, each row's value ordinal)."""
@@ -168,22 +157,6 @@ def _sorted_distinct(col: Column, layout: PhysicalLayout, rows: np.ndarray
     return Column(col.type, distinct, None), inverse.reshape(-1).astype(np.int64)
 
 
-def _runs_by_bytes(sizes: np.ndarray, limit: int) -> list[tuple[int, int]]:
-    """Consecutive [start, stop) runs of items whose sizes add up to about `limit` each."""
-    n = len(sizes)
-    if n == 0:
-        return []
-    cost = np.cumsum(sizes, dtype=np.int64)
-    out = []
-    start = 0
-    while start < n:
-        base = int(cost[start - 1]) if start else 0
-        stop = max(start + 1, int(np.searchsorted(cost, base + limit, side="right")))
-        out.append((start, stop))
-        start = stop
-    return out
-
-
 def write_bitmap_index(col: Column, layout: PhysicalLayout,
                        write: Callable[[bytes], PagePointer]) -> PagePointer:
     """Write the dictionary and bitmap pages of a whole column with `write` (appends one page
@@ -212,7 +185,7 @@ def write_bitmap_index(col: Column, layout: PhysicalLayout,
         value_sizes = np.diff(distinct.offsets) + 8
     else:
         value_sizes = np.full(d, layout.width, np.int64)
-    dict_runs = _runs_by_bytes(value_sizes, DICT_PAGE_BYTES)
+    dict_runs = runs_by_bytes(value_sizes, DICT_PAGE_BYTES)
     dict_first, dict_ptrs = [], []
     for a, b in dict_runs:
         piece = distinct.slice(a, b)
@@ -226,7 +199,7 @@ def write_bitmap_index(col: Column, layout: PhysicalLayout,
                            1 + np.minimum(4 * counts, 8 + 2 * counts)) + 8
     bm_first, bm_ptrs = [], []
     small = counts < ROARING_MIN_ROWS
-    for a, b in _runs_by_bytes(entry_sizes, BITMAP_PAGE_BYTES):
+    for a, b in runs_by_bytes(entry_sizes, BITMAP_PAGE_BYTES):
         if small[a:b].all():
             # every set is a slice of `grouped`: one tag byte in front of each, vectorized
             rows = grouped[bounds[a]:bounds[b]]
@@ -328,7 +301,7 @@ class BitmapIndex:
                 raise ValueError("bitmap index page tables are inconsistent")
         nulls = decode_entry(memoryview(body)[pos:pos + null_len])
         pos += null_len + (-null_len % 8)
-        sparse = _decode_values(body, pos, nd, layout, dtype)
+        sparse = decode_values(body, pos, nd, layout, dtype, Encoding.PLAIN)
         if (len(nulls) and nulls.max() >= num_rows) or len(nulls) > num_rows:
             raise ValueError("bitmap index null rows outside the segment")
         return BitmapIndex(d, rows, dict_first, dict_offset, dict_size, bm_first, bm_offset,
@@ -515,7 +488,7 @@ def _value(col: Column, pos: int, layout: PhysicalLayout) -> object:
 def decode_dict_page(body: bytes, num_values: int, layout: PhysicalLayout,
                      dtype: DataType) -> Column:
     """A BITMAP_DICT page body as a Column of the stored type; raises ValueError."""
-    return _decode_values(body, 0, num_values, layout, dtype)
+    return decode_values(body, 0, num_values, layout, dtype, Encoding.PLAIN)
 
 
 def decode_bitmap_page(body: bytes, num_entries: int) -> Column:

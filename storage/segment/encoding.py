@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from storage.batch import Column
 from storage.types import DataType
 
 
@@ -617,3 +618,31 @@ def _check_offsets(offsets: np.ndarray, data_len: int) -> None:
         or (len(offsets) > 1 and np.any(np.diff(offsets) < 0))
     ):
         raise ValueError("var-len offsets are inconsistent")
+
+
+def runs_by_bytes(sizes: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """Consecutive [start, stop) runs of items whose sizes add up to about `limit` bytes each,
+    at least one item per run (data pages of var-len columns, index dictionary pages)."""
+    n = len(sizes)
+    if n == 0:
+        return []
+    cost = np.cumsum(sizes, dtype=np.int64)
+    out = []
+    start = 0
+    while start < n:
+        base = int(cost[start - 1]) if start else 0
+        stop = max(start + 1, int(np.searchsorted(cost, base + limit, side="right")))
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+def decode_values(body: bytes, pos: int, n: int, layout: PhysicalLayout, dtype: DataType,
+                  encoding: Encoding, validity: np.ndarray | None = None) -> Column:
+    """n values encoded with `encoding` at body[pos:], as a Column of `dtype`."""
+    if layout.layout is Layout.VARLEN:
+        offsets, data = decode_varlen(body, pos, n, encoding)
+        return Column(dtype, data, validity, offsets)
+    if layout.layout is Layout.OBJECT_INT:
+        return Column(dtype, decode_object(body, pos, n, encoding), validity)
+    return Column(dtype, decode_fixed(body, pos, n, layout.dtype, encoding), validity)

@@ -46,9 +46,7 @@ from storage.scan_stats import ScanStats
 from storage.segment.encoding import (
     Layout,
     PhysicalLayout,
-    decode_fixed,
-    decode_object,
-    decode_varlen,
+    decode_values,
     layout_of,
 )
 from storage.segment.footer import HEADER, ColumnFooter, PagePointer, SegmentFooter, read_footer
@@ -589,12 +587,7 @@ def decode_data_page(
             raise PageCorrupted("validity bitmap does not match the null count")
     elif header.null_count:
         raise PageCorrupted("page has nulls but no validity bitmap")
-    if layout.layout is Layout.VARLEN:
-        offsets, data = decode_varlen(body, pos, n, header.encoding)
-        return Column(dtype, data, validity, offsets)
-    if layout.layout is Layout.OBJECT_INT:
-        return Column(dtype, decode_object(body, pos, n, header.encoding), validity)
-    return Column(dtype, decode_fixed(body, pos, n, layout.dtype, header.encoding), validity)
+    return decode_values(body, pos, n, layout, dtype, header.encoding, validity)
 
 
 # ---- reading a column as another type (schema change) --------------------------------------

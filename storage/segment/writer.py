@@ -56,6 +56,7 @@ from storage.segment.encoding import (
     encode_object,
     encode_varlen_best,
     layout_of,
+    runs_by_bytes,
 )
 from storage.segment.footer import (
     ColumnFooter,
@@ -153,16 +154,8 @@ def page_bounds(col: Column, layout: PhysicalLayout) -> list[tuple[int, int]]:
     if col.offsets is None:
         step = max(1, PAGE_SIZE // layout.width)
         return [(s, min(n, s + step)) for s in range(0, n, step)]
-    # Raw bytes up to and including row i: its data plus an 8-byte offset per row.
-    cost = (col.offsets[1:] - col.offsets[0]) + 8 * np.arange(1, n + 1, dtype=np.int64)
-    bounds = []
-    start = 0
-    while start < n:
-        base = int(cost[start - 1]) if start else 0
-        stop = max(start + 1, int(np.searchsorted(cost, base + PAGE_SIZE, side="right")))
-        bounds.append((start, stop))
-        start = stop
-    return bounds
+    # Raw bytes of row i: its data plus an 8-byte offset.
+    return runs_by_bytes(np.diff(col.offsets) + 8, PAGE_SIZE)
 
 
 def _bloom_builder(name: str, col: Column, spec: SegmentIndexSpec) -> BloomFilterBuilder | None:
