@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from planner.logical import LogicalFilter, LogicalPlan, LogicalScan
 from sql.expressions import (
-    SWAPPED_OP, And, ColumnRef, Comparison, Expr, InList, IsNull, Literal, Or, conjuncts,
+    SWAPPED_OP, And, ColumnRef, Comparison, Expr, InList, IsNull, Literal, Not, Or, conjuncts,
 )
 from storage.predicates import Disjunction
 from storage.reader import ColumnPredicate
@@ -35,15 +35,26 @@ def storage_predicate(e: Expr) -> ColumnPredicate | None:
                 and right.type == left.type):
             return ColumnPredicate(left.name, op, (right.value,))
         return None
-    if isinstance(e, InList) and not e.negated and isinstance(e.arg, ColumnRef):
+    if isinstance(e, InList) and isinstance(e.arg, ColumnRef):
+        # NOT IN only without NULL constants (then it is never true; not pushed, still right)
         if all(isinstance(v, Literal) and v.value is not None and v.type == e.arg.type
                for v in e.values):
-            return ColumnPredicate(e.arg.name, "in",
+            return ColumnPredicate(e.arg.name, "not_in" if e.negated else "in",
                                    tuple(v.value for v in e.values))  # type: ignore[attr-defined]
         return None
     if isinstance(e, IsNull) and isinstance(e.arg, ColumnRef):
         return ColumnPredicate(e.arg.name, "is_not_null" if e.negated else "is_null")
+    if isinstance(e, Not):
+        # NOT of a column test: the opposite test. Under three-valued logic both are unknown
+        # (so not true) for a NULL value, which is also what storage's opposite test gives.
+        inner = storage_predicate(e.arg)
+        if inner is not None and inner.op in _OPPOSITE:
+            return ColumnPredicate(inner.column, _OPPOSITE[inner.op], inner.values)
     return None
+
+
+_OPPOSITE = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<", "in": "not_in",
+             "not_in": "in", "is_null": "is_not_null", "is_not_null": "is_null"}
 
 
 def storage_disjunction(e: Expr) -> Disjunction | None:

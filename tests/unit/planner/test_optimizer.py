@@ -197,3 +197,17 @@ def test_or_trees_of_storage_predicates_become_disjunctions() -> None:
     assert len(scan_of(plan(f"SELECT a FROM t WHERE {wide}")).disjunctions) == 7
     s = scan_of(plan(f"SELECT a FROM t WHERE ({wide}) OR s = 'z'"))
     assert len(s.filters) == 1 and s.disjunctions == ()
+
+
+def test_negated_column_tests_reach_storage_as_their_opposites() -> None:
+    """NOT IN, IS NOT NULL and NOT (<comparison>) are storage predicates too, so the bitmap
+    index and zone maps can serve them (issue 14); a NOT IN list holding NULL is not pushed."""
+    s = scan_of(plan("SELECT a FROM t WHERE a NOT IN (1, 2) AND s IS NOT NULL "
+                     "AND NOT (b < 5) AND NOT (d IS NULL)"))
+    assert set(s.predicates) == {
+        ColumnPredicate("a", "not_in", (1, 2)), ColumnPredicate("s", "is_not_null"),
+        ColumnPredicate("b", ">=", (5,)), ColumnPredicate("d", "is_not_null")}
+    assert scan_of(plan("SELECT a FROM t WHERE a NOT IN (1, NULL)")).predicates == ()
+    s = scan_of(plan("SELECT a FROM t WHERE NOT (a = 1) OR NOT (s IN ('x', 'y'))"))
+    assert s.disjunctions[0].branches == (
+        (ColumnPredicate("a", "!=", (1,)),), (ColumnPredicate("s", "not_in", ("x", "y")),))
