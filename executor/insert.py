@@ -208,7 +208,8 @@ def _check_loadable(engine: StorageEngine, db_name: str, table: TableMeta) -> Da
     db = engine.catalog.get_database(db_name)
     if db is None:
         raise unknown_database(db_name)
-    if table.partition_info.type is not PartitionType.UNPARTITIONED and not engine.catalog.partitions(table.table_id):
+    if table.partition_info.type is not PartitionType.UNPARTITIONED \
+            and not table.partition_info.auto and not engine.catalog.partitions(table.table_id):
         raise DorisError(
             "data cannot be inserted into table with empty partition. Use `SHOW PARTITIONS FROM "
             f"{table.name}` to see the currently partitions of this table. "

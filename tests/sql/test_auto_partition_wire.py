@@ -1,0 +1,205 @@
+"""AUTO PARTITION over the MySQL protocol and Stream Load (issue 15 point 7): loads create
+the partitions their rows need, with Doris' names and ranges, atomically with the load;
+SHOW CREATE TABLE prints the clause; the DDL checks give Doris' messages."""
+
+from __future__ import annotations
+
+import threading
+
+import duckdb
+import pymysql
+import pytest
+from support.stream_load import curl_load
+
+RANGE_TABLE = """CREATE TABLE {name} (k DATETIME NOT NULL, v INT) DUPLICATE KEY(k)
+AUTO PARTITION BY RANGE (date_trunc(k, '{unit}')) ()
+DISTRIBUTED BY HASH(k) BUCKETS 2 PROPERTIES ("replication_num" = "1")"""
+
+LIST_TABLE = """CREATE TABLE {name} (city VARCHAR(20) NOT NULL, n INT NOT NULL, v INT)
+DUPLICATE KEY(city, n) AUTO PARTITION BY LIST (city, n) ()
+DISTRIBUTED BY HASH(city) BUCKETS 1 PROPERTIES ("replication_num" = "1")"""
+
+
+def _rows(cur, sql: str):  # type: ignore[no-untyped-def]
+    cur.execute(sql)
+    return cur.fetchall()
+
+
+def partitions(cur, table: str) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """(name, range text) of SHOW PARTITIONS, by name."""
+    return sorted((r[1], r[6]) for r in _rows(cur, f"SHOW PARTITIONS FROM {table}"))
+
+
+def _range(lo: str, hi: str) -> str:
+    return f"[types: [DATETIMEV2(0)]; keys: [{lo}]; ..types: [DATETIMEV2(0)]; keys: [{hi}]; )"
+
+
+STAMPS = ["2024-01-31 23:59:59", "2024-02-01 00:00:00", "2024-02-29 12:00:00",
+          "2024-05-15 08:30:00", "2023-12-31 10:00:00", "2024-03-31 23:00:00"]
+
+
+@pytest.mark.parametrize("unit", ["year", "quarter", "month", "week", "day", "hour"])
+def test_insert_creates_doris_named_partitions_placed_as_duckdb_truncates(db_conn, unit) -> None:
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="t", unit=unit))
+    assert _rows(cur, "SHOW PARTITIONS FROM t") == ()
+    values = ", ".join(f"('{s}', {i})" for i, s in enumerate(STAMPS))
+    cur.execute(f"INSERT INTO t VALUES {values}")
+    duck = duckdb.connect()
+    want = {}
+    for s in STAMPS:
+        lo = duck.execute(f"SELECT date_trunc('{unit}', TIMESTAMP '{s}')").fetchone()[0]
+        hi = duck.execute(
+            f"SELECT TIMESTAMP '{lo}' + INTERVAL 1 {unit}").fetchone()[0]
+        want[f"p{lo:%Y%m%d%H%M%S}"] = _range(f"{lo:%Y-%m-%d %H:%M:%S}", f"{hi:%Y-%m-%d %H:%M:%S}")
+    assert partitions(cur, "t") == sorted(want.items())
+    # every row sits in the partition of its truncated value, and queries see them all
+    for i, s in enumerate(STAMPS):
+        lo = duck.execute(f"SELECT date_trunc('{unit}', TIMESTAMP '{s}')").fetchone()[0]
+        got = _rows(cur, f"SELECT v FROM t PARTITION (p{lo:%Y%m%d%H%M%S}) WHERE v = {i}")
+        assert got == ((i,),)
+    assert _rows(cur, "SELECT count(*) FROM t") == ((len(STAMPS),),)
+    # a second load reuses the partitions it finds
+    cur.execute(f"INSERT INTO t VALUES {values}")
+    assert len(partitions(cur, "t")) == len(want)
+    assert _rows(cur, "SELECT count(*) FROM t WHERE k >= '2024-02-01'") == ((8,),)
+
+
+def test_show_create_prints_auto_clause_and_round_trips(db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="r", unit="month"))
+    cur.execute("INSERT INTO r VALUES ('2024-03-15 10:00:00', 1)")
+    ddl = _rows(cur, "SHOW CREATE TABLE r")[0][1]
+    assert "AUTO PARTITION BY RANGE (date_trunc(`k`, 'month'))" in ddl
+    assert "PARTITION `p20240301000000` VALUES [(\"2024-03-01 00:00:00\"), " \
+           "(\"2024-04-01 00:00:00\"))" in ddl
+    cur.execute(ddl.replace("CREATE TABLE `r`", "CREATE TABLE `r2`"))
+    assert partitions(cur, "r2") == partitions(cur, "r")
+    assert _rows(cur, "SHOW CREATE TABLE r2")[0][1] == ddl.replace("`r`", "`r2`")
+    cur.execute(LIST_TABLE.format(name="l"))
+    ddl = _rows(cur, "SHOW CREATE TABLE l")[0][1]
+    assert "AUTO PARTITION BY LIST (`city`, `n`)\n()" in ddl
+    cur.execute(ddl.replace("CREATE TABLE `l`", "CREATE TABLE `l2`"))
+    assert _rows(cur, "SHOW CREATE TABLE l2")[0][1] == ddl.replace("`l`", "`l2`")
+
+
+def test_list_creates_one_partition_per_new_value_tuple(db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute(LIST_TABLE.format(name="l"))
+    cur.execute("INSERT INTO l VALUES ('Beijing', 1, 1), ('Beijing', 1, 2), ('Beijing', 22, 3),"
+                " ('new york', -5, 4)")
+    got = partitions(cur, "l")
+    assert [n for n, _ in got] == ["pBeijing711", "pBeijing7222", "pnewyork852"]
+    assert _rows(cur, "SELECT v FROM l PARTITION (pBeijing711) ORDER BY v") == ((1,), (2,))
+    cur.execute("INSERT INTO l VALUES ('Beijing', 1, 5), ('Paris', 1, 6)")
+    assert [n for n, _ in partitions(cur, "l")] == [
+        "pBeijing711", "pBeijing7222", "pParis511", "pnewyork852"]
+    assert _rows(cur, "SELECT count(*) FROM l WHERE city = 'Beijing'") == ((4,),)
+
+
+def test_failed_insert_leaves_no_partition(db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="t", unit="day"))
+    cur.execute("INSERT INTO t VALUES ('2024-01-01 10:00:00', 1)")
+    with pytest.raises(pymysql.err.OperationalError) as err:
+        # the second row's v is no INT: strict mode fails the whole load
+        cur.execute("SET enable_insert_strict = true")
+        cur.execute("INSERT INTO t VALUES ('2024-01-02 10:00:00', 1), "
+                    "('2024-01-03 10:00:00', 'abc')")
+    assert err.value.args[0] == 1105
+    assert [n for n, _ in partitions(cur, "t")] == ["p20240101000000"]
+    assert _rows(cur, "SELECT count(*) FROM t") == ((1,),)
+
+
+def test_stream_load_creates_partitions_and_a_failed_one_none(server, db, db_conn,
+                                                              tmp_path) -> None:
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="t", unit="month"))
+    good = tmp_path / "good.csv"
+    good.write_text("2024-01-05 00:00:00,1\n2024-03-09 10:00:00,2\n2024-03-01 00:00:00,3\n")
+    code, _, body = curl_load(server, db, "t", good, "column_separator:,")
+    assert code == 200 and body["Status"] == "Success", body
+    assert [n for n, _ in partitions(cur, "t")] == ["p20240101000000", "p20240301000000"]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("2025-06-05 00:00:00,1\n2025-07-01 00:00:00,x\nnot a date,3\n")
+    code, _, body = curl_load(server, db, "t", bad, "column_separator:,", "strict_mode:true")
+    assert body["Status"] == "Fail", body
+    assert [n for n, _ in partitions(cur, "t")] == ["p20240101000000", "p20240301000000"]
+    code, _, body = curl_load(server, db, "t", bad, "column_separator:,", "strict_mode:true",
+                              "max_filter_ratio:0.1")
+    assert body["Status"] == "Fail", body
+    assert len(partitions(cur, "t")) == 2
+    assert _rows(cur, "SELECT count(*) FROM t") == ((3,),)
+
+
+def test_concurrent_loads_create_each_partition_once(server, db, db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="t", unit="day"))
+    errors: list[BaseException] = []
+
+    def load(i: int) -> None:
+        try:
+            with server.connect(db) as c, c.cursor() as cu:
+                rows = ", ".join(f"('2024-06-{d:02d} 0{i}:00:00', {i})" for d in range(1, 6))
+                cu.execute(f"INSERT INTO t VALUES {rows}")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=load, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert [n for n, _ in partitions(cur, "t")] == [f"p202406{d:02d}000000" for d in range(1, 6)]
+    assert _rows(cur, "SELECT count(*), count(DISTINCT v) FROM t") == ((20, 4),)
+
+
+def test_partition_pruning_on_auto_partitions(db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="t", unit="month"))
+    cur.execute("INSERT INTO t VALUES ('2024-01-05', 1), ('2024-02-05', 2), ('2024-03-05', 3)")
+    plan = "\n".join(r[0] for r in _rows(
+        cur, "EXPLAIN SELECT * FROM t WHERE k >= '2024-02-01' AND k < '2024-03-01'"))
+    assert "partitions=1/3 (p20240201000000)" in plan
+    assert _rows(cur, "SELECT v FROM t WHERE k >= '2024-02-01' AND k < '2024-03-01'") == ((2,),)
+
+
+@pytest.mark.parametrize(("ddl", "message"), [
+    (("CREATE TABLE e (k DATETIME NULL) AUTO PARTITION BY RANGE (date_trunc(k, 'day')) () "
+     "DISTRIBUTED BY HASH(k) BUCKETS 1"), "AUTO RANGE PARTITION doesn't support NULL column"),
+    (("CREATE TABLE e (k DATETIME NOT NULL) AUTO PARTITION BY RANGE (k) () "
+     "DISTRIBUTED BY HASH(k) BUCKETS 1"),
+     "auto create partition only support date_trunc function of RANGE partition. k"),
+    (("CREATE TABLE e (k DATETIME NOT NULL) AUTO PARTITION BY RANGE (date(k)) () "
+     "DISTRIBUTED BY HASH(k) BUCKETS 1"),
+     "auto create partition only support function call expr is date_trunc/date_floor/date_ceil."),
+    (("CREATE TABLE e (k INT NOT NULL) AUTO PARTITION BY RANGE (date_trunc(k, 'day')) () "
+     "DISTRIBUTED BY HASH(k) BUCKETS 1"), "partition expr date_trunc is illegal!"),
+    (("CREATE TABLE e (k DATETIME NOT NULL) AUTO PARTITION BY RANGE (date_trunc(k, 'decade')) () "
+     "DISTRIBUTED BY HASH(k) BUCKETS 1"), "partition expr date_trunc is illegal!"),
+    (("CREATE TABLE e (k INT NOT NULL) AUTO PARTITION BY LIST (abs(k)) () "
+     "DISTRIBUTED BY HASH(k) BUCKETS 1"),
+     "auto create partition only support slotRef in list partitions."),
+    (("CREATE TABLE e (i INT NOT NULL, k DOUBLE NOT NULL) DUPLICATE KEY(i) "
+     "AUTO PARTITION BY LIST (k) () DISTRIBUTED BY HASH(i) BUCKETS 1"), "Floating point type column can not be partition column"),
+])
+def test_ddl_errors(db_conn, ddl, message) -> None:
+    cur = db_conn.cursor()
+    with pytest.raises(pymysql.err.OperationalError) as err:
+        cur.execute(ddl + ' PROPERTIES ("replication_num" = "1")')
+    assert err.value.args[0] == 1105
+    assert message in err.value.args[1]
+
+
+def test_list_partition_name_over_fifty_characters_fails_the_load(db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute("CREATE TABLE l (s VARCHAR(80) NOT NULL) DUPLICATE KEY(s) "
+                "AUTO PARTITION BY LIST (s) () DISTRIBUTED BY HASH(s) BUCKETS 1 "
+                'PROPERTIES ("replication_num" = "1")')
+    with pytest.raises(pymysql.err.OperationalError) as err:
+        cur.execute(f"INSERT INTO l VALUES ('{'x' * 48}'), ('ok')")
+    assert "Partition name's length is over limit of 50" in err.value.args[1]
+    assert partitions(cur, "l") == []
+    cur.execute(f"INSERT INTO l VALUES ('{'x' * 46}'), ('ok')")  # p + 46 x + "46": 49
+    assert [n for n, _ in partitions(cur, "l")] == ["pok2", "p" + "x" * 46 + "46"]
