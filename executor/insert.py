@@ -26,6 +26,7 @@ from sqlglot import expressions as exp
 
 from sql.errors import DorisError, ErrorCode, unknown_database
 from storage import clock
+from storage.auto_partition import auto_placeable
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
@@ -476,6 +477,9 @@ def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: 
     kept = []
     for b in batches:
         placed = router.route(b) >= 0
+        creatable = auto_placeable(table, b)  # AUTO PARTITION: the load adds their partition
+        if creatable is not None:
+            placed |= creatable
         if not placed.all():
             _reject_unplaced(table, b, placed, tolerance, router.describe_misses)
             b = b.filter(placed)

@@ -26,7 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from storage.batch import Batch
-from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta, TabletMeta
+from storage.catalog.meta import (
+    MaterializedIndexMeta,
+    PartitionMeta,
+    PartitionType,
+    TableMeta,
+    TabletMeta,
+)
 from storage.engine import StorageEngine
 from storage.errors import DorisError
 from storage.per_engine import PerEngine
@@ -151,7 +157,8 @@ class AutoPartitions:
     def of(engine: StorageEngine) -> AutoPartitions:
         return _AUTO(engine)
 
-    def reserve(self, table: TableMeta, need: NewPartition
+    def reserve(self, table: TableMeta, need: NewPartition,
+                indexes: Sequence[MaterializedIndexMeta]
                 ) -> tuple[PartitionMeta, tuple[TabletMeta, ...], bool]:
         """The partition `need` names and its tablets: the catalog's if another load published
         it meanwhile (created=False), else the one reserved for the running loads (created
@@ -164,7 +171,7 @@ class AutoPartitions:
                     False
         held = self._reserved.get(key)
         if held is None:
-            held = self._reserved[key] = _Reserved(*self._new(table, need))
+            held = self._reserved[key] = _Reserved(*self._new(table, need, indexes))
         held.holders += 1
         return held.partition, held.tablets, True
 
@@ -177,10 +184,10 @@ class AutoPartitions:
                 if held.holders <= 0:
                     del self._reserved[key]
 
-    def _new(self, table: TableMeta, need: NewPartition
+    def _new(self, table: TableMeta, need: NewPartition,
+             indexes: Sequence[MaterializedIndexMeta]
              ) -> tuple[PartitionMeta, tuple[TabletMeta, ...]]:
         catalog = self.engine.catalog
-        indexes = catalog.materialized_indexes(table.table_id)
         buckets = table.distribution.buckets
         existing = catalog.partitions(table.table_id)
         replicas = existing[0].replication_num if existing else int(
@@ -204,3 +211,17 @@ class AutoPartitions:
 
 
 _AUTO: PerEngine[AutoPartitions] = PerEngine(AutoPartitions)
+
+
+def auto_placeable(table: TableMeta, batch: Batch) -> np.ndarray | None:
+    """Rows a load into `table` places by creating their partition (no NULL partition key);
+    None for a table without AUTO PARTITION. For paths that filter unplaced rows before the
+    load routes them (group commit)."""
+    if not table.partition_info.auto:
+        return None
+    mask = np.ones(batch.num_rows, dtype=bool)
+    for name in table.partition_info.columns:
+        validity = batch.column(name).validity
+        if validity is not None:
+            mask &= validity
+    return mask

@@ -284,7 +284,7 @@ class LoadTxn:
         with self.catalog.lock:
             for need in needs:
                 self._check_overlap(need.name, need.lower, need.upper)
-                part, tablets, created = auto.reserve(self.table, need)
+                part, tablets, created = auto.reserve(self.table, need, self.indexes)
                 if created:
                     self._reserved_names.append(need.name)
                     self._created[part.partition_id] = (part, tablets)

@@ -203,3 +203,41 @@ def test_list_partition_name_over_fifty_characters_fails_the_load(db_conn) -> No
     assert partitions(cur, "l") == []
     cur.execute(f"INSERT INTO l VALUES ('{'x' * 46}'), ('ok')")  # p + 46 x + "46": 49
     assert [n for n, _ in partitions(cur, "l")] == ["pok2", "p" + "x" * 46 + "46"]
+
+
+def test_ctas_and_insert_overwrite_into_auto_tables(db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="src", unit="day"))
+    cur.execute("INSERT INTO src VALUES ('2024-01-01 10:00:00', 1), ('2024-01-02 10:00:00', 2)")
+    cur.execute("CREATE TABLE c (k DATETIME NOT NULL, v INT) DUPLICATE KEY(k) "
+                "AUTO PARTITION BY RANGE (date_trunc(k, 'month')) () "
+                'DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ("replication_num" = "1") '
+                "AS SELECT k, v FROM src")
+    assert [n for n, _ in partitions(cur, "c")] == ["p20240101000000"]
+    assert _rows(cur, "SELECT count(*) FROM c") == ((2,),)
+    cur.execute("INSERT OVERWRITE TABLE src VALUES ('2024-01-02 11:00:00', 3), "
+                "('2024-02-09 00:00:00', 4)")
+    assert [n for n, _ in partitions(cur, "src")] == [
+        "p20240101000000", "p20240102000000", "p20240209000000"]
+    assert _rows(cur, "SELECT v FROM src ORDER BY v") == ((3,), (4,))
+
+
+def test_group_commit_insert_and_stream_load_create_partitions(server, db, db_conn,
+                                                               tmp_path) -> None:
+    cur = db_conn.cursor()
+    cur.execute("CREATE TABLE g (k DATE NOT NULL, v INT) DUPLICATE KEY(k) "
+                "AUTO PARTITION BY RANGE (date_trunc(k, 'year')) () "
+                "DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1', 'group_commit_interval_ms' = '100')")
+    cur.execute("SET group_commit = 'sync_mode'")
+    cur.execute("INSERT INTO g VALUES ('2021-05-05', 1), ('2022-01-01', 2)")
+    cur.execute("SET group_commit = 'off_mode'")
+    data = tmp_path / "g.csv"
+    data.write_text("2023-12-31,3\n2021-01-01,4\n")
+    code, _, body = curl_load(server, db, "g", data, "column_separator:,",
+                              "group_commit:sync_mode")
+    assert code == 200 and body["Status"] == "Success", body
+    assert partitions(cur, "g") == [
+        (f"p{y}0101000000", f"[types: [DATEV2]; keys: [{y}-01-01]; ..types: [DATEV2]; "
+                            f"keys: [{y + 1}-01-01]; )") for y in (2021, 2022, 2023)]
+    assert _rows(cur, "SELECT v FROM g ORDER BY v") == ((1,), (2,), (3,), (4,))
