@@ -116,7 +116,12 @@ def missing_partitions(table: TableMeta, batch: Batch, unplaced: np.ndarray) -> 
                              if cols[0].validity is not None else np.asarray(cols[0].data))
         out: dict[str, NewPartition] = {}
         for physical in distinct.tolist():
-            lo, hi = trunc_bounds(types[0].to_python(physical), info.auto_unit or "day")
+            value = types[0].to_python(physical)
+            try:
+                lo, hi = trunc_bounds(value, info.auto_unit or "day")
+            except (ValueError, OverflowError):  # the next unit starts past 9999-12-31
+                raise DorisError(f"Cannot create an auto partition for {value}: the range "
+                                 "ends past the largest date") from None
             name = "p" + lo.strftime("%Y%m%d%H%M%S")
             out.setdefault(name, NewPartition(name, (_bound_text(kind, lo),),
                                               (_bound_text(kind, hi),)))

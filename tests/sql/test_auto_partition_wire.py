@@ -4,6 +4,8 @@ SHOW CREATE TABLE prints the clause; the DDL checks give Doris' messages."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import threading
 
 import duckdb
@@ -241,3 +243,39 @@ def test_group_commit_insert_and_stream_load_create_partitions(server, db, db_co
         (f"p{y}0101000000", f"[types: [DATEV2]; keys: [{y}-01-01]; ..types: [DATEV2]; "
                             f"keys: [{y + 1}-01-01]; )") for y in (2021, 2022, 2023)]
     assert _rows(cur, "SELECT v FROM g ORDER BY v") == ((1,), (2,), (3,), (4,))
+
+
+def test_two_phase_stream_load_commits_into_new_partitions(server, db, db_conn,
+                                                           tmp_path) -> None:
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="t", unit="day"))
+    data = tmp_path / "t.csv"
+    data.write_text("2024-04-01 01:00:00,1\n2024-04-02 02:00:00,2\n")
+    code, _, body = curl_load(server, db, "t", data, "column_separator:,",
+                              "two_phase_commit:true", "label:ap2pc")
+    assert body["Status"] == "Success", body
+    assert _rows(cur, "SELECT count(*) FROM t") == ((0,),)  # nothing visible before commit
+    url = f"http://127.0.0.1:{server.http_port}/api/{db}/_stream_load_2pc"
+    out = subprocess.run(["curl", "-s", "--location-trusted", "-u", "root:", "-X", "PUT",
+                          "-H", f"txn_id:{body['TxnId']}", "-H", "txn_operation:commit", url],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert json.loads(out)["status"] == "Success", out
+    assert [n for n, _ in partitions(cur, "t")] == ["p20240401000000", "p20240402000000"]
+    assert _rows(cur, "SELECT v FROM t ORDER BY v") == ((1,), (2,))
+
+
+def test_null_list_value_and_out_of_range_day_fail_the_load_and_add_nothing(db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute("CREATE TABLE n (s VARCHAR(10) NULL, v INT) DUPLICATE KEY(s) "
+                "AUTO PARTITION BY LIST (s) () DISTRIBUTED BY HASH(v) BUCKETS 1 "
+                'PROPERTIES ("replication_num" = "1")')
+    with pytest.raises(pymysql.err.OperationalError) as err:
+        cur.execute("INSERT INTO n VALUES ('a', 1), (NULL, 2)")
+    assert "no partition for this tuple" in err.value.args[1]
+    assert partitions(cur, "n") == []
+    cur.execute(RANGE_TABLE.format(name="t", unit="year"))
+    with pytest.raises(pymysql.err.OperationalError) as err:
+        cur.execute("INSERT INTO t VALUES ('2024-01-01 00:00:00', 1), ('9999-06-01 00:00:00', 2)")
+    assert "Cannot create an auto partition for 9999-06-01" in err.value.args[1]
+    assert partitions(cur, "t") == []
+    cur.execute("SELECT 1")  # the connection and the server are fine
