@@ -36,6 +36,10 @@ def _range(lo: str, hi: str) -> str:
     return f"[types: [DATETIMEV2(0)]; keys: [{lo}]; ..types: [DATETIMEV2(0)]; keys: [{hi}]; )"
 
 
+def _date_range(lo: str, hi: str) -> str:
+    return f"[types: [DATEV2]; keys: [{lo}]; ..types: [DATEV2]; keys: [{hi}]; )"
+
+
 STAMPS = ["2024-01-31 23:59:59", "2024-02-01 00:00:00", "2024-02-29 12:00:00",
           "2024-05-15 08:30:00", "2023-12-31 10:00:00", "2024-03-31 23:00:00"]
 
@@ -240,8 +244,8 @@ def test_group_commit_insert_and_stream_load_create_partitions(server, db, db_co
                               "group_commit:sync_mode")
     assert code == 200 and body["Status"] == "Success", body
     assert partitions(cur, "g") == [
-        (f"p{y}0101000000", f"[types: [DATEV2]; keys: [{y}-01-01]; ..types: [DATEV2]; "
-                            f"keys: [{y + 1}-01-01]; )") for y in (2021, 2022, 2023)]
+        (f"p{y}0101000000", _date_range(f"{y}-01-01", f"{y + 1}-01-01"))
+        for y in (2021, 2022, 2023)]
     assert _rows(cur, "SELECT v FROM g ORDER BY v") == ((1,), (2,), (3,), (4,))
 
 
@@ -251,8 +255,8 @@ def test_two_phase_stream_load_commits_into_new_partitions(server, db, db_conn,
     cur.execute(RANGE_TABLE.format(name="t", unit="day"))
     data = tmp_path / "t.csv"
     data.write_text("2024-04-01 01:00:00,1\n2024-04-02 02:00:00,2\n")
-    code, _, body = curl_load(server, db, "t", data, "column_separator:,",
-                              "two_phase_commit:true", "label:ap2pc")
+    _, _, body = curl_load(server, db, "t", data, "column_separator:,",
+                           "two_phase_commit:true", "label:ap2pc")
     assert body["Status"] == "Success", body
     assert _rows(cur, "SELECT count(*) FROM t") == ((0,),)  # nothing visible before commit
     url = f"http://127.0.0.1:{server.http_port}/api/{db}/_stream_load_2pc"
