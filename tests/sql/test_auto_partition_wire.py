@@ -4,6 +4,7 @@ SHOW CREATE TABLE prints the clause; the DDL checks give Doris' messages."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 import threading
@@ -283,3 +284,30 @@ def test_null_list_value_and_out_of_range_day_fail_the_load_and_add_nothing(db_c
     assert "Cannot create an auto partition for 9999-06-01" in err.value.args[1]
     assert partitions(cur, "t") == []
     cur.execute("SELECT 1")  # the connection and the server are fine
+
+
+def test_load_data_local_infile_creates_partitions_like_duckdb_groups(server, db,
+                                                                     tmp_path) -> None:
+    data = tmp_path / "ld.csv"
+    days = [f"2024-{m:02d}-{d:02d}" for m in (1, 2, 11) for d in (1, 15, 28)]
+    data.write_text("".join(f"{day},{i}\n" for i, day in enumerate(days)))
+    conn = server.connect(db, local_infile=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("CREATE TABLE t (k DATE NOT NULL, v INT) DUPLICATE KEY(k) "
+                        "AUTO PARTITION BY RANGE (date_trunc(k, 'week')) () "
+                        'DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ("replication_num" = "1")')
+            assert cur.execute(f"LOAD DATA LOCAL INFILE '{data}' INTO TABLE t "
+                               "COLUMNS TERMINATED BY ',' (k, v)") == len(days)
+            got = partitions(cur, "t")
+            cur.execute("SELECT count(*) FROM t")
+            assert cur.fetchone() == (len(days),)
+    finally:
+        conn.close()
+    weeks = duckdb.connect().execute(
+        f"SELECT DISTINCT date_trunc('week', CAST(column0 AS DATE)) AS w FROM "
+        f"read_csv('{data}', header = false) ORDER BY w").fetchall()
+    assert weeks and all(type(w) is dt.date for (w,) in weeks)
+    assert got == sorted(
+        (f"p{w:%Y%m%d}000000", _date_range(w.isoformat(), (w + dt.timedelta(days=7)).isoformat()))
+        for (w,) in weeks)
