@@ -307,7 +307,8 @@ def test_load_data_local_infile_creates_partitions_like_duckdb_groups(server, db
     weeks = duckdb.connect().execute(
         f"SELECT DISTINCT date_trunc('week', CAST(column0 AS DATE)) AS w FROM "
         f"read_csv('{data}', header = false) ORDER BY w").fetchall()
-    assert weeks and all(type(w) is dt.date for (w,) in weeks)
+    starts = [w.date() if isinstance(w, dt.datetime) else w for (w,) in weeks]
+    assert len(starts) == 9
     assert got == sorted(
         (f"p{w:%Y%m%d}000000", _date_range(w.isoformat(), (w + dt.timedelta(days=7)).isoformat()))
-        for (w,) in weeks)
+        for w in starts)
