@@ -155,6 +155,7 @@ class PartitionAst:
     auto: bool = False
     # a date_trunc(col, 'unit') partition expression: columns holds col, trunc_unit the unit
     # (lower case); other function calls stay SQL text in columns, with their name in func
+    # (func: the function name per column, None for a plain column; () when none is a call)
     trunc_unit: str | None = None
     func: tuple[str | None, ...] = ()
 
@@ -503,7 +504,7 @@ def _partition(node: PartitionByRange | PartitionByList) -> PartitionAst:
         partitions=tuple(_partition_def(p) for p in node.args.get("partitions") or []),
         auto=bool(node.args.get("auto")),
         trunc_unit=unit,
-        func=tuple(funcs),
+        func=tuple(funcs) if any(funcs) else (),
     )
 
 
