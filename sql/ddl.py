@@ -292,10 +292,9 @@ def partition_spec(p: Any) -> PartitionSpec:
         upper = ("MAXVALUE",) if any(v is None or str(v).upper() == "MAXVALUE" for v in p.upper) \
             else tuple(map(str, p.upper))
         return PartitionSpec(p.name, "FIXED", lower=tuple(map(str, p.lower)), upper=upper)
-    if kind == "IN":
-        if any(v is None for row in p.values for v in row):
-            raise DorisError(f"NULL values in LIST partition [{p.name}] are not supported yet")
-        return PartitionSpec(p.name, "IN", values=tuple(tuple(map(str, v)) for v in p.values))
+    if kind == "IN":  # NULL: the partition of NULL values (AUTO LIST's `pX`)
+        return PartitionSpec(p.name, "IN", values=tuple(
+            tuple(None if x is None else str(x) for x in v) for v in p.values))
     raise DorisError(f"Partition definition {kind} (FROM .. TO .. INTERVAL) is not supported yet")
 
 

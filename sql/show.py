@@ -106,12 +106,16 @@ def partition_clause(table: TableMeta, parts: list[PartitionMeta]) -> str:
     defs = []
     for p in parts:
         if len(types) == 1:
-            vals = ",".join(_sql_string(v[0]) for v in p.list_values)
+            vals = ",".join(_list_value(v[0]) for v in p.list_values)
         else:
-            vals = ",".join("(" + ",".join(_sql_string(x) for x in v) + ")" for v in p.list_values)
+            vals = ",".join("(" + ",".join(_list_value(x) for x in v) + ")" for v in p.list_values)
         defs.append(f"PARTITION {_q(p.name)} VALUES IN ({vals})")
     head = f"AUTO PARTITION BY LIST ({cols})" if info.auto else f"PARTITION BY LIST({cols})"
     return head + "\n(" + ",\n".join(defs) + ")"
+
+
+def _list_value(value: str | None) -> str:
+    return "NULL" if value is None else _sql_string(value)
 
 
 def sort_partitions(table: TableMeta, parts: list[PartitionMeta]) -> list[PartitionMeta]:

@@ -48,7 +48,7 @@ class NewPartition:
     name: str
     lower: tuple[str, ...] | None = None
     upper: tuple[str, ...] | None = None
-    values: tuple[tuple[str, ...], ...] = ()
+    values: tuple[tuple[str | None, ...], ...] = ()
 
 
 def trunc_bounds(value: dt.date | dt.datetime, unit: str) -> tuple[dt.datetime, dt.datetime]:
@@ -104,9 +104,7 @@ def _bound_text(kind: TypeKind, moment: dt.datetime) -> str:
 
 
 def missing_partitions(table: TableMeta, batch: Batch, unplaced: np.ndarray) -> list[NewPartition]:
-    """The partitions to create for the rows at `unplaced` (row indexes), in key order.
-    Rows no auto partition can take (a NULL in an AUTO LIST column) are left out: they stay
-    unplaced and fail the load as they would without AUTO."""
+    """The partitions to create for the rows at `unplaced` (row indexes), in name order."""
     info = table.partition_info
     types = [table.column(c).type for c in info.columns]
     cols = [batch.column(c).filter(_mask(batch.num_rows, unplaced)) for c in info.columns]
@@ -128,10 +126,8 @@ def missing_partitions(table: TableMeta, batch: Batch, unplaced: np.ndarray) -> 
         return sorted(out.values(), key=lambda p: p.name)
     rows = set(zip(*(c.to_pylist() for c in cols)))
     parts = {}
-    for row in rows:
-        if any(v is None for v in row):
-            continue
-        texts = tuple(t.format_value(t.to_physical(v)) or "" for t, v in zip(types, row))
+    for row in rows:  # a NULL value gets its own partition too (named with X: `pX`)
+        texts = tuple(t.format_value(t.to_physical(v)) for t, v in zip(types, row))
         name = list_partition_name(texts)
         parts.setdefault(name, NewPartition(name, values=(texts,)))
     return sorted(parts.values(), key=lambda p: p.name)
@@ -219,12 +215,14 @@ _AUTO: PerEngine[AutoPartitions] = PerEngine(AutoPartitions)
 
 
 def auto_placeable(table: TableMeta, batch: Batch) -> np.ndarray | None:
-    """Rows a load into `table` places by creating their partition (no NULL partition key);
-    None for a table without AUTO PARTITION. For paths that filter unplaced rows before the
-    load routes them (group commit)."""
+    """Rows a load into `table` places by creating their partition (every row of an AUTO
+    LIST table, NULLs in `pX`; a RANGE row without NULL key); None for a table without AUTO
+    PARTITION. For paths that filter unplaced rows before the load routes them (group commit)."""
     if not table.partition_info.auto:
         return None
     mask = np.ones(batch.num_rows, dtype=bool)
+    if table.partition_info.type is PartitionType.LIST:
+        return mask
     for name in table.partition_info.columns:
         validity = batch.column(name).validity
         if validity is not None:

@@ -269,15 +269,23 @@ def test_two_phase_stream_load_commits_into_new_partitions(server, db, db_conn,
     assert _rows(cur, "SELECT v FROM t ORDER BY v") == ((1,), (2,))
 
 
-def test_null_list_value_and_out_of_range_day_fail_the_load_and_add_nothing(db_conn) -> None:
+def test_null_list_value_gets_px_and_out_of_range_day_fails_the_load(db_conn) -> None:
     cur = db_conn.cursor()
     cur.execute("CREATE TABLE n (s VARCHAR(10) NULL, v INT) DUPLICATE KEY(s) "
                 "AUTO PARTITION BY LIST (s) () DISTRIBUTED BY HASH(v) BUCKETS 1 "
                 'PROPERTIES ("replication_num" = "1")')
-    with pytest.raises(pymysql.err.OperationalError) as err:
-        cur.execute("INSERT INTO n VALUES ('a', 1), (NULL, 2)")
-    assert "no partition for this tuple" in err.value.args[1]
-    assert partitions(cur, "n") == []
+    cur.execute("INSERT INTO n VALUES ('a', 1), (NULL, 2), (NULL, 3)")
+    assert partitions(cur, "n") == [("pX", "[types: [VARCHAR(10)]; keys: [NULL]; ]"),
+                                    ("pa1", "[types: [VARCHAR(10)]; keys: [a]; ]")]
+    assert _rows(cur, "SELECT v FROM n PARTITION (pX) ORDER BY v") == ((2,), (3,))
+    assert _rows(cur, "SELECT v FROM n WHERE s IS NULL ORDER BY v") == ((2,), (3,))
+    assert _rows(cur, "SELECT v FROM n WHERE s = 'a'") == ((1,),)
+    ddl = _rows(cur, "SHOW CREATE TABLE n")[0][1]
+    assert "PARTITION `pX` VALUES IN (NULL)" in ddl
+    cur.execute(ddl.replace("CREATE TABLE `n`", "CREATE TABLE `n2`"))
+    assert partitions(cur, "n2") == partitions(cur, "n")
+    cur.execute("INSERT INTO n2 VALUES (NULL, 4)")  # routed into the re-created pX
+    assert _rows(cur, "SELECT v FROM n2 PARTITION (pX)") == ((4,),)
     cur.execute(RANGE_TABLE.format(name="t", unit="year"))
     with pytest.raises(pymysql.err.OperationalError) as err:
         cur.execute("INSERT INTO t VALUES ('2024-01-01 00:00:00', 1), ('9999-06-01 00:00:00', 2)")
