@@ -320,3 +320,32 @@ def test_load_data_local_infile_creates_partitions_like_duckdb_groups(server, db
     assert got == sorted(
         (f"p{w:%Y%m%d}000000", _date_range(w.isoformat(), (w + dt.timedelta(days=7)).isoformat()))
         for w in starts)
+
+
+def _set_today(cur, when: str) -> None:  # type: ignore[no-untyped-def]
+    cur.execute(f'ADMIN SET FRONTEND CONFIG ("current_time_override" = "{when}")')
+
+
+def test_auto_with_dynamic_end_zero_loads_create_and_the_scheduler_drops(db_conn) -> None:
+    """Doris 2.1.7's recipe: dynamic_partition.end = 0 on an AUTO table (refused without
+    AUTO): the scheduler creates nothing and only drops partitions before `start`."""
+    cur = db_conn.cursor()
+    props = ('"dynamic_partition.enable" = "true", "dynamic_partition.prefix" = "p", '
+             '"dynamic_partition.start" = "-1", "dynamic_partition.end" = "0", '
+             '"dynamic_partition.time_unit" = "year", "replication_num" = "1"')
+    with pytest.raises(pymysql.err.OperationalError) as err:
+        cur.execute("CREATE TABLE m (k DATETIME NOT NULL) PARTITION BY RANGE (k) () "
+                    f"DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ({props})")
+    assert "Dynamic partition end must greater than 0" in err.value.args[1]
+    _set_today(cur, "2026-06-01 00:00:00")
+    try:
+        cur.execute("CREATE TABLE d (k DATETIME NOT NULL) "
+                    "AUTO PARTITION BY RANGE (date_trunc(k, 'year')) () "
+                    f"DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ({props})")
+        assert partitions(cur, "d") == []
+        cur.execute("INSERT INTO d VALUES ('2020-03-03 00:00:00'), ('2026-02-02 00:00:00')")
+        assert [n for n, _ in partitions(cur, "d")] == ["p20200101000000", "p20260101000000"]
+        _set_today(cur, "2026-06-02 00:00:00")  # a scheduler pass: 2020 is before start
+        assert [n for n, _ in partitions(cur, "d")] == ["p20260101000000"]
+    finally:
+        _set_today(cur, "")
