@@ -75,6 +75,23 @@ def trunc_bounds(value: dt.date | dt.datetime, unit: str) -> tuple[dt.datetime, 
     return lo, lo + step
 
 
+def trunc_starts(physical: np.ndarray, is_date: bool, unit: str) -> np.ndarray:
+    """date_trunc of DATE (days since 1970-01-01) or DATETIME (microseconds) physical values,
+    as microseconds since 1970-01-01; `trunc_bounds` is the per-value reference."""
+    moments = physical.astype(np.int64).astype("datetime64[D]" if is_date else "datetime64[us]")
+    if unit == "quarter":
+        months = moments.astype("datetime64[M]").astype(np.int64)
+        out = (months - months % 3).astype("datetime64[M]")  # 1970-01 is month 0, a Q1 start
+    elif unit == "week":
+        days = moments.astype("datetime64[D]").astype(np.int64)
+        out = (days - (days + 3) % 7).astype("datetime64[D]")  # 1970-01-01 was a Thursday
+    else:
+        step = {"year": "Y", "month": "M", "day": "D", "hour": "h", "minute": "m",
+                "second": "s"}[unit]
+        out = moments.astype(f"datetime64[{step}]")
+    return out.astype("datetime64[us]").astype(np.int64)
+
+
 def format_partition_value(text: str) -> str:
     """Doris `getFormatPartitionValue`: letters and digits kept, '-', ':', ' ', '*' dropped,
     anything else as its hex code point; a leading '-' becomes '_'."""
@@ -110,11 +127,14 @@ def missing_partitions(table: TableMeta, batch: Batch, unplaced: np.ndarray) -> 
     cols = [batch.column(c).filter(_mask(batch.num_rows, unplaced)) for c in info.columns]
     if info.type is PartitionType.RANGE:
         kind = types[0].kind
-        distinct = np.unique(np.asarray(cols[0].data)[cols[0].validity]
-                             if cols[0].validity is not None else np.asarray(cols[0].data))
+        data = np.asarray(cols[0].data)
+        if cols[0].validity is not None:
+            data = data[cols[0].validity]
+        # truncate vectorised first: a load of a million distinct timestamps needs few ranges
+        starts = np.unique(trunc_starts(data, kind is TypeKind.DATE, info.auto_unit or "day"))
         out: dict[str, NewPartition] = {}
-        for physical in distinct.tolist():
-            value = types[0].to_python(physical)
+        for start in starts.tolist():
+            value = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(start))
             try:
                 lo, hi = trunc_bounds(value, info.auto_unit or "day")
             except (ValueError, OverflowError):  # the next unit starts past 9999-12-31

@@ -289,7 +289,7 @@ def test_null_list_value_gets_px_and_out_of_range_day_fails_the_load(db_conn) ->
     cur.execute(RANGE_TABLE.format(name="t", unit="year"))
     with pytest.raises(pymysql.err.OperationalError) as err:
         cur.execute("INSERT INTO t VALUES ('2024-01-01 00:00:00', 1), ('9999-06-01 00:00:00', 2)")
-    assert "Cannot create an auto partition for 9999-06-01" in err.value.args[1]
+    assert "Cannot create an auto partition for 9999-01-01" in err.value.args[1]
     assert partitions(cur, "t") == []
     cur.execute("SELECT 1")  # the connection and the server are fine
 

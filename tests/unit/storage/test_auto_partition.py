@@ -10,11 +10,17 @@ import random
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 from test_catalog_and_loads import batch, make_table, read_all
 
 from sql import ddl_ops
-from storage.auto_partition import format_partition_value, list_partition_name, trunc_bounds
+from storage.auto_partition import (
+    format_partition_value,
+    list_partition_name,
+    trunc_bounds,
+    trunc_starts,
+)
 from storage.engine import StorageEngine
 from storage.errors import DorisError
 from storage.txn import LoadTxn
@@ -96,3 +102,18 @@ def test_the_second_load_creates_it_when_the_first_aborts(tmp_path: Path) -> Non
     assert _names(engine) == ["p20240301000000"]
     assert [r[0] for r in read_all(engine, "db", "t")] == [2]
     engine.close()
+
+
+@pytest.mark.parametrize("unit", ["year", "quarter", "month", "week", "day", "hour", "minute",
+                                  "second"])
+def test_vectorised_trunc_starts_match_the_reference(unit: str) -> None:
+    rng = np.random.default_rng(len(unit))
+    micros = rng.integers(-(2**40) * 1000, 2**48, size=2000)  # before and after 1970
+    days = rng.integers(-200_000, 2_900_000, size=2000)
+    epoch = dt.datetime(1970, 1, 1)
+    for physical, is_date in ((micros, False), (days, True)):
+        got = trunc_starts(physical, is_date, unit).tolist()
+        for p, start in zip(physical.tolist(), got):
+            moment = epoch + (dt.timedelta(days=p) if is_date else dt.timedelta(microseconds=p))
+            want = trunc_bounds(moment, unit)[0]
+            assert epoch + dt.timedelta(microseconds=start) == want, (p, unit)
