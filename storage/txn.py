@@ -57,7 +57,7 @@ from storage.distribution import bucket_of_rows
 from storage.engine import StorageEngine
 from storage.errors import DorisError
 from storage.faults import fault_point
-from storage.partition import PartitionRouter, bound_key
+from storage.partition import PartitionRouter
 from storage.per_engine import PerEngine
 from storage.rowset import RowsetWriter
 from storage.tablet_move import copy_files
@@ -302,17 +302,11 @@ class LoadTxn:
         to create it and the load fails)."""
         if lower is None or upper is None:
             return
-        types = self._router.types
-        lo, hi = bound_key(types, lower), bound_key(types, upper)
-        for p in self.partitions:
-            if p.name.lower() == name.lower():
-                continue
-            p_lo, p_hi = bound_key(types, p.lower), bound_key(types, p.upper)
-            assert lo is not None and hi is not None
-            if (p_hi is None or lo < p_hi) and (p_lo is None or p_lo < hi):
-                raise DorisError(
-                    f"Range [{lower[0]}, {upper[0]}) of the auto partition {name} is "
-                    f"intersected with partition {p.name}")
+        p = self._router.overlapping(lower, upper)
+        if p is not None and p.name.lower() != name.lower():
+            raise DorisError(
+                f"Range [{lower[0]}, {upper[0]}) of the auto partition {name} is "
+                f"intersected with partition {p.name}")
 
     def _release_auto(self) -> None:
         if self._reserved_names:

@@ -349,3 +349,19 @@ def test_auto_with_dynamic_end_zero_loads_create_and_the_scheduler_drops(db_conn
         assert [n for n, _ in partitions(cur, "d")] == ["p20260101000000"]
     finally:
         _set_today(cur, "")
+
+
+def test_initial_partitions_route_first_and_an_overlapping_auto_range_fails(db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute("CREATE TABLE o (k DATE NOT NULL, v INT) DUPLICATE KEY(k) "
+                "AUTO PARTITION BY RANGE (date_trunc(k, 'month')) "
+                "(PARTITION early VALUES [('2024-01-01'), ('2024-01-15'))) "
+                'DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ("replication_num" = "1")')
+    cur.execute("INSERT INTO o VALUES ('2024-01-05', 1), ('2024-03-05', 2)")
+    assert [n for n, _ in partitions(cur, "o")] == ["early", "p20240301000000"]
+    with pytest.raises(pymysql.err.OperationalError) as err:
+        cur.execute("INSERT INTO o VALUES ('2024-04-01', 3), ('2024-01-20', 4)")
+    assert ("Range [2024-01-01, 2024-02-01) of the auto partition p20240101000000 is "
+            "intersected with partition early") in err.value.args[1]
+    assert [n for n, _ in partitions(cur, "o")] == ["early", "p20240301000000"]
+    assert _rows(cur, "SELECT v FROM o ORDER BY v") == ((1,), (2,))
