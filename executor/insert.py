@@ -476,8 +476,9 @@ def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: 
     router = PartitionRouter(table, engine.catalog.partitions(table.table_id))
     kept = []
     for b in batches:
-        placed = router.route(b) >= 0
-        creatable = auto_placeable(table, b)  # AUTO PARTITION: the load adds their partition
+        part_idx = router.route(b)
+        placed = part_idx >= 0
+        creatable = auto_placeable(table, b, part_idx)  # AUTO PARTITION: the load adds them
         if creatable is not None:
             placed |= creatable
         if not placed.all():

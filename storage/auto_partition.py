@@ -234,12 +234,16 @@ class AutoPartitions:
 _AUTO: PerEngine[AutoPartitions] = PerEngine(AutoPartitions)
 
 
-def auto_placeable(table: TableMeta, batch: Batch) -> np.ndarray | None:
+def auto_placeable(table: TableMeta, batch: Batch, part_idx: np.ndarray) -> np.ndarray | None:
     """Rows a load into `table` places by creating their partition (every row of an AUTO
     LIST table, NULLs in `pX`; a RANGE row without NULL key); None for a table without AUTO
-    PARTITION. For paths that filter unplaced rows before the load routes them (group commit)."""
+    PARTITION. For paths that filter unplaced rows before the load routes them (group commit):
+    the partitions the unplaced rows (part_idx -1) need are computed here too, so a value no
+    partition can be created for (a LIST name over 50 characters, a range past 9999) fails
+    this statement alone, not the shared load."""
     if not table.partition_info.auto:
         return None
+    missing_partitions(table, batch, np.flatnonzero(part_idx < 0))
     mask = np.ones(batch.num_rows, dtype=bool)
     if table.partition_info.type is PartitionType.LIST:
         return mask

@@ -60,7 +60,7 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
             if allowed is not None:
                 part_idx[~np.isin(part_idx, allowed)] = -1
             placed = part_idx >= 0
-            creatable = auto_placeable(table, batch) if allowed is None else None
+            creatable = auto_placeable(table, batch, part_idx) if allowed is None else None
             if creatable is not None:  # AUTO PARTITION: the load adds their partition
                 placed |= creatable
             if not placed.all():

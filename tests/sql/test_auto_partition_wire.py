@@ -365,3 +365,19 @@ def test_initial_partitions_route_first_and_an_overlapping_auto_range_fails(db_c
             "intersected with partition early") in err.value.args[1]
     assert [n for n, _ in partitions(cur, "o")] == ["early", "p20240301000000"]
     assert _rows(cur, "SELECT v FROM o ORDER BY v") == ((1,), (2,))
+
+
+def test_group_commit_statement_with_a_bad_value_fails_alone(db_conn) -> None:
+    cur = db_conn.cursor()
+    cur.execute("CREATE TABLE l (s VARCHAR(80) NOT NULL) DUPLICATE KEY(s) "
+                "AUTO PARTITION BY LIST (s) () DISTRIBUTED BY HASH(s) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1', 'group_commit_interval_ms' = '100')")
+    cur.execute("SET group_commit = 'sync_mode'")
+    try:
+        with pytest.raises(pymysql.err.OperationalError) as err:
+            cur.execute(f"INSERT INTO l VALUES ('{'x' * 48}')")
+        assert "Partition name's length is over limit of 50" in err.value.args[1]
+        cur.execute("INSERT INTO l VALUES ('ok')")
+    finally:
+        cur.execute("SET group_commit = 'off_mode'")
+    assert [n for n, _ in partitions(cur, "l")] == ["pok2"]
