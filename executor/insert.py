@@ -26,6 +26,7 @@ from sqlglot import expressions as exp
 
 from sql.errors import DorisError, ErrorCode, unknown_database
 from storage import clock
+from storage.auto_partition import auto_placeable
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
@@ -208,7 +209,8 @@ def _check_loadable(engine: StorageEngine, db_name: str, table: TableMeta) -> Da
     db = engine.catalog.get_database(db_name)
     if db is None:
         raise unknown_database(db_name)
-    if table.partition_info.type is not PartitionType.UNPARTITIONED and not engine.catalog.partitions(table.table_id):
+    if table.partition_info.type is not PartitionType.UNPARTITIONED \
+            and not table.partition_info.auto and not engine.catalog.partitions(table.table_id):
         raise DorisError(
             "data cannot be inserted into table with empty partition. Use `SHOW PARTITIONS FROM "
             f"{table.name}` to see the currently partitions of this table. "
@@ -474,7 +476,11 @@ def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: 
     router = PartitionRouter(table, engine.catalog.partitions(table.table_id))
     kept = []
     for b in batches:
-        placed = router.route(b) >= 0
+        part_idx = router.route(b)
+        placed = part_idx >= 0
+        creatable = auto_placeable(table, b, part_idx)  # AUTO PARTITION: the load adds them
+        if creatable is not None:
+            placed |= creatable
         if not placed.all():
             _reject_unplaced(table, b, placed, tolerance, router.describe_misses)
             b = b.filter(placed)

@@ -217,6 +217,8 @@ class DynamicPartitionScheduler:
 
     def _create(self, table: TableMeta, rule: D.DynamicRule, now: object, fmt: str,
                 runtime: TableRuntime, where: str) -> list[str]:
+        if table.partition_info.auto and rule.end == 0:
+            return []  # AUTO PARTITION + end 0: the loads create, the scheduler only drops
         try:
             wanted = D.wanted_partitions(rule, now, fmt)  # type: ignore[arg-type]
         except D.PlanError as e:
@@ -326,7 +328,8 @@ def check_first_run(engine: StorageEngine, table: TableMeta,
         return
     try:
         now = clock.now_in(rule.zone()) if rule.time_zone else clock.now()
-        wanted = D.wanted_partitions(rule, now, fmt)
+        wanted = [] if table.partition_info.auto and rule.end == 0 \
+            else D.wanted_partitions(rule, now, fmt)
     except (D.PlanError, ValueError) as e:
         raise DorisError(f"maybe dynamic_partition.start is too small, error: {e}") from None
     parts = list(partitions)

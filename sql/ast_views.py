@@ -153,6 +153,11 @@ class PartitionAst:
     columns: tuple[str, ...]  # column names; SQL text for AUTO PARTITION expressions
     partitions: tuple[PartitionDefAst, ...]
     auto: bool = False
+    # a date_trunc(col, 'unit') partition expression: columns holds col, trunc_unit the unit
+    # (lower case); other function calls stay SQL text in columns, with their name in func
+    # (func: the function name per column, None for a plain column; () when none is a call)
+    trunc_unit: str | None = None
+    func: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,11 +484,27 @@ def _partition_def(node: exp.Expr) -> PartitionDefAst:
 
 
 def _partition(node: PartitionByRange | PartitionByList) -> PartitionAst:
+    columns = list(_names(node.expressions))
+    funcs: list[str | None] = []
+    unit = None
+    for i, expr in enumerate(node.expressions or []):
+        if isinstance(expr, (exp.TimestampTrunc, exp.DateTrunc)) and isinstance(
+                expr.this, (exp.Column, exp.Identifier)) and expr.args.get("unit") is not None:
+            columns[i] = _name(expr.this)
+            unit = _name(expr.args["unit"]).lower()
+            funcs.append("date_trunc")
+        elif isinstance(expr, exp.Func):
+            funcs.append((expr.sql_name() if not isinstance(expr, exp.Anonymous)
+                          else expr.name).lower())
+        else:
+            funcs.append(None)
     return PartitionAst(
         type="RANGE" if isinstance(node, PartitionByRange) else "LIST",
-        columns=_names(node.expressions),
+        columns=tuple(columns),
         partitions=tuple(_partition_def(p) for p in node.args.get("partitions") or []),
         auto=bool(node.args.get("auto")),
+        trunc_unit=unit,
+        func=tuple(funcs) if any(funcs) else (),
     )
 
 

@@ -292,10 +292,9 @@ def partition_spec(p: Any) -> PartitionSpec:
         upper = ("MAXVALUE",) if any(v is None or str(v).upper() == "MAXVALUE" for v in p.upper) \
             else tuple(map(str, p.upper))
         return PartitionSpec(p.name, "FIXED", lower=tuple(map(str, p.lower)), upper=upper)
-    if kind == "IN":
-        if any(v is None for row in p.values for v in row):
-            raise DorisError(f"NULL values in LIST partition [{p.name}] are not supported yet")
-        return PartitionSpec(p.name, "IN", values=tuple(tuple(map(str, v)) for v in p.values))
+    if kind == "IN":  # NULL: the partition of NULL values (AUTO LIST's `pX`)
+        return PartitionSpec(p.name, "IN", values=tuple(
+            tuple(None if x is None else str(x) for x in v) for v in p.values))
     raise DorisError(f"Partition definition {kind} (FROM .. TO .. INTERVAL) is not supported yet")
 
 
@@ -304,6 +303,8 @@ def _analyze_partitioning(ast: Any, columns: Sequence[ColumnMeta], keys_type: Ke
         return PartitionInfo(PartitionType.UNPARTITIONED), ()
     by_name = {c.name.lower(): c for c in columns}
     ptype = PartitionType(ast.type.upper())
+    if getattr(ast, "auto", False):
+        check_auto_partition(ast, by_name)
     names = []
     for c in ast.columns:
         col = by_name.get(c.lower())
@@ -326,7 +327,56 @@ def _analyze_partitioning(ast: Any, columns: Sequence[ColumnMeta], keys_type: Ke
         if s.name.lower() in seen:
             raise DorisError(f"Duplicated named partition: {s.name}")
         seen.add(s.name.lower())
+    if getattr(ast, "auto", False):
+        unit = ast.trunc_unit if ptype is PartitionType.RANGE else None
+        return PartitionInfo(ptype, tuple(names), auto=True, auto_unit=unit), specs
     return PartitionInfo(ptype, tuple(names)), specs
+
+
+# date_trunc units an AUTO RANGE partition accepts (Doris PartitionExprUtil.getRangeEnd)
+AUTO_RANGE_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
+_AUTO_LIST_KINDS = {TypeKind.BOOLEAN, TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT,
+                    TypeKind.BIGINT, TypeKind.LARGEINT, TypeKind.DATE, TypeKind.DATETIME,
+                    TypeKind.CHAR, TypeKind.VARCHAR}
+
+
+def check_auto_partition(ast: Any, by_name: dict[str, ColumnMeta]) -> None:
+    """Doris PartitionDesc's AUTO PARTITION checks: RANGE takes exactly date_trunc(col, unit)
+    over one NOT NULL DATE/DATETIME column; LIST takes plain columns only."""
+    funcs = tuple(ast.func) or (None,) * len(ast.columns)
+    if ast.type.upper() == "LIST":
+        for col, func in zip(ast.columns, funcs):
+            if func is not None:
+                raise DorisError(
+                    f"auto create partition only support slotRef in list partitions. {col}")
+        for col_name in ast.columns:
+            col = by_name.get(col_name.lower())
+            if col is not None and col.type.is_float:
+                raise DorisError("Floating point type column can not be partition column")
+            if col is not None and col.type.kind not in _AUTO_LIST_KINDS:
+                raise DorisError(f"Column[{col.name}] type[{col.type.sql()}] cannot be a "
+                                 "auto list partition key.")
+        return
+    if len(ast.columns) != 1:
+        raise DorisError("auto create partition only support one slotRef in function expr. "
+                         + ", ".join(ast.columns))
+    func = funcs[0]
+    if func is None:
+        raise DorisError("auto create partition only support date_trunc function of RANGE "
+                         "partition. " + ast.columns[0])
+    if func != "date_trunc":
+        raise DorisError("auto create partition only support function call expr is "
+                         f"date_trunc/date_floor/date_ceil. {ast.columns[0]}")
+    col = by_name.get(ast.columns[0].lower())
+    if col is None:
+        raise DorisError(f"partition key {ast.columns[0]} is not exists")
+    if col.type.kind not in (TypeKind.DATE, TypeKind.DATETIME) \
+            or ast.trunc_unit not in AUTO_RANGE_UNITS:
+        raise DorisError("partition expr date_trunc is illegal!")
+    if col.type.kind is TypeKind.DATE and ast.trunc_unit in ("hour", "minute", "second"):
+        raise DorisError("partition expr date_trunc is illegal!")
+    if col.nullable:
+        raise DorisError("AUTO RANGE PARTITION doesn't support NULL column")
 
 
 def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[ColumnMeta], keys_type: KeysType) -> tuple[RollupSpec, ...]:

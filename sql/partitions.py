@@ -47,14 +47,17 @@ def _check_values(types: Sequence[DataType], values: Sequence[str]) -> tuple[str
             f"partition key desc list size[{len(values)}] is larger than "
             f"partition column size[{len(types)}]"
         )
-    out = []
+    out: list[str | None] = []
     for t, v in zip(types, values):
+        if v is None:  # the NULL value of a LIST partition (Doris' `pX` of AUTO LIST)
+            out.append(None)
+            continue
         try:
             t.to_physical(v)
         except TypeError_ as e:
             raise DorisError(f"Invalid partition value '{v}' for type {t.sql()}: {e}") from None
         out.append(normalize_value(t, v))
-    return tuple(out)
+    return tuple(out)  # type: ignore[arg-type]
 
 
 def normalize_value(t: DataType, text: str) -> str:
@@ -79,7 +82,12 @@ def range_text(types: Sequence[DataType], lower: tuple[str, ...] | None, upper: 
 
 def list_text(types: Sequence[DataType], values: tuple[tuple[str, ...], ...]) -> str:
     type_list = ", ".join(t.internal_sql() for t in types)
-    return ", ".join(f"[types: [{type_list}]; keys: [{', '.join(v)}]; ]" for v in values)
+    return ", ".join(f"[types: [{type_list}]; keys: [{', '.join(_key_text(x) for x in v)}]; ]"
+                     for v in values)
+
+
+def _key_text(value: str | None) -> str:
+    return "NULL" if value is None else value
 
 
 def _overlaps(types: Sequence[DataType], a: PartitionMeta, lo: tuple[str, ...] | None, up: tuple[str, ...] | None) -> bool:

@@ -191,7 +191,8 @@ def validate_dynamic_partition(
         if not dyn["end"].strip():
             raise DorisError("Dynamic partition end is empty")
         end = _dyn_int(dyn["end"], "end")
-        if end <= 0:
+        # an AUTO PARTITION table may leave creation to its loads (end = 0, Doris 2.1.7)
+        if end < 0 or (end == 0 and not partition_info.auto):
             raise DorisError("Dynamic partition end must greater than 0")
     history = dyn.get("create_history_partition", "false")
     if history.strip().lower() not in ("true", "false"):

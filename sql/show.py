@@ -98,15 +98,24 @@ def partition_clause(table: TableMeta, parts: list[PartitionMeta]) -> str:
             f"{_bound(p.upper, True, mins)})"
             for p in sort_partitions(table, parts)
         ]
+        if info.auto:
+            unit = _sql_string(info.auto_unit or "", chr(39))
+            head = f"AUTO PARTITION BY RANGE (date_trunc({cols}, {unit}))"
+            return head + "\n(" + ",\n".join(defs) + ")"
         return f"PARTITION BY RANGE({cols})\n(" + ",\n".join(defs) + ")"
     defs = []
     for p in parts:
         if len(types) == 1:
-            vals = ",".join(_sql_string(v[0]) for v in p.list_values)
+            vals = ",".join(_list_value(v[0]) for v in p.list_values)
         else:
-            vals = ",".join("(" + ",".join(_sql_string(x) for x in v) + ")" for v in p.list_values)
+            vals = ",".join("(" + ",".join(_list_value(x) for x in v) + ")" for v in p.list_values)
         defs.append(f"PARTITION {_q(p.name)} VALUES IN ({vals})")
-    return f"PARTITION BY LIST({cols})\n(" + ",\n".join(defs) + ")"
+    head = f"AUTO PARTITION BY LIST ({cols})" if info.auto else f"PARTITION BY LIST({cols})"
+    return head + "\n(" + ",\n".join(defs) + ")"
+
+
+def _list_value(value: str | None) -> str:
+    return "NULL" if value is None else _sql_string(value)
 
 
 def sort_partitions(table: TableMeta, parts: list[PartitionMeta]) -> list[PartitionMeta]:

@@ -175,6 +175,17 @@ class PartitionRouter:
         return out
 
 
+    def overlapping(self, lower: Sequence[str], upper: Sequence[str]) -> PartitionMeta | None:
+        """A RANGE partition intersecting [lower, upper) (bound texts), if any (the bounds
+        are parsed once, here: an AUTO load checks every range it creates)."""
+        lo, hi = bound_key(self.types, lower), bound_key(self.types, upper)
+        assert lo is not None and hi is not None
+        for pos, i in enumerate(self._order):
+            p_lo, p_hi = self._lowers[pos], self._uppers[pos]
+            if (p_hi is None or lo < p_hi) and (p_lo is None or p_lo < hi):
+                return self.partitions[i]
+        return None
+
     def describe_misses(self, batch: Batch, rows: Sequence[int]) -> list[str]:
         """For rows no partition takes: the partitions nearest to each row's key, so a user
         sees at once whether the table lacks today's partition (the error Doris users meet

@@ -40,7 +40,7 @@ from storage.catalog.meta import (
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.errors import DorisError, ErrorCode
-from storage.txn import LoadTxn, _follow_tablet_move
+from storage.txn import LoadTxn, _follow_tablet_move, put_created_partitions
 
 
 def _commit_visible(load: LoadTxn, m: Mutation, txn: TxnMeta,
@@ -97,9 +97,14 @@ class TableCreatingLoad(LoadTxn):
             m.put(s.new_group)
         for obj in (*s.indexes, *s.tablets):
             m.put(obj)
+        # AUTO PARTITION: the partitions the rows needed are created with the table
+        created = [part for part, _ in self._created.values()]
+        for _, tablets in self._created.values():
+            for obj in tablets:
+                m.put(obj)
         version = {p.partition_id: p.visible_version + (p.partition_id in self._touched)
-                   for p in s.partitions}
-        for p in s.partitions:
+                   for p in (*s.partitions, *created)}
+        for p in (*s.partitions, *created):
             if p.partition_id in self._touched:
                 p = replace(p, visible_version=version[p.partition_id], visible_version_time=now)
             m.put(p)
@@ -137,10 +142,14 @@ class OverwriteLoad(LoadTxn):
         if {i.index_id for i in cat.materialized_indexes(tid)} != self._index_ids:
             raise DorisError(f"The rollups of table [{self.table.name}] changed during the "
                              "INSERT OVERWRITE; run it again")
-        current = {p.partition_id: p for p in cat.partitions(tid)}
-        targets = self._touched if self._auto_detect else self._targets
-        new_rowset = {p.rowset.tablet_id: p for p in pending if p.rowset.num_rows}
         m = Mutation()
+        # AUTO PARTITION: partitions created for the new rows are added, and replaced (empty)
+        added = put_created_partitions(cat, self.table, m, list(self._created.values()))
+        current = {p.partition_id: p for p in cat.partitions(tid)}
+        current.update((p.partition_id, p) for p in added)
+        new_tablets = {pid: tablets for pid, (_, tablets) in self._created.items()}
+        targets = self._touched if self._auto_detect else self._targets | set(new_tablets)
+        new_rowset = {p.rowset.tablet_id: p for p in pending if p.rowset.num_rows}
         self._retired = []
         for pid in sorted(targets):
             part = current.get(pid)
@@ -148,7 +157,7 @@ class OverwriteLoad(LoadTxn):
                 raise DorisError(
                     f"Partition of table [{self.table.name}] was dropped during the load")
             version = part.visible_version + 1
-            for tablet in cat.tablets(tid, partition_id=pid):
+            for tablet in cat.tablets(tid, partition_id=pid) or new_tablets.get(pid, ()):
                 old = cat.rowsets(tablet.tablet_id)  # also a concurrent load's: replaced too
                 first = min((r.start_version for r in old), default=version)
                 written = new_rowset.get(tablet.tablet_id)

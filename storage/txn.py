@@ -36,6 +36,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from storage.auto_partition import AutoPartitions, missing_partitions
 from storage.batch import Batch
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
@@ -199,6 +200,9 @@ class LoadTxn:
             }
             RunningTxns.of(engine).add(self)
         self._router = PartitionRouter(table, self.partitions)
+        # AUTO PARTITION: partitions this load creates, published with it (auto_partition.py)
+        self._created: dict[int, tuple[PartitionMeta, tuple[TabletMeta, ...]]] = {}
+        self._reserved_names: list[str] = []
         # INSERT ... PARTITION (p1, p2): rows routed elsewhere are rejected like unpartitioned rows.
         self._allowed: set[int] | None = None
         if partitions:
@@ -249,6 +253,8 @@ class LoadTxn:
     def route(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
         """Partition index and bucket seq of each row (partition -1 = no partition)."""
         part_idx = self._router.route(batch)
+        if self.table.partition_info.auto and self._allowed is None and (part_idx < 0).any():
+            part_idx = self._place_auto(batch, part_idx)
         if self._allowed is not None:
             part_idx[~np.isin(part_idx, list(self._allowed))] = -1
         dist = self.table.distribution
@@ -267,6 +273,47 @@ class LoadTxn:
                 )
                 buckets[part_idx == p_i] = seq
         return part_idx, buckets
+
+    def _place_auto(self, batch: Batch, part_idx: np.ndarray) -> np.ndarray:
+        """Route the rows no partition took into the auto partitions they need, reserved
+        for this load (visible only with its publish)."""
+        needs = missing_partitions(self.table, batch, np.flatnonzero(part_idx < 0))
+        if not needs:
+            return part_idx
+        auto = AutoPartitions.of(self.engine)
+        with self.catalog.lock:
+            for need in needs:
+                self._check_overlap(need.name, need.lower, need.upper)
+                part, tablets, created = auto.reserve(self.table, need, self.indexes)
+                if created:
+                    self._reserved_names.append(need.name)
+                    self._created[part.partition_id] = (part, tablets)
+                if any(p.partition_id == part.partition_id for p in self.partitions):
+                    continue
+                self.partitions.append(part)
+                for t in tablets:
+                    self._tablets[(t.partition_id, t.index_id, t.bucket_seq)] = t
+        self._router = PartitionRouter(self.table, self.partitions)
+        return self._router.route(batch)
+
+    def _check_overlap(self, name: str, lower: tuple[str, ...] | None,
+                       upper: tuple[str, ...] | None) -> None:
+        """An AUTO RANGE partition may not overlap a partition added by hand (Doris refuses
+        to create it and the load fails)."""
+        if lower is None or upper is None:
+            return
+        p = self._router.overlapping(lower, upper)
+        if p is not None and p.name.lower() != name.lower():
+            raise DorisError(
+                f"Range [{lower[0]}, {upper[0]}) of the auto partition {name} is "
+                f"intersected with partition {p.name}")
+
+    def _release_auto(self) -> None:
+        if self._reserved_names:
+            with self.catalog.lock:
+                AutoPartitions.of(self.engine).release(self.table.table_id,
+                                                       self._reserved_names)
+            self._reserved_names = []
 
     def add_batch(self, batch: Batch,
                   routing: tuple[np.ndarray, np.ndarray] | None = None) -> None:
@@ -361,6 +408,7 @@ class LoadTxn:
             raise
         finally:
             self.buffered_bytes = 0
+            self._release_auto()
             RunningTxns.of(self.engine).finish(self)
 
     def abort(self) -> None:
@@ -368,6 +416,7 @@ class LoadTxn:
         self._wait_flushes(raise_errors=False)
         self._files.discard()
         self.buffered_bytes = 0
+        self._release_auto()
         RunningTxns.of(self.engine).finish(self)
 
     def precommit(self, timeout_ms: int = 0) -> TxnMeta:
@@ -388,6 +437,9 @@ class LoadTxn:
                 )
                 mutation = Mutation()
                 mutation.put(txn)
+                # 2PC: its auto partitions are added now (empty until the txn is committed)
+                put_created_partitions(self.catalog, self.table, mutation,
+                                       list(self._created.values()))
                 self._files.begin_publish()  # the txn record owns the files from here on
                 self.catalog.commit(mutation)
             return txn
@@ -396,6 +448,7 @@ class LoadTxn:
             raise
         finally:
             self.buffered_bytes = 0
+            self._release_auto()
             RunningTxns.of(self.engine).finish(self)
 
     def _build(self) -> list[PendingRowset]:
@@ -430,11 +483,35 @@ class LoadTxn:
         """Make the load visible (under the catalog lock). A load that publishes more than
         rows, a CTAS's table or an INSERT OVERWRITE's swap, overrides it
         (storage/staged_load.py)."""
-        return publish(self.engine, txn, pending, self._touched, self._files.begin_publish)
+        return publish(self.engine, txn, pending, self._touched, self._files.begin_publish,
+                       created=list(self._created.values()))
+
+
+def put_created_partitions(catalog: Catalog, table: TableMeta, mutation: Mutation,
+                           created: Sequence[tuple[PartitionMeta, Sequence[TabletMeta]]]
+                           ) -> list[PartitionMeta]:
+    """Add to `mutation` the auto partitions a load created that no concurrent load
+    published first (same ids: auto_partition.py reserves them per table and name); called
+    under the catalog lock. Returns those added."""
+    current = {p.partition_id: p for p in catalog.partitions(table.table_id)}
+    names = {p.name.lower(): p.partition_id for p in current.values()}
+    added = []
+    for part, tablets in created:
+        if part.partition_id in current:
+            continue
+        if part.name.lower() in names:
+            raise DorisError(f"Duplicate partition name {part.name} in table {table.name}: "
+                             "it was added during the load")
+        mutation.put(part)
+        for t in tablets:
+            mutation.put(t)
+        added.append(part)
+    return added
 
 
 def publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset],
-             touched: set[int], before_commit: Callable[[], None] | None = None) -> TxnMeta:
+             touched: set[int], before_commit: Callable[[], None] | None = None,
+             created: Sequence[tuple[PartitionMeta, Sequence[TabletMeta]]] = ()) -> TxnMeta:
     """The one publish of a load (direct or two-phase): under the catalog lock, in one catalog
     transaction, add its rowsets at new versions of the partitions it touched and record the
     txn VISIBLE. Raises DorisError when its table or a partition was dropped meanwhile."""
@@ -446,8 +523,10 @@ def publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset
         if table is None:
             raise DorisError(f"Table [{table_id}] was dropped during the load")
         # Re-read partitions under the lock: a concurrent load may have published meanwhile.
-        current = {p.partition_id: p for p in catalog.partitions(table_id)}
         mutation = Mutation()
+        added = put_created_partitions(catalog, table, mutation, created)
+        current = {p.partition_id: p for p in catalog.partitions(table_id)}
+        current.update((p.partition_id, p) for p in added)
         new_parts: dict[int, PartitionMeta] = {}
         for pid in sorted(touched):
             part = current.get(pid)
@@ -457,6 +536,8 @@ def publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset
                 part, visible_version=part.visible_version + 1, visible_version_time=now
             )
         now_on = {t.tablet_id: t.backend_id for t in catalog.tablets(table_id)}
+        now_on.update((t.tablet_id, t.backend_id) for part, tablets in created
+                      if part in added for t in tablets)
         # An ADD ROLLUP job that began after this load waits in WAITING_TXN until this
         # publish, then converts these base rowsets itself (storage/rollup_job.py).
         for p in pending:

@@ -24,6 +24,7 @@ from executor.load.sources import CountedStream, record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats
 from executor.load.txn_options import TxnOptions, timeout_failure
 from storage import clock
+from storage.auto_partition import auto_placeable
 from storage.batch import Batch
 from storage.engine import StorageEngine
 from storage.errors import ShaleError
@@ -59,6 +60,9 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
             if allowed is not None:
                 part_idx[~np.isin(part_idx, allowed)] = -1
             placed = part_idx >= 0
+            creatable = auto_placeable(table, batch, part_idx) if allowed is None else None
+            if creatable is not None:  # AUTO PARTITION: the load adds their partition
+                placed |= creatable
             if not placed.all():
                 missed = np.flatnonzero(~placed).tolist()
                 for i, nearest in zip(missed, router.describe_misses(batch, missed)):

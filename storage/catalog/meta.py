@@ -132,6 +132,10 @@ class PartitionMeta:
 class PartitionInfo:
     type: PartitionType
     columns: tuple[str, ...] = ()
+    # AUTO PARTITION: loads create the partitions their rows need (storage/auto_partition.py);
+    # auto_unit is the date_trunc unit of an AUTO RANGE table ("month", ...), None for LIST.
+    auto: bool = False
+    auto_unit: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -804,7 +804,9 @@ def test_describe_defaults_nullability_and_auto_partition() -> None:
     assert got.distribution == DistributionAst("RANDOM", (), None)
     auto = describe_create_table(parse_one(CORPUS[16][0]))
     assert auto.partition is not None and auto.partition.auto
-    assert auto.partition.columns == ("DATE_TRUNC(k, 'MONTH')",)
+    # date_trunc(col, unit): the column and the unit (storage/auto_partition.py uses them)
+    assert auto.partition.columns == ("k",)
+    assert (auto.partition.trunc_unit, auto.partition.func) == ("month", ("date_trunc",))
 
 
 def test_describe_create_table_rejects_other_statements() -> None:
