@@ -216,6 +216,14 @@ def _check_loadable(engine: StorageEngine, db_name: str, table: TableMeta) -> Da
     return db
 
 
+def check_insert_partitions(engine: StorageEngine, table: TableMeta, names: Sequence[str]) -> None:
+    """`INSERT INTO t PARTITION (p1, ..)`: every name is a partition of t (Doris' BindSink)."""
+    known = {p.name.lower() for p in engine.catalog.partitions(table.table_id)}
+    for name in names:
+        if name.lower() not in known:
+            raise DorisError(f"partition {name} is not found in table {table.name}")
+
+
 def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | None,
           partitions: Sequence[str] | None) -> LoadTxn:
     db = _check_loadable(engine, db_name, table)

@@ -26,6 +26,7 @@ from executor.insert import (
     InsertOutcome,
     PendingInsert,
     Tolerance,
+    check_insert_partitions,
     insert_batch,
     insert_batches,
     insert_values,
@@ -499,6 +500,8 @@ class StatementRunner:
                 lambda e, target_type: evaluate_constant(e, ctx, target_type), tolerance))
         if auto_detect:
             raise DorisError("PARTITION (*) is only supported by INSERT OVERWRITE")
+        if partitions:
+            check_insert_partitions(self.engine, table, partitions)
         if isinstance(source, exp.Values):
             rows = [list(t.expressions) if isinstance(t, exp.Tuple) else [t] for t in source.expressions]
             outcome = insert_values(

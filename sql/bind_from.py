@@ -146,7 +146,9 @@ class FromBinder:
         chosen = []
         for e in node.expressions:
             if e.name.lower() not in names:
-                raise DorisError(f"Partition {e.name} does not exist in table {meta.name}")
+                # Doris names the table as the query wrote it (with its qualifier, if any)
+                written = ".".join(x for x in (t.text("catalog"), t.text("db"), t.name) if x)
+                raise DorisError(f"Partition: {e.name} is not exists on table {written}")
             chosen.append(names[e.name.lower()])
         return tuple(chosen)
 
