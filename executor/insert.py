@@ -27,7 +27,13 @@ from sqlglot import expressions as exp
 from sql.errors import DorisError, ErrorCode, unknown_database
 from storage import clock
 from storage.batch import Batch, Column
-from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
+from storage.catalog.meta import (
+    ColumnMeta,
+    DatabaseMeta,
+    PartitionType,
+    TableMeta,
+    TemporaryPartitionNames,
+)
 from storage.engine import StorageEngine
 from storage.group_commit import GroupCommitOptions, LoadResult, committer_for
 from storage.partition import PartitionRouter
@@ -217,8 +223,10 @@ def _check_loadable(engine: StorageEngine, db_name: str, table: TableMeta) -> Da
 
 
 def check_insert_partitions(engine: StorageEngine, table: TableMeta, names: Sequence[str]) -> None:
-    """`INSERT INTO t PARTITION (p1, ..)`: every name is a partition of t (Doris' BindSink)."""
-    known = {p.name.lower() for p in engine.catalog.partitions(table.table_id)}
+    """`INSERT INTO t [TEMPORARY] PARTITION (p1, ..)`: every name is a (temporary) partition of
+    t (Doris' BindSink)."""
+    temporary = isinstance(names, TemporaryPartitionNames)
+    known = {p.name.lower() for p in engine.catalog.partitions(table.table_id, temporary=temporary)}
     for name in names:
         if name.lower() not in known:
             raise DorisError(f"partition {name} is not found in table {table.name}")

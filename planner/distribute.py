@@ -275,7 +275,9 @@ class _Planner:
 
     def scan(self, plan: LogicalScan) -> tuple[PNode, Dist]:
         meta = self.catalog.get_table(plan.db, plan.table)
-        parts = {p.partition_id: p.name for p in self.catalog.partitions(plan.table_id)}
+        parts = {p.partition_id: p.name for p in (
+            *self.catalog.partitions(plan.table_id),
+            *self.catalog.partitions(plan.table_id, temporary=True))}
         chosen = sorted({r.tablet.partition_id for r in plan.ranges})
         total_tablets = len(self.catalog.tablets(plan.table_id, None, plan.index_id))
         if plan.selection is not None:  # partition / bucket pruning (rules/prune_scans.py)

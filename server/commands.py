@@ -69,6 +69,7 @@ from sql.compaction_admin import analyze_admin_compact, compact_table
 from sql.ctas import like_rollups, like_source
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
+from sql.dialect_nodes import TEMPORARY_PARTITION_META
 from sql.dialect import (
     AdminCompact, AdminSetConfig, AdminShowConfig, CancelAlter, CancelExport, DescAll,
     DescFunction, DorisExplain, DorisExport, DorisOutfile, LoadDataInfile,
@@ -85,8 +86,13 @@ from sql.errors import (
 from sql.insert_values_scanner import scan_header
 from sql.properties import MAX_DYNAMIC_PARTITION_NUM
 from sql.table_functions import table_function_call
+from sql.temp_partitions import (
+    add_temporary_partition,
+    drop_temporary_partition,
+    replace_partitions,
+)
 from storage.batch import Batch, Column
-from storage.catalog.meta import TableMeta
+from storage.catalog.meta import TableMeta, TemporaryPartitionNames
 from storage.delete import publish_delete
 from storage.scan_stats import ScanStats
 from storage.engine import StorageEngine
@@ -488,6 +494,10 @@ class StatementRunner:
         auto_detect = part is not None and any(isinstance(e, exp.Star) for e in part.expressions)
         if part is not None and not auto_detect:
             partitions = [e.name for e in part.expressions]
+            if part.meta.get(TEMPORARY_PARTITION_META):
+                if stmt.args.get("overwrite"):
+                    raise DorisError("INSERT OVERWRITE into temporary partitions is not supported")
+                partitions = TemporaryPartitionNames(partitions)
         label_node = stmt.args.get("label")
         label = label_node.name if label_node is not None else None
         source = stmt.expression
@@ -686,7 +696,17 @@ class StatementRunner:
                     drop=[(a.name, a.if_exists) for a in index_actions
                           if isinstance(a, V.DropIndexAction)]))
                 continue
-            if isinstance(action, V.AddPartitionAction):
+            if isinstance(action, V.AddPartitionAction) and action.temporary:
+                dist = action.distribution
+                add_temporary_partition(
+                    self.engine, table, partition_spec(action.partition),
+                    None if dist is None or dist.auto or dist.buckets is None else int(dist.buckets))
+            elif isinstance(action, V.DropPartitionAction) and action.temporary:
+                drop_temporary_partition(self.engine, table, action.name, action.if_exists)
+            elif isinstance(action, V.ReplacePartitionAction):
+                replace_partitions(self.engine, table, action.partitions, action.temporary,
+                                   dict(action.properties))
+            elif isinstance(action, V.AddPartitionAction):
                 dist = action.distribution
                 existing = {p.name.lower() for p in self.engine.catalog.partitions(table.table_id)}
                 if action.partition.if_not_exists and (action.partition.name or "").lower() in existing:
@@ -806,8 +826,9 @@ class StatementRunner:
             table = self._show_target(target, db)
             database = self.engine.catalog.database_by_id(table.db_id)
             r = show.show_index(table, database.name if database is not None else "")
-        elif kind == "PARTITIONS":
-            r = show.show_partitions(cat, self._show_target(target, db))
+        elif kind in ("PARTITIONS", "TEMPORARY PARTITIONS"):
+            r = show.show_partitions(cat, self._show_target(target, db),
+                                     temporary=kind == "TEMPORARY PARTITIONS")
         elif kind == "VARIABLES":
             return self.show_variables(stmt)
         elif kind in ("WARNINGS", "ERRORS"):

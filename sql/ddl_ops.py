@@ -107,7 +107,7 @@ def _delete_table(cat: object, m: Mutation, table: TableMeta) -> list[TabletMeta
         for rs in cat.rowsets(t.tablet_id):
             m.delete(rs)
         m.delete(t)
-    for p in cat.partitions(table.table_id):
+    for p in cat.all_partitions(table.table_id):  # temporary ones too
         m.delete(p)
     for idx in cat.materialized_indexes(table.table_id):
         m.delete(idx)
