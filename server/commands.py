@@ -89,6 +89,7 @@ from sql.table_functions import table_function_call
 from sql.temp_partitions import (
     add_temporary_partition,
     drop_temporary_partition,
+    refuse_with_temporary_partitions,
     replace_partitions,
 )
 from storage.batch import Batch, Column
@@ -686,6 +687,8 @@ class StatementRunner:
         actions = V.describe_alter(stmt)
         index_actions = [a for a in actions if isinstance(a, (V.AddIndexAction, V.DropIndexAction))]
         warnings: list[str] = []  # failures of the dynamic partition runs ALTER triggered
+        if index_actions or any(isinstance(a, V.AddRollupAction) for a in actions):
+            refuse_with_temporary_partitions(self.engine, table)
         for action in actions:
             table = self._table(stmt.this)  # re-read: an earlier action may have changed it
             if action is (index_actions[0] if index_actions else None):

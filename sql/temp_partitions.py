@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from sql.ddl_ops import _delete_partition, _new_partition
+from sql.ddl_ops import _check_alter_allowed, _delete_partition, _new_partition
 from sql.errors import DorisError, ErrorCode
 from sql.partitions import PartitionSpec, _overlaps, range_text, resolve_list, resolve_range
 from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta, TabletMeta
@@ -38,6 +38,8 @@ def add_temporary_partition(
     with cat.lock:
         if table.partition_info.type is PartitionType.UNPARTITIONED:
             raise DorisError(f"Table[{table.name}] is not a partitioned table, can not add partition")
+        # a rollup job would not fill the new partition's tablets of its shadow index
+        _check_alter_allowed(cat, table)
         formal = cat.partitions(table.table_id)
         temporary = cat.partitions(table.table_id, temporary=True)
         if _named(formal, spec.name) or _named(temporary, spec.name):
@@ -60,6 +62,13 @@ def add_temporary_partition(
                               spec.name, nbuckets, replicas, group, lower, upper, values)
         m.puts[m.puts.index(part)] = replace(part, temporary=True)
         cat.commit(m)
+
+
+def refuse_with_temporary_partitions(engine: StorageEngine, table: TableMeta) -> None:
+    """Doris refuses rollup and schema changes while temporary partitions exist (a REPLACE
+    would bring in partitions the job never converted)."""
+    if engine.catalog.partitions(table.table_id, temporary=True):
+        raise DorisError("Can not alter table when there are temp partitions in table")
 
 
 def drop_temporary_partition(engine: StorageEngine, table: TableMeta, name: str,

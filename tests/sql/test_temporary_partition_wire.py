@@ -10,6 +10,7 @@ import duckdb
 import pymysql
 import pytest
 from support.rows import normalize_rows
+from support.server import ServerProcess
 from support.stream_load import curl_load
 
 CREATE = """CREATE TABLE t (k INT, v INT) DUPLICATE KEY(k)
@@ -121,3 +122,34 @@ def test_stream_load_unknown_temporary_partition(cur, server, db, tmp_path) -> N
     f.write_text("15\t1\n")
     _, _, body = curl_load(server, db, "t", f, "temporary_partitions:tp1")
     assert body["Status"] == "Fail" and "tp1" in body["Message"], body
+
+
+def test_rollup_refused_while_temporary_partitions_exist(cur) -> None:  # type: ignore[no-untyped-def]
+    cur.execute("ALTER TABLE t ADD TEMPORARY PARTITION tp1 VALUES [('10'), ('20'))")
+    assert "Can not alter table when there are temp partitions in table" in _err(
+        cur, "ALTER TABLE t ADD ROLLUP r1 (k)")[1]
+    assert "Can not alter table when there are temp partitions in table" in _err(
+        cur, "ALTER TABLE t ADD INDEX i1 (v) USING BITMAP")[1]
+
+
+def test_temporary_partitions_survive_restart_and_go_with_the_table(tmp_path) -> None:
+    with ServerProcess(tmp_path / "data", backends=1) as srv:
+        with srv.connect() as conn, conn.cursor() as c:
+            c.execute("CREATE DATABASE d")
+            c.execute("USE d")
+            c.execute(CREATE)
+            c.execute("ALTER TABLE t ADD TEMPORARY PARTITION tp1 VALUES [('10'), ('20')) "
+                      "DISTRIBUTED BY HASH(k) BUCKETS 3")
+            c.execute("INSERT INTO t TEMPORARY PARTITION (tp1) VALUES (11, 1), (12, 2)")
+        srv.stop()
+        srv.start()
+        with srv.connect("d") as conn, conn.cursor() as c:
+            c.execute("SHOW TEMPORARY PARTITIONS FROM t")
+            rows = c.fetchall()
+            assert [(r[1], r[8]) for r in rows] == [("tp1", "3")]
+            assert _rows(c, "SELECT k, v FROM t TEMPORARY PARTITION (tp1)") == [(11, 1), (12, 2)]
+            assert _rows(c, "SELECT count(*) FROM t") == [(0,)]
+            c.execute("DROP TABLE t FORCE")
+            c.execute(CREATE)
+            c.execute("SHOW TEMPORARY PARTITIONS FROM t")
+            assert c.fetchall() == ()
