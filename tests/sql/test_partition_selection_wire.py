@@ -38,6 +38,15 @@ def sel(server, tmp_path_factory):  # type: ignore[no-untyped-def]
     cur.execute(f"USE {name}")
     cur.execute(CREATE.format(name="t"))
     cur.execute("INSERT INTO t VALUES " + ", ".join(f"({k}, {v}, '{s}')" for k, v, s in ROWS))
+    # a temporary partition overlapping p1..p5: every test below also checks it stays unseen
+    cur.execute("ALTER TABLE t ADD TEMPORARY PARTITION tp VALUES [('0'), ('50'))")
+    cur.execute("INSERT INTO t TEMPORARY PARTITION (tp) VALUES (1, -1, 's1'), (15, -1, 's0')")
+    cur.execute("""CREATE TABLE agg (k INT, s VARCHAR(8), v BIGINT SUM) AGGREGATE KEY(k, s)
+        PARTITION BY RANGE(k) (PARTITION a1 VALUES LESS THAN ("20"),
+          PARTITION a2 VALUES LESS THAN ("40"), PARTITION a3 VALUES LESS THAN ("60"))
+        DISTRIBUTED BY HASH(k) BUCKETS 2 ROLLUP (by_s (s, v))
+        PROPERTIES ("replication_num" = "1")""")
+    cur.execute("INSERT INTO agg SELECT k, s, v FROM t")
     duck = duckdb.connect()
     duck.execute("CREATE TABLE t (k INT, v INT, s VARCHAR)")
     insert_rows(duck, "t", ROWS)
@@ -94,6 +103,24 @@ def test_explain_counts_selected_partitions(sel) -> None:  # type: ignore[no-unt
     cur.execute("EXPLAIN SELECT * FROM t PARTITION (p1, p3) WHERE k > 25")
     text = "\n".join(r[0] for r in cur.fetchall())
     assert "partitions=1/5 (p3)" in text, text
+
+
+def test_rollup_serves_a_partition_selection(sel) -> None:  # type: ignore[no-untyped-def]
+    cur, duck = sel
+    sql = "SELECT s, sum(v) FROM agg PARTITION (a2) GROUP BY s"
+    cur.execute("EXPLAIN " + sql)
+    text = "\n".join(r[0] for r in cur.fetchall())
+    assert "(by_s)" in text and "partitions=1/3 (a2)" in text, text
+    _same(cur, duck, sql, "SELECT s, sum(v) FROM t WHERE k >= 20 AND k < 40 GROUP BY s")
+
+
+def test_explain_temporary_partition_counts_formal_total(sel) -> None:  # type: ignore[no-untyped-def]
+    cur, duck = sel
+    cur.execute("EXPLAIN SELECT * FROM t TEMPORARY PARTITION (tp)")
+    text = "\n".join(r[0] for r in cur.fetchall())
+    assert "partitions=1/5 (tp)" in text, text
+    cur.execute("SELECT k, v FROM t TEMPORARY PARTITION (tp) ORDER BY k")
+    assert cur.fetchall() == ((1, -1), (15, -1))
 
 
 def test_select_unknown_partition_is_doris_error(sel) -> None:  # type: ignore[no-untyped-def]
