@@ -115,7 +115,7 @@ def test_rollup_serves_a_partition_selection(sel) -> None:  # type: ignore[no-un
 
 
 def test_explain_temporary_partition_counts_formal_total(sel) -> None:  # type: ignore[no-untyped-def]
-    cur, duck = sel
+    cur, _ = sel
     cur.execute("EXPLAIN SELECT * FROM t TEMPORARY PARTITION (tp)")
     text = "\n".join(r[0] for r in cur.fetchall())
     assert "partitions=1/5 (tp)" in text, text
