@@ -174,8 +174,11 @@ def replace_partitions(engine: StorageEngine, table: TableMeta, names: Sequence[
             dropped += _delete_partition(cat, m, p)
         for i, p in enumerate(new):
             m.put(replace(p, temporary=False, name=old[i].name if rename else p.name))
-        cat.commit(m)
-    engine.remove_tablet_files(dropped)
+        # queries planned before the swap keep reading the old tablets until they finish
+        rowsets = {t.tablet_id: cat.rowsets(t.tablet_id) for t in dropped}
+        dirs = {t.tablet_id: engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
+                for t in dropped}
+        cat.commit(m, on_durable=lambda: engine.retired_tablets.retire(rowsets, dirs))
 
 
 def _check_no_conflict(table: TableMeta, kept: Sequence[PartitionMeta],
