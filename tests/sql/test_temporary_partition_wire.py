@@ -153,3 +153,19 @@ def test_temporary_partitions_survive_restart_and_go_with_the_table(tmp_path) ->
             c.execute(CREATE)
             c.execute("SHOW TEMPORARY PARTITIONS FROM t")
             assert c.fetchall() == ()
+
+
+def test_dynamic_partition_table_takes_temporary_partitions(db_conn) -> None:  # type: ignore[no-untyped-def]
+    """Doris checks dynamic tables for formal ADD / DROP PARTITION only."""
+    c = db_conn.cursor()
+    c.execute("""CREATE TABLE dyn (d DATE, v INT) DUPLICATE KEY(d)
+        PARTITION BY RANGE(d) () DISTRIBUTED BY HASH(d) BUCKETS 1
+        PROPERTIES ("replication_num" = "1", "dynamic_partition.enable" = "true",
+          "dynamic_partition.time_unit" = "DAY", "dynamic_partition.end" = "1",
+          "dynamic_partition.prefix" = "p", "dynamic_partition.buckets" = "1")""")
+    assert "Cannot add/drop partition on a Dynamic Partition Table" in _err(
+        c, "ALTER TABLE dyn ADD PARTITION x VALUES [('2099-01-01'), ('2099-01-02'))")[1]
+    c.execute("ALTER TABLE dyn ADD TEMPORARY PARTITION tx VALUES [('2099-01-01'), ('2099-01-02'))")
+    c.execute("INSERT INTO dyn TEMPORARY PARTITION (tx) VALUES ('2099-01-01', 7)")
+    assert _rows(c, "SELECT v FROM dyn TEMPORARY PARTITION (tx)") == [(7,)]
+    c.execute("ALTER TABLE dyn DROP TEMPORARY PARTITION tx")
