@@ -169,3 +169,18 @@ def test_dynamic_partition_table_takes_temporary_partitions(db_conn) -> None:  #
     c.execute("INSERT INTO dyn TEMPORARY PARTITION (tx) VALUES ('2099-01-01', 7)")
     assert _rows(c, "SELECT v FROM dyn TEMPORARY PARTITION (tx)") == [(7,)]
     c.execute("ALTER TABLE dyn DROP TEMPORARY PARTITION tx")
+
+
+def test_mysql_load_into_temporary_partition(cur, server, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cur.execute("ALTER TABLE t ADD TEMPORARY PARTITION tp1 VALUES [('10'), ('20'))")
+    f = tmp_path / "rows.csv"
+    f.write_text("11,1\n12,2\n25,3\n")
+    conn = server.connect(db, local_infile=True)
+    try:
+        with conn.cursor() as c:
+            c.execute(f"LOAD DATA LOCAL INFILE '{f}' INTO TABLE t TEMPORARY PARTITION (tp1) "
+                      "COLUMNS TERMINATED BY ',' (k, v) PROPERTIES (\"max_filter_ratio\" = \"0.5\")")
+            assert _rows(c, "SELECT k, v FROM t TEMPORARY PARTITION (tp1)") == [(11, 1), (12, 2)]
+    finally:
+        conn.close()
+    assert _rows(cur, "SELECT count(*) FROM t") == [(30,)]
