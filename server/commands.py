@@ -687,7 +687,11 @@ class StatementRunner:
         actions = V.describe_alter(stmt)
         index_actions = [a for a in actions if isinstance(a, (V.AddIndexAction, V.DropIndexAction))]
         warnings: list[str] = []  # failures of the dynamic partition runs ALTER triggered
-        if index_actions or any(isinstance(a, V.AddRollupAction) for a in actions):
+        if index_actions or any(
+            isinstance(a, V.AddRollupAction)
+            or (isinstance(a, V.SetPropertiesAction)
+                and any(k.startswith("bloom_filter_") for k, _ in a.properties))
+            for a in actions):  # the schema changes Doris refuses while they exist
             refuse_with_temporary_partitions(self.engine, table)
         for action in actions:
             table = self._table(stmt.this)  # re-read: an earlier action may have changed it

@@ -130,6 +130,10 @@ def test_rollup_refused_while_temporary_partitions_exist(cur) -> None:  # type: 
         cur, "ALTER TABLE t ADD ROLLUP r1 (k)")[1]
     assert "Can not alter table when there are temp partitions in table" in _err(
         cur, "ALTER TABLE t ADD INDEX i1 (v) USING BITMAP")[1]
+    assert "Can not alter table when there are temp partitions in table" in _err(
+        cur, "ALTER TABLE t SET (\"bloom_filter_columns\" = \"v\")")[1]
+    cur.execute("ALTER TABLE t DROP TEMPORARY PARTITION tp1")
+    cur.execute("ALTER TABLE t SET (\"bloom_filter_columns\" = \"v\")")
 
 
 def test_temporary_partitions_survive_restart_and_go_with_the_table(tmp_path) -> None:
