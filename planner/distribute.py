@@ -277,8 +277,10 @@ class _Planner:
         meta = self.catalog.get_table(plan.db, plan.table)
         formal = self.catalog.partitions(plan.table_id)
         # names of a TEMPORARY PARTITION (..) scan too; Doris' total counts formal ones only
-        parts = {p.partition_id: p.name for p in (
-            *formal, *self.catalog.partitions(plan.table_id, temporary=True))}
+        parts = {p.partition_id: p.name for p in formal}
+        if not {pid for pid, _ in plan.partitions} <= parts.keys():
+            parts.update((p.partition_id, p.name)
+                         for p in self.catalog.partitions(plan.table_id, temporary=True))
         chosen = sorted({r.tablet.partition_id for r in plan.ranges})
         total_tablets = len(self.catalog.tablets(plan.table_id, None, plan.index_id))
         if plan.selection is not None:  # partition / bucket pruning (rules/prune_scans.py)

@@ -363,5 +363,7 @@ def prune_scans(plan: LogicalPlan, ctx: Any) -> LogicalPlan:
     if table is None:
         return plan
     # the scan's own partitions: formal ones, or the temporary ones it named
-    parts = catalog.partitions(plan.table_id) + catalog.partitions(plan.table_id, temporary=True)
+    parts = catalog.partitions(plan.table_id)
+    if not {pid for pid, _ in plan.partitions} <= {p.partition_id for p in parts}:
+        parts = parts + catalog.partitions(plan.table_id, temporary=True)
     return prune_scan(plan, table, parts, catalog)
