@@ -28,7 +28,13 @@ from sql.errors import DorisError, ErrorCode, unknown_database
 from storage import clock
 from storage.auto_partition import auto_placeable
 from storage.batch import Batch, Column
-from storage.catalog.meta import ColumnMeta, DatabaseMeta, PartitionType, TableMeta
+from storage.catalog.meta import (
+    ColumnMeta,
+    DatabaseMeta,
+    PartitionType,
+    TableMeta,
+    TemporaryPartitionNames,
+)
 from storage.engine import StorageEngine
 from storage.group_commit import GroupCommitOptions, LoadResult, committer_for
 from storage.partition import PartitionRouter
@@ -216,6 +222,16 @@ def _check_loadable(engine: StorageEngine, db_name: str, table: TableMeta) -> Da
             f"{table.name}` to see the currently partitions of this table. "
         )
     return db
+
+
+def check_insert_partitions(engine: StorageEngine, table: TableMeta, names: Sequence[str]) -> None:
+    """`INSERT INTO t [TEMPORARY] PARTITION (p1, ..)`: every name is a (temporary) partition of
+    t (Doris' BindSink)."""
+    temporary = isinstance(names, TemporaryPartitionNames)
+    known = {p.name.lower() for p in engine.catalog.partitions(table.table_id, temporary=temporary)}
+    for name in names:
+        if name.lower() not in known:
+            raise DorisError(f"partition {name} is not found in table {table.name}")
 
 
 def begin(engine: StorageEngine, db_name: str, table: TableMeta, label: str | None,

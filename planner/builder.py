@@ -21,6 +21,7 @@ from sql.relations import (
     BoundDerived, BoundFileRel, BoundJoin, BoundQuery, BoundRelation, BoundSetOp, BoundTable,
 )
 from sql.table_functions import FileSource
+from storage.catalog.meta import TemporaryPartitionNames
 from planner.logical import (
     LogicalAggregate, LogicalFileScan, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
     LogicalScan, LogicalSetOp, LogicalSort, LogicalValues, LogicalWindow, ScanRange, SortKey,
@@ -36,7 +37,11 @@ def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:
     parts: list[tuple[int, int]] = []
     rows = 0
     only = {n.lower() for n in src.partitions}
-    for p in catalog.partitions(meta.table_id):
+    temporary = isinstance(src.partitions, TemporaryPartitionNames)
+    # (the keyword only when needed: simple CatalogViews know no temporary partitions)
+    chosen = (catalog.partitions(meta.table_id, temporary=True) if temporary
+              else catalog.partitions(meta.table_id))
+    for p in chosen:
         if only and p.name.lower() not in only:
             continue  # FROM t PARTITION (..) names the partitions to read
         parts.append((p.partition_id, p.visible_version))

@@ -275,7 +275,12 @@ class _Planner:
 
     def scan(self, plan: LogicalScan) -> tuple[PNode, Dist]:
         meta = self.catalog.get_table(plan.db, plan.table)
-        parts = {p.partition_id: p.name for p in self.catalog.partitions(plan.table_id)}
+        formal = self.catalog.partitions(plan.table_id)
+        # names of a TEMPORARY PARTITION (..) scan too; Doris' total counts formal ones only
+        parts = {p.partition_id: p.name for p in formal}
+        if not {pid for pid, _ in plan.partitions} <= parts.keys():
+            parts.update((p.partition_id, p.name)
+                         for p in self.catalog.partitions(plan.table_id, temporary=True))
         chosen = sorted({r.tablet.partition_id for r in plan.ranges})
         total_tablets = len(self.catalog.tablets(plan.table_id, None, plan.index_id))
         if plan.selection is not None:  # partition / bucket pruning (rules/prune_scans.py)
@@ -295,7 +300,7 @@ class _Planner:
         node = self.node("VOlapScanNode", details=details, shape=f"PhysicalOlapScan[{plan.table}]")
         self.scan_filters.setdefault(id(plan), [])
         node.details.extend([
-            f"partitions={len(chosen)}/{len(parts)} ({','.join(names)})",
+            f"partitions={len(chosen)}/{len(formal)} ({','.join(names)})",
             f"tablets={len(tablets)}/{total_tablets}, tabletList={tablet_list}",
             f"cardinality={int(estimate_rows(plan))}, avgRowSize=0.0, "
             f"numNodes={len({r.tablet.backend_id for r in plan.ranges}) or 1}",

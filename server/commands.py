@@ -26,6 +26,7 @@ from executor.insert import (
     InsertOutcome,
     PendingInsert,
     Tolerance,
+    check_insert_partitions,
     insert_batch,
     insert_batches,
     insert_values,
@@ -68,6 +69,7 @@ from sql.compaction_admin import analyze_admin_compact, compact_table
 from sql.ctas import like_rollups, like_source
 from sql.ddl import analyze_create_table, partition_spec
 from sql.delete import analyze_delete
+from sql.dialect_nodes import TEMPORARY_PARTITION_META
 from sql.dialect import (
     AdminCompact, AdminSetConfig, AdminShowConfig, CancelAlter, CancelExport, DescAll,
     DescFunction, DorisExplain, DorisExport, DorisOutfile, LoadDataInfile,
@@ -84,8 +86,14 @@ from sql.errors import (
 from sql.insert_values_scanner import scan_header
 from sql.properties import MAX_DYNAMIC_PARTITION_NUM
 from sql.table_functions import table_function_call
+from sql.temp_partitions import (
+    add_temporary_partition,
+    drop_temporary_partition,
+    refuse_with_temporary_partitions,
+    replace_partitions,
+)
 from storage.batch import Batch, Column
-from storage.catalog.meta import TableMeta
+from storage.catalog.meta import TableMeta, TemporaryPartitionNames
 from storage.delete import publish_delete
 from storage.scan_stats import ScanStats
 from storage.engine import StorageEngine
@@ -487,6 +495,10 @@ class StatementRunner:
         auto_detect = part is not None and any(isinstance(e, exp.Star) for e in part.expressions)
         if part is not None and not auto_detect:
             partitions = [e.name for e in part.expressions]
+            if part.meta.get(TEMPORARY_PARTITION_META):
+                if stmt.args.get("overwrite"):
+                    raise DorisError("INSERT OVERWRITE into temporary partitions is not supported")
+                partitions = TemporaryPartitionNames(partitions)
         label_node = stmt.args.get("label")
         label = label_node.name if label_node is not None else None
         source = stmt.expression
@@ -499,6 +511,8 @@ class StatementRunner:
                 lambda e, target_type: evaluate_constant(e, ctx, target_type), tolerance))
         if auto_detect:
             raise DorisError("PARTITION (*) is only supported by INSERT OVERWRITE")
+        if partitions:
+            check_insert_partitions(self.engine, table, partitions)
         if isinstance(source, exp.Values):
             rows = [list(t.expressions) if isinstance(t, exp.Tuple) else [t] for t in source.expressions]
             outcome = insert_values(
@@ -673,6 +687,12 @@ class StatementRunner:
         actions = V.describe_alter(stmt)
         index_actions = [a for a in actions if isinstance(a, (V.AddIndexAction, V.DropIndexAction))]
         warnings: list[str] = []  # failures of the dynamic partition runs ALTER triggered
+        if index_actions or any(
+            isinstance(a, V.AddRollupAction)
+            or (isinstance(a, V.SetPropertiesAction)
+                and any(k.startswith("bloom_filter_") for k, _ in a.properties))
+            for a in actions):  # the schema changes Doris refuses while they exist
+            refuse_with_temporary_partitions(self.engine, table)
         for action in actions:
             table = self._table(stmt.this)  # re-read: an earlier action may have changed it
             if action is (index_actions[0] if index_actions else None):
@@ -683,7 +703,17 @@ class StatementRunner:
                     drop=[(a.name, a.if_exists) for a in index_actions
                           if isinstance(a, V.DropIndexAction)]))
                 continue
-            if isinstance(action, V.AddPartitionAction):
+            if isinstance(action, V.AddPartitionAction) and action.temporary:
+                dist = action.distribution
+                add_temporary_partition(
+                    self.engine, table, partition_spec(action.partition),
+                    None if dist is None or dist.auto or dist.buckets is None else int(dist.buckets))
+            elif isinstance(action, V.DropPartitionAction) and action.temporary:
+                drop_temporary_partition(self.engine, table, action.name, action.if_exists)
+            elif isinstance(action, V.ReplacePartitionAction):
+                replace_partitions(self.engine, table, action.partitions, action.temporary,
+                                   dict(action.properties))
+            elif isinstance(action, V.AddPartitionAction):
                 dist = action.distribution
                 existing = {p.name.lower() for p in self.engine.catalog.partitions(table.table_id)}
                 if action.partition.if_not_exists and (action.partition.name or "").lower() in existing:
@@ -803,8 +833,9 @@ class StatementRunner:
             table = self._show_target(target, db)
             database = self.engine.catalog.database_by_id(table.db_id)
             r = show.show_index(table, database.name if database is not None else "")
-        elif kind == "PARTITIONS":
-            r = show.show_partitions(cat, self._show_target(target, db))
+        elif kind in ("PARTITIONS", "TEMPORARY PARTITIONS"):
+            r = show.show_partitions(cat, self._show_target(target, db),
+                                     temporary=kind == "TEMPORARY PARTITIONS")
         elif kind == "VARIABLES":
             return self.show_variables(stmt)
         elif kind in ("WARNINGS", "ERRORS"):

@@ -33,6 +33,7 @@ from sql.dialect import (
     PartitionByList,
     PartitionByRange,
     RangePartitionDef,
+    ReplacePartition,
     ShaleDoris,
     StepPartitionDef,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "IndexAst",
     "PartitionAst",
     "PartitionDefAst",
+    "ReplacePartitionAction",
     "RollupAst",
     "SetPropertiesAction",
     "UnsupportedAlterAction",
@@ -200,6 +202,7 @@ class CreateTableAst:
 class AddPartitionAction:
     partition: PartitionDefAst
     distribution: DistributionAst | None = None
+    temporary: bool = False  # ADD TEMPORARY PARTITION
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +210,16 @@ class DropPartitionAction:
     name: str
     if_exists: bool = False
     force: bool = False
+    temporary: bool = False  # DROP TEMPORARY PARTITION
+
+
+@dataclass(frozen=True, slots=True)
+class ReplacePartitionAction:
+    """REPLACE PARTITION (p, ..) WITH TEMPORARY PARTITION (tp, ..) [PROPERTIES (..)]"""
+
+    partitions: tuple[str, ...]
+    temporary: tuple[str, ...]
+    properties: Properties = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +259,7 @@ class UnsupportedAlterAction:
 AlterAction = (
     AddPartitionAction
     | DropPartitionAction
+    | ReplacePartitionAction
     | SetPropertiesAction
     | AddRollupAction
     | DropRollupAction
@@ -607,6 +621,15 @@ def _alter_actions(action: exp.Expr) -> list[AlterAction]:
             AddPartitionAction(
                 partition=_partition_def(action.this),
                 distribution=_distribution(dist) if dist else None,
+                temporary=bool(action.args.get("temporary")),
+            )
+        ]
+    if isinstance(action, ReplacePartition):
+        return [
+            ReplacePartitionAction(
+                partitions=tuple(_name(n) for n in action.args["partitions"]),
+                temporary=tuple(_name(n) for n in action.args["temporary"]),
+                properties=_properties(action.args.get("properties") or []),
             )
         ]
     if isinstance(action, DropPartition):
@@ -615,6 +638,7 @@ def _alter_actions(action: exp.Expr) -> list[AlterAction]:
                 name=_name(action.this),
                 if_exists=bool(action.args.get("exists")),
                 force=bool(action.args.get("force")),
+                temporary=bool(action.args.get("temporary")),
             )
         ]
     if isinstance(action, AlterSetProperties):

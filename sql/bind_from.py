@@ -13,6 +13,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sql.bind_expressions import ExpressionBinder, coerce, not_supported
+from sql.dialect_nodes import TEMPORARY_PARTITION_META
 from sql.errors import DorisError, no_database_selected, table_not_found, unknown_database
 from sql.expressions import ColumnRef, Expr, SubqueryExpr
 from sql.functions.coercion import common_type, comparison_type
@@ -24,7 +25,7 @@ from sql.relations import (
     BoundTable, BoundValuesRel, RelColumn, Scope, SortItem, TableSource, ValuesSource,
 )
 from sql.table_functions import FileSource, table_function_call
-from storage.catalog.meta import TableMeta
+from storage.catalog.meta import TableMeta, TemporaryPartitionNames
 from storage.types import BOOLEAN, DataType, TypeKind
 
 def unknown_column(name: str) -> DorisError:
@@ -142,13 +143,17 @@ class FromBinder:
         node = t.args.get("partition")
         if not isinstance(node, exp.Partition):
             return ()
-        names = {p.name.lower(): p.name for p in self.catalog.partitions(meta.table_id)}
+        temporary = bool(node.meta.get(TEMPORARY_PARTITION_META))
+        names = {p.name.lower(): p.name
+                 for p in self.catalog.partitions(meta.table_id, temporary=temporary)}
         chosen = []
         for e in node.expressions:
             if e.name.lower() not in names:
-                raise DorisError(f"Partition {e.name} does not exist in table {meta.name}")
+                # Doris names the table as the query wrote it (with its qualifier, if any)
+                written = ".".join(x for x in (t.text("catalog"), t.text("db"), t.name) if x)
+                raise DorisError(f"Partition: {e.name} is not exists on table {written}")
             chosen.append(names[e.name.lower()])
-        return tuple(chosen)
+        return TemporaryPartitionNames(chosen) if temporary else tuple(chosen)
 
     def _relation(self, node: exp.Expression) -> BoundRelation:
         """One FROM item -> relation with fresh internal names, registered in the scope."""

@@ -107,7 +107,7 @@ def _delete_table(cat: object, m: Mutation, table: TableMeta) -> list[TabletMeta
         for rs in cat.rowsets(t.tablet_id):
             m.delete(rs)
         m.delete(t)
-    for p in cat.partitions(table.table_id):
+    for p in cat.all_partitions(table.table_id):  # temporary ones too
         m.delete(p)
     for idx in cat.materialized_indexes(table.table_id):
         m.delete(idx)
@@ -333,6 +333,9 @@ def truncate_table(engine: StorageEngine, db_name: str | None, name: str, partit
         group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
         m = Mutation()
         dropped: list[TabletMeta] = []
+        if not partitions:  # Doris: truncating the whole table drops its temporary partitions
+            for p in cat.partitions(table.table_id, temporary=True):
+                dropped += _delete_partition(cat, m, p)
         for p in chosen:
             dropped += _delete_partition(cat, m, p)
             _new_partition(engine, m, table, indexes, p.name, p.buckets, p.replication_num, group,

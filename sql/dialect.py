@@ -133,6 +133,7 @@ __all__ = [
     "PartitionByList",
     "PartitionByRange",
     "RangePartitionDef",
+    "ReplacePartition",
     "ShaleDoris",
     "SqlSyntaxError",
     "StepPartitionDef",
@@ -150,6 +151,8 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     _SHOW_FROM_TARGET,
     _JOIN_HINT_META,
     _LABEL_META,
+    TEMPORARY_PARTITION_KEYWORDS,
+    TEMPORARY_PARTITION_META,
     _ANSI_RE,
     AggTypeColumnConstraint,
     KeyColumnConstraint,
@@ -167,6 +170,7 @@ from sql.dialect_nodes import (  # noqa: E402,F401 - re-exported
     CancelAlter,
     AddPartition,
     DropPartition,
+    ReplacePartition,
     AlterSetProperties,
     DorisIndexParameters,
     DorisIndexOption,
@@ -248,7 +252,8 @@ def _show(
 class ShaleDorisParser(DorisParser):
     """Doris parser with typed nodes for Doris DDL, SHOW, EXPLAIN and join hints."""
 
-    PARTITION_KEYWORDS: t.ClassVar = {*DorisParser.PARTITION_KEYWORDS, "PARTITIONS"}
+    PARTITION_KEYWORDS: t.ClassVar = {*DorisParser.PARTITION_KEYWORDS, "PARTITIONS",
+                                      *TEMPORARY_PARTITION_KEYWORDS}
     # sqlglot spells the level "UNCOMITTED", so `SET [SESSION] TRANSACTION ISOLATION LEVEL READ
     # UNCOMMITTED` (sent by Connector/J when Spark's JDBC writer sets its isolation) fails.
     TRANSACTION_CHARACTERISTICS: t.ClassVar = {
@@ -275,6 +280,7 @@ class ShaleDorisParser(DorisParser):
     SHOW_PARSERS: t.ClassVar = {
         **DorisParser.SHOW_PARSERS,
         "PARTITIONS": _show("PARTITIONS", target="FROM"),
+        "TEMPORARY PARTITIONS": _show("TEMPORARY PARTITIONS", target="FROM"),
         "INDEXES": _show("INDEX", target="FROM"),
         "KEYS": _show("INDEX", target="FROM"),
         "DYNAMIC PARTITION TABLES": _show("DYNAMIC PARTITION TABLES"),
@@ -300,6 +306,7 @@ class ShaleDorisParser(DorisParser):
         **DorisParser.ALTER_PARSERS,
         "ADD": lambda self: self._parse_doris_alter_add(),
         "DROP": lambda self: self._parse_doris_alter_drop(),
+        "REPLACE": lambda self: self._parse_doris_alter_replace(),
         "SET": lambda self: self._parse_doris_alter_set(),
     }
 
@@ -446,14 +453,12 @@ class ShaleDorisParser(DorisParser):
             self.raise_error("Expected [db.]table")
         table = exp.Table(this=parts[-1], db=parts[0] if len(parts) == 2 else None)
         node = LoadDataInfile(this=table, file=file, local=local)
-        temporary = self._match_text_seq("TEMPORARY")
-        if self._match_text_seq("PARTITION") or self._match_text_seq("PARTITIONS"):
+        temporary = self._match_texts(TEMPORARY_PARTITION_KEYWORDS)
+        if temporary or self._match_text_seq("PARTITION") or self._match_text_seq("PARTITIONS"):
             self._match_l_paren()
             node.set("partitions", self._parse_csv(lambda: self._parse_doris_name("partition")))
             node.set("temporary", temporary)
             self._match_r_paren()
-        elif temporary:
-            self.raise_error("Expected PARTITION")
         if self._match_texts(("COLUMNS", "FIELDS")):
             while True:
                 if self._match_text_seq("TERMINATED", "BY"):
@@ -766,7 +771,7 @@ class ShaleDorisParser(DorisParser):
             self.raise_error("Expected partition values")
         return values
 
-    def _parse_doris_partition_def(self) -> exp.Expr | None:
+    def _parse_doris_partition_def(self, keyword_matched: bool = False) -> exp.Expr | None:
         if self._match(TokenType.FROM):
             start = self._parse_partition_values()
             if not self._match_text_seq("TO"):
@@ -782,7 +787,7 @@ class ShaleDorisParser(DorisParser):
                 StepPartitionDef(start=start, end=end, interval=interval, unit=unit)
             )
 
-        if not self._match_text_seq("PARTITION"):
+        if not keyword_matched and not self._match_text_seq("PARTITION"):
             self.raise_error("Expected PARTITION")
         exists = self._parse_exists(not_=True) or None
         name = self._parse_doris_name("partition")
@@ -907,24 +912,40 @@ class ShaleDorisParser(DorisParser):
             return self.expression(
                 AddRollup(expressions=self._parse_doris_csv(self._parse_doris_rollup_index))
             )
-        if self._match_text_seq("PARTITION", advance=False):
-            partition = self._parse_doris_partition_def()
+        temporary = self._match_texts(("TEMPORARY PARTITION",))
+        if temporary or self._match_text_seq("PARTITION", advance=False):
+            partition = self._parse_doris_partition_def(keyword_matched=temporary)
             distribution = (
                 self._parse_distributed_property() if self._match_text_seq("DISTRIBUTED") else None
             )
-            return self.expression(AddPartition(this=partition, distribution=distribution))
+            return self.expression(AddPartition(this=partition, distribution=distribution,
+                                                temporary=temporary or None))
         return self._parse_alter_table_add()
 
     def _parse_doris_alter_drop(self) -> exp.Expr | list[exp.Expr] | None:
         if self._match(TokenType.ROLLUP):
             names = self._parse_doris_csv(lambda: self._parse_doris_name("rollup"))
             return self.expression(DropRollup(expressions=names))
-        if self._match_text_seq("PARTITION"):
+        temporary = self._match_texts(("TEMPORARY PARTITION",))
+        if temporary or self._match_text_seq("PARTITION"):
             exists = self._parse_exists() or None
             name = self._parse_doris_name("partition")
             force = self._match_text_seq("FORCE") or None
-            return self.expression(DropPartition(this=name, exists=exists, force=force))
+            return self.expression(DropPartition(this=name, exists=exists, force=force,
+                                                 temporary=temporary or None))
         return self._parse_alter_table_drop()
+
+    def _parse_doris_alter_replace(self) -> exp.Expr:
+        """REPLACE PARTITION (p, ..) WITH TEMPORARY PARTITION (tp, ..) [PROPERTIES (..)]"""
+        if not self._match_texts(("PARTITION", "PARTITIONS")):
+            self.raise_error("Expected PARTITION")
+        partitions = self._parse_wrapped_csv(lambda: self._parse_doris_name("partition"))
+        if not (self._match(TokenType.WITH) and self._match_texts(TEMPORARY_PARTITION_KEYWORDS)):
+            self.raise_error("Expected WITH TEMPORARY PARTITION")
+        temporary = self._parse_wrapped_csv(lambda: self._parse_doris_name("partition"))
+        properties = self._parse_properties_list() if self._match_text_seq("PROPERTIES") else None
+        return self.expression(ReplacePartition(partitions=partitions, temporary=temporary,
+                                                properties=properties))
 
     def _parse_doris_alter_set(self) -> exp.Expr | None:
         if self._match(TokenType.L_PAREN, advance=False):
@@ -937,19 +958,26 @@ class ShaleDorisParser(DorisParser):
         index = self._index
         if not self._match_texts(self.PARTITION_KEYWORDS):
             return None
-        keyword = self._prev.text.upper()
+        keyword = " ".join(self._prev.text.upper().split())
+        # `TEMPORARY PARTITION (tp1, ..)`: the table's temporary partitions (marked in meta)
+        temporary = keyword in TEMPORARY_PARTITION_KEYWORDS
+        keyword = keyword.removeprefix("TEMPORARY ")
         if self._match(TokenType.L_PAREN, advance=False):
-            return self.expression(
+            node = self.expression(
                 exp.Partition(
                     subpartition=keyword == "SUBPARTITION",
                     expressions=self._parse_wrapped_csv(self._parse_disjunction),
                 )
             )
-        name = self._parse_id_var(any_token=False) if keyword == "PARTITION" else None
-        if name is None:
-            self._retreat(index)
-            return None
-        return self.expression(exp.Partition(expressions=[exp.column(name)]))
+        else:
+            name = self._parse_id_var(any_token=False) if keyword == "PARTITION" else None
+            if name is None:
+                self._retreat(index)
+                return None
+            node = self.expression(exp.Partition(expressions=[exp.column(name)]))
+        if temporary:
+            node.meta[TEMPORARY_PARTITION_META] = True
+        return node
 
     # ---- INSERT ... WITH LABEL ---------------------------------------------------------
 
@@ -1094,6 +1122,9 @@ class ShaleDoris(Doris):
             "DECIMALV3": TokenType.DECIMAL,
             # Same token as PARTITION, so table partition selection accepts PARTITIONS (p1, p2).
             "PARTITIONS": TokenType.PARTITION,
+            # One token: sqlglot looks for a PARTITION token after a table name (selection)
+            "TEMPORARY PARTITION": TokenType.PARTITION,
+            "TEMPORARY PARTITIONS": TokenType.PARTITION,
             # Doris spells EXCEPT also MINUS (a reserved word there, as in Oracle)
             "MINUS": TokenType.EXCEPT,
         }

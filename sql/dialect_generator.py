@@ -8,16 +8,16 @@ from sqlglot import exp, transforms
 from sqlglot.generators.doris import DorisGenerator
 
 from sql.dialect_nodes import (
-    DorisIndexOption,
     _SHOW_FROM_TARGET,
     JOIN_HINTS,
     AddPartition,
-    AdminCompact,
     AddRollup,
+    AdminCompact,
     AggTypeColumnConstraint,
     AlterSetProperties,
     DescAll,
     DorisExplain,
+    DorisIndexOption,
     DorisIndexParameters,
     DorisInsert,
     DorisRollupIndex,
@@ -28,6 +28,7 @@ from sql.dialect_nodes import (
     PartitionByList,
     PartitionByRange,
     RangePartitionDef,
+    ReplacePartition,
     StepPartitionDef,
 )
 
@@ -102,13 +103,24 @@ def _rollup_index_sql(gen: DorisGenerator, e: DorisRollupIndex) -> str:
 def _add_partition_sql(gen: DorisGenerator, e: AddPartition) -> str:
     distribution = gen.sql(e, "distribution")
     distribution = f" {distribution}" if distribution else ""
-    return f"ADD {gen.sql(e, 'this')}{distribution}"
+    temporary = "TEMPORARY " if e.args.get("temporary") else ""
+    return f"ADD {temporary}{gen.sql(e, 'this')}{distribution}"
 
 
 def _drop_partition_sql(gen: DorisGenerator, e: DropPartition) -> str:
     exists = " IF EXISTS" if e.args.get("exists") else ""
     force = " FORCE" if e.args.get("force") else ""
-    return f"DROP PARTITION{exists} {gen.sql(e, 'this')}{force}"
+    temporary = "TEMPORARY " if e.args.get("temporary") else ""
+    return f"DROP {temporary}PARTITION{exists} {gen.sql(e, 'this')}{force}"
+
+
+def _replace_partition_sql(gen: DorisGenerator, e: ReplacePartition) -> str:
+    formal = gen.expressions(e, key="partitions", flat=True)
+    temporary = gen.expressions(e, key="temporary", flat=True)
+    properties = e.args.get("properties")
+    properties_sql = f" {gen.properties(exp.Properties(expressions=properties), prefix='PROPERTIES')}" \
+        if properties else ""
+    return f"REPLACE PARTITION ({formal}) WITH TEMPORARY PARTITION ({temporary}){properties_sql}"
 
 
 def _index_parameters_sql(gen: DorisGenerator, e: DorisIndexParameters) -> str:
@@ -165,6 +177,7 @@ class ShaleDorisGenerator(DorisGenerator):
         AddRollup: lambda self, e: f"ADD ROLLUP {self.expressions(e, flat=True)}",
         DropRollup: lambda self, e: f"DROP ROLLUP {self.expressions(e, flat=True)}",
         AddPartition: _add_partition_sql,
+        ReplacePartition: _replace_partition_sql,
         DropPartition: _drop_partition_sql,
         AlterSetProperties: lambda self, e: f"SET ({_properties_sql(self, e.expressions)})",
         DorisIndexParameters: _index_parameters_sql,

@@ -49,11 +49,14 @@ EXPLAIN_STYLES: frozenset[str] = frozenset(
 _OPAQUE_TYPES = frozenset({"BITMAP", "HLL", "QUANTILE_STATE"})
 
 # SHOW kinds whose target table is introduced by FROM (``SHOW PARTITIONS FROM db.t``).
-_SHOW_FROM_TARGET = frozenset({"PARTITIONS", "TABLETS", "DATA"})
+_SHOW_FROM_TARGET = frozenset({"PARTITIONS", "TEMPORARY PARTITIONS", "TABLETS", "DATA"})
 
 # Parser-internal marks carried on a node's meta between two parse steps.
 _JOIN_HINT_META = "doris_join_hint"
 _LABEL_META = "doris_insert_label"
+# `TEMPORARY PARTITION (..)` in FROM / INSERT INTO: set on the exp.Partition node's meta
+TEMPORARY_PARTITION_META = "doris_temporary_partition"
+TEMPORARY_PARTITION_KEYWORDS = frozenset({"TEMPORARY PARTITION", "TEMPORARY PARTITIONS"})
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -178,15 +181,25 @@ class DropRollup(exp.Expression):
 
 
 class AddPartition(exp.Expression):
-    """ALTER TABLE action ``ADD PARTITION <def> [DISTRIBUTED BY ..]``."""
+    """ALTER TABLE action ``ADD [TEMPORARY] PARTITION <def> [DISTRIBUTED BY ..]``."""
 
-    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "distribution": False}
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "distribution": False,
+                                              "temporary": False}
 
 
 class DropPartition(exp.Expression):
-    """ALTER TABLE action ``DROP PARTITION [IF EXISTS] p [FORCE]``."""
+    """ALTER TABLE action ``DROP [TEMPORARY] PARTITION [IF EXISTS] p [FORCE]``."""
 
-    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "exists": False, "force": False}
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "exists": False, "force": False,
+                                              "temporary": False}
+
+
+class ReplacePartition(exp.Expression):
+    """ALTER TABLE action ``REPLACE PARTITION (p, ..) WITH TEMPORARY PARTITION (tp, ..)
+    [PROPERTIES (..)]``: partitions=[Identifier], temporary=[Identifier], properties=[Property]."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"partitions": True, "temporary": True,
+                                              "properties": False}
 
 
 class AlterSetProperties(exp.Expression):

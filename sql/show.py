@@ -237,7 +237,8 @@ def show_columns(table: TableMeta, full: bool) -> ShowResult:
 
 
 # ---- SHOW PARTITIONS / INDEX / TABLES / DATABASES ---------------------------------------
-def show_partitions(catalog: Catalog, table: TableMeta) -> ShowResult:
+def show_partitions(catalog: Catalog, table: TableMeta, temporary: bool = False) -> ShowResult:
+    """SHOW [TEMPORARY] PARTITIONS FROM t: the formal (or the temporary) partitions."""
     names = ["PartitionId", "PartitionName", "VisibleVersion", "VisibleVersionTime", "State",
              "PartitionKey", "Range", "DistributionKey", "Buckets", "ReplicationNum",
              "StorageMedium", "CooldownTime", "RemoteStoragePolicy", "LastConsistencyCheckTime",
@@ -248,7 +249,7 @@ def show_partitions(catalog: Catalog, table: TableMeta) -> ShowResult:
     dist = table.distribution
     dist_key = ", ".join(dist.columns) if dist.type is DistributionType.HASH else "RANDOM"
     rows: list[tuple[object, ...]] = []
-    for p in sort_partitions(table, catalog.partitions(table.table_id)):
+    for p in sort_partitions(table, catalog.partitions(table.table_id, temporary=temporary)):
         if info.type is PartitionType.RANGE:
             rng = range_text(types, p.lower, p.upper)
         elif info.type is PartitionType.LIST:

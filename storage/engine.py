@@ -39,6 +39,7 @@ from storage.data_dir import (
     old_data_dir,
 )
 from storage.reader import ReadOptions, TabletReader
+from storage.retired_tablets import RetiredTablets
 from storage.segment.meta_cache import forget_segment_files
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ class StorageEngine:
             # Reads in progress and the rowsets compaction replaced (storage/compaction/stale.py).
             self.read_epochs = ReadEpochs()
             self.stale_rowsets = StaleRowsets(self.read_epochs)
+            # tablets REPLACE PARTITION swapped out, readable by queries planned before
+            self.retired_tablets = RetiredTablets(self.read_epochs)
             self._roots: dict[int, Path] = {}
             try:
                 self._ensure_backends(backends, host)
@@ -171,6 +174,10 @@ class StorageEngine:
         """The rowsets holding versions [0, version] of a tablet, also when compaction has
         since merged some of them into a rowset reaching above `version`."""
         live = self.catalog.rowsets(tablet_id)
+        if not live and self.catalog.tablet_by_id(tablet_id) is None:
+            retired = self.retired_tablets.rowsets_at(tablet_id, version)
+            if retired is not None:
+                return retired
         if all(r.end_version <= version or r.start_version > version for r in live):
             return [r for r in live if r.end_version <= version]
         return self.stale_rowsets.capture(tablet_id, live, version)

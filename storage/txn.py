@@ -48,6 +48,7 @@ from storage.catalog.meta import (
     RowsetMeta,
     TableMeta,
     TabletMeta,
+    TemporaryPartitionNames,
     TxnMeta,
     TxnStatus,
 )
@@ -187,6 +188,7 @@ class LoadTxn:
         self.table = table
         self.label = label or f"{label_prefix}_{uuid.uuid4().hex[:16]}_{uuid.uuid4().hex[:16]}"
         self.source_type = source_type  # Doris LoadJobSourceType, for SHOW TRANSACTION
+        self._named_partitions = partitions
         self.create_time = time.time()
         self._check_label()
         # The id, the indexes this load writes and its registration are taken under the catalog
@@ -229,7 +231,10 @@ class LoadTxn:
         catalog lock). A load into a table that is not published yet (CTAS, storage/staged.py)
         supplies its own."""
         tid = self.table.table_id
-        return (self.catalog.partitions(tid), self.catalog.materialized_indexes(tid),
+        # a load into `TEMPORARY PARTITION (..)` routes among the temporary partitions only
+        temporary = isinstance(self._named_partitions, TemporaryPartitionNames)
+        return (self.catalog.partitions(tid, temporary=temporary),
+                self.catalog.materialized_indexes(tid),
                 self.catalog.tablets(tid))
 
     def _writer(self, tablet: TabletMeta, index: MaterializedIndexMeta) -> RowsetWriter:
@@ -525,7 +530,8 @@ def publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset
         # Re-read partitions under the lock: a concurrent load may have published meanwhile.
         mutation = Mutation()
         added = put_created_partitions(catalog, table, mutation, created)
-        current = {p.partition_id: p for p in catalog.partitions(table_id)}
+        # temporary partitions too: a load may name them (TEMPORARY PARTITION (..))
+        current = {p.partition_id: p for p in catalog.all_partitions(table_id)}
         current.update((p.partition_id, p) for p in added)
         new_parts: dict[int, PartitionMeta] = {}
         for pid in sorted(touched):

@@ -19,7 +19,7 @@ from executor.load.format_options import FormatError, FormatOptions, format_opti
 from sql.errors import DorisError
 from storage import clock
 from storage.catalog.catalog import Catalog
-from storage.catalog.meta import ColumnMeta, TableMeta
+from storage.catalog.meta import ColumnMeta, TableMeta, TemporaryPartitionNames
 from storage.txn import LabelAlreadyUsed
 from storage.types import BLOB_KINDS
 
@@ -128,10 +128,15 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
         except MappingError as e:
             raise LoadFailed(f"[{e.tag}]{e.message}") from None
     if h.get("temporary_partitions", "").strip():
-        # ShaleDB tables have no temporary partitions: every name is unknown
-        name = h["temporary_partitions"].split(",")[0].strip().strip("`")
-        raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = Unknown "
-                         f"partition '{name}' in table '{table.name}'")
+        if partitions:
+            raise LoadFailed("[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = Can not "
+                             "specify both partitions and temporary partitions")
+        try:
+            partitions = TemporaryPartitionNames(parse_partitions(
+                h["temporary_partitions"], table,
+                [p.name for p in catalog.partitions(table.table_id, temporary=True)]))
+        except MappingError as e:
+            raise LoadFailed(f"[{e.tag}]{e.message}") from None
     for c in (targets if mapping is None else mapping.direct.values()):
         if c.type.kind in BLOB_KINDS:
             raise LoadFailed(f"[INVALID_ARGUMENT]column {c.name} of type {c.type.sql()} needs "

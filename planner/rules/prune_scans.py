@@ -362,4 +362,8 @@ def prune_scans(plan: LogicalPlan, ctx: Any) -> LogicalPlan:
     table = catalog.table_by_id(plan.table_id)
     if table is None:
         return plan
-    return prune_scan(plan, table, catalog.partitions(plan.table_id), catalog)
+    # the scan's own partitions: formal ones, or the temporary ones it named
+    parts = catalog.partitions(plan.table_id)
+    if not {pid for pid, _ in plan.partitions} <= {p.partition_id for p in parts}:
+        parts = parts + catalog.partitions(plan.table_id, temporary=True)
+    return prune_scan(plan, table, parts, catalog)

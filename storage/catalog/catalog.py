@@ -166,10 +166,15 @@ class Catalog:
         return sorted(self._children_of("table", database.db_id), key=lambda t: t.name)
 
     # ---- reads: physical layout -------------------------------------------------------------
-    def partitions(self, table_id: int) -> list[PartitionMeta]:
-        """Partitions in range order (by creation id, which DDL keeps in range order)."""
-        parts = self._children_of("partition", table_id)
+    def partitions(self, table_id: int, temporary: bool = False) -> list[PartitionMeta]:
+        """Formal partitions (`temporary`: the temporary ones) in range order (by creation id,
+        which DDL keeps in range order)."""
+        parts = [p for p in self._children_of("partition", table_id) if p.temporary == temporary]
         return sorted(parts, key=lambda p: p.partition_id)
+
+    def all_partitions(self, table_id: int) -> list[PartitionMeta]:
+        """Formal and temporary partitions (what publish and DROP TABLE deal with)."""
+        return sorted(self._children_of("partition", table_id), key=lambda p: p.partition_id)
 
     def partition_by_id(self, partition_id: int) -> PartitionMeta | None:
         return self._objects["partition"].get(str(partition_id))

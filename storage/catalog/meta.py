@@ -114,6 +114,8 @@ class PartitionMeta:
     Range: `lower` None = type minimum, `upper` None = MAXVALUE, semantics [lower, upper).
     List: `list_values` holds one tuple per accepted value tuple.
     The single partition of an unpartitioned table has the table's own name.
+    A temporary partition (Doris' ADD TEMPORARY PARTITION) is invisible to queries and loads
+    that do not name it; it may overlap formal partitions and becomes one through REPLACE.
     """
 
     partition_id: int
@@ -126,6 +128,14 @@ class PartitionMeta:
     visible_version: int = 1
     visible_version_time: float = 0.0
     replication_num: int = 1
+    temporary: bool = False
+
+
+class TemporaryPartitionNames(tuple[str, ...]):
+    """The partitions a load names with `TEMPORARY PARTITION (..)` / `temporary_partitions`:
+    a tuple of names that also says which of the table's partition sets they belong to."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -626,6 +626,7 @@ class CompactionManager:
     # ---- stale rowsets ----------------------------------------------------------------------
     def sweep_stale(self) -> int:
         removed = self.engine.stale_rowsets.sweep(self.cfg.tablet_rowset_stale_sweep_time_sec)
+        removed += self.engine.retired_tablets.sweep(self.cfg.tablet_rowset_stale_sweep_time_sec)
         if removed:
             forget_segment_files(removed)  # their cached pages and metadata
         return len(removed)
