@@ -38,10 +38,7 @@ def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:
     rows = 0
     only = {n.lower() for n in src.partitions}
     temporary = isinstance(src.partitions, TemporaryPartitionNames)
-    # (the keyword only when needed: simple CatalogViews know no temporary partitions)
-    chosen = (catalog.partitions(meta.table_id, temporary=True) if temporary
-              else catalog.partitions(meta.table_id))
-    for p in chosen:
+    for p in catalog.partitions(meta.table_id, temporary=temporary):
         if only and p.name.lower() not in only:
             continue  # FROM t PARTITION (..) names the partitions to read
         parts.append((p.partition_id, p.visible_version))

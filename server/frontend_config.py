@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sql.errors import DorisError
+from sql.show import like_match
 from storage import clock
 from storage.engine import StorageEngine
 from storage.per_engine import PerEngine
@@ -111,8 +112,6 @@ class FrontendConfig:
 
     def rows(self, pattern: str | None = None) -> list[tuple[object, ...]]:
         """ADMIN SHOW FRONTEND CONFIG [LIKE pattern] rows, sorted by key."""
-        from sql.show import like_match
-
         with self._lock:
             items = sorted(self.items.values(), key=lambda i: i.key)
         return [(i.key, i.current(), i.type, str(i.mutable).lower(),

@@ -14,6 +14,7 @@ Upstream: Doris `AlterJobV2` (runPendingJob / runWaitingTxnJob / runRunningJob, 
 
 from __future__ import annotations
 
+import abc
 import gc
 import threading
 import time
@@ -31,7 +32,7 @@ class JobCancelled(Exception):
     pass
 
 
-class AlterJobRunner:
+class AlterJobRunner(abc.ABC):
     """Runs the engine's jobs of one `JOB_TYPE`. Subclasses implement `_work` (RUNNING) and
     `_finish_cancel` (undo what the job changed, then mark it CANCELLED)."""
 
@@ -135,8 +136,10 @@ class AlterJobRunner:
                 gc.collect()
                 collected = time.monotonic()
 
+    @abc.abstractmethod
     def _work(self, job: AlterJobMeta) -> None:
-        raise NotImplementedError
+        """RUNNING: the job's conversion, ending with the job FINISHED."""
 
+    @abc.abstractmethod
     def _finish_cancel(self, job_id: int, msg: str) -> None:
-        raise NotImplementedError
+        """Undo what the job changed and mark it CANCELLED with `msg` (idempotent)."""

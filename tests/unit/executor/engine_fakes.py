@@ -84,7 +84,9 @@ class MemoryEngine:
     def list_tables(self, db: str) -> list[TableMeta]:
         return [t for (d, _), t in self.tables.items() if d == db]
 
-    def partitions(self, table_id: int) -> list[PartitionMeta]:
+    def partitions(self, table_id: int, temporary: bool = False) -> list[PartitionMeta]:
+        if temporary:  # no temporary partitions here
+            return []
         return list(self.parts.get(table_id, []))
 
     def materialized_indexes(self, table_id: int) -> list[MaterializedIndexMeta]:

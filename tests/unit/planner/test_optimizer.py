@@ -41,7 +41,9 @@ class Catalog:
     def list_tables(self, db: str) -> list[TableMeta]:
         return [self.t]
 
-    def partitions(self, table_id: int) -> list[PartitionMeta]:
+    def partitions(self, table_id: int, temporary: bool = False) -> list[PartitionMeta]:
+        if temporary:  # no temporary partitions here
+            return []
         return [PartitionMeta(11, 1, "p1", 2, visible_version=3),
                 PartitionMeta(12, 1, "p2", 2, visible_version=5)]
 

@@ -43,7 +43,9 @@ class StarCatalog:
     def list_tables(self, db: str) -> list[TableMeta]:
         return list(self.tables.values())
 
-    def partitions(self, table_id: int) -> list[PartitionMeta]:
+    def partitions(self, table_id: int, temporary: bool = False) -> list[PartitionMeta]:
+        if temporary:  # no temporary partitions here
+            return []
         return [PartitionMeta(1000 + table_id, table_id, self.by_id[table_id].name, 1,
                               visible_version=2)]
 

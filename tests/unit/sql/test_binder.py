@@ -49,7 +49,9 @@ class Catalog:
     def list_tables(self, db: str) -> list[TableMeta]:
         return [self.t, self.agg] if db == "db" else []
 
-    def partitions(self, table_id: int) -> list[PartitionMeta]:
+    def partitions(self, table_id: int, temporary: bool = False) -> list[PartitionMeta]:
+        if temporary:  # no temporary partitions here
+            return []
         return [PartitionMeta(100 + table_id, table_id, "p", 1)]
 
     def materialized_indexes(self, table_id: int) -> list[MaterializedIndexMeta]:
