@@ -47,6 +47,7 @@ from planner.logical import (
     LogicalAggregate, LogicalJoin, LogicalLimit, LogicalPlan, LogicalScan, LogicalSort, ScanRange,
     with_scan_ranges,
 )
+from planner.partitioning import PartitionKind
 from planner.runtime_filters import probe_targets
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
@@ -126,7 +127,7 @@ class Coordinator:
         # receives the rows and builds (executor/hash_join.py SharedBuild)
         self.shared_builds: dict[Path, SharedBuild] = {
             link.path: SharedBuild() for link in self.links
-            if link.spec.kind == "broadcast" and len(link.receiver.instances) > 1
+            if link.spec.replicated and len(link.receiver.instances) > 1
             and isinstance(node_at(self.plan, link.path[:-1]), LogicalJoin)}
         self.join_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
         self.scan_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
@@ -183,7 +184,7 @@ class Coordinator:
                     continue
                 right = next((lk for lk in self.links if lk.path == path + (1,)), None)
                 whole = len(run.instances) == 1 or (right is not None
-                                                    and right.spec.kind == "broadcast")
+                                                    and right.spec.replicated)
                 for t in probe_targets(node):
                     target = path + (0,) + t.path
                     if not any(lk.path[:len(path) + 1] == path + (0,)
@@ -197,7 +198,7 @@ class Coordinator:
     def _assign(self, run: FragmentRun) -> None:
         par = max(1, self.ctx.parallelism)
         if not run.scans:
-            wide = run.fragment.partition != "UNPARTITIONED" and run.fragment.id != 0 and any(
+            wide = run.fragment.partition.is_partitioned and run.fragment.id != 0 and any(
                 len(link.sender.instances) > 1 for link in run.inputs)
             n = max(len(self.backends), par) if wide else 1
             run.instances = [Instance(self.backends[i % len(self.backends)], None)
@@ -250,7 +251,8 @@ class Coordinator:
 
     def _wire(self) -> None:
         for link in self.links:
-            ordered = link.spec.kind == "gather" and not link.sender.inputs
+            ordered = link.spec.partition.kind is PartitionKind.UNPARTITIONED \
+                and not link.spec.replicated and not link.sender.inputs
             link.receivers = [Receiver(self.run_state, len(link.sender.instances), ordered)
                               for _ in link.receiver.instances]
 
@@ -332,10 +334,12 @@ class Coordinator:
         link = run.output
         assert link is not None
         bucket_map = None
-        if link.spec.kind == "bucket":
+        bucketing = link.spec.partition.bucketing
+        if link.spec.partition.kind is PartitionKind.BUCKET_SHUFFLE:
             # the planner put the bucket-shuffled side's partner scan in the receiving fragment
+            assert bucketing is not None
             assert link.receiver.bucketed or len(link.receiver.instances) == 1
-            bucket_map = self._bucket_instance(link.receiver, link.spec.buckets)
+            bucket_map = self._bucket_instance(link.receiver, bucketing.buckets)
         receivers = link.receivers[:1] if link.path in self.shared_builds else link.receivers
         return Sender(link.spec, receivers, index, link.counters, ctx.cancel, bucket_map)
 

@@ -3,8 +3,8 @@
 Every instance of a fragment ends in a `Sender` for the exchange above its fragment; every
 instance of the receiving fragment reads a `Receiver` through an `ExchangeSource` leaf
 operator. A sender routes each output batch as the plan's exchange says
-(planner.distribute.ExchangeSpec): all to the single receiver (gather), a copy to every
-receiver (broadcast), by a hash of the key columns (shuffle: both sides of a join use the same
+(planner.distribute.ExchangeSpec, its DataPartition): all to the single receiver (gather), a
+copy to every receiver (broadcast), by a hash of the key columns (shuffle: both sides of a join use the same
 hash, so equal keys meet in the same instance), or by Doris' bucket function of the keys to the
 instance holding that bucket seq of the receiving fragment's table (bucket shuffle). The
 partial states of a two-phase aggregate travel the same way (executor/two_phase_aggregate.py).
@@ -33,6 +33,7 @@ from executor.exchange import get_polling, put_until
 from executor.join_table import hash_keys
 from executor.operator import Operator
 from planner.distribute import ExchangeSpec
+from planner.partitioning import PartitionKind
 from sql.errors import QueryCancelled
 from sql.functions.cast import cast_vec
 from sql.functions.vector import Vec
@@ -176,7 +177,7 @@ class Sender:
         self.index = index
         self.counters = counters
         self._keys: list[Callable[[Batch], Column]] = [compile_column(e, cancel)
-                                                       for e in spec.keys]
+                                                       for e in spec.partition.exprs]
         self._bucket_instance = bucket_instance
 
     def _put(self, target: int, item: object) -> bool:
@@ -186,10 +187,9 @@ class Sender:
     def send(self, item: object) -> bool:
         """Route one batch (or partial state); False once the query halted."""
         n = len(self.receivers)
-        kind = self.spec.kind
-        if kind == "broadcast":
+        if self.spec.replicated:
             return all(self._put(i, item) for i in range(n))
-        if kind == "gather" or n == 1:
+        if self.spec.partition.kind is PartitionKind.UNPARTITIONED or n == 1:
             return self._put(0, item)
         split = getattr(item, "split", None)
         if split is not None:  # a partial aggregate state: its groups by key hash
@@ -211,11 +211,12 @@ class Sender:
 
     def _targets(self, batch: Batch) -> np.ndarray:
         cols = [fn(batch) for fn in self._keys]
-        if self.spec.kind == "bucket":
-            assert self._bucket_instance is not None
+        bucketing = self.spec.partition.bucketing
+        if self.spec.partition.kind is PartitionKind.BUCKET_SHUFFLE:
+            assert self._bucket_instance is not None and bucketing is not None
             typed = [c if c.type == t else cast_vec(Vec.from_column(c), t).to_column()
-                     for c, t in zip(cols, self.spec.bucket_types)]
-            return self._bucket_instance[bucket_of_rows(typed, self.spec.buckets)]
+                     for c, t in zip(cols, bucketing.column_types)]
+            return self._bucket_instance[bucket_of_rows(typed, bucketing.buckets)]
         return hash_instances(cols, batch.num_rows, len(self.receivers))
 
     def finish(self) -> None:

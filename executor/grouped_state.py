@@ -23,6 +23,7 @@ from executor.kernels.aggregates import (
 )
 from executor.kernels.hash_table import GroupTable, StringDict
 from executor.memory import column_bytes
+from planner.aggregate_phase import kernel_state_supported, numpy_kind
 from planner.logical import LogicalAggregate
 from sql.functions import State, aggregate_function
 from sql.functions.aggregate import group_reduce
@@ -30,38 +31,10 @@ from sql.functions.vector import wide_objects
 from storage.batch import Column
 from storage.types import DataType
 
-KERNEL_AGGREGATES = frozenset({"count", "sum", "min", "max", "avg"})
 _OBJ = np.dtype(object)
 _EXACT_LIMIT = 2.0 ** 62  # int64 sums switch to Python ints beyond this bound
-
-
-def _kind(t: DataType) -> str:
-    try:
-        return t.numpy_dtype.kind
-    except (KeyError, AttributeError, TypeError):
-        return "?"
-
-
-def kernel_supported(plan: LogicalAggregate) -> bool:
-    """Whether `GroupedState` can run this aggregate (else the numpy path does)."""
-    for _, e in plan.group_by:
-        if not (e.type.is_varlen or _kind(e.type) in "iubf"):
-            return False
-    for _, a in plan.aggregates:
-        if a.distinct or a.name not in KERNEL_AGGREGATES:
-            return False
-        if a.name == "count":
-            continue
-        if len(a.args) != 1:
-            return False
-        t = a.args[0].type
-        if t.is_object and t.is_decimal and a.name in ("sum", "avg"):
-            continue  # wide DECIMAL sums: exact int64 while bounded, Python ints beyond
-        if t.is_object or t.is_varlen:
-            return False
-        if _kind(t) not in ("iuf" if a.name in ("min", "max") else "iubf"):
-            return False
-    return True
+# which aggregates this state runs is part of the plan (it decides aggregate phases)
+kernel_supported = kernel_state_supported
 
 
 def _zeros_like_grown(arr: np.ndarray, need: int) -> np.ndarray:
@@ -194,7 +167,7 @@ class _Agg:
         self.has = np.zeros(16, np.bool_)
         if name in ("sum", "avg"):
             assert arg_type is not None
-            self.sum = _Sum(arg_type.is_float or _kind(arg_type) == "f")
+            self.sum = _Sum(arg_type.is_float or numpy_kind(arg_type) == "f")
         if name in ("min", "max"):
             assert arg_type is not None
             self.vals = np.zeros(16, arg_type.numpy_dtype)

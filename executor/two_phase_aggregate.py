@@ -5,10 +5,9 @@ the input, `merge finalize` in the instances that receive it.
 (a `PartialState`) through the exchange: to the single merging instance when there are no
 group keys, else split by a hash of the group keys, one share per merging instance, so every
 group is finalized in exactly one place. `MergeAggregate` combines the states it receives and
-finalizes. States only exist for aggregates the numba kernels run
-(executor/grouped_state.py); for the others (DISTINCT, object-valued, BITMAP/HLL, ...) with
-group keys the sender forwards its input rows instead, hashed on the group-key expressions, and
-the merging instance aggregates them in one phase: the same routing, so the result is the same.
+finalizes. The planner only splits aggregates whose partial state can be merged
+(planner/aggregate_phase.py); any other keyed aggregate is planned in one phase above a
+hash exchange of its input rows, so both operators here always carry states.
 Upstream: Doris `AggregationNode` update/merge phases with a serialized intermediate tuple.
 """
 
@@ -17,16 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from executor.data_stream import hash_instances
-from executor.grouped_state import GroupedState, kernel_supported
+from executor.grouped_state import GroupedState
 from executor.hash_aggregate import HashAggregate
 from executor.operator import Operator
 from planner.logical import LogicalAggregate
 from storage.batch import Batch
-
-
-def ships_states(plan: LogicalAggregate) -> bool:
-    """Whether the update phase sends states (else, with group keys, its input rows)."""
-    return not plan.group_by or kernel_supported(plan)
 
 
 class PartialState:
@@ -67,16 +61,14 @@ class PartialState:
 
 
 class PartialAggregate(HashAggregate):
-    """`VAGGREGATE (update serialize)`: emits one PartialState, or (no states) its input."""
+    """`VAGGREGATE (update serialize)`: emits its instance's state as one PartialState."""
 
     def __init__(self, plan: LogicalAggregate, child: Operator) -> None:
         super().__init__(plan, child)
-        self.states = ships_states(plan)
+        if plan.group_by and self._grouped is None:
+            raise AssertionError("planned in two phases without a mergeable state")
 
     def produce(self) -> Iterator[Batch]:
-        if not self.states:
-            yield from self.child_batches()
-            return
         for batch in self.child_batches():
             if batch.num_rows:
                 self.sink(batch)
@@ -84,16 +76,14 @@ class PartialAggregate(HashAggregate):
 
 
 class MergeAggregate(HashAggregate):
-    """`VAGGREGATE (merge finalize)`: combines received states (or aggregates received rows)."""
+    """`VAGGREGATE (merge finalize)`: combines the received states and finalizes."""
 
     def produce(self) -> Iterator[Batch]:
         for item in self.child_batches():
-            if isinstance(item, PartialState):
-                if item.grouped is not None:
-                    assert self._grouped is not None
-                    self._grouped.combine(item.grouped)
-                elif item.agg is not None:
-                    self.combine(item.agg)
-            elif item.num_rows:
-                self.sink(item)
+            assert isinstance(item, PartialState), "an update-serialize phase sends states"
+            if item.grouped is not None:
+                assert self._grouped is not None
+                self._grouped.combine(item.grouped)
+            elif item.agg is not None:
+                self.combine(item.agg)
         yield from self.finalize()

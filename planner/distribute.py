@@ -18,7 +18,9 @@ or `RANDOM`). Going up:
   switch modes off. Joins without equi keys are nested-loop joins with a broadcast right side.
 - an aggregate already partitioned by (a subset of) its group keys runs in one phase
   (`update finalize`); otherwise `update serialize` where its input is, an exchange hashed on
-  the group keys (gather without keys), then `merge finalize`.
+  the group keys (gather without keys), then `merge finalize`. A keyed aggregate without a
+  mergeable partial state (planner/aggregate_phase.py) runs in one phase above an exchange
+  that hashes its input rows on the group keys.
 - sorts, windows, set operations and one-row guards gather first; the root fragment 0 is
   UNPARTITIONED and ends in the result sink.
 executor/coordinator.py runs this plan: instances per fragment, exchanges between them (each
@@ -32,18 +34,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from planner.aggregate_phase import AggPhase, splits_in_two_phases
 from planner.index_usage import IndexUsage, index_line, runtime_filter_line
 from planner.logical import (
-    LogicalAggregate, LogicalAssertOneRow, LogicalFileScan, LogicalFilter, LogicalJoin,
-    LogicalLimit, LogicalPlan, LogicalProject, LogicalScan, LogicalSetOp, LogicalSort,
-    LogicalValues, LogicalWindow,
+    LogicalAggregate,
+    LogicalAssertOneRow,
+    LogicalFileScan,
+    LogicalFilter,
+    LogicalJoin,
+    LogicalLimit,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+    LogicalSetOp,
+    LogicalSort,
+    LogicalValues,
+    LogicalWindow,
+)
+from planner.partitioning import (
+    RANDOM,
+    UNPARTITIONED,
+    DataPartition,
+    JoinMode,
+    PartitionKind,
+    TableBucketing,
 )
 from planner.runtime_filters import probe_targets
 from planner.statistics import estimate_rows
 from sql.expressions import ColumnRef, Expr
 from sql.relations import CatalogView
 from storage.catalog.meta import DistributionType
-from storage.types import DataType
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,47 +76,56 @@ class DistributeOptions:
 
 @dataclass(frozen=True, slots=True)
 class Dist:
-    """How rows of a node's output are spread over instances.
+    """How rows of a node's output are spread over instances, as the planner reasons about it.
 
-    kind: "hash" (by `cols`: per distribution column the output names holding its value —
-    several after an equi-join made columns equal, none when it is not visible),
-    "random", or "gather" (one instance). `table` is set while the hash is still a table's
-    own bucket distribution: (table_id, colocate group id or None, group stable).
-    `text` is what a fragment's PARTITION line prints.
+    `partition` is what the fragment holding the node runs under (planner/partitioning.py).
+    `kind` is what the planner may rely on: usually `partition.kind`, but RANDOM after an
+    outer join that may put NULL keys anywhere (the fragment still prints its hash
+    partition). `cols`: while HASH, per hash column the output names holding its value
+    (several after an equi-join made columns equal, none when it is not visible).
+    `partition.bucketing` is set while the hash is still a table's own bucket distribution.
     """
 
-    kind: str
+    kind: PartitionKind
     cols: tuple[frozenset[str], ...] = ()
-    table: tuple[int, int | None, bool] | None = None
-    text: str = ""
-    # while `table` is set: the table's bucket count and distribution column types (a
-    # bucket-shuffle exchange hashes the other side's keys as these types)
-    buckets: int = 0
-    bucket_types: tuple[DataType, ...] = ()
+    partition: DataPartition = UNPARTITIONED
+
+    @property
+    def bucketing(self) -> TableBucketing | None:
+        return self.partition.bucketing
 
 
-GATHER = Dist("gather", text="UNPARTITIONED")
+GATHER = Dist(PartitionKind.UNPARTITIONED)
+_HASH = PartitionKind.HASH
 
 
 @dataclass(frozen=True, slots=True)
 class ExchangeSpec:
     """How an exchange routes rows, for the executor (executor/coordinator.py).
 
-    kind: "gather" (all to the one receiving instance), "broadcast" (a copy to every
-    instance), "hash" (by `keys`, the same hash on both sides of a shuffle join), or "bucket"
-    (by Doris' bucket function of `keys` cast to `bucket_types`, to the instance holding that
-    bucket seq of the receiving fragment's table: bucket shuffle).
+    `partition` is the sink's output partition: UNPARTITIONED sends every row to every
+    receiving instance (`replicated`: a broadcast to several, else a gather to the one
+    receiving instance), HASH splits by the shuffle hash of `partition.exprs` (both sides of a
+    shuffle join hash alike), BUCKET_SHUFFLE by Doris' bucket function of `partition.exprs`
+    cast to `partition.bucketing.column_types`, to the instance holding that bucket seq of the
+    receiving fragment's table.
     `aggregate`: the exchange moves the partial states of the aggregate at its path (two-phase
     aggregation); `top_n`: the sender runs the TOP-N at its path and the receiver merges
     (sort + limit again) above the exchange.
     """
 
-    kind: str
-    keys: tuple[Expr, ...] = ()
-    buckets: int = 0
-    bucket_types: tuple[DataType, ...] = ()
+    partition: DataPartition
+    replicated: bool = False
     aggregate: bool = False
     top_n: bool = False
+
+    @property
+    def keys(self) -> tuple[Expr, ...]:
+        return self.partition.exprs
+
+
+GATHER_SPEC = ExchangeSpec(UNPARTITIONED)
+BROADCAST_SPEC = ExchangeSpec(UNPARTITIONED, replicated=True)
 
 
 @dataclass
@@ -108,10 +137,11 @@ class PNode:
     children: list[PNode] = field(default_factory=list)
     # exchanges: the subtree feeding it (another fragment), its sink line and partition
     source: PNode | None = None
-    sink: str = ""
     source_dist: Dist | None = None
     shape: str = ""  # EXPLAIN SHAPE PLAN label
     colocated: bool = False
+    join_mode: JoinMode | None = None  # joins: how they are distributed
+    agg_phase: AggPhase | None = None  # aggregates: which phase this node runs
     scan_key: int | None = None  # scans: id() of their LogicalScan (runtime-filter targets)
     # child indexes from the plan root to the logical node this node executes (the executor's
     # operator tree mirrors the plan, so the profile finds the operator at the same path);
@@ -124,7 +154,7 @@ class PNode:
 class Fragment:
     id: int
     root: PNode
-    partition: str
+    partition: DataPartition
     sink: list[str]
     output_exprs: list[str] = field(default_factory=list)
     has_colo: bool = False
@@ -187,21 +217,20 @@ class _Planner:
         self._ids += 1
         return n
 
-    def exchange(self, child: PNode, dist: Dist, sink: str, shape: str,
-                 spec: ExchangeSpec, at: tuple[int, ...]) -> PNode:
+    def exchange(self, child: PNode, dist: Dist, shape: str, spec: ExchangeSpec,
+                 at: tuple[int, ...]) -> PNode:
         """An exchange moving the output of the plan node at path `at` (its sender fragment
         computes that node; `child` is the top of what EXPLAIN draws below the exchange)."""
         ex = self.node("VEXCHANGE", details=["offset: 0"], shape=shape)
-        ex.source, ex.sink, ex.source_dist, ex.path = child, sink, dist, at
+        ex.source, ex.source_dist, ex.path = child, dist, at
         ex.exchange = spec
         return ex
 
     def gather(self, node: PNode, dist: Dist, at: tuple[int, ...],
-               spec: ExchangeSpec = ExchangeSpec("gather")) -> PNode:
-        if dist.kind == "gather":
+               spec: ExchangeSpec = GATHER_SPEC) -> PNode:
+        if dist.kind is PartitionKind.UNPARTITIONED:
             return node
-        return self.exchange(node, dist, "UNPARTITIONED",
-                             "PhysicalDistribute[DistributionSpecGather]", spec, at)
+        return self.exchange(node, dist, "PhysicalDistribute[DistributionSpecGather]", spec, at)
 
     # ---- visiting --------------------------------------------------------------------------
     def visit(self, plan: LogicalPlan, path: tuple[int, ...] = ()) -> tuple[PNode, Dist]:
@@ -313,7 +342,7 @@ class _Planner:
             node.verbose = [line]
         if meta is None or meta.distribution.type is not DistributionType.HASH:
             self.buckets[plan.table_id] = 0
-            return node, Dist("random", text="RANDOM")
+            return node, Dist(PartitionKind.RANDOM, partition=RANDOM)
         self.buckets[plan.table_id] = meta.distribution.buckets
         cols = tuple(frozenset({c}) if c in plan.columns else frozenset()
                      for c in meta.distribution.columns)
@@ -322,10 +351,11 @@ class _Planner:
         if group is not None:
             g = getattr(self.catalog, "colocate_group", lambda _gid: None)(group)
             stable = bool(getattr(g, "is_stable", True)) if g is not None else True
-        text = "HASH_PARTITIONED: " + ", ".join(meta.distribution.columns)
         types = tuple(meta.column(c).type for c in meta.distribution.columns)
-        return node, Dist("hash", cols, (plan.table_id, group, stable), text,
-                          meta.distribution.buckets, types)
+        bucketing = TableBucketing(plan.table_id, meta.distribution.buckets, types, group, stable)
+        partition = DataPartition(_HASH, bucketing=bucketing,
+                                  labels=tuple(meta.distribution.columns))
+        return node, Dist(_HASH, cols, partition)
 
     def limit(self, plan: LogicalLimit) -> tuple[PNode, Dist]:
         child = plan.child
@@ -335,7 +365,7 @@ class _Planner:
                              for k in child.keys)
             top = self.node("VTOP-N", [node], [f"order by: {keys}", f"offset: {plan.offset}",
                                                f"limit: {plan.limit}"], shape="PhysicalTopN")
-            ex = self.gather(top, dist, self._path, ExchangeSpec("gather", top_n=True))
+            ex = self.gather(top, dist, self._path, ExchangeSpec(UNPARTITIONED, top_n=True))
             if ex is not top:
                 ex.details = [f"offset: {plan.offset}", f"limit: {plan.limit}"]
             return ex, GATHER
@@ -356,30 +386,34 @@ class _Planner:
                    f"group by: {', '.join(groups)}"]
         card = f"cardinality={int(estimate_rows(plan))}"
         by_name = {e.name: n for n, e in plan.group_by if isinstance(e, ColumnRef)}
-        if plan.group_by and dist.kind == "hash" and dist.cols and \
+        if plan.group_by and dist.kind is _HASH and dist.cols and \
                 all(alts & by_name.keys() for alts in dist.cols):
-            node = self.node("VAGGREGATE (update finalize)", [child], details + [card],
-                             shape="hashAgg[GLOBAL]")
+            node = self.agg_node(AggPhase.ONE_PHASE, [child], details + [card])
             cols = tuple(frozenset(by_name[c] for c in alts if c in by_name) for alts in dist.cols)
             return node, replace(dist, cols=cols)
-        local = self.node("VAGGREGATE (update serialize)", [child], details + [card],
-                          shape="hashAgg[LOCAL]")
+        by_keys = DataPartition(_HASH, tuple(e for _, e in plan.group_by), labels=tuple(groups))
+        out = Dist(_HASH, tuple(frozenset({n}) for n, _ in plan.group_by), by_keys)
+        if not splits_in_two_phases(plan):
+            # no partial state to merge: the rows go to where their group is aggregated
+            ex = self.exchange(child, dist, "PhysicalDistribute[DistributionSpecHash]",
+                               ExchangeSpec(by_keys), self._path + (0,))
+            return self.agg_node(AggPhase.ONE_PHASE, [ex], details + [card]), out
+        local = self.agg_node(AggPhase.UPDATE_SERIALIZE, [child], details + [card])
         if plan.group_by:
-            keys = ", ".join(groups)
-            ex = self.exchange(local, dist, f"HASH_PARTITIONED: {keys}",
-                               "PhysicalDistribute[DistributionSpecHash]",
-                               ExchangeSpec("hash", tuple(e for _, e in plan.group_by),
-                                            aggregate=True), self._path)
-            out = Dist("hash", tuple(n for n, _ in plan.group_by), None,
-                       f"HASH_PARTITIONED: {keys}")
+            ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecHash]",
+                               ExchangeSpec(by_keys, aggregate=True), self._path)
         else:
-            ex = self.exchange(local, dist, "UNPARTITIONED",
-                               "PhysicalDistribute[DistributionSpecGather]",
-                               ExchangeSpec("gather", aggregate=True), self._path)
+            ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecGather]",
+                               ExchangeSpec(UNPARTITIONED, aggregate=True), self._path)
             out = GATHER
-        final = self.node("VAGGREGATE (merge finalize)", [ex], details + [card],
-                          shape="hashAgg[GLOBAL]")
-        return final, out
+        return self.agg_node(AggPhase.MERGE_FINALIZE, [ex], details + [card]), out
+
+    def agg_node(self, phase: AggPhase, children: list[PNode], details: list[str]) -> PNode:
+        scope = "LOCAL" if phase is AggPhase.UPDATE_SERIALIZE else "GLOBAL"
+        node = self.node(f"VAGGREGATE ({phase.value})", children, details,
+                         shape=f"hashAgg[{scope}]")
+        node.agg_phase = phase
+        return node
 
     # ---- joins -----------------------------------------------------------------------------
     def join(self, plan: LogicalJoin) -> tuple[PNode, Dist]:
@@ -391,57 +425,57 @@ class _Planner:
         reasons: list[str] = []
         card = f"cardinality={int(estimate_rows(plan))}"
         if not plan.left_keys:
-            mode = "BROADCAST" if plan.kind not in _NO_BROADCAST else "PARTITIONED"
-            if mode == "BROADCAST":
-                right = self.exchange(right, rd, "UNPARTITIONED",
-                                      "PhysicalDistribute[DistributionSpecReplicated]",
-                                      ExchangeSpec("broadcast"), self._path + (1,))
+            mode = JoinMode.BROADCAST if plan.kind not in _NO_BROADCAST else \
+                JoinMode.PARTITIONED
+            if mode is JoinMode.BROADCAST:
+                right = self.exchange(right, rd, "PhysicalDistribute[DistributionSpecReplicated]",
+                                      BROADCAST_SPEC, self._path + (1,))
                 out = ld
             else:
                 left = self.gather(left, ld, self._path + (0,))
                 right = self.gather(right, rd, self._path + (1,))
                 out = GATHER
-            details = [f"join op: {op}({mode})[]"]
+            details = [f"join op: {op}({mode.value})[]"]
             if plan.residual is not None or plan.condition is not None:
                 cond = [e for e in (plan.residual, plan.condition) if e is not None]
                 details.append("other join predicates: " + " AND ".join(self.text(e) for e in cond))
             details.append(card)
             node = self.node("VNESTED LOOP JOIN", [left, right], details,
                              shape=f"NestedLoopJoin[{op.replace(' ', '_')}]")
+            node.join_mode = mode
             return node, out
         mode = self._choose(plan, ld, rd, lk, rk, reasons)
         colocated = False
-        if mode == "COLOCATE":
+        if mode is JoinMode.COLOCATE:
             out = _joined(ld, rd, lk, rk) if plan.kind == "inner" else ld
             colocated = True
-        elif mode == "BUCKET_SHUFFLE":
-            keys = ", ".join(self.text(k) for k in plan.right_keys)
-            right = self.exchange(right, rd, f"BUCKET_SHFFULE_HASH_PARTITIONED: {keys}",
-                                  "PhysicalDistribute[DistributionSpecHash]",
-                                  ExchangeSpec("bucket", _bucket_keys(plan, ld, lk),
-                                               ld.buckets, ld.bucket_types), self._path + (1,))
+        elif mode is JoinMode.BUCKET_SHUFFLE:
+            assert ld.bucketing is not None
+            by_bucket = DataPartition(PartitionKind.BUCKET_SHUFFLE, _bucket_keys(plan, ld, lk),
+                                      ld.bucketing,
+                                      tuple(self.text(k) for k in plan.right_keys))
+            right = self.exchange(right, rd, "PhysicalDistribute[DistributionSpecHash]",
+                                  ExchangeSpec(by_bucket), self._path + (1,))
             out = _joined(ld, None, lk, rk) if plan.kind == "inner" else ld
-        elif mode == "BROADCAST":
-            right = self.exchange(right, rd, "UNPARTITIONED",
-                                  "PhysicalDistribute[DistributionSpecReplicated]",
-                                  ExchangeSpec("broadcast"), self._path + (1,))
+        elif mode is JoinMode.BROADCAST:
+            right = self.exchange(right, rd, "PhysicalDistribute[DistributionSpecReplicated]",
+                                  BROADCAST_SPEC, self._path + (1,))
             out = ld
         else:
-            lkeys = ", ".join(self.text(k) for k in plan.left_keys)
-            rkeys = ", ".join(self.text(k) for k in plan.right_keys)
-            left = self.exchange(left, ld, f"HASH_PARTITIONED: {lkeys}",
-                                 "PhysicalDistribute[DistributionSpecHash]",
-                                 ExchangeSpec("hash", tuple(plan.left_keys)), self._path + (0,))
-            right = self.exchange(right, rd, f"HASH_PARTITIONED: {rkeys}",
-                                  "PhysicalDistribute[DistributionSpecHash]",
-                                  ExchangeSpec("hash", tuple(plan.right_keys)), self._path + (1,))
-            out = Dist("hash", tuple(frozenset({k}) if k else frozenset() for k in lk), None,
-                       f"HASH_PARTITIONED: {lkeys}")
+            by_left = DataPartition(_HASH, tuple(plan.left_keys),
+                                    labels=tuple(self.text(k) for k in plan.left_keys))
+            by_right = DataPartition(_HASH, tuple(plan.right_keys),
+                                     labels=tuple(self.text(k) for k in plan.right_keys))
+            left = self.exchange(left, ld, "PhysicalDistribute[DistributionSpecHash]",
+                                 ExchangeSpec(by_left), self._path + (0,))
+            right = self.exchange(right, rd, "PhysicalDistribute[DistributionSpecHash]",
+                                  ExchangeSpec(by_right), self._path + (1,))
+            out = Dist(_HASH, tuple(frozenset({k}) if k else frozenset() for k in lk), by_left)
         if plan.kind in _NULLS_LEFT_KEYS:
             # rows the left side did not match carry NULL left keys in every instance: the
             # output is laid out like the plan says, but not partitioned by those columns
-            out = Dist("random", text=out.text)
-        colo = "COLOCATE[]" if colocated else mode
+            out = Dist(PartitionKind.RANDOM, partition=out.partition)
+        colo = "COLOCATE[]" if colocated else mode.value
         details = [f"join op: {op}({colo})[]"]
         details += [f"equal join conjunct: ({self.text(a)} = {self.text(b)})"
                     for a, b in zip(plan.left_keys, plan.right_keys)]
@@ -469,22 +503,23 @@ class _Planner:
                                f"otherCondition=({other})")
         node.verbose = reasons
         node.colocated = colocated
+        node.join_mode = mode
         return node, out
 
     def _choose(self, plan: LogicalJoin, ld: Dist, rd: Dist, lk: list[str | None],
-                rk: list[str | None], reasons: list[str]) -> str:
+                rk: list[str | None], reasons: list[str]) -> JoinMode:
         o = self.options
         hint = (plan.hint or "").upper()
         pairs = set(zip(lk, rk))
         # colocate
         why = _colocate_rejection(ld, rd, pairs, o.disable_colocate)
         if why is None:
-            return "COLOCATE"
+            return JoinMode.COLOCATE
         reasons.append(f"colocate: false, reason: {why}")
         # bucket shuffle
         if not o.bucket_shuffle:
             why = "Session disabled (enable_bucket_shuffle_join = false)"
-        elif ld.kind != "hash" or ld.table is None:
+        elif ld.kind is not _HASH or ld.bucketing is None:
             why = "the left side is not distributed like its table"
         elif not ld.cols or any(not (alts & set(lk)) for alts in ld.cols):
             why = "the join keys do not cover the left table's distribution columns"
@@ -492,7 +527,7 @@ class _Planner:
             why = None
         bucket_ok = why is None
         if bucket_ok and hint not in ("BROADCAST",):
-            return "BUCKET_SHUFFLE"
+            return JoinMode.BUCKET_SHUFFLE
         if why is not None:
             reasons.append(f"bucket shuffle: false, reason: {why}")
         # broadcast
@@ -513,18 +548,18 @@ class _Planner:
         else:
             why = None
         if why is None:
-            return "BROADCAST"
+            return JoinMode.BROADCAST
         if bucket_ok:
-            return "BUCKET_SHUFFLE"
+            return JoinMode.BUCKET_SHUFFLE
         reasons.append(f"broadcast: false, reason: {why}")
-        return "PARTITIONED"
+        return JoinMode.PARTITIONED
 
     # ---- fragments -------------------------------------------------------------------------
     def fragments(self, root: PNode, root_dist: Dist, outputs: list[str]) -> list[Fragment]:
         top = self.gather(root, root_dist, ())
         frags: list[Fragment] = []
 
-        def cut(node: PNode, partition: str, sink: list[str]) -> None:
+        def cut(node: PNode, partition: DataPartition, sink: list[str]) -> None:
             frag = Fragment(len(frags), node, partition, sink)
             frags.append(frag)
             stack = [node]
@@ -533,18 +568,19 @@ class _Planner:
                 if n.colocated:
                     frag.has_colo = True
                 if n.source is not None:
-                    assert n.source_dist is not None
-                    cut(n.source, n.source_dist.text or "UNPARTITIONED",
-                        ["STREAM DATA SINK", f"  EXCHANGE ID: {n.id:02d}", f"  {n.sink}"])
+                    assert n.source_dist is not None and n.exchange is not None
+                    cut(n.source, n.source_dist.partition,
+                        ["STREAM DATA SINK", f"  EXCHANGE ID: {n.id:02d}",
+                         f"  {n.exchange.partition.explain()}"])
                 stack.extend(reversed(n.children))
 
-        cut(top, "UNPARTITIONED", ["VRESULT SINK", "   MYSQL_PROTOCAL"])
+        cut(top, UNPARTITIONED, ["VRESULT SINK", "   MYSQL_PROTOCAL"])
         frags[0].output_exprs = outputs
         return frags
 
 
 def _through_project(dist: Dist, plan: LogicalProject) -> Dist:
-    if dist.kind != "hash":
+    if dist.kind is not _HASH:
         return dist
     renamed: dict[str, str] = {}
     for n, e in plan.exprs:
@@ -582,11 +618,12 @@ def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | N
                         disabled: bool) -> str | None:
     if disabled:
         return "Session disabled"
-    if ld.table is None or rd.table is None or ld.kind != "hash" or rd.kind != "hash":
+    lb, rb = ld.bucketing, rd.bucketing
+    if lb is None or rb is None or ld.kind is not _HASH or rd.kind is not _HASH:
         return "The src data has been redistributed"
-    if ld.table[1] is None or ld.table[1] != rd.table[1]:
+    if lb.colocate_group is None or lb.colocate_group != rb.colocate_group:
         return "Tables are not in the same group"
-    if not (ld.table[2] and rd.table[2]):
+    if not (lb.group_stable and rb.group_stable):
         return "Colocate group is not stable"
     if len(ld.cols) != len(rd.cols) or any(
             not any((a, b) in pairs for a in la for b in ra) for la, ra in zip(ld.cols, rd.cols)):

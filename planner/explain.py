@@ -30,7 +30,7 @@ def _fragment(frag: Fragment, verbose: bool) -> list[str]:
     if frag.output_exprs:
         lines.append("  OUTPUT EXPRS:")
         lines.extend(f"    {e}" for e in frag.output_exprs)
-    lines.append(f"  PARTITION: {frag.partition}")
+    lines.append(f"  PARTITION: {frag.partition.explain()}")
     lines.append("")
     lines.append(f"  HAS_COLO_PLAN_NODE: {'true' if frag.has_colo else 'false'}")
     lines.append("")

@@ -9,9 +9,15 @@ import numpy as np
 import pytest
 
 from executor.data_stream import (
-    _EOS, ExchangeCounters, QueryRun, Receiver, Sender, hash_instances,
+    _EOS,
+    ExchangeCounters,
+    QueryRun,
+    Receiver,
+    Sender,
+    hash_instances,
 )
-from planner.distribute import ExchangeSpec
+from planner.distribute import BROADCAST_SPEC, ExchangeSpec
+from planner.partitioning import DataPartition, PartitionKind, TableBucketing
 from sql.errors import DorisError, QueryCancelled
 from sql.expressions import ColumnRef
 from storage.batch import Batch, Column
@@ -44,7 +50,8 @@ def _rows(items: list[object]) -> list[tuple[object, ...]]:
 def test_hash_routing_sends_equal_keys_to_one_instance_and_keeps_every_row() -> None:
     run = QueryRun(threading.Event())
     receivers = [Receiver(run, 2, ordered=False) for _ in range(3)]
-    spec = ExchangeSpec("hash", (ColumnRef("k", INT), ColumnRef("s", varchar(4))))
+    spec = ExchangeSpec(DataPartition(
+        PartitionKind.HASH, (ColumnRef("k", INT), ColumnRef("s", varchar(4)))))
     a, counters = _sender(spec, receivers, 0)
     b, _ = _sender(spec, receivers, 1)
     keys = [i % 7 for i in range(50)]
@@ -81,7 +88,8 @@ def test_bucket_routing_matches_the_storage_bucket_of_the_partner_table() -> Non
     receivers = [Receiver(run, 1, ordered=False) for _ in range(2)]
     buckets = 5
     owner = np.array([0, 1, 1, 0, 1])  # bucket seq -> instance
-    spec = ExchangeSpec("bucket", (ColumnRef("k", INT),), buckets, (BIGINT,))
+    spec = ExchangeSpec(DataPartition(PartitionKind.BUCKET_SHUFFLE, (ColumnRef("k", INT),),
+                                      TableBucketing(1, buckets, (BIGINT,))))
     s, _ = _sender(spec, receivers, 0, owner)
     keys = list(range(-20, 40))
     assert s.send(_batch(k=(INT, keys)))
@@ -96,7 +104,7 @@ def test_bucket_routing_matches_the_storage_bucket_of_the_partner_table() -> Non
 def test_broadcast_copies_to_every_instance_and_counts_each_copy() -> None:
     run = QueryRun(threading.Event())
     receivers = [Receiver(run, 1, ordered=False) for _ in range(3)]
-    s, counters = _sender(ExchangeSpec("broadcast"), receivers)
+    s, counters = _sender(BROADCAST_SPEC, receivers)
     batch = _batch(k=(INT, [1, 2, 3]))
     assert s.send(batch)
     s.finish()

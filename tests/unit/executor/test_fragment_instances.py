@@ -11,14 +11,15 @@ from collections import Counter
 import pytest
 import sqlglot
 from engine_fakes import session
-from test_differential import _norm, _same, _sort_key
 from test_differential import QUERIES as AGG_QUERIES
+from test_differential import _norm, _same, _sort_key
 from test_differential import env as agg_env  # noqa: F401
 from test_differential_joins import QUERIES as JOIN_QUERIES
 from test_differential_joins import env  # noqa: F401
 
-import executor.query as query
+from executor import query
 from executor.query import execute, plan_select
+from planner.partitioning import PartitionKind
 
 INSTANCES = 4
 SEEN: Counter[str] = Counter()
@@ -47,7 +48,10 @@ def _run(engine, sql: str, variables: dict[str, object]) -> list[tuple]:  # type
         if len(frag.instances) > 1:
             SEEN["multi-instance fragment"] += 1
     for link in run.links:
-        SEEN[f"exchange {link.spec.kind}{' aggregate' if link.spec.aggregate else ''}"] += 1
+        kind = {PartitionKind.UNPARTITIONED: "gather", PartitionKind.HASH: "hash",
+                PartitionKind.BUCKET_SHUFFLE: "bucket"}[link.spec.partition.kind]
+        kind = "broadcast" if link.spec.replicated else kind
+        SEEN[f"exchange {kind}{' aggregate' if link.spec.aggregate else ''}"] += 1
     return [tuple(_norm(t.to_python(v)) for t, v in zip(res.types, r)) for r in rows]
 
 

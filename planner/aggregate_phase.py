@@ -1,0 +1,65 @@
+"""Aggregate phases: whether an aggregate runs once where all its rows meet, or in two phases
+(`update serialize` where its input is, `merge finalize` after an exchange), decided by the
+planner and printed by EXPLAIN; the executor runs exactly the phase it is given.
+
+Two phases need a partial state the exchange can carry and the merge can combine. An aggregate
+without group keys always has one (one row of states per instance). With group keys the states
+are the kernel-backed `GroupedState` of executor/grouped_state.py, which exists only for keys of
+fixed-width or string types and COUNT / SUM / MIN / MAX / AVG (not DISTINCT) over fixed-width
+numeric arguments (and SUM / AVG over wide DECIMAL); `kernel_state_supported` states that
+contract here, where the plan is made. Any other keyed aggregate is planned in one phase above
+an exchange hashed on its group keys (the rows travel instead of states), so EXPLAIN shows what
+runs. Upstream: Doris `AggregateInfo` phases, Nereids `SplitAggregateRule`.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from planner.logical import LogicalAggregate
+from storage.types import DataType
+
+KERNEL_AGGREGATES = frozenset({"count", "sum", "min", "max", "avg"})
+
+
+class AggPhase(Enum):
+    """One aggregate node's phase, in Doris' EXPLAIN words."""
+
+    ONE_PHASE = "update finalize"
+    UPDATE_SERIALIZE = "update serialize"
+    MERGE_FINALIZE = "merge finalize"
+
+
+def numpy_kind(t: DataType) -> str:
+    try:
+        return t.numpy_dtype.kind
+    except (KeyError, AttributeError, TypeError):
+        return "?"
+
+
+def kernel_state_supported(plan: LogicalAggregate) -> bool:
+    """Whether the kernel-backed grouped state can run this aggregate (else the numpy path
+    does, whose keyed state cannot be split across merging instances)."""
+    for _, e in plan.group_by:
+        if not (e.type.is_varlen or numpy_kind(e.type) in "iubf"):
+            return False
+    for _, a in plan.aggregates:
+        if a.distinct or a.name not in KERNEL_AGGREGATES:
+            return False
+        if a.name == "count":
+            continue
+        if len(a.args) != 1:
+            return False
+        t = a.args[0].type
+        if t.is_object and t.is_decimal and a.name in ("sum", "avg"):
+            continue  # wide DECIMAL sums: exact int64 while bounded, Python ints beyond
+        if t.is_object or t.is_varlen:
+            return False
+        if numpy_kind(t) not in ("iuf" if a.name in ("min", "max") else "iubf"):
+            return False
+    return True
+
+
+def splits_in_two_phases(plan: LogicalAggregate) -> bool:
+    """Whether a partial state of `plan` can cross an exchange and be merged."""
+    return not plan.group_by or kernel_state_supported(plan)
