@@ -12,13 +12,18 @@ from planner.aggregate_phase import AggPhase
 from planner.distribute import DistributedPlan, PNode
 from planner.explain import explain_lines
 from planner.partitioning import (
-    RANDOM, UNPARTITIONED, DataPartition, JoinMode, PartitionKind, TableBucketing,
+    RANDOM,
+    UNPARTITIONED,
+    DataPartition,
+    JoinMode,
+    PartitionKind,
+    TableBucketing,
 )
 from sql.expressions import ColumnRef
 from storage.types import INT, varchar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "executor"))
-from engine_fakes import MemoryEngine, session  # noqa: E402
+from engine_fakes import MemoryEngine, session
 
 
 @pytest.fixture(scope="module")
