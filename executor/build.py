@@ -3,7 +3,7 @@ Upstream: BusTub `ExecutorFactory`, Doris `PlanFragmentExecutor` node creation."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from executor.assert_one_row import AssertOneRow
 from executor.file_scan import FileScan
@@ -13,7 +13,6 @@ from executor.hash_aggregate import HashAggregate
 from executor.limit import Limit
 from executor.operator import Operator
 from executor.project import Project
-from executor.runtime_filter import find_targets
 from executor.scan import Scan
 from executor.set_operation import SetOperation
 from executor.sort import Sort
@@ -24,46 +23,44 @@ from planner.logical import (
     LogicalLimit, LogicalPlan, LogicalProject, LogicalScan, LogicalSetOp, LogicalSort,
     LogicalValues, LogicalWindow,
 )
+from planner.runtime_filters import RuntimeFilterDesc
 
 
 Substitute = Callable[[LogicalPlan, tuple[int, ...]], Operator]
 
 
-def build_operator(plan: LogicalPlan, runtime_filters: bool = True,
+def build_operator(plan: LogicalPlan, runtime_filters: Sequence[RuntimeFilterDesc] = (),
                    *, path: tuple[int, ...] = (),
                    substitute: dict[tuple[int, ...], Substitute] | None = None,
                    built: dict[tuple[int, ...], Operator] | None = None) -> Operator:
-    """The operator tree of `plan`; hash joins get their runtime-filter targets wired.
+    """The operator tree of `plan`; each hash join gets the scans of its planned runtime
+    filters that are built here (the others run in another fragment: the coordinator wires
+    those through a GlobalFilter).
 
     Fragment instances (executor/coordinator.py) build a subtree: `path` is where `plan` sits
     in the whole plan, `substitute` maps plan paths to a builder of what runs there instead
     (an exchange's receiving end), and `built` collects the operator of every path (the
     profile reads their counters)."""
-    b = _Builder(substitute or {}, built)
+    ops: dict[tuple[int, ...], Operator] = {} if built is None else built
+    b = _Builder(substitute or {}, ops)
     root = b.build(plan, path)
-    if runtime_filters:
-        _wire_runtime_filters(root)
+    for desc in runtime_filters:
+        join, scan = ops.get(desc.join_path), ops.get(desc.target_path)
+        if isinstance(join, HashJoin) and isinstance(scan, Scan):
+            join.runtime_targets.append((desc, scan))
     return root
-
-
-def _wire_runtime_filters(op: Operator) -> None:
-    if isinstance(op, HashJoin):
-        op.runtime_targets = find_targets(op)
-    for c in op.children:
-        _wire_runtime_filters(c)
 
 
 class _Builder:
     def __init__(self, substitute: dict[tuple[int, ...], Substitute],
-                 built: dict[tuple[int, ...], Operator] | None) -> None:
+                 built: dict[tuple[int, ...], Operator]) -> None:
         self.substitute = substitute
         self.built = built
 
     def build(self, plan: LogicalPlan, path: tuple[int, ...]) -> Operator:
         sub = self.substitute.get(path)
         op = sub(plan, path) if sub is not None else _build(plan, path, self)
-        if self.built is not None:
-            self.built.setdefault(path, op)
+        self.built.setdefault(path, op)
         return op
 
 

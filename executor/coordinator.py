@@ -48,7 +48,6 @@ from planner.logical import (
     with_scan_ranges,
 )
 from planner.partitioning import PartitionKind
-from planner.runtime_filters import probe_targets
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
 
@@ -178,21 +177,19 @@ class Coordinator:
         """Runtime filters whose target scan is below an exchange under the join's probe side
         (executor/runtime_filter.py GlobalFilter); targets in the join's own fragment are
         wired inside each instance by executor/build.py."""
-        for run in self.frags:
-            for path, node in self._nodes_of(run):
-                if not isinstance(node, LogicalJoin):
-                    continue
-                right = next((lk for lk in self.links if lk.path == path + (1,)), None)
-                whole = len(run.instances) == 1 or (right is not None
-                                                    and right.spec.replicated)
-                for t in probe_targets(node):
-                    target = path + (0,) + t.path
-                    if not any(lk.path[:len(path) + 1] == path + (0,)
-                               and target[:len(lk.path)] == lk.path for lk in self.links):
-                        continue
-                    gf = GlobalFilter(t.column, t.key_index, len(run.instances), whole)
-                    self.join_filters[path].append(gf)
-                    self.scan_filters[target].append(gf)
+        run_of = {path: run for run in self.frags for path, _ in self._nodes_of(run)}
+        for desc in self.dplan.runtime_filters:
+            path, target = desc.join_path, desc.target_path
+            probe = path + (0,)
+            if not any(lk.path[:len(probe)] == probe and target[:len(lk.path)] == lk.path
+                       for lk in self.links):
+                continue  # in the join's own fragment: wired by executor/build.py
+            run = run_of[path]
+            right = next((lk for lk in self.links if lk.path == path + (1,)), None)
+            whole = len(run.instances) == 1 or (right is not None and right.spec.replicated)
+            gf = GlobalFilter(desc.column, desc.key_index, len(run.instances), whole)
+            self.join_filters[path].append(gf)
+            self.scan_filters[target].append(gf)
 
     # ---- instances -------------------------------------------------------------------------
     def _assign(self, run: FragmentRun) -> None:
@@ -276,7 +273,8 @@ class Coordinator:
         out = run.output
         # a COLOCATE join is an ordinary hash join here: the instance holds whole buckets of
         # both tables, so every match is local
-        build = dict(runtime_filters=self.rf, substitute=substitute, built=inst.ops)
+        build = dict(runtime_filters=self.dplan.runtime_filters if self.rf else (),
+                     substitute=substitute, built=inst.ops)
         if out is not None and out.spec.aggregate:
             assert isinstance(plan, LogicalAggregate)
             child = build_operator(plan.child, path=run.path + (0,), **build)  # type: ignore[arg-type]

@@ -24,9 +24,10 @@ from executor.kernels.join_hash import is_identity
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, chunks
 from executor.runtime_filter import (
-    USELESS_FRACTION, GlobalFilter, Target, build_fraction, build_predicates,
+    USELESS_FRACTION, GlobalFilter, build_fraction, build_predicates,
 )
 from planner.logical import LogicalJoin
+from planner.runtime_filters import RuntimeFilterDesc
 from sql.errors import QueryCancelled
 from sql.expressions import Comparison, make_and
 from storage.batch import Batch, Column
@@ -74,7 +75,8 @@ class HashJoin(BufferedInput, Operator):
         super().__init__(left, right)
         self.plan = plan
         self._init_buffer()
-        self.runtime_targets: list[Target] = []  # set by executor/build.py
+        # filters whose target scan is in this instance, with that scan (executor/build.py)
+        self.runtime_targets: list[tuple[RuntimeFilterDesc, Operator]] = []
         self.global_filters: list[GlobalFilter] = []  # targets in other fragments (coordinator)
         # a broadcast build side shared by the fragment's instances (coordinator): instance 0
         # builds, the others wait for its table
@@ -128,9 +130,9 @@ class HashJoin(BufferedInput, Operator):
         if self.runtime_targets:
             keep = build_fraction(self.plan.right, n)
             if keep < USELESS_FRACTION:
-                for target in self.runtime_targets:
-                    target.scan.add_runtime_filter(  # type: ignore[attr-defined]
-                        build_predicates(target.column, self._bkeys[target.key_index]), keep)
+                for desc, scan in self.runtime_targets:
+                    scan.add_runtime_filter(  # type: ignore[attr-defined]
+                        build_predicates(desc.column, self._bkeys[desc.key_index]), keep)
 
     def _build_side(self) -> None:
         """Drain the build side into the join table, or take the one another instance of

@@ -7,9 +7,11 @@ integer key set becomes one `in_bitmap` predicate (a dense bitmap), whose [min, 
 short-key index and zone maps prune with and whose members are tested row by row before the
 remaining columns are decoded; keys spanning too wide a range send just `>=` / `<=`.
 
-Targets are found when the operator tree is built (planner/runtime_filters.py: a probe key
-that is a plain column, followed through renaming Projects, Filters and other joins' preserved
-sides to its scan; only joins that drop unmatched probe rows). A filter is an optimisation
+Filters and their targets are planned once (planner/runtime_filters.py RuntimeFilterDesc: a
+probe key that is a plain column, followed through renaming Projects, Filters and other joins'
+preserved sides to its scan; only joins that drop unmatched probe rows); executor/build.py
+hands a join the scans of its filters in the same fragment instance, the coordinator a
+`GlobalFilter` for those in another fragment. A filter is an optimisation
 only: a scan that started before one arrived just reads more. A join whose build side kept nearly all rows of its table (an unfiltered dimension) publishes
 nothing: every probe row would pass. Scans test the filters they receive most selective first.
 String and float keys (Doris IN_OR_BLOOM_FILTER + MIN_MAX): up to RUNTIME_FILTER_MAX_IN_NUM
@@ -24,15 +26,12 @@ join filter pushdown.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from executor.operator import Operator
 from planner.logical import LogicalPlan
-from planner.runtime_filters import probe_targets
 from planner.statistics import base_rows
 from sql.errors import QueryCancelled
 from storage.batch import Column
@@ -53,30 +52,6 @@ def build_fraction(build: LogicalPlan, build_rows: int) -> float:
     how selective the runtime filter will be, and the order scans test filters in."""
     base = base_rows(build)
     return 1.0 if base <= 0 else min(1.0, build_rows / base)
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    key_index: int  # which of the join's probe keys
-    scan: Operator  # executor.scan.Scan
-    column: str  # the scan column the key reads
-
-
-def find_targets(join: Operator) -> list[Target]:
-    """The Scan operators under `join`'s probe side that its build keys can filter
-    (planner/runtime_filters.py decides; the operator tree mirrors the plan)."""
-    from executor.scan import Scan
-
-    out = []
-    for t in probe_targets(join.plan):  # type: ignore[attr-defined]
-        op: Operator | None = join.children[0]
-        for i in t.path:
-            # a scan in another fragment (below an exchange) is not reachable here: the
-            # coordinator wires a GlobalFilter to it instead
-            op = op.children[i] if op is not None and i < len(op.children) else None
-        if isinstance(op, Scan):
-            out.append(Target(t.key_index, op, t.column))
-    return out
 
 
 class GlobalFilter:

@@ -59,7 +59,7 @@ from planner.partitioning import (
     PartitionKind,
     TableBucketing,
 )
-from planner.runtime_filters import probe_targets
+from planner.runtime_filters import RuntimeFilterDesc, runtime_filters
 from planner.statistics import estimate_rows
 from sql.expressions import ColumnRef, Expr
 from sql.relations import CatalogView
@@ -142,7 +142,7 @@ class PNode:
     colocated: bool = False
     join_mode: JoinMode | None = None  # joins: how they are distributed
     agg_phase: AggPhase | None = None  # aggregates: which phase this node runs
-    scan_key: int | None = None  # scans: id() of their LogicalScan (runtime-filter targets)
+    olap_scan: bool = False  # runtime-filter targets and index usage are keyed by its path
     # child indexes from the plan root to the logical node this node executes (the executor's
     # operator tree mirrors the plan, so the profile finds the operator at the same path);
     # exchanges carry the path of the node whose output they move
@@ -195,11 +195,9 @@ class _Planner:
         self.catalog = catalog
         self.options = options
         self._ids = 0
-        self._rf = 0
-        self.scan_filters: dict[int, list[str]] = {}  # id(LogicalScan) -> "RF000[..] -> col"
-        # EXPLAIN VERBOSE: per scan, its indexes and the (RF id, column) of its runtime filters
-        self.scan_usage: dict[int, IndexUsage] = {}
-        self.scan_rf_columns: dict[int, list[tuple[str, str]]] = {}
+        self.runtime_filters: list[RuntimeFilterDesc] = []
+        # EXPLAIN VERBOSE: per scan (by plan path), its indexes
+        self.scan_usage: dict[tuple[int, ...], IndexUsage] = {}
         self.display: dict[str, str] = {}  # projected output name -> its expression's text
         self.buckets: dict[int, int] = {}  # table id -> bucket count (0: not hash-distributed)
         self._path: tuple[int, ...] = ()
@@ -327,7 +325,6 @@ class _Planner:
         if plan.filters:
             details.append("PREDICATES: " + " AND ".join(self.text(f) for f in plan.filters))
         node = self.node("VOlapScanNode", details=details, shape=f"PhysicalOlapScan[{plan.table}]")
-        self.scan_filters.setdefault(id(plan), [])
         node.details.extend([
             f"partitions={len(chosen)}/{len(formal)} ({','.join(names)})",
             f"tablets={len(tablets)}/{total_tablets}, tabletList={tablet_list}",
@@ -335,8 +332,8 @@ class _Planner:
             f"numNodes={len({r.tablet.backend_id for r in plan.ranges}) or 1}",
             "pushAggOp=NONE",
         ])
-        node.scan_key = id(plan)
-        usage = self.scan_usage[id(plan)] = IndexUsage(meta, scanned, plan.predicates)
+        node.olap_scan = True
+        usage = self.scan_usage[self._path] = IndexUsage(meta, scanned, plan.predicates)
         line = index_line(plan, usage, self.text)  # EXPLAIN VERBOSE: the index of each filter
         if line is not None:
             node.verbose = [line]
@@ -484,14 +481,9 @@ class _Planner:
         if plan.mark_keys is not None:
             details.append("mark join predicates: "
                            f"{self.text(plan.mark_keys[0])} = {self.text(plan.mark_keys[1])}")
-        rfs = []
-        for t in probe_targets(plan):
-            rf = f"RF{self._rf:03d}"
-            self._rf += 1
-            rfs.append(f"{rf}[in_or_bloom] <- {self.text(plan.right_keys[t.key_index])}")
-            self.scan_rf_columns.setdefault(id(t.scan), []).append((rf, t.column))
-            self.scan_filters.setdefault(id(t.scan), []).append(
-                f"{rf}[in_or_bloom] -> {column_text(t.column)}")
+        descs = runtime_filters(plan, self._path, len(self.runtime_filters))
+        self.runtime_filters.extend(descs)
+        rfs = [f"{d.name}[in_or_bloom] <- {self.text(d.build_key)}" for d in descs]
         if rfs:
             details.append("runtime filters: " + ", ".join(rfs))
         details.append(card)
@@ -634,7 +626,7 @@ def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | N
 @dataclass
 class DistributedPlan:
     fragments: list[Fragment]
-    scan_filters: dict[int, list[str]]
+    runtime_filters: tuple[RuntimeFilterDesc, ...]  # every join's, with its target scan
     buckets: dict[int, int] = field(default_factory=dict)  # table id -> bucket count (0: none)
 
 
@@ -643,16 +635,19 @@ def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptio
     p = _Planner(catalog, options)
     root, dist = p.visit(plan)
     frags = p.fragments(root, dist, [column_text(n) for n in output_names])
-    # runtime-filter targets were recorded while joins above the scans were visited
+    # runtime-filter targets are known once the joins above the scans were visited
+    by_target: dict[tuple[int, ...], list[RuntimeFilterDesc]] = {}
+    for d in p.runtime_filters:
+        by_target.setdefault(d.target_path, []).append(d)
     for f in frags:
         stack = [f.root]
         while stack:
             n = stack.pop()
-            key = n.scan_key
-            if key is not None and p.scan_filters.get(key):
-                n.details.insert(len(n.details) - 4, "runtime filters: " +
-                                 ", ".join(p.scan_filters[key]))
-                n.verbose.append(runtime_filter_line(p.scan_usage[key],
-                                                     p.scan_rf_columns.get(key, [])))
+            descs = by_target.get(n.path) if n.olap_scan else None
+            if descs:
+                n.details.insert(len(n.details) - 4, "runtime filters: " + ", ".join(
+                    f"{d.name}[in_or_bloom] -> {column_text(d.column)}" for d in descs))
+                n.verbose.append(runtime_filter_line(p.scan_usage[n.path],
+                                                     [(d.name, d.column) for d in descs]))
             stack.extend(n.children)
-    return DistributedPlan(frags, p.scan_filters, p.buckets)
+    return DistributedPlan(frags, tuple(p.runtime_filters), p.buckets)

@@ -1,12 +1,14 @@
-"""Where a hash join's runtime filters go: the scans under its probe side that its keys read.
+"""Where a hash join's runtime filters go: the scans under its probe side that its keys read,
+resolved once, at plan time, into `RuntimeFilterDesc`s with ids (`RF000`).
 
-`probe_targets(join)` follows each probe key that is a plain column down from the join's left
-child, through renaming Projects, Filters and the preserved sides of other joins, to the
-LogicalScan that produces it. Only joins that drop unmatched probe rows (INNER, LEFT SEMI,
-RIGHT OUTER/SEMI/ANTI) have targets; LEFT/FULL OUTER, LEFT ANTI and mark joins must keep every
-probe row. A target's `path` lists child indexes from the join's left child to the scan, so
-the executor finds the same scan in its operator tree (which mirrors the plan node for node)
-and EXPLAIN can print `RF<n> -> column` on it.
+`runtime_filters(join, join_path, first_id)` follows each probe key that is a plain column
+down from the join's left child, through renaming Projects, Filters and the preserved sides of
+other joins, to the LogicalScan that produces it. Only joins that drop unmatched probe rows
+(INNER, LEFT SEMI, RIGHT OUTER/SEMI/ANTI) have targets; LEFT/FULL OUTER, LEFT ANTI and mark
+joins must keep every probe row. A filter names its join and its target scan by their plan
+paths (child indexes from the plan root): EXPLAIN prints `RF<n> -> column` on the scan, and
+the executor wires the join's operator to the scan's (in the same fragment instance) or to a
+global filter (the scan runs in a fragment below an exchange) from these descriptions only.
 Upstream: Doris `RuntimeFilterGenerator` (target pushdown through project/join).
 """
 
@@ -15,36 +17,52 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.logical import LogicalFilter, LogicalJoin, LogicalPlan, LogicalProject, LogicalScan
-from sql.expressions import ColumnRef
+from sql.expressions import ColumnRef, Expr
 
 FILTERING_KINDS = ("inner", "left_semi", "right", "right_semi", "right_anti")
 
+PlanPath = tuple[int, ...]
+
 
 @dataclass(frozen=True, slots=True)
-class RuntimeFilterTarget:
-    key_index: int  # which of the join's probe keys
-    path: tuple[int, ...]  # child indexes from the join's left child down to the scan
-    scan: LogicalScan
-    column: str  # the scan column the key reads
+class RuntimeFilterDesc:
+    """One runtime filter: built from the join's `build_key`, applied by the target scan
+    to `column` (the scan column the probe key reads)."""
+
+    id: int
+    join_path: PlanPath
+    key_index: int  # which of the join's equi keys
+    build_key: Expr
+    target_path: PlanPath
+    column: str
+
+    @property
+    def name(self) -> str:
+        return f"RF{self.id:03d}"
 
 
-def probe_targets(join: LogicalJoin) -> list[RuntimeFilterTarget]:
+def runtime_filters(join: LogicalJoin, join_path: PlanPath,
+                    first_id: int) -> list[RuntimeFilterDesc]:
+    """The runtime filters of `join` (at `join_path`), numbered from `first_id`."""
     if join.kind not in FILTERING_KINDS:
         return []
-    out = []
+    out: list[RuntimeFilterDesc] = []
     for i, key in enumerate(join.left_keys):
         if isinstance(key, ColumnRef):
             hit = _resolve(join.left, key.name)
             if hit is not None:
-                out.append(RuntimeFilterTarget(i, *hit))
+                below, column = hit
+                out.append(RuntimeFilterDesc(first_id + len(out), join_path, i,
+                                             join.right_keys[i], join_path + (0,) + below,
+                                             column))
     return out
 
 
-def _resolve(plan: LogicalPlan, name: str) -> tuple[tuple[int, ...], LogicalScan, str] | None:
+def _resolve(plan: LogicalPlan, name: str) -> tuple[PlanPath, str] | None:
     path: list[int] = []
     while True:
         if isinstance(plan, LogicalScan):
-            return (tuple(path), plan, name) if name in plan.columns else None
+            return (tuple(path), name) if name in plan.columns else None
         if isinstance(plan, LogicalFilter):
             path.append(0)
             plan = plan.child
