@@ -35,16 +35,13 @@ from executor.build import Substitute, build_operator
 from executor.data_stream import (
     ExchangeCounters, ExchangeSource, InlineExchange, QueryRun, Receiver, Sender,
 )
-from executor.hash_join import HashJoin, SharedBuild
-from executor.limit import Limit
 from executor.operator import ExecContext, Operator
-from executor.runtime_filter import GlobalFilter
-from executor.scan import Scan
-from executor.sort import Sort
+from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
+from executor.top_n import TopN
 from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
 from planner.distribute import DistributedPlan, ExchangeSpec, Fragment, PNode
 from planner.logical import (
-    LogicalAggregate, LogicalJoin, LogicalLimit, LogicalPlan, LogicalScan, LogicalSort, ScanRange,
+    LogicalAggregate, LogicalLimit, LogicalPlan, LogicalScan, ScanRange,
     with_scan_ranges,
 )
 from planner.partitioning import PartitionKind
@@ -122,20 +119,22 @@ class Coordinator:
         for f in reversed(self.frags):  # senders first: a receiver sizes itself by them
             self._assign(f)
         self._wire()
-        # broadcast build sides the receiving fragment's instances share: only instance 0
-        # receives the rows and builds (executor/hash_join.py SharedBuild)
-        self.shared_builds: dict[Path, SharedBuild] = {
-            link.path: SharedBuild() for link in self.links
-            if link.spec.replicated and len(link.receiver.instances) > 1
-            and isinstance(node_at(self.plan, link.path[:-1]), LogicalJoin)}
-        self.join_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
-        self.scan_filters: dict[Path, list[GlobalFilter]] = defaultdict(list)
+        # broadcast joins the planner marked shared_build, by join path: when their fragment
+        # runs several instances only instance 0 receives the rows and builds
+        # (executor/state.py JoinBuildState)
+        self.join_builds: dict[Path, JoinBuildState] = {
+            link.path[:-1]: JoinBuildState() for link in self.links
+            if link.path[:-1] in self._shared_build_joins and link.path[-1] == 1
+            and len(link.receiver.instances) > 1}
+        self.join_filters: dict[Path, list[RuntimeFilterState]] = defaultdict(list)
+        self.scan_filters: dict[Path, list[RuntimeFilterState]] = defaultdict(list)
         if runtime_filters:
             self._global_filters()
 
     # ---- structure -------------------------------------------------------------------------
     def _cut(self) -> None:
         by_root = {id(f.root): f for f in self.dplan.fragments}
+        self._shared_build_joins: set[Path] = set()
 
         def visit(frag: Fragment, path: Path) -> FragmentRun:
             run = FragmentRun(frag, path)
@@ -143,6 +142,8 @@ class Coordinator:
             stack = [frag.root]
             while stack:
                 n = stack.pop()
+                if n.shared_build:
+                    self._shared_build_joins.add(n.path)
                 if n.source is not None:
                     assert n.exchange is not None
                     sender = visit(by_root[id(n.source)], n.path)
@@ -175,7 +176,7 @@ class Coordinator:
 
     def _global_filters(self) -> None:
         """Runtime filters whose target scan is below an exchange under the join's probe side
-        (executor/runtime_filter.py GlobalFilter); targets in the join's own fragment are
+        (executor/state.py RuntimeFilterState); targets in the join's own fragment are
         wired inside each instance by executor/build.py."""
         run_of = {path: run for run in self.frags for path, _ in self._nodes_of(run)}
         for desc in self.dplan.runtime_filters:
@@ -187,7 +188,7 @@ class Coordinator:
             run = run_of[path]
             right = next((lk for lk in self.links if lk.path == path + (1,)), None)
             whole = len(run.instances) == 1 or (right is not None and right.spec.replicated)
-            gf = GlobalFilter(desc.column, desc.key_index, len(run.instances), whole)
+            gf = RuntimeFilterState(desc.column, desc.key_index, len(run.instances), whole)
             self.join_filters[path].append(gf)
             self.scan_filters[target].append(gf)
 
@@ -273,8 +274,10 @@ class Coordinator:
         out = run.output
         # a COLOCATE join is an ordinary hash join here: the instance holds whole buckets of
         # both tables, so every match is local
+        states = InstanceStates(self.join_builds, index == 0, self.join_filters,
+                                self.scan_filters)
         build = dict(runtime_filters=self.dplan.runtime_filters if self.rf else (),
-                     substitute=substitute, built=inst.ops)
+                     substitute=substitute, built=inst.ops, states=states)
         if out is not None and out.spec.aggregate:
             assert isinstance(plan, LogicalAggregate)
             child = build_operator(plan.child, path=run.path + (0,), **build)  # type: ignore[arg-type]
@@ -286,14 +289,6 @@ class Coordinator:
             root = build_operator(local, path=run.path, **build)  # type: ignore[arg-type]
         else:
             root = build_operator(plan, path=run.path, **build)  # type: ignore[arg-type]
-        for path, op in inst.ops.items():
-            if isinstance(op, HashJoin):
-                op.global_filters = self.join_filters.get(path, [])
-                shared = self.shared_builds.get(path + (1,))
-                if shared is not None:
-                    op.shared_build, op.build_owner = shared, index == 0
-            elif isinstance(op, Scan) and path in self.scan_filters:
-                op.global_filters = self.scan_filters[path]
         return root
 
     def inline(self, link: Link) -> bool:
@@ -317,8 +312,8 @@ class Coordinator:
             return merge
         if spec.top_n:
             def top_n(plan: LogicalPlan, path: Path) -> Operator:
-                assert isinstance(plan, LogicalLimit) and isinstance(plan.child, LogicalSort)
-                return Limit(plan, Sort(plan.child, source(plan)))
+                assert isinstance(plan, LogicalLimit)
+                return TopN(plan, source(plan))
             return top_n
         return lambda plan, path: source(plan)
 
@@ -338,7 +333,8 @@ class Coordinator:
             assert bucketing is not None
             assert link.receiver.bucketed or len(link.receiver.instances) == 1
             bucket_map = self._bucket_instance(link.receiver, bucketing.buckets)
-        receivers = link.receivers[:1] if link.path in self.shared_builds else link.receivers
+        shared = link.path[-1:] == (1,) and link.path[:-1] in self.join_builds
+        receivers = link.receivers[:1] if shared else link.receivers
         return Sender(link.spec, receivers, index, link.counters, ctx.cancel, bucket_map)
 
     def _run_instance(self, run: FragmentRun, index: int) -> None:

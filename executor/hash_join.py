@@ -13,7 +13,6 @@ DuckDB `PhysicalHashJoin` (build = Sink, probe = streaming operator), mark joins
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -23,12 +22,10 @@ from executor.join_table import JoinTable
 from executor.kernels.join_hash import is_identity
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, chunks
-from executor.runtime_filter import (
-    USELESS_FRACTION, GlobalFilter, build_fraction, build_predicates,
-)
+from executor.runtime_filter import USELESS_FRACTION, build_fraction, build_predicates
+from executor.state import JoinBuild, JoinBuildState, RuntimeFilterState
 from planner.logical import LogicalJoin
 from planner.runtime_filters import RuntimeFilterDesc
-from sql.errors import QueryCancelled
 from sql.expressions import Comparison, make_and
 from storage.batch import Batch, Column
 from storage.types import BOOLEAN, DataType
@@ -44,44 +41,26 @@ def null_column(t: DataType, n: int) -> Column:
     return Column(t, np.zeros(n, dtype=t.numpy_dtype), valid)
 
 
-class SharedBuild:
-    """The build side of a broadcast join, built once per fragment and probed by every
-    instance (JoinTable probes only read it). Upstream: Doris' shared hash table for
-    broadcast joins (`enable_share_hash_table_for_broadcast_join`)."""
-
-    FIELDS = ("_build_batch", "_bkeys", "_table", "_full_table", "_null_table", "_any_null")
-
-    def __init__(self) -> None:
-        self._ready = threading.Event()
-        self._state: dict[str, object] = {}
-
-    def publish(self, state: dict[str, object]) -> None:
-        self._state = state
-        self._ready.set()
-
-    def wait(self, halt: threading.Event) -> dict[str, object]:
-        while not self._ready.wait(0.05):
-            if halt.is_set():
-                raise QueryCancelled()
-        return self._state
-
-
 class HashJoin(BufferedInput, Operator):
     """Build side sinks through BufferedInput (counted against exec_mem_limit)."""
 
     memory_node = "HashJoin"
 
-    def __init__(self, plan: LogicalJoin, left: Operator, right: Operator) -> None:
+    def __init__(self, plan: LogicalJoin, left: Operator, right: Operator, *,
+                 runtime_targets: list[tuple[RuntimeFilterDesc, Operator]] | None = None,
+                 global_filters: list[RuntimeFilterState] | None = None,
+                 shared_build: JoinBuildState | None = None, build_owner: bool = True) -> None:
         super().__init__(left, right)
         self.plan = plan
         self._init_buffer()
         # filters whose target scan is in this instance, with that scan (executor/build.py)
-        self.runtime_targets: list[tuple[RuntimeFilterDesc, Operator]] = []
-        self.global_filters: list[GlobalFilter] = []  # targets in other fragments (coordinator)
-        # a broadcast build side shared by the fragment's instances (coordinator): instance 0
-        # builds, the others wait for its table
-        self.shared_build: SharedBuild | None = None
-        self.build_owner = True
+        self.runtime_targets = runtime_targets if runtime_targets is not None else []
+        # filters whose target scans run in other fragments (created by the coordinator)
+        self.global_filters = global_filters if global_filters is not None else []
+        # a broadcast build side shared by the fragment's instances (created by the
+        # coordinator): the owner builds, the others wait for its table
+        self.shared_build = shared_build
+        self.build_owner = build_owner
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -96,9 +75,9 @@ class HashJoin(BufferedInput, Operator):
                           compile_column(p.mark_keys[1], ctx.cancel))
             self._mark_cmp = compile_expr(Comparison("=", *p.mark_keys), ctx.cancel)
 
-    # ---- build (the sink side: sink / combine / finalize) -----------------------------------
+    # ---- build ------------------------------------------------------------------------------
 
-    def finalize(self) -> None:
+    def _finish_build(self) -> None:
         """Concatenate the build rows and hash their keys into the join table(s)."""
         p = self.plan.right
         parts = self.take_buffered()
@@ -125,6 +104,16 @@ class HashJoin(BufferedInput, Operator):
             self._null_table = JoinTable(self._bkeys, n, null_rows) if self._bkeys else None
             self._any_null = bool(len(null_rows))
 
+    def _built(self) -> JoinBuild:
+        return JoinBuild(self._build_batch, self._bkeys, self._table, self._full_table,
+                         self._null_table, self._any_null)
+
+    def _adopt(self, build: JoinBuild) -> None:
+        """Probe another instance's build (read-only)."""
+        self._build_batch, self._bkeys, self._table = build.batch, build.keys, build.table
+        self._full_table, self._null_table = build.full_table, build.null_table
+        self._any_null = build.any_null
+
     def _publish_filters(self, n: int) -> None:
         """Runtime filters for the scans under this instance's probe side."""
         if self.runtime_targets:
@@ -139,8 +128,7 @@ class HashJoin(BufferedInput, Operator):
         this fragment built from the same broadcast rows (read-only, shared)."""
         shared = self.shared_build
         if shared is not None and not self.build_owner:
-            for name, value in shared.wait(self.ctx.cancel).items():
-                setattr(self, name, value)
+            self._adopt(shared.wait(self.ctx.cancel))
             n = self._build_batch.num_rows
             self._matched = np.zeros(n, np.bool_)
             self._publish_filters(n)
@@ -149,9 +137,9 @@ class HashJoin(BufferedInput, Operator):
         for batch in self.children[1].batches():
             if batch.num_rows:
                 self.sink(batch)
-        self.finalize()
+        self._finish_build()
         if shared is not None:
-            shared.publish({name: getattr(self, name) for name in SharedBuild.FIELDS})
+            shared.publish(self._built())
 
     # ---- probe -------------------------------------------------------------------------------
     def _pairs(self, lb: Batch) -> Iterator[tuple[Batch, np.ndarray, np.ndarray]]:

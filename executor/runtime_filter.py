@@ -11,7 +11,7 @@ Filters and their targets are planned once (planner/runtime_filters.py RuntimeFi
 probe key that is a plain column, followed through renaming Projects, Filters and other joins'
 preserved sides to its scan; only joins that drop unmatched probe rows); executor/build.py
 hands a join the scans of its filters in the same fragment instance, the coordinator a
-`GlobalFilter` for those in another fragment. A filter is an optimisation
+`RuntimeFilterState` (executor/state.py) for those in another fragment. A filter is an optimisation
 only: a scan that started before one arrived just reads more. A join whose build side kept nearly all rows of its table (an unfiltered dimension) publishes
 nothing: every probe row would pass. Scans test the filters they receive most selective first.
 String and float keys (Doris IN_OR_BLOOM_FILTER + MIN_MAX): up to RUNTIME_FILTER_MAX_IN_NUM
@@ -25,7 +25,6 @@ join filter pushdown.
 
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 import pyarrow as pa
@@ -33,7 +32,6 @@ import pyarrow.compute as pc
 
 from planner.logical import LogicalPlan
 from planner.statistics import base_rows
-from sql.errors import QueryCancelled
 from storage.batch import Column
 from storage.key_bloom import KeyBloomFilter
 from storage.predicates import ColumnPredicate, IntegerSet
@@ -52,57 +50,6 @@ def build_fraction(build: LogicalPlan, build_rows: int) -> float:
     how selective the runtime filter will be, and the order scans test filters in."""
     base = base_rows(build)
     return 1.0 if base <= 0 else min(1.0, build_rows / base)
-
-
-class GlobalFilter:
-    """A runtime filter whose target scan runs in another fragment (across an exchange).
-
-    Every instance of the join's fragment publishes its build keys; when all have (or the
-    first, when each holds the whole build side: broadcast), the union becomes the filter.
-    The target scans wait for it before reading: they feed the join's probe side, which the
-    join only pulls once its build is complete, so waiting costs no time on the query's
-    critical path and saves reading and shipping rows the join would drop. Each instance's
-    `keep` is its share of the build input's base rows, so the union's is their sum.
-    Upstream: Doris global runtime filters (merge of every instance's filter, then publish
-    to the remote target scans).
-    """
-
-    def __init__(self, column: str, key_index: int, publishers: int, whole: bool) -> None:
-        self.column = column
-        self.key_index = key_index
-        self.publishers = publishers
-        self.whole = whole  # each publisher holds every build row (broadcast)
-        self._keys: list[Column] = []
-        self._keep = 0.0
-        self._published = 0
-        self._lock = threading.Lock()
-        self._ready = threading.Event()
-        self.predicates: list[ColumnPredicate] = []
-        self.keep = 1.0
-
-    def publish(self, keys: Column, keep: float) -> None:
-        with self._lock:
-            if self._ready.is_set():
-                return
-            self._published += 1
-            self._keys.append(keys)
-            self._keep += keep
-            if not (self.whole or self._published >= self.publishers):
-                return
-            keep_all = min(1.0, self._keep)
-            if keep_all < USELESS_FRACTION:
-                union = Column.concat(self._keys) if len(self._keys) > 1 else self._keys[0]
-                self.predicates = build_predicates(self.column, union)
-                self.keep = keep_all
-            self._keys = []
-            self._ready.set()
-
-    def wait(self, halt: threading.Event) -> list[ColumnPredicate]:
-        """The filter's predicates once every publisher built (empty: no useful filter)."""
-        while not self._ready.wait(0.05):
-            if halt.is_set():
-                raise QueryCancelled()
-        return self.predicates
 
 
 def build_predicates(column: str, keys: Column) -> list[ColumnPredicate]:

@@ -22,7 +22,8 @@ from typing import Protocol
 from executor.compile import compile_predicate
 from executor.exchange import Task, ordered_exchange
 from executor.operator import Operator
-from executor.runtime_filter import GlobalFilter, filter_type
+from executor.runtime_filter import filter_type
+from executor.state import RuntimeFilterState
 from planner.logical import LogicalScan, ScanRange
 from planner.rules.push_down_filters import storage_disjunction, storage_predicate
 from sql.expressions import make_and
@@ -47,12 +48,14 @@ class TabletSource(Protocol):
 
 
 class Scan(Operator):
-    def __init__(self, plan: LogicalScan) -> None:
+    def __init__(self, plan: LogicalScan,
+                 global_filters: list[RuntimeFilterState] | None = None) -> None:
         super().__init__()
         self.plan = plan
         self._exchange: Generator[Batch, None, None] | None = None
         self._runtime: list[tuple[float, int, list[ColumnPredicate]]] = []
-        self.global_filters: list[GlobalFilter] = []  # awaited before reading (coordinator)
+        # runtime filters from joins in other fragments, awaited before reading
+        self.global_filters = global_filters if global_filters is not None else []
         # this scan's own storage counters (the query profile's per-scan row); every tablet's
         # counters are added here and to the query's `ctx.scan_stats`
         self.scan_stats = ScanStats()

@@ -29,13 +29,17 @@ class Sort(BufferedInput, SinkOperator):
         super().open(ctx)
         self._key_fns = [compile_column(k.expr, ctx.cancel) for k in self.plan.keys]
 
+    def sorted_rows(self, batches: list[Batch]) -> Batch:
+        """`batches` concatenated and ordered by the sort keys (stable: ties keep input
+        order)."""
+        data = Batch.concat(batches)
+        keys = [sort_key(fn(data), k.desc, k.nulls_first)
+                for fn, k in zip(self._key_fns, self.plan.keys)]
+        return data.take(lexsort_indices(keys))
+
     def finalize(self) -> Iterator[Batch]:
         batches = self.take_buffered()
         if not batches:
             return
-        data = Batch.concat(batches)
-        keys = [sort_key(fn(data), k.desc, k.nulls_first)
-                for fn, k in zip(self._key_fns, self.plan.keys)]
-        order = lexsort_indices(keys)
-        yield from chunks(data.take(order), self.ctx.batch_size)
+        yield from chunks(self.sorted_rows(batches), self.ctx.batch_size)
 

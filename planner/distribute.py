@@ -142,6 +142,9 @@ class PNode:
     colocated: bool = False
     join_mode: JoinMode | None = None  # joins: how they are distributed
     agg_phase: AggPhase | None = None  # aggregates: which phase this node runs
+    # broadcast joins: the instances of the fragment share one build (Doris'
+    # enable_share_hash_table_for_broadcast_join): one instance receives the rows and builds
+    shared_build: bool = False
     olap_scan: bool = False  # runtime-filter targets and index usage are keyed by its path
     # child indexes from the plan root to the logical node this node executes (the executor's
     # operator tree mirrors the plan, so the profile finds the operator at the same path);
@@ -440,6 +443,7 @@ class _Planner:
             node = self.node("VNESTED LOOP JOIN", [left, right], details,
                              shape=f"NestedLoopJoin[{op.replace(' ', '_')}]")
             node.join_mode = mode
+            node.shared_build = mode is JoinMode.BROADCAST
             return node, out
         mode = self._choose(plan, ld, rd, lk, rk, reasons)
         colocated = False
@@ -496,6 +500,7 @@ class _Planner:
         node.verbose = reasons
         node.colocated = colocated
         node.join_mode = mode
+        node.shared_build = mode is JoinMode.BROADCAST
         return node, out
 
     def _choose(self, plan: LogicalJoin, ld: Dist, rd: Dist, lk: list[str | None],

@@ -100,6 +100,6 @@ def test_the_distributed_paths_ran(env, agg_env) -> None:  # noqa: F811
     assert SEEN["multi-instance fragment"] > 100
     for key in ("exchange hash", "exchange broadcast", "exchange hash aggregate",
                 "exchange gather aggregate", "exchange gather", "PartialAggregate",
-                "MergeAggregate", "ExchangeSource", "HashJoin", "Limit", "Sort",
+                "MergeAggregate", "ExchangeSource", "HashJoin", "TopN",
                 "shared broadcast build"):
         assert SEEN[key] >= 5, (key, SEEN)

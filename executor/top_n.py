@@ -1,0 +1,53 @@
+"""TOP-N operator: ORDER BY .. LIMIT n OFFSET m (EXPLAIN's `VTOP-N`), one operator for the
+planner's Limit-over-Sort.
+
+It keeps at most about `limit + offset` rows however large its input: whenever the buffered
+rows grow past `COMPACT_ROWS` (and several times what it must keep) they are sorted and cut to
+the first `limit + offset`. The sort is stable, so ties come out in input order, exactly as a
+full sort followed by a limit would give them. In a distributed plan every sending instance
+runs a TOP-N of `limit + offset` rows and offset 0, and the receiving fragment runs the
+query's TOP-N again over their union (planner/distribute.py).
+Upstream: Doris `VSortNode` with limit (TopN), DuckDB `PhysicalTopN`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from executor.operator import Operator, chunks
+from executor.sort import Sort
+from planner.logical import LogicalLimit, LogicalSort
+from storage.batch import Batch
+
+COMPACT_ROWS = 1 << 16
+
+
+class TopN(Sort):
+    memory_node = "TopN"
+
+    def __init__(self, plan: LogicalLimit, child: Operator) -> None:
+        sort = plan.child
+        assert isinstance(sort, LogicalSort) and plan.limit is not None, "TOP-N is a sorted LIMIT"
+        super().__init__(sort, child)
+        self.limit_plan = plan
+        self.keep = plan.limit + plan.offset
+        self._rows = 0
+
+    def sink(self, batch: Batch) -> None:
+        super().sink(batch)
+        self._rows += batch.num_rows
+        if self._rows > max(COMPACT_ROWS, 4 * self.keep):
+            top = self.sorted_rows(self.take_buffered())
+            top = top.slice(0, min(self.keep, top.num_rows))
+            self._init_buffer()
+            self._rows = 0
+            super().sink(top)
+            self._rows = top.num_rows
+
+    def finalize(self) -> Iterator[Batch]:
+        batches = self.take_buffered()
+        if not batches or self.limit_plan.limit == 0:
+            return
+        data = self.sorted_rows(batches)
+        start = min(self.limit_plan.offset, data.num_rows)
+        yield from chunks(data.slice(start, min(self.keep, data.num_rows)), self.ctx.batch_size)
