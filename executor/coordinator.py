@@ -11,7 +11,7 @@ planner/distribute.py cuts the plan into fragments; here each fragment gets its 
   backend (at least the query's parallelism);
 - an UNPARTITIONED fragment runs one instance. Fragment 0 (the result sink) runs on the
   caller's thread, pulled lazily as the server streams rows; every other instance runs on its
-  own thread and pushes its output into the exchange above it (executor/data_stream.py).
+  own thread and pushes its output into the exchange above it (executor/exchange.py).
 An instance is the fragment's plan subtree with its scans restricted to the instance's tablets
 and every exchange below it replaced by the receiving end (`ExchangeSource`, a merging
 aggregate, or a merging TOP-N), built by executor/build.py, so operators are the same ones a
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from executor.build import Substitute, build_operator
-from executor.data_stream import (
+from executor.exchange import (
     ExchangeCounters, ExchangeSource, InlineExchange, QueryRun, Receiver, Sender,
 )
 from executor.operator import ExecContext, Operator

@@ -1,136 +1,225 @@
-"""Local exchange: run independent batch producers (one per tablet) on a bounded thread pool.
+"""Exchanges between fragment instances: the sending and receiving ends of each exchange.
 
-`ordered_exchange(tasks, workers, cancel)` starts up to `workers` threads; each takes the next
-unstarted task (in task order), pulls its batches and puts them into that task's bounded queue
-(`_QUEUE_BATCHES` batches: back-pressure, so memory stays about workers x queue x batch size).
-The consumer reads the task queues in task order, so output order equals the sequential scan
-(results of queries without ORDER BY stay deterministic) while later tablets are decoded ahead
-on the other cores (numpy and the numba kernels release the GIL). Cancellation: workers check
-the cancel token between batches and stop; the consumer polls it while waiting, so KILL QUERY
-and query_timeout stop a scan within one batch. An error in a worker is re-raised in the
-consumer; closing the consumer early (LIMIT) stops and joins every worker.
-Upstream: Doris pipeline `LocalExchangeSourceOperator` / scanner scheduler with a bounded
-block queue (`ScannerContext`), DuckDB parallel table scans.
+Every instance of a fragment ends in a `Sender` for the exchange above its fragment; every
+instance of the receiving fragment reads a `Receiver` through an `ExchangeSource` leaf
+operator. A sender routes each output batch as the plan's exchange says
+(planner.distribute.ExchangeSpec, its DataPartition): all to the single receiver (gather), a
+copy to every receiver (broadcast), by a hash of the key columns (shuffle: both sides of a join use the same
+hash, so equal keys meet in the same instance), or by Doris' bucket function of the keys to the
+instance holding that bucket seq of the receiving fragment's table (bucket shuffle). The
+partial states of a two-phase aggregate travel the same way (executor/two_phase_aggregate.py).
+
+Queues are bounded (back-pressure: a fast sender waits for its receiver), and a receiver takes
+batches in arrival order from all its senders, so no instance waits on a sibling that is itself
+blocked. A gather from leaf fragments (senders that receive nothing themselves) is read sender
+by sender instead, which keeps the output order of plain scans stable at no risk of deadlock.
+Every exchange counts the rows and bytes it moves (bytes: column buffers; a broadcast counts
+each copy). Waits poll the query's halt flag so KILL, errors and early close stop everything.
+Upstream: Doris `VDataStreamSender` / `VDataStreamRecvr` (one queue per receiver, fed by all
+senders), DuckDB exchange-less pipelines for comparison.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
+import numpy as np
+
+from executor.compile import compile_column
+from executor.scan_pool import get_polling, put_until
+from executor.join_table import hash_keys
+from executor.operator import Operator
+from planner.distribute import ExchangeSpec
+from planner.partitioning import PartitionKind
 from sql.errors import QueryCancelled
-from storage.batch import Batch
+from sql.functions.cast import cast_vec
+from sql.functions.vector import Vec
+from storage.batch import Batch, Column
+from storage.distribution import bucket_of_rows
+from storage.types import DataType
 
-Task = Callable[[], Iterator[Batch]]
-
-_QUEUE_BATCHES = 4
-_POLL_SECONDS = 0.05
-_DONE = object()
-
-
-def put_until(q: queue.Queue[object], item: object, stop: threading.Event) -> bool:
-    """Put with back-pressure, polling `stop`; False when it was set before the put."""
-    while not stop.is_set():
-        try:
-            q.put(item, timeout=_POLL_SECONDS)
-            return True
-        except queue.Full:
-            continue
-    return False
+QUEUE_ITEMS = 8
+_EOS = object()
 
 
-def get_polling(q: queue.Queue[object], check: Callable[[], None]) -> object:
-    """Get, calling `check` (which raises to give up: cancel, failure) between waits."""
-    while True:
-        check()
-        try:
-            return q.get(timeout=_POLL_SECONDS)
-        except queue.Empty:
-            continue
+class QueryRun:
+    """What all instances of one query share: the halt flag and the first failure."""
 
-
-class _Failure:
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-class _Pool:
-    """Workers and per-task queues of one exchange."""
-
-    def __init__(self, tasks: list[Task], workers: int, cancel: threading.Event) -> None:
-        self.tasks = tasks
-        self.cancel = cancel
-        self.stop = threading.Event()
-        self.queues: list[queue.Queue[object]] = [queue.Queue(_QUEUE_BATCHES) for _ in tasks]
-        self._next = 0
+    def __init__(self, cancel: threading.Event) -> None:
+        self.cancel = cancel  # the session's token (KILL QUERY, query_timeout)
+        self.halt = threading.Event()  # every instance's cancel token
+        self.failure: BaseException | None = None
         self._lock = threading.Lock()
-        self.threads = [threading.Thread(target=self._work, name=f"scan-worker-{i}", daemon=True)
-                        for i in range(min(workers, len(tasks)))]
 
-    def _claim(self) -> int | None:
+    def fail(self, error: BaseException) -> None:
+        """Record an instance's error (the first real one wins over cancellations) and halt."""
         with self._lock:
-            if self._next >= len(self.tasks) or self.stop.is_set():
-                return None
-            i = self._next
-            self._next += 1
-            return i
+            if self.failure is None or (isinstance(self.failure, QueryCancelled)
+                                        and not isinstance(error, QueryCancelled)):
+                self.failure = error
+        self.halt.set()
 
-    def _put(self, q: queue.Queue[object], item: object) -> bool:
-        """Put with back-pressure; False when the exchange stopped meanwhile."""
-        return put_until(q, item, self.stop)
-
-    def _work(self) -> None:
-        while (i := self._claim()) is not None:
-            q = self.queues[i]
-            batches = self.tasks[i]()
-            try:
-                for batch in batches:
-                    if self.cancel.is_set():
-                        raise QueryCancelled()
-                    if not self._put(q, batch):
-                        return
-                item: object = _DONE
-            except BaseException as e:  # noqa: BLE001 - re-raised in the consumer
-                item = _Failure(e)
-            finally:
-                close = getattr(batches, "close", None)
-                if close is not None:
-                    close()
-            if not self._put(q, item):
-                return
-
-    def _check(self) -> None:
+    def check(self) -> None:
+        if self.failure is not None:
+            raise self.failure
         if self.cancel.is_set():
+            self.halt.set()
             raise QueryCancelled()
+
+
+@dataclass
+class ExchangeCounters:
+    rows: int = 0
+    bytes: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, rows: int, nbytes: int) -> None:
+        with self.lock:
+            self.rows += rows
+            self.bytes += nbytes
+
+
+class Receiver:
+    """The receiving end of one exchange in one instance, fed by `senders` sender instances."""
+
+    def __init__(self, run: QueryRun, senders: int, ordered: bool) -> None:
+        self.run = run
+        self.senders = senders
+        self.ordered = ordered
+        n = senders if ordered else 1
+        self._queues: list[queue.Queue[object]] = [queue.Queue(QUEUE_ITEMS) for _ in range(n)]
+
+    def put(self, sender: int, item: object) -> bool:
+        """Queue `item` from sender `sender`; waits while full. False once the query halted."""
+        return put_until(self._queues[sender if self.ordered else 0], item, self.run.halt)
 
     def _get(self, q: queue.Queue[object]) -> object:
         return get_polling(q, self._check)
 
-    def run(self) -> Iterator[Batch]:
-        for t in self.threads:
-            t.start()
-        try:
-            for q in self.queues:
-                while True:
-                    item = self._get(q)
-                    if item is _DONE:
-                        break
-                    if isinstance(item, _Failure):
-                        raise item.error
-                    assert isinstance(item, Batch)
+    def _check(self) -> None:
+        self.run.check()
+        # A halted query (LIMIT satisfied, or another instance failed) stops its senders
+        # without an end-of-stream mark, so a receiver waiting for one must stop too; without
+        # this, a join fragment between a LIMIT and its inputs waited for query_timeout.
+        if self.run.halt.is_set():
+            raise QueryCancelled()
+
+    def items(self) -> Iterator[object]:
+        if self.ordered:
+            for q in self._queues:
+                while (item := self._get(q)) is not _EOS:
                     yield item
-        finally:
-            self.stop.set()
-            for t in self.threads:
-                t.join()
+            return
+        q = self._queues[0]
+        open_senders = self.senders
+        while open_senders:
+            item = self._get(q)
+            if item is _EOS:
+                open_senders -= 1
+                continue
+            yield item
 
 
-def ordered_exchange(tasks: list[Task], workers: int, cancel: threading.Event
-                     ) -> Generator[Batch, None, None]:
-    """Batches of every task, in task order, produced by up to `workers` threads."""
-    if workers <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield from task()
-        return
-    yield from _Pool(tasks, workers, cancel).run()
+class ExchangeSource(Operator):
+    """A leaf operator yielding what its receiver gets (batches, or partial aggregate states
+    for the merge phase of an aggregate)."""
+
+    def __init__(self, receiver: Receiver, names: tuple[str, ...],
+                 types: tuple[DataType, ...]) -> None:
+        super().__init__()
+        self.receiver = receiver
+        self.names = names
+        self.types = types
+
+    def produce(self) -> Iterator[Batch]:
+        for item in self.receiver.items():
+            if isinstance(item, Batch) and item.names != self.names:
+                item = item.rename(self.names)
+            yield item  # type: ignore[misc]
+
+
+class InlineExchange(Operator):
+    """An exchange between one sender instance and one receiver: the sender's operators run
+    on the receiver's thread, pulled through this node, which counts what crosses."""
+
+    def __init__(self, sender: Operator, counters: ExchangeCounters,
+                 names: tuple[str, ...]) -> None:
+        super().__init__(sender)
+        self.counters = counters
+        self.names = names
+
+    def produce(self) -> Iterator[Batch]:
+        for item in self.child_batches():
+            self.counters.add(item.num_rows, item.nbytes)
+            if isinstance(item, Batch) and item.names != self.names:
+                item = item.rename(self.names)
+            yield item
+
+
+def hash_instances(cols: list[Column], n: int, instances: int) -> np.ndarray:
+    """Receiving instance of each row for a shuffle: the high half of the join-table hash
+    (the low bits pick the hash-table bucket inside the instance, so they stay uniform)."""
+    h = hash_keys(cols, n)
+    return ((h >> np.uint64(32)) % np.uint64(instances)).astype(np.int64)
+
+
+class Sender:
+    """The sending end of one exchange for one sender instance."""
+
+    def __init__(self, spec: ExchangeSpec, receivers: list[Receiver], index: int,
+                 counters: ExchangeCounters, cancel: threading.Event,
+                 bucket_instance: np.ndarray | None = None) -> None:
+        self.spec = spec
+        self.receivers = receivers
+        self.index = index
+        self.counters = counters
+        self._keys: list[Callable[[Batch], Column]] = [compile_column(e, cancel)
+                                                       for e in spec.partition.exprs]
+        self._bucket_instance = bucket_instance
+
+    def _put(self, target: int, item: object) -> bool:
+        self.counters.add(getattr(item, "num_rows", 0), getattr(item, "nbytes", 0))
+        return self.receivers[target].put(self.index, item)
+
+    def send(self, item: object) -> bool:
+        """Route one batch (or partial state); False once the query halted."""
+        n = len(self.receivers)
+        if self.spec.replicated:
+            return all(self._put(i, item) for i in range(n))
+        if self.spec.partition.kind is PartitionKind.UNPARTITIONED or n == 1:
+            return self._put(0, item)
+        split = getattr(item, "split", None)
+        if split is not None:  # a partial aggregate state: its groups by key hash
+            for i, part in enumerate(split(n)):
+                if part is not None and not self._put(i, part):
+                    return False
+            return True
+        assert isinstance(item, Batch)
+        target = self._targets(item)
+        order = np.argsort(target, kind="stable")
+        counts = np.bincount(target, minlength=n)
+        ordered = item.take(order)
+        start = 0
+        for i, c in enumerate(counts.tolist()):
+            if c and not self._put(i, ordered.slice(start, start + c)):
+                return False
+            start += c
+        return True
+
+    def _targets(self, batch: Batch) -> np.ndarray:
+        cols = [fn(batch) for fn in self._keys]
+        bucketing = self.spec.partition.bucketing
+        if self.spec.partition.kind is PartitionKind.BUCKET_SHUFFLE:
+            assert self._bucket_instance is not None and bucketing is not None
+            typed = [c if c.type == t else cast_vec(Vec.from_column(c), t).to_column()
+                     for c, t in zip(cols, bucketing.column_types)]
+            return self._bucket_instance[bucket_of_rows(typed, bucketing.buckets)]
+        return hash_instances(cols, batch.num_rows, len(self.receivers))
+
+    def finish(self) -> None:
+        """End of stream to every receiver."""
+        for r in self.receivers:
+            r.put(self.index, _EOS)

@@ -4,7 +4,7 @@
 it). The scan reads every captured (tablet, version) range with `ReadOptions(columns,
 predicates)`; storage returns exactly the rows that satisfy those predicates (see
 storage/predicates.py), so the scan evaluates only the filters that have no storage form. With `ctx.parallelism` > 1 the per-tablet reads (decode + filter) run on a bounded pool
-of worker threads (executor/exchange.py), still yielding batches in tablet order; each tablet
+of worker threads (executor/scan_pool.py), still yielding batches in tablet order; each tablet
 counts into its own ScanStats, added to the query's and to the scan's own (`scan_stats`, the
 profile's per-scan counters) when the tablet is done.
 Upstream: Doris `OlapScanNode` / BE `OlapScanner` (one scanner per tablet range, run by the
@@ -20,7 +20,7 @@ from functools import partial
 from typing import Protocol
 
 from executor.compile import compile_predicate
-from executor.exchange import Task, ordered_exchange
+from executor.scan_pool import Task, ordered_pool
 from executor.operator import Operator
 from executor.runtime_filter import filter_type
 from executor.state import RuntimeFilterState
@@ -52,7 +52,7 @@ class Scan(Operator):
                  global_filters: list[RuntimeFilterState] | None = None) -> None:
         super().__init__()
         self.plan = plan
-        self._exchange: Generator[Batch, None, None] | None = None
+        self._pool: Generator[Batch, None, None] | None = None
         self._runtime: list[tuple[float, int, list[ColumnPredicate]]] = []
         # runtime filters from joins in other fragments, awaited before reading
         self.global_filters = global_filters if global_filters is not None else []
@@ -128,12 +128,12 @@ class Scan(Operator):
             done += 1
         if done == len(tasks):
             return
-        self._exchange = ordered_exchange(tasks[done:], ctx.parallelism, ctx.cancel)
-        yield from self._exchange
+        self._pool = ordered_pool(tasks[done:], ctx.parallelism, ctx.cancel)
+        yield from self._pool
 
     def close(self) -> None:
         """Stop and join the scan workers (the query may end before the scan does)."""
-        if self._exchange is not None:
-            self._exchange.close()
-            self._exchange = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         super().close()

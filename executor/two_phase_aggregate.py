@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from executor.data_stream import hash_instances
+from executor.exchange import hash_instances
 from executor.grouped_state import GroupedState
 from executor.hash_aggregate import HashAggregate
 from executor.operator import Operator

@@ -1,4 +1,4 @@
-"""Parallel scans (executor/exchange.py), the memory tracker and cancellation of a long
+"""Parallel scans (executor/scan_pool.py), the memory tracker and cancellation of a long
 aggregation, without a server."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from executor.exchange import ordered_exchange
+from executor.scan_pool import ordered_pool
 from executor.hash_aggregate import HashAggregate
 from executor.memory import MemTracker
 from executor.operator import ExecContext, Operator
@@ -37,7 +37,7 @@ def _task(tablet: int, batches: int, delay: float = 0.0):  # type: ignore[no-unt
 @pytest.mark.parametrize("workers", [1, 2, 8])
 def test_exchange_keeps_task_order(workers: int) -> None:
     tasks = [_task(t, 5, 0.001) for t in range(9)]
-    out = [b.column("k").data[0] for b in ordered_exchange(tasks, workers, threading.Event())]
+    out = [b.column("k").data[0] for b in ordered_pool(tasks, workers, threading.Event())]
     assert out == [t * 1000 + b * 10 for t in range(9) for b in range(5)]
 
 
@@ -51,7 +51,7 @@ def test_exchange_propagates_worker_errors_and_joins_workers() -> None:
         raise ValueError("corrupt segment")
 
     with pytest.raises(ValueError, match="corrupt segment"):
-        list(ordered_exchange([_task(0, 3), bad, _task(2, 50)], 2, threading.Event()))
+        list(ordered_pool([_task(0, 3), bad, _task(2, 50)], 2, threading.Event()))
     assert not _scan_threads()
 
 
@@ -67,7 +67,7 @@ def test_exchange_early_close_stops_workers_with_bounded_read_ahead() -> None:
                 i += 1
         return run
 
-    gen = ordered_exchange([endless(t) for t in range(4)], 2, threading.Event())
+    gen = ordered_pool([endless(t) for t in range(4)], 2, threading.Event())
     next(gen)
     deadline = time.monotonic() + 5
     while len(produced) < 8 and time.monotonic() < deadline:  # both workers fill their queues
@@ -88,7 +88,7 @@ def test_exchange_stops_promptly_on_cancel() -> None:
     threading.Timer(0.2, cancel.set).start()
     t0 = time.monotonic()
     with pytest.raises(QueryCancelled):
-        for _ in ordered_exchange([slow, slow, slow], 2, cancel):
+        for _ in ordered_pool([slow, slow, slow], 2, cancel):
             pass
     assert time.monotonic() - t0 < 2
     assert not _scan_threads()

@@ -1,4 +1,4 @@
-"""Exchanges between fragment instances (executor/data_stream.py): routing, ordering,
+"""Exchanges between fragment instances (executor/exchange.py): routing, ordering,
 counting, and how failures and halts reach both ends."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from executor.data_stream import (
+from executor.exchange import (
     _EOS,
     ExchangeCounters,
     QueryRun,
