@@ -36,6 +36,7 @@ from executor.exchange import (
     ExchangeCounters, ExchangeSource, InlineExchange, QueryRun, Receiver, Sender,
 )
 from executor.operator import ExecContext, Operator
+from executor.grouped_state import state_names
 from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
 from executor.top_n import TopN
 from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
@@ -299,23 +300,23 @@ class Coordinator:
     def _receiving_end(self, link: Link, receiver: Receiver) -> Substitute:
         spec = link.spec
 
-        def source(plan: LogicalPlan) -> Operator:
+        def source(names: tuple[str, ...]) -> Operator:
             if self.inline(link):
-                return InlineExchange(self._build(link.sender, 0), link.counters, plan.names)
-            return ExchangeSource(receiver, plan.names, plan.types)
+                return InlineExchange(self._build(link.sender, 0), link.counters, names)
+            return ExchangeSource(receiver, names)
 
         if spec.aggregate:
             def merge(plan: LogicalPlan, path: Path) -> Operator:
-                # states, or (aggregates without kernel states) the input rows themselves
+                # the partial states, serialized as Batches (executor/two_phase_aggregate.py)
                 assert isinstance(plan, LogicalAggregate)
-                return MergeAggregate(plan, source(plan.child))
+                return MergeAggregate(plan, source(state_names(plan)))
             return merge
         if spec.top_n:
             def top_n(plan: LogicalPlan, path: Path) -> Operator:
                 assert isinstance(plan, LogicalLimit)
-                return TopN(plan, source(plan))
+                return TopN(plan, source(plan.names))
             return top_n
-        return lambda plan, path: source(plan)
+        return lambda plan, path: source(plan.names)
 
     # ---- running ---------------------------------------------------------------------------
     def _instance_ctx(self, run: FragmentRun, inst: Instance) -> ExecContext:

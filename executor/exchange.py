@@ -39,7 +39,6 @@ from sql.functions.cast import cast_vec
 from sql.functions.vector import Vec
 from storage.batch import Batch, Column
 from storage.distribution import bucket_of_rows
-from storage.types import DataType
 
 QUEUE_ITEMS = 8
 _EOS = object()
@@ -124,21 +123,19 @@ class Receiver:
 
 
 class ExchangeSource(Operator):
-    """A leaf operator yielding what its receiver gets (batches, or partial aggregate states
-    for the merge phase of an aggregate)."""
+    """A leaf operator yielding the Batches its receiver gets (rows, or the serialized partial
+    states of an aggregate), under the receiving plan's column `names`."""
 
-    def __init__(self, receiver: Receiver, names: tuple[str, ...],
-                 types: tuple[DataType, ...]) -> None:
+    def __init__(self, receiver: Receiver, names: tuple[str, ...]) -> None:
         super().__init__()
         self.receiver = receiver
         self.names = names
-        self.types = types
 
     def produce(self) -> Iterator[Batch]:
         for item in self.receiver.items():
-            if isinstance(item, Batch) and item.names != self.names:
+            if item.names != self.names:
                 item = item.rename(self.names)
-            yield item  # type: ignore[misc]
+            yield item
 
 
 class InlineExchange(Operator):
@@ -154,7 +151,7 @@ class InlineExchange(Operator):
     def produce(self) -> Iterator[Batch]:
         for item in self.child_batches():
             self.counters.add(item.num_rows, item.nbytes)
-            if isinstance(item, Batch) and item.names != self.names:
+            if item.names != self.names:
                 item = item.rename(self.names)
             yield item
 
@@ -180,24 +177,17 @@ class Sender:
                                                        for e in spec.partition.exprs]
         self._bucket_instance = bucket_instance
 
-    def _put(self, target: int, item: object) -> bool:
-        self.counters.add(getattr(item, "num_rows", 0), getattr(item, "nbytes", 0))
+    def _put(self, target: int, item: Batch) -> bool:
+        self.counters.add(item.num_rows, item.nbytes)
         return self.receivers[target].put(self.index, item)
 
-    def send(self, item: object) -> bool:
-        """Route one batch (or partial state); False once the query halted."""
+    def send(self, item: Batch) -> bool:
+        """Route one batch; False once the query halted."""
         n = len(self.receivers)
         if self.spec.replicated:
             return all(self._put(i, item) for i in range(n))
         if self.spec.partition.kind is PartitionKind.UNPARTITIONED or n == 1:
             return self._put(0, item)
-        split = getattr(item, "split", None)
-        if split is not None:  # a partial aggregate state: its groups by key hash
-            for i, part in enumerate(split(n)):
-                if part is not None and not self._put(i, part):
-                    return False
-            return True
-        assert isinstance(item, Batch)
         target = self._targets(item)
         order = np.argsort(target, kind="stable")
         counts = np.bincount(target, minlength=n)

@@ -28,13 +28,27 @@ from planner.logical import LogicalAggregate
 from sql.functions import State, aggregate_function
 from sql.functions.aggregate import group_reduce
 from sql.functions.vector import wide_objects
-from storage.batch import Column
-from storage.types import DataType
+from storage.batch import Batch, Column
+from storage.types import BIGINT, DOUBLE, LARGEINT, DataType
 
 _OBJ = np.dtype(object)
 _EXACT_LIMIT = 2.0 ** 62  # int64 sums switch to Python ints beyond this bound
 # which aggregates this state runs is part of the plan (it decides aggregate phases)
 kernel_supported = kernel_state_supported
+
+
+def _state_suffixes(name: str) -> tuple[str, ...]:
+    return {"count": ("count",), "sum": ("sum",), "avg": ("sum", "count"),
+            "min": ("value",), "max": ("value",)}[name]
+
+
+def state_names(plan: LogicalAggregate) -> tuple[str, ...]:
+    """Column names of a serialized partial state (GroupedState.to_batch): the group keys
+    under their output names (the exchange hashes them), then `<aggregate>.<part>`."""
+    names = [n for n, _ in plan.group_by]
+    for n, a in plan.aggregates:
+        names.extend(f"{n}.{part}" for part in _state_suffixes(a.name))
+    return tuple(names)
 
 
 def _zeros_like_grown(arr: np.ndarray, need: int) -> np.ndarray:
@@ -233,6 +247,46 @@ class _Agg:
         n = self.counts.nbytes + self.has.nbytes + self.vals.nbytes
         return int(n + (self.sum.nbytes() if self.sum is not None else 0))
 
+    def state_columns(self, groups: int) -> list[Column]:
+        """This state of the first `groups` groups as columns (state_names gives their names):
+        COUNT its counts; MIN/MAX the values (NULL: no value yet); SUM the exact sums (NULL:
+        no value yet; BIGINT, DOUBLE, or LARGEINT objects once wider); AVG sums and counts."""
+        out: list[Column] = []
+        if self.name in ("min", "max"):
+            assert self.arg_type is not None
+            out.append(Column(self.arg_type, self.vals[:groups].copy(),
+                              self.has[:groups].copy()))
+        if self.sum is not None:
+            sums = self.sum.total(groups).copy()
+            t = LARGEINT if sums.dtype == _OBJ else DOUBLE if sums.dtype.kind == "f" else BIGINT
+            out.append(Column(t, sums, self.sum.has[:groups].copy()))
+        if self.name in ("count", "avg"):
+            out.append(Column(BIGINT, self.counts[:groups].copy()))
+        return out
+
+    def from_columns(self, cols: list[Column]) -> _Agg:
+        """A merge source holding the state `state_columns` wrote (this agg's twin)."""
+        n = len(cols[0])
+        out = _Agg.__new__(_Agg)
+        out.name, out.arg_type = self.name, self.arg_type
+        out.counts, out.has, out.vals, out.sum = np.zeros(n, np.int64), _ones(n), self.vals, None
+        rest = list(cols)
+        if self.name in ("min", "max"):
+            v = rest.pop(0)
+            out.vals, out.has = v.data, v.validity if v.validity is not None else _ones(n)
+        if self.sum is not None:
+            v = rest.pop(0)
+            s = _Sum(v.data.dtype.kind == "f")
+            s.sums, s.has = v.data, v.validity if v.validity is not None else _ones(n)
+            if v.data.dtype == _OBJ:
+                s.bound = _EXACT_LIMIT
+            elif v.data.dtype.kind == "i" and n:
+                s.bound = float(np.abs(v.data.astype(np.float64)).max())
+            out.sum = s
+        if self.name in ("count", "avg"):
+            out.counts = rest.pop(0).data
+        return out
+
     def taken(self, idx: np.ndarray) -> _Agg:
         """The states of groups `idx` (in that order), as a merge source."""
         out = _Agg.__new__(_Agg)
@@ -337,6 +391,35 @@ class GroupedState:
             mine.grow(m)
             mine.merge(gids, theirs.taken(idx), m, m)
         return out
+
+    def to_batch(self) -> Batch | None:
+        """The whole state as one Batch (key columns, then every aggregate's state columns,
+        named by `state_names`): what an `update serialize` phase sends through an exchange.
+        None when it holds no group."""
+        groups = self.groups
+        if groups == 0:
+            return None
+        cols = self.key_columns()
+        for agg in self.aggs:
+            cols.extend(agg.state_columns(groups))
+        return Batch(state_names(self.plan), tuple(cols))
+
+    def merge_batch(self, batch: Batch) -> None:
+        """Merge a state another instance serialized with `to_batch`."""
+        n = batch.num_rows
+        if n == 0:
+            return
+        cols = list(batch.columns)
+        nkeys = len(self.plan.group_by)
+        self.rows += n
+        gids = self._group_ids(cols[:nkeys], n)
+        groups = self.groups
+        at = nkeys
+        for agg in self.aggs:
+            width = len(_state_suffixes(agg.name))
+            agg.grow(groups)
+            agg.merge(gids, agg.from_columns(cols[at: at + width]), n, groups)
+            at += width
 
     def key_columns(self) -> list[Column]:
         nkeys = len(self.plan.group_by)

@@ -2,14 +2,13 @@
 (`update serialize` where its input is, `merge finalize` after an exchange), decided by the
 planner and printed by EXPLAIN; the executor runs exactly the phase it is given.
 
-Two phases need a partial state the exchange can carry and the merge can combine. An aggregate
-without group keys always has one (one row of states per instance). With group keys the states
-are the kernel-backed `GroupedState` of executor/grouped_state.py, which exists only for keys of
+Two phases need a partial state the exchange can carry (as a Batch) and the merge can combine:
+the kernel-backed `GroupedState` of executor/grouped_state.py, which exists only for keys of
 fixed-width or string types and COUNT / SUM / MIN / MAX / AVG (not DISTINCT) over fixed-width
 numeric arguments (and SUM / AVG over wide DECIMAL); `kernel_state_supported` states that
-contract here, where the plan is made. Any other keyed aggregate is planned in one phase above
-an exchange hashed on its group keys (the rows travel instead of states), so EXPLAIN shows what
-runs. Upstream: Doris `AggregateInfo` phases, Nereids `SplitAggregateRule`.
+contract here, where the plan is made. Any other aggregate is planned in one phase above an
+exchange of its input rows (hashed on its group keys, or gathered without keys), so EXPLAIN
+shows what runs. Upstream: Doris `AggregateInfo` phases, Nereids `SplitAggregateRule`.
 """
 
 from __future__ import annotations
@@ -62,4 +61,4 @@ def kernel_state_supported(plan: LogicalAggregate) -> bool:
 
 def splits_in_two_phases(plan: LogicalAggregate) -> bool:
     """Whether a partial state of `plan` can cross an exchange and be merged."""
-    return not plan.group_by or kernel_state_supported(plan)
+    return kernel_state_supported(plan)

@@ -393,19 +393,27 @@ class _Planner:
             return node, replace(dist, cols=cols)
         by_keys = DataPartition(_HASH, tuple(e for _, e in plan.group_by), labels=tuple(groups))
         out = Dist(_HASH, tuple(frozenset({n}) for n, _ in plan.group_by), by_keys)
+        if not plan.group_by:
+            out = GATHER
         if not splits_in_two_phases(plan):
             # no partial state to merge: the rows go to where their group is aggregated
-            ex = self.exchange(child, dist, "PhysicalDistribute[DistributionSpecHash]",
-                               ExchangeSpec(by_keys), self._path + (0,))
+            if plan.group_by:
+                ex = self.exchange(child, dist, "PhysicalDistribute[DistributionSpecHash]",
+                                   ExchangeSpec(by_keys), self._path + (0,))
+            else:
+                ex = self.gather(child, dist, self._path + (0,))
             return self.agg_node(AggPhase.ONE_PHASE, [ex], details + [card]), out
         local = self.agg_node(AggPhase.UPDATE_SERIALIZE, [child], details + [card])
         if plan.group_by:
+            # the states cross as Batches whose key columns carry the group output names
+            by_state_keys = DataPartition(_HASH, tuple(ColumnRef(n, e.type)
+                                                       for n, e in plan.group_by),
+                                          labels=tuple(groups))
             ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecHash]",
-                               ExchangeSpec(by_keys, aggregate=True), self._path)
+                               ExchangeSpec(by_state_keys, aggregate=True), self._path)
         else:
             ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecGather]",
                                ExchangeSpec(UNPARTITIONED, aggregate=True), self._path)
-            out = GATHER
         return self.agg_node(AggPhase.MERGE_FINALIZE, [ex], details + [card]), out
 
     def agg_node(self, phase: AggPhase, children: list[PNode], details: list[str]) -> PNode:

@@ -1,0 +1,93 @@
+"""The operators a query runs are the nodes its EXPLAIN prints: for the join and aggregate
+differential corpora (planned modes and all-shuffle), in fragments of several instances,
+every printed node of every fragment is run by exactly one operator of the matching kind in
+each of the fragment's instances, at the node's plan path, and every operator that runs is a
+printed node. The only operators EXPLAIN folds into other nodes are projections (Doris prints
+no node for them) and plain LIMITs (printed as the `limit:` line of the node below); the
+receiving end of an exchange is its VEXCHANGE (a merging TOP-N for a TOP-N gather)."""
+
+from __future__ import annotations
+
+import pytest
+import sqlglot
+from engine_fakes import session
+from test_differential import QUERIES as AGG_QUERIES
+from test_differential import env as agg_env  # noqa: F401
+from test_differential_joins import QUERIES as JOIN_QUERIES
+from test_differential_joins import env  # noqa: F401
+
+from executor import query
+from executor.coordinator import Coordinator
+from executor.query import execute, plan_select
+from planner.distribute import DistributedPlan, PNode
+
+# printed node -> the operator class that runs it
+OPERATOR_OF = {
+    "VOlapScanNode": {"Scan"}, "VFILE_SCAN_NODE": {"FileScan"},
+    "VHASH JOIN": {"HashJoin"}, "VNESTED LOOP JOIN": {"HashJoin"},
+    "VAGGREGATE (update finalize)": {"HashAggregate"},
+    "VAGGREGATE (update serialize)": {"PartialAggregate"},
+    "VAGGREGATE (merge finalize)": {"MergeAggregate"},
+    "VTOP-N": {"TopN"}, "VSORT": {"Sort"}, "VSELECT": {"Filter"},
+    "VANALYTIC-EVAL": {"Window"}, "VUNION": {"SetOperation", "Values"},
+    "VINTERSECT": {"SetOperation"}, "VEXCEPT": {"SetOperation"},
+    "VASSERT-NUM-ROWS": {"AssertOneRow"},
+}
+FOLDED = {"Project", "Limit"}  # run, but printed as part of another node
+RECEIVING = {"ExchangeSource", "InlineExchange", "MergeAggregate", "TopN"}
+
+
+@pytest.fixture(autouse=True)
+def four_instances(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(query, "scan_parallelism", lambda ctx: 4)
+
+
+def _printed(root: PNode) -> list[PNode]:
+    out, stack = [], [root]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)  # an exchange's sender is another fragment
+    return out
+
+
+def _check_operators(dplan: DistributedPlan, run: Coordinator) -> int:
+    checked = 0
+    for frag in dplan.fragments:
+        frun = run.fragment(frag.id)
+        assert frun is not None
+        nodes = _printed(frag.root)
+        for inst in frun.instances:
+            ops = {path: type(op).__name__ for path, op in inst.ops.items()}
+            for n in nodes:
+                if n.name == "VEXCHANGE":
+                    assert ops.get(n.path) in RECEIVING, (frag.id, n.id, ops.get(n.path))
+                    continue
+                assert ops.get(n.path) in OPERATOR_OF[n.name], (frag.id, n.id, n.name, ops)
+                checked += 1
+            printed = {n.path for n in nodes}
+            for path, kind in ops.items():
+                assert kind in FOLDED or path in printed, (frag.id, path, kind, nodes)
+    return checked
+
+
+def _run(engine, sql: str, variables: dict[str, object]) -> int:  # type: ignore[no-untyped-def]
+    ctx = session("db", {"shaledb_small_fragment_rows": 0, **variables})
+    prepared = plan_select(sqlglot.parse_one(sql, read="doris"), engine, ctx, sql=sql)
+    res = execute(prepared, engine, ctx)
+    for _ in res.batches:
+        pass
+    assert res.coordinator is not None
+    return _check_operators(prepared.dplan, res.coordinator)
+
+
+@pytest.mark.parametrize("variables", [{}, {"broadcast_row_count_limit": 0}],
+                         ids=["planned", "shuffle"])
+def test_join_queries_run_the_printed_nodes(env, variables: dict[str, object]) -> None:  # noqa: F811
+    engine, _ = env
+    assert sum(_run(engine, sql, variables) for sql, _ in JOIN_QUERIES[:60]) > 300
+
+
+def test_aggregate_queries_run_the_printed_nodes(agg_env) -> None:  # noqa: F811
+    engine, _ = agg_env
+    assert sum(_run(engine, sql, {}) for sql, _, _ in AGG_QUERIES[:80]) > 300
