@@ -40,10 +40,10 @@ from executor.grouped_state import state_names
 from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
 from executor.top_n import TopN
 from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
-from planner.distribute import DistributedPlan, ExchangeSpec, Fragment, PNode
+from planner.distribute import DistributedPlan, ExchangeSpec, PNode
+from planner.fragment import PlanFragment
 from planner.logical import (
     LogicalAggregate, LogicalLimit, LogicalPlan, LogicalScan, ScanRange,
-    with_scan_ranges,
 )
 from planner.partitioning import PartitionKind
 from storage.batch import Batch
@@ -81,11 +81,11 @@ class Instance:
 
 @dataclass
 class FragmentRun:
-    fragment: Fragment
+    fragment: PlanFragment
     path: Path  # where its plan subtree starts
     output: Link | None = None
     inputs: list[Link] = field(default_factory=list)
-    scans: list[LogicalScan] = field(default_factory=list)
+    scans: dict[Path, LogicalScan] = field(default_factory=dict)  # by plan path
     bucketed: bool = False
     instances: list[Instance] = field(default_factory=list)
 
@@ -134,10 +134,9 @@ class Coordinator:
 
     # ---- structure -------------------------------------------------------------------------
     def _cut(self) -> None:
-        by_root = {id(f.root): f for f in self.dplan.fragments}
         self._shared_build_joins: set[Path] = set()
 
-        def visit(frag: Fragment, path: Path) -> FragmentRun:
+        def visit(frag: PlanFragment, path: Path) -> FragmentRun:
             run = FragmentRun(frag, path)
             self.frags.append(run)
             stack = [frag.root]
@@ -147,7 +146,8 @@ class Coordinator:
                     self._shared_build_joins.add(n.path)
                 if n.source is not None:
                     assert n.exchange is not None
-                    sender = visit(by_root[id(n.source)], n.path)
+                    assert n.sender_fragment is not None
+                    sender = visit(self.dplan.fragments[n.sender_fragment], n.path)
                     link = Link(n, n.exchange, n.path, sender, run)
                     sender.output = link
                     run.inputs.append(link)
@@ -172,8 +172,8 @@ class Coordinator:
             yield path, node
             stack.extend((c, path + (i,)) for i, c in enumerate(node.children))
 
-    def _scans_of(self, run: FragmentRun) -> list[LogicalScan]:
-        return [n for _, n in self._nodes_of(run) if isinstance(n, LogicalScan)]
+    def _scans_of(self, run: FragmentRun) -> dict[Path, LogicalScan]:
+        return {p: n for p, n in self._nodes_of(run) if isinstance(n, LogicalScan)}
 
     def _global_filters(self) -> None:
         """Runtime filters whose target scan is below an exchange under the join's probe side
@@ -203,18 +203,19 @@ class Coordinator:
             run.instances = [Instance(self.backends[i % len(self.backends)], None)
                              for i in range(n)]
             return
-        buckets = {self.dplan.buckets.get(s.table_id, 0) for s in run.scans}
+        scans = list(run.scans.values())
+        buckets = {self.dplan.buckets.get(s.table_id, 0) for s in scans}
         run.bucketed = len(buckets) == 1 and 0 not in buckets
         owner: dict[object, int] = {}
         if run.bucketed:
             votes: dict[int, Counter[int]] = defaultdict(Counter)
-            for s in run.scans:
+            for s in scans:
                 for r in s.ranges:
                     votes[r.tablet.bucket_seq][r.tablet.backend_id] += 1
             for seq, c in votes.items():
                 owner[seq] = min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-        elif len(run.scans) == 1:
-            for r in run.scans[0].ranges:
+        elif len(scans) == 1:
+            for r in scans[0].ranges:
                 owner[r.tablet.tablet_id] = r.tablet.backend_id
         if not owner:  # nothing left after pruning: one instance (reads nothing)
             run.instances = [Instance(self.backends[0], None)]
@@ -222,7 +223,7 @@ class Coordinator:
         per_backend: dict[int, list[object]] = defaultdict(list)
         for unit in sorted(owner, key=lambda u: (owner[u], u)):  # type: ignore[arg-type]
             per_backend[owner[unit]].append(unit)
-        rows = sum(s.row_count for s in run.scans)
+        rows = sum(s.row_count for s in scans)
         if rows < self.small_rows:
             # threads and hand-offs would cost more than the work: one instance, on the
             # backend holding most of it, reads the others' tablets too
@@ -260,15 +261,7 @@ class Coordinator:
         inst = run.instances[index]
         plan = node_at(self.plan, run.path)
         if inst.units is not None:
-            units = inst.units
-            scans = {id(s) for s in run.scans}
-
-            def keep(scan: LogicalScan) -> tuple[ScanRange, ...]:
-                if id(scan) not in scans:
-                    return scan.ranges
-                return tuple(r for r in scan.ranges if self._unit(run, r) in units)
-
-            plan = with_scan_ranges(plan, keep)
+            plan = self._restrict(run, plan, run.path, inst.units)
         substitute: dict[Path, Substitute] = {}
         for link in run.inputs:
             substitute[link.path] = self._receiving_end(link, link.receivers[index])
@@ -291,6 +284,21 @@ class Coordinator:
         else:
             root = build_operator(plan, path=run.path, **build)  # type: ignore[arg-type]
         return root
+
+    def _restrict(self, run: FragmentRun, plan: LogicalPlan, path: Path,
+                  units: frozenset[object]) -> LogicalPlan:
+        """`plan` (at `path`) with the fragment's scans reading only the instance's units
+        (bucket seqs or tablets); scans of other fragments (below exchanges) are untouched."""
+        if isinstance(plan, LogicalScan):
+            if path not in run.scans:
+                return plan
+            return replace(plan, ranges=tuple(r for r in plan.ranges
+                                              if self._unit(run, r) in units))
+        kids = plan.children
+        if not kids:
+            return plan
+        return plan.with_children(*(self._restrict(run, c, path + (i,), units)
+                                    for i, c in enumerate(kids)))
 
     def inline(self, link: Link) -> bool:
         """One sender instance and one receiver: the receiver pulls the sender's operators

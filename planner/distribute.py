@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from planner.aggregate_phase import AggPhase, splits_in_two_phases
+from planner.fragment import PlanFragment, ResultSink, StreamSink
 from planner.index_usage import IndexUsage, index_line, runtime_filter_line
 from planner.logical import (
     LogicalAggregate,
@@ -151,16 +152,7 @@ class PNode:
     # exchanges carry the path of the node whose output they move
     path: tuple[int, ...] = ()
     exchange: ExchangeSpec | None = None  # exchanges: how rows are routed
-
-
-@dataclass
-class Fragment:
-    id: int
-    root: PNode
-    partition: DataPartition
-    sink: list[str]
-    output_exprs: list[str] = field(default_factory=list)
-    has_colo: bool = False
+    sender_fragment: int | None = None  # exchanges: the id of the fragment feeding it
 
 
 def column_text(name: str) -> str:
@@ -560,28 +552,30 @@ class _Planner:
         return JoinMode.PARTITIONED
 
     # ---- fragments -------------------------------------------------------------------------
-    def fragments(self, root: PNode, root_dist: Dist, outputs: list[str]) -> list[Fragment]:
+    def fragments(self, root: PNode, root_dist: Dist, outputs: list[str]) -> list[PlanFragment]:
+        """Fragments numbered top-down in depth-first order of their exchanges."""
         top = self.gather(root, root_dist, ())
-        frags: list[Fragment] = []
+        frags: list[PlanFragment | None] = []
 
-        def cut(node: PNode, partition: DataPartition, sink: list[str]) -> None:
-            frag = Fragment(len(frags), node, partition, sink)
-            frags.append(frag)
+        def cut(node: PNode, partition: DataPartition, sink: ResultSink | StreamSink) -> int:
+            fid = len(frags)
+            frags.append(None)  # the id is taken before the fragments below get theirs
+            colo = False
             stack = [node]
             while stack:
                 n = stack.pop()
-                if n.colocated:
-                    frag.has_colo = True
+                colo = colo or n.colocated
                 if n.source is not None:
                     assert n.source_dist is not None and n.exchange is not None
-                    cut(n.source, n.source_dist.partition,
-                        ["STREAM DATA SINK", f"  EXCHANGE ID: {n.id:02d}",
-                         f"  {n.exchange.partition.explain()}"])
+                    n.sender_fragment = cut(n.source, n.source_dist.partition,
+                                            StreamSink(n.id, n.exchange.partition))
                 stack.extend(reversed(n.children))
+            frags[fid] = PlanFragment(fid, node, partition, sink,
+                                      tuple(outputs) if fid == 0 else (), colo)
+            return fid
 
-        cut(top, UNPARTITIONED, ["VRESULT SINK", "   MYSQL_PROTOCAL"])
-        frags[0].output_exprs = outputs
-        return frags
+        cut(top, UNPARTITIONED, ResultSink())
+        return [f for f in frags if f is not None]
 
 
 def _through_project(dist: Dist, plan: LogicalProject) -> Dist:
@@ -638,7 +632,7 @@ def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | N
 
 @dataclass
 class DistributedPlan:
-    fragments: list[Fragment]
+    fragments: list[PlanFragment]
     runtime_filters: tuple[RuntimeFilterDesc, ...]  # every join's, with its target scan
     buckets: dict[int, int] = field(default_factory=dict)  # table id -> bucket count (0: none)
 

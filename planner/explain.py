@@ -12,7 +12,8 @@ level (`PhysicalResultSink`, `hashAgg[GLOBAL]`, `PhysicalDistribute[Distribution
 
 from __future__ import annotations
 
-from planner.distribute import DistributedPlan, Fragment, PNode
+from planner.distribute import DistributedPlan, PNode
+from planner.fragment import PlanFragment
 
 COLUMN_NAME = "Explain String(Nereids Planner)"
 
@@ -25,7 +26,7 @@ def explain_lines(dplan: DistributedPlan, verbose: bool = False) -> list[str]:
     return out[:-1] if out else out
 
 
-def _fragment(frag: Fragment, verbose: bool) -> list[str]:
+def _fragment(frag: PlanFragment, verbose: bool) -> list[str]:
     lines = [f"PLAN FRAGMENT {frag.id}"]
     if frag.output_exprs:
         lines.append("  OUTPUT EXPRS:")
@@ -34,7 +35,7 @@ def _fragment(frag: Fragment, verbose: bool) -> list[str]:
     lines.append("")
     lines.append(f"  HAS_COLO_PLAN_NODE: {'true' if frag.has_colo else 'false'}")
     lines.append("")
-    lines.extend(f"  {s}" for s in frag.sink)
+    lines.extend(f"  {s}" for s in frag.sink.explain_lines())
     lines.append("")
     tree: list[str] = []
     _node(frag.root, "", tree, verbose)

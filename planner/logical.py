@@ -11,7 +11,6 @@ Upstream: Doris Nereids `LogicalOlapScan`, `LogicalFilter`, `LogicalProject`,
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sql.expressions import AggregateCall, Expr
@@ -266,16 +265,6 @@ class LogicalLimit(_Unary):
 
     def describe(self) -> str:
         return f"LogicalLimit(limit={self.limit}, offset={self.offset})"
-
-
-def with_scan_ranges(plan: LogicalPlan,
-                     keep: Callable[[LogicalScan], tuple[ScanRange, ...]]) -> LogicalPlan:
-    """`plan` with every scan reading `keep(scan)` instead of its captured ranges (a bucket's
-    tablets for a colocate instance, a share of the tablets for a parallel aggregate)."""
-    if isinstance(plan, LogicalScan):
-        return replace(plan, ranges=keep(plan))
-    kids = plan.children
-    return plan.with_children(*(with_scan_ranges(c, keep) for c in kids)) if kids else plan
 
 
 def walk(plan: LogicalPlan):  # type: ignore[no-untyped-def]
