@@ -60,6 +60,7 @@ from planner.partitioning import (
     PartitionKind,
     TableBucketing,
 )
+from planner.scan_info import partitions_line, table_line, tablets_line
 from planner.runtime_filters import RuntimeFilterDesc, runtime_filters
 from planner.statistics import estimate_rows
 from sql.expressions import ColumnRef, Expr
@@ -310,19 +311,16 @@ class _Planner:
             total_tablets = plan.selection.total_tablets  # tablets of the selected partitions
         names = [parts.get(pid, str(pid)) for pid in chosen]
         tablets = [r.tablet.tablet_id for r in plan.ranges]
-        tablet_list = ",".join(str(t) for t in tablets[:3]) + (" ..." if len(tablets) > 3 else "")
         scanned = next((ix for ix in self.catalog.materialized_indexes(plan.table_id)
                         if ix.index_id == plan.index_id), None)
         index = scanned.name if scanned is not None else plan.table
-        reason = getattr(plan, "preagg_reason", None)
-        preagg = "PREAGGREGATION: ON" if not reason else f"PREAGGREGATION: OFF. Reason: {reason}"
-        details = [f"TABLE: {plan.db}.{plan.table}({index}), {preagg}"]
+        details = [table_line(plan.db, plan.table, index, plan.preagg_reason or None)]
         if plan.filters:
             details.append("PREDICATES: " + " AND ".join(self.text(f) for f in plan.filters))
         node = self.node("VOlapScanNode", details=details, shape=f"PhysicalOlapScan[{plan.table}]")
         node.details.extend([
-            f"partitions={len(chosen)}/{len(formal)} ({','.join(names)})",
-            f"tablets={len(tablets)}/{total_tablets}, tabletList={tablet_list}",
+            partitions_line(names, len(formal)),
+            tablets_line(tablets, total_tablets),
             f"cardinality={int(estimate_rows(plan))}, avgRowSize=0.0, "
             f"numNodes={len({r.tablet.backend_id for r in plan.ranges}) or 1}",
             "pushAggOp=NONE",
