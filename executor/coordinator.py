@@ -35,8 +35,8 @@ from executor.build import Substitute, build_operator
 from executor.exchange import (
     ExchangeCounters, ExchangeSource, InlineExchange, QueryRun, Receiver, Sender,
 )
-from executor.operator import ExecContext, Operator
 from executor.grouped_state import state_names
+from executor.operator import ExecContext, Operator
 from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
 from executor.top_n import TopN
 from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
@@ -204,8 +204,10 @@ class Coordinator:
                              for i in range(n)]
             return
         scans = list(run.scans.values())
-        buckets = {self.dplan.buckets.get(s.table_id, 0) for s in scans}
-        run.bucketed = len(buckets) == 1 and 0 not in buckets
+        # rows laid out by a table's buckets (colocate and bucket-shuffle joins, one-phase
+        # aggregates rely on it): the unit of work is the bucket seq
+        bucketing = run.fragment.partition.bucketing
+        run.bucketed = bucketing is not None and bucketing.buckets > 0
         owner: dict[object, int] = {}
         if run.bucketed:
             votes: dict[int, Counter[int]] = defaultdict(Counter)
@@ -270,8 +272,8 @@ class Coordinator:
         # both tables, so every match is local
         states = InstanceStates(self.join_builds, index == 0, self.join_filters,
                                 self.scan_filters)
-        build = dict(runtime_filters=self.dplan.runtime_filters if self.rf else (),
-                     substitute=substitute, built=inst.ops, states=states)
+        build = {"runtime_filters": self.dplan.runtime_filters if self.rf else (),
+                 "substitute": substitute, "built": inst.ops, "states": states}
         if out is not None and out.spec.aggregate:
             assert isinstance(plan, LogicalAggregate)
             child = build_operator(plan.child, path=run.path + (0,), **build)  # type: ignore[arg-type]

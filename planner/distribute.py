@@ -60,8 +60,8 @@ from planner.partitioning import (
     PartitionKind,
     TableBucketing,
 )
-from planner.scan_info import partitions_line, table_line, tablets_line
 from planner.runtime_filters import RuntimeFilterDesc, runtime_filters
+from planner.scan_info import partitions_line, table_line, tablets_line
 from planner.statistics import estimate_rows
 from sql.expressions import ColumnRef, Expr
 from sql.relations import CatalogView
@@ -195,7 +195,6 @@ class _Planner:
         # EXPLAIN VERBOSE: per scan (by plan path), its indexes
         self.scan_usage: dict[tuple[int, ...], IndexUsage] = {}
         self.display: dict[str, str] = {}  # projected output name -> its expression's text
-        self.buckets: dict[int, int] = {}  # table id -> bucket count (0: not hash-distributed)
         self._path: tuple[int, ...] = ()
 
     def text(self, e: Expr) -> str:
@@ -331,9 +330,7 @@ class _Planner:
         if line is not None:
             node.verbose = [line]
         if meta is None or meta.distribution.type is not DistributionType.HASH:
-            self.buckets[plan.table_id] = 0
             return node, Dist(PartitionKind.RANDOM, partition=RANDOM)
-        self.buckets[plan.table_id] = meta.distribution.buckets
         cols = tuple(frozenset({c}) if c in plan.columns else frozenset()
                      for c in meta.distribution.columns)
         group = meta.colocate_group_id
@@ -632,7 +629,6 @@ def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | N
 class DistributedPlan:
     fragments: list[PlanFragment]
     runtime_filters: tuple[RuntimeFilterDesc, ...]  # every join's, with its target scan
-    buckets: dict[int, int] = field(default_factory=dict)  # table id -> bucket count (0: none)
 
 
 def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptions,
@@ -655,4 +651,4 @@ def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptio
                 n.verbose.append(runtime_filter_line(p.scan_usage[n.path],
                                                      [(d.name, d.column) for d in descs]))
             stack.extend(n.children)
-    return DistributedPlan(frags, tuple(p.runtime_filters), p.buckets)
+    return DistributedPlan(frags, tuple(p.runtime_filters))
