@@ -3,7 +3,9 @@
 `TabletSource` is the storage engine's read entry point (storage.engine.StorageEngine implements
 it). The scan reads every captured (tablet, version) range with `ReadOptions(columns,
 predicates)`; storage returns exactly the rows that satisfy those predicates (see
-storage/predicates.py), so the scan evaluates only the filters that have no storage form. With `ctx.parallelism` > 1 the per-tablet reads (decode + filter) run on a bounded pool
+storage/predicates.py), so the scan evaluates only the filters that have no storage form
+(`planner/scan_info.residual_filters`, the one statement of this contract). With
+`ctx.parallelism` > 1 the per-tablet reads (decode + filter) run on a bounded pool
 of worker threads (executor/scan_pool.py), still yielding batches in tablet order; each tablet
 counts into its own ScanStats, added to the query's and to the scan's own (`scan_stats`, the
 profile's per-scan counters) when the tablet is done.
@@ -25,7 +27,7 @@ from executor.operator import Operator
 from executor.runtime_filter import filter_type
 from executor.state import RuntimeFilterState
 from planner.logical import LogicalScan, ScanRange
-from planner.rules.push_down_filters import storage_disjunction, storage_predicate
+from planner.scan_info import residual_filters
 from sql.expressions import make_and
 from storage.batch import Batch
 from storage.catalog.meta import TabletMeta
@@ -80,11 +82,9 @@ class Scan(Operator):
             if predicates:
                 self.add_runtime_filter(predicates, gf.keep)
         # Filters storage evaluates exactly (plain column-vs-constant conjuncts handed down as
-        # ColumnPredicates, OR trees of them as Disjunctions) need no second pass here.
-        pushed = set(plan.predicates)
-        pushed_or = set(plan.disjunctions)
-        predicate = make_and([f for f in plan.filters if storage_predicate(f) not in pushed
-                              and (not pushed_or or storage_disjunction(f) not in pushed_or)])
+        # ColumnPredicates, OR trees of them as Disjunctions) need no second pass here: the
+        # scan contract is stated once, in planner/scan_info.py.
+        predicate = make_and(list(residual_filters(plan)))
         keep = compile_predicate(predicate, ctx.cancel) if predicate is not None else None
         options = ReadOptions(columns=plan.columns,
                               predicates=plan.predicates + tuple(

@@ -5,6 +5,10 @@ One renderer for these lines (DORIS_REFERENCE.md a.3), used by EXPLAIN's `VOlapS
 query profile (`plan_scan_lines`, from what the rules prune_scans and choose_rollup recorded
 on each LogicalScan): `TABLE: db.t(index), PREAGGREGATION: ON` (or `OFF. Reason: ..`),
 `partitions=k/n (names)` and `tablets=k/n, tabletList=a,b,c ...` (at most 3 ids).
+
+It also states the scan contract once: storage applies a scan's `predicates` and
+`disjunctions` exactly (storage/predicates.py), so the scan operator evaluates only its
+`residual_filters`, the filters that have no storage form.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planner.logical import LogicalPlan, LogicalScan, walk
+from planner.rules.push_down_filters import storage_disjunction, storage_predicate
+from sql.expressions import Expr
 
 
 def table_line(db: str, table: str, index: str, preagg_off_reason: str | None) -> str:
@@ -37,6 +43,14 @@ def scan_lines(scan: LogicalScan) -> list[str]:
         lines.append(partitions_line(sel.partition_names, sel.total_partitions))
         lines.append(tablets_line(sel.tablet_ids, sel.total_tablets))
     return lines
+
+
+def residual_filters(scan: LogicalScan) -> tuple[Expr, ...]:
+    """The filters of `scan` storage does not apply (the scan operator evaluates these)."""
+    pushed = set(scan.predicates)
+    pushed_or = set(scan.disjunctions)
+    return tuple(f for f in scan.filters if storage_predicate(f) not in pushed
+                 and (not pushed_or or storage_disjunction(f) not in pushed_or))
 
 
 def plan_scan_lines(plan: LogicalPlan) -> list[tuple[str, str]]:
