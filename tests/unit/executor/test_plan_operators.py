@@ -51,7 +51,7 @@ def _printed(root: PNode) -> list[PNode]:
     return out
 
 
-def _check_operators(dplan: DistributedPlan, run: Coordinator) -> int:
+def check_operators(dplan: DistributedPlan, run: Coordinator) -> int:
     checked = 0
     for frag in dplan.fragments:
         frun = run.fragment(frag.id)
@@ -78,7 +78,7 @@ def _run(engine, sql: str, variables: dict[str, object]) -> int:  # type: ignore
     for _ in res.batches:
         pass
     assert res.coordinator is not None
-    return _check_operators(prepared.dplan, res.coordinator)
+    return check_operators(prepared.dplan, res.coordinator)
 
 
 @pytest.mark.parametrize("variables", [{}, {"broadcast_row_count_limit": 0}],
