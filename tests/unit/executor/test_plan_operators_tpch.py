@@ -19,8 +19,8 @@ from storage.engine import StorageEngine
 from storage.errors import ShaleError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tpch"))
-import tpch_common as C  # noqa: E402
-from tpch_queries import QUERIES  # noqa: E402
+import tpch_common as C
+from tpch_queries import QUERIES
 
 
 @pytest.fixture(scope="module")
