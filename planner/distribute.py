@@ -24,7 +24,11 @@ or `RANDOM`). Going up:
 - sorts, windows, set operations and one-row guards gather first; the root fragment 0 is
   UNPARTITIONED and ends in the result sink.
 executor/coordinator.py runs this plan: instances per fragment, exchanges between them (each
-exchange carries an `ExchangeSpec` saying how it routes rows). Node ids are assigned bottom-up
+exchange carries an `ExchangeSpec` saying how it routes rows). What the executor needs is typed
+here, never left to EXPLAIN text: fragments are planner/fragment.py `PlanFragment`s with a
+`DataPartition` (planner/partitioning.py) and a typed sink; joins carry a `JoinMode` and the
+`shared_build` flag; aggregates an `AggPhase` (planner/aggregate_phase.py); runtime filters
+are `RuntimeFilterDesc`s numbered once (planner/runtime_filters.py). Node ids are assigned bottom-up
 in creation order, fragment ids top-down, so output is deterministic (golden files).
 Upstream: Doris Nereids `ChildrenPropertiesRegulator` / `RequestPropertyDeriver`,
 `PhysicalPlanTranslator`, legacy `DistributedPlanner`.
