@@ -44,7 +44,6 @@ from mysql_mimic.types import Capabilities, Commands, ServerStatus
 
 from server import packets, tls
 from server.auth import FAST_AUTH_SUCCESS, FastAuthSuccess, ShaleAuthInfo
-from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
 from server.local_infile import LocalInfileOutcome
 from server.local_infile import run_exchange as run_local_infile
 from server.multi_statements import split_statements
@@ -52,6 +51,7 @@ from server.packet_io import IdleTimeout, PacketInput, linger_and_close
 from server.packets import ER_CLIENT_INTERACTION_TIMEOUT, ER_SECURE_TRANSPORT_REQUIRED
 from server.prepared import PreparedStatements
 from server.results import column_definition, encode_python_rows, error_packet, ok_packet
+from server.statements import OkOutcome, Outcome, RowsOutcome, TextOutcome
 from server.text_encoding import Chunk, encode_batch
 from sql.errors import ErrorCode, ShaleError, unknown_database
 from sql.show import like_match

@@ -46,7 +46,7 @@ from storage.catalog.meta import ExportJobMeta
 from storage.per_engine import PerEngine
 
 if TYPE_CHECKING:
-    from server.commands import StatementRunner
+    from server.statements.runner import StatementRunner
     from storage.engine import StorageEngine
 
 logger = logging.getLogger("shaledb.export")

@@ -42,9 +42,9 @@ from server.binary_protocol import (
     binary_text_rows,
     read_execute,
 )
-from server.commands import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
 from server.privileges.enforce import authorize
 from server.results import ok_packet
+from server.statements import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
 from sql.dialect import LoadDataInfile, ShaleDoris
 from sql.errors import ErrorCode, ShaleError
 from storage.types import STRING, DataType

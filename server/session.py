@@ -27,7 +27,14 @@ from sqlglot import expressions as exp
 
 from executor.load import error_log
 from server import tls
-from server.commands import (
+from server.local_infile import LocalInfileOutcome
+from server.privileges import Access
+from server.privileges.enforce import authorize, may_manage_sessions
+from server.privileges.model import Identity
+from server.privileges.statements import is_account_statement, seconds_until_expiry
+from server.results import mysql_column_type
+from server.statement_audit import StatementAudit, audit_login
+from server.statements import (
     OkOutcome,
     Outcome,
     PendingOutcome,
@@ -36,13 +43,7 @@ from server.commands import (
     TextOutcome,
     insert_ok,
 )
-from server.local_infile import LocalInfileOutcome
-from server.privileges import Access
-from server.privileges.enforce import authorize, may_manage_sessions
-from server.privileges.model import Identity
-from server.privileges.statements import is_account_statement, seconds_until_expiry
-from server.results import mysql_column_type
-from server.statement_audit import StatementAudit, audit_login
+from server.statements.tables import metadata_table
 from server.variables import SessionVariables
 from sql.dialect import SqlSyntaxError, parse
 from sql.errors import DorisError, ErrorCode, ShaleError
@@ -279,7 +280,7 @@ class ShaleSession(Session):
         if self.runner.access is not None:  # the columns are DESC's: any privilege on it
             authorize(self.runner.access, exp.Describe(this=exp.table_(name, self.database)),
                       self.database)
-        return self.runner._metadata_table(exp.to_identifier(name), self.database)
+        return metadata_table(self.runner, exp.to_identifier(name), self.database)
 
     def statement_done(self) -> None:
         """Called once the last result has been written (results are produced lazily)."""

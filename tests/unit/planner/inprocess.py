@@ -8,7 +8,7 @@ from pathlib import Path
 
 from executor.query import execute, plan_select
 from planner.logical import LogicalPlan, LogicalScan, walk
-from server.commands import RowsOutcome, StatementRunner, TextOutcome
+from server.statements import RowsOutcome, StatementRunner, TextOutcome
 from server.variables import GlobalVariables, SessionVariables
 from sql.dialect import parse, parse_one
 from storage.engine import StorageEngine
