@@ -43,7 +43,7 @@ from server.statements import (
     TextOutcome,
     insert_ok,
 )
-from server.statements.tables import metadata_table
+from server.statements.tables import TableUse, resolve_table
 from server.variables import SessionVariables
 from sql.dialect import SqlSyntaxError, parse
 from sql.errors import DorisError, ErrorCode, ShaleError
@@ -280,7 +280,8 @@ class ShaleSession(Session):
         if self.runner.access is not None:  # the columns are DESC's: any privilege on it
             authorize(self.runner.access, exp.Describe(this=exp.table_(name, self.database)),
                       self.database)
-        return metadata_table(self.runner, exp.to_identifier(name), self.database)
+        return resolve_table(self.server.engine, exp.to_identifier(name), self.database,
+                             TableUse.QUERY)
 
     def statement_done(self) -> None:
         """Called once the last result has been written (results are produced lazily)."""

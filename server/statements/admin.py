@@ -14,7 +14,7 @@ from server.frontend_config import FrontendConfig
 from server.privileges.enforce import authorize
 from server.statements.common import table_parts
 from server.statements.outcomes import OkOutcome
-from sql import ddl_ops
+from server.statements.tables import TableUse, resolve_named
 from sql import show as sql_show
 from sql.compaction_admin import analyze_admin_compact, compact_table
 from sql.dialect import AdminCompact, AdminSetConfig
@@ -49,7 +49,8 @@ def admin_compact(runner: StatementRunner, stmt: AdminCompact) -> OkOutcome:
     if not (db or runner.database):
         raise no_database_selected()  # Doris checks the name before the rest
     request = analyze_admin_compact(stmt)
-    table = ddl_ops.require_table(runner.engine, request.db or runner.database, request.table)
+    table = resolve_named(runner.engine, request.db or runner.database, request.table,
+                          TableUse.DDL)
     compact_table(runner.engine, table, request.partitions, request.kind)
     return OkOutcome()
 

@@ -20,7 +20,7 @@ from server.privileges import check
 from server.privileges.model import SELECT
 from server.statements.common import not_supported, table_parts
 from server.statements.outcomes import OkOutcome, insert_ok
-from server.statements.tables import ddl_table
+from server.statements.tables import TableUse, resolve_named, resolve_table
 from sql import ast_views as V
 from sql import ddl_ops
 from sql.ctas import like_rollups, like_source
@@ -74,7 +74,7 @@ def _create(runner: StatementRunner, stmt: exp.Create) -> OkOutcome:
             return _create_table_as_select(runner, stmt)
         source = like_source(stmt)
         if source is not None:
-            src = ddl_table(runner, source)
+            src = resolve_table(engine, source, runner.database, TableUse.DDL)
             if runner.access is not None:  # Doris: SELECT on the table copied
                 check(runner.access, SELECT, table_parts(source)[0] or runner.database, src.name)
             create_table_like(engine, stmt, src, runner.database, like_rollups(stmt))
@@ -93,7 +93,7 @@ def _create(runner: StatementRunner, stmt: exp.Create) -> OkOutcome:
         return OkOutcome()
     if kind == "INDEX":  # CREATE INDEX i ON t (c) USING BITMAP: ALTER TABLE t ADD INDEX
         ast = V.describe_create_index(stmt)
-        table = ddl_ops.require_table(engine, ast.db or runner.database, ast.table)
+        table = resolve_named(engine, ast.db or runner.database, ast.table, TableUse.DDL)
         _start_index_job(engine, ddl_ops.alter_indexes(
             engine, table, add=[ast.index], if_not_exists=ast.if_not_exists))
         return OkOutcome()
@@ -130,11 +130,14 @@ def drop(runner: StatementRunner, stmt: exp.Drop) -> OkOutcome:
     if kind == "TABLE":
         for t in stmt.args.get("tables") or [stmt.this]:
             db, name = table_parts(t)
+            if not exists:  # the error Doris gives (ddl_ops checks again under its lock)
+                resolve_named(engine, db or runner.database, name, TableUse.DROP)
             ddl_ops.drop_table(engine, db or runner.database, name, exists)
         return OkOutcome()
     if kind == "INDEX":  # DROP INDEX i ON t: ALTER TABLE t DROP INDEX i
         ast = V.describe_drop_index(stmt)
-        table = ddl_ops.require_table(engine, ast.db or runner.database, ast.table or "")
+        table = resolve_named(engine, ast.db or runner.database, ast.table or "",
+                              TableUse.DDL)
         _start_index_job(engine, ddl_ops.alter_indexes(
             engine, table, drop=[(ast.name, ast.if_exists)]))
         return OkOutcome()
@@ -146,6 +149,7 @@ def truncate(runner: StatementRunner, stmt: exp.TruncateTable) -> OkOutcome:
         db, name = table_parts(t)
         part = t.args.get("partition") if isinstance(t, exp.Table) else None
         names = [e.name for e in part.expressions] if part is not None else []
+        resolve_named(runner.engine, db or runner.database, name, TableUse.DDL)
         ddl_ops.truncate_table(runner.engine, db or runner.database, name, names)
     return OkOutcome()
 
@@ -157,7 +161,7 @@ def alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
 
 def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
     engine = runner.engine
-    table = ddl_table(runner, stmt.this)
+    table = resolve_table(engine, stmt.this, runner.database, TableUse.DDL)
     actions = V.describe_alter(stmt)
     index_actions = [a for a in actions if isinstance(a, (V.AddIndexAction, V.DropIndexAction))]
     warnings: list[str] = []  # failures of the dynamic partition runs ALTER triggered
@@ -168,7 +172,7 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
         for a in actions):  # the schema changes Doris refuses while they exist
         refuse_with_temporary_partitions(engine, table)
     for action in actions:
-        table = ddl_table(runner, stmt.this)  # re-read: an earlier action may have changed it
+        table = resolve_table(engine, stmt.this, runner.database, TableUse.DDL)  # re-read: an earlier action may have changed it
         if action is (index_actions[0] if index_actions else None):
             # every ADD / DROP INDEX of the statement is one schema change job, as in Doris
             _start_index_job(engine, ddl_ops.alter_indexes(
@@ -207,7 +211,7 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
                 ddl_ops.set_properties(engine, table, props)
             if bloom:  # rebuilds the segments: an index job (storage/index_job.py)
                 _start_index_job(engine, ddl_ops.set_bloom_filter(
-                    engine, ddl_table(runner, stmt.this), bloom))
+                    engine, resolve_table(engine, stmt.this, runner.database, TableUse.DDL), bloom))
             if any(k.startswith("dynamic_partition.") for k in props):
                 scheduler = DynamicPartitionScheduler.of(engine)
                 scheduler.note_properties_changed(table.table_id)
@@ -234,7 +238,7 @@ def cancel_alter(runner: StatementRunner, stmt: CancelAlter) -> OkOutcome:
     target = stmt.this
     if isinstance(target, exp.Table) and isinstance(target.this, exp.Anonymous):
         target = exp.Table(this=exp.to_identifier(target.this.name), db=target.args.get("db"))
-    table = ddl_table(runner, target)
+    table = resolve_table(engine, target, runner.database, TableUse.DDL)
     if kind == "COLUMN":  # ADD / DROP INDEX, bloom filter SET (storage/index_job.py)
         for job_id in ddl_ops.running_schema_change_jobs(engine, table):
             IndexJobs.of(engine).cancel(job_id, "user cancelled")

@@ -82,10 +82,17 @@ HANDLERS: dict[type[exp.Expression], Handler] = {
 }
 
 
-def handler_for(stmt: exp.Expression) -> Handler:
-    """The handler of `stmt`'s type (or of its nearest base class in the table)."""
-    for cls in type(stmt).__mro__:
+def handler_of(statement_type: type[exp.Expr]) -> Handler | None:
+    """The handler of a statement type (or of its nearest base class in the table)."""
+    for cls in statement_type.__mro__:
         handler = HANDLERS.get(cls)
         if handler is not None:
             return handler
-    raise not_supported(f"Statement {type(stmt).__name__.upper()}")
+    return None
+
+
+def handler_for(stmt: exp.Expression) -> Handler:
+    handler = handler_of(type(stmt))
+    if handler is None:
+        raise not_supported(f"Statement {type(stmt).__name__.upper()}")
+    return handler

@@ -18,6 +18,7 @@ from server import local_infile
 from server.export_jobs import ExportJobs
 from server.privileges import check
 from server.privileges.model import LOAD
+from server.statements.common import table_parts
 from server.statements.outcomes import (
     INSERT_INFO,
     OkOutcome,
@@ -26,16 +27,11 @@ from server.statements.outcomes import (
     insert_outcome,
 )
 from server.statements.show_where import eval_where
+from server.statements.tables import TableUse, resolve_database, resolve_table
 from sql.delete import analyze_delete
 from sql.dialect import CancelExport, DorisExport, LoadDataInfile
 from sql.dialect_nodes import TEMPORARY_PARTITION_META
-from sql.errors import (
-    DorisError,
-    ShaleError,
-    no_database_selected,
-    table_not_found,
-    unknown_database,
-)
+from sql.errors import DorisError, ShaleError, no_database_selected
 from sql.insert_values_scanner import scan_header
 from storage.catalog.meta import TemporaryPartitionNames
 from storage.delete import publish_delete
@@ -50,15 +46,9 @@ def insert(runner: StatementRunner, stmt: exp.Insert) -> OkOutcome | PendingOutc
     if isinstance(target, exp.Schema):
         columns = [c.name for c in target.expressions]
         target = target.this
-    db = (target.text("db") if isinstance(target, exp.Table) else "") or runner.database or ""
-    if not db:
-        raise no_database_selected()
     engine = runner.engine
-    table = engine.catalog.get_table(db, target.name)
-    if table is None:
-        if engine.catalog.get_database(db) is None:
-            raise unknown_database(db)
-        raise table_not_found(db, target.name)
+    table = resolve_table(engine, target, runner.database, TableUse.QUERY)
+    db = table_parts(target)[0] or runner.database or ""
     partitions = None
     part = target.args.get("partition") if isinstance(target, exp.Table) else None
     auto_detect = part is not None and any(isinstance(e, exp.Star) for e in part.expressions)
@@ -147,15 +137,10 @@ def try_fast_insert(runner: StatementRunner, sql: str) -> OkOutcome | PendingOut
 
 
 def delete(runner: StatementRunner, stmt: exp.Delete) -> OkOutcome:
-    target = stmt.this
-    db = target.text("db") or runner.database
-    if not db:
-        raise no_database_selected()
     engine = runner.engine
-    database = engine.catalog.get_database(db)
-    if database is None:
-        raise unknown_database(db)
-    plan = analyze_delete(stmt, engine.catalog, db, runner.lookup_variable)
+    resolve_table(engine, stmt.this, runner.database, TableUse.QUERY)
+    database = resolve_database(engine, table_parts(stmt.this)[0] or runner.database)
+    plan = analyze_delete(stmt, engine.catalog, database.name, runner.lookup_variable)
     txn = publish_delete(engine, database, plan.table, plan.partitions, plan.conditions,
                          plan.text)
     return OkOutcome(0, f"{{'label':'{txn.label}', 'status':'VISIBLE', 'txnId':'{txn.txn_id}'}}")

@@ -22,7 +22,7 @@ from server.statements.common import like_filter, not_supported
 from server.statements.outcomes import TextOutcome
 from server.statements.query import describe_query
 from server.statements.show_where import eval_where, filter_rows
-from server.statements.tables import ddl_table, metadata_table
+from server.statements.tables import TableUse, resolve_table
 from server.variables import display
 from sql import show as sql_show
 from sql.dialect import AdminShowConfig, DescAll
@@ -63,7 +63,7 @@ def _target(runner: StatementRunner, stmt: exp.Show) -> TableMeta:
     target = stmt.args.get("target")
     if target is None:
         raise DorisError("Table name is required")
-    return metadata_table(runner, target, _db(runner, stmt))
+    return resolve_table(runner.engine, target, _db(runner, stmt), TableUse.QUERY)
 
 
 def _text(r: sql_show.ShowResult) -> TextOutcome:
@@ -298,11 +298,14 @@ def describe(runner: StatementRunner, stmt: exp.Describe) -> TextOutcome:
     """DESC <table> (a query's DESC is its plan: query.describe_query)."""
     if isinstance(stmt.this, exp.Query):
         return describe_query(runner, stmt)
-    return _text(sql_show.describe(metadata_table(runner, stmt.this, runner.database)))
+    table = resolve_table(runner.engine, stmt.this, runner.database, TableUse.QUERY)
+    return _text(sql_show.describe(table))
 
 
 def describe_all(runner: StatementRunner, stmt: DescAll) -> TextOutcome:
-    return _text(sql_show.describe_all(runner.engine.catalog, ddl_table(runner, stmt.this)))
+    """DESC t ALL: a missing table is the same error as DESC t's."""
+    table = resolve_table(runner.engine, stmt.this, runner.database, TableUse.QUERY)
+    return _text(sql_show.describe_all(runner.engine.catalog, table))
 
 
 def show_frontend_config(runner: StatementRunner, stmt: AdminShowConfig) -> TextOutcome:
