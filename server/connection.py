@@ -53,7 +53,7 @@ from server.prepared import PreparedStatements
 from server.results import column_definition, encode_python_rows, error_packet, ok_packet
 from server.statements import OkOutcome, Outcome, RowsOutcome, TextOutcome
 from server.text_encoding import Chunk, encode_batch
-from sql.errors import ErrorCode, ShaleError, unknown_database
+from sql.errors import DorisError, ErrorCode, ShaleError, unknown_database
 from sql.show import like_match
 from storage.batch import Batch
 from storage.types import varchar
@@ -545,7 +545,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             logger.info("client disconnected while receiving a result")
         except Exception as e:  # noqa: BLE001 - never let an internal error kill the connection
             logger.exception("internal error running %r", sql[:200])
-            await self.write_error(ShaleError(f"errCode = 2, detailMessage = Internal error: {e}"))
+            await self.write_error(DorisError(f"Internal error: {e}"))
         finally:
             self.session.statement_done()
 
