@@ -350,10 +350,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 self.session.audit_login(self, username, refusal.code, refusal.message)
                 self.closing = True
                 return
-            self.session.username = decision.authenticated_as
-            runner = getattr(self.session, "runner", None)
-            if runner is not None:  # COM_CHANGE_USER on an open session
-                runner.user = decision.authenticated_as
+            self.session.username = decision.authenticated_as  # the statements' user too
             self.logged_in = True
             await self.stream.write(self.ok())
             self.session.audit_login(self, username)
@@ -457,7 +454,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         uptime = max(int(time.time() - server.stats.started_at), 1)
         questions = server.stats.queries_total
         text = (
-            f"Uptime: {uptime}  Threads: {len(server.control._connections)}  "
+            f"Uptime: {uptime}  Threads: {server.control.count()}  "
             f"Questions: {questions}  Slow queries: 0  Opens: 0  Flush tables: 1  "
             f"Open tables: 0  Queries per second avg: {questions / uptime:.3f}"
         )
@@ -495,9 +492,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         await self.stream.write(self.ok_or_eof())
 
     def kill(self, kind: KillKind = KillKind.CONNECTION) -> None:
-        runner = getattr(self.session, "runner", None)
-        if runner is not None:
-            runner.cancel.set()
+        self.session.cancel_statement()
         super().kill(kind)
 
     async def write_error(self, error: ShaleError) -> None:

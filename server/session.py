@@ -148,12 +148,10 @@ class ShaleSession(Session):
         await super().init(connection)
         self.statement_audit.bind(connection)
         self.runner = StatementRunner(
-            self.server.engine, self.variables, connection.connection_id,
+            self.server.statement_services, self.variables, connection.connection_id,
             current_db=lambda: self.database, set_db=self._set_database,
-            processlist=self.server.processlist, profiles=self.server.profiles,
-            file_dirs=self.server.file_dirs, deadlines=self.server.deadlines,
+            current_user=self._user_name,
         )
-        self.runner.user = str(self.variables.get("external_user") or "root")
         self.runner.status_rows = lambda: list(tls.status_rows(connection))
         self.runner.error_log_url = self._insert_error_log
         self.runner.access = self.access  # every statement of this session is checked
@@ -169,6 +167,10 @@ class ShaleSession(Session):
 
     def _set_database(self, name: str | None) -> None:
         self.database = name
+
+    def _user_name(self) -> str:
+        """Who runs the statements: the name the login (or COM_CHANGE_USER) authenticated."""
+        return str(self.username or self.variables.get("external_user") or "root")
 
     async def use(self, database: str) -> None:
         assert self.runner is not None
@@ -294,6 +296,12 @@ class ShaleSession(Session):
         if self.runner is not None:
             self.statement_audit.end(self.runner.scan_stats, self.runner.cancel.is_set(),
                                      self.database)
+
+    def cancel_statement(self) -> None:
+        """KILL QUERY / KILL CONNECTION of this session: its running statement stops at its
+        next cancellation check (the token is fresh per statement, runner.begin_statement)."""
+        if self.runner is not None:
+            self.runner.cancel.set()
 
     async def kill(self, stmt: exp.Kill) -> None:
         kind = (stmt.text("kind") or "CONNECTION").upper()

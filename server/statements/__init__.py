@@ -26,7 +26,7 @@ from server.statements.outcomes import (
     TextOutcome,
     insert_ok,
 )
-from server.statements.runner import StatementRunner
+from server.statements.runner import StatementRunner, StatementServices
 
 __all__ = ["OkOutcome", "Outcome", "PendingOutcome", "RowsOutcome", "StatementRunner",
-           "TextOutcome", "insert_ok"]
+           "StatementServices", "TextOutcome", "insert_ok"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import expressions as exp
@@ -33,24 +34,43 @@ from storage.group_commit import GroupCommitOptions
 from storage.scan_stats import ScanStats
 
 
+@dataclass(frozen=True)
+class StatementServices:
+    """What statements use of the server, shared by every connection (server/app.py builds
+    it once): the storage engine (and its catalog), the query profiles, the query_timeout
+    timer thread, the import / export directories and the connection list."""
+
+    engine: StorageEngine
+    profiles: QueryProfiles
+    # query_timeout: the server's one timer thread (server/deadlines.py)
+    deadlines: Deadlines
+    # where local() reads and OUTFILE / EXPORT write (conf [load] import_dir / export_dir)
+    file_dirs: FileDirs
+    # every connection's SHOW PROCESSLIST row (the server's connection adapter)
+    processlist: Callable[[], list[tuple[object, ...]]] = list
+
+    @classmethod
+    def for_engine(cls, engine: StorageEngine) -> StatementServices:
+        """Services of an engine run without a server (tests, tools): no other connections."""
+        return cls(engine, QueryProfiles(), Deadlines(), FileDirs.under(engine.data_dir))
+
+
 class StatementRunner:
-    """One per connection: holds the session state statements read and change."""
+    """One per connection: holds the session state statements read and change. The current
+    database and user are the session's (`current_db` / `set_db` / `current_user`)."""
 
     def __init__(
-        self, engine: StorageEngine, variables: SessionVariables, connection_id: int,
+        self, services: StatementServices, variables: SessionVariables, connection_id: int,
         current_db: Callable[[], str | None], set_db: Callable[[str | None], None],
-        processlist: Callable[[], list[tuple[object, ...]]] = list,
-        profiles: QueryProfiles | None = None,
-        file_dirs: FileDirs | None = None,
-        deadlines: Deadlines | None = None,
+        current_user: Callable[[], str] = lambda: "root",
     ) -> None:
-        self.engine = engine
-        # query_timeout: the server's one timer thread (server/deadlines.py)
-        self.deadlines = deadlines if deadlines is not None else Deadlines()
-        # where local() reads and OUTFILE / EXPORT write (conf [load] import_dir / export_dir)
-        self.file_dirs = file_dirs or FileDirs.under(engine.data_dir)
-        self.profiles = profiles if profiles is not None else QueryProfiles()
-        self.processlist = processlist
+        self.services = services
+        self.engine = services.engine
+        self.deadlines = services.deadlines
+        self.file_dirs = services.file_dirs
+        self.profiles = services.profiles
+        self.processlist = services.processlist
+        self._current_user = current_user
         self.login_time = time.time()
         self.statement_text = ""
         self.statement_start = 0.0
@@ -59,7 +79,6 @@ class StatementRunner:
         self.connection_id = connection_id
         self._current_db = current_db
         self.set_db = set_db
-        self.user = "root"
         # who runs the statements (server/privileges/); None = an internal caller, unchecked
         self.access: Access | None = None
         self.cancel = threading.Event()
@@ -88,6 +107,11 @@ class StatementRunner:
     @property
     def database(self) -> str | None:
         return self._current_db()
+
+    @property
+    def user(self) -> str:
+        """The logged-in user's name (the session's, changed by COM_CHANGE_USER)."""
+        return self._current_user()
 
     # ---- context for the SQL layer ----------------------------------------------------------
     def lookup_variable(self, name: str) -> object:
