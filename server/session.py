@@ -41,7 +41,7 @@ from server.statements import (
     RowsOutcome,
     StatementRunner,
     TextOutcome,
-    insert_ok,
+    load_ok,
 )
 from server.statements.tables import TableUse, resolve_table
 from server.variables import SessionVariables
@@ -371,5 +371,5 @@ async def _settled(outcome: Outcome) -> Outcome:
     """Wait (on the event loop, holding no worker thread) for an INSERT's group commit."""
     if isinstance(outcome, PendingOutcome):
         result = await asyncio.wrap_future(outcome.future)
-        return insert_ok(result.rows, result.label, result.txn_id, outcome.filtered)
+        return load_ok(result.rows, result.label, result.txn_id, outcome.filtered)
     return outcome

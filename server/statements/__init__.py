@@ -19,14 +19,15 @@ The session (server/session.py) decides threading and encoding; nothing here hol
 """
 
 from server.statements.outcomes import (
+    LoadDone,
     OkOutcome,
     Outcome,
     PendingOutcome,
     RowsOutcome,
     TextOutcome,
-    insert_ok,
+    load_ok,
 )
 from server.statements.runner import StatementRunner, StatementServices
 
-__all__ = ["OkOutcome", "Outcome", "PendingOutcome", "RowsOutcome", "StatementRunner",
-           "StatementServices", "TextOutcome", "insert_ok"]
+__all__ = ["LoadDone", "OkOutcome", "Outcome", "PendingOutcome", "RowsOutcome", "StatementRunner",
+           "StatementServices", "TextOutcome", "load_ok"]

@@ -19,7 +19,7 @@ from server.frontend_config import FrontendConfig
 from server.privileges import check
 from server.privileges.model import SELECT
 from server.statements.common import not_supported, table_parts
-from server.statements.outcomes import OkOutcome, insert_ok
+from server.statements.outcomes import OkOutcome, load_ok
 from server.statements.tables import TableUse, resolve_named, resolve_table
 from sql import ast_views as V
 from sql import ddl_ops
@@ -113,7 +113,7 @@ def _create_table_as_select(runner: StatementRunner, stmt: exp.Create) -> OkOutc
     # SHOW LOAD lists the CTAS's insert, as Doris' (a failed CTAS leaves no table to list)
     record_insert(runner.engine, db, target.name, outcome.label, outcome.txn_id, outcome.rows,
                   None, runner.user, started)
-    return insert_ok(outcome.rows, outcome.label, outcome.txn_id, outcome.filtered)
+    return load_ok(outcome.rows, outcome.label, outcome.txn_id, outcome.filtered)
 
 
 def drop(runner: StatementRunner, stmt: exp.Drop) -> OkOutcome:
@@ -172,7 +172,8 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
         for a in actions):  # the schema changes Doris refuses while they exist
         refuse_with_temporary_partitions(engine, table)
     for action in actions:
-        table = resolve_table(engine, stmt.this, runner.database, TableUse.DDL)  # re-read: an earlier action may have changed it
+        # re-read: an earlier action may have changed it
+        table = resolve_table(engine, stmt.this, runner.database, TableUse.DDL)
         if action is (index_actions[0] if index_actions else None):
             # every ADD / DROP INDEX of the statement is one schema change job, as in Doris
             _start_index_job(engine, ddl_ops.alter_indexes(

@@ -20,11 +20,11 @@ from server.privileges import check
 from server.privileges.model import LOAD
 from server.statements.common import table_parts
 from server.statements.outcomes import (
-    INSERT_INFO,
     OkOutcome,
     Outcome,
     PendingOutcome,
-    insert_outcome,
+    load_ok,
+    load_outcome,
 )
 from server.statements.show_where import eval_where
 from server.statements.tables import TableUse, resolve_database, resolve_table
@@ -64,7 +64,7 @@ def insert(runner: StatementRunner, stmt: exp.Insert) -> OkOutcome | PendingOutc
     ctx = runner.context()
     tolerance = runner.tolerance()
     if stmt.args.get("overwrite"):
-        return insert_outcome(insert_overwrite(
+        return load_outcome(insert_overwrite(
             engine, db, table, columns, source, partitions, auto_detect, label,
             runner.visible_catalog(), ctx,
             lambda e, target_type: evaluate_constant(e, ctx, target_type), tolerance))
@@ -86,7 +86,7 @@ def insert(runner: StatementRunner, stmt: exp.Insert) -> OkOutcome | PendingOutc
         result = execute(prepared, engine, ctx)
         outcome = insert_batches(engine, db, table, columns, result.batches, label,
                                  partitions, tolerance)
-    return insert_outcome(outcome)
+    return load_outcome(outcome)
 
 
 def recorded_insert(runner: StatementRunner, stmt: exp.Insert) -> OkOutcome | PendingOutcome:
@@ -106,9 +106,9 @@ def recorded_insert(runner: StatementRunner, stmt: exp.Insert) -> OkOutcome | Pe
                           label_node.name if label_node is not None else None, -1, 0,
                           e.message, runner.user, started)
         raise
-    done = INSERT_INFO.match(outcome.info) if isinstance(outcome, OkOutcome) else None
+    done = outcome.load if isinstance(outcome, OkOutcome) else None
     if done is not None:
-        record_insert(engine, db, target.name, done["label"], int(done["txn"]),
+        record_insert(engine, db, target.name, done.label, done.txn_id,
                       outcome.affected_rows, None, runner.user, started)
     return outcome
 
@@ -132,7 +132,7 @@ def try_fast_insert(runner: StatementRunner, sql: str) -> OkOutcome | PendingOut
     batch = fast_batch(table, columns, sql, start)
     if batch is None:
         return None
-    return insert_outcome(insert_batch(runner.engine, db, table, batch,
+    return load_outcome(insert_batch(runner.engine, db, table, batch,
                                        runner.group_commit(table), runner.tolerance()))
 
 
@@ -143,7 +143,7 @@ def delete(runner: StatementRunner, stmt: exp.Delete) -> OkOutcome:
     plan = analyze_delete(stmt, engine.catalog, database.name, runner.lookup_variable)
     txn = publish_delete(engine, database, plan.table, plan.partitions, plan.conditions,
                          plan.text)
-    return OkOutcome(0, f"{{'label':'{txn.label}', 'status':'VISIBLE', 'txnId':'{txn.txn_id}'}}")
+    return load_ok(0, txn.label, txn.txn_id)
 
 
 def load_data_local(runner: StatementRunner, stmt: LoadDataInfile) -> Outcome:

@@ -8,7 +8,6 @@ LOCAL INFILE, whose file the connection asks the client for).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -20,11 +19,24 @@ from storage.batch import Batch
 from storage.types import DataType
 
 
+@dataclass(frozen=True)
+class LoadDone:
+    """A load a statement committed (INSERT, CTAS, DELETE): Doris' label and transaction."""
+
+    label: str
+    txn_id: int
+
+    def info(self) -> str:
+        """Doris' OK info string of a load: `{'label':'..', 'status':'VISIBLE', 'txnId':'..'}`."""
+        return f"{{'label':'{self.label}', 'status':'VISIBLE', 'txnId':'{self.txn_id}'}}"
+
+
 @dataclass
 class OkOutcome:
     affected_rows: int = 0
     info: str = ""
     warnings: int = 0  # an INSERT's filtered rows (Doris: setOk(loaded, filtered, info))
+    load: LoadDone | None = None  # the load the statement committed, if any
 
 
 @dataclass
@@ -37,7 +49,7 @@ class RowsOutcome:
 @dataclass
 class PendingOutcome:
     """An INSERT waiting for its group commit: the session awaits `future` (a LoadResult)
-    on the event loop, then answers with `insert_ok`."""
+    on the event loop, then answers with `load_ok`."""
 
     future: Future[Any]
     filtered: int = 0  # rows the statement filtered before joining (the OK's warnings)
@@ -52,17 +64,16 @@ class TextOutcome:
 Outcome = OkOutcome | RowsOutcome | TextOutcome | PendingOutcome | LocalInfileOutcome
 
 
-# insert_ok's info string, read back to record the INSERT (dml.recorded_insert)
-INSERT_INFO = re.compile(r"^\{'label':'(?P<label>[^']*)', 'status':'VISIBLE', "
-                         r"'txnId':'(?P<txn>\d+)'\}$")
+def load_ok(rows: int, label: str, txn_id: int, filtered: int = 0) -> OkOutcome:
+    """The OK of a committed load: `rows` loaded, `filtered` rows as its warnings (Doris'
+    setOk(loaded, filtered, info)) and the label / transaction in the info string."""
+    done = LoadDone(label, txn_id)
+    return OkOutcome(rows, done.info(), filtered, done)
 
 
-def insert_ok(rows: int, label: str, txn_id: int, filtered: int = 0) -> OkOutcome:
-    return OkOutcome(rows, f"{{'label':'{label}', 'status':'VISIBLE', 'txnId':'{txn_id}'}}",
-                     filtered)
-
-
-def insert_outcome(outcome: InsertOutcome | PendingInsert) -> OkOutcome | PendingOutcome:
+def load_outcome(outcome: InsertOutcome | PendingInsert) -> OkOutcome | PendingOutcome:
+    """What the session answers for an executor's INSERT: its OK, or the wait for its
+    group commit (the session then answers `load_ok` with the LoadResult)."""
     if isinstance(outcome, PendingInsert):
         return PendingOutcome(outcome.future, outcome.filtered)
-    return insert_ok(outcome.rows, outcome.label, outcome.txn_id, outcome.filtered)
+    return load_ok(outcome.rows, outcome.label, outcome.txn_id, outcome.filtered)
