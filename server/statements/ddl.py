@@ -206,7 +206,7 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
             ddl_ops.drop_partition(engine, table, action.name, action.if_exists)
         elif isinstance(action, V.SetPropertiesAction):
             props = dict(action.properties)
-            bloom = {k: props.pop(k) for k in ("bloom_filter_columns", "bloom_filter_fpp")
+            bloom: dict[str, str] = {k: props.pop(k) for k in ("bloom_filter_columns", "bloom_filter_fpp")
                      if k in props}
             if props:
                 ddl_ops.set_properties(engine, table, props)

@@ -46,7 +46,7 @@ def _kill(runner: StatementRunner, stmt: exp.Expression) -> Outcome:
     raise not_supported("KILL outside a client connection")
 
 
-HANDLERS: dict[type[exp.Expression], Handler] = {
+HANDLERS: dict[type[exp.Expr], Handler] = {
     # query
     exp.Query: query.run_query,
     DorisExplain: query.explain_statement,

@@ -13,7 +13,7 @@ from executor.ctas import insert_overwrite
 from executor.insert import check_insert_partitions, insert_batch, insert_batches, insert_values
 from executor.insert_fast import fast_batch
 from executor.load.records import record_insert
-from executor.query import evaluate_constant, execute, plan_select
+from executor.query import evaluate_constant, execute
 from server import local_infile
 from server.export_jobs import ExportJobs
 from server.privileges import check
@@ -26,6 +26,7 @@ from server.statements.outcomes import (
     load_ok,
     load_outcome,
 )
+from server.statements.query import plan_query
 from server.statements.show_where import eval_where
 from server.statements.tables import TableUse, resolve_database, resolve_table
 from sql.delete import analyze_delete
@@ -49,7 +50,7 @@ def insert(runner: StatementRunner, stmt: exp.Insert) -> OkOutcome | PendingOutc
     engine = runner.engine
     table = resolve_table(engine, target, runner.database, TableUse.QUERY)
     db = table_parts(target)[0] or runner.database or ""
-    partitions = None
+    partitions: list[str] | TemporaryPartitionNames | None = None
     part = target.args.get("partition") if isinstance(target, exp.Table) else None
     auto_detect = part is not None and any(isinstance(e, exp.Star) for e in part.expressions)
     if part is not None and not auto_detect:
@@ -82,7 +83,7 @@ def insert(runner: StatementRunner, stmt: exp.Insert) -> OkOutcome | PendingOutc
             tolerance=tolerance,
         )
     else:
-        prepared = plan_select(source, runner.visible_catalog(), ctx)
+        prepared = plan_query(runner, source, ctx)
         result = execute(prepared, engine, ctx)
         outcome = insert_batches(engine, db, table, columns, result.batches, label,
                                  partitions, tolerance)
@@ -106,9 +107,8 @@ def recorded_insert(runner: StatementRunner, stmt: exp.Insert) -> OkOutcome | Pe
                           label_node.name if label_node is not None else None, -1, 0,
                           e.message, runner.user, started)
         raise
-    done = outcome.load if isinstance(outcome, OkOutcome) else None
-    if done is not None:
-        record_insert(engine, db, target.name, done.label, done.txn_id,
+    if isinstance(outcome, OkOutcome) and outcome.load is not None:
+        record_insert(engine, db, target.name, outcome.load.label, outcome.load.txn_id,
                       outcome.affected_rows, None, runner.user, started)
     return outcome
 

@@ -125,8 +125,9 @@ def _tablet(runner: StatementRunner, stmt: exp.Show) -> TextOutcome:
 
 def _dynamic_partition_tables(runner: StatementRunner, stmt: exp.Show) -> TextOutcome:
     db = _existing_db(runner, stmt)
-    return TextOutcome(DYNAMIC_PARTITION_COLUMNS, dynamic_partition_rows(
+    rows: list[tuple[object, ...]] = list(dynamic_partition_rows(
         runner.engine, runner.visible_catalog().list_tables(db)))
+    return TextOutcome(DYNAMIC_PARTITION_COLUMNS, rows)
 
 
 def _proc(runner: StatementRunner, stmt: exp.Show) -> TextOutcome:

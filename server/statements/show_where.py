@@ -12,7 +12,7 @@ from server.statements.common import not_supported
 from sql import show
 
 
-def eval_where(node: exp.Expression, row: dict[str, Any]) -> bool:
+def eval_where(node: exp.Expr, row: dict[str, Any]) -> bool:
     """Whether `row` (lower-case column name -> value) satisfies the WHERE condition `node`."""
     if isinstance(node, exp.Paren):
         return eval_where(node.this, row)
