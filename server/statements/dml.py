@@ -148,6 +148,8 @@ def delete(runner: StatementRunner, stmt: exp.Delete) -> OkOutcome:
 
 def load_data_local(runner: StatementRunner, stmt: LoadDataInfile) -> Outcome:
     """MySQL Load: LOAD DATA LOCAL INFILE (server/local_infile.py)."""
+    if stmt.args.get("local"):  # (without LOCAL, local_infile says why first)
+        resolve_table(runner.engine, stmt.this, runner.database, TableUse.QUERY)
     return local_infile.prepare(runner.engine, stmt, runner.database)
 
 

@@ -26,6 +26,7 @@ QUERY_STATEMENTS = [
     "SHOW PARTITIONS FROM nope",
     "SHOW TABLETS FROM nope",
     "EXPLAIN SELECT * FROM nope",
+    "LOAD DATA LOCAL INFILE 'rows.csv' INTO TABLE nope",  # before the file is asked for
 ]
 
 DDL_STATEMENTS = [
