@@ -1056,6 +1056,16 @@ class ShaleDorisParser(DorisParser):
             self.raise_error(f"Expected a path string after SHOW {kind}")
         return self.expression(exp.Show(this=kind, target=path))
 
+    # ---- FROM partitions("k" = "v", ..): PARTITIONS is a PARTITION token (selection) ---------
+
+    def _parse_table_part(self, schema: bool = False) -> exp.Expr | None:
+        nxt = self._next
+        if (self._curr is not None and self._curr.token_type == TokenType.PARTITION
+                and self._curr.text.upper() == "PARTITIONS" and nxt is not None
+                and nxt.token_type == TokenType.L_PAREN):
+            self._curr.token_type = TokenType.VAR  # the table function sql/partitions_tvf.py
+        return super()._parse_table_part(schema=schema)
+
     # ---- join hints: a JOIN [shuffle] b ------------------------------------------------------
 
     def _parse_table(  # type: ignore[override]
