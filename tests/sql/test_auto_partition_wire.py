@@ -381,3 +381,29 @@ def test_group_commit_statement_with_a_bad_value_fails_alone(db_conn) -> None:
     finally:
         cur.execute("SET group_commit = 'off_mode'")
     assert [n for n, _ in partitions(cur, "l")] == ["pok2"]
+
+
+def test_aborted_two_phase_stream_load_keeps_its_empty_partitions_only(server, db, db_conn,
+                                                                       tmp_path) -> None:
+    """Doris 2.1 keeps the partitions a failed or cancelled load created (auto partition docs,
+    "Key points"); here only a two-phase load has created any before its outcome: after the
+    abort its partitions stay, empty, and none of its rows is visible. A failed one-phase load
+    leaves no partition (see test_null_list_value_gets_px_and_out_of_range_day_fails_the_load)."""
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="t", unit="day"))
+    cur.execute("INSERT INTO t VALUES ('2024-04-01 00:00:00', 0)")
+    data = tmp_path / "t.csv"
+    data.write_text("2024-04-01 01:00:00,1\n2024-04-03 02:00:00,2\n")
+    _, _, body = curl_load(server, db, "t", data, "column_separator:,",
+                           "two_phase_commit:true", "label:ap2pc_abort")
+    assert body["Status"] == "Success", body
+    url = f"http://127.0.0.1:{server.http_port}/api/{db}/_stream_load_2pc"
+    out = subprocess.run(["curl", "-s", "--location-trusted", "-u", "root:", "-X", "PUT",
+                          "-H", f"txn_id:{body['TxnId']}", "-H", "txn_operation:abort", url],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert json.loads(out)["status"] == "Success", out
+    assert [n for n, _ in partitions(cur, "t")] == ["p20240401000000", "p20240403000000"]
+    assert _rows(cur, "SELECT v FROM t ORDER BY v") == ((0,),)
+    assert _rows(cur, "SELECT count(*) FROM t PARTITION (p20240403000000)") == ((0,),)
+    cur.execute("ALTER TABLE t DROP PARTITION p20240403000000")
+    assert [n for n, _ in partitions(cur, "t")] == ["p20240401000000"]
