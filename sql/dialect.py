@@ -249,9 +249,18 @@ def _show(
     return _parse
 
 
+def _date_trunc_call(args: list[exp.Expr]) -> exp.Expr:
+    """DATE_TRUNC with two arguments is sqlglot's TimestampTrunc; any other count stays a plain
+    call (sqlglot would drop a third argument silently), for Doris' arity errors."""
+    if len(args) == 2:
+        return DorisParser.FUNCTIONS["DATE_TRUNC"](args)
+    return exp.Anonymous(this="date_trunc", expressions=args)
+
+
 class ShaleDorisParser(DorisParser):
     """Doris parser with typed nodes for Doris DDL, SHOW, EXPLAIN and join hints."""
 
+    FUNCTIONS: t.ClassVar = {**DorisParser.FUNCTIONS, "DATE_TRUNC": _date_trunc_call}
     PARTITION_KEYWORDS: t.ClassVar = {*DorisParser.PARTITION_KEYWORDS, "PARTITIONS",
                                       *TEMPORARY_PARTITION_KEYWORDS}
     # sqlglot spells the level "UNCOMITTED", so `SET [SESSION] TRANSACTION ISOLATION LEVEL READ
