@@ -206,12 +206,13 @@ def _new_partition(
     name: str, buckets: int, replicas: int, group: ColocateGroup | None,
     lower: tuple[str, ...] | None = None, upper: tuple[str, ...] | None = None,
     values: tuple[tuple[str, ...], ...] = (),
+    storage_medium: str = "HDD", cooldown_time: str = "",
 ) -> PartitionMeta:
     ids = engine.catalog.next_ids(1 + buckets * len(indexes))
     part = PartitionMeta(
         partition_id=ids[0], table_id=table.table_id, name=name, buckets=buckets, lower=lower,
         upper=upper, list_values=values, visible_version=1, visible_version_time=time.time(),
-        replication_num=replicas,
+        replication_num=replicas, storage_medium=storage_medium, cooldown_time=cooldown_time,
     )
     m.put(part)
     tablet_ids = iter(ids[1:])
@@ -668,7 +669,8 @@ def set_group_stable(engine: StorageEngine, db_id: int, group_id: int, stable: b
 # ---- dynamic partitions (the scheduler's ADD / DROP, server/dynamic_partitions.py) ---------------
 def add_dynamic_partition(
     engine: StorageEngine, table_id: int, name: str, lower: str, upper: str,
-    buckets: int | None, replicas: int | None,
+    buckets: int | None, replicas: int | None, storage_medium: str = "HDD",
+    cooldown_time: str = "",
 ) -> bool:
     """ADD PARTITION name VALUES [lower, upper) for the scheduler, one catalog transaction:
     the manual ADD PARTITION path without its "dynamic table" refusal. Returns False when the
@@ -691,7 +693,7 @@ def add_dynamic_partition(
                 dict(table.properties), len(cat.backends()))
         m = Mutation()
         _new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
-                       nbuckets, replicas, group, lo, up, values)
+                       nbuckets, replicas, group, lo, up, values, storage_medium, cooldown_time)
         cat.commit(m)
     return True
 
