@@ -38,6 +38,7 @@ from storage.catalog.meta import (
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.index_job import BLOOM_KEYS, create_index_job, is_running
+from storage.retired_tablets import retire_on_commit
 from storage.staged_load import StagedTable
 from storage.compaction.scheduler import CompactionManager
 from storage.tablet_move import copy_tablets, remove_old_copies
@@ -340,9 +341,9 @@ def truncate_table(engine: StorageEngine, db_name: str | None, name: str, partit
         for p in chosen:
             dropped += _delete_partition(cat, m, p)
             _new_partition(engine, m, table, indexes, p.name, p.buckets, p.replication_num, group,
-                           p.lower, p.upper, p.list_values)
-        cat.commit(m)
-    engine.remove_tablet_files(dropped)
+                           p.lower, p.upper, p.list_values, p.storage_medium, p.cooldown_time)
+        # queries planned before the truncate keep reading the old tablets until they finish
+        cat.commit(m, on_durable=retire_on_commit(engine, dropped))
 
 
 def _delete_partition(cat: object, m: Mutation, part: PartitionMeta) -> list[TabletMeta]:
@@ -410,8 +411,8 @@ def drop_partition(engine: StorageEngine, table: TableMeta, name: str, if_exists
             raise DorisError(f"Error in list of partitions to {name}", ErrorCode.DROP_PARTITION_NON_EXISTENT)
         m = Mutation()
         tablets = _delete_partition(cat, m, part)
-        cat.commit(m)
-    engine.remove_tablet_files(tablets)
+        # queries planned before the drop keep reading its tablets until they finish
+        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
 
 
 def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, str]) -> None:
@@ -707,8 +708,7 @@ def drop_dynamic_partition(engine: StorageEngine, table_id: int, name: str) -> b
             return False
         m = Mutation()
         tablets = _delete_partition(cat, m, part)
-        cat.commit(m)
-    engine.remove_tablet_files(tablets)
+        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
     return True
 
 

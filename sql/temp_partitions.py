@@ -28,6 +28,7 @@ from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta, Tablet
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.partition import bound_key, key_of
+from storage.retired_tablets import retire_on_commit
 from storage.types import DataType, TypeKind
 
 REPLACE_PROPERTIES = ("strict_range", "use_temp_partition_name")
@@ -91,8 +92,7 @@ def drop_temporary_partition(engine: StorageEngine, table: TableMeta, name: str,
                              ErrorCode.DROP_PARTITION_NON_EXISTENT)
         m = Mutation()
         tablets = _delete_partition(cat, m, part)
-        cat.commit(m)
-    engine.remove_tablet_files(tablets)
+        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
 
 
 def _flag(props: Mapping[str, str], key: str, default: bool) -> bool:
@@ -182,10 +182,7 @@ def replace_partitions(engine: StorageEngine, table: TableMeta, names: Sequence[
         for i, p in enumerate(new):
             m.put(replace(p, temporary=False, name=old[i].name if rename else p.name))
         # queries planned before the swap keep reading the old tablets until they finish
-        rowsets = {t.tablet_id: cat.rowsets(t.tablet_id) for t in dropped}
-        dirs = {t.tablet_id: engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
-                for t in dropped}
-        cat.commit(m, on_durable=lambda: engine.retired_tablets.retire(rowsets, dirs))
+        cat.commit(m, on_durable=retire_on_commit(engine, dropped))
 
 
 def _check_no_conflict(table: TableMeta, kept: Sequence[PartitionMeta],
