@@ -184,8 +184,8 @@ def test_partition_pruning_on_auto_partitions(db_conn) -> None:
     (("CREATE TABLE e (k INT NOT NULL) AUTO PARTITION BY RANGE (date_trunc(k, 'day')) () "
      "DISTRIBUTED BY HASH(k) BUCKETS 1"), "partition expr date_trunc is illegal!"),
     (("CREATE TABLE e (k DATETIME NOT NULL) AUTO PARTITION BY RANGE (date_trunc(k, 'decade')) () "
-     "DISTRIBUTED BY HASH(k) BUCKETS 1"), "date_trunc function second param only support "
-     "argument is year|quarter|month|week|day|hour|minute|second"),
+     "DISTRIBUTED BY HASH(k) BUCKETS 1"), ("date_trunc function second param only support "
+     "argument is year|quarter|month|week|day|hour|minute|second")),
     # Doris' regression suite: one argument, three arguments, two columns
     (("CREATE TABLE e (k DATETIME NOT NULL) AUTO PARTITION BY RANGE (date_trunc(k)) () "
      "DISTRIBUTED BY HASH(k) BUCKETS 1"), "partition expr date_trunc is illegal!"),

@@ -12,7 +12,7 @@ SQL_DIR = Path(__file__).resolve().parent
 if str(SQL_DIR) not in sys.path:
     sys.path.insert(0, str(SQL_DIR))
 
-import runner
+import runner  # noqa: E402
 
 TEST_FILES = sorted(SQL_DIR.rglob("*.test"))
 # Server-wide settings a file may change (the seed 001 files pin "today"); each file resets
