@@ -5,6 +5,7 @@ a real StatementRunner over a real StorageEngine in a temporary directory."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,3 +135,22 @@ def test_every_show_has_a_handler_or_says_not_supported(inprocess: InProcess, sq
         return
     assert kind in SHOW_HANDLERS
     assert isinstance(outcome, (TextOutcome, OkOutcome))
+
+
+def test_statements_never_import_the_server_or_the_connection() -> None:
+    """Handlers get StatementServices and the runner's session state, never the ShaleServer,
+    the session or the connection (their modules are the wiring above the statements)."""
+    package = Path(__file__).resolve().parents[3] / "server" / "statements"
+    wiring = {"server.app", "server.session", "server.connection", "server.listener",
+              "server.http", "mysql_mimic.control"}
+    found = []
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):  # `from server import app` too
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            found += [f"{path.name}: {n}" for n in names if n in wiring]
+    assert len(list(package.glob("*.py"))) >= 10
+    assert found == []
