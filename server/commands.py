@@ -39,14 +39,13 @@ from executor.outfile import (
     RESULT_COLUMNS, RESULT_TYPES, outfile_options, outfile_sink_lines, write_outfile,
 )
 from executor.query import (
-    SessionContext,
     new_query_id,
     evaluate_constant,
     execute,
-    plan_select,
 )
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
 from planner.explain import explain_lines, shape_lines
+from planner.query import plan_select
 from planner.scan_info import plan_scan_lines
 from server import frontend_config, local_infile
 from server.local_infile import LocalInfileOutcome
@@ -62,7 +61,7 @@ from server.dynamic_partitions import check_first_run
 from server.dynamic_partitions import show_rows as dynamic_partition_rows
 from server.frontend_config import FrontendConfig
 from server.profiles import QueryProfiles, operator_counters
-from server.variables import SessionVariables, display
+from server.variables import SessionVariables, display, query_options
 from sql import ast_views as V
 from sql import ddl_ops, show
 from sql.compaction_admin import analyze_admin_compact, compact_table
@@ -84,6 +83,7 @@ from sql.errors import (
     unknown_database,
 )
 from sql.insert_values_scanner import scan_header
+from sql.options import QueryOptions, SessionContext
 from sql.properties import MAX_DYNAMIC_PARTITION_NUM
 from sql.table_functions import table_function_call
 from sql.temp_partitions import (
@@ -97,7 +97,6 @@ from storage.catalog.meta import TableMeta, TemporaryPartitionNames
 from storage.delete import publish_delete
 from storage.scan_stats import ScanStats
 from storage.engine import StorageEngine
-from storage.group_commit import MODES as GROUP_COMMIT_MODES
 from storage.group_commit import GroupCommitOptions
 from storage.index_job import IndexJobs
 from storage.rollup_job import RollupJobs
@@ -151,20 +150,6 @@ class TextOutcome:
 
 # LocalInfileOutcome: LOAD DATA LOCAL INFILE, whose file the connection asks the client for
 Outcome = OkOutcome | RowsOutcome | TextOutcome | PendingOutcome | LocalInfileOutcome
-
-
-# `SET disable_nereids_rules = 'A,B'`: Doris rule names (and our own rule names) -> our rules.
-_DORIS_RULES = {
-    "OLAP_SCAN_PARTITION_PRUNE": "prune_scans", "OLAP_SCAN_TABLET_PRUNE": "prune_scans",
-    "PARTITION_PRUNE": "prune_scans",
-    "MATERIALIZED_INDEX_AGG_SCAN": "choose_rollup", "MATERIALIZED_INDEX_SCAN": "choose_rollup",
-    "ROLLUP_WITH_OUT_AGG": "choose_rollup", "ROLLUP_AGG_SCAN": "choose_rollup",
-}
-
-
-def disabled_rules(value: object) -> frozenset[str]:
-    names = [n.strip() for n in str(value or "").split(",") if n.strip()]
-    return frozenset(_DORIS_RULES.get(n.upper(), n.lower()) for n in names)
 
 
 def _not_supported(what: str) -> ShaleError:
@@ -262,8 +247,8 @@ class StatementRunner:
         host = self.access.identity.host if self.access is not None else "%"
         return SessionContext(
             database=self.database, connection_id=self.connection_id, user=f"{self.user}@%",
-            current_user=f"'{self.user}'@'{host}'", variables=self.lookup_variable,
-            cancel=self.cancel, table_functions=LocalFiles(
+            current_user=f"'{self.user}'@'{host}'", options=query_options(self.variables),
+            cancel=self.cancel, system_variables=self.lookup_variable, table_functions=LocalFiles(
                 self.file_dirs, lambda: [b.backend_id for b in self.engine.catalog.backends()]),
         )
 
@@ -443,14 +428,12 @@ class StatementRunner:
     # ---- SELECT / INSERT --------------------------------------------------------------------
     def select(self, stmt: exp.Expression) -> RowsOutcome:
         ctx = self.context()
-        disabled = disabled_rules(self.lookup_variable("disable_nereids_rules"))
-        prepared = plan_select(stmt, self.visible_catalog(), ctx, sql=stmt.meta.get("sql"),
-                               disabled_rules=disabled)
+        prepared = plan_select(stmt, self.visible_catalog(), ctx, sql=stmt.meta.get("sql"))
         result = execute(prepared, self.engine, ctx)
         self.scan_stats = result.profile
-        timeout = int(self.lookup_variable("query_timeout"))  # type: ignore[call-overload]
-        batches = _with_timeout(result.batches, ctx.cancel, timeout, self.deadlines)
-        if self.lookup_variable("enable_profile"):
+        batches = _with_timeout(result.batches, ctx.cancel, ctx.options.query_timeout,
+                                self.deadlines)
+        if ctx.options.enable_profile:
             batches = self.profiles.track(
                 batches, result.profile, stmt.meta.get("sql", ""), self.user, self.database,
                 lambda: plan_scan_lines(prepared.plan) + operator_counters(
@@ -465,11 +448,9 @@ class StatementRunner:
                 lines, query.args["path"].name)])
         if not isinstance(query, exp.Query):
             raise _not_supported(f"EXPLAIN of {type(query).__name__.upper()}")
-        ctx = self.context()
-        # the plan the query would run: the same switched-off rules as select()
-        disabled = disabled_rules(self.lookup_variable("disable_nereids_rules"))
-        prepared = plan_select(query, self.visible_catalog(), ctx, sql=query.meta.get("sql"),
-                               disabled_rules=disabled)
+        # the plan the query would run: planned under the same options as select()
+        prepared = plan_select(query, self.visible_catalog(), self.context(),
+                               sql=query.meta.get("sql"))
         dplan = prepared.dplan
         text = str(style.name if isinstance(style, exp.Expression) else style or "").upper()
         lines = shape_lines(dplan) if text == "SHAPE PLAN" else \
@@ -503,7 +484,7 @@ class StatementRunner:
         label = label_node.name if label_node is not None else None
         source = stmt.expression
         ctx = self.context()
-        tolerance = self._tolerance()
+        tolerance = self._tolerance(ctx.options)
         if stmt.args.get("overwrite"):
             return _insert_outcome(insert_overwrite(
                 self.engine, db, table, columns, source, partitions, auto_detect, label,
@@ -518,7 +499,8 @@ class StatementRunner:
             outcome = insert_values(
                 self.engine, db, table, columns, rows,
                 lambda e, target_type: evaluate_constant(e, ctx, target_type),
-                label=label, partitions=partitions, group_commit=self._group_commit(table),
+                label=label, partitions=partitions,
+                group_commit=self._group_commit(table, ctx.options),
                 tolerance=tolerance,
             )
         else:
@@ -528,10 +510,9 @@ class StatementRunner:
                                      partitions, tolerance)
         return _insert_outcome(outcome)
 
-    def _tolerance(self) -> Tolerance:
+    def _tolerance(self, options: QueryOptions) -> Tolerance:
         """Doris' enable_insert_strict / insert_max_filter_ratio for this statement."""
-        return Tolerance(bool(self.lookup_variable("enable_insert_strict")),
-                         float(self.lookup_variable("insert_max_filter_ratio")),  # type: ignore[arg-type]
+        return Tolerance(options.enable_insert_strict, options.insert_max_filter_ratio,
                          error_log=self.error_log_url)
 
     def recorded_insert(self, stmt: exp.Insert) -> OkOutcome | PendingOutcome:
@@ -556,13 +537,13 @@ class StatementRunner:
                           outcome.affected_rows, None, self.user, started)
         return outcome
 
-    def _group_commit(self, table: TableMeta) -> GroupCommitOptions | None:
-        """Doris' `group_commit` session variable: off_mode (default), sync_mode, async_mode."""
-        mode = str(self.lookup_variable("group_commit")).lower()
-        if mode not in GROUP_COMMIT_MODES:
-            raise DorisError(f"Invalid group_commit mode: {mode}, supported: "
-                             f"{', '.join(GROUP_COMMIT_MODES)}")
-        return None if mode == "off_mode" else GroupCommitOptions.for_table(table)
+    def _group_commit(self, table: TableMeta,
+                      options: QueryOptions) -> GroupCommitOptions | None:
+        """Doris' `group_commit` session variable: off_mode, sync_mode, async_mode (the
+        registry refuses other values at SET)."""
+        if options.group_commit == "off_mode":
+            return None
+        return GroupCommitOptions.for_table(table)
 
     def try_fast_insert(self, sql: str) -> OkOutcome | PendingOutcome | None:
         """INSERT INTO t [(cols)] VALUES of plain literals, scanned without the SQL parser
@@ -583,8 +564,10 @@ class StatementRunner:
         batch = fast_batch(table, columns, sql, start)
         if batch is None:
             return None
-        return _insert_outcome(insert_batch(self.engine, db, table, batch, self._group_commit(table),
-                                            self._tolerance()))
+        options = query_options(self.variables)
+        return _insert_outcome(insert_batch(self.engine, db, table, batch,
+                                            self._group_commit(table, options),
+                                            self._tolerance(options)))
 
     def delete(self, stmt: exp.Delete) -> OkOutcome:
         target = stmt.this
@@ -594,7 +577,7 @@ class StatementRunner:
         database = self.engine.catalog.get_database(db)
         if database is None:
             raise unknown_database(db)
-        plan = analyze_delete(stmt, self.engine.catalog, db, self.lookup_variable)
+        plan = analyze_delete(stmt, self.engine.catalog, db, query_options(self.variables))
         txn = publish_delete(self.engine, database, plan.table, plan.partitions, plan.conditions, plan.text)
         return OkOutcome(0, f"{{'label':'{txn.label}', 'status':'VISIBLE', 'txnId':'{txn.txn_id}'}}")
 
@@ -642,8 +625,9 @@ class StatementRunner:
         target = stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this
         db = target.text("db") or self.database or ""
         started = time.time()
+        ctx = self.context()
         outcome = create_table_as_select(self.engine, self.visible_catalog(), stmt,
-                                         self.context(), self._tolerance())
+                                         ctx, self._tolerance(ctx.options))
         if outcome is None:  # IF NOT EXISTS and the table exists: nothing loaded
             return OkOutcome()
         # SHOW LOAD lists the CTAS's insert, as Doris' (a failed CTAS leaves no table to list)

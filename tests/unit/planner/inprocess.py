@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from executor.query import execute, plan_select
+from executor.query import execute
+
+from planner.query import plan_select
 from planner.logical import LogicalPlan, LogicalScan, walk
 from server.commands import RowsOutcome, StatementRunner, TextOutcome
 from server.variables import GlobalVariables, SessionVariables

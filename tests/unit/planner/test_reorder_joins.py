@@ -132,11 +132,14 @@ def test_estimates_follow_foreign_keys() -> None:
 def test_disable_join_reorder_session_variable() -> None:
     import threading
 
-    from executor.query import SessionContext, plan_select
+    from planner.query import plan_select
+    from server.variables import GlobalVariables, SessionVariables, query_options
+    from sql.options import SessionContext
 
     def ctx(disable: bool) -> SessionContext:
-        values = {"disable_join_reorder": disable}
-        return SessionContext("db", 1, "root", "'root'@'%'", lambda n: values.get(n, 0),
+        variables = SessionVariables(GlobalVariables())
+        variables.set("disable_join_reorder", disable)
+        return SessionContext("db", 1, "root", "'root'@'%'", query_options(variables),
                               threading.Event())
 
     on = plan_select(parse_one(STAR), StarCatalog(), ctx(False), sql=STAR).plan
