@@ -23,6 +23,7 @@ from mysql_mimic.variables import DEFAULT, Variables
 
 from sql.errors import DorisError, ErrorCode, ShaleError
 from sql.options import QueryOptions
+from storage.group_commit import MODES as GROUP_COMMIT_MODES
 
 SERVER_VERSION = "5.7.99"
 VERSION_COMMENT = "ShaleDB 0.1.0 (Apache Doris 2.1 compatible)"
@@ -192,7 +193,7 @@ VARIABLES: dict[str, Schema] = {
     "show_hidden_columns": (to_bool, False, True),
     "send_batch_parallelism": (to_int, 1, True),
     "insert_visible_timeout_ms": (to_int, 60000, True),
-    "group_commit": (lambda v: to_choice(v, ("off_mode", "sync_mode", "async_mode")), "off_mode", True),
+    "group_commit": (lambda v: to_choice(v, GROUP_COMMIT_MODES), "off_mode", True),
     "max_allowed_in_element_num_of_delete": (to_int, 1024, True),
 }
 
@@ -202,6 +203,8 @@ class GlobalVariables(Variables):
 
     def __init__(self, schema: dict[str, Schema] | None = None) -> None:
         self._schema = dict(schema or VARIABLES)
+        self._changes = 0  # counts SETs: the cached QueryOptions are stale once it moves
+        self._options: tuple[object, QueryOptions] | None = None
         super().__init__()
 
     @property
@@ -223,6 +226,7 @@ class GlobalVariables(Variables):
             )
         if value is DEFAULT or value is None:
             self._values[name] = self.default_of(name)
+            self._changes += 1
             return
         try:
             converted = convert(value)
@@ -237,9 +241,23 @@ class GlobalVariables(Variables):
         if name == "time_zone":
             converted = check_time_zone(converted)
         self._values[name] = converted
+        self._changes += 1
 
     def default_of(self, name: str) -> Any:
         return self.get_schema(name)[1]
+
+    def changes(self) -> object:
+        """A value that differs after any SET these values read (the cache key of
+        `query_options`)."""
+        return self._changes
+
+    def query_options(self) -> QueryOptions:
+        """`query_options(self)`, rebuilt only after a SET (about 20 us to build; most
+        statements of a session run under unchanged variables)."""
+        key = self.changes()
+        if self._options is None or self._options[0] != key:
+            self._options = (key, build_query_options(self))
+        return self._options[1]
 
 
 class SessionVariables(GlobalVariables):
@@ -251,6 +269,9 @@ class SessionVariables(GlobalVariables):
 
     def default_of(self, name: str) -> Any:
         return self.global_variables.get_variable(name)
+
+    def changes(self) -> object:
+        return (self._changes, self.global_variables.changes())  # SET GLOBAL counts too
 
     def get_variable(self, name: str) -> Any:
         name = name.lower()
@@ -279,6 +300,12 @@ def check_time_zone(value: str) -> str:
 
 def query_options(variables: Variables) -> QueryOptions:
     """The session's values as one statement sees them (built once per statement)."""
+    if isinstance(variables, GlobalVariables):
+        return variables.query_options()
+    return build_query_options(variables)
+
+
+def build_query_options(variables: Variables) -> QueryOptions:
     get = variables.get_variable
     return QueryOptions(
         version=get("version"),

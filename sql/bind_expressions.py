@@ -45,12 +45,18 @@ from storage.types import (
 class SessionLike(Protocol):
     """What binding needs from the session (sql.options.SessionContext satisfies it)."""
 
-    database: str | None
-    connection_id: int
-    user: str
-    current_user: str
-    options: QueryOptions
-    system_variables: SystemVariableLookup | None
+    @property
+    def database(self) -> str | None: ...
+    @property
+    def connection_id(self) -> int: ...
+    @property
+    def user(self) -> str: ...
+    @property
+    def current_user(self) -> str: ...
+    @property
+    def options(self) -> QueryOptions: ...
+    @property
+    def system_variables(self) -> SystemVariableLookup | None: ...
 
 
 def not_supported(what: str) -> DorisError:

@@ -92,6 +92,19 @@ def test_session_value_overrides_global_value() -> None:
     assert query_options(SessionVariables(global_variables)).broadcast_row_count_limit == 100
 
 
+def test_cached_options_follow_every_set() -> None:
+    global_variables = GlobalVariables()
+    variables = SessionVariables(global_variables)
+    first = query_options(variables)
+    assert query_options(variables) is first  # nothing changed: the same object
+    global_variables.set("enable_profile", "true")  # SET GLOBAL, seen by the session
+    assert query_options(variables).enable_profile is True
+    variables.set("enable_profile", "false")
+    assert query_options(variables).enable_profile is False
+    variables.set("enable_profile", None)  # SET enable_profile = DEFAULT: the global value
+    assert query_options(variables).enable_profile is True
+
+
 def test_options_are_frozen_and_built_per_call() -> None:
     variables = session()
     before = query_options(variables)
