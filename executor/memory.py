@@ -15,6 +15,7 @@ import threading
 from sql.errors import DorisError
 from storage.batch import Batch, Column
 
+
 class MemTracker:
     """Bytes held per consumer for one query, checked against a limit (<= 0: unlimited)."""
 

@@ -193,7 +193,6 @@ def _ours(engine: MemoryEngine, sql: str,
     from engine_fakes import session
 
     from executor.query import execute
-
     from planner.query import plan_select
 
     ctx = session("db")

@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from executor.query import execute
-
-from planner.query import plan_select
 from planner.logical import LogicalPlan, LogicalScan, walk
+from planner.query import plan_select
 from server.commands import RowsOutcome, StatementRunner, TextOutcome
 from server.variables import GlobalVariables, SessionVariables
 from sql.dialect import parse, parse_one
