@@ -477,8 +477,6 @@ class StatementRunner:
         if part is not None and not auto_detect:
             partitions = [e.name for e in part.expressions]
             if part.meta.get(TEMPORARY_PARTITION_META):
-                if stmt.args.get("overwrite"):
-                    raise DorisError("INSERT OVERWRITE into temporary partitions is not supported")
                 partitions = TemporaryPartitionNames(partitions)
         label_node = stmt.args.get("label")
         label = label_node.name if label_node is not None else None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from sqlglot import expressions as exp
 
+from sql.dialect_nodes import TEMPORARY_PARTITION_META
 from sql.errors import DorisError, ErrorCode, table_not_found
 from sql.options import QueryOptions
 from storage.catalog.catalog import Catalog
@@ -199,7 +200,12 @@ def _choose_partitions(
     if part_node is not None:
         if table.partition_info.type is PartitionType.UNPARTITIONED:
             raise DorisError(f"Table[{table.name}] is not a partitioned table, can not specify partition")
-        by_name = {p.name.lower(): p for p in parts}
+        # `TEMPORARY PARTITION (tp, ..)`: Doris' DeleteFromCommand (isTempPart) picks among the
+        # table's temporary partitions only
+        temporary = bool(part_node.meta.get(TEMPORARY_PARTITION_META))
+        by_name = {p.name.lower(): p
+                   for p in (catalog.partitions(table.table_id, temporary=True) if temporary
+                             else parts)}
         chosen = []
         for e in part_node.expressions:
             p = by_name.get(e.name.lower())
