@@ -1,10 +1,11 @@
 """Planning entry point: a SELECT (or set operation) bound, optimized and distributed under the
 statement's `QueryOptions`.
 
-`plan_select` binds and plans on the caller's thread (analysis errors surface at once) and
-returns a `PreparedQuery` that EXPLAIN prints and executor/query.py runs. Every session knob the
-planner honours arrives here as a typed field of `ctx.options` (sql/options.py); nothing below
-reads a variable by name.
+`plan_select` binds (sql/binder.py, with the session for DATABASE(), @@name, ...) and
+`plan_bound` plans the bound statement under the options alone, on the caller's thread
+(analysis errors surface at once); the `PreparedQuery` is what EXPLAIN prints and
+executor/query.py runs. Every session knob the planner honours arrives as a typed field of
+`QueryOptions` (sql/options.py); nothing here reads a variable by name.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from planner.optimizer import OptimizerContext, optimize
 from sql.bind_expressions import not_supported
 from sql.binder import CatalogView, bind_query
 from sql.options import QueryOptions, SessionContext
+from sql.relations import BoundQuery
 from storage.types import DataType
 
 # `SET disable_nereids_rules = 'A,B'`: Doris rule names (and our own rule names) -> our rules.
@@ -55,10 +57,16 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     if not isinstance(select_ast, (exp.Select, exp.SetOperation)):
         raise not_supported(f"statement {type(select_ast).__name__}")
     bound = bind_query(select_ast, catalog, ctx, sql=sql)
-    disabled_rules = disabled_rules | optimizer_rules_off(ctx.options)
+    return plan_bound(bound, catalog, ctx.options, disabled_rules)
+
+
+def plan_bound(bound: BoundQuery, catalog: CatalogView, options: QueryOptions,
+               disabled_rules: frozenset[str] = frozenset()) -> PreparedQuery:
+    """Plan a bound statement under `options`: logical plan, optimizer rules (minus those the
+    session or `disabled_rules` switched off), fragments and exchanges."""
+    disabled_rules = disabled_rules | optimizer_rules_off(options)
     plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
-    dplan = distribute(plan, catalog, distribute_options(ctx.options, catalog),
-                       list(bound.names))
+    dplan = distribute(plan, catalog, distribute_options(options, catalog), list(bound.names))
     return PreparedQuery(plan, bound.names, bound.types, disabled_rules, dplan)
 
 
