@@ -33,7 +33,7 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
-from executor.query import plan_select
+from planner.query import plan_select
 from server import packets
 from server.binary_protocol import (
     ParamType,

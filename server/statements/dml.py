@@ -138,7 +138,7 @@ def delete(runner: StatementRunner, stmt: exp.Delete) -> OkOutcome:
     engine = runner.engine
     resolve_table(engine, stmt.this, runner.database, TableUse.QUERY)
     database = resolve_database(engine, table_parts(stmt.this)[0] or runner.database)
-    plan = analyze_delete(stmt, engine.catalog, database.name, runner.lookup_variable)
+    plan = analyze_delete(stmt, engine.catalog, database.name, runner.options())
     txn = publish_delete(engine, database, plan.table, plan.partitions, plan.conditions,
                          plan.text)
     return load_ok(0, txn.label, txn.txn_id)

@@ -16,9 +16,10 @@ from executor.outfile import (
     outfile_sink_lines,
     write_outfile,
 )
-from executor.query import execute, new_query_id, plan_select
+from executor.query import execute, new_query_id
 from planner.explain import COLUMN_NAME as EXPLAIN_COLUMN
 from planner.explain import explain_lines, shape_lines
+from planner.query import plan_select
 from planner.scan_info import plan_scan_lines
 from server.export_jobs import property_map
 from server.profiles import operator_counters
@@ -30,31 +31,17 @@ from sql.table_functions import table_function_call
 from storage.batch import Batch, Column
 
 if TYPE_CHECKING:
-    from executor.query import PreparedQuery, SessionContext
+    from planner.query import PreparedQuery
+    from sql.options import SessionContext
     from server.statements.runner import StatementRunner
-
-
-# `SET disable_nereids_rules = 'A,B'`: Doris rule names (and our own rule names) -> our rules.
-_DORIS_RULES = {
-    "OLAP_SCAN_PARTITION_PRUNE": "prune_scans", "OLAP_SCAN_TABLET_PRUNE": "prune_scans",
-    "PARTITION_PRUNE": "prune_scans",
-    "MATERIALIZED_INDEX_AGG_SCAN": "choose_rollup", "MATERIALIZED_INDEX_SCAN": "choose_rollup",
-    "ROLLUP_WITH_OUT_AGG": "choose_rollup", "ROLLUP_AGG_SCAN": "choose_rollup",
-}
-
-
-def disabled_rules(value: object) -> frozenset[str]:
-    names = [n.strip() for n in str(value or "").split(",") if n.strip()]
-    return frozenset(_DORIS_RULES.get(n.upper(), n.lower()) for n in names)
 
 
 def plan_query(runner: StatementRunner, stmt: exp.Expression,
                ctx: SessionContext | None = None) -> PreparedQuery:
-    """The plan a query runs (and EXPLAIN shows): the session's switched-off rules applied.
-    The one place statements reach the planner (executor/query.py plan_select)."""
-    disabled = disabled_rules(runner.lookup_variable("disable_nereids_rules"))
+    """The plan a query runs (and EXPLAIN shows), under the session's query options.
+    The one place statements reach the planner (planner/query.py plan_select)."""
     return plan_select(stmt, runner.visible_catalog(), ctx or runner.context(),
-                       sql=stmt.meta.get("sql"), disabled_rules=disabled)
+                       sql=stmt.meta.get("sql"))
 
 
 def run_query(runner: StatementRunner, stmt: exp.Expression) -> RowsOutcome:
@@ -62,9 +49,9 @@ def run_query(runner: StatementRunner, stmt: exp.Expression) -> RowsOutcome:
     prepared = plan_query(runner, stmt, ctx)
     result = execute(prepared, runner.engine, ctx)
     runner.scan_stats = result.profile
-    timeout = int(runner.lookup_variable("query_timeout"))  # type: ignore[call-overload]
-    batches = with_timeout(result.batches, ctx.cancel, timeout, runner.deadlines)
-    if runner.lookup_variable("enable_profile"):
+    batches = with_timeout(result.batches, ctx.cancel, ctx.options.query_timeout,
+                           runner.deadlines)
+    if ctx.options.enable_profile:
         batches = runner.profiles.track(
             batches, result.profile, stmt.meta.get("sql", ""), runner.user, runner.database,
             lambda: plan_scan_lines(prepared.plan) + operator_counters(

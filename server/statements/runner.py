@@ -17,7 +17,6 @@ from sqlglot import expressions as exp
 from executor.file_dirs import FileDirs
 from executor.file_scan import LocalFiles
 from executor.insert import Tolerance
-from executor.query import SessionContext
 from server.deadlines import Deadlines
 from server.privileges import Access
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser
@@ -25,11 +24,10 @@ from server.profiles import QueryProfiles
 from server.statements import admin, dml, processlist
 from server.statements.dispatch import handler_for
 from server.statements.outcomes import OkOutcome, Outcome
-from server.variables import SessionVariables
-from sql.errors import DorisError
+from server.variables import SessionVariables, query_options
+from sql.options import QueryOptions, SessionContext
 from storage.catalog.meta import TableMeta
 from storage.engine import StorageEngine
-from storage.group_commit import MODES as GROUP_COMMIT_MODES
 from storage.group_commit import GroupCommitOptions
 from storage.scan_stats import ScanStats
 
@@ -128,8 +126,8 @@ class StatementRunner:
         host = self.access.identity.host if self.access is not None else "%"
         return SessionContext(
             database=self.database, connection_id=self.connection_id, user=f"{self.user}@%",
-            current_user=f"'{self.user}'@'{host}'", variables=self.lookup_variable,
-            cancel=self.cancel, table_functions=LocalFiles(
+            current_user=f"'{self.user}'@'{host}'", options=self.options(),
+            cancel=self.cancel, system_variables=self.lookup_variable, table_functions=LocalFiles(
                 self.file_dirs, lambda: [b.backend_id for b in self.engine.catalog.backends()]),
         )
 
@@ -139,19 +137,23 @@ class StatementRunner:
             return self.engine.catalog
         return VisibleCatalog(self.engine.catalog, self.access)
 
+    def options(self) -> QueryOptions:
+        """This statement's typed query options (server/variables.py builds them, cached until
+        the next SET)."""
+        return query_options(self.variables)
+
     def tolerance(self) -> Tolerance:
         """Doris' enable_insert_strict / insert_max_filter_ratio for this statement."""
-        return Tolerance(bool(self.lookup_variable("enable_insert_strict")),
-                         float(self.lookup_variable("insert_max_filter_ratio")),  # type: ignore[arg-type]
+        options = self.options()
+        return Tolerance(options.enable_insert_strict, options.insert_max_filter_ratio,
                          error_log=self.error_log_url)
 
     def group_commit(self, table: TableMeta) -> GroupCommitOptions | None:
-        """Doris' `group_commit` session variable: off_mode (default), sync_mode, async_mode."""
-        mode = str(self.lookup_variable("group_commit")).lower()
-        if mode not in GROUP_COMMIT_MODES:
-            raise DorisError(f"Invalid group_commit mode: {mode}, supported: "
-                             f"{', '.join(GROUP_COMMIT_MODES)}")
-        return None if mode == "off_mode" else GroupCommitOptions.for_table(table)
+        """Doris' `group_commit` session variable: off_mode, sync_mode, async_mode (the
+        registry refuses other values at SET)."""
+        if self.options().group_commit == "off_mode":
+            return None
+        return GroupCommitOptions.for_table(table)
 
     def warn(self, messages: list[str]) -> OkOutcome:
         """An OK whose warnings (count in the OK packet, texts in SHOW WARNINGS) are

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from executor.query import execute, plan_select
+from executor.query import execute
 from planner.logical import LogicalPlan, LogicalScan, walk
+from planner.query import plan_select
 from server.statements import RowsOutcome, StatementRunner, TextOutcome
 from server.statements.runner import StatementServices
 from server.variables import GlobalVariables, SessionVariables

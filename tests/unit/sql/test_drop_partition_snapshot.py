@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from executor.query import execute, plan_select
+from executor.query import execute
+from planner.query import plan_select
 from sql.dialect import parse_one
 from tests.unit.planner.inprocess import InProcess
 
