@@ -51,12 +51,6 @@ from storage.scan_stats import ScanStats
 
 Path = tuple[int, ...]
 
-# A scan fragment over fewer stored rows runs as one instance (Python threads and queue
-# hand-offs cost about a millisecond each; below this the work is smaller than that).
-# Session variable `shaledb_small_fragment_rows` overrides it.
-SMALL_FRAGMENT_ROWS = 100_000
-
-
 @dataclass
 class Link:
     """One exchange: `sender` fragment's instances -> `receiver` fragment's instances."""
@@ -104,10 +98,10 @@ class Coordinator:
     """Instances of every fragment of one query; `run()` yields the result batches."""
 
     def __init__(self, plan: LogicalPlan, dplan: DistributedPlan, ctx: ExecContext,
-                 backends: list[int], runtime_filters: bool = True,
-                 small_rows: int | None = None) -> None:
+                 backends: list[int], runtime_filters: bool, small_rows: int) -> None:
         self.plan = plan
-        self.small_rows = SMALL_FRAGMENT_ROWS if small_rows is None else small_rows
+        # a scan fragment over fewer stored rows runs as one instance (shaledb_small_fragment_rows)
+        self.small_rows = small_rows
         self.dplan = dplan
         self.ctx = ctx
         self.backends = backends or [0]

@@ -27,12 +27,14 @@ from executor.insert import (
     insert_batches,
     insert_values,
 )
-from executor.query import SessionContext, execute, plan_select
+from executor.query import execute
+from planner.query import plan_select
 from sql import ddl_ops
 from sql.binder import CatalogView
 from sql.ctas import ctas_view, like_definition
 from sql.ddl import analyze_create_table
 from sql.errors import DorisError
+from sql.options import SessionContext
 from storage.catalog.meta import TableMeta
 from storage.engine import StorageEngine
 from storage.staged_load import OverwriteLoad, TableCreatingLoad, TableExists

@@ -15,13 +15,13 @@ import threading
 from sql.errors import DorisError
 from storage.batch import Batch, Column
 
-DEFAULT_EXEC_MEM_LIMIT = 2147483648
-
 
 class MemTracker:
     """Bytes held per consumer for one query, checked against a limit (<= 0: unlimited)."""
 
-    def __init__(self, limit: int = DEFAULT_EXEC_MEM_LIMIT, query_id: str = "0-0") -> None:
+    # A query's tracker gets the session's exec_mem_limit (executor/query.py); one made
+    # without a limit (an operator run on its own) is unlimited.
+    def __init__(self, limit: int = 0, query_id: str = "0-0") -> None:
         self.limit = limit
         self.query_id = query_id
         self.current = 0

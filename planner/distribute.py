@@ -74,10 +74,11 @@ from storage.catalog.meta import DistributionType
 
 @dataclass(frozen=True, slots=True)
 class DistributeOptions:
-    disable_colocate: bool = False  # disable_colocate_plan / disable_colocate_join
-    bucket_shuffle: bool = True  # enable_bucket_shuffle_join
-    broadcast_row_limit: int = 30_000_000  # broadcast_row_count_limit
-    backends: int = 1
+    # from QueryOptions (planner/query.py); no defaults: server/variables.py holds them
+    disable_colocate: bool  # disable_colocate_plan / disable_colocate_join
+    bucket_shuffle: bool  # enable_bucket_shuffle_join
+    broadcast_row_limit: int  # broadcast_row_count_limit
+    backends: int
 
 
 @dataclass(frozen=True, slots=True)

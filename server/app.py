@@ -37,6 +37,7 @@ from server.privileges import PrivilegeManager
 from server.privileges.statements import AccountStatements
 from server.profiles import QueryProfiles
 from server.session import ShaleSession
+from server.statements import StatementServices
 from server.variables import GlobalVariables
 from server.frontend_config import FrontendConfig
 from storage.compaction.scheduler import CompactionManager
@@ -59,7 +60,9 @@ SERVER_CAPABILITIES = (
 
 
 class SequentialControl(LocalControl):
-    """Connection ids 1, 2, 3, ... as Doris gives them (mysql-mimic prefixes a random server id)."""
+    """The server's connection list: the one adapter over mysql-mimic's LocalControl (whose
+    `_connections` is private; nothing else reads it). Connection ids 1, 2, 3, ... as Doris
+    gives them (mysql-mimic prefixes a random server id)."""
 
     def __init__(self) -> None:
         super().__init__(server_id=1)
@@ -71,6 +74,18 @@ class SequentialControl(LocalControl):
 
     def has(self, connection_id: int) -> bool:
         return connection_id in self._connections
+
+    def count(self) -> int:
+        return len(self._connections)
+
+    def session_of(self, connection_id: int) -> object | None:
+        conn = self._connections.get(connection_id)
+        return conn.session if conn is not None else None
+
+    def sessions(self) -> list[object]:
+        """Every open connection's session, in connection id order."""
+        connections = dict(self._connections)  # a copy: connections come and go meanwhile
+        return [connections[i].session for i in sorted(connections)]
 
 
 @dataclass
@@ -133,6 +148,9 @@ class ShaleServer:
         self.control = SequentialControl()
         self.profiles = QueryProfiles()
         self.deadlines = Deadlines()  # query_timeout of every session (server/deadlines.py)
+        # what every connection's statements use of the server (server/statements/runner.py)
+        self.statement_services = StatementServices(
+            self.engine, self.profiles, self.deadlines, self.file_dirs, self.processlist)
         self.mysql: ShaleMysqlServer | None = None
         self.http_runner: web.AppRunner | None = None
         self.mysql_port = 0
@@ -152,19 +170,19 @@ class ShaleServer:
             raise tls.TlsSetupError(str(e)) from None
 
     def processlist(self) -> list[tuple[object, ...]]:
+        """SHOW PROCESSLIST: the row of every connection past its login."""
         rows = []
-        for conn_id in sorted(self.control._connections):
-            runner = getattr(self.control._connections[conn_id].session, "runner", None)
+        for session in self.control.sessions():
+            runner = getattr(session, "runner", None)
             if runner is not None:
                 rows.append(runner.process_row())
         return rows
 
     def session_of(self, connection_id: int) -> object | None:
-        conn = self.control._connections.get(connection_id)
-        return conn.session if conn is not None else None
+        return self.control.session_of(connection_id)
 
     def sessions(self) -> list[object]:
-        return [c.session for c in list(self.control._connections.values())]
+        return self.control.sessions()
 
     def database_exists(self, name: str) -> bool:
         return name.lower() == "information_schema" or self.engine.catalog.get_database(name) is not None

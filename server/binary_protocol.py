@@ -24,7 +24,7 @@ from mysql_mimic.types import Capabilities, ColumnType
 
 from server.packets import MalformedPacket
 from server.results import column_definition, format_column, lenenc_int
-from sql.errors import ErrorCode, ShaleError
+from sql.errors import DorisError, ErrorCode, ShaleError
 from storage.batch import Batch, Column
 from storage.types import DataType, TypeKind, decimal
 
@@ -70,7 +70,7 @@ class ExecuteRequest:
 
 
 def _bad(msg: str) -> ShaleError:
-    return ShaleError(f"errCode = 2, detailMessage = {msg}", ErrorCode.UNKNOWN_ERROR)
+    return DorisError(msg, ErrorCode.UNKNOWN_ERROR)
 
 
 def _read(r: io.BytesIO, n: int) -> bytes:

@@ -44,7 +44,6 @@ from mysql_mimic.types import Capabilities, Commands, ServerStatus
 
 from server import packets, tls
 from server.auth import FAST_AUTH_SUCCESS, FastAuthSuccess, ShaleAuthInfo
-from server.commands import OkOutcome, Outcome, RowsOutcome, TextOutcome
 from server.local_infile import LocalInfileOutcome
 from server.local_infile import run_exchange as run_local_infile
 from server.multi_statements import split_statements
@@ -52,8 +51,9 @@ from server.packet_io import IdleTimeout, PacketInput, linger_and_close
 from server.packets import ER_CLIENT_INTERACTION_TIMEOUT, ER_SECURE_TRANSPORT_REQUIRED
 from server.prepared import PreparedStatements
 from server.results import column_definition, encode_python_rows, error_packet, ok_packet
+from server.statements import OkOutcome, Outcome, RowsOutcome, TextOutcome
 from server.text_encoding import Chunk, encode_batch
-from sql.errors import ErrorCode, ShaleError, unknown_database
+from sql.errors import DorisError, ErrorCode, ShaleError, unknown_database
 from sql.show import like_match
 from storage.batch import Batch
 from storage.types import varchar
@@ -350,10 +350,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 self.session.audit_login(self, username, refusal.code, refusal.message)
                 self.closing = True
                 return
-            self.session.username = decision.authenticated_as
-            runner = getattr(self.session, "runner", None)
-            if runner is not None:  # COM_CHANGE_USER on an open session
-                runner.user = decision.authenticated_as
+            self.session.username = decision.authenticated_as  # the statements' user too
             self.logged_in = True
             await self.stream.write(self.ok())
             self.session.audit_login(self, username)
@@ -457,7 +454,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         uptime = max(int(time.time() - server.stats.started_at), 1)
         questions = server.stats.queries_total
         text = (
-            f"Uptime: {uptime}  Threads: {len(server.control._connections)}  "
+            f"Uptime: {uptime}  Threads: {server.control.count()}  "
             f"Questions: {questions}  Slow queries: 0  Opens: 0  Flush tables: 1  "
             f"Open tables: 0  Queries per second avg: {questions / uptime:.3f}"
         )
@@ -495,9 +492,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         await self.stream.write(self.ok_or_eof())
 
     def kill(self, kind: KillKind = KillKind.CONNECTION) -> None:
-        runner = getattr(self.session, "runner", None)
-        if runner is not None:
-            runner.cancel.set()
+        self.session.cancel_statement()
         super().kill(kind)
 
     async def write_error(self, error: ShaleError) -> None:
@@ -545,7 +540,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             logger.info("client disconnected while receiving a result")
         except Exception as e:  # noqa: BLE001 - never let an internal error kill the connection
             logger.exception("internal error running %r", sql[:200])
-            await self.write_error(ShaleError(f"errCode = 2, detailMessage = Internal error: {e}"))
+            await self.write_error(DorisError(f"Internal error: {e}"))
         finally:
             self.session.statement_done()
 

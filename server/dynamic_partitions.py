@@ -235,9 +235,10 @@ class DynamicPartitionScheduler:
                 failures.append(clash)
                 continue
             try:
+                medium, cooldown = D.storage_placement(rule, now, plan.offset)  # type: ignore[arg-type]
                 if ddl_ops.add_dynamic_partition(self.engine, table.table_id, plan.name,
                                                  plan.lower, plan.upper, rule.buckets,
-                                                 rule.replication_num):
+                                                 rule.replication_num, medium, cooldown):
                     self.counters.created += 1
                     logger.info("dynamic partition: created %s [%s, %s) of %s", plan.name,
                                 plan.lower, plan.upper, where)

@@ -39,14 +39,16 @@ from executor.outfile import (
     outfile_options,
     write_outfile,
 )
-from executor.query import PreparedQuery, SessionContext, execute, new_query_id, plan_select
+from executor.query import execute, new_query_id
+from planner.query import PreparedQuery, plan_select
 from sql import ddl_ops
 from sql.errors import DorisError, QueryCancelled
+from sql.options import SessionContext
 from storage.catalog.meta import ExportJobMeta
 from storage.per_engine import PerEngine
 
 if TYPE_CHECKING:
-    from server.commands import StatementRunner
+    from server.statements.runner import StatementRunner
     from storage.engine import StorageEngine
 
 logger = logging.getLogger("shaledb.export")

@@ -31,7 +31,7 @@ class ShaleMysqlServer(MysqlServer):
         self.max_connections = max_connections
 
     def connection_count(self) -> int:
-        return len(self.control._connections)  # type: ignore[attr-defined]
+        return self.control.count()  # type: ignore[attr-defined]  # app.SequentialControl
 
     async def _client_connected_cb(self, reader: Any, writer: Any) -> None:
         stream = MysqlStream(reader, writer)

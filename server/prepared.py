@@ -33,7 +33,7 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
-from executor.query import plan_select
+from planner.query import plan_select
 from server import packets
 from server.binary_protocol import (
     ParamType,
@@ -42,11 +42,11 @@ from server.binary_protocol import (
     binary_text_rows,
     read_execute,
 )
-from server.commands import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
 from server.privileges.enforce import authorize
 from server.results import ok_packet
+from server.statements import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
 from sql.dialect import LoadDataInfile, ShaleDoris
-from sql.errors import ErrorCode, ShaleError
+from sql.errors import DorisError, ErrorCode, ShaleError
 from storage.types import STRING, DataType
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def number_placeholders(sql: str) -> tuple[str, int]:
     try:
         tokens = ShaleDoris().tokenize(sql)
     except TokenError as e:
-        raise ShaleError(f"errCode = 2, detailMessage = {e}", ErrorCode.PARSE_ERROR) from None
+        raise DorisError(str(e), ErrorCode.PARSE_ERROR) from None
     parts: list[str] = []
     pos = 0
     count = 0
@@ -90,10 +90,7 @@ def number_placeholders(sql: str) -> tuple[str, int]:
 def _param_index(node: exp.Placeholder) -> int:
     name = node.name
     if not name.startswith(_PARAM_PREFIX):
-        raise ShaleError(
-            f"errCode = 2, detailMessage = Unsupported parameter marker :{name}",
-            ErrorCode.PARSE_ERROR,
-        )
+        raise DorisError(f"Unsupported parameter marker :{name}", ErrorCode.PARSE_ERROR)
     return int(name[len(_PARAM_PREFIX) :])
 
 
@@ -140,7 +137,7 @@ def bind(statements: list[exp.Expression], values: list[object]) -> list[exp.Exp
         for node in list(copy.find_all(exp.Placeholder)):
             replacement = literal(values[_param_index(node)])
             if node is copy:  # pragma: no cover - a bare `?` is not a statement
-                raise ShaleError("errCode = 2, detailMessage = Syntax error", ErrorCode.PARSE_ERROR)
+                raise DorisError("Syntax error", ErrorCode.PARSE_ERROR)
             node.replace(replacement)
         copy.meta.update(stmt.meta)
         bound.append(copy)
@@ -305,7 +302,7 @@ class PreparedStatements:
         except Exception as e:
             logger.exception("internal error executing a prepared statement")
             await self.write_error(  # type: ignore[attr-defined]
-                ShaleError(f"errCode = 2, detailMessage = Internal error: {e}")
+                DorisError(f"Internal error: {e}")
             )
         finally:
             self.session.statement_done()

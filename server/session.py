@@ -27,15 +27,6 @@ from sqlglot import expressions as exp
 
 from executor.load import error_log
 from server import tls
-from server.commands import (
-    OkOutcome,
-    Outcome,
-    PendingOutcome,
-    RowsOutcome,
-    StatementRunner,
-    TextOutcome,
-    insert_ok,
-)
 from server.local_infile import LocalInfileOutcome
 from server.privileges import Access
 from server.privileges.enforce import authorize, may_manage_sessions
@@ -43,6 +34,16 @@ from server.privileges.model import Identity
 from server.privileges.statements import is_account_statement, seconds_until_expiry
 from server.results import mysql_column_type
 from server.statement_audit import StatementAudit, audit_login
+from server.statements import (
+    OkOutcome,
+    Outcome,
+    PendingOutcome,
+    RowsOutcome,
+    StatementRunner,
+    TextOutcome,
+    load_ok,
+)
+from server.statements.tables import TableUse, resolve_table
 from server.variables import SessionVariables
 from sql.dialect import SqlSyntaxError, parse
 from sql.errors import DorisError, ErrorCode, ShaleError
@@ -147,12 +148,10 @@ class ShaleSession(Session):
         await super().init(connection)
         self.statement_audit.bind(connection)
         self.runner = StatementRunner(
-            self.server.engine, self.variables, connection.connection_id,
+            self.server.statement_services, self.variables, connection.connection_id,
             current_db=lambda: self.database, set_db=self._set_database,
-            processlist=self.server.processlist, profiles=self.server.profiles,
-            file_dirs=self.server.file_dirs, deadlines=self.server.deadlines,
+            current_user=self._user_name,
         )
-        self.runner.user = str(self.variables.get("external_user") or "root")
         self.runner.status_rows = lambda: list(tls.status_rows(connection))
         self.runner.error_log_url = self._insert_error_log
         self.runner.access = self.access  # every statement of this session is checked
@@ -168,6 +167,10 @@ class ShaleSession(Session):
 
     def _set_database(self, name: str | None) -> None:
         self.database = name
+
+    def _user_name(self) -> str:
+        """Who runs the statements: the name the login (or COM_CHANGE_USER) authenticated."""
+        return str(self.username or self.variables.get("external_user") or "root")
 
     async def use(self, database: str) -> None:
         assert self.runner is not None
@@ -279,7 +282,8 @@ class ShaleSession(Session):
         if self.runner.access is not None:  # the columns are DESC's: any privilege on it
             authorize(self.runner.access, exp.Describe(this=exp.table_(name, self.database)),
                       self.database)
-        return self.runner._metadata_table(exp.to_identifier(name), self.database)
+        return resolve_table(self.server.engine, exp.to_identifier(name), self.database,
+                             TableUse.QUERY)
 
     def statement_done(self) -> None:
         """Called once the last result has been written (results are produced lazily)."""
@@ -292,6 +296,12 @@ class ShaleSession(Session):
         if self.runner is not None:
             self.statement_audit.end(self.runner.scan_stats, self.runner.cancel.is_set(),
                                      self.database)
+
+    def cancel_statement(self) -> None:
+        """KILL QUERY / KILL CONNECTION of this session: its running statement stops at its
+        next cancellation check (the token is fresh per statement, runner.begin_statement)."""
+        if self.runner is not None:
+            self.runner.cancel.set()
 
     async def kill(self, stmt: exp.Kill) -> None:
         kind = (stmt.text("kind") or "CONNECTION").upper()
@@ -361,5 +371,5 @@ async def _settled(outcome: Outcome) -> Outcome:
     """Wait (on the event loop, holding no worker thread) for an INSERT's group commit."""
     if isinstance(outcome, PendingOutcome):
         result = await asyncio.wrap_future(outcome.future)
-        return insert_ok(result.rows, result.label, result.txn_id, outcome.filtered)
+        return load_ok(result.rows, result.label, result.txn_id, outcome.filtered)
     return outcome

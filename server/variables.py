@@ -5,6 +5,11 @@ A `GlobalVariables` instance is shared by the server (SET GLOBAL writes it); eac
 interface so its connection code (charset, version, user) reads them unchanged. Converters are
 explicit because `bool("false")` is True (LIBS.md 1.6). Names and defaults follow Doris 2.1's
 `SessionVariable` / `GlobalVariable`.
+
+It is the one place that knows a variable's name, default and parser: a bad value is refused at
+SET (MySQL errors 1231 / 1232, as Doris), and `query_options` turns the values into the typed,
+frozen `sql.options.QueryOptions` a statement is planned and run under, so no other module reads
+a variable by name or repeats its default.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from mysql_mimic.variables import DEFAULT, Variables
 
 from sql.errors import DorisError, ErrorCode, ShaleError
+from sql.options import QueryOptions
+from storage.group_commit import MODES as GROUP_COMMIT_MODES
 
 SERVER_VERSION = "5.7.99"
 VERSION_COMMENT = "ShaleDB 0.1.0 (Apache Doris 2.1 compatible)"
@@ -139,7 +146,9 @@ VARIABLES: dict[str, Schema] = {
     "parallel_pipeline_task_num": (to_int, 0, True),
     "enable_pipeline_engine": (to_bool, True, True),
     # ShaleDB: a scan fragment over fewer stored rows runs as one instance on the query's
-    # thread (executor/coordinator.py); 0 spreads every fragment over the backends
+    # thread (executor/coordinator.py: Python threads and queue hand-offs cost about a
+    # millisecond each, more than the work below this); 0 spreads every fragment over the
+    # backends
     "shaledb_small_fragment_rows": (to_int, 100000, True),
     "enable_pipeline_x_engine": (to_bool, True, True),
     "enable_local_shuffle": (to_bool, True, True),
@@ -184,7 +193,7 @@ VARIABLES: dict[str, Schema] = {
     "show_hidden_columns": (to_bool, False, True),
     "send_batch_parallelism": (to_int, 1, True),
     "insert_visible_timeout_ms": (to_int, 60000, True),
-    "group_commit": (lambda v: to_choice(v, ("off_mode", "sync_mode", "async_mode")), "off_mode", True),
+    "group_commit": (lambda v: to_choice(v, GROUP_COMMIT_MODES), "off_mode", True),
     "max_allowed_in_element_num_of_delete": (to_int, 1024, True),
 }
 
@@ -194,6 +203,8 @@ class GlobalVariables(Variables):
 
     def __init__(self, schema: dict[str, Schema] | None = None) -> None:
         self._schema = dict(schema or VARIABLES)
+        self._changes = 0  # counts SETs: the cached QueryOptions are stale once it moves
+        self._options: tuple[object, QueryOptions] | None = None
         super().__init__()
 
     @property
@@ -208,13 +219,14 @@ class GlobalVariables(Variables):
 
     def set(self, name: str, value: Any, force: bool = False) -> None:
         name = name.lower()
-        convert, default, dynamic = self.get_schema(name)
+        convert, _default, dynamic = self.get_schema(name)
         if not dynamic and not force:
             raise ShaleError(
                 f"Variable '{name}' is a read only variable", ErrorCode.WRONG_VALUE_FOR_VAR
             )
         if value is DEFAULT or value is None:
             self._values[name] = self.default_of(name)
+            self._changes += 1
             return
         try:
             converted = convert(value)
@@ -229,9 +241,23 @@ class GlobalVariables(Variables):
         if name == "time_zone":
             converted = check_time_zone(converted)
         self._values[name] = converted
+        self._changes += 1
 
     def default_of(self, name: str) -> Any:
         return self.get_schema(name)[1]
+
+    def changes(self) -> object:
+        """A value that differs after any SET these values read (the cache key of
+        `query_options`)."""
+        return self._changes
+
+    def query_options(self) -> QueryOptions:
+        """`query_options(self)`, rebuilt only after a SET (about 20 us to build; most
+        statements of a session run under unchanged variables)."""
+        key = self.changes()
+        if self._options is None or self._options[0] != key:
+            self._options = (key, build_query_options(self))
+        return self._options[1]
 
 
 class SessionVariables(GlobalVariables):
@@ -243,6 +269,9 @@ class SessionVariables(GlobalVariables):
 
     def default_of(self, name: str) -> Any:
         return self.global_variables.get_variable(name)
+
+    def changes(self) -> object:
+        return (self._changes, self.global_variables.changes())  # SET GLOBAL counts too
 
     def get_variable(self, name: str) -> Any:
         name = name.lower()
@@ -267,6 +296,48 @@ def check_time_zone(value: str) -> str:
     except (ZoneInfoNotFoundError, ValueError):
         raise DorisError(f"Unknown or incorrect time zone: '{value}'", ErrorCode.UNKNOWN_TIME_ZONE) from None
     return text
+
+
+def query_options(variables: Variables) -> QueryOptions:
+    """The session's values as one statement sees them (built once per statement)."""
+    if isinstance(variables, GlobalVariables):
+        return variables.query_options()
+    return build_query_options(variables)
+
+
+def build_query_options(variables: Variables) -> QueryOptions:
+    get = variables.get_variable
+    return QueryOptions(
+        version=get("version"),
+        disable_join_reorder=get("disable_join_reorder"),
+        disable_nereids_rules=rule_names(get("disable_nereids_rules")),
+        disable_colocate_plan=get("disable_colocate_plan"),
+        disable_colocate_join=get("disable_colocate_join"),
+        enable_bucket_shuffle_join=get("enable_bucket_shuffle_join"),
+        broadcast_row_count_limit=get("broadcast_row_count_limit"),
+        # Doris' modes are OFF, LOCAL and GLOBAL; every mode but OFF builds the filters
+        runtime_filters=get("runtime_filter_mode").strip().upper() != "OFF",
+        parallel_fragment_exec_instance_num=get("parallel_fragment_exec_instance_num"),
+        exec_mem_limit=get("exec_mem_limit"),
+        small_fragment_rows=get("shaledb_small_fragment_rows"),
+        query_timeout=get("query_timeout"),
+        enable_profile=get("enable_profile"),
+        enable_insert_strict=get("enable_insert_strict"),
+        insert_max_filter_ratio=get("insert_max_filter_ratio"),
+        group_commit=get("group_commit"),
+        delete_without_partition=get("delete_without_partition"),
+        max_allowed_in_element_num_of_delete=get("max_allowed_in_element_num_of_delete"),
+    )
+
+
+def default_query_options() -> QueryOptions:
+    """The options of a session that set nothing (the registry's defaults)."""
+    return query_options(GlobalVariables())
+
+
+def rule_names(value: str) -> frozenset[str]:
+    """`disable_nereids_rules = 'A, b'` -> {"A", "B"} (Doris compares rule names upper case)."""
+    return frozenset(n.strip().upper() for n in value.split(",") if n.strip())
 
 
 def display(value: Any) -> str:

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from sql.errors import DorisError
+from sql.errors import DorisError, ErrorCode
 from sql.expressions import (
     AggregateCall, And, Arithmetic, Call, Case, Cast, Comparison, Expr, InList, IsNull, Like,
     Literal, Negate, Not, Or,
@@ -35,6 +35,7 @@ from sql.functions.temporal import date_add_result_type
 from sql.literals import (
     SESSION_FUNCTIONS, number_literal, session_constant, strftime_to_mysql, value_literal,
 )
+from sql.options import QueryOptions, SystemVariableLookup
 from storage.types import (
     BIGINT, BOOLEAN, DATE, DOUBLE, NULL, STRING, TINYINT, DataType, TypeError_, TypeKind,
     date_to_days, datetime, datetime_to_micros, parse_datetime,
@@ -42,13 +43,20 @@ from storage.types import (
 
 
 class SessionLike(Protocol):
-    """What binding needs from the session (executor.query.SessionContext satisfies it)."""
+    """What binding needs from the session (sql.options.SessionContext satisfies it)."""
 
-    database: str | None
-    connection_id: int
-    user: str
-    current_user: str
-    variables: Callable[[str], object]
+    @property
+    def database(self) -> str | None: ...
+    @property
+    def connection_id(self) -> int: ...
+    @property
+    def user(self) -> str: ...
+    @property
+    def current_user(self) -> str: ...
+    @property
+    def options(self) -> QueryOptions: ...
+    @property
+    def system_variables(self) -> SystemVariableLookup | None: ...
 
 
 def not_supported(what: str) -> DorisError:
@@ -545,12 +553,13 @@ class ExpressionBinder:
     # ---- session constants -----------------------------------------------------------------
     def _variable(self, node: exp.SessionParameter) -> Expr:
         name = node.this.name
-        if self._session is None:
-            raise DorisError(f"Unknown system variable '{name}'")
+        lookup = self._session.system_variables if self._session is not None else None
+        if lookup is None:
+            raise DorisError(f"Unknown system variable '{name}'", ErrorCode.UNKNOWN_SYSTEM_VARIABLE)
         kind = (node.text("kind") or "").lower()
         # @@global.x asks the global scope: the lookup gets "global.x"; otherwise the bare name
         key = f"global.{name}" if kind == "global" else name
-        return value_literal(self._session.variables(key))
+        return value_literal(lookup(key))
 
     def _session_constant(self, node: exp.Expression) -> Expr | None:
         if isinstance(node, exp.Anonymous):

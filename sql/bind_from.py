@@ -20,6 +20,8 @@ from sql.functions.coercion import common_type, comparison_type
 from sql.information_schema import (
     INFORMATION_SCHEMA, is_information_schema, virtual_rows, virtual_table,
 )
+from sql.partitions_tvf import FUNCTION as PARTITIONS_TVF
+from sql.partitions_tvf import partitions_source
 from sql.relations import (
     NO_FROM, BoundDerived, BoundFileRel, BoundJoin, BoundQuery, BoundRelation, BoundSetOp,
     BoundTable, BoundValuesRel, RelColumn, Scope, SortItem, TableSource, ValuesSource,
@@ -101,12 +103,15 @@ class FromBinder:
     `_fresh`, `_binder`, `_resolve_source` and `bind`."""
 
     # ---- FROM ------------------------------------------------------------------------------
-    def _table_function(self, t: exp.Table) -> FileSource | None:
-        """`FROM local(..)`: the session's resolver finds the files and their columns."""
+    def _table_function(self, t: exp.Table) -> FileSource | ValuesSource | None:
+        """`FROM local(..)`: the session's resolver finds the files and their columns;
+        `FROM partitions(..)`: SHOW PARTITIONS' rows (sql/partitions_tvf.py)."""
         call = table_function_call(t)
         if call is None:
             return None
         function, props = call
+        if function == PARTITIONS_TVF:
+            return partitions_source(self.catalog, props, t.alias or function)
         resolver = getattr(self.session, "table_functions", None)
         if resolver is None:
             raise not_supported(f"table function {function}")

@@ -367,16 +367,36 @@ def check_auto_partition(ast: Any, by_name: dict[str, ColumnMeta]) -> None:
     if func != "date_trunc":
         raise DorisError("auto create partition only support function call expr is "
                          f"date_trunc/date_floor/date_ceil. {ast.columns[0]}")
+    if ast.trunc_unit is None:  # date_trunc with other than two arguments (a plain call)
+        _check_date_trunc_arity(ast.columns[0])
     col = by_name.get(ast.columns[0].lower())
     if col is None:
         raise DorisError(f"partition key {ast.columns[0]} is not exists")
-    if col.type.kind not in (TypeKind.DATE, TypeKind.DATETIME) \
-            or ast.trunc_unit not in AUTO_RANGE_UNITS:
+    if col.type.kind not in (TypeKind.DATE, TypeKind.DATETIME):
         raise DorisError("partition expr date_trunc is illegal!")
+    if ast.trunc_unit not in AUTO_RANGE_UNITS:  # Doris' date_trunc analysis (FunctionCallExpr)
+        raise DorisError("date_trunc function second param only support argument is "
+                         "year|quarter|month|week|day|hour|minute|second")
     if col.type.kind is TypeKind.DATE and ast.trunc_unit in ("hour", "minute", "second"):
         raise DorisError("partition expr date_trunc is illegal!")
     if col.nullable:
         raise DorisError("AUTO RANGE PARTITION doesn't support NULL column")
+
+
+def _check_date_trunc_arity(call_sql: str) -> None:
+    """Doris for `date_trunc(a, b, 'unit')`: two columns -> one slotRef only; any other
+    argument count has no date_trunc signature -> the expression is illegal."""
+    from sqlglot import exp
+
+    from sql.dialect import parse_one  # here: sql.dialect is heavy and needed only here
+
+    call = parse_one("SELECT " + call_sql).expressions[0]
+    args = list(call.expressions) if isinstance(call, exp.Anonymous) else []
+    columns = [a.sql() for a in args if isinstance(a, exp.Column)]
+    if len(columns) > 1:
+        raise DorisError("auto create partition only support one slotRef in function expr. "
+                         + ", ".join(columns))
+    raise DorisError("partition expr date_trunc is illegal!")
 
 
 def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[ColumnMeta], keys_type: KeysType) -> tuple[RollupSpec, ...]:

@@ -38,6 +38,7 @@ from storage.catalog.meta import (
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.index_job import BLOOM_KEYS, create_index_job, is_running
+from storage.retired_tablets import retire_on_commit
 from storage.staged_load import StagedTable
 from storage.compaction.scheduler import CompactionManager
 from storage.tablet_move import copy_tablets, remove_old_copies
@@ -206,12 +207,13 @@ def _new_partition(
     name: str, buckets: int, replicas: int, group: ColocateGroup | None,
     lower: tuple[str, ...] | None = None, upper: tuple[str, ...] | None = None,
     values: tuple[tuple[str, ...], ...] = (),
+    storage_medium: str = "HDD", cooldown_time: str = "",
 ) -> PartitionMeta:
     ids = engine.catalog.next_ids(1 + buckets * len(indexes))
     part = PartitionMeta(
         partition_id=ids[0], table_id=table.table_id, name=name, buckets=buckets, lower=lower,
         upper=upper, list_values=values, visible_version=1, visible_version_time=time.time(),
-        replication_num=replicas,
+        replication_num=replicas, storage_medium=storage_medium, cooldown_time=cooldown_time,
     )
     m.put(part)
     tablet_ids = iter(ids[1:])
@@ -339,9 +341,9 @@ def truncate_table(engine: StorageEngine, db_name: str | None, name: str, partit
         for p in chosen:
             dropped += _delete_partition(cat, m, p)
             _new_partition(engine, m, table, indexes, p.name, p.buckets, p.replication_num, group,
-                           p.lower, p.upper, p.list_values)
-        cat.commit(m)
-    engine.remove_tablet_files(dropped)
+                           p.lower, p.upper, p.list_values, p.storage_medium, p.cooldown_time)
+        # queries planned before the truncate keep reading the old tablets until they finish
+        cat.commit(m, on_durable=retire_on_commit(engine, dropped))
 
 
 def _delete_partition(cat: object, m: Mutation, part: PartitionMeta) -> list[TabletMeta]:
@@ -409,8 +411,8 @@ def drop_partition(engine: StorageEngine, table: TableMeta, name: str, if_exists
             raise DorisError(f"Error in list of partitions to {name}", ErrorCode.DROP_PARTITION_NON_EXISTENT)
         m = Mutation()
         tablets = _delete_partition(cat, m, part)
-        cat.commit(m)
-    engine.remove_tablet_files(tablets)
+        # queries planned before the drop keep reading its tablets until they finish
+        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
 
 
 def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, str]) -> None:
@@ -668,7 +670,8 @@ def set_group_stable(engine: StorageEngine, db_id: int, group_id: int, stable: b
 # ---- dynamic partitions (the scheduler's ADD / DROP, server/dynamic_partitions.py) ---------------
 def add_dynamic_partition(
     engine: StorageEngine, table_id: int, name: str, lower: str, upper: str,
-    buckets: int | None, replicas: int | None,
+    buckets: int | None, replicas: int | None, storage_medium: str = "HDD",
+    cooldown_time: str = "",
 ) -> bool:
     """ADD PARTITION name VALUES [lower, upper) for the scheduler, one catalog transaction:
     the manual ADD PARTITION path without its "dynamic table" refusal. Returns False when the
@@ -691,7 +694,7 @@ def add_dynamic_partition(
                 dict(table.properties), len(cat.backends()))
         m = Mutation()
         _new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
-                       nbuckets, replicas, group, lo, up, values)
+                       nbuckets, replicas, group, lo, up, values, storage_medium, cooldown_time)
         cat.commit(m)
     return True
 
@@ -705,8 +708,7 @@ def drop_dynamic_partition(engine: StorageEngine, table_id: int, name: str) -> b
             return False
         m = Mutation()
         tablets = _delete_partition(cat, m, part)
-        cat.commit(m)
-    engine.remove_tablet_files(tablets)
+        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
     return True
 
 

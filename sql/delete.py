@@ -11,12 +11,13 @@ Upstream: Doris `DeleteStmt` / `DeleteHandler` checks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import expressions as exp
 
+from sql.dialect_nodes import TEMPORARY_PARTITION_META
 from sql.errors import DorisError, ErrorCode, table_not_found
+from sql.options import QueryOptions
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
     DeleteCondition,
@@ -150,7 +151,7 @@ def _may_match(table: TableMeta, part: PartitionMeta, conds: list[DeleteConditio
 
 
 def analyze_delete(
-    stmt: exp.Delete, catalog: Catalog, db: str, variable: Callable[[str], object],
+    stmt: exp.Delete, catalog: Catalog, db: str, options: QueryOptions,
 ) -> DeletePlan:
     target = stmt.this
     table = catalog.get_table(db, target.name)
@@ -159,7 +160,7 @@ def analyze_delete(
     where = stmt.args.get("where")
     if where is None:
         raise DorisError("Where clause is required in DELETE statement, use TRUNCATE TABLE to delete all rows")
-    limit = int(variable("max_allowed_in_element_num_of_delete"))  # type: ignore[call-overload]
+    limit = options.max_allowed_in_element_num_of_delete
     conditions: list[DeleteCondition] = []
     texts: list[str] = []
     for node in _conjuncts(where.this):
@@ -185,20 +186,26 @@ def analyze_delete(
                     f"Column [{cond.column}] of the delete condition does not exist in rollup "
                     f"[{index.name}]; a delete must name columns every index has"
                 )
-    partitions = _choose_partitions(stmt, catalog, table, conditions, variable)
+    partitions = _choose_partitions(stmt, catalog, table, conditions,
+                                    options.delete_without_partition)
     return DeletePlan(table, tuple(partitions), tuple(conditions), " AND ".join(texts))
 
 
 def _choose_partitions(
     stmt: exp.Delete, catalog: Catalog, table: TableMeta, conditions: list[DeleteCondition],
-    variable: Callable[[str], object],
+    delete_without_partition: bool,
 ) -> list[PartitionMeta]:
     parts = catalog.partitions(table.table_id)
     part_node = stmt.this.args.get("partition")
     if part_node is not None:
         if table.partition_info.type is PartitionType.UNPARTITIONED:
             raise DorisError(f"Table[{table.name}] is not a partitioned table, can not specify partition")
-        by_name = {p.name.lower(): p for p in parts}
+        # `TEMPORARY PARTITION (tp, ..)`: Doris' DeleteFromCommand (isTempPart) picks among the
+        # table's temporary partitions only
+        temporary = bool(part_node.meta.get(TEMPORARY_PARTITION_META))
+        by_name = {p.name.lower(): p
+                   for p in (catalog.partitions(table.table_id, temporary=True) if temporary
+                             else parts)}
         chosen = []
         for e in part_node.expressions:
             p = by_name.get(e.name.lower())
@@ -213,7 +220,7 @@ def _choose_partitions(
     )
     if on_partition_column:
         return [p for p in parts if _may_match(table, p, conditions)]
-    if variable("delete_without_partition"):
+    if delete_without_partition:
         return parts
     raise DorisError(
         "This is a range or list partitioned table. You should specify partition in delete stmt, "

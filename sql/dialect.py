@@ -249,9 +249,18 @@ def _show(
     return _parse
 
 
+def _date_trunc_call(args: list[exp.Expr]) -> exp.Expr:
+    """DATE_TRUNC with two arguments is sqlglot's TimestampTrunc; any other count stays a plain
+    call (sqlglot would drop a third argument silently), for Doris' arity errors."""
+    if len(args) == 2:
+        return DorisParser.FUNCTIONS["DATE_TRUNC"](args)
+    return exp.Anonymous(this="date_trunc", expressions=args)
+
+
 class ShaleDorisParser(DorisParser):
     """Doris parser with typed nodes for Doris DDL, SHOW, EXPLAIN and join hints."""
 
+    FUNCTIONS: t.ClassVar = {**DorisParser.FUNCTIONS, "DATE_TRUNC": _date_trunc_call}
     PARTITION_KEYWORDS: t.ClassVar = {*DorisParser.PARTITION_KEYWORDS, "PARTITIONS",
                                       *TEMPORARY_PARTITION_KEYWORDS}
     # sqlglot spells the level "UNCOMITTED", so `SET [SESSION] TRANSACTION ISOLATION LEVEL READ
@@ -1055,6 +1064,16 @@ class ShaleDorisParser(DorisParser):
         if path is None:
             self.raise_error(f"Expected a path string after SHOW {kind}")
         return self.expression(exp.Show(this=kind, target=path))
+
+    # ---- FROM partitions("k" = "v", ..): PARTITIONS is a PARTITION token (selection) ---------
+
+    def _parse_table_part(self, schema: bool = False) -> exp.Expr | None:
+        nxt = self._next
+        if (self._curr is not None and self._curr.token_type == TokenType.PARTITION
+                and self._curr.text.upper() == "PARTITIONS" and nxt is not None
+                and nxt.token_type == TokenType.L_PAREN):
+            self._curr.token_type = TokenType.VAR  # the table function sql/partitions_tvf.py
+        return super()._parse_table_part(schema=schema)
 
     # ---- join hints: a JOIN [shuffle] b ------------------------------------------------------
 

@@ -61,6 +61,8 @@ class DynamicRule:
     start_day_of_month: int = 1
     reserved_history_periods: str = NOT_SET_RESERVED
     replication_num: int | None = None
+    hot_partition_num: int = 0
+    storage_medium: str = ""  # "" unset, else SSD / HDD
 
     @classmethod
     def of(cls, props: Mapping[str, str]) -> DynamicRule | None:
@@ -90,6 +92,8 @@ class DynamicRule:
             start_day_of_month=int(dyn.get("start_day_of_month", 1)),
             reserved_history_periods=(dyn.get("reserved_history_periods") or NOT_SET_RESERVED),
             replication_num=replication,
+            hot_partition_num=int(dyn.get("hot_partition_num", 0)),
+            storage_medium=(dyn.get("storage_medium") or "").strip().upper(),
         )
 
     @property
@@ -215,6 +219,20 @@ def wanted_partitions(rule: DynamicRule, now: dt.datetime, fmt: str) -> list[Pla
         out.append(PlannedPartition(offset, partition_name(rule, lower),
                                     bound_text(lower, fmt), bound_text(upper, fmt)))
     return out
+
+
+def storage_placement(rule: DynamicRule, now: dt.datetime, offset: int) -> tuple[str, str]:
+    """(storage medium, cooldown time) of the partition at `offset`, as Doris'
+    DynamicPartitionScheduler.setStorageMediumProperty: without hot partitions (or with
+    storage_medium SSD) the rule's storage_medium; otherwise HDD for offsets at or before
+    -hot_partition_num, else SSD cooling down when the period `offset + hot_partition_num`
+    begins (`yyyy-MM-dd HH:mm:ss`)."""
+    hot = rule.hot_partition_num
+    if hot <= 0 or rule.storage_medium == "SSD":
+        return (rule.storage_medium or "HDD"), ""
+    if offset + hot <= 0:
+        return "HDD", ""
+    return "SSD", period_start(rule, now, offset + hot).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def drop_boundary(rule: DynamicRule, now: dt.datetime, fmt: str) -> str | None:

@@ -47,7 +47,7 @@ def session_constant(key: str, nargs: int, precision: object, session: SessionLi
     if key == "connection_id":
         return Literal(s.connection_id if s is not None else 0, BIGINT)
     if key == "version":
-        return value_literal(s.variables("version") if s is not None else "")
+        return value_literal(s.options.version if s is not None else "")
     if key in _NOW_KEYS:
         scale = min(max(int(precision), 0), 6) if isinstance(precision, int) else 0
         if key == "utc_timestamp":

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from sql.functions.regex import compile_regex, like_to_regex
 from sql.partitions import list_text, range_text
+from storage import clock
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
     DistributionType,
@@ -237,6 +238,20 @@ def show_columns(table: TableMeta, full: bool) -> ShowResult:
 
 
 # ---- SHOW PARTITIONS / INDEX / TABLES / DATABASES ---------------------------------------
+NEVER_COOLDOWN = "9999-12-31 23:59:59"
+
+
+def storage_medium_columns(p: PartitionMeta) -> tuple[str, str]:
+    """StorageMedium and CooldownTime of SHOW PARTITIONS. An SSD partition whose cooldown time
+    has passed (by the server clock, current_time_override included) shows as Doris shows it
+    after its migration: HDD, never cooling down."""
+    if p.storage_medium == "SSD" and p.cooldown_time:
+        if clock.now().strftime("%Y-%m-%d %H:%M:%S") >= p.cooldown_time:
+            return "HDD", NEVER_COOLDOWN
+        return "SSD", p.cooldown_time
+    return p.storage_medium, p.cooldown_time or NEVER_COOLDOWN
+
+
 def show_partitions(catalog: Catalog, table: TableMeta, temporary: bool = False) -> ShowResult:
     """SHOW [TEMPORARY] PARTITIONS FROM t: the formal (or the temporary) partitions."""
     names = ["PartitionId", "PartitionName", "VisibleVersion", "VisibleVersionTime", "State",
@@ -264,7 +279,7 @@ def show_partitions(catalog: Catalog, table: TableMeta, temporary: bool = False)
         rows.append((
             str(p.partition_id), p.name, str(p.visible_version), _fmt_time(p.visible_version_time),
             "NORMAL", ", ".join(info.columns), rng, dist_key, str(p.buckets), str(p.replication_num),
-            "HDD", "9999-12-31 23:59:59", "", None, human_size(size), "false",
+            *storage_medium_columns(p), "", None, human_size(size), "false",
             f"tag.location.default: {p.replication_num}", "true", "true", None,
         ))
     return ShowResult(names, rows)

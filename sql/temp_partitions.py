@@ -16,12 +16,20 @@ from dataclasses import replace
 
 from sql.ddl_ops import _check_alter_allowed, _delete_partition, _new_partition
 from sql.errors import DorisError, ErrorCode
-from sql.partitions import PartitionSpec, _overlaps, range_text, resolve_list, resolve_range
+from sql.partitions import (
+    PartitionSpec,
+    _overlaps,
+    list_text,
+    range_text,
+    resolve_list,
+    resolve_range,
+)
 from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta, TabletMeta
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
-from storage.partition import bound_key
-from storage.types import DataType
+from storage.partition import bound_key, key_of
+from storage.retired_tablets import retire_on_commit
+from storage.types import DataType, TypeKind
 
 REPLACE_PROPERTIES = ("strict_range", "use_temp_partition_name")
 
@@ -84,8 +92,7 @@ def drop_temporary_partition(engine: StorageEngine, table: TableMeta, name: str,
                              ErrorCode.DROP_PARTITION_NON_EXISTENT)
         m = Mutation()
         tablets = _delete_partition(cat, m, part)
-        cat.commit(m)
-    engine.remove_tablet_files(tablets)
+        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
 
 
 def _flag(props: Mapping[str, str], key: str, default: bool) -> bool:
@@ -175,10 +182,7 @@ def replace_partitions(engine: StorageEngine, table: TableMeta, names: Sequence[
         for i, p in enumerate(new):
             m.put(replace(p, temporary=False, name=old[i].name if rename else p.name))
         # queries planned before the swap keep reading the old tablets until they finish
-        rowsets = {t.tablet_id: cat.rowsets(t.tablet_id) for t in dropped}
-        dirs = {t.tablet_id: engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
-                for t in dropped}
-        cat.commit(m, on_durable=lambda: engine.retired_tablets.retire(rowsets, dirs))
+        cat.commit(m, on_durable=retire_on_commit(engine, dropped))
 
 
 def _check_no_conflict(table: TableMeta, kept: Sequence[PartitionMeta],
@@ -194,14 +198,86 @@ def _check_no_conflict(table: TableMeta, kept: Sequence[PartitionMeta],
 
 def _check_list(table: TableMeta, kept: Sequence[PartitionMeta], old: Sequence[PartitionMeta],
                 new: Sequence[PartitionMeta], strict: bool) -> None:
-    """LIST tables: with strict_range the value sets must be equal; always, no value of a new
-    partition may belong to a partition that stays."""
-    new_values = {v for p in new for v in p.list_values}
-    if strict and new_values != {v for p in old for v in p.list_values}:
-        raise DorisError("2 list partitions are not strictly matched")
-    taken = {v: p.name for p in kept for v in p.list_values}
+    """LIST tables, as Doris' OlapTable.checkPartition: with strict_range the replaced and the
+    replacing value lists must match (ListUtil.checkPartitionKeyListsMatch); without it no value
+    of a replacing partition may belong to a partition that stays (checkListsConflict)."""
+    types = [table.column(c).type for c in table.partition_info.columns]
+    if strict:
+        _check_list_match(types, list(old), list(new))
+        return
     for p in new:
         for v in p.list_values:
-            if v in taken:
-                raise DorisError(
-                    f"The partition key[({', '.join(v)})] in partition item[{p.name}] is conflict")
+            for k in kept:
+                if v in k.list_values:
+                    raise DorisError(f"The partition key[{_key_sql(types, v)}] is overlap with "
+                                     f"current {_item_text(types, k)}")
+
+
+def _value_key(types: Sequence[DataType], value: tuple[str | None, ...]) -> object:
+    return key_of([None if x is None else t.to_physical(x) for t, x in zip(types, value)])
+
+
+def _key_string(types: Sequence[DataType], value: tuple[str | None, ...]) -> str:
+    """Doris PartitionKey.toString(): `types: [INT]; keys: [1]; `."""
+    return list_text(types, (value,))[1:-1]
+
+
+def _keys_string(types: Sequence[DataType], values: Sequence[tuple[str | None, ...]]) -> str:
+    return "[" + ", ".join(_key_string(types, v) for v in values) + "]"  # java List.toString
+
+
+def _item_text(types: Sequence[DataType], p: PartitionMeta) -> str:
+    """Doris ListPartitionItem.toString()."""
+    return "partitionKeys: [" + "".join(_key_string(types, v) for v in p.list_values) + "]; "
+
+
+def _key_sql(types: Sequence[DataType], value: tuple[str | None, ...]) -> str:
+    """Doris PartitionKey.toSql(): `("a", "1")`, dates single-quoted, NULL bare."""
+    out = []
+    for t, x in zip(types, value):
+        if x is None:
+            out.append("NULL")
+        elif t.kind in (TypeKind.DATE, TypeKind.DATETIME):
+            out.append(f"'{x}'")
+        else:
+            out.append(f'"{x}"')
+    return "(" + ", ".join(out) + ")"
+
+
+def _check_list_match(types: Sequence[DataType], old: list[PartitionMeta],
+                      new: list[PartitionMeta]) -> None:
+    """Doris ListUtil.checkPartitionKeyListsMatch, step for step (items sorted by their first
+    key, then walked in parallel, a longer item's surplus carried to the next one)."""
+    def first(p: PartitionMeta) -> object:
+        return _value_key(types, p.list_values[0])
+
+    list1, list2 = sorted(old, key=first), sorted(new, key=first)  # type: ignore[arg-type]
+    i1 = i2 = 0
+    keys1, keys2 = list(list1[0].list_values), list(list2[0].list_values)
+    while True:
+        for a, b in zip(keys1, keys2):
+            if _value_key(types, a) != _value_key(types, b):
+                raise DorisError("2 partition key lists are not matched. "
+                                 f"{_keys_string(types, keys1)} vs. {_keys_string(types, keys2)}")
+        diff = len(keys1) - len(keys2)
+        if diff == 0:
+            i1, i2 = i1 + 1, i2 + 1
+            if i1 == len(list1) or i2 == len(list2):
+                break
+            keys1, keys2 = list(list1[i1].list_values), list(list2[i2].list_values)
+        elif diff > 0:
+            i2 += 1
+            if i2 == len(list2):
+                break
+            keys1 = [k for k in keys1 if k not in keys2]
+            keys2 = list(list2[i2].list_values)
+        else:
+            i1 += 1
+            if i1 == len(list1):
+                break
+            keys2 = [k for k in keys2 if k not in keys1]
+            keys1 = list(list1[i1].list_values)
+    if i1 < len(list1) or i2 < len(list2):
+        items1 = "[" + ", ".join(_item_text(types, p) for p in list1) + "]"
+        items2 = "[" + ", ".join(_item_text(types, p) for p in list2) + "]"
+        raise DorisError(f"2 partition key lists are not matched. {items1} vs. {items2}")

@@ -92,26 +92,42 @@ def trunc_starts(physical: np.ndarray, is_date: bool, unit: str) -> np.ndarray:
     return out.astype("datetime64[us]").astype(np.int64)
 
 
+def _utf16_units(text: str) -> list[int]:
+    """The string as Java sees it: UTF-16 code units (a character past U+FFFF is two)."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(data[i:i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def java_length(text: str) -> int:
+    """Java's String.length(): UTF-16 code units (Doris appends it to each LIST value)."""
+    return len(_utf16_units(text))
+
+
 def format_partition_value(text: str) -> str:
-    """Doris `getFormatPartitionValue`: letters and digits kept, '-', ':', ' ', '*' dropped,
-    anything else as its hex code point; a leading '-' becomes '_'."""
+    """Doris 2.1 `PartitionExprUtil.getFormatPartitionValue`: ASCII letters and digits kept,
+    every other UTF-16 unit written as the hex of `codePointAt` there (a character past U+FFFF
+    gives its code point, then its low surrogate); a leading '-' adds a '_' first."""
+    units = _utf16_units(text)
     out = ["_"] if text.startswith("-") else []
-    for ch in text:
+    for i, unit in enumerate(units):
+        ch = chr(unit)
         if ch.isascii() and ch.isalnum():
             out.append(ch)
-        elif ch in "-: *":
             continue
-        else:
-            out.append(format(ord(ch), "x"))
+        point = unit
+        if 0xD800 <= unit <= 0xDBFF and i + 1 < len(units) and 0xDC00 <= units[i + 1] <= 0xDFFF:
+            point = 0x10000 + ((unit - 0xD800) << 10) + (units[i + 1] - 0xDC00)
+        out.append(format(point, "x"))
     return "".join(out)
 
 
-def list_partition_name(values: Sequence[str | None]) -> str:
-    joined = "".join("X" if v is None else f"{v}{len(v)}" for v in values)
+def list_partition_name(values: Sequence[str | None], has_string_column: bool = True) -> str:
+    """`p` + each value followed by its Java length (`X` for NULL), formatted; over 50
+    characters fails the load when a partition column is a string (Doris 2.1)."""
+    joined = "".join("X" if v is None else f"{v}{java_length(v)}" for v in values)
     name = "p" + format_partition_value(joined)
-    if len(name) > MAX_LIST_NAME_LENGTH:
-        raise DorisError("Partition name's length is over limit of 50. "
-                         "abandon creating partition.")
+    if has_string_column and len(name) > MAX_LIST_NAME_LENGTH:
+        raise DorisError("Partition name's length is over limit of 50. abort to create.")
     return name
 
 
@@ -148,7 +164,7 @@ def missing_partitions(table: TableMeta, batch: Batch, unplaced: np.ndarray) -> 
     parts = {}
     for row in rows:  # a NULL value gets its own partition too (named with X: `pX`)
         texts = tuple(t.format_value(t.to_physical(v)) for t, v in zip(types, row))
-        name = list_partition_name(texts)
+        name = list_partition_name(texts, any(t.is_string for t in types))
         parts.setdefault(name, NewPartition(name, values=(texts,)))
     return sorted(parts.values(), key=lambda p: p.name)
 

@@ -40,7 +40,8 @@ def publish_delete(
     label = f"delete_{uuid.uuid4()}"
     now = time.time()
     with cat.lock:
-        current = {p.partition_id: p for p in cat.partitions(table.table_id)}
+        # temporary partitions too: DELETE FROM t TEMPORARY PARTITION (tp) WHERE ..
+        current = {p.partition_id: p for p in cat.all_partitions(table.table_id)}
         if cat.table_by_id(table.table_id) is None:
             raise DorisError(f"Table [{table.name}] was dropped during the delete")
         m = Mutation()

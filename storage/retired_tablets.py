@@ -1,5 +1,6 @@
-"""Retired tablets: tablets a partition swap removed from the catalog (REPLACE PARTITION .. WITH
-TEMPORARY PARTITION), kept readable until no query that could have planned them is running.
+"""Retired tablets: tablets a partition DDL removed from the catalog (REPLACE PARTITION .. WITH
+TEMPORARY PARTITION, DROP [TEMPORARY] PARTITION, TRUNCATE, the dynamic partition scheduler's
+drops), kept readable until no query that could have planned them is running.
 
 A query fixes its partitions' versions and tablets when it is planned and lists each tablet's
 rowsets when it reads (StorageEngine.rowsets_at). Once REPLACE commits, the old tablets have no
@@ -15,12 +16,24 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from storage.catalog.meta import RowsetMeta
+from storage.catalog.meta import RowsetMeta, TabletMeta
 from storage.compaction.stale import ReadEpochs
+
+
+def retire_on_commit(engine: Any, tablets: Sequence[TabletMeta]) -> Callable[[], None]:
+    """For a commit that removes `tablets` (DROP / TRUNCATE PARTITION, REPLACE, the dynamic
+    partition scheduler's drops): capture their rowsets and directories now, under the catalog
+    lock before the commit, and return the `on_durable` callback that retires them, so a query
+    planned before the commit keeps reading them and their files go with `sweep`."""
+    rowsets = {t.tablet_id: engine.catalog.rowsets(t.tablet_id) for t in tablets}
+    dirs = {t.tablet_id: engine.backend_root(t.backend_id) / "data" / str(t.tablet_id)
+            for t in tablets}
+    return lambda: engine.retired_tablets.retire(rowsets, dirs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,7 +145,8 @@ class OverwriteLoad(LoadTxn):
         m = Mutation()
         # AUTO PARTITION: partitions created for the new rows are added, and replaced (empty)
         added = put_created_partitions(cat, self.table, m, list(self._created.values()))
-        current = {p.partition_id: p for p in cat.partitions(tid)}
+        # temporary partitions too: INSERT OVERWRITE TABLE t TEMPORARY PARTITION (tp) ..
+        current = {p.partition_id: p for p in cat.all_partitions(tid)}
         current.update((p.partition_id, p) for p in added)
         new_tablets = {pid: tablets for pid, (_, tablets) in self._created.items()}
         targets = self._touched if self._auto_detect else self._targets | set(new_tablets)

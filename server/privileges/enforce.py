@@ -12,7 +12,7 @@
 - USE: any privilege in the database (1044); SET GLOBAL, ADMIN statements, SHOW BACKENDS, SHOW
   PROC, SHOW TABLET: ADMIN_PRIV (1227).
 KILL, SHOW PROCESSLIST and SHOW QUERY PROFILE (own sessions and profiles without ADMIN_PRIV)
-are decided where they run (server/session.py, server/commands.py)
+are decided where they run (server/session.py, server/statements/)
 with `may_manage_sessions`.
 """
 

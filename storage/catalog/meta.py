@@ -129,6 +129,11 @@ class PartitionMeta:
     visible_version_time: float = 0.0
     replication_num: int = 1
     temporary: bool = False
+    # Doris' DataProperty: SSD/HDD and, for SSD, the time it cools down to HDD ("" = never;
+    # SHOW PARTITIONS prints 9999-12-31 23:59:59). Set by dynamic_partition.hot_partition_num /
+    # storage_medium; one medium here, so it is what SHOW PARTITIONS reports, nothing moves.
+    storage_medium: str = "HDD"
+    cooldown_time: str = ""
 
 
 class TemporaryPartitionNames(tuple[str, ...]):

@@ -96,11 +96,11 @@ def test_list_creates_one_partition_per_new_value_tuple(db_conn) -> None:
     cur.execute("INSERT INTO l VALUES ('Beijing', 1, 1), ('Beijing', 1, 2), ('Beijing', 22, 3),"
                 " ('new york', -5, 4)")
     got = partitions(cur, "l")
-    assert [n for n, _ in got] == ["pBeijing711", "pBeijing7222", "pnewyork852"]
+    assert [n for n, _ in got] == ["pBeijing711", "pBeijing7222", "pnew20york82d52"]
     assert _rows(cur, "SELECT v FROM l PARTITION (pBeijing711) ORDER BY v") == ((1,), (2,))
     cur.execute("INSERT INTO l VALUES ('Beijing', 1, 5), ('Paris', 1, 6)")
     assert [n for n, _ in partitions(cur, "l")] == [
-        "pBeijing711", "pBeijing7222", "pParis511", "pnewyork852"]
+        "pBeijing711", "pBeijing7222", "pParis511", "pnew20york82d52"]
     assert _rows(cur, "SELECT count(*) FROM l WHERE city = 'Beijing'") == ((4,),)
 
 
@@ -184,7 +184,17 @@ def test_partition_pruning_on_auto_partitions(db_conn) -> None:
     (("CREATE TABLE e (k INT NOT NULL) AUTO PARTITION BY RANGE (date_trunc(k, 'day')) () "
      "DISTRIBUTED BY HASH(k) BUCKETS 1"), "partition expr date_trunc is illegal!"),
     (("CREATE TABLE e (k DATETIME NOT NULL) AUTO PARTITION BY RANGE (date_trunc(k, 'decade')) () "
+     "DISTRIBUTED BY HASH(k) BUCKETS 1"), ("date_trunc function second param only support "
+     "argument is year|quarter|month|week|day|hour|minute|second")),
+    # Doris' regression suite: one argument, three arguments, two columns
+    (("CREATE TABLE e (k DATETIME NOT NULL) AUTO PARTITION BY RANGE (date_trunc(k)) () "
      "DISTRIBUTED BY HASH(k) BUCKETS 1"), "partition expr date_trunc is illegal!"),
+    (("CREATE TABLE e (k DATETIME NOT NULL) AUTO PARTITION BY RANGE "
+      "(date_trunc(k, 'day', 'x')) () DISTRIBUTED BY HASH(k) BUCKETS 1"),
+     "partition expr date_trunc is illegal!"),
+    (("CREATE TABLE e (k DATETIME NOT NULL, k1 DATETIME NOT NULL) DUPLICATE KEY(k) "
+      "AUTO PARTITION BY RANGE (date_trunc(k, k1, 'hour')) () DISTRIBUTED BY HASH(k) BUCKETS 1"),
+     "auto create partition only support one slotRef in function expr. k, k1"),
     (("CREATE TABLE e (k INT NOT NULL) AUTO PARTITION BY LIST (abs(k)) () "
      "DISTRIBUTED BY HASH(k) BUCKETS 1"),
      "auto create partition only support slotRef in list partitions."),
@@ -381,3 +391,57 @@ def test_group_commit_statement_with_a_bad_value_fails_alone(db_conn) -> None:
     finally:
         cur.execute("SET group_commit = 'off_mode'")
     assert [n for n, _ in partitions(cur, "l")] == ["pok2"]
+
+
+def test_aborted_two_phase_stream_load_keeps_its_empty_partitions_only(server, db, db_conn,
+                                                                       tmp_path) -> None:
+    """Doris 2.1 keeps the partitions a failed or cancelled load created (auto partition docs,
+    "Key points"); here only a two-phase load has created any before its outcome: after the
+    abort its partitions stay, empty, and none of its rows is visible. A failed one-phase load
+    leaves no partition (see test_null_list_value_gets_px_and_out_of_range_day_fails_the_load)."""
+    cur = db_conn.cursor()
+    cur.execute(RANGE_TABLE.format(name="t", unit="day"))
+    cur.execute("INSERT INTO t VALUES ('2024-04-01 00:00:00', 0)")
+    data = tmp_path / "t.csv"
+    data.write_text("2024-04-01 01:00:00,1\n2024-04-03 02:00:00,2\n")
+    _, _, body = curl_load(server, db, "t", data, "column_separator:,",
+                           "two_phase_commit:true", "label:ap2pc_abort")
+    assert body["Status"] == "Success", body
+    url = f"http://127.0.0.1:{server.http_port}/api/{db}/_stream_load_2pc"
+    out = subprocess.run(["curl", "-s", "--location-trusted", "-u", "root:", "-X", "PUT",
+                          "-H", f"txn_id:{body['TxnId']}", "-H", "txn_operation:abort", url],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert json.loads(out)["status"] == "Success", out
+    assert [n for n, _ in partitions(cur, "t")] == ["p20240401000000", "p20240403000000"]
+    assert _rows(cur, "SELECT v FROM t ORDER BY v") == ((0,),)
+    assert _rows(cur, "SELECT count(*) FROM t PARTITION (p20240403000000)") == ((0,),)
+    cur.execute("ALTER TABLE t DROP PARTITION p20240403000000")
+    assert [n for n, _ in partitions(cur, "t")] == ["p20240401000000"]
+
+
+def test_list_partition_names_follow_doris_regression_suite(db_conn) -> None:
+    """Names from Doris' regression suite test_auto_partition_name (PartitionExprUtil): every
+    character other than an ASCII letter or digit becomes the hex of its UTF-16 code point
+    (a character past U+FFFF: its code point, then its low surrogate), the value's Java length
+    follows, a leading '-' adds '_', NULL is X; multi-column names concatenate."""
+    cur = db_conn.cursor()
+    cur.execute("CREATE TABLE n1 (s VARCHAR(40) NULL) DUPLICATE KEY(s) "
+                "AUTO PARTITION BY LIST (s) () DISTRIBUTED BY HASH(s) BUCKETS 1 "
+                'PROPERTIES ("replication_num" = "1")')
+    values = ["Beijing", "XXX", "Abc", None, "\u60a8\u597d", "   ", "", "X", "NULL", "a,b,c,",
+              "---###___a#b!c!!", "12345", "-9876", "x;y;z", "p|q|r", "accent\u00e9",
+              "\U0001f60a\U0001f602\U0001f44d", "!@#$%^&*()"]
+    cur.executemany("INSERT INTO n1 VALUES (%s)", [(v,) for v in values])
+    assert {n for n, _ in partitions(cur, "n1")} == {
+        "pBeijing7", "pXXX3", "pAbc3", "pX", "p60a8597d2", "p2020203", "p0", "pX1", "pNULL4",
+        "pa2cb2cc2c6", "p_2d2d2d2323235f5f5fa23b21c212116", "p123455", "p_2d98765",
+        "px3by3bz5", "pp7cq7cr5", "paccente97", "p1f60ade0a1f602de021f44ddc4d6",
+        "p21402324255e262a282910"}
+    assert _rows(cur, "SELECT count(*) FROM n1") == ((len(values),),)
+    cur.execute("CREATE TABLE n2 (a VARCHAR(20) NULL, b VARCHAR(20) NULL) DUPLICATE KEY(a) "
+                "AUTO PARTITION BY LIST (a, b) () DISTRIBUTED BY HASH(a) BUCKETS 1 "
+                'PROPERTIES ("replication_num" = "1")')
+    pairs = [("123", "123"), ("1231", "23"), (None, ","), (",", None), ("", ""), (" ", " ")]
+    cur.executemany("INSERT INTO n2 VALUES (%s, %s)", pairs)
+    assert {n for n, _ in partitions(cur, "n2")} == {
+        "p12331233", "p12314232", "pX2c1", "p2c1X", "p00", "p201201"}

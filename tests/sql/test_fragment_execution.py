@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 from support.duck import insert_rows
 
-ROWS = 120_000  # above executor.coordinator.SMALL_FRAGMENT_ROWS: one instance per backend
+ROWS = 120_000  # above shaledb_small_fragment_rows' default: one instance per backend
 
 
 def _profile(cur) -> dict[str, str]:  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ two- and three-way joins, keys on distribution columns and not, extra non-equi O
 aggregates above, WHERE filters) run over the wire under every way a user asks for a mode: no
 hint, `JOIN [shuffle]`, `JOIN [broadcast]`, `JOIN [bucket]`, `SET disable_colocate_plan =
 true` (and the seed's `disable_colocate_join`), `SET enable_bucket_shuffle_join = false`, `SET
-broadcast_row_count_limit = 0` (the variables executor/query.py `distribute_options` reads);
+broadcast_row_count_limit = 0` (the QueryOptions fields planner/query.py `distribute_options` reads);
 a mode the session switched off must never appear in the variant's EXPLAIN. Every variant must return the same
 multiset of rows as DuckDB over the same data, and over the run EXPLAIN must show that every
 mode (COLOCATE, BUCKET_SHUFFLE, BROADCAST, PARTITIONED) was really planned for many queries.

@@ -199,3 +199,29 @@ def test_delete_in_named_partitions(db_conn) -> None:  # type: ignore[no-untyped
     with pytest.raises(pymysql.MySQLError) as e:
         cur.execute("DELETE FROM w PARTITION (p9) WHERE v = 0")
     assert "p9" in e.value.args[1]
+
+
+def test_explain_tablet_totals_leave_temporary_partitions_out(sel) -> None:  # type: ignore[no-untyped-def]
+    """Doris' `tablets=k/n`: n counts the tablets of the partitions the scan selects (formal
+    ones, or the named temporary ones), never another partition's; t has 5 x 2 formal tablets
+    and tp 2 more."""
+    cur, _ = sel
+    for sql, want in (("SELECT * FROM t", "tablets=10/10"),
+                      ("SELECT * FROM t TEMPORARY PARTITION (tp)", "tablets=2/2"),
+                      ("SELECT * FROM t PARTITION (p1, p3)", "tablets=4/4")):
+        cur.execute("EXPLAIN " + sql)
+        text = "\n".join(r[0] for r in cur.fetchall())
+        assert want in text, (sql, text)
+
+
+def test_show_tablets_lists_formal_partitions_only(sel) -> None:  # type: ignore[no-untyped-def]
+    """SHOW TABLETS FROM t (Doris ShowExecutor: the table's partitions, not its temporary ones)
+    and SHOW TABLETS .. PARTITION (p) for a formal partition."""
+    cur, _ = sel
+    cur.execute("SHOW TABLETS FROM t")
+    assert len(cur.fetchall()) == 10
+    cur.execute("SHOW TABLETS FROM t PARTITION (p2)")
+    assert len(cur.fetchall()) == 2
+    with pytest.raises(pymysql.MySQLError) as e:
+        cur.execute("SHOW TABLETS FROM t PARTITION (tp)")
+    assert "Unknown partition: tp" in e.value.args[1]

@@ -188,3 +188,33 @@ def test_mysql_load_into_temporary_partition(cur, server, db, tmp_path) -> None:
     finally:
         conn.close()
     assert _rows(cur, "SELECT count(*) FROM t") == [(30,)]
+
+
+def test_delete_and_overwrite_in_a_temporary_partition(cur) -> None:  # type: ignore[no-untyped-def]
+    """DELETE FROM t TEMPORARY PARTITION (tp) WHERE .. (Doris' DeleteFromCommand isTempPart)
+    and INSERT OVERWRITE TABLE t TEMPORARY PARTITION (tp): both touch the temporary partition
+    only; the formal rows of the same keys stay."""
+    cur.execute("ALTER TABLE t ADD TEMPORARY PARTITION tp1 VALUES [('10'), ('20'))")
+    cur.execute("INSERT INTO t TEMPORARY PARTITION (tp1) VALUES (11, 1), (12, 2), (13, 3)")
+    cur.execute("DELETE FROM t TEMPORARY PARTITION (tp1) WHERE k = 12")
+    assert _rows(cur, "SELECT k, v FROM t TEMPORARY PARTITION (tp1)") == [(11, 1), (13, 3)]
+    cur.execute("DELETE FROM t TEMPORARY PARTITIONS (tp1) WHERE v >= 3")
+    assert _rows(cur, "SELECT k, v FROM t TEMPORARY PARTITION (tp1)") == [(11, 1)]
+    assert _rows(cur, "SELECT count(*), sum(v) FROM t") == [(30, sum(range(30)))]
+    assert _err(cur, "DELETE FROM t TEMPORARY PARTITION (tp9) WHERE k = 1") == (
+        1105, "errCode = 2, detailMessage = Partition [tp9] does not exist in table [t]")
+    assert _err(cur, "DELETE FROM t TEMPORARY PARTITION (p1) WHERE k = 1")[0] == 1105
+    # overwrite: the temporary partition's rows are replaced, the formal p2 keeps its own
+    cur.execute("INSERT OVERWRITE TABLE t TEMPORARY PARTITION (tp1) "
+                "SELECT k, v * 10 FROM t PARTITION (p2) WHERE k < 15")
+    want = [(k, k * 10) for k in range(10, 15)]
+    assert _rows(cur, "SELECT k, v FROM t TEMPORARY PARTITION (tp1)") == want
+    cur.execute("INSERT OVERWRITE TABLE t TEMPORARY PARTITION (tp1) VALUES (19, 190)")
+    assert _rows(cur, "SELECT k, v FROM t TEMPORARY PARTITION (tp1)") == [(19, 190)]
+    assert _rows(cur, "SELECT k, v FROM t PARTITION (p2)") == [(k, k) for k in range(10, 20)]
+    # a row outside the named temporary partition fails the whole overwrite: nothing changes
+    _, msg = _err(cur, "INSERT OVERWRITE TABLE t TEMPORARY PARTITION (tp1) VALUES (18, 1), (25, 1)")
+    assert "no partition for this tuple" in msg or "Insert has filtered data" in msg, msg
+    assert _rows(cur, "SELECT k, v FROM t TEMPORARY PARTITION (tp1)") == [(19, 190)]
+    cur.execute("ALTER TABLE t REPLACE PARTITION (p2) WITH TEMPORARY PARTITION (tp1)")
+    assert _rows(cur, "SELECT k, v FROM t WHERE k >= 10 AND k < 20") == [(19, 190)]

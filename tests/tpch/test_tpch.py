@@ -23,7 +23,10 @@ import sqlglot
 import tpch_common as C
 from tpch_queries import ORDERED, QUERIES
 
-from executor.query import SessionContext, execute, plan_select
+from executor.query import execute
+from planner.query import plan_select
+from server.variables import default_query_options
+from sql.options import SessionContext
 from storage.engine import StorageEngine
 from storage.errors import ShaleError
 
@@ -41,7 +44,8 @@ def _session(db: str) -> SessionContext:
             raise ShaleError(f"Unknown system variable '{name}'", 1193)
         return values[name.lower()]
 
-    return SessionContext(db, 1, "root", "'root'@'%'", lookup, threading.Event())
+    return SessionContext(db, 1, "root", "'root'@'%'", default_query_options(), threading.Event(),
+                          lookup)
 
 
 @pytest.fixture(scope="module")

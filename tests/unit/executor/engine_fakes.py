@@ -135,12 +135,16 @@ class MemoryEngine:
 
 def session(db: str | None = "db", variables: dict[str, object] | None = None,
             cancel: threading.Event | None = None):  # type: ignore[no-untyped-def]
-    from executor.query import SessionContext
+    from server.variables import GlobalVariables, SessionVariables, query_options
+    from sql.options import SessionContext
     from storage.errors import ShaleError
 
     values = {"version_comment": "Doris version doris-2.1.7 (ShaleDB)", "version": "5.7.99",
               "autocommit": True, "sql_mode": "ONLY_FULL_GROUP_BY"}
     values.update(variables or {})
+    registry = SessionVariables(GlobalVariables())  # the options: defaults and parsers as SET's
+    for name, value in (variables or {}).items():
+        registry.set(name, value)
 
     def lookup(name: str) -> object:
         key = name.lower()
@@ -148,7 +152,8 @@ def session(db: str | None = "db", variables: dict[str, object] | None = None,
             raise ShaleError(f"Unknown system variable '{name}'", 1193)
         return values[key]
 
-    return SessionContext(db, 7, "root", "'root'@'%'", lookup, cancel or threading.Event())
+    return SessionContext(db, 7, "root", "'root'@'%'", query_options(registry),
+                          cancel or threading.Event(), lookup)
 
 
 def run(engine: MemoryEngine, sql: str, db: str | None = "db",
@@ -156,7 +161,8 @@ def run(engine: MemoryEngine, sql: str, db: str | None = "db",
     """Plan and execute `sql`; returns (column names, rows of physical values)."""
     import sqlglot
 
-    from executor.query import execute, plan_select
+    from executor.query import execute
+    from planner.query import plan_select
 
     ctx = kw.pop("ctx", None) or session(db, **kw)
     ast = sqlglot.parse_one(sql, read="doris")

@@ -301,7 +301,9 @@ def _same(a: object, b: object) -> bool:
 def _ours(engine: MemoryEngine, sql: str) -> list[tuple]:  # type: ignore[type-arg]
     import sqlglot
 
-    from executor.query import execute, plan_select
+    from executor.query import execute
+
+    from planner.query import plan_select
     from engine_fakes import session
 
     ctx = session("db")

@@ -192,7 +192,8 @@ def _ours(engine: MemoryEngine, sql: str,
     import sqlglot
     from engine_fakes import session
 
-    from executor.query import execute, plan_select
+    from executor.query import execute
+    from planner.query import plan_select
 
     ctx = session("db")
     prepared = plan_select(sqlglot.parse_one(sql, read="doris"), engine, ctx, sql=sql,

@@ -18,8 +18,9 @@ from test_differential_joins import QUERIES as JOIN_QUERIES
 from test_differential_joins import env  # noqa: F401
 
 from executor import query
-from executor.query import execute, plan_select
+from executor.query import execute
 from planner.partitioning import PartitionKind
+from planner.query import plan_select
 
 INSTANCES = 4
 SEEN: Counter[str] = Counter()

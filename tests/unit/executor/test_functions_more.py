@@ -73,7 +73,8 @@ def ours(engine: MemoryEngine, sql: str) -> list[tuple]:  # type: ignore[type-ar
     import sqlglot
 
     from engine_fakes import session
-    from executor.query import execute, plan_select
+    from executor.query import execute
+    from planner.query import plan_select
 
     ctx = session("db")
     res = execute(plan_select(sqlglot.parse_one(sql, read="doris"), engine, ctx, sql=sql),

@@ -18,8 +18,9 @@ from test_differential_joins import env  # noqa: F401
 
 from executor import query
 from executor.coordinator import Coordinator
-from executor.query import execute, plan_select
+from executor.query import execute
 from planner.distribute import DistributedPlan, PNode
+from planner.query import plan_select
 
 # printed node -> the operator class that runs it
 OPERATOR_OF = {

@@ -5,18 +5,18 @@ over instances, with the planner's join modes and with every join forced to a sh
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sqlglot
+from engine_fakes import session
 from test_plan_operators import check_operators
 
 from executor import query
-from executor.query import SessionContext, execute, plan_select
+from executor.query import execute
+from planner.query import plan_select
 from storage.engine import StorageEngine
-from storage.errors import ShaleError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tpch"))
 import tpch_common as C
@@ -32,17 +32,6 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StorageEngine]:
     eng.close()
 
 
-def _session(variables: dict[str, object]) -> SessionContext:
-    values = {"shaledb_small_fragment_rows": 0, **variables}
-
-    def lookup(name: str) -> object:
-        if name.lower() not in values:
-            raise ShaleError(f"Unknown system variable '{name}'", 1193)
-        return values[name.lower()]
-
-    return SessionContext("tpch", 1, "root", "'root'@'%'", lookup, threading.Event())
-
-
 @pytest.mark.parametrize("variables", [{}, {"broadcast_row_count_limit": 0}],
                          ids=["planned", "shuffle"])
 def test_tpch_queries_run_the_printed_nodes(engine: StorageEngine, variables: dict[str, object],
@@ -51,7 +40,7 @@ def test_tpch_queries_run_the_printed_nodes(engine: StorageEngine, variables: di
     checked = 0
     for q in sorted(QUERIES):
         sql = QUERIES[q]
-        ctx = _session(variables)
+        ctx = session("tpch", {"shaledb_small_fragment_rows": 0, **variables})
         prepared = plan_select(sqlglot.parse_one(sql, read="doris"), engine.catalog, ctx,
                                sql=sql)
         result = execute(prepared, engine, ctx)

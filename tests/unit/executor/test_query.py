@@ -10,7 +10,9 @@ import pytest
 import sqlglot
 from engine_fakes import MemoryEngine, run, session
 
-from executor.query import evaluate_constant, execute, plan_select
+from executor.query import evaluate_constant, execute
+
+from planner.query import plan_select
 from storage.errors import QueryCancelled, ShaleError
 from storage.reader import ColumnPredicate
 from storage.types import (

@@ -189,7 +189,7 @@ def test_window_errors(env, sql: str, message: str) -> None:  # type: ignore[no-
 
 
 def test_plan_has_window_node(env) -> None:  # type: ignore[no-untyped-def]
-    from executor.query import plan_select
+    from planner.query import plan_select
     from engine_fakes import session
 
     engine, _ = env
@@ -200,7 +200,7 @@ def test_plan_has_window_node(env) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_unused_window_is_pruned(env) -> None:  # type: ignore[no-untyped-def]
-    from executor.query import plan_select
+    from planner.query import plan_select
     from engine_fakes import session
 
     engine, _ = env

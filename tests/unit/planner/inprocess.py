@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from executor.query import execute, plan_select
+from executor.query import execute
 from planner.logical import LogicalPlan, LogicalScan, walk
-from server.commands import RowsOutcome, StatementRunner, TextOutcome
+from planner.query import plan_select
+from server.statements import RowsOutcome, StatementRunner, TextOutcome
+from server.statements.runner import StatementServices
 from server.variables import GlobalVariables, SessionVariables
 from sql.dialect import parse, parse_one
 from storage.engine import StorageEngine
@@ -19,7 +21,7 @@ class InProcess:
         self.engine = StorageEngine(data_dir, backends=backends)
         self.db: str | None = None
         self.runner = StatementRunner(
-            self.engine,
+            StatementServices.for_engine(self.engine),
             SessionVariables(GlobalVariables()),
             1,
             current_db=lambda: self.db,

@@ -22,7 +22,7 @@ def _engine() -> MemoryEngine:
 
 
 def plan(sql: str) -> LogicalPlan:
-    from executor.query import plan_select
+    from planner.query import plan_select
     from sql.dialect import parse_one
 
     return plan_select(parse_one(sql), _engine(), session()).plan

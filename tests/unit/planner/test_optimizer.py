@@ -10,6 +10,7 @@ from planner.logical import (
     LogicalValues, walk,
 )
 from planner.optimizer import RULES, OptimizerContext, optimize
+from server.variables import default_query_options
 from sql.binder import bind_select
 from storage.catalog.meta import (
     ColumnMeta, DatabaseMeta, DistributionInfo, DistributionType, KeysType,
@@ -70,8 +71,9 @@ class Session:
     connection_id = 1
     user = "root"
     current_user = "'root'@'%'"
+    options = default_query_options()
 
-    def variables(self, name: str) -> object:
+    def system_variables(self, name: str) -> object:
         return "x"
 
 

@@ -35,7 +35,7 @@ def engine() -> MemoryEngine:
 
 
 def _dplan(engine: MemoryEngine, sql: str) -> DistributedPlan:
-    from executor.query import plan_select
+    from planner.query import plan_select
     from sql.dialect import parse_one
 
     return plan_select(parse_one(sql), engine, session()).dplan

@@ -132,14 +132,40 @@ def test_estimates_follow_foreign_keys() -> None:
 def test_disable_join_reorder_session_variable() -> None:
     import threading
 
-    from executor.query import SessionContext, plan_select
+    from planner.query import plan_select
+    from server.variables import GlobalVariables, SessionVariables, query_options
+    from sql.options import SessionContext
 
     def ctx(disable: bool) -> SessionContext:
-        values = {"disable_join_reorder": disable}
-        return SessionContext("db", 1, "root", "'root'@'%'", lambda n: values.get(n, 0),
+        variables = SessionVariables(GlobalVariables())
+        variables.set("disable_join_reorder", disable)
+        return SessionContext("db", 1, "root", "'root'@'%'", query_options(variables),
                               threading.Event())
 
     on = plan_select(parse_one(STAR), StarCatalog(), ctx(False), sql=STAR).plan
     off = plan_select(parse_one(STAR), StarCatalog(), ctx(True), sql=STAR).plan
     assert table_of(joins(on)[-1].left) == "fact"
     assert any(not j.left_keys for j in joins(off))  # FROM order: d1 x d2 first
+
+
+def test_a_bound_statement_is_planned_under_the_options_alone() -> None:
+    """planner/query.py's plan_bound: the same bound statement, two QueryOptions, two plans."""
+    import threading
+
+    from planner.query import plan_bound
+    from server.variables import GlobalVariables, SessionVariables, query_options
+    from sql.binder import bind_query
+    from sql.options import SessionContext
+
+    variables = SessionVariables(GlobalVariables())
+    session = SessionContext("db", 1, "root", "'root'@'%'", query_options(variables),
+                             threading.Event())
+    bound = bind_query(parse_one(STAR), StarCatalog(), session, sql=STAR)
+    variables.set("disable_join_reorder", "true")
+    variables.set("disable_nereids_rules", "OLAP_SCAN_PARTITION_PRUNE")
+    off = plan_bound(bound, StarCatalog(), query_options(variables))
+    on = plan_bound(bound, StarCatalog(), session.options)
+    assert table_of(joins(on.plan)[-1].left) == "fact"
+    assert any(not j.left_keys for j in joins(off.plan))
+    assert off.disabled_rules == {"reorder_joins", "prune_scans"}
+    assert on.disabled_rules == frozenset()

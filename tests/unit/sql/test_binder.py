@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 import sqlglot
 
+from server.variables import default_query_options
 from sql.binder import BoundSelect, TableSource, ValuesSource, bind_select
 from sql.errors import ShaleError
 from sql.expressions import AggregateCall, And, Cast, ColumnRef, Comparison, Literal
@@ -71,8 +72,9 @@ class Session:
         self.connection_id = 42
         self.user = "root"
         self.current_user = "'root'@'%'"
+        self.options = default_query_options()
 
-    def variables(self, name: str) -> object:
+    def system_variables(self, name: str) -> object:
         known = {"version_comment": "Doris version doris-2.1.7", "version": "5.7.99",
                  "autocommit": True, "max_allowed_packet": 16777216}
         if name.lower() not in known:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from executor.query import execute, plan_select
+from executor.query import execute
+from planner.query import plan_select
 from sql.dialect import parse_one
 from tests.unit.planner.inprocess import InProcess
 

@@ -45,13 +45,23 @@ def test_trunc_bounds_match_duckdb(unit: str) -> None:
 
 
 def test_partition_value_formatting_as_doris() -> None:
-    assert format_partition_value("-11") == "_11"
-    assert format_partition_value("2020-01-01") == "20200101"
+    """Doris 2.1 PartitionExprUtil.getFormatPartitionValue; expected names from Doris'
+    regression suite test_auto_partition_name where it has them."""
+    assert format_partition_value("-11") == "_2d11"
+    assert format_partition_value("2020-01-01") == "20202d012d01"
     assert format_partition_value("杭州") == "676d5dde"
     assert list_partition_name(["Beijing", "1"]) == "pBeijing711"
     assert list_partition_name([None]) == "pX"
-    with pytest.raises(DorisError, match="over limit of 50"):
+    assert list_partition_name(["-9876"]) == "p_2d98765"
+    assert list_partition_name(["Carriage\rReturn"]) == "pCarriagedReturn15"
+    assert list_partition_name(["\U0001f60a\U0001f602\U0001f44d"]) == \
+        "p1f60ade0a1f602de021f44ddc4d6"  # Java: 6 UTF-16 units, codePointAt per unit
+    assert list_partition_name(["\u4f60\u597d,\u4e16\u754c", "\U0001f60a,\U0001f602"]) == \
+        "p4f60597d2c4e16754c51f60ade0a2c1f602de025"
+    with pytest.raises(DorisError, match="over limit of 50. abort to create."):
         list_partition_name(["x" * 48])
+    # the limit applies when a partition column is a string (Doris: hasStringType)
+    assert len(list_partition_name(["1" * 30, "2" * 30], has_string_column=False)) == 65
 
 
 def _engine(tmp_path: Path) -> StorageEngine:
