@@ -129,6 +129,7 @@ class Coordinator:
     # ---- structure -------------------------------------------------------------------------
     def _cut(self) -> None:
         self._shared_build_joins: set[Path] = set()
+        self._join_runs: dict[Path, FragmentRun] = {}  # by join path: the fragment running it
 
         def visit(frag: PlanFragment, path: Path) -> FragmentRun:
             run = FragmentRun(frag, path)
@@ -138,6 +139,10 @@ class Coordinator:
                 n = stack.pop()
                 if n.shared_build:
                     self._shared_build_joins.add(n.path)
+                if n.join_mode is not None:
+                    self._join_runs[n.path] = run
+                if n.scan is not None:
+                    run.scans[n.path] = n.scan
                 if n.source is not None:
                     assert n.exchange is not None
                     assert n.sender_fragment is not None
@@ -151,36 +156,18 @@ class Coordinator:
             return run
 
         visit(self.dplan.fragments[0], ())
-        for run in self.frags:
-            run.scans = self._scans_of(run)
-
-    def _nodes_of(self, run: FragmentRun) -> Iterator[tuple[Path, LogicalPlan]]:
-        """The plan nodes this fragment runs (not those of the fragments below its exchanges;
-        a merging fragment receives at its own root and runs none of the plan below)."""
-        stop = {link.path for link in run.inputs}
-        stack: list[tuple[LogicalPlan, Path]] = [(node_at(self.plan, run.path), run.path)]
-        while stack:
-            node, path = stack.pop()
-            if path in stop:
-                continue
-            yield path, node
-            stack.extend((c, path + (i,)) for i, c in enumerate(node.children))
-
-    def _scans_of(self, run: FragmentRun) -> dict[Path, LogicalScan]:
-        return {p: n for p, n in self._nodes_of(run) if isinstance(n, LogicalScan)}
 
     def _global_filters(self) -> None:
         """Runtime filters whose target scan is below an exchange under the join's probe side
         (executor/state.py RuntimeFilterState); targets in the join's own fragment are
         wired inside each instance by executor/build.py."""
-        run_of = {path: run for run in self.frags for path, _ in self._nodes_of(run)}
         for desc in self.dplan.runtime_filters:
             path, target = desc.join_path, desc.target_path
             probe = path + (0,)
             if not any(lk.path[:len(probe)] == probe and target[:len(lk.path)] == lk.path
                        for lk in self.links):
                 continue  # in the join's own fragment: wired by executor/build.py
-            run = run_of[path]
+            run = self._join_runs[path]
             right = next((lk for lk in self.links if lk.path == path + (1,)), None)
             whole = len(run.instances) == 1 or (right is not None and right.spec.replicated)
             gf = RuntimeFilterState(desc.column, desc.key_index, len(run.instances), whole)

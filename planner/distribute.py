@@ -153,6 +153,7 @@ class PNode:
     # enable_share_hash_table_for_broadcast_join): one instance receives the rows and builds
     shared_build: bool = False
     olap_scan: bool = False  # runtime-filter targets and index usage are keyed by its path
+    scan: LogicalScan | None = None  # OLAP scans: what they read (table, ranges, row count)
     # child indexes from the plan root to the logical node this node executes (the executor's
     # operator tree mirrors the plan, so the profile finds the operator at the same path);
     # exchanges carry the path of the node whose output they move
@@ -329,7 +330,7 @@ class _Planner:
             f"numNodes={len({r.tablet.backend_id for r in plan.ranges}) or 1}",
             "pushAggOp=NONE",
         ])
-        node.olap_scan = True
+        node.olap_scan, node.scan = True, plan
         usage = self.scan_usage[self._path] = IndexUsage(meta, scanned, plan.predicates)
         line = index_line(plan, usage, self.text)  # EXPLAIN VERBOSE: the index of each filter
         if line is not None:
