@@ -148,6 +148,7 @@ class PNode:
     shape: str = ""  # EXPLAIN SHAPE PLAN label
     colocated: bool = False
     join_mode: JoinMode | None = None  # joins: how they are distributed
+    rejected: tuple[tuple[JoinMode, str], ...] = ()  # hash joins: cheaper modes, and why not
     agg_phase: AggPhase | None = None  # aggregates: which phase this node runs
     # broadcast joins: the instances of the fragment share one build (Doris'
     # enable_share_hash_table_for_broadcast_join): one instance receives the rows and builds
@@ -188,6 +189,8 @@ _NO_BROADCAST = ("right", "full", "right_semi", "right_anti")
 # joins whose output holds rows the left side did not produce (their left columns are NULL, or
 # they are right rows only): the left side's distribution does not describe the output
 _NULLS_LEFT_KEYS = ("right", "full", "right_semi", "right_anti")
+_MODE_WORDS = {JoinMode.COLOCATE: "colocate", JoinMode.BUCKET_SHUFFLE: "bucket shuffle",
+               JoinMode.BROADCAST: "broadcast"}
 # A right side this small is always broadcast (copying it costs less than any shuffle setup).
 SMALL_BROADCAST_ROWS = 10_000
 
@@ -423,7 +426,7 @@ class _Planner:
         lk = [k.name if isinstance(k, ColumnRef) else None for k in plan.left_keys]
         rk = [k.name if isinstance(k, ColumnRef) else None for k in plan.right_keys]
         op = _JOIN_OP.get(plan.kind, plan.kind.upper())
-        reasons: list[str] = []
+        rejected: list[tuple[JoinMode, str]] = []
         card = f"cardinality={int(estimate_rows(plan))}"
         if not plan.left_keys:
             mode = JoinMode.BROADCAST if plan.kind not in _NO_BROADCAST else \
@@ -446,7 +449,7 @@ class _Planner:
             node.join_mode = mode
             node.shared_build = mode is JoinMode.BROADCAST
             return node, out
-        mode = self._choose(plan, ld, rd, lk, rk, reasons)
+        mode = self._choose(plan, ld, rd, lk, rk, rejected)
         colocated = False
         if mode is JoinMode.COLOCATE:
             out = _joined(ld, rd, lk, rk) if plan.kind == "inner" else ld
@@ -498,14 +501,17 @@ class _Planner:
         node = self.node("VHASH JOIN", [left, right], details,
                          shape=f"hashJoin[{op.replace(' ', '_')}] hashCondition=({shape_cond}) "
                                f"otherCondition=({other})")
-        node.verbose = reasons
+        node.rejected = tuple(rejected)
+        node.verbose = [f"{_MODE_WORDS[m]}: false, reason: {why}" for m, why in rejected]
         node.colocated = colocated
         node.join_mode = mode
         node.shared_build = mode is JoinMode.BROADCAST
         return node, out
 
     def _choose(self, plan: LogicalJoin, ld: Dist, rd: Dist, lk: list[str | None],
-                rk: list[str | None], reasons: list[str]) -> JoinMode:
+                rk: list[str | None], rejected: list[tuple[JoinMode, str]]) -> JoinMode:
+        """The join's mode; every cheaper mode it could not take goes to `rejected` with
+        the reason (EXPLAIN VERBOSE prints them)."""
         o = self.options
         hint = (plan.hint or "").upper()
         pairs = set(zip(lk, rk))
@@ -513,7 +519,7 @@ class _Planner:
         why = _colocate_rejection(ld, rd, pairs, o.disable_colocate)
         if why is None:
             return JoinMode.COLOCATE
-        reasons.append(f"colocate: false, reason: {why}")
+        rejected.append((JoinMode.COLOCATE, why))
         # bucket shuffle
         if not o.bucket_shuffle:
             why = "Session disabled (enable_bucket_shuffle_join = false)"
@@ -527,7 +533,7 @@ class _Planner:
         if bucket_ok and hint not in ("BROADCAST",):
             return JoinMode.BUCKET_SHUFFLE
         if why is not None:
-            reasons.append(f"bucket shuffle: false, reason: {why}")
+            rejected.append((JoinMode.BUCKET_SHUFFLE, why))
         # broadcast
         left_rows = estimate_rows(plan.left)
         right_rows = estimate_rows(plan.right)
@@ -549,7 +555,7 @@ class _Planner:
             return JoinMode.BROADCAST
         if bucket_ok:
             return JoinMode.BUCKET_SHUFFLE
-        reasons.append(f"broadcast: false, reason: {why}")
+        rejected.append((JoinMode.BROADCAST, why))
         return JoinMode.PARTITIONED
 
     # ---- fragments -------------------------------------------------------------------------

@@ -97,3 +97,15 @@ def test_join_modes_are_enums(engine: MemoryEngine) -> None:
     (join,) = [n for n in _nodes(dplan) if n.join_mode is not None]
     assert isinstance(join.join_mode, JoinMode)
     assert f"({join.join_mode.value})" in "\n".join(explain_lines(dplan))
+
+
+def test_rejected_join_modes_are_typed_and_printed_by_explain_verbose(
+        engine: MemoryEngine) -> None:
+    dplan = _dplan(engine, "SELECT t.s FROM t JOIN u ON t.a = u.a")
+    (join,) = [n for n in _nodes(dplan) if n.join_mode is not None]
+    assert join.join_mode is JoinMode.BROADCAST  # a tiny right side
+    assert [m for m, _ in join.rejected] == [JoinMode.COLOCATE, JoinMode.BUCKET_SHUFFLE]
+    verbose = "\n".join(explain_lines(dplan, verbose=True))
+    for mode, why in join.rejected:
+        word = "colocate" if mode is JoinMode.COLOCATE else "bucket shuffle"
+        assert f"{word}: false, reason: {why}" in verbose
