@@ -25,6 +25,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -106,11 +107,12 @@ class Receiver:
         if self.run.halt.is_set():
             raise QueryCancelled()
 
-    def items(self) -> Iterator[object]:
+    def items(self) -> Iterator[Batch]:
+        """The batches of every sender (senders put only Batches, then one end-of-stream)."""
         if self.ordered:
             for q in self._queues:
                 while (item := self._get(q)) is not _EOS:
-                    yield item
+                    yield cast(Batch, item)
             return
         q = self._queues[0]
         open_senders = self.senders
@@ -119,7 +121,7 @@ class Receiver:
             if item is _EOS:
                 open_senders -= 1
                 continue
-            yield item
+            yield cast(Batch, item)
 
 
 class ExchangeSource(Operator):
