@@ -99,8 +99,6 @@ from storage.scan_stats import ScanStats
 from storage.engine import StorageEngine
 from storage.group_commit import MODES as GROUP_COMMIT_MODES
 from storage.group_commit import GroupCommitOptions
-from storage.index_job import IndexJobs
-from storage.rollup_job import RollupJobs
 from storage.types import DataType
 
 
@@ -739,12 +737,12 @@ class StatementRunner:
                     scheduler.note_properties_changed(table.table_id)
                     warnings += scheduler.run([table.table_id])
             elif isinstance(action, V.AddRollupAction):
-                jobs = RollupJobs.of(self.engine)
+                jobs = self.engine.rollup_jobs
                 for job_id in ddl_ops.add_rollups(self.engine, table, action.rollups):
                     jobs.start(job_id)
             elif isinstance(action, V.DropRollupAction):
                 for job_id in ddl_ops.drop_rollups(self.engine, table, action.names):
-                    RollupJobs.of(self.engine).cancel(job_id, "rollup index is dropped")
+                    self.engine.rollup_jobs.cancel(job_id, "rollup index is dropped")
             elif isinstance(action, (V.AddIndexAction, V.DropIndexAction)):
                 continue  # done with the first one above
             else:
@@ -769,7 +767,7 @@ class StatementRunner:
 
     def _start_index_job(self, job_id: int | None) -> None:
         if job_id is not None:
-            IndexJobs.of(self.engine).start(job_id)
+            self.engine.index_jobs.start(job_id)
 
     def cancel_alter(self, stmt: CancelAlter) -> OkOutcome:
         kind = stmt.args.get("kind")
@@ -781,9 +779,9 @@ class StatementRunner:
         table = self._table(target)
         if kind == "COLUMN":  # ADD / DROP INDEX, bloom filter SET (storage/index_job.py)
             for job_id in ddl_ops.running_schema_change_jobs(self.engine, table):
-                IndexJobs.of(self.engine).cancel(job_id, "user cancelled")
+                self.engine.index_jobs.cancel(job_id, "user cancelled")
             return OkOutcome()
-        jobs = RollupJobs.of(self.engine)
+        jobs = self.engine.rollup_jobs
         for job_id in ddl_ops.running_rollup_jobs(self.engine, table):
             jobs.cancel(job_id, "user cancelled")
         return OkOutcome()

@@ -6,6 +6,12 @@ executor's `TabletSource` (`read_tablet`) and creates tablets on backends. At st
 data dir (`<data_dir>/LOCK`), rebases stored backend roots onto it (storage/data_dir.py: every
 stored path is relative, so a copied dir is its own) and removes files no published rowset
 references (loads that crashed before publish), so a failed load never leaves data behind.
+
+The engine owns its services as fields, created in its constructor and stopped by `close()`
+(tests and tools open several engines in one process, so none of them is a module global):
+`txns` (the running load transactions), `group_commit` (the open group-commit groups),
+`compaction` (the compaction manager; its producer thread starts only when the server calls
+`compaction.start()`), `rollup_jobs` and `index_jobs` (the asynchronous ALTER jobs).
 Upstream: Doris BE `StorageEngine`, `DataDir`, `TabletManager`.
 """
 
@@ -43,7 +49,12 @@ from storage.retired_tablets import RetiredTablets
 from storage.segment.meta_cache import forget_segment_files
 
 if TYPE_CHECKING:
+    from storage.compaction.scheduler import CompactionManager
+    from storage.group_commit import GroupCommitter
+    from storage.index_job import IndexJobs
+    from storage.rollup_job import RollupJobs
     from storage.scan_stats import ScanStats
+    from storage.txn import RunningTxns
 
 
 class StorageEngine:
@@ -66,20 +77,41 @@ class StorageEngine:
             self._roots: dict[int, Path] = {}
             try:
                 self._ensure_backends(backends, host)
+                self.collect_garbage()
+                self._start_services()
             except BaseException:
                 self.catalog.close()
                 raise
-            self.collect_garbage()
         except BaseException:
             self._lock.release()
             raise
 
-    def close(self) -> None:
-        from storage.compaction.scheduler import CompactionManager  # noqa: PLC0415
+    def _start_services(self) -> None:
+        # Imported here: these modules import this one (for the StorageEngine they are handed).
+        from storage.compaction.scheduler import CompactionManager
+        from storage.group_commit import GroupCommitter
+        from storage.index_job import IndexJobs
+        from storage.rollup_job import RollupJobs
+        from storage.txn import RunningTxns
 
-        CompactionManager.stop_for(self)
-        self.catalog.close()
-        self._lock.release()
+        self.txns: RunningTxns = RunningTxns(self.catalog)
+        self.group_commit: GroupCommitter = GroupCommitter()
+        self.compaction: CompactionManager = CompactionManager(self)
+        self.rollup_jobs: RollupJobs = RollupJobs(self)
+        self.index_jobs: IndexJobs = IndexJobs(self)
+
+    def close(self) -> None:
+        """Stop the services (the open group-commit groups are written first, while the
+        catalog is still open; ALTER job threads stop where they are, and the next start
+        resumes them), then close the catalog and release the data dir."""
+        try:
+            self.group_commit.close()
+            self.rollup_jobs.stop()
+            self.index_jobs.stop()
+            self.compaction.stop()
+        finally:
+            self.catalog.close()
+            self._lock.release()
 
     def reading(self) -> AbstractContextManager[None]:
         """Held by a query from before its first tablet read to its end: rowsets compaction
