@@ -34,7 +34,8 @@ def publish_delete(
 ) -> TxnMeta:
     cat = engine.catalog
     engine.compaction.admit_load(
-        t.tablet_id for p in partitions for t in cat.tablets(table.table_id, partition_id=p.partition_id))
+        t.tablet_id for p in partitions
+        for t in cat.tablets(table.table_id, partition_id=p.partition_id))
     txn_id = cat.next_id()
     label = f"delete_{uuid.uuid4()}"
     now = time.time()

@@ -137,7 +137,7 @@ class PageCache:
         if not keys:
             del self._owned[owner]
             if owner in self._parts:  # its last page left: the id becomes idle
-                self._idle[owner] = None  # type: ignore[index]
+                self._idle[owner] = None
                 self._trim_idle()
 
     def _evict_to(self, capacity: int) -> None:
@@ -178,7 +178,7 @@ class PageCache:
             owner = _owner(key)
             if owner in self._parts:
                 self._owned.setdefault(owner, set()).add(key)
-                self._idle.pop(owner, None)  # type: ignore[call-overload]
+                self._idle.pop(owner, None)
             # else: an id forgotten since the reader looked it up (or a key without one): the
             # page is unreachable for new lookups and ages out like any other
             self._evict_to(self.capacity)

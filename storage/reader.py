@@ -187,6 +187,7 @@ class TabletReader:
                             verdict = reader.may_match(pruner, stats)
                             meta = reader.meta
                     if not verdict:
+                        assert meta is not None  # cached, or stored by the reader just opened
                         if stats is not None:  # what the segment iterator would count
                             stats.rows_total += meta.num_rows
                             stats.rows_skipped_zone_map += meta.num_rows

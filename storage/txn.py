@@ -25,6 +25,7 @@ Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, `MemTableMemoryLimiter`, 
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 import time
@@ -345,7 +346,7 @@ class LoadTxn:
         order = np.argsort(groups, kind="stable")
         uniq, starts = np.unique(groups[order], return_index=True)
         bounds = list(starts) + [len(order)]
-        for g, (lo, hi) in zip(uniq.tolist(), zip(bounds[:-1], bounds[1:])):
+        for g, (lo, hi) in zip(uniq.tolist(), itertools.pairwise(bounds), strict=True):
             p_i, seq = divmod(int(g), 1 << 20)
             part = self.partitions[p_i]
             rows = batch.take(order[lo:hi])

@@ -19,6 +19,7 @@ import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import lz4.block
 import numpy as np
@@ -506,7 +507,7 @@ class SegmentReader:
             self._mm.close()
             self._mm = None
 
-    def __enter__(self) -> SegmentReader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
