@@ -67,6 +67,7 @@ class StorageEngine:
         # Before anything reads or writes the dir: a second server here would run its start-up
         # clean-up under the first one's running loads.
         self._lock = DataDirLock(self.data_dir).acquire()
+        self.closed = False
         try:
             self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
             # Reads in progress and the rowsets compaction replaced (storage/compaction/stale.py).
@@ -103,7 +104,10 @@ class StorageEngine:
     def close(self) -> None:
         """Stop the services (the open group-commit groups are written first, while the
         catalog is still open; ALTER job threads stop where they are, and the next start
-        resumes them), then close the catalog and release the data dir."""
+        resumes them), then close the catalog and release the data dir. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
         try:
             self.group_commit.close()
             self.rollup_jobs.stop()
