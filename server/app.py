@@ -41,7 +41,7 @@ from server.variables import GlobalVariables
 from server.frontend_config import FrontendConfig
 from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
-from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
+from storage.page_cache import parse_limit, physical_memory
 from storage.segment.meta_cache import SEGMENT_META_CACHE
 
 logger = logging.getLogger("shaledb")
@@ -89,7 +89,7 @@ class ShaleServer:
         sys.setswitchinterval(0.001)
         self.engine = StorageEngine(Path(config.data_dir), backends=config.backends,
                                     host=config.host, compaction=config.compaction)
-        PAGE_CACHE.resize(parse_limit(config.storage_page_cache_limit))
+        self.engine.page_cache.resize(parse_limit(config.storage_page_cache_limit))
         SEGMENT_META_CACHE.resize(
             config.segment_cache_capacity,
             physical_memory() * max(0, config.segment_cache_memory_percentage) // 100)

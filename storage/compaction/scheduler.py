@@ -41,7 +41,6 @@ from storage.catalog.meta import RowsetMeta, TabletMeta
 from storage.compaction import policy
 from storage.compaction.merger import merge_rowsets, swap
 from storage.errors import DorisError
-from storage.segment.meta_cache import forget_segment_files
 
 if TYPE_CHECKING:
     from storage.engine import StorageEngine
@@ -616,7 +615,7 @@ class CompactionManager:
         removed = self.engine.stale_rowsets.sweep(self.cfg.tablet_rowset_stale_sweep_time_sec)
         removed += self.engine.retired_tablets.sweep(self.cfg.tablet_rowset_stale_sweep_time_sec)
         if removed:
-            forget_segment_files(removed)  # their cached pages and metadata
+            self.engine.forget_segment_files(removed)  # their cached pages and metadata
         return len(removed)
 
     # ---- status -----------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """StorageEngine owns its services (storage/engine.py): each engine has its own running
-transactions, group committer, compaction manager and ALTER job runners; close() stops them
-(open group-commit groups are written first, job threads end with the job's state kept, the
-compaction threads exit), and a second engine in the same process shares none of that state."""
+transactions, group committer, compaction manager, ALTER job runners and page cache; close()
+stops them (open group-commit groups are written first, job threads end with the job's state
+kept, the compaction threads exit, cached pages are dropped), and a second engine in the same
+process shares none of that state."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from storage.group_commit import GroupCommitOptions
 from storage.txn import LoadTxn
 from storage.types import BIGINT, INT
 
-SERVICES = ("txns", "group_commit", "compaction", "rollup_jobs", "index_jobs")
+SERVICES = ("txns", "group_commit", "compaction", "rollup_jobs", "index_jobs", "page_cache")
 
 
 def _batch(keys: Sequence[int]) -> Batch:
@@ -136,12 +137,15 @@ def test_two_engines_share_no_service_state(tmp_path: Path) -> None:
         assert (one.engine.group_commit.loads, two.engine.group_commit.loads) == (1, 0)
         assert sorted(one.query("SELECT k FROM t")) == [(1,), (2,), (5,)]
         assert two.query("SELECT k FROM t") == []
+        assert len(one.engine.page_cache) > 0 == len(two.engine.page_cache)  # one's scan only
         # closing one engine stops its services only: the other still group-commits
         one.close()
+        assert len(one.engine.page_cache) == 0  # its pages dropped with it
         result = two.engine.group_commit.submit(t1.table_id, _batch([6]), full,
                                                 _group_load(two.engine)).result(timeout=60)
         assert (result.rows, two.engine.group_commit.loads) == (1, 1)
         assert two.query("SELECT k FROM t") == [(6,)]
+        assert len(two.engine.page_cache) > 0
     finally:
         one.close()  # idempotent
         two.close()
