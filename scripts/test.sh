@@ -36,6 +36,7 @@ fi
 # by being added there. Either failing fails the run.
 mapfile -t CHECKED < <(.venv/bin/python -c 'import tomllib
 print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["tool"]["mypy"]["files"]))')
+[ ${#CHECKED[@]} -gt 0 ] || { echo "pyproject.toml: [tool.mypy] files lists no package" >&2; exit 1; }
 .venv/bin/python -m ruff check "${CHECKED[@]}"
 .venv/bin/python -m mypy "${CHECKED[@]}"
 exec .venv/bin/python -m pytest tests -q "$@"
