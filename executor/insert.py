@@ -36,7 +36,7 @@ from storage.catalog.meta import (
     TemporaryPartitionNames,
 )
 from storage.engine import StorageEngine
-from storage.group_commit import GroupCommitOptions, LoadResult, committer_for
+from storage.group_commit import GroupCommitOptions, LoadResult
 from storage.partition import PartitionRouter
 from storage.txn import LoadTxn
 from storage.types import BLOB_KINDS, DataType, TypeError_, TypeKind
@@ -514,5 +514,5 @@ def _group_load(engine: StorageEngine, db_name: str, table: TableMeta, batches: 
             txn.add_batch(b)
         return txn.label, txn.commit().txn_id
 
-    return PendingInsert(committer_for(engine).submit(table.table_id, batch, options, load),
+    return PendingInsert(engine.group_commit.submit(table.table_id, batch, options, load),
                          tolerance.filtered)

@@ -2,7 +2,8 @@
 # Set up everything the tests need and run the whole suite:
 # system packages (mariadb client, the MariaDB C library mysqlclient builds against, Connector/J,
 # sqlline and a JDK for the JDBC and Spark tests), a .venv
-# with ShaleDB and its test extras, then pytest. Extra arguments go to pytest.
+# with ShaleDB and its test extras, then ruff and mypy (on the packages pyproject.toml's
+# [tool.mypy] files lists), then pytest. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -30,4 +31,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e ".[test]" >/dev/null
+# Static checks first (seconds, before minutes of tests): ruff and mypy over the packages that
+# [tool.mypy] files in pyproject.toml lists. That is the one list: a package joins both checks
+# by being added there. Either failing fails the run.
+mapfile -t CHECKED < <(.venv/bin/python -c 'import tomllib
+print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["tool"]["mypy"]["files"]))')
+[ ${#CHECKED[@]} -gt 0 ] || { echo "pyproject.toml: [tool.mypy] files lists no package" >&2; exit 1; }
+.venv/bin/python -m ruff check "${CHECKED[@]}"
+.venv/bin/python -m mypy "${CHECKED[@]}"
 exec .venv/bin/python -m pytest tests -q "$@"

@@ -40,12 +40,9 @@ from server.session import ShaleSession
 from server.statements import StatementServices
 from server.variables import GlobalVariables
 from server.frontend_config import FrontendConfig
-from storage.compaction.scheduler import CompactionManager
 from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
-from storage.page_cache import PAGE_CACHE, parse_limit, physical_memory
-from storage.index_job import IndexJobs
-from storage.rollup_job import RollupJobs
+from storage.page_cache import parse_limit, physical_memory
 from storage.segment.meta_cache import SEGMENT_META_CACHE
 
 logger = logging.getLogger("shaledb")
@@ -107,14 +104,14 @@ class ShaleServer:
         sys.setswitchinterval(0.001)
         self.engine = StorageEngine(Path(config.data_dir), backends=config.backends,
                                     host=config.host, compaction=config.compaction)
-        PAGE_CACHE.resize(parse_limit(config.storage_page_cache_limit))
+        self.engine.page_cache.resize(parse_limit(config.storage_page_cache_limit))
         SEGMENT_META_CACHE.resize(
             config.segment_cache_capacity,
             physical_memory() * max(0, config.segment_cache_memory_percentage) // 100)
         # the result encoder's numba kernels loaded now, not by the first client's first result
         # (server/text_encoding.py warm_up: Connector/J gives connect-time statements 500 ms)
         text_encoding.warm_up()
-        RollupJobs.of(self.engine).resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
+        self.engine.rollup_jobs.resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
         fe_config = FrontendConfig.of(self.engine)
         for key, type_name, value in (
                 ("query_port", "int", config.query_port), ("http_port", "int", config.http_port),
@@ -122,8 +119,8 @@ class ShaleServer:
                 ("enable_ssl", "boolean", config.enable_ssl),
                 ("enable_https", "boolean", config.enable_https)):
             fe_config.add_static(key, type_name, value)
-        IndexJobs.of(self.engine).resume()  # ADD / DROP INDEX, bloom filter SET jobs likewise
-        CompactionManager.of(self.engine).start()  # the producer (storage/compaction/scheduler.py)
+        self.engine.index_jobs.resume()  # ADD / DROP INDEX, bloom filter SET jobs likewise
+        self.engine.compaction.start()  # the producer (storage/compaction/scheduler.py)
         # creates / drops dynamic partitions (server/dynamic_partitions.py)
         DynamicPartitionScheduler.of(self.engine).start()
         self.global_vars = GlobalVariables()

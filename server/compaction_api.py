@@ -42,7 +42,6 @@ from storage.compaction.scheduler import (
     NO_SUITABLE,
     NOT_FOUND,
     RUNNING,
-    CompactionManager,
 )
 
 if TYPE_CHECKING:
@@ -93,7 +92,7 @@ class Actions:
 
     def __init__(self, engine: StorageEngine) -> None:
         self.engine = engine
-        self.manager = CompactionManager.of(engine)
+        self.manager = engine.compaction
 
     # ---- /api/compaction/show ---------------------------------------------------------------
     def show(self, params: Mapping[str, str]) -> Json:
@@ -219,7 +218,7 @@ class Actions:
 def metric_families(engine: StorageEngine) -> Iterator[Metric]:
     """Compaction metrics for server/metrics.py: Doris BE names where Doris has the metric
     (doris_be_*), shaledb_* for ShaleDB's own. Reads the catalog: call it off the event loop."""
-    manager = CompactionManager.of(engine)
+    manager = engine.compaction
     stats = manager.stats
     versions, cumu_score, base_score = manager.max_scores()
 

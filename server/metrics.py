@@ -22,7 +22,6 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from server import compaction_api, dynamic_partitions, load_status
-from storage.group_commit import committer_for
 
 if TYPE_CHECKING:
     from server.app import ShaleServer
@@ -69,7 +68,7 @@ class ServerCollector(Collector):
                       "INSERT VALUES statements loaded by the literal scanner.",
                       s.insert_fast_path_total)
         yield counter("shaledb_group_commit_loads_total", "Shared loads written by group commit.",
-                      committer_for(server.engine).loads)
+                      server.engine.group_commit.loads)
         yield gauge("shaledb_backends", "Embedded backends.",
                     len(server.engine.catalog.backends()))
         yield from compaction_api.metric_families(server.engine)

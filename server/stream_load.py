@@ -50,7 +50,6 @@ from executor.load.txn_options import TxnOptions, timeout_failure, txn_options
 from server.privileges.http_auth import ACCESS_KEY, authenticate, require
 from server.privileges.model import LOAD
 from storage.catalog.meta import TxnStatus
-from storage.txn import RunningTxns
 
 if TYPE_CHECKING:
     from server.app import ShaleServer
@@ -83,7 +82,7 @@ def validate(server: ShaleServer, request: web.Request) -> LoadSpec:
         raise
     db = catalog.get_database(db_name)
     assert db is not None  # checked above
-    running = RunningTxns.of(server.engine).label_holder(db.db_id, spec.label)
+    running = server.engine.txns.label_holder(db.db_id, spec.label)
     if running is not None:
         raise LoadFailed(f"[LABEL_ALREADY_EXISTS]Label [{spec.label}] has already been used, "
                          f"relate to txn [{running}]", status="Label Already Exists",

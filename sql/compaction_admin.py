@@ -23,7 +23,7 @@ from sqlglot import exp
 from sql.dialect_nodes import AdminCompact
 from sql.errors import DorisError
 from storage.catalog.meta import TableMeta
-from storage.compaction.scheduler import KINDS, CompactionManager
+from storage.compaction.scheduler import KINDS
 from storage.engine import StorageEngine
 
 MISSING_TYPE = "Compaction type must be specified in Where clause like: type = 'BASE/CUMULATIVE'"
@@ -86,7 +86,7 @@ def compact_table(engine: StorageEngine, table: TableMeta, partitions: tuple[str
     # SHADOW indexes (a rollup being built) are left alone, as Doris sends tasks to VISIBLE ones.
     indexes = [ix.index_id for ix in catalog.materialized_indexes(table.table_id)
                if ix.state == "NORMAL"]
-    manager = CompactionManager.of(engine)
+    manager = engine.compaction
     started = 0
     for p in parts:
         for index_id in indexes:

@@ -40,7 +40,6 @@ from storage.engine import StorageEngine
 from storage.index_job import BLOOM_KEYS, create_index_job, is_running
 from storage.retired_tablets import retire_on_commit
 from storage.staged_load import StagedTable
-from storage.compaction.scheduler import CompactionManager
 from storage.tablet_move import copy_tablets, remove_old_copies
 
 GLOBAL_GROUP_PREFIX = "__global__"
@@ -420,7 +419,7 @@ def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, s
         # A colocate move copies the tablets' files: no compaction may swap rowsets meanwhile
         # (taken before the catalog lock, which a finishing compaction needs to swap).
         ids = [t.tablet_id for t in engine.catalog.tablets(table.table_id)]
-        with CompactionManager.of(engine).exclusive(ids):
+        with engine.compaction.exclusive(ids):
             _set_properties(engine, table, updates)
     else:
         _set_properties(engine, table, updates)

@@ -8,7 +8,8 @@ below its watershed `transaction_id`, has published or failed) -> RUNNING (the s
 (`_finish_cancel`, the subclass' undo). Every state change is one catalog transaction, so a
 restart resumes unfinished jobs (`resume`) from the state they reached. A resumed RUNNING job
 waits for loads again: a two-phase load PRECOMMITTED before the job survives a restart, and its
-rows must reach the job's output once it commits.
+rows must reach the job's output once it commits. `stop` (engine close) ends the threads
+without touching the jobs' states, so the next start resumes them.
 Upstream: Doris `AlterJobV2` (runPendingJob / runWaitingTxnJob / runRunningJob, cancelImpl).
 """
 
@@ -23,13 +24,16 @@ from dataclasses import replace
 from storage.catalog.meta import AlterJobMeta
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
-from storage.txn import RunningTxns
 
 FINAL_STATES = ("FINISHED", "CANCELLED")
 
 
 class JobCancelled(Exception):
     pass
+
+
+class _Stopped(Exception):
+    """The engine is closing: the job's thread ends, the job keeps its state."""
 
 
 class AlterJobRunner(abc.ABC):
@@ -43,10 +47,13 @@ class AlterJobRunner(abc.ABC):
         self._threads: dict[int, threading.Thread] = {}
         self._cancel: dict[int, str] = {}
         self._lock = threading.Lock()
+        self._stopping = False
 
     # ---- control ----------------------------------------------------------------------------
     def start(self, job_id: int) -> None:
         with self._lock:
+            if self._stopping:
+                return  # the engine is closing; the next start resumes the job
             t = self._threads.get(job_id)
             if t is not None and t.is_alive():
                 return
@@ -71,6 +78,22 @@ class AlterJobRunner(abc.ABC):
             t.join(5)
         self._finish_cancel(job_id, msg)
 
+    def stop(self, timeout: float = 10) -> None:
+        """Engine close: end every job thread at its next step (the job keeps its state in the
+        catalog) and wait up to `timeout` seconds in all for them."""
+        with self._lock:
+            self._stopping = True
+            threads = list(self._threads.values())
+        deadline = time.monotonic() + timeout
+        for t in threads:
+            if t is not threading.current_thread():
+                t.join(max(0.0, deadline - time.monotonic()))
+
+    def running_threads(self) -> int:
+        """Job threads still alive (for tests and shutdown checks)."""
+        with self._lock:
+            return sum(1 for t in self._threads.values() if t.is_alive())
+
     def wait(self, job_id: int, timeout: float | None = None) -> None:
         t = self._threads.get(job_id)
         if t is not None:
@@ -78,7 +101,10 @@ class AlterJobRunner(abc.ABC):
 
     # ---- the job ----------------------------------------------------------------------------
     def _check(self, job: AlterJobMeta) -> None:
-        """Raise JobCancelled on CANCEL or once the job's `timeout` (seconds) has passed."""
+        """Raise JobCancelled on CANCEL or once the job's `timeout` (seconds) has passed;
+        _Stopped when the engine is closing."""
+        if self._stopping:
+            raise _Stopped
         msg = self._cancel.get(job.job_id)
         if msg is not None:
             raise JobCancelled(msg)
@@ -110,9 +136,13 @@ class AlterJobRunner(abc.ABC):
             else:
                 self._wait_txns(job)  # resumed RUNNING: precommitted loads survive a restart
             self._work(job)
+        except _Stopped:
+            return
         except JobCancelled as e:
             self._finish_cancel(job_id, str(e))
         except Exception as e:  # noqa: BLE001 - any failure cancels the job with its message
+            if self._stopping:
+                return  # the engine closed under the step (its catalog): resumed at restart
             detail = getattr(e, "detail", None) or getattr(e, "message", None) or str(e)
             self._finish_cancel(job_id, detail or type(e).__name__)
 
@@ -120,7 +150,7 @@ class AlterJobRunner(abc.ABC):
         """WAITING_TXN: until every load of the table that began before the job (txn id below
         the watershed `job.transaction_id`, so it wrote without the job's change) has published
         or failed; its rowsets are then input the job converts."""
-        running = RunningTxns.of(self.engine)
+        running = self.engine.txns
         collected = time.monotonic()
         while True:
             self._check(job)

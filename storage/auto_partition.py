@@ -161,7 +161,7 @@ def missing_partitions(table: TableMeta, batch: Batch, unplaced: np.ndarray) -> 
                                               (_bound_text(kind, hi),)))
         return sorted(out.values(), key=lambda p: p.name)
     rows = set(zip(*(c.to_pylist() for c in cols)))
-    parts = {}
+    parts: dict[str, NewPartition] = {}
     for row in rows:  # a NULL value gets its own partition too (named with X: `pX`)
         texts = tuple(t.format_value(t.to_physical(v)) for t, v in zip(types, row))
         name = list_partition_name(texts, any(t.is_string for t in types))

@@ -77,10 +77,10 @@ class Column:
             return Column(dtype, data, validity, offsets)
         npd = dtype.numpy_dtype
         if npd == np.dtype(object):
-            data = np.empty(n, dtype=object)
-            data[:] = [0 if v is None else v for v in values]
-        else:
-            data = np.array([0 if v is None else v for v in values], dtype=npd)
+            objs = np.empty(n, dtype=object)
+            objs[:] = [0 if v is None else v for v in values]
+            return Column(dtype, objs, validity)
+        data = np.array([0 if v is None else v for v in values], dtype=npd)
         return Column(dtype, data, validity)
 
     @staticmethod
@@ -165,7 +165,8 @@ class Column:
         dtype = columns[0].type
         if any(c.validity is not None for c in columns):
             validity: np.ndarray | None = np.concatenate(
-                [c.validity if c.validity is not None else np.ones(len(c), np.bool_) for c in columns]
+                [c.validity if c.validity is not None else np.ones(len(c), np.bool_)
+                 for c in columns]
             )
         else:
             validity = None
@@ -176,14 +177,17 @@ class Column:
         for c in columns[1:]:
             parts.append(c.offsets[1:] + base)  # type: ignore[index]
             base += c.offsets[-1]  # type: ignore[index]
-        return Column(dtype, np.concatenate([c.data for c in columns]), validity, np.concatenate(parts))
+        return Column(dtype, np.concatenate([c.data for c in columns]), validity,
+                      np.concatenate(parts))
 
     # ---- arrow edge -----------------------------------------------------------------------
     def to_arrow(self) -> pa.Array:
         n = len(self)
-        mask = None if self.validity is None else pa.py_buffer(np.packbits(self.validity, bitorder="little"))
+        mask = (None if self.validity is None
+                else pa.py_buffer(np.packbits(self.validity, bitorder="little")))
         if self.offsets is not None:
-            atype = pa.large_binary() if self.type.kind in (TypeKind.HLL, TypeKind.BITMAP) else pa.large_string()
+            binary = self.type.kind in (TypeKind.HLL, TypeKind.BITMAP)
+            atype = pa.large_binary() if binary else pa.large_string()
             return pa.Array.from_buffers(
                 atype, n, [mask, pa.py_buffer(self.offsets), pa.py_buffer(self.data)]
             )
@@ -191,7 +195,8 @@ class Column:
             # LARGEINT / wide DECIMAL: exact unscaled integers (up to 39 digits) as decimal256.
             return pa.array(self.to_pylist(), type=pa.decimal256(76, 0))
         return pa.Array.from_buffers(
-            pa.from_numpy_dtype(self.data.dtype), n, [mask, pa.py_buffer(np.ascontiguousarray(self.data))]
+            pa.from_numpy_dtype(self.data.dtype), n,
+            [mask, pa.py_buffer(np.ascontiguousarray(self.data))]
         )
 
     @staticmethod
@@ -204,10 +209,13 @@ class Column:
             validity = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)
         if dtype.is_varlen:
             if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
-                arr = arr.cast(pa.large_binary() if pa.types.is_binary(arr.type) else pa.large_string())
+                arr = arr.cast(pa.large_binary() if pa.types.is_binary(arr.type)
+                               else pa.large_string())
             bufs = arr.buffers()
-            offsets = np.frombuffer(bufs[1], dtype=np.int64, count=n + 1, offset=arr.offset * 8).copy()
-            data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+            offsets = np.frombuffer(bufs[1], dtype=np.int64, count=n + 1,
+                                    offset=arr.offset * 8).copy()
+            data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
+                    else np.zeros(0, np.uint8))
             data = data[offsets[0]: offsets[-1]].copy()
             offsets -= offsets[0]
             return Column(dtype, data, validity, offsets)
@@ -217,7 +225,8 @@ class Column:
             data[:] = [0 if v is None else int(v) for v in vals]
             return Column(dtype, data, validity)
         filled = arr.fill_null(0) if arr.null_count else arr
-        data = np.asarray(filled.to_numpy(zero_copy_only=False)).astype(dtype.numpy_dtype, copy=True)
+        data = np.asarray(filled.to_numpy(zero_copy_only=False)).astype(dtype.numpy_dtype,
+                                                                         copy=True)
         return Column(dtype, data, validity)
 
 
@@ -296,7 +305,8 @@ class Batch:
         if len(batches) == 1:
             return batches[0]
         first = batches[0]
-        cols = tuple(Column.concat([b.columns[i] for b in batches]) for i in range(len(first.names)))
+        cols = tuple(Column.concat([b.columns[i] for b in batches])
+                     for i in range(len(first.names)))
         return Batch(first.names, cols)
 
     @staticmethod
@@ -309,7 +319,8 @@ class Batch:
         return list(zip(*cols)) if cols else []
 
     def to_arrow(self) -> pa.RecordBatch:
-        return pa.RecordBatch.from_arrays([c.to_arrow() for c in self.columns], names=list(self.names))
+        return pa.RecordBatch.from_arrays([c.to_arrow() for c in self.columns],
+                                          names=list(self.names))
 
     @staticmethod
     def from_arrow(rb: pa.RecordBatch | pa.Table, types: Sequence[DataType]) -> Batch:

@@ -121,6 +121,7 @@ def old_data_dir(stored: str, backend_id: int) -> str | None:
     """The data dir an absolute pre-migration root was created under, if it has the engine's
     layout (`<old>/be/<id>`); None for relative roots."""
     path = PurePosixPath(stored)
-    if not path.is_absolute() or path.parts[-2:] != PurePosixPath(backend_root_name(backend_id)).parts:
+    layout = PurePosixPath(backend_root_name(backend_id)).parts
+    if not path.is_absolute() or path.parts[-2:] != layout:
         return None
     return str(path.parent.parent)

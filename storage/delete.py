@@ -24,7 +24,6 @@ from storage.catalog.meta import (
     TxnStatus,
 )
 from storage.catalog.repository import Mutation
-from storage.compaction.scheduler import CompactionManager
 from storage.engine import StorageEngine
 from storage.errors import DorisError
 
@@ -34,8 +33,9 @@ def publish_delete(
     conditions: Sequence[DeleteCondition], condition_text: str,
 ) -> TxnMeta:
     cat = engine.catalog
-    CompactionManager.of(engine).admit_load(
-        t.tablet_id for p in partitions for t in cat.tablets(table.table_id, partition_id=p.partition_id))
+    engine.compaction.admit_load(
+        t.tablet_id for p in partitions
+        for t in cat.tablets(table.table_id, partition_id=p.partition_id))
     txn_id = cat.next_id()
     label = f"delete_{uuid.uuid4()}"
     now = time.time()

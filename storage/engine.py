@@ -6,6 +6,15 @@ executor's `TabletSource` (`read_tablet`) and creates tablets on backends. At st
 data dir (`<data_dir>/LOCK`), rebases stored backend roots onto it (storage/data_dir.py: every
 stored path is relative, so a copied dir is its own) and removes files no published rowset
 references (loads that crashed before publish), so a failed load never leaves data behind.
+
+The engine owns its services as fields, created in its constructor and stopped by `close()`
+(tests and tools open several engines in one process, so none of them is a module global):
+`txns` (the running load transactions), `group_commit` (the open group-commit groups),
+`compaction` (the compaction manager; its producer thread starts only when the server calls
+`compaction.start()`), `rollup_jobs` and `index_jobs` (the asynchronous ALTER jobs), and
+`page_cache` (decoded pages of its query reads; the server sizes it from
+`storage_page_cache_limit`). The segment metadata cache stays process-wide: it is keyed by file,
+and no two engines share a data dir.
 Upstream: Doris BE `StorageEngine`, `DataDir`, `TabletManager`.
 """
 
@@ -38,12 +47,18 @@ from storage.data_dir import (
     migrate_backend_root,
     old_data_dir,
 )
+from storage.page_cache import PageCache, default_capacity
 from storage.reader import ReadOptions, TabletReader
 from storage.retired_tablets import RetiredTablets
-from storage.segment.meta_cache import forget_segment_files
+from storage.segment.meta_cache import SEGMENT_META_CACHE
 
 if TYPE_CHECKING:
+    from storage.compaction.scheduler import CompactionManager
+    from storage.group_commit import GroupCommitter
+    from storage.index_job import IndexJobs
+    from storage.rollup_job import RollupJobs
     from storage.scan_stats import ScanStats
+    from storage.txn import RunningTxns
 
 
 class StorageEngine:
@@ -56,6 +71,9 @@ class StorageEngine:
         # Before anything reads or writes the dir: a second server here would run its start-up
         # clean-up under the first one's running loads.
         self._lock = DataDirLock(self.data_dir).acquire()
+        self.closed = False
+        # decoded pages of this engine's query reads (before the start-up GC, which forgets)
+        self.page_cache = PageCache(default_capacity())
         try:
             self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
             # Reads in progress and the rowsets compaction replaced (storage/compaction/stale.py).
@@ -66,20 +84,46 @@ class StorageEngine:
             self._roots: dict[int, Path] = {}
             try:
                 self._ensure_backends(backends, host)
+                self.collect_garbage()
+                self._start_services()
             except BaseException:
                 self.catalog.close()
                 raise
-            self.collect_garbage()
         except BaseException:
             self._lock.release()
             raise
 
-    def close(self) -> None:
-        from storage.compaction.scheduler import CompactionManager  # noqa: PLC0415
+    def _start_services(self) -> None:
+        # Imported here: these modules import this one (for the StorageEngine they are handed).
+        from storage.compaction.scheduler import CompactionManager
+        from storage.group_commit import GroupCommitter
+        from storage.index_job import IndexJobs
+        from storage.rollup_job import RollupJobs
+        from storage.txn import RunningTxns
 
-        CompactionManager.stop_for(self)
-        self.catalog.close()
-        self._lock.release()
+        self.txns: RunningTxns = RunningTxns(self.catalog)
+        self.group_commit: GroupCommitter = GroupCommitter()
+        self.compaction: CompactionManager = CompactionManager(self)
+        self.rollup_jobs: RollupJobs = RollupJobs(self)
+        self.index_jobs: IndexJobs = IndexJobs(self)
+
+    def close(self) -> None:
+        """Stop the services (the open group-commit groups are written first, while the
+        catalog is still open; ALTER job threads stop where they are, and the next start
+        resumes them; the cached pages are dropped), then close the catalog and release the
+        data dir. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.group_commit.close()
+            self.rollup_jobs.stop()
+            self.index_jobs.stop()
+            self.compaction.stop()
+            self.page_cache.clear()
+        finally:
+            self.catalog.close()
+            self._lock.release()
 
     def reading(self) -> AbstractContextManager[None]:
         """Held by a query from before its first tablet read to its end: rowsets compaction
@@ -158,7 +202,8 @@ class StorageEngine:
         table, index = found
         rowsets = self.rowsets_at(tablet.tablet_id, version)
         root = self.backend_root(tablet.backend_id)
-        return iter(TabletReader(root, table, index, rowsets, options, stats))
+        return iter(TabletReader(root, table, index, rowsets, options, stats,
+                                 page_cache=self.page_cache))
 
     def table_and_index(self, tablet: TabletMeta
                         ) -> tuple[TableMeta, MaterializedIndexMeta] | None:
@@ -188,7 +233,7 @@ class StorageEngine:
         for t in tablets:
             gone.append(self.backend_root(t.backend_id) / "data" / str(t.tablet_id))
             shutil.rmtree(gone[-1], ignore_errors=True)
-        forget_segment_files(gone)  # their cached pages and metadata would only age out
+        self.forget_segment_files(gone)  # their cached pages and metadata would only age out
 
     def collect_garbage(self) -> int:
         """Delete segment files and tablet dirs that no published rowset references.
@@ -224,5 +269,12 @@ class StorageEngine:
                     if rel not in referenced:
                         os.unlink(f)
                         gone.append(f)
-        forget_segment_files(gone)  # their cached pages and metadata would only age out
+        self.forget_segment_files(gone)  # their cached pages and metadata would only age out
         return len(gone)
+
+    def forget_segment_files(self, paths: Iterable[str | os.PathLike[str]]) -> None:
+        """Forget deleted segment files (or directories of them) in the page cache and the
+        segment metadata cache: what every code path that deletes segment files calls."""
+        gone = list(paths)
+        self.page_cache.forget_files(gone)
+        SEGMENT_META_CACHE.forget_files(gone)

@@ -87,7 +87,8 @@ _SQLSTATES = {
 class ShaleError(Exception):
     """An error with a MySQL code; `message` is exactly what the client receives."""
 
-    def __init__(self, message: str, code: int = ErrorCode.UNKNOWN_ERROR, sqlstate: str | None = None):
+    def __init__(self, message: str, code: int = ErrorCode.UNKNOWN_ERROR,
+                 sqlstate: str | None = None):
         super().__init__(message)
         self.message = message
         self.code = code

@@ -4,10 +4,10 @@ Fault points: a test starts the server with `SHALEDB_FAULT_POINT=<name>`; when e
 reaches `fault_point(<name>)` the server logs `FAULT POINT <name> reached` on stderr and blocks
 that worker thread forever, so the test can kill -9 the process at exactly that moment.
 Debug points (Doris' FE debug points, `POST /api/debug_point/add/<name>`, `.../remove/<name>`,
-`.../clear` on the HTTP port, enabled by `SHALEDB_ENABLE_DEBUG_POINTS=1`): while `<name>` is added, a thread reaching `fault_point(<name>)`
-logs `DEBUG POINT <name> reached` and waits until the point is removed, then continues (with
-`?execute=n` only the first n threads stop); so a test can hold a load open (e.g. with its files
-written, not yet published) and release it.
+`.../clear` on the HTTP port, enabled by `SHALEDB_ENABLE_DEBUG_POINTS=1`): while `<name>` is
+added, a thread reaching `fault_point(<name>)` logs `DEBUG POINT <name> reached` and waits
+until the point is removed, then continues (with `?execute=n` only the first n threads stop);
+so a test can hold a load open (e.g. with its files written, not yet published) and release it.
 Without either a point costs a dictionary lookup and an environment lookup.
 Points: `load_after_first_rowset` (some segment files written, not all), `load_before_publish`
 (all files fsynced, catalog not updated), `rollup_job_running` (storage/rollup_job.py),

@@ -22,13 +22,13 @@ Upstream: Doris `GroupCommitManager`, `GroupCommitTable` (BE) and `group_commit`
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 
 from storage.batch import Batch
 from storage.catalog.meta import TableMeta
+from storage.errors import DorisError
 
 DEFAULT_INTERVAL_MS = 10000
 DEFAULT_DATA_BYTES = 134217728
@@ -74,7 +74,7 @@ def _batch_bytes(batch: Batch) -> int:
 
 
 class GroupCommitter:
-    """One per storage engine: the open group of each table.
+    """One per storage engine (`StorageEngine.group_commit`): the open group of each table.
 
     Nothing waits in a statement worker thread: `submit` returns a Future at once and the
     group is written by a timer thread when its interval ends (or by the submitting thread's
@@ -84,7 +84,22 @@ class GroupCommitter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._groups: dict[int, _Group] = {}
+        self._closed = False
+        self._flushing = 0  # groups being written (by a timer, a size trigger or close)
+        self._idle = threading.Condition(self._lock)  # notified when a write ends
         self.loads = 0  # shared loads written (for tests and metrics)
+
+    def close(self) -> None:
+        """Engine shutdown: write every open group now (its members are waiting for it, and
+        the catalog is still open), wait for the flushes already running, and refuse new
+        members. Idempotent."""
+        with self._lock:
+            self._closed = True
+            groups = list(self._groups.values())
+        for group in groups:
+            self._flush(group)
+        with self._idle:
+            self._idle.wait_for(lambda: self._flushing == 0)
 
     def submit(self, table_id: int, batch: Batch, options: GroupCommitOptions,
                load: LoadFn) -> Future[LoadResult]:
@@ -93,6 +108,8 @@ class GroupCommitter:
         future: Future[LoadResult] = Future()
         flush_now: _Group | None = None
         with self._lock:
+            if self._closed:
+                raise DorisError("group commit is unavailable: the storage engine is shut down")
             group = self._groups.get(table_id)
             if group is None:
                 group = _Group(table_id, load)
@@ -119,14 +136,23 @@ class GroupCommitter:
                 del self._groups[group.table_id]
             if group.timer is not None:
                 group.timer.cancel()
+            self._flushing += 1
+        try:
+            self._write(group)
+        finally:
+            with self._idle:
+                self._flushing -= 1
+                self._idle.notify_all()
+
+    def _write(self, group: _Group) -> None:
         batches, futures = group.batches, group.futures
         try:
             label, txn_id = group.load(batches)
             self.loads += 1
-            for b, f in zip(batches, futures):
+            for b, f in zip(batches, futures, strict=True):
                 _settle(f, LoadResult(b.num_rows, label, txn_id))
         except Exception:  # noqa: BLE001 - retry one by one so only the faulty member fails
-            for b, f in zip(batches, futures):
+            for b, f in zip(batches, futures, strict=True):
                 try:
                     label, txn_id = group.load([b])
                     self.loads += 1
@@ -145,16 +171,3 @@ def _settle(future: Future[LoadResult], outcome: LoadResult | BaseException) -> 
             future.set_result(outcome)
     except InvalidStateError:
         pass  # cancelled meanwhile
-
-
-_COMMITTERS: weakref.WeakKeyDictionary[object, GroupCommitter] = weakref.WeakKeyDictionary()
-_COMMITTERS_LOCK = threading.Lock()
-
-
-def committer_for(engine: object) -> GroupCommitter:
-    """The group committer of a storage engine (made on first use)."""
-    with _COMMITTERS_LOCK:
-        committer = _COMMITTERS.get(engine)
-        if committer is None:
-            committer = _COMMITTERS[engine] = GroupCommitter()
-        return committer

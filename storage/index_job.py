@@ -34,6 +34,7 @@ import time
 import uuid
 from dataclasses import replace
 
+from storage.alter_job_runner import FINAL_STATES, AlterJobRunner, JobCancelled
 from storage.catalog.meta import (
     AlterJobMeta,
     IndexDef,
@@ -42,18 +43,14 @@ from storage.catalog.meta import (
     TableMeta,
     TabletMeta,
 )
-from storage.alter_job_runner import FINAL_STATES, AlterJobRunner, JobCancelled
 from storage.catalog.repository import Mutation
 from storage.compaction.merger import remove_files, swap
-from storage.compaction.scheduler import CompactionManager
 from storage.engine import StorageEngine
 from storage.faults import fault_point
 from storage.indexes.spec import index_spec_of, spec_signature
-from storage.per_engine import PerEngine
 from storage.rowset import segment_path
 from storage.segment import read_segment, write_segment
 from storage.segment.reader import SegmentReader
-from storage.txn import RunningTxns
 from storage.types import parse_type
 
 SCHEMA_CHANGE = "SCHEMA_CHANGE"
@@ -94,7 +91,7 @@ def create_index_job(
         schema_version=version,
     )
     has_data = any(r.files for t in cat.tablets(table.table_id) for r in cat.rowsets(t.tablet_id))
-    if not has_data and not RunningTxns.of(engine).before(table.table_id, watershed):
+    if not has_data and not engine.txns.before(table.table_id, watershed):
         job = replace(job, state="FINISHED", finish_time=now)
     m.put(job)
     return job
@@ -155,10 +152,6 @@ class IndexJobs(AlterJobRunner):
 
     JOB_TYPE = SCHEMA_CHANGE
 
-    @classmethod
-    def of(cls, engine: StorageEngine) -> IndexJobs:
-        return _JOBS(engine)
-
     def _work(self, job: AlterJobMeta) -> None:
         self._rewrite(job)
 
@@ -201,7 +194,7 @@ class IndexJobs(AlterJobRunner):
         def live() -> bool:
             return rowset.rowset_id in {r.rowset_id for r in cat.rowsets(tablet.tablet_id)}
 
-        with CompactionManager.of(self.engine).exclusive([tablet.tablet_id]):
+        with self.engine.compaction.exclusive([tablet.tablet_id]):
             if not live():
                 return  # merged or replaced meanwhile: the next pass sees what replaced it
             try:
@@ -228,6 +221,3 @@ class IndexJobs(AlterJobRunner):
                               properties=tuple(props) + job.old_properties))
             m.put(replace(job, state="CANCELLED", msg=msg, finish_time=time.time()))
             cat.commit(m)
-
-
-_JOBS: PerEngine[IndexJobs] = PerEngine(IndexJobs)

@@ -9,8 +9,8 @@ key may be in the filter: false positives pass (the join drops them), a build ke
 Floats are hashed as float64 with -0.0 folded into 0.0 (they are join-equal); the builder
 publishes no filter for keys holding NaN. The filter carries the keys' min / max: the short key
 and zone maps prune with them, rows are not tested against them (the bloom filter already
-rejects most rows outside, and string comparisons per row would cost as much as the probe). `probe_rows_reference` is the plain-Python twin of the
-numba kernel the tests compare with.
+rejects most rows outside, and string comparisons per row would cost as much as the probe).
+`probe_rows_reference` is the plain-Python twin of the numba kernel the tests compare with.
 `varlen_in` is the exact `IN` test of a string column against many constants (a runtime
 filter's `in` list holds up to 1024): rows whose hash equals a constant's are compared with that
 constant byte for byte in one numba pass, so a page costs no Python string per row.
@@ -125,6 +125,7 @@ def varlen_in(col: Column, values: Sequence[object]) -> np.ndarray:
         np.zeros(0, np.int64)
     if len(rows):
         rows = rows.astype(np.int64)
+        assert consts.offsets is not None  # built from byte strings
         out[rows] = strings_equal(np.ascontiguousarray(col.offsets, dtype=np.int64),
                                   np.ascontiguousarray(col.data, dtype=np.uint8), rows,
                                   consts.offsets, consts.data,

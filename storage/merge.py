@@ -356,7 +356,7 @@ def merge_runs(runs: Sequence[Iterator[Batch]], spec: MergeSpec) -> Iterator[Bat
                 b = r.head
                 assert b is not None
                 last = _KeyRows(b, spec.keys)[b.num_rows - 1]
-                if frontier is None or last < frontier:  # type: ignore[operator]
+                if frontier is None or last < frontier:
                     frontier = last
         parts: list[Batch] = []
         tags: list[np.ndarray] = []

@@ -5,8 +5,8 @@ evaluating a predicate over it, and analytic workloads read the same hot pages a
 Doris keeps decoded pages in its `StoragePageCache` for the same reason
 (`storage_page_cache_limit`, default 20% of memory; `disable_storage_page_cache`).
 
-Keys are (file id, page), where the file id (`cache_id`) stands for one column and type of one
-segment file *version*: (path, inode, mtime_ns, size). Segment files are immutable once
+Keys are (file id, page), where the file id (`PageCache.file_id`) stands for one column and type
+of one segment file *version*: (path, inode, mtime_ns, size). Segment files are immutable once
 published, and a file rewritten in place (corruption, a restored backup) gets a new mtime, so a
 stale page is never served: its key simply stops being asked for and ages out. The id registry
 is bounded too: an id lives while pages of it are cached, then among the most recently used
@@ -14,10 +14,18 @@ idle ones; `forget_files` drops the pages and ids of deleted files at once. Cach
 made read-only, so a consumer that tried to write into a shared page would fail loudly instead
 of corrupting later queries.
 Thread-safe (scan workers share it). Capacity 0 disables the cache.
+
+Each storage engine owns one (`StorageEngine.page_cache`; the server sizes it from
+`storage_page_cache_limit`) and hands it to the readers of its queries; readers without one
+(compaction, ALTER jobs, tools) decode every page, so rowsets about to be replaced do not push
+hot query pages out. File ids are unique in the process, not only per cache: the segment
+metadata cache (shared, keyed by file) remembers the id a reader last used, and an id issued by
+another engine's cache must only miss, never name another file's pages.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections import OrderedDict
@@ -48,6 +56,8 @@ def _freeze(col: Column) -> None:
 
 
 IDLE_IDS = 4096  # file-version ids kept while none of their pages is cached (recently used first)
+# Every cache's ids come from here (see the module doc); next() on a count is atomic in CPython.
+_FILE_IDS = itertools.count()
 
 
 class PageCache:
@@ -71,7 +81,6 @@ class PageCache:
         self._parts: dict[int, Hashable] = {}  # id -> (file version, column, type)
         self._owned: dict[Hashable, set[Hashable]] = {}  # id -> keys of its cached pages
         self._idle: OrderedDict[int, None] = OrderedDict()  # registered ids with no page cached
-        self._next_id = 0
         self.idle_ids = IDLE_IDS
 
     # ---- file-version ids -------------------------------------------------------------------
@@ -84,8 +93,7 @@ class PageCache:
         with self._lock:
             got = self._ids.get(parts)
             if got is None:
-                got = self._next_id
-                self._next_id += 1
+                got = next(_FILE_IDS)
                 self._ids[parts] = got
                 self._parts[got] = parts
                 self._idle[got] = None
@@ -137,7 +145,7 @@ class PageCache:
         if not keys:
             del self._owned[owner]
             if owner in self._parts:  # its last page left: the id becomes idle
-                self._idle[owner] = None  # type: ignore[index]
+                self._idle[owner] = None
                 self._trim_idle()
 
     def _evict_to(self, capacity: int) -> None:
@@ -178,7 +186,7 @@ class PageCache:
             owner = _owner(key)
             if owner in self._parts:
                 self._owned.setdefault(owner, set()).add(key)
-                self._idle.pop(owner, None)  # type: ignore[call-overload]
+                self._idle.pop(owner, None)
             # else: an id forgotten since the reader looked it up (or a key without one): the
             # page is unreachable for new lookups and ages out like any other
             self._evict_to(self.capacity)
@@ -233,9 +241,6 @@ def parse_limit(text: str | int) -> int:
     return int(t)
 
 
-PAGE_CACHE = PageCache(int(physical_memory() * DEFAULT_FRACTION))
-
-
-def cache_id(*parts: Hashable) -> int:
-    """The page-key id of a (file version, column, type) in the process-wide cache."""
-    return PAGE_CACHE.file_id(parts)
+def default_capacity() -> int:
+    """Doris' default `storage_page_cache_limit`: 20% of physical memory."""
+    return int(physical_memory() * DEFAULT_FRACTION)

@@ -65,6 +65,13 @@ class _Key:
         return hash(self.items)
 
 
+def _int_item(value: object) -> int:
+    """A partition bound's value of an integer column (TypeError for any other)."""
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    raise TypeError(f"not an integer partition bound: {value!r}")
+
+
 def bound_key(types: Sequence[DataType], texts: Sequence[str] | None) -> _Key | None:
     """Physical key of a bound text tuple; None stays None (MIN lower / MAXVALUE upper)."""
     if texts is None:
@@ -115,10 +122,10 @@ class PartitionRouter:
             return None
         low = np.iinfo(np.int64).min
         try:
-            uppers = [int(u.items[0]) for u in self._uppers if u is not None]
-            lowers = [low if lo is None or isinstance(lo.items[0], _Min) else int(lo.items[0])
-                      for lo in self._lowers]
-        except (TypeError, ValueError):
+            uppers = [_int_item(u.items[0]) for u in self._uppers if u is not None]
+            lowers = [low if lo is None or isinstance(lo.items[0], _Min)
+                      else _int_item(lo.items[0]) for lo in self._lowers]
+        except TypeError:
             return None
         return (np.asarray(uppers, dtype=np.int64), np.asarray(lowers, dtype=np.int64),
                 np.asarray(self._order, dtype=np.int64), self._uppers[-1] is None)

@@ -1,6 +1,8 @@
-"""One service object per StorageEngine (the rollup jobs, the running load transactions),
-created on first use and dropped with its engine: tests and tools open several engines in one
-process, so these cannot be module globals."""
+"""One object per StorageEngine for the layers above storage (the server's export jobs, frontend
+config and dynamic partition scheduler, the executor's load records) and for AUTO PARTITION
+(storage/auto_partition.py): created on first use and dropped with its engine, since tests and
+tools open several engines in one process. The engine's own services are fields it creates and
+closes (storage/engine.py); new storage services belong there, not here."""
 
 from __future__ import annotations
 

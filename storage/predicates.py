@@ -33,7 +33,7 @@ class IntegerSet:
 
     Equality is identity (a filter built for one query is never compared by value)."""
 
-    __slots__ = ("lo", "bits")
+    __slots__ = ("bits", "lo")
 
     def __init__(self, lo: int, bits: np.ndarray) -> None:
         self.lo = int(lo)
@@ -149,7 +149,8 @@ def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:
             members = set(wanted)
             hit = np.fromiter((v in members for v in values), dtype=np.bool_, count=n)
         else:
-            hit = np.isin(values, np.array(wanted, dtype=values.dtype)) if wanted else np.zeros(n, np.bool_)
+            hit = (np.isin(values, np.array(wanted, dtype=values.dtype)) if wanted
+                   else np.zeros(n, np.bool_))
         mask = hit if op == "in" else ~hit
     else:
         v = pred.values[0]
@@ -173,11 +174,17 @@ def _evaluate_varlen(pred: ColumnPredicate, col: Column) -> np.ndarray:
     order = code point order for UTF-8), never building Python strings."""
     from storage.segment.encoding import varlen_compare_const
 
-    assert col.offsets is not None
+    offsets = col.offsets
+    assert offsets is not None
 
     def sign(v: object) -> np.ndarray:
-        raw = v.encode() if isinstance(v, str) else bytes(v)  # type: ignore[arg-type]
-        return varlen_compare_const(col.offsets, col.data, np.frombuffer(raw, np.uint8))
+        if isinstance(v, str):
+            raw = v.encode()
+        elif isinstance(v, (bytes, bytearray, memoryview)):
+            raw = bytes(v)
+        else:
+            raise TypeError(f"a string column compared with the non-string constant {v!r}")
+        return varlen_compare_const(offsets, col.data, np.frombuffer(raw, np.uint8))
 
     if pred.op in ("in", "not_in"):
         hit = np.zeros(len(col), np.bool_)

@@ -44,6 +44,7 @@ from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta
 from storage.errors import DorisError
 from storage.indexes.short_key import SHORT_KEY_INTERVAL
 from storage.merge import MergeSpec, combine, merge_runs, rebatch
+from storage.page_cache import PageCache
 from storage.predicates import (
     ColumnPredicate,
     Disjunction,
@@ -109,10 +110,13 @@ class TabletReader:
         options: ReadOptions,
         stats: ScanStats | None = None,
         sort_duplicates: bool = False,
+        page_cache: PageCache | None = None,
     ) -> None:
         """`sort_duplicates`: DUPLICATE rows come out merge-sorted by key across runs (what
-        compaction writes) instead of rowset by rowset."""
+        compaction writes) instead of rowset by rowset. `page_cache`: the engine's, for query
+        reads (storage/page_cache.py); None (compaction, ALTER jobs) decodes every page."""
         self._root = root
+        self._page_cache = page_cache
         self._sort_duplicates = sort_duplicates
         self._table = table
         self._index = index
@@ -183,10 +187,12 @@ class TabletReader:
                 if pruner:
                     verdict = pruner.verdict(meta) if meta is not None else None
                     if verdict is None:  # not cached yet: open it (loads the zone maps)
-                        with SegmentReader(path, self._types, tablet_id=r.tablet_id) as reader:
+                        with SegmentReader(path, self._types, tablet_id=r.tablet_id,
+                                           page_cache=self._page_cache) as reader:
                             verdict = reader.may_match(pruner, stats)
                             meta = reader.meta
                     if not verdict:
+                        assert meta is not None  # cached, or stored by the reader just opened
                         if stats is not None:  # what the segment iterator would count
                             stats.rows_total += meta.num_rows
                             stats.rows_skipped_zone_map += meta.num_rows
@@ -259,7 +265,8 @@ class TabletReader:
     def _rowset_batches(self, rowset: RowsetMeta, columns: Sequence[str], preds: Conditions
                         ) -> Iterator[Batch]:
         for path, meta in self._segments.pop(rowset.rowset_id, ()):
-            with SegmentReader(path, self._types, rowset.tablet_id, published=meta) as reader:
+            with SegmentReader(path, self._types, rowset.tablet_id, published=meta,
+                               page_cache=self._page_cache) as reader:
                 yield from self._segment_batches(reader, columns, preds)
 
     def _small(self, rowset: RowsetMeta) -> bool:
@@ -274,7 +281,8 @@ class TabletReader:
         column: a Batch per tiny segment would cost more than reading it."""
         segments = [self._segments.pop(r.rowset_id) for r in rowsets]
         flat = read_whole([seg for segs in segments for seg in segs], columns, self._types,
-                          rowsets[0].tablet_id if rowsets else None, self._stats)
+                          rowsets[0].tablet_id if rowsets else None, self._stats,
+                          self._page_cache)
         cols = tuple(Column.concat([c[i] for c in flat]) for i in range(len(columns)))
         batch = Batch(tuple(columns), cols)
         lengths = [len(c[0]) for c in flat]

@@ -34,6 +34,7 @@ import time
 import uuid
 from dataclasses import replace
 
+from storage.alter_job_runner import FINAL_STATES, AlterJobRunner, JobCancelled
 from storage.catalog.meta import (
     AlterJobMeta,
     MaterializedIndexMeta,
@@ -41,14 +42,11 @@ from storage.catalog.meta import (
     TableMeta,
     TabletMeta,
 )
-from storage.alter_job_runner import FINAL_STATES, AlterJobRunner, JobCancelled
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.faults import fault_point
 from storage.reader import ReadOptions, TabletReader
 from storage.rowset import RowsetWriter
-from storage.per_engine import PerEngine
-
 
 
 def _covers(index: MaterializedIndexMeta, rowset: RowsetMeta) -> bool:
@@ -125,10 +123,6 @@ class RollupJobs(AlterJobRunner):
     """The rollup jobs of one engine: runs each on its own daemon thread."""
 
     JOB_TYPE = "ROLLUP"
-
-    @classmethod
-    def of(cls, engine: StorageEngine) -> RollupJobs:
-        return _JOBS(engine)
 
     def _work(self, job: AlterJobMeta) -> None:
         self._publish(job, self._backfill(job))
@@ -244,6 +238,3 @@ def drop_index_objects(
     delete_tablets(cat, m, tablets)
     m.delete(index)
     return tablets
-
-
-_JOBS: PerEngine[RollupJobs] = PerEngine(RollupJobs)

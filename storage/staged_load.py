@@ -108,10 +108,10 @@ class TableCreatingLoad(LoadTxn):
             if p.partition_id in self._touched:
                 p = replace(p, visible_version=version[p.partition_id], visible_version_time=now)
             m.put(p)
-        for p in pending:
-            if p.rowset.num_rows:
-                v = version[p.partition_id]
-                m.put(replace(p.rowset, start_version=v, end_version=v))
+        for written in pending:
+            if written.rowset.num_rows:
+                v = version[written.partition_id]
+                m.put(replace(written.rowset, start_version=v, end_version=v))
         m.put(replace(s.table, create_time=now))
         return _commit_visible(self, m, txn)
 

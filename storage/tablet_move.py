@@ -26,7 +26,6 @@ from storage.catalog.meta import TabletMeta
 from storage.engine import StorageEngine
 from storage.faults import fault_point
 from storage.fileio import AtomicFile, fsync_dir
-from storage.segment.meta_cache import forget_segment_files
 
 
 def copy_files(src_root: Path, dst_root: Path, rels: Iterable[str]) -> None:
@@ -69,4 +68,4 @@ def remove_old_copies(engine: StorageEngine, moved: Sequence[tuple[TabletMeta, i
     for t, _ in moved:
         gone.append(engine.backend_root(t.backend_id) / "data" / str(t.tablet_id))
         shutil.rmtree(gone[-1], ignore_errors=True)
-    forget_segment_files(gone)  # their cached pages and metadata would only age out
+    engine.forget_segment_files(gone)  # their cached pages and metadata would only age out

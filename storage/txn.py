@@ -25,6 +25,7 @@ Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, `MemTableMemoryLimiter`, 
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 import time
@@ -53,13 +54,11 @@ from storage.catalog.meta import (
     TxnStatus,
 )
 from storage.catalog.repository import Mutation
-from storage.compaction.scheduler import CompactionManager
 from storage.distribution import bucket_of_rows
 from storage.engine import StorageEngine
 from storage.errors import DorisError
 from storage.faults import fault_point
 from storage.partition import PartitionRouter
-from storage.per_engine import PerEngine
 from storage.rowset import RowsetWriter
 from storage.tablet_move import copy_files
 
@@ -97,10 +96,6 @@ class RunningTxns:
     Entries are weak: a load abandoned by an error (never committed) is dropped when its
     LoadTxn is freed, so it cannot hold a job forever. A crash ends every load, so a restarted
     process starts with none."""
-
-    @classmethod
-    def of(cls, engine: StorageEngine) -> RunningTxns:
-        return _RUNNING(engine)
 
     def __init__(self, catalog: Catalog | None = None) -> None:
         self._catalog = catalog  # for the PRECOMMITTED two-phase loads, which count as running
@@ -200,7 +195,7 @@ class LoadTxn:
             self._tablets: dict[tuple[int, int, int], TabletMeta] = {
                 (t.partition_id, t.index_id, t.bucket_seq): t for t in tablets
             }
-            RunningTxns.of(engine).add(self)
+            engine.txns.add(self)
         self._router = PartitionRouter(table, self.partitions)
         # AUTO PARTITION: partitions this load creates, published with it (auto_partition.py)
         self._created: dict[int, tuple[PartitionMeta, tuple[TabletMeta, ...]]] = {}
@@ -351,7 +346,7 @@ class LoadTxn:
         order = np.argsort(groups, kind="stable")
         uniq, starts = np.unique(groups[order], return_index=True)
         bounds = list(starts) + [len(order)]
-        for g, (lo, hi) in zip(uniq.tolist(), zip(bounds[:-1], bounds[1:])):
+        for g, (lo, hi) in zip(uniq.tolist(), itertools.pairwise(bounds), strict=True):
             p_i, seq = divmod(int(g), 1 << 20)
             part = self.partitions[p_i]
             rows = batch.take(order[lo:hi])
@@ -367,7 +362,7 @@ class LoadTxn:
 
     def _limit_memory(self) -> None:
         """Flush this load's largest memtables while all loads together hold too much."""
-        running = RunningTxns.of(self.engine)
+        running = self.engine.txns
         while self.buffered_bytes and running.buffered_bytes() > self._memory_limit:
             largest = max(self._writers.values(), key=lambda w: w.buffered_bytes)
             held = largest.buffered_bytes
@@ -414,7 +409,7 @@ class LoadTxn:
         finally:
             self.buffered_bytes = 0
             self._release_auto()
-            RunningTxns.of(self.engine).finish(self)
+            self.engine.txns.finish(self)
 
     def abort(self) -> None:
         """Give up the load: nothing is published and the segments it flushed are deleted."""
@@ -422,7 +417,7 @@ class LoadTxn:
         self._files.discard()
         self.buffered_bytes = 0
         self._release_auto()
-        RunningTxns.of(self.engine).finish(self)
+        self.engine.txns.finish(self)
 
     def precommit(self, timeout_ms: int = 0) -> TxnMeta:
         """Two-phase commit, phase one (Doris PRECOMMITTED): write and fsync every rowset and
@@ -454,14 +449,14 @@ class LoadTxn:
         finally:
             self.buffered_bytes = 0
             self._release_auto()
-            RunningTxns.of(self.engine).finish(self)
+            self.engine.txns.finish(self)
 
     def _build(self) -> list[PendingRowset]:
         """Every rowset of the load written and fsynced, with where it was written."""
         self._wait_flushes()
         # Back-pressure before any file is written: a tablet with too many versions first
         # waits for its compaction; past max_tablet_version_num the load fails (E-235).
-        CompactionManager.of(self.engine).admit_load(
+        self.engine.compaction.admit_load(
             tid for tid, w in self._writers.items() if w.num_rows)
         metas = _build_all(list(self._writers.values()))
         fault_point("load_before_publish")
@@ -571,6 +566,3 @@ def _follow_tablet_move(engine: StorageEngine, meta: RowsetMeta, wrote_on: int |
         return
     copy_files(engine.backend_root(wrote_on), engine.backend_root(backend_id),
                meta.files)  # durable before the publish; the old copy is GC'd at restart
-
-
-_RUNNING: PerEngine[RunningTxns] = PerEngine(lambda engine: RunningTxns(engine.catalog))

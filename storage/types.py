@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
+import math
 import re
 from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation
@@ -62,7 +63,7 @@ _INT_RANGES = {
     TypeKind.LARGEINT: (-(2**127), 2**127 - 1),
 }
 
-_NUMPY_DTYPES = {
+_NUMPY_DTYPES: dict[TypeKind, np.dtype] = {
     TypeKind.BOOLEAN: np.dtype(np.uint8),
     TypeKind.TINYINT: np.dtype(np.int8),
     TypeKind.SMALLINT: np.dtype(np.int16),
@@ -343,7 +344,7 @@ def char(length: int) -> DataType:
     return DataType(TypeKind.CHAR, length=length)
 
 
-_TYPE_TEXT = re.compile(r"^\s*([a-z_]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*$", re.I)
+_TYPE_TEXT = re.compile(r"^\s*([a-z_]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*$", re.IGNORECASE)
 
 
 def parse_type(text: str) -> DataType:
@@ -382,7 +383,7 @@ def _to_int(value: object) -> int:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise TypeError_(f"'{value}' is not a valid integer")
         return int(value)
     if isinstance(value, Decimal):
@@ -424,7 +425,7 @@ def format_decimal(unscaled: int, scale: int) -> str:
 
 def format_float(v: float, single: bool = False) -> str:
     """MySQL/Doris-style float text: integers without '.0', shortest round-trip otherwise."""
-    if v != v:
+    if math.isnan(v):
         return "NaN"
     if v in (float("inf"), float("-inf")):
         return "Infinity" if v > 0 else "-Infinity"
@@ -433,15 +434,14 @@ def format_float(v: float, single: bool = False) -> str:
         text = np.format_float_positional(np.float32(v), trim="-") if "e" not in text else text
     else:
         text = repr(v)
-    if text.endswith(".0"):
-        text = text[:-2]
-    return text
+    return text.removesuffix(".0")
 
 
 _DATE_RE = re.compile(r"^\s*(\d{1,4})-(\d{1,2})-(\d{1,2})\s*$")
 _DATE_COMPACT_RE = re.compile(r"^\s*(\d{4})(\d{2})(\d{2})\s*$")
 _DATETIME_RE = re.compile(
-    r"^\s*(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?)?\s*$"
+    r"^\s*(\d{1,4})-(\d{1,2})-(\d{1,2})"
+    r"(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?)?\s*$"
 )
 
 

@@ -28,7 +28,7 @@ from storage.auto_partition import auto_placeable
 from storage.batch import Batch
 from storage.engine import StorageEngine
 from storage.errors import ShaleError
-from storage.group_commit import GroupCommitOptions, committer_for
+from storage.group_commit import GroupCommitOptions
 from storage.partition import PartitionRouter
 from storage.txn import LoadTxn
 
@@ -102,7 +102,7 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
             txn.add_batch(b)
         return txn.label, txn.commit().txn_id
 
-    future = committer_for(engine).submit(
+    future = engine.group_commit.submit(
         table.table_id, Batch.concat(good) if len(good) > 1 else good[0],
         GroupCommitOptions.for_table(table), load)
     try:

@@ -21,7 +21,7 @@ from executor.load.txn_options import TxnOptions, timeout_failure
 from sql.errors import DorisError
 from storage import clock
 from storage.engine import StorageEngine
-from storage.txn import LabelAlreadyUsed, RunningTxns
+from storage.txn import LabelAlreadyUsed
 
 # Parsed blocks are joined to about STYLE.md's 64K-row batches before conversion and routing:
 # a 1 MB CSV block is ~10k rows of SSB lineorder, and the per-batch costs (one cast per column,
@@ -67,7 +67,7 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
         raise label_used(req.label, e) from None
     except DorisError as e:
         raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: {e.message}") from None
-    holder = RunningTxns.of(engine).label_holder(txn.db.db_id, txn.label)
+    holder = engine.txns.label_holder(txn.db.db_id, txn.label)
     if holder is not None and holder != txn.txn_id:  # a concurrent retry began first
         txn.abort()
         raise label_exists(req.label, holder, existing="RUNNING")

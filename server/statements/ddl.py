@@ -34,8 +34,6 @@ from sql.temp_partitions import (
     refuse_with_temporary_partitions,
     replace_partitions,
 )
-from storage.index_job import IndexJobs
-from storage.rollup_job import RollupJobs
 
 if TYPE_CHECKING:
     from server.statements.runner import StatementRunner
@@ -55,7 +53,7 @@ def dynamic_partition_limit(engine: StorageEngine) -> Iterator[None]:
 
 def _start_index_job(engine: StorageEngine, job_id: int | None) -> None:
     if job_id is not None:
-        IndexJobs.of(engine).start(job_id)
+        engine.index_jobs.start(job_id)
 
 
 def create(runner: StatementRunner, stmt: exp.Create) -> OkOutcome:
@@ -218,12 +216,12 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
                 scheduler.note_properties_changed(table.table_id)
                 warnings += scheduler.run([table.table_id])
         elif isinstance(action, V.AddRollupAction):
-            jobs = RollupJobs.of(engine)
+            jobs = engine.rollup_jobs
             for job_id in ddl_ops.add_rollups(engine, table, action.rollups):
                 jobs.start(job_id)
         elif isinstance(action, V.DropRollupAction):
             for job_id in ddl_ops.drop_rollups(engine, table, action.names):
-                RollupJobs.of(engine).cancel(job_id, "rollup index is dropped")
+                engine.rollup_jobs.cancel(job_id, "rollup index is dropped")
         elif isinstance(action, (V.AddIndexAction, V.DropIndexAction)):
             continue  # done with the first one above
         else:
@@ -242,9 +240,9 @@ def cancel_alter(runner: StatementRunner, stmt: CancelAlter) -> OkOutcome:
     table = resolve_table(engine, target, runner.database, TableUse.DDL)
     if kind == "COLUMN":  # ADD / DROP INDEX, bloom filter SET (storage/index_job.py)
         for job_id in ddl_ops.running_schema_change_jobs(engine, table):
-            IndexJobs.of(engine).cancel(job_id, "user cancelled")
+            engine.index_jobs.cancel(job_id, "user cancelled")
         return OkOutcome()
-    jobs = RollupJobs.of(engine)
+    jobs = engine.rollup_jobs
     for job_id in ddl_ops.running_rollup_jobs(engine, table):
         jobs.cancel(job_id, "user cancelled")
     return OkOutcome()

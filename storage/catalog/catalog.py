@@ -138,7 +138,7 @@ class Catalog:
     def get_database(self, name: str) -> DatabaseMeta | None:
         for db in self._objects["db"].values():
             if db.name == name:
-                return db  # type: ignore[no-any-return]
+                return db
         return None
 
     def database_by_id(self, db_id: int) -> DatabaseMeta | None:
@@ -153,7 +153,7 @@ class Catalog:
             return None
         for t in self._children_of("table", database.db_id):
             if t.name == name:
-                return t  # type: ignore[no-any-return]
+                return t
         return None
 
     def table_by_id(self, table_id: int) -> TableMeta | None:
@@ -211,7 +211,7 @@ class Catalog:
         return sorted(self._objects["backend"].values(), key=lambda b: b.backend_id)
 
     def backend(self, backend_id: int) -> Backend:
-        return self._objects["backend"][str(backend_id)]  # type: ignore[no-any-return]
+        return self._objects["backend"][str(backend_id)]
 
     def colocate_groups(self, db_id: int | None = None) -> list[ColocateGroup]:
         groups = list(self._objects["colocate"].values())
@@ -255,7 +255,7 @@ class Catalog:
         """The txn holding `label` in the database: an aborted txn frees its label (Doris)."""
         for t in self._children_of("txn", db_id):
             if t.label == label and t.status is not TxnStatus.ABORTED:
-                return t  # type: ignore[no-any-return]
+                return t
         return None
 
     def txns_by_label(self, db_id: int, label: str) -> list[TxnMeta]:

@@ -50,10 +50,10 @@ def from_jsonable(tp: Any, value: Any) -> Any:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         return from_jsonable(args[0], value)
     if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_jsonable(args[0], v) for v in value)
-        return tuple(from_jsonable(a, v) for a, v in zip(args, value))
+        items = typing.get_args(tp)
+        if len(items) == 2 and items[1] is Ellipsis:
+            return tuple(from_jsonable(items[0], v) for v in value)
+        return tuple(from_jsonable(a, v) for a, v in zip(items, value))
     if tp is DataType:
         return parse_type(value)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):

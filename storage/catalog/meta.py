@@ -22,7 +22,8 @@ class KeysType(enum.Enum):
 
     @property
     def sql_keyword(self) -> str:
-        return {"DUP_KEYS": "DUPLICATE", "AGG_KEYS": "AGGREGATE", "UNIQUE_KEYS": "UNIQUE"}[self.value]
+        return {"DUP_KEYS": "DUPLICATE", "AGG_KEYS": "AGGREGATE",
+                "UNIQUE_KEYS": "UNIQUE"}[self.value]
 
 
 class AggType(enum.Enum):
@@ -112,7 +113,8 @@ class PartitionMeta:
     """One partition. Range bounds and list values are literal texts, one per partition column.
 
     Range: `lower` None = type minimum, `upper` None = MAXVALUE, semantics [lower, upper).
-    List: `list_values` holds one tuple per accepted value tuple.
+    List: `list_values` holds one tuple per accepted value tuple (None: NULL, which an AUTO
+    LIST partition `pX` accepts).
     The single partition of an unpartitioned table has the table's own name.
     A temporary partition (Doris' ADD TEMPORARY PARTITION) is invisible to queries and loads
     that do not name it; it may overlap formal partitions and becomes one through REPLACE.
@@ -124,7 +126,7 @@ class PartitionMeta:
     buckets: int
     lower: tuple[str, ...] | None = None
     upper: tuple[str, ...] | None = None
-    list_values: tuple[tuple[str, ...], ...] = ()
+    list_values: tuple[tuple[str | None, ...], ...] = ()
     visible_version: int = 1
     visible_version_time: float = 0.0
     replication_num: int = 1
@@ -274,7 +276,8 @@ class Backend:
 
 @dataclass(frozen=True, slots=True)
 class ColocateGroup:
-    """Colocation Group Schema (seed 000): buckets, distribution column types, bucket -> backends."""
+    """Colocation Group Schema (seed 000): buckets, distribution column types,
+    bucket -> backends."""
 
     group_id: int
     db_id: int

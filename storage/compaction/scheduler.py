@@ -41,8 +41,6 @@ from storage.catalog.meta import RowsetMeta, TabletMeta
 from storage.compaction import policy
 from storage.compaction.merger import merge_rowsets, swap
 from storage.errors import DorisError
-from storage.per_engine import PerEngine
-from storage.segment.meta_cache import forget_segment_files
 
 if TYPE_CHECKING:
     from storage.engine import StorageEngine
@@ -125,17 +123,6 @@ class CompactionStats:
 
 
 class CompactionManager:
-    @classmethod
-    def of(cls, engine: StorageEngine) -> CompactionManager:
-        return _MANAGERS(engine)
-
-    @classmethod
-    def stop_for(cls, engine: StorageEngine) -> None:
-        """Stop the engine's manager if one was created (engine close)."""
-        manager = _MANAGERS.peek(engine)
-        if manager is not None:
-            manager.stop()
-
     def __init__(self, engine: StorageEngine) -> None:
         self.engine = engine
         self.cfg = engine.compaction_config
@@ -628,7 +615,7 @@ class CompactionManager:
         removed = self.engine.stale_rowsets.sweep(self.cfg.tablet_rowset_stale_sweep_time_sec)
         removed += self.engine.retired_tablets.sweep(self.cfg.tablet_rowset_stale_sweep_time_sec)
         if removed:
-            forget_segment_files(removed)  # their cached pages and metadata
+            self.engine.forget_segment_files(removed)  # their cached pages and metadata
         return len(removed)
 
     # ---- status -----------------------------------------------------------------------------
@@ -723,6 +710,3 @@ def _fmt_ms(ts: float) -> str:
     if not ts:
         return "1970-01-01 08:00:00.000"  # Doris prints the epoch (in its time zone) for "never"
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) + f".{int(ts * 1000) % 1000:03d}"
-
-
-_MANAGERS: PerEngine[CompactionManager] = PerEngine(CompactionManager)

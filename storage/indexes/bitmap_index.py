@@ -153,8 +153,8 @@ def _sorted_distinct(col: Column, layout: PhysicalLayout, rows: np.ndarray
         distinct_obj = np.empty(len(distinct_list), dtype=object)
         distinct_obj[:] = distinct_list
         return Column(col.type, distinct_obj, None), inverse
-    distinct, inverse = np.unique(values.astype(layout.dtype, copy=False), return_inverse=True)
-    return Column(col.type, distinct, None), inverse.reshape(-1).astype(np.int64)
+    uniq, inverse = np.unique(values.astype(layout.dtype, copy=False), return_inverse=True)
+    return Column(col.type, uniq, None), inverse.reshape(-1).astype(np.int64)
 
 
 def write_bitmap_index(col: Column, layout: PhysicalLayout,
@@ -368,7 +368,7 @@ class BitmapIndexReader:
         local = ordinal - int(idx.bm_first[page])
         assert entries.offsets is not None
         a, b = int(entries.offsets[local]), int(entries.offsets[local + 1])
-        return decode_entry(memoryview(entries.data)[a:b])
+        return decode_entry(entries.data.data[a:b])
 
     def union(self, lo: int, hi: int) -> BitMap:
         """Rows holding any dictionary value with ordinal in [lo, hi)."""
@@ -398,7 +398,7 @@ class BitmapIndexReader:
                 arrays.append(np.frombuffer(piece[keep].tobytes(), "<u4"))
                 continue
             for k in range(a, b):
-                parts.append(decode_entry(memoryview(data)[int(offs[k]):int(offs[k + 1])]))
+                parts.append(decode_entry(data.data[int(offs[k]):int(offs[k + 1])]))
         if arrays:
             out |= _bitmap_of(np.concatenate(arrays))
         if parts:

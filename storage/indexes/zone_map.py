@@ -21,6 +21,7 @@ Stored as one ZONE_MAP index page with n_pages + 1 entries (the last is the segm
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -86,7 +87,7 @@ def index_value(dtype: DataType, layout: PhysicalLayout, value: object) -> objec
     if not isinstance(value, (int, float, np.integer, np.floating)):
         raise NotIndexable
     as_col = float(npd.type(value))
-    if as_col != as_col or as_col != value:  # NaN, or not exactly representable
+    if math.isnan(as_col) or as_col != value:  # NaN, or not exactly representable
         raise NotIndexable
     return as_col
 

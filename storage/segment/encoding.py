@@ -184,7 +184,7 @@ def dict_gather(
 def _compare_bytes(data: np.ndarray, a0: int, a1: int, b0: int, b1: int) -> int:
     la = a1 - a0
     lb = b1 - b0
-    m = la if la < lb else lb
+    m = min(la, lb)
     for j in range(m):
         x = data[a0 + j]
         y = data[b0 + j]
@@ -638,8 +638,9 @@ def runs_by_bytes(sizes: np.ndarray, limit: int) -> list[tuple[int, int]]:
 
 
 def decode_values(body: bytes, pos: int, n: int, layout: PhysicalLayout, dtype: DataType,
-                  encoding: Encoding, validity: np.ndarray | None = None) -> Column:
-    """n values encoded with `encoding` at body[pos:], as a Column of `dtype`."""
+                  encoding: int, validity: np.ndarray | None = None) -> Column:
+    """n values encoded with `encoding` (a page header's byte, an `Encoding` value) at
+    body[pos:], as a Column of `dtype`."""
     if layout.layout is Layout.VARLEN:
         offsets, data = decode_varlen(body, pos, n, encoding)
         return Column(dtype, data, validity, offsets)

@@ -37,8 +37,9 @@ Doris `SegmentIterator` (seed 003): the rows a scan reads shrink in this order
    are decoded only in pages that still hold a selected row.
 Indexes only ever remove rows that cannot match (the bitmap selection is exact), so the result
 is that of step 6 alone. (The tablet reader reads segments of at most one short-key block,
-about one page per column, whole without this iterator: no index could skip a page there.) The row counters partition `rows_total` (storage/scan_stats.py); rows
-of a walked range that the bitmap selection excludes count as `rows_skipped_bitmap_index`.
+about one page per column, whole without this iterator: no index could skip a page there.)
+The row counters partition `rows_total` (storage/scan_stats.py); rows of a walked range that
+the bitmap selection excludes count as `rows_skipped_bitmap_index`.
 """
 
 from __future__ import annotations

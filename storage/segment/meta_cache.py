@@ -21,8 +21,9 @@ the file never gets stale metadata. The tablet reader skips even that stat for s
 published rowsets, whose files never change: `latest(path)` gives the entry a reader stored
 last for the path (a stat per segment per scan, releasing the GIL each time, was a large part
 of reading many small rowsets); a page read still checks the identity when it maps the file.
-Bounded by entry count and by estimated bytes (LRU); `forget_segment_files` drops the entries
-(and cached pages) of deleted files at once. Thread-safe. Capacity 0 disables the cache.
+Bounded by entry count and by estimated bytes (LRU); `StorageEngine.forget_segment_files` drops
+the entries (and the engine's cached pages) of deleted files at once. Thread-safe. Capacity 0
+disables the cache.
 """
 
 from __future__ import annotations
@@ -209,12 +210,3 @@ class SegmentMetaCache:
 
 SEGMENT_META_CACHE = SegmentMetaCache()
 
-
-def forget_segment_files(paths: Iterable[str | os.PathLike[str]]) -> None:
-    """Forget deleted segment files (or directories of them) in both the page cache and the
-    segment metadata cache: what every code path that deletes segment files calls."""
-    from storage.page_cache import PAGE_CACHE
-
-    gone = list(paths)
-    PAGE_CACHE.forget_files(gone)
-    SEGMENT_META_CACHE.forget_files(gone)

@@ -19,6 +19,7 @@ import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import lz4.block
 import numpy as np
@@ -40,7 +41,7 @@ from storage.indexes.spec import (
     SegmentIndexSpec,
 )
 from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
-from storage.page_cache import PAGE_CACHE, cache_id
+from storage.page_cache import PageCache
 from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
 from storage.scan_stats import ScanStats
 from storage.segment.encoding import (
@@ -64,6 +65,9 @@ from storage.types import DataType, parse_type
 
 # What decoding a damaged page can raise before a check catches it.
 _DECODE_ERRORS = (ValueError, struct.error, lz4.block.LZ4BlockError, IndexError, OverflowError)
+# The whole-column key a reader without a page cache records: no cache issues id -1 (ids count
+# up from 0), so a lookup with it only misses.
+NO_CACHE_KEY = (-1, -1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,19 +92,23 @@ class ColumnInfo:
 class SegmentReader:
     """One open segment file version. Its validated metadata comes from the segment metadata
     cache when another scan parsed it already (storage/segment/meta_cache.py); the file is
-    mapped only when a page must be read that the page cache does not hold."""
+    mapped only when a page must be read that the page cache (its engine's, when the reader
+    has one) does not hold."""
 
     def __init__(
         self, path: str | os.PathLike[str], types: Mapping[str, DataType],
         tablet_id: int | None = None, published: SegmentMeta | None = None,
+        page_cache: PageCache | None = None,
     ) -> None:
         """`published`: the metadata cached for this path (`SEGMENT_META_CACHE.latest`) of a
         segment of a published rowset, whose file never changes: trusted without a stat.
         Otherwise the file is looked up by its current identity. Either way a page read maps
-        the file and checks that identity first."""
+        the file and checks that identity first. `page_cache`: where decoded pages are looked
+        up and kept (the engine's, for queries); None decodes every page."""
         self._path = os.fspath(path)  # a Path only on demand: scans open thousands of readers
         self.tablet_id = tablet_id
         self._types = types
+        self._cache = page_cache
         self._mm: mmap.mmap | None = None
         self._closed = False
         if published is not None:
@@ -213,9 +221,15 @@ class SegmentReader:
             )
         info = ColumnInfo(c.index, c.footer, c.stored, target, c.layout,
                           (self._identity, key, repr(target)))
-        self._meta.infos[key] = (target, info, (cache_id(*info.cache_parts), -1))
+        self._meta.infos[key] = (target, info, self._whole_column_key(info))
         self._columns[key] = info
         return info
+
+    def _whole_column_key(self, info: ColumnInfo) -> tuple[int, int]:
+        """The page-cache key of the whole column (page -1); NO_CACHE_KEY without a cache."""
+        if self._cache is None:
+            return NO_CACHE_KEY
+        return (self._cache.file_id(info.cache_parts), -1)
 
     # ---- access -------------------------------------------------------------------------
     @property
@@ -322,11 +336,14 @@ class SegmentReader:
                 raise self.corrupted(f"bitmap index of column {name}: {e}") from None
             self._meta.bitmap_indexes[key] = index
         idx = index
-        dict_id = cache_id(self._identity, key, "bitmap_index.dict")
-        bitmap_id = cache_id(self._identity, key, "bitmap_index.bitmaps")
+        cache = self._cache
+        dict_id = bitmap_id = NO_CACHE_KEY[0]
+        if cache is not None:
+            dict_id = cache.file_id((self._identity, key, "bitmap_index.dict"))
+            bitmap_id = cache.file_id((self._identity, key, "bitmap_index.bitmaps"))
 
         def dict_page(page: int) -> Column:
-            cached = PAGE_CACHE.get((dict_id, page))
+            cached = cache.get((dict_id, page)) if cache is not None else None
             if cached is not None:
                 return cached
             try:
@@ -340,11 +357,12 @@ class SegmentReader:
             except _DECODE_ERRORS as e:
                 raise self.corrupted(
                     f"bitmap index dictionary page {page} of column {name}: {e}") from None
-            PAGE_CACHE.put((dict_id, page), col)
+            if cache is not None:
+                cache.put((dict_id, page), col)
             return col
 
         def bitmap_page(page: int) -> Column:
-            cached = PAGE_CACHE.get((bitmap_id, page))
+            cached = cache.get((bitmap_id, page)) if cache is not None else None
             if cached is not None:
                 return cached
             try:
@@ -358,7 +376,8 @@ class SegmentReader:
             except _DECODE_ERRORS as e:
                 raise self.corrupted(
                     f"bitmap index bitmap page {page} of column {name}: {e}") from None
-            PAGE_CACHE.put((bitmap_id, page), col)
+            if cache is not None:
+                cache.put((bitmap_id, page), col)
             return col
 
         return BitmapIndexReader(idx, info.layout, dict_page, bitmap_page)
@@ -386,29 +405,37 @@ class SegmentReader:
     def read_page(self, info: ColumnInfo, page: int, stats: ScanStats | None = None) -> Column:
         """Data page `page` of a column as a Column of the requested type: from the page cache,
         else decoded (CRC-checked) and cached. The result is shared: never write into it."""
-        key = (cache_id(*info.cache_parts), page)
-        cached = PAGE_CACHE.get(key)
+        cache = self._cache
+        if cache is None:
+            return self._decode_page(info, page, stats)
+        key = (cache.file_id(info.cache_parts), page)
+        cached = cache.get(key)
         if cached is not None:
             if stats is not None:
                 stats.pages_read += 1
                 stats.pages_cached += 1
             return cached
         col = self._decode_page(info, page, stats)
-        PAGE_CACHE.put(key, col)
+        cache.put(key, col)
         return col
 
     def read_column(self, info: ColumnInfo, stats: ScanStats | None = None,
                     decode: bool = True) -> Column | None:
         """The whole column (every page, concatenated) from the page cache, else decoded and
         cached when `decode`, else None. Scans that read most of a segment use it: windows
-        become slices and row selections one `take`, with no per-page bookkeeping."""
-        key = (cache_id(*info.cache_parts), -1)
+        become slices and row selections one `take`, with no per-page bookkeeping. Without a
+        page cache it is decoded (when `decode`) every time."""
+        cache = self._cache
         pages = info.footer.num_pages
-        name = info.footer.name.lower()
-        known = self._meta.infos.get(name)
-        if known is not None and known[1] is info and known[2] != key:
-            self._meta.infos[name] = (known[0], info, key)  # the id was renewed: keep it
-        cached = PAGE_CACHE.get(key)
+        cached = None
+        if cache is not None:
+            key = self._whole_column_key(info)
+            name = info.footer.name.lower()
+            known = self._meta.infos.get(name)
+            if known is not None and known[1] is info and known[2] != key:
+                # the id was renewed (or first issued, after a reader without a cache): keep it
+                self._meta.infos[name] = (known[0], info, key)
+            cached = cache.get(key)
         if cached is not None:
             if stats is not None:
                 stats.pages_read += pages
@@ -420,7 +447,8 @@ class SegmentReader:
         if not parts:
             return None
         col = parts[0] if len(parts) == 1 else Column.concat(parts)  # each counted as read
-        PAGE_CACHE.put(key, col)
+        if cache is not None:
+            cache.put(key, col)
         return col
 
     def _decode_page(self, info: ColumnInfo, page: int, stats: ScanStats | None) -> Column:
@@ -506,7 +534,7 @@ class SegmentReader:
             self._mm.close()
             self._mm = None
 
-    def __enter__(self) -> SegmentReader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -516,20 +544,20 @@ class SegmentReader:
 def read_whole(
     segments: Sequence[tuple[str, SegmentMeta | None]], columns: Sequence[str],
     types: Mapping[str, DataType], tablet_id: int | None = None,
-    stats: ScanStats | None = None,
+    stats: ScanStats | None = None, page_cache: PageCache | None = None,
 ) -> list[tuple[Column, ...]]:
     """The columns of `SegmentReader.read_all(columns)` of each segment (path, published
     metadata or None), in order. A tablet fed by many small loads reads hundreds of tiny
     segments per scan, so the common case (metadata and whole columns cached) is served here
     with a few dict lookups per column, without a reader object or a Batch per segment;
-    anything else opens a SegmentReader."""
+    anything else (and every segment, without a `page_cache`) opens a SegmentReader."""
     keys = [c.lower() for c in columns]
-    get = PAGE_CACHE.get
+    get = page_cache.get if page_cache is not None else None
     out: list[tuple[Column, ...]] = []
     rows = pages = segs = 0
     for path, meta in segments:
         cols: list[Column] | None = None
-        if meta is not None:
+        if meta is not None and get is not None:
             cols = []
             for key in keys:
                 known = meta.infos.get(key)
@@ -546,7 +574,8 @@ def read_whole(
                 cols.append(col)
                 pages += known[1].footer.num_pages
         if cols is None:
-            with SegmentReader(path, types, tablet_id, published=meta) as reader:
+            with SegmentReader(path, types, tablet_id, published=meta,
+                               page_cache=page_cache) as reader:
                 out.append(reader.read_all(columns, stats).columns)
             continue
         rows += meta.num_rows  # type: ignore[union-attr]

@@ -19,7 +19,6 @@ from storage.errors import ShaleError
 from storage.indexes import bitmap_index as bi
 from storage.indexes.spec import SegmentIndexSpec
 from storage.indexes.zone_map import index_value
-from storage.page_cache import PAGE_CACHE
 from storage.predicates import ColumnPredicate, evaluate
 from storage.scan_stats import ScanStats
 from storage.segment import SegmentReader, write_segment
@@ -104,7 +103,6 @@ def test_point_lookup_reads_one_dictionary_and_one_bitmap_page(tmp_path: Path) -
     n = 200_000
     values = Column(T.BIGINT, (np.arange(n) * 7919) % 50_000)
     types = write(tmp_path / "p.seg", values, bitmap_columns=frozenset({"c"}))
-    PAGE_CACHE.clear()
     with SegmentReader(tmp_path / "p.seg", types) as reader:
         info = reader.column("c")
         stats = ScanStats()
@@ -148,7 +146,6 @@ def test_corrupt_bitmap_index_pages_name_the_file(tmp_path: Path, small_pages: N
     path = tmp_path / "c.seg"
     col = Column.from_physical(T.STRING, [f"v{i % 97}" for i in range(3000)])
     types = write(path, col, bitmap_columns=frozenset({"c"}))
-    PAGE_CACHE.clear()
     with SegmentReader(path, types) as reader:
         info = reader.column("c")
         index = reader.bitmap_index(info)
@@ -169,7 +166,6 @@ def test_corrupt_bitmap_index_pages_name_the_file(tmp_path: Path, small_pages: N
         broken = bytearray(raw)
         broken[pos] ^= 0x08
         path.write_bytes(bytes(broken))
-        PAGE_CACHE.clear()
         with SegmentReader(path, types, tablet_id=77) as reader, \
                 pytest.raises(ShaleError) as info_:
             index = reader.bitmap_index(reader.column("c"))

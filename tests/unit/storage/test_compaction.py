@@ -19,7 +19,7 @@ from storage.catalog.meta import DeleteCondition
 from storage.compaction import policy, scheduler
 from storage.compaction.config import CompactionConfig
 from storage.compaction.merger import merge_rowsets, swap
-from storage.compaction.scheduler import CompactionManager, TooManyVersions, describe_rowset
+from storage.compaction.scheduler import TooManyVersions, describe_rowset
 from storage.delete import publish_delete
 from storage.engine import StorageEngine
 from storage.reader import ReadOptions
@@ -88,7 +88,7 @@ def test_full_compaction_keeps_every_result(tmp_path: Path, model: str) -> None:
     before = read(engine)
     t = tablet(engine)
     assert len(engine.catalog.rowsets(t.tablet_id)) == 12
-    assert CompactionManager.of(engine).compact(t.tablet_id, "full")
+    assert engine.compaction.compact(t.tablet_id, "full")
     rowsets = engine.catalog.rowsets(t.tablet_id)
     assert len(rowsets) == 1
     assert (rowsets[0].start_version, rowsets[0].end_version) == (0, version(engine))
@@ -103,7 +103,7 @@ def test_cumulative_compaction_merges_small_deltas(tmp_path: Path, model: str) -
     many_loads(engine, 8)
     before = read(engine)
     t = tablet(engine)
-    manager = CompactionManager.of(engine)
+    manager = engine.compaction
     assert manager.compact(t.tablet_id, "cumulative")
     rowsets = engine.catalog.rowsets(t.tablet_id)
     assert len(rowsets) == 1 and rowsets[0].start_version == 2
@@ -120,7 +120,7 @@ def test_merge_follows_the_data_model(tmp_path: Path) -> None:
     load(engine, [(1, 7, "c"), (2, None, None)])
     load(engine, [(1, None, "d")])
     t = tablet(engine)
-    assert CompactionManager.of(engine).compact(t.tablet_id, "full")
+    assert engine.compaction.compact(t.tablet_id, "full")
     out = engine.catalog.rowsets(t.tablet_id)
     assert out[0].num_rows == 2  # merged physically, not just at read time
     assert read(engine) == [(1, 12, "d"), (2, 1, None)]
@@ -132,7 +132,7 @@ def test_duplicate_output_is_sorted_by_key(tmp_path: Path) -> None:
     for i in range(6):
         load(engine, [(50 - i, i, None), (i, i, None)])
     t = tablet(engine)
-    assert CompactionManager.of(engine).compact(t.tablet_id, "full")
+    assert engine.compaction.compact(t.tablet_id, "full")
     table = engine.catalog.get_table("db", "t")
     keys = [r[0] for b in engine.read_tablet(t, version(engine), ReadOptions(table.column_names))
             for r in b.rows()]
@@ -152,7 +152,7 @@ def test_base_compaction_drops_deleted_rows(tmp_path: Path, model: str) -> None:
     before = read(engine)
     assert any(r[0] >= 100 for r in before)
     t = tablet(engine)
-    assert CompactionManager.of(engine).compact(t.tablet_id, "full")
+    assert engine.compaction.compact(t.tablet_id, "full")
     rowsets = engine.catalog.rowsets(t.tablet_id)
     assert len(rowsets) == 1 and not rowsets[0].delete_predicates
     assert rowsets[0].num_rows == len(before)  # deleted rows are physically gone
@@ -171,7 +171,7 @@ def test_cumulative_compaction_stops_at_a_delete_version(tmp_path: Path) -> None
     many_loads(engine, 6)
     before = read(engine)
     t = tablet(engine)
-    assert CompactionManager.of(engine).compact(t.tablet_id, "cumulative")
+    assert engine.compaction.compact(t.tablet_id, "cumulative")
     rowsets = engine.catalog.rowsets(t.tablet_id)
     # The delete version survives as a version of its own: cumulative compaction keeps it.
     assert any(r.delete_predicates and r.start_version == delete_version for r in rowsets)
@@ -186,7 +186,7 @@ def test_reader_pinned_to_an_older_version_reads_stale_rowsets(tmp_path: Path) -
     old_version = version(engine)
     old_rows = read(engine)
     t = tablet(engine)
-    manager = CompactionManager.of(engine)
+    manager = engine.compaction
     with engine.reading():
         many_loads(engine, 5)
         assert manager.compact(t.tablet_id, "full")
@@ -210,7 +210,7 @@ def test_swap_refuses_inputs_that_changed(tmp_path: Path) -> None:
     engine = engine_with(tmp_path, MODELS["dup"])
     many_loads(engine, 6)
     t = tablet(engine)
-    manager = CompactionManager.of(engine)
+    manager = engine.compaction
     task = manager.prepare(t, "full")
     assert task is not None
     merged = merge_rowsets(engine, t, task.inputs)
@@ -229,7 +229,7 @@ def test_unswapped_output_is_collected_at_restart(tmp_path: Path) -> None:
     many_loads(engine, 6)
     before = read(engine)
     t = tablet(engine)
-    task = CompactionManager.of(engine).prepare(t, "full")
+    task = engine.compaction.prepare(t, "full")
     merged = merge_rowsets(engine, t, task.inputs)  # written, never swapped: a crash here
     engine.close()
     reopened = StorageEngine(tmp_path, backends=1)
@@ -257,7 +257,7 @@ def test_back_pressure_compacts_before_the_limit(tmp_path: Path) -> None:
     for i in range(40):
         load(engine, [(i, i, None)])
     t = tablet(engine)
-    manager = CompactionManager.of(engine)
+    manager = engine.compaction
     assert manager.version_count(t.tablet_id) <= 10
     assert manager.stats.back_pressure_waits > 0
     assert len(read(engine)) == 40
@@ -268,7 +268,7 @@ def test_status_lists_rowsets_as_doris_prints_them(tmp_path: Path) -> None:
     engine = engine_with(tmp_path, MODELS["dup"])
     many_loads(engine, 3)
     t = tablet(engine)
-    status = CompactionManager.of(engine).status(t.tablet_id)
+    status = engine.compaction.status(t.tablet_id)
     assert status is not None
     assert status["rowsets"][0].startswith("[0-1] 0 DATA NONOVERLAPPING")
     assert status["rowsets"][1].startswith("[2-2] 1 DATA NONOVERLAPPING ")
@@ -283,7 +283,7 @@ def test_a_quiet_tablet_merges_its_leftover_deltas(tmp_path: Path) -> None:
     engine = engine_with(tmp_path, MODELS["dup"], cumulative_compaction_quiet_seconds=30)
     many_loads(engine, 3)  # fewer than cumulative_compaction_min_deltas
     t = tablet(engine)
-    manager = CompactionManager.of(engine)
+    manager = engine.compaction
     rowsets = engine.catalog.rowsets(t.tablet_id)
     point = policy.calculate_cumulative_point(rowsets, -1, engine.compaction_config)
     newest = max(r.create_time for r in rowsets)
@@ -304,7 +304,7 @@ def test_overlapping_rowsets_compact_into_one_sorted_run(tmp_path: Path, model: 
     t = tablet(engine)
     assert any(r.segments_overlap for r in engine.catalog.rowsets(t.tablet_id))
     before = read(engine)
-    assert CompactionManager.of(engine).compact(t.tablet_id, "full")
+    assert engine.compaction.compact(t.tablet_id, "full")
     (out,) = engine.catalog.rowsets(t.tablet_id)
     assert not out.segments_overlap
     assert read(engine) == before
@@ -317,7 +317,7 @@ def test_overlapping_rowsets_compact_into_one_sorted_run(tmp_path: Path, model: 
 
 def test_permits_bound_the_tasks_running_at_once(tmp_path: Path) -> None:
     engine = engine_with(tmp_path, MODELS["dup"], total_permits_for_compaction_score=10)
-    manager = CompactionManager.of(engine)
+    manager = engine.compaction
     held, second_in, release = threading.Event(), threading.Event(), threading.Event()
 
     def first() -> None:
@@ -374,7 +374,7 @@ def test_the_producer_merges_a_quiet_tablets_leftovers(tmp_path: Path) -> None:
         load(engine, [(k, k, f"v{k}") for k in range(n)])
     before = read(engine)
     t = tablet(engine)
-    manager = CompactionManager.of(engine)
+    manager = engine.compaction
     assert manager.version_count(t.tablet_id) == 4
     assert manager._score(t)[0] == 0
     manager.start()

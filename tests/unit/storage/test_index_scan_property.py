@@ -20,7 +20,6 @@ from storage.batch import Batch, Column
 from storage.errors import ShaleError
 from storage.indexes import bitmap_index
 from storage.indexes.spec import SegmentIndexSpec
-from storage.page_cache import PAGE_CACHE
 from storage.predicates import ColumnPredicate, Disjunction, IntegerSet
 from storage.scan_stats import ScanStats
 from storage.segment import SegmentReader, write_segment, writer
@@ -178,7 +177,6 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Path], 
 
 def run(path: Path, batch: Batch, preds: list[ColumnPredicate],
         disjunctions: list[Disjunction] = ()) -> tuple[list[int], ScanStats]:  # type: ignore[assignment]
-    PAGE_CACHE.clear()
     stats = ScanStats()
     with SegmentReader(path, dict(zip(batch.names, batch.types))) as reader:
         keys = [int(k) for b in reader.read(["k", "city"], preds, stats=stats,

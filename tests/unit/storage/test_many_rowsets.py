@@ -27,12 +27,12 @@ from storage.delete import publish_delete
 from storage.engine import StorageEngine
 from storage.indexes.zone_map import NotIndexable, index_value
 from storage.merge import MergeSpec, combine, merge_runs
-from storage.page_cache import PAGE_CACHE
+from storage.page_cache import PageCache
 from storage.predicates import ColumnPredicate, Disjunction, ReadOptions
 from storage.scan_stats import ScanStats
 from storage.segment import SegmentReader, write_segment
 from storage.segment.encoding import layout_of
-from storage.segment.meta_cache import SEGMENT_META_CACHE, SegmentMetaCache, forget_segment_files
+from storage.segment.meta_cache import SEGMENT_META_CACHE, SegmentMetaCache
 from storage.segment.prune import ZonePruner
 
 TYPES = {"k": T.BIGINT, "v": T.BIGINT}
@@ -90,10 +90,9 @@ def test_deleted_files_are_forgotten(tmp_path: Path) -> None:
     _segment(gone, 0)
     _read(keep), _read(gone)
     assert SEGMENT_META_CACHE.latest(str(gone)) is not None
-    forget_segment_files([tablet])  # a directory: every file under it
+    SEGMENT_META_CACHE.forget_files([tablet])  # a directory: every file under it
     assert SEGMENT_META_CACHE.latest(str(gone)) is None
     assert SEGMENT_META_CACHE.latest(str(keep)) is not None
-    assert PAGE_CACHE.registered_ids(tablet) == 0
 
 
 def test_engine_forgets_the_files_of_removed_tablets(tmp_path: Path) -> None:
@@ -107,8 +106,11 @@ def test_engine_forgets_the_files_of_removed_tablets(tmp_path: Path) -> None:
         root = engine.backend_root(tablet.backend_id)
         paths = [str(root / f) for r in engine.catalog.rowsets(tablet.tablet_id) for f in r.files]
         assert paths and all(SEGMENT_META_CACHE.latest(p) is not None for p in paths)
+        tablet_dir = root / "data" / str(tablet.tablet_id)
+        assert engine.page_cache.registered_ids(tablet_dir) > 0  # the scan's pages
         engine.remove_tablet_files([tablet])
         assert all(SEGMENT_META_CACHE.latest(p) is None for p in paths)
+        assert engine.page_cache.registered_ids(tablet_dir) == 0
     finally:
         engine.close()
 
@@ -416,14 +418,15 @@ def test_a_forgotten_page_cache_id_only_misses_and_is_renewed(tmp_path: Path) ->
 
     path = tmp_path / "w.seg"
     _segment(path, 0)
-    with SegmentReader(path, TYPES) as r:
+    cache = PageCache(1 << 20)
+    with SegmentReader(path, TYPES, page_cache=cache) as r:
         r.read_all(["k", "v"])
         meta = r.meta
     target, info, key = meta.infos["v"]
     meta.infos["v"] = (target, info, (10**12, -1))  # an id the cache never issued
-    (cols,) = read_whole([(str(path), meta)], ["k", "v"], TYPES)
+    (cols,) = read_whole([(str(path), meta)], ["k", "v"], TYPES, page_cache=cache)
     assert cols[1].to_pylist() == [3 * i for i in range(100)]
     assert meta.infos["v"][2] == key
     stats = ScanStats()
-    read_whole([(str(path), meta)], ["k", "v"], TYPES, stats=stats)
+    read_whole([(str(path), meta)], ["k", "v"], TYPES, stats=stats, page_cache=cache)
     assert stats.pages_cached == stats.pages_read == 2 and stats.segments_read == 1

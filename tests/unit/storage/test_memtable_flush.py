@@ -31,7 +31,7 @@ from storage.compaction.config import CompactionConfig
 from storage.engine import StorageEngine
 from storage.errors import DorisError
 from storage.predicates import ColumnPredicate
-from storage.txn import LoadTxn, RunningTxns
+from storage.txn import LoadTxn
 
 UNLIMITED = 1 << 40
 SEEDS = property_seeds(tuple(range(8)))
@@ -285,13 +285,13 @@ def test_the_load_limit_flushes_the_largest_memtable(tmp_path: Path) -> None:
     by_flushes = sorted(txn._writers.values(), key=lambda w: w.num_flushes)
     assert [w.num_flushes for w in by_flushes] == [0, 1]
     assert by_flushes[1].buffered_bytes == 0 and by_flushes[0].buffered_bytes == small.nbytes
-    assert RunningTxns.of(engine).buffered_bytes() == small.nbytes <= limit
+    assert engine.txns.buffered_bytes() == small.nbytes <= limit
     # The limit counts every running load: a second load crossing it flushes its own memtable.
     second = LoadTxn(engine, db, table)
     second.add_batch(big)
     second._wait_flushes()
     (w,) = second._writers.values()
-    assert w.num_flushes == 1 and RunningTxns.of(engine).buffered_bytes() == small.nbytes
+    assert w.num_flushes == 1 and engine.txns.buffered_bytes() == small.nbytes
     second.commit()
     txn.commit()
     assert len(read(engine, table)) == 2 * big.num_rows + small.num_rows
@@ -345,5 +345,5 @@ def test_a_load_dropped_without_abort_deletes_its_segments(tmp_path: Path) -> No
     del txn  # an error elsewhere in the statement dropped it
     gc.collect()
     assert segment_files(tmp_path) == set()
-    assert RunningTxns.of(engine).buffered_bytes() == 0
+    assert engine.txns.buffered_bytes() == 0
     engine.close()

@@ -13,8 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "planner"))
 from inprocess import InProcess
 
 from storage.batch import Batch, Column
-from storage.rollup_job import RollupJobs
-from storage.txn import LoadTxn, RunningTxns
+from storage.txn import LoadTxn
 from storage.types import BIGINT, INT
 
 OFF = frozenset({"choose_rollup"})
@@ -56,7 +55,7 @@ def test_job_waits_for_loads_begun_before_it(tmp_path: Path) -> None:
         p.run("ALTER TABLE t ADD ROLLUP r(k2, s)")
         (job,) = cat.alter_jobs()
         assert job.transaction_id > old.txn_id
-        assert RunningTxns.of(p.engine).before(job.table_id, job.transaction_id) == [old.txn_id]
+        assert p.engine.txns.before(job.table_id, job.transaction_id) == [old.txn_id]
         _poll_state(p, job.job_id, "WAITING_TXN")
         # a load begun after the job writes the shadow index itself and does not hold the job
         p.run("INSERT INTO t VALUES (8, 8, 7), (1, 2, 3)")
@@ -64,7 +63,7 @@ def test_job_waits_for_loads_begun_before_it(tmp_path: Path) -> None:
         assert any(cat.rowsets(t) for t in shadow)
         assert _state(p, job.job_id) == "WAITING_TXN"  # still: the old load is open
         old.commit()
-        RollupJobs.of(p.engine).wait(job.job_id, 60)
+        p.engine.rollup_jobs.wait(job.job_id, 60)
         assert _state(p, job.job_id) == "FINISHED"
         sql = "SELECT k2, sum(s) FROM t GROUP BY k2"
         (scan,) = p.scans(sql)
@@ -94,7 +93,7 @@ def test_aborted_and_abandoned_loads_release_the_job(tmp_path: Path) -> None:
         aborted.abort()
         assert _state(p, job.job_id) == "WAITING_TXN"
         del abandoned  # dropped without commit or abort (an error in the statement)
-        RollupJobs.of(p.engine).wait(job.job_id, 60)
+        p.engine.rollup_jobs.wait(job.job_id, 60)
         assert _state(p, job.job_id) == "FINISHED"
         sql = "SELECT k1, sum(s) FROM t GROUP BY k1"
         assert p.scans(sql)[0].index_name == "r"
@@ -142,8 +141,8 @@ def test_a_load_that_fails_in_add_batch_releases_the_job(tmp_path: Path) -> None
             assert "no partition for this tuple" in str(e)
         else:
             raise AssertionError("the row should have been rejected")
-        assert RunningTxns.of(p.engine).before(job.table_id, job.transaction_id) == []
-        RollupJobs.of(p.engine).wait(job.job_id, 60)
+        assert p.engine.txns.before(job.table_id, job.transaction_id) == []
+        p.engine.rollup_jobs.wait(job.job_id, 60)
         assert _state(p, job.job_id) == "FINISHED"
         del failing
     finally:

@@ -185,8 +185,7 @@ def test_flipped_bytes_in_index_pages_never_return_wrong_data(tmp_path: Path) ->
     in turn: scans whose predicates those indexes serve either raise ShaleError naming the file
     or return the right rows."""
     from storage.indexes.spec import SegmentIndexSpec
-    from storage.page_cache import PAGE_CACHE
-
+    
     batch = make(1500)
     path = tmp_path / "idx.seg"
     write_segment(path, batch, ["k"], 1,
@@ -221,7 +220,6 @@ def test_flipped_bytes_in_index_pages_never_return_wrong_data(tmp_path: Path) ->
             broken = bytearray(raw)
             broken[pos] ^= 0x5A
             path.write_bytes(bytes(broken))
-            PAGE_CACHE.clear()
             for q, want in zip(queries, expected):
                 try:
                     got = read_all(path, q)

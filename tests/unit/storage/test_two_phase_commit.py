@@ -95,7 +95,6 @@ def test_add_rollup_waits_for_a_precommitted_load(tmp_path: Path) -> None:
     WAITING_TXN until it is committed, so the rollup holds its rows too."""
     from test_rollup_job import OFF, InProcess, _batch, _poll_state, _state
 
-    from storage.rollup_job import RollupJobs
 
     p = InProcess(tmp_path)
     try:
@@ -111,7 +110,7 @@ def test_add_rollup_waits_for_a_precommitted_load(tmp_path: Path) -> None:
         (job,) = cat.alter_jobs()
         _poll_state(p, job.job_id, "WAITING_TXN")
         commit_precommitted(p.engine, cat.txn_by_id(meta.txn_id))
-        RollupJobs.of(p.engine).wait(job.job_id, 60)
+        p.engine.rollup_jobs.wait(job.job_id, 60)
         assert _state(p, job.job_id) == "FINISHED"
         sql = "SELECT k1, sum(s) FROM t GROUP BY k1"
         assert p.scans(sql)[0].index_name == "r"
