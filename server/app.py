@@ -31,6 +31,7 @@ from server.auth import ShaleIdentityProvider
 from server.config import Config
 from server.deadlines import Deadlines
 from server.dynamic_partitions import DynamicPartitionScheduler
+from server.frontend_config import FrontendConfig
 from server.http import build_app
 from server.listener import ShaleMysqlServer
 from server.privileges import PrivilegeManager
@@ -39,7 +40,6 @@ from server.profiles import QueryProfiles
 from server.session import ShaleSession
 from server.statements import StatementServices
 from server.variables import GlobalVariables
-from server.frontend_config import FrontendConfig
 from storage.data_dir import DataDirError
 from storage.engine import StorageEngine
 from storage.page_cache import parse_limit, physical_memory
@@ -133,10 +133,14 @@ class ShaleServer:
         self.global_vars.set("require_secure_transport", config.require_secure_transport)
         self.ssl_context = self._ssl_context(config)
         # accounts, roles and grants live in the catalog; users.json (before grants) is imported
-        self.privileges = PrivilegeManager(self.engine.catalog, Path(config.data_dir) / "users.json")
+        self.privileges = PrivilegeManager(
+            self.engine.catalog, Path(config.data_dir) / "users.json"
+        )
         self.account_statements = AccountStatements(self.privileges,
                                                     self.global_vars.get_variable)
-        self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="shaledb-worker")
+        self.pool = ThreadPoolExecutor(
+            max_workers=config.workers, thread_name_prefix="shaledb-worker"
+        )
         # Statements that read no table (SET, SELECT @@var, SHOW VARIABLES: what drivers send on
         # connect) never wait behind running queries (server/session.py reads_no_table).
         self.session_pool = ThreadPoolExecutor(max_workers=SESSION_THREADS,
@@ -182,7 +186,9 @@ class ShaleServer:
         return self.control.sessions()
 
     def database_exists(self, name: str) -> bool:
-        return name.lower() == "information_schema" or self.engine.catalog.get_database(name) is not None
+        if name.lower() == "information_schema":
+            return True
+        return self.engine.catalog.get_database(name) is not None
 
     async def start(self) -> None:
         self.mysql = ShaleMysqlServer(
@@ -217,7 +223,9 @@ class ShaleServer:
     async def run(self) -> None:
         await self.start()
         print(f"ShaleDB ready: mysql_port={self.mysql_port} http_port={self.http_port}", flush=True)
-        logger.info("data dir %s, %d backends", self.engine.data_dir, len(self.engine.catalog.backends()))
+        logger.info(
+            "data dir %s, %d backends", self.engine.data_dir, len(self.engine.catalog.backends())
+        )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -247,7 +255,7 @@ def serve(config: Config) -> int:
     try:
         asyncio.run(server.run())
     except OSError as e:
-        print(f"shaledb: cannot listen on {config.host}:{config.query_port}/{config.http_port}: {e}",
-              file=sys.stderr)
+        where = f"{config.host}:{config.query_port}/{config.http_port}"
+        print(f"shaledb: cannot listen on {where}: {e}", file=sys.stderr)
         return 1
     return 0

@@ -261,8 +261,13 @@ class _AuditListener(logging.handlers.QueueListener):
     """The writer thread. Its stop marker waits for room in a full queue (the standard one
     would fail there): at close the writer drains the queue, so the wait is short."""
 
+    def __init__(self, q: queue.Queue[Any], *handlers: logging.Handler) -> None:
+        super().__init__(q, *handlers)
+        self._events = q  # typed: the base class declares its queue as put_nowait-only
+
     def enqueue_sentinel(self) -> None:
-        self.queue.put(self._sentinel)
+        # typeshed leaves QueueListener's private stop marker undeclared
+        self._events.put(self._sentinel)  # type: ignore[attr-defined]
 
 
 class AuditLog:
@@ -295,11 +300,11 @@ class AuditLog:
     def log(self, event: AuditEvent) -> None:
         if self._closed:
             return
-        self._logger.info(event)  # type: ignore[arg-type]
+        self._logger.info(event)
         if event.kind == "query" and event.query_time_ms > self.settings.qe_slow_log_ms:
             slow = AuditEvent(**{f.name: getattr(event, f.name) for f in fields(AuditEvent)})
             slow.kind = "slow_query"
-            self._logger.info(slow)  # type: ignore[arg-type]
+            self._logger.info(slow)
 
     def close(self) -> None:
         if self._closed:

@@ -249,11 +249,14 @@ def _binary_values(col_type: DataType, batch_col: Column) -> list[bytes | None]:
             if not ok:  # the physical value under a NULL is arbitrary
                 out.append(None)
                 continue
-            d = col_type.to_python(v)
+            d = col_type.to_python(v)  # DATE: a date, DATETIME: a datetime (storage/types.py)
+            assert isinstance(d, _dt.date)
             head = int(d.year).to_bytes(2, "little") + bytes((d.month, d.day))
             if k is TypeKind.DATE:
                 out.append(b"\x04" + head)
-            elif d.microsecond:
+                continue
+            assert isinstance(d, _dt.datetime)
+            if d.microsecond:
                 out.append(
                     b"\x0b"
                     + head

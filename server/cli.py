@@ -1,4 +1,5 @@
-"""Command line: `shaledb serve [--data-dir DIR] [--port P] [--http-port H] [--backends N] [--conf FILE]`,
+"""Command line:
+`shaledb serve [--data-dir DIR] [--port P] [--http-port H] [--backends N] [--conf FILE]`,
 `shaledb load FILE db.table [...]` (server/load_cli.py) and `shaledb --version`.
 
 argparse (standard library) is enough for our few flags. `python -m server` with no command
@@ -23,7 +24,9 @@ def version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shaledb", description="ShaleDB: a Doris-compatible analytic SQL server")
+    parser = argparse.ArgumentParser(
+        prog="shaledb", description="ShaleDB: a Doris-compatible analytic SQL server"
+    )
     parser.add_argument("--version", action="version", version=f"shaledb {version()}")
     sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
     serve = sub.add_parser("serve", help="run the server (MySQL protocol + HTTP)",
@@ -31,9 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--conf", type=Path, help="config file (default: conf/shaledb.toml)")
     serve.add_argument("--data-dir", help="data directory (default: ./shaledb-data)")
     serve.add_argument("--host", help="address to bind (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="MySQL protocol port (default 9030; 0 = pick a free one)")
-    serve.add_argument("--http-port", type=int, help="HTTP port (default 8030; 0 = pick a free one)")
-    serve.add_argument("--backends", type=int, help="embedded backends created on first start (default 3)")
+    serve.add_argument("--port", type=int,
+                       help="MySQL protocol port (default 9030; 0 = pick a free one)")
+    serve.add_argument("--http-port", type=int,
+                       help="HTTP port (default 8030; 0 = pick a free one)")
+    serve.add_argument("--backends", type=int,
+                       help="embedded backends created on first start (default 3)")
     load = sub.add_parser(
         "load", help="Stream Load a file into a table in chunks, with progress; resumable",
         description="Stream Load FILE into db.table over HTTP in labelled chunks (PREFIX_1, "

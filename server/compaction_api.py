@@ -113,7 +113,9 @@ class Actions:
             return _fail("INTERNAL_ERROR",
                          "tablet id and table id can not be empty at the same time!")
         if tablet_text and table_text:
-            return _fail("INTERNAL_ERROR", "tablet id and table id can not be set at the same time!")
+            return _fail(
+                "INTERNAL_ERROR", "tablet id and table id can not be set at the same time!"
+            )
         try:
             tablet_id = _stoull(tablet_text, "tablet_id") if tablet_text else 0
             table_id = _stoull(table_text, "table_id") if table_text else 0
@@ -199,7 +201,9 @@ class Actions:
         "FullCompaction": ..}: every data dir is listed, with the tablets compacting there
         (ids as strings, as Doris writes them)."""
         catalog = self.engine.catalog
-        dirs = {b.backend_id: str(self.engine.backend_root(b.backend_id)) for b in catalog.backends()}
+        dirs = {
+            b.backend_id: str(self.engine.backend_root(b.backend_id)) for b in catalog.backends()
+        }
         running = self.manager.running()
         backend_of = {t.tablet_id: t.backend_id for t in catalog.all_tablets()
                       if t.tablet_id in running}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +42,13 @@ class Config:
     segment_cache_memory_percentage: int = 2
     log_level: str = "INFO"
     # [compaction] and [load]: Doris BE tunables, passed to the storage engine as one object
-    compaction: CompactionConfig = CompactionConfig()
+    compaction: CompactionConfig = field(default_factory=CompactionConfig)
     # [load] import_dir / export_dir: where local() reads and OUTFILE / EXPORT write
     # (executor/file_dirs.py); "" = <data_dir>/import, <data_dir>/export; relative = under data_dir
     import_dir: str = ""
     export_dir: str = ""
     # [log] audit_*: fe.audit.log rotation and retention (server/audit.py), Doris' fe.conf names
-    audit: AuditSettings = AuditSettings()
+    audit: AuditSettings = field(default_factory=AuditSettings)
 
     @property
     def workers(self) -> int:

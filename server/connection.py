@@ -162,6 +162,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     closing = False
     logged_in = False
     _input: PacketInput | None = None
+    _kill: KillKind | None  # mysql-mimic's Connection sets it (untyped there)
 
     async def read_packet(self, idle_timeout: float | None = None) -> bytes:
         """The next client packet (server/packet_io.py): at most max_allowed_packet bytes (the
@@ -430,10 +431,12 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 if task is not None:
                     task.uncancel()
                 self._kill = None
-                await self.stream.write(self.error(msg="Query was killed", code=MysqlErrorCode.SESSION_WAS_KILLED))
+                await self.stream.write(
+                    self.error(msg="Query was killed", code=MysqlErrorCode.SESSION_WAS_KILLED)
+                )
             except ConnectionError:
                 return
-            except Exception as e:  # noqa: BLE001 - an internal error ends the command, not the connection
+            except Exception as e:
                 logger.exception("internal error in command %#x", data[0])
                 await self.stream.write(self.error(msg=e))
             finally:
@@ -500,7 +503,9 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         # before the handshake response is parsed the client's capabilities are unknown: the
         # error goes out in the 4.1 format every client since MySQL 4.1 reads
         capabilities = self.capabilities or self.server_capabilities
-        await self.stream.write(error_packet(capabilities, error.code, error.sqlstate, error.message))
+        await self.stream.write(
+            error_packet(capabilities, error.code, error.sqlstate, error.message)
+        )
 
     async def handle_init_db(self, data: bytes) -> None:
         try:
@@ -538,7 +543,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             # The client went away mid-result: nothing to report to it; mysql-mimic's read loop
             # notices the closed socket and ends the connection.
             logger.info("client disconnected while receiving a result")
-        except Exception as e:  # noqa: BLE001 - never let an internal error kill the connection
+        except Exception as e:
             logger.exception("internal error running %r", sql[:200])
             await self.write_error(DorisError(f"Internal error: {e}"))
         finally:
@@ -559,11 +564,15 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             self.stream.write_many(encode_python_rows(outcome.rows))
             await self.write_end()
         else:
+            # the session settles a PendingOutcome (group commit) before it reaches the wire
+            assert isinstance(outcome, RowsOutcome), outcome
             return await self.write_rows(outcome)
         return True
 
     async def write_header(self, names: list[str], types: list[Any]) -> None:
-        header = [mm_packets.make_column_count(capabilities=self.capabilities, column_count=len(names))]
+        header = [
+            mm_packets.make_column_count(capabilities=self.capabilities, column_count=len(names))
+        ]
         header += [column_definition(n, t, self.server_charset) for n, t in zip(names, types)]
         if not self.deprecate_eof():
             header.append(self.eof())
@@ -619,7 +628,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
                 if not feed.done:
                     pending = loop.run_in_executor(session.pool, feed.next_encoded, seq)
                 for chunk in chunks:
-                    stream.writer.write(memoryview(chunk) if isinstance(chunk, np.ndarray) else chunk)
+                    # an array's buffer, not a copy (ndarray.data is its memoryview)
+                    stream.writer.write(chunk.data if isinstance(chunk, np.ndarray) else chunk)
                 await stream.writer.drain()
                 if pending is None:
                     break

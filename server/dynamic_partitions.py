@@ -26,6 +26,7 @@ creation of the same run succeeded (Doris clears the state on the next success).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import threading
@@ -175,20 +176,21 @@ class DynamicPartitionScheduler:
                                         "Dynamic Partition Only Support DATE, DATETIME and "
                                         "INTEGER Type Now.")]
         try:
-            now = clock.now_in(rule.zone()) if rule.time_zone else clock.now()
+            zone = rule.zone()
+            now = clock.now_in(zone) if zone is not None else clock.now()
         except ValueError:
             now = clock.now()
         warnings = self._drop(table, rule, now, fmt, runtime, where)
         warnings += self._create(table, rule, now, fmt, runtime, where)
         return warnings
 
-    def _drop(self, table: TableMeta, rule: D.DynamicRule, now: object, fmt: str,
+    def _drop(self, table: TableMeta, rule: D.DynamicRule, now: dt.datetime, fmt: str,
               runtime: TableRuntime, where: str) -> list[str]:
         runtime.drop_msg = NA
         if runtime.create_msg == NA:
             runtime.state = "NORMAL"
         try:
-            boundary = D.drop_boundary(rule, now, fmt)  # type: ignore[arg-type]
+            boundary = D.drop_boundary(rule, now, fmt)
         except D.PlanError as e:
             hint = (f"'dynamic_partition.start' = {rule.start}, maybe it's too small, can use "
                     "alter table sql to increase it. ")
@@ -215,12 +217,12 @@ class DynamicPartitionScheduler:
                 warnings.append(self._drop_failed(runtime, where, str(e)))
         return warnings
 
-    def _create(self, table: TableMeta, rule: D.DynamicRule, now: object, fmt: str,
+    def _create(self, table: TableMeta, rule: D.DynamicRule, now: dt.datetime, fmt: str,
                 runtime: TableRuntime, where: str) -> list[str]:
         if table.partition_info.auto and rule.end == 0:
             return []  # AUTO PARTITION + end 0: the loads create, the scheduler only drops
         try:
-            wanted = D.wanted_partitions(rule, now, fmt)  # type: ignore[arg-type]
+            wanted = D.wanted_partitions(rule, now, fmt)
         except D.PlanError as e:
             return [self._create_failed(runtime, where,
                                         f"maybe dynamic_partition.start is too small, error: {e}")]
@@ -235,7 +237,7 @@ class DynamicPartitionScheduler:
                 failures.append(clash)
                 continue
             try:
-                medium, cooldown = D.storage_placement(rule, now, plan.offset)  # type: ignore[arg-type]
+                medium, cooldown = D.storage_placement(rule, now, plan.offset)
                 if ddl_ops.add_dynamic_partition(self.engine, table.table_id, plan.name,
                                                  plan.lower, plan.upper, rule.buckets,
                                                  rule.replication_num, medium, cooldown):
@@ -328,7 +330,8 @@ def check_first_run(engine: StorageEngine, table: TableMeta,
     if fmt is None:
         return
     try:
-        now = clock.now_in(rule.zone()) if rule.time_zone else clock.now()
+        zone = rule.zone()
+        now = clock.now_in(zone) if zone is not None else clock.now()
         wanted = [] if table.partition_info.auto and rule.end == 0 \
             else D.wanted_partitions(rule, now, fmt)
     except (D.PlanError, ValueError) as e:
@@ -370,7 +373,7 @@ def show_rows(engine: StorageEngine, tables: Iterable[TableMeta]) -> list[tuple[
     """SHOW DYNAMIC PARTITION TABLES rows (Doris ShowExecutor.handleShowDynamicPartition) for
     the tables that have dynamic_partition rules, enabled or not, by table name."""
     scheduler = DynamicPartitionScheduler.of(engine)
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for table in sorted(tables, key=lambda t: t.name):
         props = dict(table.properties)
         rule = D.DynamicRule.of(props)

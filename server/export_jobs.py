@@ -4,12 +4,13 @@
 in the catalog's `export_jobs` table (storage/catalog/repository.py) on every change of that
 job, so it survives a restart (a job that was still running then shows CANCELLED: its plan is
 not kept); the latest MAX_KEPT_JOBS are kept. A data dir from before the catalog kept them,
-`<data_dir>/fe/export_jobs.json`, is imported once and renamed to `export_jobs.json.imported`. `submit` checks the statement
-the way Doris' ExportStmt does (table, partitions, columns, properties, label unique in the
-database), plans its SELECT at once (so errors reach the client), and runs it on a job thread:
-PENDING -> EXPORTING -> FINISHED, or CANCELLED on error, timeout or CANCEL EXPORT. The files
-are written by the OUTFILE writer (executor/outfile.py) under the export directory; a job that
-does not finish leaves no files. SHOW EXPORT prints Doris' columns.
+`<data_dir>/fe/export_jobs.json`, is imported once and renamed to `export_jobs.json.imported`.
+`submit` checks the statement the way Doris' ExportStmt does (table, partitions, columns,
+properties, label unique in the database), plans its SELECT at once (so errors reach the
+client), and runs it on a job thread: PENDING -> EXPORTING -> FINISHED, or CANCELLED on error,
+timeout or CANCEL EXPORT. The files are written by the OUTFILE writer (executor/outfile.py)
+under the export directory; a job that does not finish leaves no files. SHOW EXPORT prints
+Doris' columns.
 Upstream: Doris `ExportStmt`, `ExportJob`, `ExportMgr`, `ShowExportStmt`, `CancelExportStmt`.
 """
 
@@ -347,12 +348,13 @@ class ExportJobs:
                       and matches({"label": j.label, "state": j.state, "id": str(j.job_id)})]
             if not picked:
                 raise DorisError("Export job not found")
-            running = [j for j in picked if j.state in ("PENDING", "EXPORTING")]
+            # jobs of an earlier run (PastJob) are all finished
+            running = [j for j in picked
+                       if isinstance(j, ExportJob) and j.state in ("PENDING", "EXPORTING")]
             if not running:
                 raise DorisError(f"Export job [{picked[0].label}] is already finished or "
                                  "cancelled")
             for j in running:
-                assert isinstance(j, ExportJob)  # jobs of an earlier run are all finished
                 j.error = "type:CANCELLED; msg:user cancel"
                 if j.state == "PENDING":
                     j.state, j.finish_time = "CANCELLED", time.time()

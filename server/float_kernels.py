@@ -37,7 +37,7 @@ def _shortest(a: float) -> tuple[np.int64, np.int64]:
     nearest 15-digit decimal round-trips iff a shorter one does, and is it padded with zeros:
     one try at 15 digits, then stripping trailing zeros, finds it.
     """
-    k = int(math.floor(math.log10(a)))
+    k = math.floor(math.log10(a))
     s = 14 - k  # aim at exactly 15 digits: the nearest 15-digit decimal, stripped, is shortest
     if -22 <= s - 1 and s + 1 <= 22:
         x = _scaled(a, s)
@@ -141,7 +141,7 @@ def _put_decimal(data: np.ndarray, pos: int, digits: np.ndarray, neg: bool, m: n
 
 @njit(cache=True, nogil=True, inline="always")
 def _put_special(data: np.ndarray, pos: int, v: float) -> int:
-    if v != v:
+    if math.isnan(v):
         return _put_ascii(data, pos, _NAN_TEXT)
     return _put_ascii(data, pos, _INF_TEXT if v > 0 else _NEG_INF_TEXT)
 
@@ -163,7 +163,7 @@ def double_text(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     digits = np.empty(20, np.uint8)
     for i in range(n):
         v = float(values[i])
-        if v != v or math.isinf(v):
+        if math.isnan(v) or math.isinf(v):
             pos = _put_special(data, pos, v)
         else:
             a = abs(v)
@@ -173,7 +173,7 @@ def double_text(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
                 nfb += 1
             else:
                 k = uint_digits(np.uint64(m)) - 1 - s
-                sci = m != 0 and (k < -4 or k >= 16)
+                sci = bool(m != 0 and (k < -4 or k >= 16))
                 pos = _put_decimal(data, pos, digits, math.copysign(1.0, v) < 0, m, s, sci)
         offsets[i + 1] = pos
     return offsets, data[:pos], fallback[:nfb]
@@ -191,7 +191,7 @@ def _shortest32(a: float, v32: np.float32) -> tuple[np.int64, np.int64]:
     exact tie goes to the fallback. A candidate whose double value sits exactly on a float32
     rounding boundary might be double-rounded differently: the value goes to the fallback.
     """
-    k = int(math.floor(math.log10(a)))
+    k = math.floor(math.log10(a))
     target = abs(v32)
     s = -k - 2
     while s <= 22 and s >= -22:
@@ -249,7 +249,7 @@ def float_text(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for i in range(n):
         v32 = values[i]
         v = float(v32)
-        if v != v or math.isinf(v):
+        if math.isnan(v) or math.isinf(v):
             pos = _put_special(data, pos, v)
             offsets[i + 1] = pos
             continue

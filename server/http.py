@@ -91,8 +91,8 @@ def build_app(server: ShaleServer) -> web.Application:
         return web.json_response({"msg": "OK", "code": 0, "data": None, "count": 0})
 
     async def not_found(request: web.Request) -> web.Response:
-        return web.Response(status=404, text=json.dumps({"status": "FAILED", "msg": f"no such API: {request.path}"}),
-                            content_type="application/json")
+        body = {"status": "FAILED", "msg": f"no such API: {request.path}"}
+        return web.Response(status=404, text=json.dumps(body), content_type="application/json")
 
     # every route but /metrics needs HTTP basic auth (server/privileges/http_auth.py)
     app = web.Application(middlewares=[auth_middleware(server.privileges)])

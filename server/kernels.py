@@ -11,8 +11,9 @@ then per column a length-encoded string or 0xFB for NULL) for a range of rows in
 Rows of 0xFFFFFF payload bytes or more need packet splitting; callers find them with
 `payload_lengths` and frame them separately (server/text_encoding.py).
 
-FLOAT/DOUBLE text kernels live in server/float_kernels.py. The pure-Python references these must match live in tests/unit/server/test_result_encoding.py;
-the formatting rules are those of server/results.py `format_column` (storage/types.py).
+FLOAT/DOUBLE text kernels live in server/float_kernels.py. The pure-Python references these must
+match live in tests/unit/server/test_result_encoding.py; the formatting rules are those of
+server/results.py `format_column` (storage/types.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ MAX_PACKET_PAYLOAD = 0xFFFFFF
 
 
 _POW10_U64 = np.array([10**i for i in range(20)], dtype=np.uint64)
-_DIGIT_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), dtype=np.uint8).copy()
+_DIGIT_PAIRS = np.frombuffer(
+    "".join(f"{i:02d}" for i in range(100)).encode(), dtype=np.uint8
+).copy()
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -31,7 +31,7 @@ class ShaleMysqlServer(MysqlServer):
         self.max_connections = max_connections
 
     def connection_count(self) -> int:
-        return self.control.count()  # type: ignore[attr-defined]  # app.SequentialControl
+        return self.control.count()  # app.SequentialControl
 
     async def _client_connected_cb(self, reader: Any, writer: Any) -> None:
         stream = MysqlStream(reader, writer)
@@ -51,7 +51,7 @@ class ShaleMysqlServer(MysqlServer):
             await connection.start()
         except (ConnectionError, OSError):
             pass  # the client went away: nothing to report
-        except Exception:  # noqa: BLE001 - one connection's bug must not be the listener's
+        except Exception:
             logger.exception("connection %s failed", connection_id)
         finally:
             if connection_id is not None:

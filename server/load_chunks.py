@@ -19,6 +19,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 LINE_FORMATS = ("csv", "csv_with_names", "json")
 SEND_BLOCK = 1 << 20  # bytes read from the file and written to the socket at a time
@@ -82,7 +83,8 @@ class ChunkedFile:
         with self.path.open("rb") as f:
             while start < self.size:
                 end = self._line_end(f, start + self.chunk_size)
-                yield Chunk(index, start, end, end - start + (len(self.header) if index == 1 else 0))
+                header = len(self.header) if index == 1 else 0
+                yield Chunk(index, start, end, end - start + header)
                 index += 1
                 start = end
 
@@ -135,7 +137,7 @@ class ChunkedFile:
                 left -= len(block)
                 yield block
 
-    def read_row_groups(self, chunk: Chunk):  # -> pyarrow.Table
+    def read_row_groups(self, chunk: Chunk) -> Any:  # a pyarrow.Table (pyarrow is untyped)
         import pyarrow.parquet as pq
 
         return pq.ParquetFile(self.path).read_row_groups(list(range(chunk.start, chunk.end)))

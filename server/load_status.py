@@ -204,7 +204,8 @@ def _load_row(r: LoadRecordMeta) -> tuple[object, ...]:
     progress = "100.00% (1/1)" if done else "0.00% (0/1)"
     etl = (f"unselected.rows={r.unselected_rows}; dpp.abnorm.ALL={r.filtered_rows}; "
            f"dpp.norm.ALL={r.loaded_rows}")
-    task = (f"cluster:N/A; timeout(s):{r.timeout_s}; max_filter_ratio:{r.max_filter_ratio}; priority:NORMAL")
+    task = (f"cluster:N/A; timeout(s):{r.timeout_s}; max_filter_ratio:{r.max_filter_ratio}; "
+            "priority:NORMAL")
     err = "" if r.state != CANCELLED else f"type:LOAD_RUN_FAIL; msg:{r.message}"
     details = json.dumps({"Unfinished backends": {}, "ScannedRows": r.total_rows,
                           "TaskNumber": 1, "LoadBytes": r.load_bytes, "All backends": {},

@@ -30,9 +30,9 @@ from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities
 from sqlglot import exp
 
+from executor.load.chunks import READ_BLOCK, ForwardStream
 from executor.load.job import run_load
 from executor.load.records import record_file_load
-from executor.load.chunks import READ_BLOCK, ForwardStream
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, spec_from_properties
 from server.packet_io import IdleTimeout
 from server.results import ok_packet

@@ -8,7 +8,8 @@ checks each header's length against the limit *before* reading the payload, so a
 `max_allowed_packet` costs no memory: it is MySQL's 1153 error and the connection ends. The
 first header waits up to `idle_timeout` (wait_timeout between commands), every chunk after it up
 to `read_timeout` (net_read_timeout), so a client trickling a packet byte by byte cannot hold a
-connection forever either; the deadlines cost no timer per packet (`Deadline`). Writing stays with mysql-mimic's stream (its framing is fast).
+connection forever either; the deadlines cost no timer per packet (`Deadline`). Writing stays
+with mysql-mimic's stream (its framing is fast).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class Deadline:
     itself for the new one; when the deadline has passed, the reader's pending read raises
     `make_error()`. A per-read asyncio.timeout would add and cancel a timer for every packet."""
 
-    def __init__(self, reader: asyncio.StreamReader, make_error: type[BaseException]) -> None:
+    def __init__(self, reader: asyncio.StreamReader, make_error: type[Exception]) -> None:
         self._reader = reader
         self._make_error = make_error
         self._loop = asyncio.get_running_loop()

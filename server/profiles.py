@@ -151,8 +151,8 @@ def operator_counters(dplan: DistributedPlan, run: Coordinator | None
                 kinds = sorted({k for op in ops for k in op.runtime_filter_types})  # type: ignore[attr-defined]
                 if kinds:  # the runtime filters the joins above sent it, by Doris' type
                     tail += f", RuntimeFilters: {' '.join(kinds)}"
-            out.append((label, f"{lead}RowsReturned: {rows}, "
-                               f"InclusiveTime: {seconds * 1000:.3f}ms{tail}"))
+            out.append((label, (f"{lead}RowsReturned: {rows}, "
+                                f"InclusiveTime: {seconds * 1000:.3f}ms{tail}")))
     return out
 
 
@@ -194,9 +194,9 @@ class QueryProfiles:
             profiles = [p for p in self._profiles if user is None or p.user == user]
         key = path.strip("/")
         if not key:
-            rows = [
-                (p.profile_id, "QUERY", _ts(p.start), _ts(p.end), f"{int((p.end - p.start) * 1000)}ms",
-                 p.state, p.user, "internal", p.db, p.sql)
+            rows: list[tuple[object, ...]] = [
+                (p.profile_id, "QUERY", _ts(p.start), _ts(p.end),
+                 f"{int((p.end - p.start) * 1000)}ms", p.state, p.user, "internal", p.db, p.sql)
                 for p in reversed(profiles)
             ]
             return LIST_COLUMNS, rows

@@ -64,7 +64,7 @@ class ShaleSession(Session):
     def __init__(self, server: ShaleServer) -> None:
         super().__init__(SessionVariables(server.global_vars))
         self.server = server
-        self.middlewares = []  # we answer every statement ourselves
+        self.middlewares: list[Any] = []  # we answer every statement ourselves
         self.runner: StatementRunner | None = None
         # Where the current statement (and the result it streams) runs: the query pool, or the
         # session pool for statements that read no table (`reads_no_table`).
@@ -203,7 +203,8 @@ class ShaleSession(Session):
         return outcome
 
     async def _run_sql(self, sql: str, start_rows: StartRows | None = None) -> Outcome:
-        """CREATE/DROP USER and INSERT VALUES statements the fast path recognises skip the parser."""
+        """CREATE/DROP USER and INSERT VALUES statements the fast path recognises skip the
+        parser."""
         assert self.runner is not None
         if is_account_statement(sql):  # CREATE USER, GRANT, ... (server/privileges/statements.py)
             self.server.stats.queries_total += 1
@@ -278,7 +279,8 @@ class ShaleSession(Session):
         if is_information_schema(self.database):
             vt = virtual_table(name)
             if vt is not None:
-                return SimpleNamespace(name=vt.name, columns=[ColumnMeta(n, t) for n, t in vt.columns])
+                columns = [ColumnMeta(n, t) for n, t in vt.columns]
+                return SimpleNamespace(name=vt.name, columns=columns)
         if self.runner.access is not None:  # the columns are DESC's: any privilege on it
             authorize(self.runner.access, exp.Describe(this=exp.table_(name, self.database)),
                       self.database)
@@ -308,7 +310,9 @@ class ShaleSession(Session):
         try:
             target = int(stmt.this.name)
         except ValueError:
-            raise ShaleError(f"Invalid KILL connection ID: {stmt.this.name}", ErrorCode.PARSE_ERROR) from None
+            raise ShaleError(
+                f"Invalid KILL connection ID: {stmt.this.name}", ErrorCode.PARSE_ERROR
+            ) from None
         if not self.server.control.has(target):
             raise ShaleError(f"Unknown thread id: {target}", ErrorCode.NO_SUCH_THREAD)
         other = self.server.session_of(target)
@@ -316,19 +320,21 @@ class ShaleSession(Session):
             self.access
         ):
             raise DorisError(f"You are not owner of thread {target}", ErrorCode.KILL_DENIED)
-        await self.server.control.kill(target, KillKind.QUERY if kind == "QUERY" else KillKind.CONNECTION)
+        await self.server.control.kill(
+            target, KillKind.QUERY if kind == "QUERY" else KillKind.CONNECTION
+        )
 
     # mysql-mimic's own entry point (COM_FIELD_LIST): materialised results.
     async def handle_query(self, sql: str, attrs: dict[str, str]) -> Any:
         outcome = await self.run_sql(sql)
-        if isinstance(outcome, OkOutcome):
-            return None
         if isinstance(outcome, TextOutcome):
             return outcome.rows, outcome.names
+        if not isinstance(outcome, RowsOutcome):
+            return None  # OK (LOAD DATA LOCAL needs the command phase's file exchange)
         batches: list[Batch] = await self.in_worker(list, outcome.batches)
         rows = _python_rows(outcome, batches)
-        columns = [ResultColumn(n, mysql_column_type(t)) for n, t in zip(outcome.names, outcome.types)]
-        return ResultSet(rows, columns)
+        types = [mysql_column_type(t) for t in outcome.types]
+        return ResultSet(rows, [ResultColumn(n, t) for n, t in zip(outcome.names, types)])
 
 
 # SHOW statements answered from memory (session, catalog, connection list): no table is read.
@@ -356,7 +362,9 @@ def reads_no_table(stmt: exp.Expression) -> bool:
 def _python_rows(outcome: RowsOutcome, batches: Sequence[Batch]) -> list[tuple[object, ...]]:
     rows: list[tuple[object, ...]] = []
     for b in batches:
-        cols = [[_wire_value(t, v) for v in c.to_pylist()] for t, c in zip(outcome.types, b.columns)]
+        cols = [
+            [_wire_value(t, v) for v in c.to_pylist()] for t, c in zip(outcome.types, b.columns)
+        ]
         rows.extend(zip(*cols))
     return rows
 

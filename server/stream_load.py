@@ -28,11 +28,12 @@ import asyncio
 import json
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from aiohttp import web
 
 from executor.load import error_log
+from executor.load.chunks import READ_BLOCK, ForwardStream
 from executor.load.group_load import run_group_commit_load
 from executor.load.job import run_load
 from executor.load.records import (
@@ -44,7 +45,6 @@ from executor.load.records import (
     load_records,
     record_load,
 )
-from executor.load.chunks import READ_BLOCK, ForwardStream
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, spec_from_properties
 from executor.load.txn_options import TxnOptions, timeout_failure, txn_options
 from server.privileges.http_auth import ACCESS_KEY, authenticate, require
@@ -141,7 +141,8 @@ def response_body(label: str, status: str, message: str, stats: LoadStats | None
         out["ExistingJobStatus"] = existing
     out.update({
         "Message": message,
-        "NumberTotalRows": s.total_rows, "NumberLoadedRows": s.loaded_rows if status == "Success" else 0,
+        "NumberTotalRows": s.total_rows,
+        "NumberLoadedRows": s.loaded_rows if status == "Success" else 0,
         "NumberFilteredRows": s.filtered_rows, "NumberUnselectedRows": s.unselected_rows,
         "LoadBytes": s.load_bytes, "LoadTimeMs": elapsed_ms,
         "BeginTxnTimeMs": s.begin_txn_ms, "StreamLoadPutTimeMs": 0,
@@ -247,7 +248,9 @@ def add_routes(app: web.Application, server: ShaleServer) -> None:
         try:
             req = request.get(_REQUEST_KEY) or validate(server, request)
             options: TxnOptions = request[_OPTIONS_KEY]
-            body = BodyReader(request, asyncio.get_running_loop(), options)
+            # run_load declares typing.BinaryIO; BodyReader has the read surface pyarrow uses
+            # (executor/load/chunks.py ForwardStream), which is all the loaders call
+            body = cast(BinaryIO, BodyReader(request, asyncio.get_running_loop(), options))
             if options.group_commit != "off_mode":
                 stats, group_label = await asyncio.to_thread(
                     run_group_commit_load, server.engine, req, body, options)

@@ -44,7 +44,7 @@ def _python_layout(col: Column) -> tuple[np.ndarray, np.ndarray]:
 
 def _double_texts(values: list[float]) -> tuple[np.ndarray, np.ndarray]:
     """`format_float` of finite doubles (the kernel handles NaN and infinities), in bulk."""
-    texts = [t[:-2] if t.endswith(".0") else t for t in map(float.__repr__, values)]
+    texts = [t.removesuffix(".0") for t in map(float.__repr__, values)]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))  # ASCII
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -64,7 +64,8 @@ def column_text(col: Column) -> tuple[np.ndarray, np.ndarray]:
         offsets, data, ok = kernels.date_text(col.data.astype(np.int32, copy=False))
         return (offsets, data) if ok else _python_layout(col)
     if kind is TypeKind.DATETIME:
-        offsets, data, ok = kernels.datetime_text(col.data.astype(np.int64, copy=False), col.type.scale)
+        micros = col.data.astype(np.int64, copy=False)
+        offsets, data, ok = kernels.datetime_text(micros, col.type.scale)
         return (offsets, data) if ok else _python_layout(col)
     if kind is TypeKind.DOUBLE:
         values = col.data.astype(np.float64, copy=False)

@@ -39,10 +39,10 @@ def ensure_self_signed(directory: Path) -> tuple[Path, Path]:
     cert_path, key_path = directory / CERT_FILE, directory / KEY_FILE
     if cert_path.exists() and key_path.exists():
         return cert_path, key_path
-    from cryptography import x509  # noqa: PLC0415 - only on the first start
-    from cryptography.hazmat.primitives import hashes, serialization  # noqa: PLC0415
-    from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: PLC0415
-    from cryptography.x509.oid import NameOID  # noqa: PLC0415
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
 
     directory.mkdir(parents=True, exist_ok=True)
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -123,12 +123,12 @@ async def start_tls(stream: Any, context: ssl.SSLContext) -> None:
     hand it new socket data. The StreamReaderProtocol is told it now runs over TLS (mysql-mimic
     leaves it believing otherwise, and asyncio warns on every close).
     """
-    from asyncio import sslproto  # noqa: PLC0415
+    from asyncio import sslproto
 
     reader, writer = stream.reader, stream.writer
     await writer.drain()
-    early = bytes(reader._buffer)  # noqa: SLF001 - see the docstring
-    reader._buffer.clear()  # noqa: SLF001
+    early = bytes(reader._buffer)
+    reader._buffer.clear()
     loop = asyncio.get_running_loop()
     transport = writer.transport
     protocol = transport.get_protocol()
@@ -146,10 +146,10 @@ async def start_tls(stream: Any, context: ssl.SSLContext) -> None:
     except BaseException:
         transport.close()
         raise
-    new_transport = tls_protocol._app_transport  # noqa: SLF001
-    writer._transport = new_transport  # noqa: SLF001
-    reader._transport = new_transport  # noqa: SLF001
-    protocol._replace_writer(writer)  # noqa: SLF001 - sets _over_ssl from the new transport
+    new_transport = tls_protocol._app_transport
+    writer._transport = new_transport
+    reader._transport = new_transport
+    protocol._replace_writer(writer)
 
 
 def _feed(protocol: Any, data: bytes) -> None:

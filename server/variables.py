@@ -208,10 +208,10 @@ class GlobalVariables(Variables):
         super().__init__()
 
     @property
-    def schema(self) -> dict[str, Schema]:  # type: ignore[override]
+    def schema(self) -> dict[str, Schema]:
         return self._schema
 
-    def get_schema(self, name: str) -> Schema:  # type: ignore[override]
+    def get_schema(self, name: str) -> Schema:
         schema = self._schema.get(name.lower())
         if schema is None:
             raise ShaleError(f"Unknown system variable '{name}'", ErrorCode.UNKNOWN_SYSTEM_VARIABLE)
@@ -236,7 +236,8 @@ class GlobalVariables(Variables):
                     f"Incorrect argument type to variable '{name}'", ErrorCode.WRONG_TYPE_FOR_VAR
                 ) from None
             raise DorisError(
-                f"Variable '{name}' can't be set to the value of '{value}'", ErrorCode.WRONG_VALUE_FOR_VAR
+                f"Variable '{name}' can't be set to the value of '{value}'",
+                ErrorCode.WRONG_VALUE_FOR_VAR,
             ) from None
         if name == "time_zone":
             converted = check_time_zone(converted)
@@ -294,7 +295,9 @@ def check_time_zone(value: str) -> str:
     try:
         ZoneInfo(text)
     except (ZoneInfoNotFoundError, ValueError):
-        raise DorisError(f"Unknown or incorrect time zone: '{value}'", ErrorCode.UNKNOWN_TIME_ZONE) from None
+        raise DorisError(
+            f"Unknown or incorrect time zone: '{value}'", ErrorCode.UNKNOWN_TIME_ZONE
+        ) from None
     return text
 
 

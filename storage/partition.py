@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from functools import total_ordering
+from typing import overload
 
 import numpy as np
 
@@ -72,6 +73,10 @@ def _int_item(value: object) -> int:
     raise TypeError(f"not an integer partition bound: {value!r}")
 
 
+@overload
+def bound_key(types: Sequence[DataType], texts: Sequence[str]) -> _Key: ...
+@overload
+def bound_key(types: Sequence[DataType], texts: Sequence[str] | None) -> _Key | None: ...
 def bound_key(types: Sequence[DataType], texts: Sequence[str] | None) -> _Key | None:
     """Physical key of a bound text tuple; None stays None (MIN lower / MAXVALUE upper)."""
     if texts is None:

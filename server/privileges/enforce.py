@@ -128,7 +128,7 @@ def _is_global(item: exp.Expression) -> bool:
     return isinstance(left, exp.SessionParameter) and (left.text("kind") or "").upper() == "GLOBAL"
 
 
-def _reads(access: Access, query: exp.Expression, current_db: str | None) -> None:
+def _reads(access: Access, query: exp.Expr, current_db: str | None) -> None:
     """SELECT on every base table the query reads (subqueries, CTE bodies, unions included)."""
     if any(isinstance(t.this, exp.Func) for t in query.find_all(exp.Table)):
         check(access, ADMIN)  # local(..) reads the server's files: ADMIN only
@@ -136,7 +136,7 @@ def _reads(access: Access, query: exp.Expression, current_db: str | None) -> Non
         _check_table(access, table, current_db, SELECT)
 
 
-def query_tables(query: exp.Expression) -> Iterable[exp.Table]:
+def query_tables(query: exp.Expr) -> Iterable[exp.Table]:
     """The base tables a statement reads: every table reference except `dual` and names that
     a WITH clause around the reference defines (a CTE elsewhere in the statement does not hide
     a real table of the same name)."""
@@ -150,7 +150,7 @@ def query_tables(query: exp.Expression) -> Iterable[exp.Table]:
 
 def _is_cte_reference(table: exp.Table) -> bool:
     name = table.name.lower()
-    node: exp.Expression | None = table
+    node: exp.Expr | None = table
     while node is not None:
         with_ = node.args.get("with_") or node.args.get("with")  # sqlglot's key varies
         if isinstance(with_, exp.With) and any(

@@ -22,6 +22,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TypedDict
 
 from mysql_mimic.auth import NativePasswordAuthPlugin
 
@@ -50,7 +51,9 @@ ROOT, ADMIN = "root", "admin"
 OPERATOR_ROLE, ADMIN_ROLE = "operator", "admin"
 BUILTIN_USERS = (ROOT, ADMIN)
 BUILTIN_ROLES = {
-    OPERATOR_ROLE: RoleMeta(OPERATOR_ROLE, (GrantMeta("*", "*", "*", ("NODE_PRIV", "ADMIN_PRIV")),)),
+    OPERATOR_ROLE: RoleMeta(
+        OPERATOR_ROLE, (GrantMeta("*", "*", "*", ("NODE_PRIV", "ADMIN_PRIV")),)
+    ),
     ADMIN_ROLE: RoleMeta(ADMIN_ROLE, (GrantMeta("*", "*", "*", ("ADMIN_PRIV",)),)),
 }
 BUILTIN_ACCOUNTS = {
@@ -63,7 +66,15 @@ def cannot_user(operation: str, ident: Identity, why: str) -> DorisError:
     return DorisError(f"Operation {operation} failed for {ident}{why}", ErrorCode.CANNOT_USER)
 
 
-def password_hashes(password: str) -> dict[str, str]:
+class PasswordHashes(TypedDict):
+    """The UserMeta fields a password sets (passed to `replace` as keywords)."""
+
+    native_hash: str
+    sha2_salt: str
+    sha2_hash: str
+
+
+def password_hashes(password: str) -> PasswordHashes:
     """The stored forms of a password: SHA1(SHA1(p)) (mysql_native_password) and a salted
     PBKDF2-SHA256 (our caching_sha2_password check). Empty password: empty hashes."""
     if not password:
@@ -187,7 +198,7 @@ class PrivilegeManager:
             if r not in known:
                 raise DorisError(f"Role: {r} does not exist")
 
-    def set_password(self, ident: Identity, hashes: dict[str, str], history_key: str,
+    def set_password(self, ident: Identity, hashes: PasswordHashes, history_key: str,
                      default_history: int = 0) -> None:
         """Change the password, refusing one in the last `password_history` passwords
         (Doris' PasswordPolicy history check; DEFAULT = the global `password_history`)."""
@@ -198,7 +209,8 @@ class PrivilegeManager:
                 raise DorisError(
                     f"Cannot use these credentials for '{ident.name}'@'{ident.host}' because they "
                     "contradict the password history policy", ErrorCode.PASSWORD_HISTORY)
-            history = (account.password_hash_history + ((history_key,) if history_key else ()))[-10:]
+            added = (history_key,) if history_key else ()
+            history = (account.password_hash_history + added)[-10:]
             # a new password ends an expiry forced by PASSWORD_EXPIRE (-2) and a lock
             expire = -1 if account.password_expire_days == -2 else account.password_expire_days
             self._put(replace(account, **hashes, password_changed_at=time.time(),

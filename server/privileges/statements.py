@@ -18,6 +18,7 @@ from server.privileges import Access, check, specific_denied
 from server.privileges.manager import (
     NATIVE,
     PLUGINS,
+    PasswordHashes,
     PrivilegeManager,
     password_hashes,
 )
@@ -262,9 +263,9 @@ class AccountStatements:
         account = self.manager.require_account(ident)
         if p.accept("IDENTIFIED"):
             changed = self._identified(p, account)
-            self.manager.set_password(ident, {k: getattr(changed, k) for k in
-                                              ("native_hash", "sha2_salt", "sha2_hash")},
-                                      changed.native_hash, self._default_history())
+            hashes = PasswordHashes(native_hash=changed.native_hash,
+                                    sha2_salt=changed.sha2_salt, sha2_hash=changed.sha2_hash)
+            self.manager.set_password(ident, hashes, changed.native_hash, self._default_history())
             account = self.manager.require_account(ident)
             account = replace(account, plugin=changed.plugin)
         account = self._options(p, account)
@@ -374,7 +375,8 @@ class AccountStatements:
                 raise DorisError(f"{key} is not valid, must be greater than 0")
         for account in accounts:
             if "max_user_connections" in updates:
-                account = replace(account, max_user_connections=int(updates["max_user_connections"]))
+                limit = int(updates["max_user_connections"])
+                account = replace(account, max_user_connections=limit)
             self.manager.update_user(account)
         return Result()
 
@@ -389,10 +391,10 @@ class AccountStatements:
             while p.accept(","):
                 roles.append(p.string())
             p.expect(to_word)
-            user = p.identity()
+            grantee = p.identity()
             p.end()
             check(access, GRANT)
-            self.manager.grant_roles(roles, user, add=grant)
+            self.manager.grant_roles(roles, grantee, add=grant)
             return Result()
         while True:
             word = p.name()
@@ -418,8 +420,8 @@ class AccountStatements:
             resource = _resource("".join(pieces))
         _check_privileges_fit(privs, resource, grant)
         p.expect(to_word)
-        role = None
-        user = None
+        role: str | None = None
+        user: Identity | None = None
         if p.accept("ROLE"):
             role = p.name()
         else:
@@ -445,7 +447,7 @@ class AccountStatements:
 
     # ---- SHOW ---------------------------------------------------------------------------
     def _grants_rows(self, accounts: list[UserMeta]) -> Result:
-        rows = []
+        rows: list[tuple[object, ...]] = []
         roles = self.manager.roles()
         for a in accounts:
             grants = list(a.grants)
@@ -459,7 +461,7 @@ class AccountStatements:
 
     def _roles_rows(self) -> Result:
         users = self.manager.users()
-        rows = []
+        rows: list[tuple[object, ...]] = []
         for name, role in sorted(self.manager.roles().items()):
             members = ", ".join(f"'{u.name}'@'{u.host}'" for u in users if name in u.roles)
             g, c, d, t, res, wg = _levels(list(role.grants))
@@ -474,7 +476,7 @@ def _unit(p: _Parser) -> int:
     return SECONDS[word]
 
 
-def _hashed(text: str) -> dict[str, str]:
+def _hashed(text: str) -> PasswordHashes:
     """`'*<40 hex>'`: a mysql_native_password hash as MySQL's PASSWORD() prints it."""
     if not re.fullmatch(r"\*[0-9A-Fa-f]{40}", text):
         raise DorisError("Password hash should be a 41-digit hexadecimal number")

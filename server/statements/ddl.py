@@ -204,8 +204,9 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
             ddl_ops.drop_partition(engine, table, action.name, action.if_exists)
         elif isinstance(action, V.SetPropertiesAction):
             props = dict(action.properties)
-            bloom: dict[str, str] = {k: props.pop(k) for k in ("bloom_filter_columns", "bloom_filter_fpp")
-                     if k in props}
+            bloom: dict[str, str] = {
+                k: props.pop(k) for k in ("bloom_filter_columns", "bloom_filter_fpp") if k in props
+            }
             if props:
                 ddl_ops.set_properties(engine, table, props)
             if bloom:  # rebuilds the segments: an index job (storage/index_job.py)

@@ -32,8 +32,8 @@ from storage.batch import Batch, Column
 
 if TYPE_CHECKING:
     from planner.query import PreparedQuery
-    from sql.options import SessionContext
     from server.statements.runner import StatementRunner
+    from sql.options import SessionContext
 
 
 def plan_query(runner: StatementRunner, stmt: exp.Expression,
