@@ -13,9 +13,7 @@ import logging
 import signal
 import ssl
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
@@ -37,6 +35,7 @@ from server.listener import ShaleMysqlServer
 from server.privileges import PrivilegeManager
 from server.privileges.statements import AccountStatements
 from server.profiles import QueryProfiles
+from server.services import HttpServices, ServerStats, SessionServices
 from server.session import ShaleSession
 from server.statements import StatementServices
 from server.variables import GlobalVariables
@@ -83,16 +82,6 @@ class SequentialControl(LocalControl):
         """Every open connection's session, in connection id order."""
         connections = dict(self._connections)  # a copy: connections come and go meanwhile
         return [connections[i].session for i in sorted(connections)]
-
-
-@dataclass
-class ServerStats:
-    connections_total: int = 0
-    queries_total: int = 0
-    insert_fast_path_total: int = 0  # INSERT VALUES statements the literal scanner took
-    query_err_total: int = 0  # statements answered with an error (audit State=ERR)
-    login_failed_total: int = 0  # login attempts refused (wrong password, unknown user or db)
-    started_at: float = field(default_factory=time.time)
 
 
 class ShaleServer:
@@ -152,6 +141,13 @@ class ShaleServer:
         # what every connection's statements use of the server (server/statements/runner.py)
         self.statement_services = StatementServices(
             self.engine, self.profiles, self.deadlines, self.file_dirs, self.processlist)
+        # what every session and the HTTP routes use of the server (server/services.py)
+        self.session_services = SessionServices(
+            self.statement_services, self.global_vars, self.privileges, self.account_statements,
+            self.pool, self.session_pool, self.stats, self.audit, self.control,
+            self.database_exists, self.error_log_url)
+        self.http_services = HttpServices(self.engine, self.privileges, self.stats, self.audit,
+                                          lambda: self.mysql_port)
         self.mysql: ShaleMysqlServer | None = None
         self.http_runner: web.AppRunner | None = None
         self.mysql_port = 0
@@ -179,11 +175,11 @@ class ShaleServer:
                 rows.append(runner.process_row())
         return rows
 
-    def session_of(self, connection_id: int) -> object | None:
-        return self.control.session_of(connection_id)
-
-    def sessions(self) -> list[object]:
-        return self.control.sessions()
+    def error_log_url(self, name: str) -> str:
+        """Where the HTTP listener serves error log `name` (executor/load/error_log.py)."""
+        host = self.config.host
+        host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+        return f"http://{host}:{self.http_port}/api/_load_error_log?file={name}"
 
     def database_exists(self, name: str) -> bool:
         if name.lower() == "information_schema":
@@ -192,7 +188,7 @@ class ShaleServer:
 
     async def start(self) -> None:
         self.mysql = ShaleMysqlServer(
-            session_factory=lambda: ShaleSession(self),
+            session_factory=lambda: ShaleSession(self.session_services),
             identity_provider=ShaleIdentityProvider(self.privileges),
             control=self.control,
             capabilities=SERVER_CAPABILITIES,
@@ -201,7 +197,7 @@ class ShaleServer:
         )
         await self.mysql.start_server(host=self.config.host, port=self.config.query_port)
         self.mysql_port = self.mysql.sockets()[0].getsockname()[1]
-        self.http_runner = web.AppRunner(build_app(self), access_log=None)
+        self.http_runner = web.AppRunner(build_app(self.http_services), access_log=None)
         await self.http_runner.setup()
         https = self.ssl_context if self.config.enable_https else None
         site = web.TCPSite(self.http_runner, self.config.host, self.config.http_port,

@@ -29,7 +29,7 @@ import ssl
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from mysql_mimic import connection as mm_connection
@@ -57,6 +57,9 @@ from sql.errors import DorisError, ErrorCode, ShaleError, unknown_database
 from sql.show import like_match
 from storage.batch import Batch
 from storage.types import varchar
+
+if TYPE_CHECKING:
+    from server.session import ShaleSession
 
 logger = logging.getLogger(__name__)
 
@@ -163,19 +166,18 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     logged_in = False
     _input: PacketInput | None = None
     _kill: KillKind | None  # mysql-mimic's Connection sets it (untyped there)
+    session: ShaleSession  # the session_factory's (server/app.py)
 
     async def read_packet(self, idle_timeout: float | None = None) -> bytes:
         """The next client packet (server/packet_io.py): at most max_allowed_packet bytes (the
         global value, and at most LOGIN_PACKET_LIMIT, until the login succeeded)."""
-        variables = self.session.variables
-        limit = int(variables.get("max_allowed_packet"))
+        options = self.session.variables.connection_options()
+        limit = options.max_allowed_packet
         if not self.logged_in:
             limit = min(limit, LOGIN_PACKET_LIMIT)
-        read_timeout = float(variables.get("net_read_timeout"))
         if self._input is None:
             self._input = PacketInput(self.stream)
-        return await self._input.read(limit, idle_timeout,
-                                      read_timeout if read_timeout > 0 else None)
+        return await self._input.read(limit, idle_timeout, options.net_read_timeout)
 
     async def _start(self) -> None:
         """mysql-mimic's connection life cycle, hardened: the login must finish within
@@ -191,9 +193,10 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     async def _life_cycle(self) -> None:
         context.connection_id.set(self.connection_id)
         logger.info("Started new connection: %s", self.connection_id)
-        timeout = float(self.session.server.global_vars.get_variable("connect_timeout"))
+        # no session SET has run yet: these are the global values
+        timeout = self.session.variables.connection_options().connect_timeout
         try:
-            async with asyncio.timeout(timeout if timeout > 0 else None):
+            async with asyncio.timeout(timeout):
                 await self.connection_phase()
         except TimeoutError:
             logger.info("connection %s: no login within connect_timeout (%.0f s), closed",
@@ -234,7 +237,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         assert isinstance(auth_data, bytes)
         self.handshake_auth_data = auth_data
         self.handshake_auth_plugin = plugin.name
-        version = str(self.session.variables.get("version"))
+        version = self.session.variables.connection_options().version
         await self.stream.write(handshake_v10(mm_packets.make_handshake_v10(
             capabilities=self.server_capabilities, server_charset=self.server_charset,
             server_version=version, connection_id=self.connection_id, auth_data=auth_data,
@@ -248,8 +251,8 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             response = packets.parse_handshake_response(
                 self.server_capabilities, await self.read_packet(), ssl_allowed=False)
         assert isinstance(response, packets.HandshakeResponse)
-        if not is_secure(self) and self.session.server.global_vars.get_variable(
-                "require_secure_transport"):
+        if not is_secure(self) and (
+                self.session.variables.connection_options().require_secure_transport):
             raise secure_transport_required()
         self.capabilities = response.capabilities
         self.max_packet_size = response.max_packet_size
@@ -335,7 +338,7 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             if isinstance(decision, FastAuthSuccess):
                 await self.stream.write(mm_packets.make_auth_more_data(FAST_AUTH_SUCCESS))
             database = self.session.database
-            if database and not self.session.server.database_exists(database):
+            if database and not self.session.services.database_exists(database):
                 # Doris checks the database after the password (MysqlProto.negotiate): an
                 # unknown one is 1049 with Doris' text, and the connection ends.
                 error = unknown_database(database)
@@ -395,9 +398,9 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             C.COM_PROCESS_KILL: self.handle_process_kill,
         }
         while not self.closing:
-            wait = float(self.session.variables.get("wait_timeout"))
+            wait = self.session.variables.connection_options().wait_timeout
             try:
-                data = await self.read_packet(idle_timeout=wait if wait > 0 else None)
+                data = await self.read_packet(idle_timeout=wait)
             except IdleTimeout:
                 logger.info("connection %s idle for wait_timeout (%.0f s), closed",
                             self.connection_id, wait)
@@ -453,11 +456,11 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
 
     async def handle_statistics(self, data: bytes) -> None:
         """COM_STATISTICS: one human-readable line in a bare packet (not OK), as mysqld sends."""
-        server = self.session.server
-        uptime = max(int(time.time() - server.stats.started_at), 1)
-        questions = server.stats.queries_total
+        services = self.session.services
+        uptime = max(int(time.time() - services.stats.started_at), 1)
+        questions = services.stats.queries_total
         text = (
-            f"Uptime: {uptime}  Threads: {server.control.count()}  "
+            f"Uptime: {uptime}  Threads: {services.connections.count()}  "
             f"Questions: {questions}  Slow queries: 0  Opens: 0  Flush tables: 1  "
             f"Open tables: 0  Queries per second avg: {questions / uptime:.3f}"
         )

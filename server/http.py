@@ -22,10 +22,10 @@ from server.privileges.http_auth import auth_middleware, requires
 from server.privileges.model import ADMIN
 
 if TYPE_CHECKING:
-    from server.app import ShaleServer
+    from server.services import HttpServices
 
 
-def build_app(server: ShaleServer) -> web.Application:
+def build_app(server: HttpServices) -> web.Application:
     async def health(_: web.Request) -> web.Response:
         body = {"status": "OK", "msg": "Success",
                 "data": {"online_backend_num": len(server.engine.catalog.backends()),
@@ -34,7 +34,7 @@ def build_app(server: ShaleServer) -> web.Application:
 
     async def bootstrap(_: web.Request) -> web.Response:
         return web.json_response({"code": 0, "msg": "success",
-                                  "data": {"replayedJournalId": 0, "queryPort": server.mysql_port,
+                                  "data": {"replayedJournalId": 0, "queryPort": server.mysql_port(),
                                            "rpcPort": 0, "version": "shaledb-0.1.0"}})
 
     registry = metrics.registry_for(server)

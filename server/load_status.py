@@ -51,7 +51,7 @@ from storage.two_phase import (
 )
 
 if TYPE_CHECKING:
-    from server.app import ShaleServer
+    from server.services import HttpServices
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def _two_pc_fail(code: str, msg: str) -> web.Response:
     return web.json_response({"status": code, "msg": msg}, dumps=_dumps)
 
 
-def two_phase_operation(server: ShaleServer, db_name: str, txn_id_text: str, label: str,
+def two_phase_operation(server: HttpServices, db_name: str, txn_id_text: str, label: str,
                         operation: str) -> dict[str, str]:
     """Commit or abort a precommitted load (blocking). Returns Doris' JSON body."""
     if not txn_id_text and not label:
@@ -107,7 +107,7 @@ def two_phase_operation(server: ShaleServer, db_name: str, txn_id_text: str, lab
     return {"status": "Success", "msg": f"{what} {operation} successfully."}
 
 
-def sweep(server: ShaleServer) -> None:
+def sweep(server: HttpServices) -> None:
     """Abort precommitted loads past their timeout; delete old error logs (blocking)."""
     conf = server.engine.compaction_config
     for txn in abort_expired(server.engine, conf.stream_load_default_precommit_timeout_second):
@@ -121,7 +121,7 @@ def sweep(server: ShaleServer) -> None:
     error_log.clean_error_logs(server.engine.data_dir, conf.load_error_log_reserve_hours)
 
 
-def add_routes(app: web.Application, server: ShaleServer) -> None:
+def add_routes(app: web.Application, server: HttpServices) -> None:
     async def stream_load_2pc(request: web.Request) -> web.StreamResponse:
         db_name = request.match_info["db"]
         require(request, LOAD, db_name, request.match_info.get("table"))

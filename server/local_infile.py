@@ -179,8 +179,8 @@ class InfilePackets(ForwardStream):
         """The next file packet (b"" once the client ended the file)."""
         if self.finished:
             return b""
-        wait = float(self._connection.session.variables.get("net_read_timeout"))
-        data = await self._connection.read_packet(idle_timeout=wait if wait > 0 else None)
+        wait = self._connection.session.variables.connection_options().net_read_timeout
+        data = await self._connection.read_packet(idle_timeout=wait)
         if not data:
             self.finished = True
         return data

@@ -3,7 +3,7 @@
 prometheus-client owns the exposition format (escaping, HELP/TYPE lines, the content type);
 this module owns which families exist and where their values come from. Values are read when
 Prometheus scrapes (a collector, not counters updated on the hot path): the statement counters
-live in `ServerStats` (server/app.py), the compaction and version figures in the compaction
+live in `ServerStats` (server/services.py), the compaction and version figures in the compaction
 manager (server/compaction_api.py `metric_families`).
 
 Names: Doris' where Doris has the metric (`doris_fe_*` from its FE, `doris_be_*` from its BE),
@@ -24,7 +24,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from server import compaction_api, dynamic_partitions, load_status
 
 if TYPE_CHECKING:
-    from server.app import ShaleServer
+    from server.services import HttpServices
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -47,7 +47,7 @@ def exact_counter(name: str, documentation: str, value: float) -> Metric:
 class ServerCollector(Collector):
     """Every family of one server, read at scrape time."""
 
-    def __init__(self, server: ShaleServer) -> None:
+    def __init__(self, server: HttpServices) -> None:
         self.server = server
 
     def collect(self) -> Iterator[Metric]:
@@ -76,7 +76,7 @@ class ServerCollector(Collector):
         yield from dynamic_partitions.metric_families(server.engine)
 
 
-def registry_for(server: ShaleServer) -> CollectorRegistry:
+def registry_for(server: HttpServices) -> CollectorRegistry:
     """A registry of its own per server (not prometheus-client's global one: tests and embedded
     uses run several servers in one process, and the process metrics are not ours to add)."""
     registry = CollectorRegistry(auto_describe=False)

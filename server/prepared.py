@@ -256,7 +256,8 @@ class PreparedStatements:
         if stmt is not None and param < stmt.num_params:
             buffer = stmt.long_data.setdefault(param, bytearray())
             # the data of one parameter is bounded like one packet (mysqld: ER_NET_PACKET_TOO_LARGE)
-            if len(buffer) + len(chunk) <= int(self.session.variables.get("max_allowed_packet")):
+            limit = self.session.variables.connection_options().max_allowed_packet
+            if len(buffer) + len(chunk) <= limit:
                 buffer.extend(chunk)
 
     async def handle_stmt_reset(self, data: bytes) -> None:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mysql_mimic import ResultColumn, ResultSet
 from mysql_mimic.constants import KillKind
@@ -33,6 +33,7 @@ from server.privileges.enforce import authorize, may_manage_sessions
 from server.privileges.model import Identity
 from server.privileges.statements import is_account_statement, seconds_until_expiry
 from server.results import mysql_column_type
+from server.services import SessionServices
 from server.statement_audit import StatementAudit, audit_login
 from server.statements import (
     OkOutcome,
@@ -56,19 +57,16 @@ from storage.types import DataType, TypeKind
 # (server/connection.py ShaleConnection.start_rows).
 StartRows = Callable[[RowsOutcome], Outcome]
 
-if TYPE_CHECKING:
-    from server.app import ShaleServer
-
 
 class ShaleSession(Session):
-    def __init__(self, server: ShaleServer) -> None:
-        super().__init__(SessionVariables(server.global_vars))
-        self.server = server
+    def __init__(self, services: SessionServices) -> None:
+        super().__init__(SessionVariables(services.global_vars))
+        self.services = services
         self.middlewares: list[Any] = []  # we answer every statement ourselves
         self.runner: StatementRunner | None = None
         # Where the current statement (and the result it streams) runs: the query pool, or the
         # session pool for statements that read no table (`reads_no_table`).
-        self.pool: Executor = server.pool
+        self.pool: Executor = services.pool
         # The account this login matched ('name'@'host-pattern') and where it came from; set
         # by `admit` after the password check.
         # Until a login is admitted the session is nobody, who holds no privilege (fail closed).
@@ -76,14 +74,14 @@ class ShaleSession(Session):
         self.client_ip = "127.0.0.1"
         self.logged_in = False
         # The audit log's view of this session's statements (server/statement_audit.py).
-        self.statement_audit = StatementAudit(server)
+        self.statement_audit = StatementAudit(services.audit, services.stats)
         self.opened = time.monotonic()
 
     @property
     def access(self) -> Access:
         """Who runs the next statement; grants are read live, so a GRANT or REVOKE from
         another session applies from this session's next statement."""
-        return Access(self.server.privileges, self.identity, self.client_ip)
+        return Access(self.services.privileges, self.identity, self.client_ip)
 
     def admit(self, user: Any, host: str, secure: bool) -> ShaleError | None:
         """After a correct password: the account's lock, password expiry, REQUIRE SSL,
@@ -93,7 +91,7 @@ class ShaleSession(Session):
         if account is None:
             return None
         ident = Identity(account.name, account.host)
-        manager = self.server.privileges
+        manager = self.services.privileges
         now = time.time()
         if account.locked_until == -1 or account.locked_until > now:
             # Doris' text (ErrorCode 3955), then how to lift it
@@ -107,8 +105,8 @@ class ShaleSession(Session):
                 f"{account.failed_login_attempts} consecutive failed logins. An administrator "
                 f"unlocks it with ALTER USER '{account.name}'@'{account.host}' ACCOUNT_UNLOCK",
                 ErrorCode.ACCOUNT_LOCKED)
-        left_s = seconds_until_expiry(
-            account, int(self.server.global_vars.get_variable("default_password_lifetime")))
+        lifetime = self.services.global_vars.connection_options().default_password_lifetime
+        left_s = seconds_until_expiry(account, lifetime)
         if left_s is not None and left_s <= 0:
             return ShaleError(
                 "Your password has expired. To log in you must change it using a client that "
@@ -118,7 +116,7 @@ class ShaleSession(Session):
                 f"Access denied for user '{account.name}'@'{host}': the account requires "
                 "SSL (REQUIRE SSL); connect with TLS (mariadb --ssl, pymysql ssl=...)",
                 ErrorCode.ACCESS_DENIED)
-        open_sessions = sum(1 for s in self.server.sessions()
+        open_sessions = sum(1 for s in self.services.connections.sessions()
                             if s is not self and getattr(s, "logged_in", False)
                             and getattr(s, "identity", None) == ident)
         if open_sessions >= account.max_user_connections:
@@ -127,7 +125,7 @@ class ShaleSession(Session):
                               ErrorCode.TOO_MANY_USER_CONNECTIONS)
         access = Access(manager, ident, host)
         if self.database and self.database.lower() != "information_schema" and (
-            self.server.database_exists(self.database)
+            self.services.database_exists(self.database)
             and not manager.can_see_database(ident, self.database)
         ):
             return DorisError(f"Access denied for user {ident} to database '{self.database}'",
@@ -142,28 +140,26 @@ class ShaleSession(Session):
     def login_failed(self, user: Any) -> None:
         account = getattr(user, "account", None)
         if account is not None:
-            self.server.privileges.login_failed(account)
+            self.services.privileges.login_failed(account)
 
     async def init(self, connection: Any) -> None:
         await super().init(connection)
         self.statement_audit.bind(connection)
         self.runner = StatementRunner(
-            self.server.statement_services, self.variables, connection.connection_id,
+            self.services.statements, self.variables, connection.connection_id,
             current_db=lambda: self.database, set_db=self._set_database,
             current_user=self._user_name,
         )
         self.runner.status_rows = lambda: list(tls.status_rows(connection))
         self.runner.error_log_url = self._insert_error_log
         self.runner.access = self.access  # every statement of this session is checked
-        self.server.stats.connections_total += 1
+        self.services.stats.connections_total += 1
 
     def _insert_error_log(self, reasons: list[str]) -> str:
         """A failed INSERT's filtered rows as an error log served by the HTTP listener
         (`/api/_load_error_log`, executor/load/error_log.py); its URL."""
-        name = error_log.write_error_log(self.server.engine.data_dir, "insert", 0, reasons)
-        host = self.server.config.host
-        host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
-        return f"http://{host}:{self.server.http_port}/api/_load_error_log?file={name}"
+        name = error_log.write_error_log(self.services.engine.data_dir, "insert", 0, reasons)
+        return self.services.error_log_url(name)
 
     def _set_database(self, name: str | None) -> None:
         self.database = name
@@ -184,7 +180,7 @@ class ShaleSession(Session):
     async def in_session_pool(self, fn: Any, *args: Any) -> Any:
         """Run a catalog lookup (COM_INIT_DB, COM_FIELD_LIST) on the session pool."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.server.session_pool, fn, *args)
+        return await loop.run_in_executor(self.services.session_pool, fn, *args)
 
     @staticmethod
     def parse(sql: str) -> list[exp.Expression]:
@@ -207,20 +203,20 @@ class ShaleSession(Session):
         parser."""
         assert self.runner is not None
         if is_account_statement(sql):  # CREATE USER, GRANT, ... (server/privileges/statements.py)
-            self.server.stats.queries_total += 1
+            self.services.stats.queries_total += 1
             self.runner.begin_statement(sql[:200])
-            self.pool = self.server.session_pool
-            result = await self.in_worker(self.server.account_statements.run, self.access, sql)
+            self.pool = self.services.session_pool
+            result = await self.in_worker(self.services.account_statements.run, self.access, sql)
             if result.names is None:
                 return OkOutcome()
             return TextOutcome(result.names, result.rows or [])
         if sql.lstrip()[:6].upper() == "INSERT":  # INSERT VALUES fast path, else parse below
             self.runner.begin_statement(sql[:200])
-            self.pool = self.server.pool
+            self.pool = self.services.pool
             fast = await self.in_worker(self.runner.try_fast_insert, sql)
             if fast is not None:
-                self.server.stats.queries_total += 1
-                self.server.stats.insert_fast_path_total += 1
+                self.services.stats.queries_total += 1
+                self.services.stats.insert_fast_path_total += 1
                 return await _settled(fast)
         return await self.run_statements(self.parse(sql), start_rows)
 
@@ -232,13 +228,13 @@ class ShaleSession(Session):
         statement that returns rows, so a small result needs one hand-off to a worker, not
         two."""
         assert self.runner is not None
-        self.server.stats.queries_total += 1
+        self.services.stats.queries_total += 1
         if statements and not self.statement_audit.in_flight:  # a prepared statement's execution
             self._audit_begin(statements[0].meta.get("sql", "") or statements[0].sql())
         outcome: Outcome = OkOutcome()
         for stmt in statements:
             self.runner.begin_statement(stmt.meta.get("sql", ""))
-            self.pool = self.server.session_pool if reads_no_table(stmt) else self.server.pool
+            self.pool = self.services.session_pool if reads_no_table(stmt) else self.services.pool
             if isinstance(stmt, exp.Kill):
                 await self.kill(stmt)
                 outcome = OkOutcome()
@@ -257,8 +253,9 @@ class ShaleSession(Session):
     # ---- audit log (server/audit.py) ----------------------------------------------------------
     def _audit_begin(self, sql: str) -> None:
         self._audit_end()  # the previous statement of a multi-statement COM_QUERY
+        max_sql_length = self.variables.connection_options().audit_plugin_max_sql_length
         self.statement_audit.begin(sql, self.runner.user if self.runner else "", self.database,
-                                   self.variables.get("audit_plugin_max_sql_length"))
+                                   max_sql_length)
 
     def _audit_outcome(self, outcome: Outcome) -> None:
         if isinstance(outcome, TextOutcome):
@@ -270,7 +267,7 @@ class ShaleSession(Session):
 
     def audit_login(self, connection: Any, user: str, code: int = 0, message: str = "") -> None:
         """A login attempt (server/connection.py): its `[connection]` audit line."""
-        audit_login(self.server, connection, user, self.database,
+        audit_login(self.services.audit, self.services.stats, connection, user, self.database,
                     int((time.monotonic() - self.opened) * 1000), code, message)
 
     def field_list_table(self, name: str) -> Any:
@@ -284,7 +281,7 @@ class ShaleSession(Session):
         if self.runner.access is not None:  # the columns are DESC's: any privilege on it
             authorize(self.runner.access, exp.Describe(this=exp.table_(name, self.database)),
                       self.database)
-        return resolve_table(self.server.engine, exp.to_identifier(name), self.database,
+        return resolve_table(self.services.engine, exp.to_identifier(name), self.database,
                              TableUse.QUERY)
 
     def statement_done(self) -> None:
@@ -292,7 +289,7 @@ class ShaleSession(Session):
         self._audit_end()
         if self.runner is not None:
             self.runner.statement_text = ""
-        self.pool = self.server.pool
+        self.pool = self.services.pool
 
     def _audit_end(self) -> None:
         if self.runner is not None:
@@ -313,16 +310,15 @@ class ShaleSession(Session):
             raise ShaleError(
                 f"Invalid KILL connection ID: {stmt.this.name}", ErrorCode.PARSE_ERROR
             ) from None
-        if not self.server.control.has(target):
+        connections = self.services.connections
+        if not connections.has(target):
             raise ShaleError(f"Unknown thread id: {target}", ErrorCode.NO_SUCH_THREAD)
-        other = self.server.session_of(target)
+        other = connections.session_of(target)
         if getattr(other, "identity", None) != self.identity and not may_manage_sessions(
             self.access
         ):
             raise DorisError(f"You are not owner of thread {target}", ErrorCode.KILL_DENIED)
-        await self.server.control.kill(
-            target, KillKind.QUERY if kind == "QUERY" else KillKind.CONNECTION
-        )
+        await connections.kill(target, KillKind.QUERY if kind == "QUERY" else KillKind.CONNECTION)
 
     # mysql-mimic's own entry point (COM_FIELD_LIST): materialised results.
     async def handle_query(self, sql: str, attrs: dict[str, str]) -> Any:

@@ -13,18 +13,22 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from server.audit import DEFAULT_MAX_SQL_LENGTH, AuditEvent, new_query_id, peer
+from server.audit import AuditEvent, AuditLog, new_query_id, peer
 
 if TYPE_CHECKING:
-    from server.app import ShaleServer
+    from server.services import ServerStats
     from storage.scan_stats import ScanStats
 
 QUERY_INTERRUPTED = 1317
 
 
 class StatementAudit:
-    def __init__(self, server: ShaleServer) -> None:
-        self.server = server
+    """One session's statements in the audit log; statements answered with an error also
+    count in `stats.query_err_total` (/metrics)."""
+
+    def __init__(self, audit: AuditLog, stats: ServerStats) -> None:
+        self.audit = audit
+        self.stats = stats
         self.client = ""
         self.fe_ip = ""
         self._event: AuditEvent | None = None
@@ -37,17 +41,14 @@ class StatementAudit:
     def in_flight(self) -> bool:
         return self._event is not None
 
-    def begin(self, sql: str, user: str, db: str | None, max_sql_length: object) -> None:
+    def begin(self, sql: str, user: str, db: str | None, max_sql_length: int) -> None:
+        """`max_sql_length`: the session's audit_plugin_max_sql_length."""
         self.end()  # the previous statement of a multi-statement COM_QUERY
-        try:
-            max_len = int(max_sql_length)  # type: ignore[call-overload]
-        except (TypeError, ValueError):
-            max_len = DEFAULT_MAX_SQL_LENGTH
         self._start = time.monotonic()
         self._event = AuditEvent(
             client=self.client, user=user, db=db or "", state="OK", stmt=sql,
-            stmt_id=self.server.audit.next_stmt_id(), query_id=new_query_id(),
-            fe_ip=self.fe_ip, max_sql_length=max_len)
+            stmt_id=self.audit.next_stmt_id(), query_id=new_query_id(),
+            fe_ip=self.fe_ip, max_sql_length=max_sql_length)
 
     def outcome(self, state: str, is_query: bool, rows: int = 0) -> None:
         """The statement's reply: EOF (a result set) or OK; `rows` of an in-memory result."""
@@ -80,17 +81,17 @@ class StatementAudit:
             e.scan_rows = scan.rows_total - scan.rows_skipped_short_key - scan.rows_skipped_zone_map
             e.scan_bytes = scan.bytes_read
         if e.state == "ERR":
-            self.server.stats.query_err_total += 1
-        self.server.audit.log(e)
+            self.stats.query_err_total += 1
+        self.audit.log(e)
 
 
-def audit_login(server: ShaleServer, connection: Any, user: str, db: str | None,
-                elapsed_ms: int, code: int = 0, message: str = "") -> None:
+def audit_login(audit: AuditLog, stats: ServerStats, connection: Any, user: str,
+                db: str | None, elapsed_ms: int, code: int = 0, message: str = "") -> None:
     """One `[connection]` line per login attempt; a failed one also counts in /metrics."""
     client, fe_ip = peer(connection)
     if code:
-        server.stats.login_failed_total += 1
-    server.audit.log(AuditEvent(
+        stats.login_failed_total += 1
+    audit.log(AuditEvent(
         kind="connection", client=client, user=user, db=db or "",
         state="ERR" if code else "OK", error_code=code, error_message=message,
-        query_time_ms=elapsed_ms, stmt_id=server.audit.next_stmt_id(), fe_ip=fe_ip))
+        query_time_ms=elapsed_ms, stmt_id=audit.next_stmt_id(), fe_ip=fe_ip))

@@ -52,12 +52,12 @@ from server.privileges.model import LOAD
 from storage.catalog.meta import TxnStatus
 
 if TYPE_CHECKING:
-    from server.app import ShaleServer
+    from server.services import HttpServices
 
 log = logging.getLogger(__name__)
 
 
-def validate(server: ShaleServer, request: web.Request) -> LoadSpec:
+def validate(server: HttpServices, request: web.Request) -> LoadSpec:
     """Everything that can be checked before the body arrives. Raises an aiohttp HTTP error
     (401/403, from http_auth) or LoadFailed."""
     if ACCESS_KEY not in request:
@@ -91,7 +91,7 @@ def validate(server: ShaleServer, request: web.Request) -> LoadSpec:
     return spec
 
 
-def existing_job_status(server: ShaleServer, db_name: str, label: str) -> str:
+def existing_job_status(server: HttpServices, db_name: str, label: str) -> str:
     """Doris' ExistingJobStatus of a used label: FINISHED once visible, else RUNNING."""
     db = server.engine.catalog.get_database(db_name)
     txn = server.engine.catalog.txn_by_label(db.db_id, label.strip()) if db else None
@@ -160,7 +160,7 @@ _REQUEST_KEY = "shaledb.stream_load"
 _OPTIONS_KEY = "shaledb.stream_load.options"
 
 
-def _error_url(server: ShaleServer, request: web.Request, label: str,
+def _error_url(server: HttpServices, request: web.Request, label: str,
                stats: LoadStats | None) -> str:
     """Write the filtered rows' error log; its URL on our HTTP port (or "" if none)."""
     if stats is None or not stats.error_rows:
@@ -170,7 +170,7 @@ def _error_url(server: ShaleServer, request: web.Request, label: str,
     return f"http://{request.host}/api/_load_error_log?file={name}"
 
 
-def _record(server: ShaleServer, request: web.Request, label: str, state: str, status: str,
+def _record(server: HttpServices, request: web.Request, label: str, state: str, status: str,
             message: str, stats: LoadStats | None, error_url: str, started_wall: float,
             options: TxnOptions | None) -> None:
     s = stats or LoadStats()
@@ -196,7 +196,7 @@ def _header_ratio(request: web.Request) -> float:
         return 0.0
 
 
-def _failed_response(server: ShaleServer, request: web.Request, e: LoadFailed, started: float,
+def _failed_response(server: HttpServices, request: web.Request, e: LoadFailed, started: float,
                      label: str | None = None, started_wall: float | None = None
                      ) -> web.Response:
     label = label or request.headers.get("label", "").strip()
@@ -220,7 +220,7 @@ def _dumps(obj: object) -> str:
     return json.dumps(obj, indent=4)
 
 
-def add_routes(app: web.Application, server: ShaleServer) -> None:
+def add_routes(app: web.Application, server: HttpServices) -> None:
     """Register `PUT /api/{db}/{table}/_stream_load` with its 100-continue validation."""
 
     async def expect(request: web.Request) -> web.StreamResponse | None:

@@ -8,14 +8,16 @@ explicit because `bool("false")` is True (LIBS.md 1.6). Names and defaults follo
 
 It is the one place that knows a variable's name, default and parser: a bad value is refused at
 SET (MySQL errors 1231 / 1232, as Doris), and `query_options` turns the values into the typed,
-frozen `sql.options.QueryOptions` a statement is planned and run under, so no other module reads
-a variable by name or repeats its default.
+frozen `sql.options.QueryOptions` a statement is planned and run under; `connection_options`
+does the same for what the protocol and session code reads (packet limit, timeouts, ...), so no
+other module reads a variable by name or repeats its default.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -198,6 +200,40 @@ VARIABLES: dict[str, Schema] = {
 }
 
 
+@dataclass(frozen=True)
+class ConnectionOptions:
+    """The variables the connection and session code reads (server/connection.py, session.py,
+    prepared.py, local_infile.py, statement_audit.py), typed. A timeout is in seconds, None when
+    the variable is 0 or less (no limit)."""
+
+    max_allowed_packet: int
+    connect_timeout: float | None  # the login (read from the global value: no session yet)
+    wait_timeout: float | None  # between commands
+    net_read_timeout: float | None  # within one packet, and between LOAD DATA LOCAL packets
+    require_secure_transport: bool
+    version: str  # what the handshake announces
+    default_password_lifetime: int  # days; 0 = passwords do not expire
+    audit_plugin_max_sql_length: int
+
+
+def _timeout(seconds: int) -> float | None:
+    return float(seconds) if seconds > 0 else None
+
+
+def build_connection_options(variables: Variables) -> ConnectionOptions:
+    get = variables.get_variable  # each value went through its converter at SET
+    return ConnectionOptions(
+        max_allowed_packet=get("max_allowed_packet"),
+        connect_timeout=_timeout(get("connect_timeout")),
+        wait_timeout=_timeout(get("wait_timeout")),
+        net_read_timeout=_timeout(get("net_read_timeout")),
+        require_secure_transport=get("require_secure_transport"),
+        version=get("version"),
+        default_password_lifetime=get("default_password_lifetime"),
+        audit_plugin_max_sql_length=get("audit_plugin_max_sql_length"),
+    )
+
+
 class GlobalVariables(Variables):
     """Server-wide values (SET GLOBAL); defaults come from VARIABLES."""
 
@@ -205,6 +241,7 @@ class GlobalVariables(Variables):
         self._schema = dict(schema or VARIABLES)
         self._changes = 0  # counts SETs: the cached QueryOptions are stale once it moves
         self._options: tuple[object, QueryOptions] | None = None
+        self._connection: tuple[object, ConnectionOptions] | None = None
         super().__init__()
 
     @property
@@ -259,6 +296,13 @@ class GlobalVariables(Variables):
         if self._options is None or self._options[0] != key:
             self._options = (key, build_query_options(self))
         return self._options[1]
+
+    def connection_options(self) -> ConnectionOptions:
+        """The connection-level values, rebuilt only after a SET (read for every packet)."""
+        key = self.changes()
+        if self._connection is None or self._connection[0] != key:
+            self._connection = (key, build_connection_options(self))
+        return self._connection[1]
 
 
 class SessionVariables(GlobalVariables):
