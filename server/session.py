@@ -59,6 +59,10 @@ StartRows = Callable[[RowsOutcome], Outcome]
 
 
 class ShaleSession(Session):
+    # mysql-mimic's Session (untyped) keeps what it is given; declared so reads are checked
+    variables: SessionVariables
+    database: str | None
+
     def __init__(self, services: SessionServices) -> None:
         super().__init__(SessionVariables(services.global_vars))
         self.services = services
