@@ -24,7 +24,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mysql_mimic import packets as mm_packets
 from mysql_mimic.errors import MysqlError
@@ -48,6 +48,9 @@ from server.statements import OkOutcome, Outcome, RowsOutcome, StatementRunner, 
 from sql.dialect import LoadDataInfile, ShaleDoris
 from sql.errors import DorisError, ErrorCode, ShaleError
 from storage.types import STRING, DataType
+
+if TYPE_CHECKING:
+    from server.session import ShaleSession
 
 logger = logging.getLogger(__name__)
 
@@ -169,7 +172,7 @@ class PreparedStatements:
     """Mixin for ShaleConnection: the COM_STMT_* commands (it uses the connection's session,
     stream, capabilities and error writing)."""
 
-    session: Any
+    session: ShaleSession
     stream: Any
     capabilities: Any
     status_flags: Any
