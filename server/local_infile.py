@@ -24,7 +24,7 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities
@@ -45,6 +45,10 @@ from sql.errors import (
     unknown_database,
 )
 from storage.engine import StorageEngine
+
+if TYPE_CHECKING:
+    from server.connection import ShaleConnection
+    from server.session import ShaleSession
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +170,7 @@ class InfilePackets(ForwardStream):
     after the load failed: reads take a lock, and once `drain` started they return nothing, so
     exactly one reader ever consumes the connection's packets."""
 
-    def __init__(self, connection: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, connection: ShaleConnection, loop: asyncio.AbstractEventLoop) -> None:
         self._connection = connection
         self._loop = loop
         self._lock = asyncio.Lock()
@@ -224,7 +228,7 @@ class InfilePackets(ForwardStream):
 
 
 def _record(outcome: LocalInfileOutcome, stats: LoadStats | None, error: str | None,
-             session: Any, started: float) -> None:
+             session: ShaleSession, started: float) -> None:
     """SHOW LOAD lists LOAD DATA as Doris' MYSQL_LOAD jobs (executor/load/records.py)."""
     spec = outcome.spec
     runner = getattr(session, "runner", None)
@@ -232,7 +236,7 @@ def _record(outcome: LocalInfileOutcome, stats: LoadStats | None, error: str | N
                      error, getattr(runner, "user", ""), started, spec.max_filter_ratio)
 
 
-async def run_exchange(connection: Any, outcome: LocalInfileOutcome) -> bool:
+async def run_exchange(connection: ShaleConnection, outcome: LocalInfileOutcome) -> bool:
     """Ask the client for the file, load what it sends and answer OK or ERR (server/connection
     write_outcome). False when the answer is an error."""
     if Capabilities.CLIENT_LOCAL_FILES not in connection.capabilities:
