@@ -364,10 +364,10 @@ def generate(sf: float, seed: int = SEED) -> dict[str, pa.Table]:
 # ---- loading -------------------------------------------------------------------------------
 def load_shaledb(engine, db: str, data: dict[str, pa.Table],  # noqa: ANN001
                  batch_rows: int = 200_000) -> None:
-    from sql import ast_views as V
-    from sql import ddl_ops
-    from sql.ddl import analyze_create_table
-    from sql.dialect import parse_one
+    from sql.ddl import ddl_ops
+    from sql.ddl import specs as V
+    from sql.ddl.create_table import analyze_create_table
+    from sql.parser.dialect import parse_one
     from storage.txn import LoadTxn
 
     if engine.catalog.get_database(db) is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sql.expressions import AggregateCall, Expr
+from sql.binder.expressions import AggregateCall, Expr
 from storage.catalog.meta import TabletMeta
 from storage.predicates import Disjunction
 from storage.reader import ColumnPredicate
@@ -168,7 +168,7 @@ class LogicalValues(LogicalPlan):
 
 @dataclass(frozen=True, slots=True)
 class LogicalFileScan(LogicalPlan):
-    """Scan of the files of a table function (`local(..)`, sql/table_functions.py): reads
+    """Scan of the files of a table function (`local(..)`, sql/binder/table_functions.py): reads
     `paths` in `format` with `options`, outputs `columns` (a subset of the file's columns,
     after column pruning). Upstream: Doris `LogicalTVFRelation` / `FileScanNode`."""
 

@@ -41,7 +41,7 @@ from executor.outfile import (
 )
 from executor.query import execute, new_query_id
 from planner.query import PreparedQuery, plan_select
-from sql import ddl_ops
+from sql.ddl import ddl_ops
 from sql.errors import DorisError, QueryCancelled
 from sql.options import SessionContext
 from storage.catalog.meta import ExportJobMeta

@@ -30,13 +30,12 @@ from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities
 from sqlglot import exp
 
+from executor.load.chunks import READ_BLOCK, ForwardStream
 from executor.load.job import run_load
 from executor.load.records import record_file_load
-from executor.load.chunks import READ_BLOCK, ForwardStream
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, spec_from_properties
 from server.packet_io import IdleTimeout
 from server.results import ok_packet
-from sql.dialect import LoadDataInfile, ShaleDoris
 from sql.errors import (
     DorisError,
     ShaleError,
@@ -44,6 +43,7 @@ from sql.errors import (
     table_not_found,
     unknown_database,
 )
+from sql.parser.dialect import LoadDataInfile, ShaleDoris
 from storage.engine import StorageEngine
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """DDL: CREATE / DROP DATABASE, TABLE and INDEX, CREATE TABLE AS SELECT / LIKE, TRUNCATE,
 ALTER TABLE (each action in turn) and CANCEL ALTER. The catalog changes themselves are
-sql/ddl_ops.py's; this module maps statements to them and starts the jobs they create
+sql/ddl/ddl_ops.py's; this module maps statements to them and starts the jobs they create
 (rollup and index jobs, dynamic partition runs)."""
 
 from __future__ import annotations
@@ -21,19 +21,19 @@ from server.privileges.model import SELECT
 from server.statements.common import not_supported, table_parts
 from server.statements.outcomes import OkOutcome, load_ok
 from server.statements.tables import TableUse, resolve_named, resolve_table
-from sql import ast_views as V
-from sql import ddl_ops
-from sql.ctas import like_rollups, like_source
-from sql.ddl import analyze_create_table, partition_spec
-from sql.dialect import CancelAlter
-from sql.errors import no_database_selected
-from sql.properties import MAX_DYNAMIC_PARTITION_NUM
-from sql.temp_partitions import (
+from sql.ddl import ddl_ops
+from sql.ddl import specs as V
+from sql.ddl.create_table import analyze_create_table, partition_spec
+from sql.ddl.ctas import like_rollups, like_source
+from sql.ddl.properties import MAX_DYNAMIC_PARTITION_NUM
+from sql.ddl.temp_partitions import (
     add_temporary_partition,
     drop_temporary_partition,
     refuse_with_temporary_partitions,
     replace_partitions,
 )
+from sql.errors import no_database_selected
+from sql.parser.dialect import CancelAlter
 
 if TYPE_CHECKING:
     from server.statements.runner import StatementRunner

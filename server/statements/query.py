@@ -26,14 +26,14 @@ from server.profiles import operator_counters
 from server.statements.common import not_supported
 from server.statements.outcomes import RowsOutcome, TextOutcome
 from server.statements.query_timeout import with_timeout
-from sql.dialect import DescFunction, DorisExplain, DorisOutfile
-from sql.table_functions import table_function_call
+from sql.binder.table_functions import table_function_call
+from sql.parser.dialect import DescFunction, DorisExplain, DorisOutfile
 from storage.batch import Batch, Column
 
 if TYPE_CHECKING:
     from planner.query import PreparedQuery
-    from sql.options import SessionContext
     from server.statements.runner import StatementRunner
+    from sql.options import SessionContext
 
 
 def plan_query(runner: StatementRunner, stmt: exp.Expression,

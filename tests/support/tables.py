@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sql import ast_views as V
-from sql import ddl_ops
-from sql.ddl import analyze_create_table
-from sql.dialect import parse_one
+from sql.ddl import ddl_ops
+from sql.ddl import specs as V
+from sql.ddl.create_table import analyze_create_table
+from sql.parser.dialect import parse_one
 from storage.catalog.meta import TableMeta
 from storage.engine import StorageEngine
 

@@ -99,10 +99,10 @@ def _column(dtype: T.DataType, arr: pa.ChunkedArray) -> Column:
 
 def load_shaledb(engine, db: str, data_dir: Path, batch_rows: int = 200_000) -> None:  # noqa: ANN001
     """Create database `db` and the 8 tables in a StorageEngine and load the parquet files."""
-    from sql import ast_views as V
-    from sql import ddl_ops
-    from sql.ddl import analyze_create_table
-    from sql.dialect import parse_one
+    from sql.ddl import ddl_ops
+    from sql.ddl import specs as V
+    from sql.ddl.create_table import analyze_create_table
+    from sql.parser.dialect import parse_one
     from storage.txn import LoadTxn
 
     if engine.catalog.get_database(db) is None:

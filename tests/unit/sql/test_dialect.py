@@ -1,4 +1,4 @@
-"""sql.dialect / sql.ast_views: Doris statements parse into typed nodes and print back as Doris.
+"""sql.parser.dialect / sql.ddl.specs: Doris statements parse into typed nodes and print back as Doris.
 
 For every statement of the corpus: no exp.Command anywhere, the expected root node, the expected
 key parts, and a stable round trip (parse -> generate -> parse gives the same AST, generating
@@ -14,8 +14,8 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from sql import ast_views
-from sql.dialect import (
+from sql.ddl import specs as ast_views
+from sql.parser.dialect import (
     AddPartition,
     AddRollup,
     AdminCompact,
@@ -48,8 +48,8 @@ from sql.dialect import (
     parse,
     parse_one,
 )
-from sql.dialect import ColumnAst as Col
-from sql.dialect import PartitionDefAst as Part
+from sql.parser.dialect import ColumnAst as Col
+from sql.parser.dialect import PartitionDefAst as Part
 
 Check = Callable[[exp.Expr], object]
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from test_catalog_and_loads import batch, make_table, read_all
 
-from sql import ddl_ops
+from sql.ddl import ddl_ops
 from storage.auto_partition import (
     format_partition_value,
     list_partition_name,

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from sql import ast_views as V
-from sql import ddl_ops
-from sql.ddl import analyze_create_table
-from sql.dialect import parse_one
+from sql.ddl import ddl_ops
+from sql.ddl import specs as V
+from sql.ddl.create_table import analyze_create_table
+from sql.parser.dialect import parse_one
 from storage import types as T
 from storage.batch import Batch, Column
 from storage.compaction.config import CompactionConfig

@@ -23,7 +23,7 @@ from support.seeds import property_seeds
 from support.tables import create_table
 from test_models_merge import delete, read
 
-from sql import ddl_ops
+from sql.ddl import ddl_ops
 from storage import rowset as rowset_mod
 from storage.batch import Batch, Column
 from storage.catalog.meta import DeleteCondition, RowsetMeta, TableMeta

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_catalog_and_loads import SQL, batch, make_table, read_all
 
-from sql import ddl_ops
+from sql.ddl import ddl_ops
 from storage import types as T
 from storage.catalog.meta import TxnStatus
 from storage.engine import StorageEngine
