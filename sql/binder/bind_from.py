@@ -28,7 +28,7 @@ from sql.binder.relations import (
     BoundValuesRel,
     RelColumn,
     Scope,
-    SortItem,
+    SortKey,
     TableSource,
     ValuesSource,
 )
@@ -357,7 +357,7 @@ class FromBinder:
         distinct = node.args.get("distinct") is not False
         if op != "union" and not distinct:
             raise not_supported(f"{op.upper()} ALL")
-        order: list[SortItem] = []
+        order: list[SortKey] = []
         if node.args.get("order") is not None:
             for o in node.args["order"].expressions:
                 order.append(self._set_order_item(o, names, types))
@@ -365,7 +365,7 @@ class FromBinder:
         return BoundSetOp(op, distinct, left, right, names, types, tuple(order), limit, offset)
 
     def _set_order_item(self, o: exp.Ordered, names: tuple[str, ...],
-                        types: tuple[DataType, ...]) -> SortItem:
+                        types: tuple[DataType, ...]) -> SortKey:
         node = o.this
         if isinstance(node, exp.Literal) and not node.is_string:
             k = _ordinal(node, len(names), "order clause")
@@ -376,7 +376,7 @@ class FromBinder:
                 raise unknown_column(_column_text(node))
         else:
             raise not_supported("ORDER BY expression over a set operation")
-        return SortItem(ColumnRef(f"_c{k}", types[k]), bool(o.args.get("desc")),
+        return SortKey(ColumnRef(f"_c{k}", types[k]), bool(o.args.get("desc")),
                         bool(o.args.get("nulls_first")))
 
     def _bind_ctes(self, with_: exp.With) -> None:

@@ -70,10 +70,12 @@ NO_FROM = ValuesSource("", ("__dummy",), (BOOLEAN,), ((1,),))
 
 
 @dataclass(frozen=True, slots=True)
-class SortItem:
+class SortKey:
+    """One ORDER BY item: the binder's output and the planner's sort key (LogicalSort, TopN)."""
+
     expr: Expr
-    desc: bool
-    nulls_first: bool
+    desc: bool = False
+    nulls_first: bool = True  # MySQL/Doris: NULLs first for ASC, last for DESC
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,7 @@ class BoundSelect:
     visible: int
     names: tuple[str, ...]  # client-facing labels of the visible projections
     distinct: bool
-    order_by: tuple[SortItem, ...]  # over projection names
+    order_by: tuple[SortKey, ...]  # over projection names
     limit: int | None
     offset: int
     # window calls computed after GROUP BY / HAVING, referenced by name from projections
@@ -157,7 +159,7 @@ class BoundSetOp:
     right: BoundQuery
     names: tuple[str, ...]
     out_types: tuple[DataType, ...]
-    order_by: tuple[SortItem, ...] = ()
+    order_by: tuple[SortKey, ...] = ()
     limit: int | None = None
     offset: int = 0
 

@@ -46,7 +46,7 @@ from sql.binder.relations import (  # noqa: F401 - re-exported: the bound query 
     CatalogView,
     RelColumn,
     Scope,
-    SortItem,
+    SortKey,
     TableSource,
     ValuesSource,
 )
@@ -161,7 +161,7 @@ class SelectBinder(FromBinder):
 
         proj, order_raw, windows = _extract_windows(proj, order_raw)
         projections = [(f"_c{i}", e) for i, e in enumerate(proj)]
-        sort_items: list[SortItem] = []
+        sort_items: list[SortKey] = []
         distinct = select.args.get("distinct") is not None
         for e, desc, nulls_first in order_raw:
             if isinstance(e, int):
@@ -175,7 +175,7 @@ class SelectBinder(FromBinder):
                     match = f"_o{len(projections)}"
                     projections.append((match, e))
                 ref = ColumnRef(match, e.type)
-            sort_items.append(SortItem(ref, desc, nulls_first))
+            sort_items.append(SortKey(ref, desc, nulls_first))
 
         limit, offset = _limit_offset(select)
         return BoundSelect(

@@ -476,7 +476,7 @@ def check_index_column(itype: str, name: str, col: ColumnMeta, keys_type: KeysTy
 
 
 def check_index_definition(idx: Any) -> str:
-    """The index type of an index definition (`IndexAst`), after the checks that need no
+    """The index type of an index definition (`IndexClause`), after the checks that need no
     table: Doris `IndexDef.analyze`, and what ShaleDB serves (BITMAP, and INVERTED without
     parser properties, both by the bitmap index)."""
     itype = (idx.index_type or "BITMAP").upper()

@@ -83,7 +83,7 @@ def ctas_type(t: DataType, position: int, source: ColumnMeta | None) -> DataType
 
 
 def ctas_columns(create: exp.Create, names: Sequence[str], types: Sequence[DataType],
-                 catalog: CatalogView, db: str | None) -> tuple[V.ColumnAst, ...]:
+                 catalog: CatalogView, db: str | None) -> tuple[V.ColumnClause, ...]:
     """The column definitions of a CTAS from its query's output names and types."""
     schema = create.this
     given = [e.name for e in schema.expressions] if isinstance(schema, exp.Schema) else []
@@ -99,7 +99,7 @@ def ctas_columns(create: exp.Create, names: Sequence[str], types: Sequence[DataT
     for i, (name, t) in enumerate(zip(given or names, types)):
         source = plain[i] if plain is not None else None
         ct = ctas_type(t, i, source)
-        out.append(V.ColumnAst(
+        out.append(V.ColumnClause(
             name=name, type_sql=ct.sql() if ct.kind is not TypeKind.STRING else "string",
             nullable=source.nullable if source is not None else True,
         ))
@@ -107,7 +107,7 @@ def ctas_columns(create: exp.Create, names: Sequence[str], types: Sequence[DataT
 
 
 def ctas_view(create: exp.Create, names: Sequence[str], types: Sequence[DataType],
-              catalog: CatalogView, db: str | None) -> V.CreateTableAst:
+              catalog: CatalogView, db: str | None) -> V.CreateTableSpec:
     """The CREATE TABLE (dialect view) a CTAS stands for: its clauses plus derived columns."""
     schema = create.this
     bare = create.copy()
@@ -119,7 +119,7 @@ def ctas_view(create: exp.Create, names: Sequence[str], types: Sequence[DataType
     if not columns:
         raise DorisError("Table must have at least 1 column")
     if view.distribution is None:
-        view = replace(view, distribution=V.DistributionAst(
+        view = replace(view, distribution=V.DistributionClause(
             "HASH", (columns[0].name,), CTAS_DEFAULT_BUCKETS))
     return replace(view, columns=columns)
 

@@ -1,7 +1,9 @@
-"""Plain views of Doris DDL ASTs: what a statement says, without sqlglot node details.
+"""DDL statements as plain data: what a statement says, without sqlglot node details.
 
-``sql.parser.dialect`` parses Doris SQL into typed sqlglot trees; this module flattens the DDL ones into
-small frozen dataclasses so the DDL layer (``sql.ddl.create_table``) never walks sqlglot nodes itself. Every
+``sql.parser.dialect`` parses Doris SQL into typed sqlglot trees; this module flattens the DDL
+ones into small frozen dataclasses (``CreateTableSpec`` and its ``*Clause`` parts,
+``CreateIndexSpec``, ``DropIndexSpec``, the ALTER ``*Action`` classes) so the DDL analysis
+(``sql.ddl.create_table``) never walks sqlglot nodes itself. Every
 name and literal comes back as plain text exactly as written (unquoted, case preserved), with
 Doris 2.1's defaults filled in for column types only. Nothing here validates semantics: a view of
 ``CREATE TABLE`` with a key column that does not exist is still a view.
@@ -10,7 +12,7 @@ Sequences are tuples. Partition bounds and list values are the literal text ("20
 "-5"); ``None`` stands for MAXVALUE inside a range bound and for NULL inside a LIST value row.
 
 Entry points: ``describe_create_table``, ``describe_alter``, ``describe_create_index``,
-``describe_drop_index``, ``table_name``, ``type_sql``. ``sql.parser.dialect`` re-exports all of them.
+``describe_drop_index``, ``table_name``, ``type_sql``.
 """
 
 from __future__ import annotations
@@ -44,19 +46,19 @@ __all__ = [
     "AddPartitionAction",
     "AddRollupAction",
     "AlterAction",
-    "ColumnAst",
-    "CreateIndexAst",
-    "CreateTableAst",
-    "DistributionAst",
+    "ColumnClause",
+    "CreateIndexSpec",
+    "CreateTableSpec",
+    "DistributionClause",
     "DropIndexAction",
-    "DropIndexAst",
+    "DropIndexSpec",
     "DropPartitionAction",
     "DropRollupAction",
-    "IndexAst",
-    "PartitionAst",
-    "PartitionDefAst",
+    "IndexClause",
+    "PartitionClause",
+    "PartitionDefClause",
     "ReplacePartitionAction",
-    "RollupAst",
+    "RollupClause",
     "SetPropertiesAction",
     "UnsupportedAlterAction",
     "describe_alter",
@@ -98,7 +100,7 @@ _DATETIME_TYPES = {exp.DType.DATETIME, exp.DType.TIMESTAMP, exp.DType.TIMESTAMPT
 
 
 @dataclass(frozen=True, slots=True)
-class ColumnAst:
+class ColumnClause:
     """One column definition.
 
     nullable is None when neither NULL nor NOT NULL was written. default is the literal text
@@ -118,7 +120,7 @@ class ColumnAst:
 
 
 @dataclass(frozen=True, slots=True)
-class IndexAst:
+class IndexClause:
     name: str
     columns: tuple[str, ...]
     index_type: str | None  # "BITMAP", "INVERTED", "NGRAM_BF", ...; None when not given
@@ -127,7 +129,7 @@ class IndexAst:
 
 
 @dataclass(frozen=True, slots=True)
-class PartitionDefAst:
+class PartitionDefClause:
     """One partition of a PARTITION BY clause or of ALTER TABLE ADD PARTITION.
 
     kind: "LESS_THAN" (less_than set; maxvalue=True when every bound is MAXVALUE, a bare
@@ -150,10 +152,10 @@ class PartitionDefAst:
 
 
 @dataclass(frozen=True, slots=True)
-class PartitionAst:
+class PartitionClause:
     type: str  # "RANGE" | "LIST"
     columns: tuple[str, ...]  # column names; SQL text for AUTO PARTITION expressions
-    partitions: tuple[PartitionDefAst, ...]
+    partitions: tuple[PartitionDefClause, ...]
     auto: bool = False
     # a date_trunc(col, 'unit') partition expression: columns holds col, trunc_unit the unit
     # (lower case); other function calls stay SQL text in columns, with their name in func
@@ -163,7 +165,7 @@ class PartitionAst:
 
 
 @dataclass(frozen=True, slots=True)
-class DistributionAst:
+class DistributionClause:
     """buckets is None for BUCKETS AUTO (auto=True) and when BUCKETS was omitted (auto=False)."""
 
     type: str  # "HASH" | "RANDOM"
@@ -173,7 +175,7 @@ class DistributionAst:
 
 
 @dataclass(frozen=True, slots=True)
-class RollupAst:
+class RollupClause:
     name: str
     columns: tuple[str, ...]
     duplicate_key: tuple[str, ...] | None = None
@@ -182,26 +184,26 @@ class RollupAst:
 
 
 @dataclass(frozen=True, slots=True)
-class CreateTableAst:
+class CreateTableSpec:
     db: str | None
     name: str
     if_not_exists: bool
-    columns: tuple[ColumnAst, ...]
-    indexes: tuple[IndexAst, ...] = ()
+    columns: tuple[ColumnClause, ...]
+    indexes: tuple[IndexClause, ...] = ()
     keys_type: str | None = None  # "DUPLICATE" | "AGGREGATE" | "UNIQUE"
     key_columns: tuple[str, ...] = ()
     comment: str = ""
-    partition: PartitionAst | None = None
-    distribution: DistributionAst | None = None
-    rollups: tuple[RollupAst, ...] = ()
+    partition: PartitionClause | None = None
+    distribution: DistributionClause | None = None
+    rollups: tuple[RollupClause, ...] = ()
     properties: Properties = ()  # PROPERTIES ("k" = "v", ...) in source order
     engine: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class AddPartitionAction:
-    partition: PartitionDefAst
-    distribution: DistributionAst | None = None
+    partition: PartitionDefClause
+    distribution: DistributionClause | None = None
     temporary: bool = False  # ADD TEMPORARY PARTITION
 
 
@@ -229,7 +231,7 @@ class SetPropertiesAction:
 
 @dataclass(frozen=True, slots=True)
 class AddRollupAction:
-    rollups: tuple[RollupAst, ...]
+    rollups: tuple[RollupClause, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +241,7 @@ class DropRollupAction:
 
 @dataclass(frozen=True, slots=True)
 class AddIndexAction:
-    index: IndexAst
+    index: IndexClause
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,15 +272,15 @@ AlterAction = (
 
 
 @dataclass(frozen=True, slots=True)
-class CreateIndexAst:
+class CreateIndexSpec:
     db: str | None
     table: str
-    index: IndexAst
+    index: IndexClause
     if_not_exists: bool = False
 
 
 @dataclass(frozen=True, slots=True)
-class DropIndexAst:
+class DropIndexSpec:
     db: str | None
     table: str | None
     name: str
@@ -381,7 +383,7 @@ def type_sql(dtype: exp.DataType) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _column(coldef: exp.ColumnDef) -> ColumnAst:
+def _column(coldef: exp.ColumnDef) -> ColumnClause:
     agg_type: str | None = None
     nullable: bool | None = None
     has_default = False
@@ -405,7 +407,7 @@ def _column(coldef: exp.ColumnDef) -> ColumnAst:
         elif isinstance(kind, exp.AutoIncrementColumnConstraint):
             auto_increment = True
     dtype = coldef.args.get("kind")
-    return ColumnAst(
+    return ColumnClause(
         name=coldef.name,
         type_sql=type_sql(dtype) if isinstance(dtype, exp.DataType) else "",
         agg_type=agg_type,
@@ -418,7 +420,7 @@ def _column(coldef: exp.ColumnDef) -> ColumnAst:
     )
 
 
-def _index_from_constraint(node: exp.IndexColumnConstraint) -> IndexAst:
+def _index_from_constraint(node: exp.IndexColumnConstraint) -> IndexClause:
     index_type = node.args.get("index_type") or None
     comment = ""
     properties: Properties = ()
@@ -432,7 +434,7 @@ def _index_from_constraint(node: exp.IndexColumnConstraint) -> IndexAst:
     columns = tuple(
         _name(col.this if isinstance(col, exp.Ordered) else col) for col in node.expressions
     )
-    return IndexAst(
+    return IndexClause(
         name=_name(node.this),
         columns=columns,
         index_type=str(index_type).upper() if index_type else None,
@@ -441,13 +443,13 @@ def _index_from_constraint(node: exp.IndexColumnConstraint) -> IndexAst:
     )
 
 
-def _index_from_params(name: exp.Expr, params: exp.Expr | None) -> IndexAst:
+def _index_from_params(name: exp.Expr, params: exp.Expr | None) -> IndexClause:
     if not isinstance(params, exp.IndexParameters):
-        return IndexAst(name=_name(name), columns=(), index_type=None)
+        return IndexClause(name=_name(name), columns=(), index_type=None)
     using = params.args.get("using")
     columns = params.args.get("columns") or []
     comment = params.args.get("comment") if isinstance(params, DorisIndexParameters) else None
-    return IndexAst(
+    return IndexClause(
         name=_name(name),
         columns=tuple(_name(c.this if isinstance(c, exp.Ordered) else c) for c in columns),
         index_type=_name(using).upper() if using else None,
@@ -456,10 +458,10 @@ def _index_from_params(name: exp.Expr, params: exp.Expr | None) -> IndexAst:
     )
 
 
-def _partition_def(node: exp.Expr) -> PartitionDefAst:
+def _partition_def(node: exp.Expr) -> PartitionDefClause:
     if isinstance(node, StepPartitionDef):
         unit = node.args.get("unit")
-        return PartitionDefAst(
+        return PartitionDefClause(
             name=None,
             kind="STEP",
             lower=_values(node.args.get("start")),
@@ -472,11 +474,11 @@ def _partition_def(node: exp.Expr) -> PartitionDefAst:
     props = _properties(node.args.get("properties"))
     if isinstance(node, RangePartitionDef):
         if node.args.get("maxvalue"):
-            return PartitionDefAst(
+            return PartitionDefClause(
                 name, "LESS_THAN", (None,), True, if_not_exists=if_not_exists, properties=props
             )
         if node.args.get("lower"):
-            return PartitionDefAst(
+            return PartitionDefClause(
                 name,
                 "FIXED",
                 lower=_values(node.args.get("lower")),
@@ -486,18 +488,18 @@ def _partition_def(node: exp.Expr) -> PartitionDefAst:
             )
         less_than = _values(node.args.get("less_than"))
         maxvalue = all(v is None for v in less_than)
-        return PartitionDefAst(
+        return PartitionDefClause(
             name, "LESS_THAN", less_than, maxvalue, if_not_exists=if_not_exists, properties=props
         )
     if isinstance(node, ListPartitionDef):
         rows = tuple(_values(row.expressions) for row in node.args.get("values") or [])
-        return PartitionDefAst(
+        return PartitionDefClause(
             name, "IN", values=rows, if_not_exists=if_not_exists, properties=props
         )
     raise TypeError(f"not a partition definition: {node.sql(dialect=ShaleDoris)}")
 
 
-def _partition(node: PartitionByRange | PartitionByList) -> PartitionAst:
+def _partition(node: PartitionByRange | PartitionByList) -> PartitionClause:
     columns = list(_names(node.expressions))
     funcs: list[str | None] = []
     unit = None
@@ -512,7 +514,7 @@ def _partition(node: PartitionByRange | PartitionByList) -> PartitionAst:
                           else expr.name).lower())
         else:
             funcs.append(None)
-    return PartitionAst(
+    return PartitionClause(
         type="RANGE" if isinstance(node, PartitionByRange) else "LIST",
         columns=tuple(columns),
         partitions=tuple(_partition_def(p) for p in node.args.get("partitions") or []),
@@ -522,10 +524,10 @@ def _partition(node: PartitionByRange | PartitionByList) -> PartitionAst:
     )
 
 
-def _distribution(node: exp.DistributedByProperty) -> DistributionAst:
+def _distribution(node: exp.DistributedByProperty) -> DistributionClause:
     buckets = node.args.get("buckets")
     auto = isinstance(buckets, exp.Var) and buckets.name.upper() == "AUTO"
-    return DistributionAst(
+    return DistributionClause(
         type=str(node.args.get("kind") or "HASH").upper(),
         columns=_names(node.expressions),
         buckets=int(_name(buckets)) if buckets is not None and not auto else None,
@@ -533,11 +535,11 @@ def _distribution(node: exp.DistributedByProperty) -> DistributionAst:
     )
 
 
-def _rollup(node: exp.RollupIndex) -> RollupAst:
+def _rollup(node: exp.RollupIndex) -> RollupClause:
     duplicate_key = node.args.get("duplicate_key") if isinstance(node, DorisRollupIndex) else None
     properties = node.args.get("properties")
     from_index = node.args.get("from_index")
-    return RollupAst(
+    return RollupClause(
         name=_name(node.this),
         columns=_names(node.expressions),
         duplicate_key=_names(duplicate_key) if duplicate_key else None,
@@ -551,7 +553,7 @@ def _rollup(node: exp.RollupIndex) -> RollupAst:
 # --------------------------------------------------------------------------------------------
 
 
-def describe_create_table(create: exp.Create) -> CreateTableAst:
+def describe_create_table(create: exp.Create) -> CreateTableSpec:
     """Flatten a parsed ``CREATE TABLE``. CTAS and ``CREATE TABLE .. LIKE`` give no columns."""
     if not isinstance(create, exp.Create) or create.kind != "TABLE":
         raise TypeError("describe_create_table expects a CREATE TABLE statement")
@@ -561,8 +563,8 @@ def describe_create_table(create: exp.Create) -> CreateTableAst:
         raise TypeError("CREATE TABLE without a table name")
     db, name = table_name(table)
 
-    columns: list[ColumnAst] = []
-    indexes: list[IndexAst] = []
+    columns: list[ColumnClause] = []
+    indexes: list[IndexClause] = []
     if isinstance(schema, exp.Schema):
         for item in schema.expressions:
             if isinstance(item, exp.ColumnDef):
@@ -574,9 +576,9 @@ def describe_create_table(create: exp.Create) -> CreateTableAst:
     key_columns: tuple[str, ...] = ()
     comment = ""
     engine: str | None = None
-    partition: PartitionAst | None = None
-    distribution: DistributionAst | None = None
-    rollups: tuple[RollupAst, ...] = ()
+    partition: PartitionClause | None = None
+    distribution: DistributionClause | None = None
+    rollups: tuple[RollupClause, ...] = ()
     props = create.args.get("properties")
     prop_nodes = props.expressions if props else []
     for prop in prop_nodes:
@@ -597,7 +599,7 @@ def describe_create_table(create: exp.Create) -> CreateTableAst:
         elif isinstance(prop, exp.RollupProperty):
             rollups = tuple(_rollup(r) for r in prop.expressions)
 
-    return CreateTableAst(
+    return CreateTableSpec(
         db=db,
         name=name,
         if_not_exists=bool(create.args.get("exists")),
@@ -669,14 +671,14 @@ def describe_alter(alter: exp.Alter) -> tuple[AlterAction, ...]:
     return tuple(actions)
 
 
-def describe_create_index(create: exp.Create) -> CreateIndexAst:
+def describe_create_index(create: exp.Create) -> CreateIndexSpec:
     """``CREATE INDEX [IF NOT EXISTS] i ON [db.]t (cols) [USING BITMAP] [COMMENT '..']``."""
     index = create.this
     if not isinstance(create, exp.Create) or not isinstance(index, exp.Index):
         raise TypeError("describe_create_index expects a CREATE INDEX statement")
     table = index.args.get("table")
     db, name = table_name(table) if isinstance(table, exp.Table) else (None, "")
-    return CreateIndexAst(
+    return CreateIndexSpec(
         db=db,
         table=name,
         index=_index_from_params(index.this, index.args.get("params")),
@@ -684,7 +686,7 @@ def describe_create_index(create: exp.Create) -> CreateIndexAst:
     )
 
 
-def describe_drop_index(drop: exp.Drop) -> DropIndexAst:
+def describe_drop_index(drop: exp.Drop) -> DropIndexSpec:
     """``DROP INDEX [IF EXISTS] i ON [db.]t``."""
     if not isinstance(drop, exp.Drop) or drop.args.get("kind") != "INDEX":
         raise TypeError("describe_drop_index expects a DROP INDEX statement")
@@ -692,7 +694,7 @@ def describe_drop_index(drop: exp.Drop) -> DropIndexAst:
     on = drop.args.get("cluster")
     target = on.this if isinstance(on, exp.OnProperty) else None
     db, table = table_name(target) if isinstance(target, exp.Table) else (None, None)
-    return DropIndexAst(
+    return DropIndexSpec(
         db=db,
         table=table,
         name=_name(tables[0]) if tables else "",

@@ -2,9 +2,10 @@
 
 This module owns the *syntax* layer: tokenizing, parsing into typed sqlglot ASTs, generating
 Doris SQL back from them, and turning parse failures into MySQL-style syntax errors. It knows
-nothing about catalogs or execution. The friendly, AST-free views of DDL statements that the DDL
-layer consumes live in ``sql.ddl.specs``; the custom nodes and constants in ``sql.parser.dialect_nodes``
-and the generator in ``sql.parser.dialect_generator`` (both re-exported here).
+nothing about catalogs or execution, and imports nothing of sql/ besides its own package. The
+AST-free views of DDL statements that the DDL layer consumes live in ``sql.ddl.specs`` (built on
+this module); the custom nodes and constants in ``sql.parser.dialect_nodes`` and the generator in
+``sql.parser.dialect_generator`` (both re-exported here).
 
 Public API
     ``ShaleDoris``                      the sqlglot dialect (use as ``read=``/``dialect=``)
@@ -13,9 +14,6 @@ Public API
     ``SqlSyntaxError(message, line, col, near, detail="")``   1-based line/col; near is the text
                                         MySQL would quote (at most 80 chars, "" at end of input)
     custom nodes (below) and the constants ``AGG_TYPES``, ``JOIN_HINTS``, ``EXPLAIN_STYLES``.
-    re-exported from ``sql.ddl.specs`` (lazily): ``describe_create_table``, ``describe_alter``,
-    ``describe_create_index``, ``describe_drop_index``, ``table_name``, ``type_sql`` and the
-    view dataclasses (``CreateTableAst``, ``ColumnAst``, ``PartitionDefAst``, ...).
 
 Strict vs lenient parsing. ``ShaleDoris`` used directly through sqlglot (``sqlglot.parse(...,
 read=ShaleDoris)``) behaves like stock sqlglot: unknown syntax falls back to ``exp.Command`` and
@@ -91,7 +89,6 @@ spelling: "DATABASES", "TABLES", "TABLE STATUS", "CREATE TABLE", "CREATE DATABAS
 
 from __future__ import annotations
 
-import importlib
 import re
 import typing as t
 
@@ -141,8 +138,8 @@ __all__ = [
     "parse_one",
 ]
 
-from sql.parser.dialect_generator import ShaleDorisGenerator  # noqa: E402
-from sql.parser.dialect_nodes import (  # noqa: E402,F401 - re-exported
+from sql.parser.dialect_generator import ShaleDorisGenerator
+from sql.parser.dialect_nodes import (  # noqa: F401 - re-exported
     _ANSI_RE,
     _EXPLAIN_PLAN_PREFIXES,
     _EXPLAIN_SINGLE,
@@ -1217,11 +1214,3 @@ def parse_one(sql: str) -> exp.Expression:
         raise _syntax_error(sql, 0 if not statements else None, detail)
     return statements[0]
 
-
-# The AST-free views live in sql.ddl.specs (which imports this module); re-export them lazily so
-# ``from sql.parser.dialect import describe_create_table`` works whichever module is imported first.
-def __getattr__(name: str) -> t.Any:
-    views = importlib.import_module("sql.ddl.specs")
-    if name in views.__all__:
-        return getattr(views, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
