@@ -1,6 +1,6 @@
 """CREATE TABLE analysis: a parsed statement becomes a validated table definition.
 
-Input is the dialect's plain view of a CREATE TABLE (`sql.parser.dialect.describe_create_table`);
+Input is the plain view of a CREATE TABLE (`sql.ddl.specs.describe_create_table`);
 output is a `TableDefinition` holding the `TableMeta`-to-be, its materialized indexes and its
 partition specs, checked with Doris' rules and error wording (Nereids `CreateTableInfo`,
 `ColumnDefinition`, `DistributionDescriptor`, `PartitionTableInfo`): keys form an ordered prefix

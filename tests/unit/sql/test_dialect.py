@@ -15,41 +15,43 @@ import sqlglot
 from sqlglot import exp
 
 from sql.ddl import specs as ast_views
+from sql.ddl.specs import ColumnClause as Col
+from sql.ddl.specs import (
+    CreateTableSpec,
+    DistributionClause,
+    IndexClause,
+    PartitionClause,
+    RollupClause,
+    describe_alter,
+    describe_create_index,
+    describe_create_table,
+    describe_drop_index,
+)
+from sql.ddl.specs import PartitionDefClause as Part
 from sql.parser.dialect import (
     AddPartition,
     AddRollup,
     AdminCompact,
     AggTypeColumnConstraint,
     AlterSetProperties,
-    CreateTableSpec,
     DescAll,
-    DistributionClause,
     DorisExplain,
     DorisIndexParameters,
     DorisInsert,
     DorisRollupIndex,
     DropPartition,
     DropRollup,
-    IndexClause,
     KeyColumnConstraint,
     ListPartitionDef,
     PartitionByList,
     PartitionByRange,
-    PartitionClause,
     RangePartitionDef,
-    RollupClause,
     ShaleDoris,
     SqlSyntaxError,
     StepPartitionDef,
-    describe_alter,
-    describe_create_index,
-    describe_create_table,
-    describe_drop_index,
     parse,
     parse_one,
 )
-from sql.parser.dialect import ColumnClause as Col
-from sql.parser.dialect import PartitionDefClause as Part
 
 Check = Callable[[exp.Expr], object]
 
