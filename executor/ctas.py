@@ -35,6 +35,7 @@ from sql.ddl.create_table import analyze_create_table
 from sql.ddl.ctas import ctas_view, like_definition
 from sql.errors import DorisError
 from sql.options import SessionContext
+from storage.catalog import service as catalog_service
 from storage.catalog.meta import TableMeta
 from storage.engine import StorageEngine
 from storage.staged_load import OverwriteLoad, TableCreatingLoad, TableExists
@@ -52,7 +53,7 @@ def create_table_as_select(engine: StorageEngine, catalog: CatalogView, stmt: ex
     staged = ddl_ops.stage_table(engine, ctx.database, defn)
     if staged is None:
         return None
-    db = ddl_ops.require_database(engine, defn.db or ctx.database)
+    db = catalog_service.require_database(engine, defn.db or ctx.database)
     table = staged.table
     result = execute(prepared, engine, ctx)
     try:
@@ -81,7 +82,7 @@ def insert_overwrite(
 ) -> InsertOutcome:
     """INSERT OVERWRITE TABLE t [PARTITION (p, ..) | PARTITION (*)] [(cols)] SELECT | VALUES."""
     db = _check_loadable(engine, db_name, table)
-    if ddl_ops._rollup_job_running(engine.catalog, table):
+    if catalog_service.rollup_job_running(engine.catalog, table):
         raise DorisError(f"Table[{table.name}]'s state(ROLLUP) is not NORMAL. Do not allow doing "
                          "INSERT OVERWRITE while an ALTER TABLE ADD ROLLUP job runs")
 

@@ -42,6 +42,7 @@ from sql.ddl.partitions import range_text
 from sql.ddl.properties import replication_num
 from sql.errors import DorisError
 from storage import clock
+from storage.catalog import service as catalog_service
 from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
 from storage.faults import fault_point
@@ -208,7 +209,7 @@ class DynamicPartitionScheduler:
             if any((lower is None or not hi < lower) and lo < upper for lo, hi in reserved):
                 continue  # intersects a reserved history period
             try:
-                if ddl_ops.drop_dynamic_partition(self.engine, table.table_id, part.name):
+                if catalog_service.drop_dynamic_partition(self.engine, table.table_id, part.name):
                     self.counters.dropped += 1
                     logger.info("dynamic partition: dropped %s of %s", part.name, where)
             except DorisError as e:

@@ -56,7 +56,7 @@ def build_app(server: ShaleServer) -> web.Application:
     @requires(ADMIN)
     async def group_stable(request: web.Request) -> web.Response:
         """POST marks a group stable, DELETE unstable: ?db_id=..&group_id=.."""
-        from sql.ddl.ddl_ops import set_group_stable
+        from storage.catalog.service import set_group_stable
         from storage.errors import ShaleError
 
         try:

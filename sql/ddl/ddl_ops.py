@@ -1,9 +1,12 @@
-"""DDL execution: applies validated definitions to the catalog, one SQLite transaction each.
+"""DDL that still mixes analysis with catalog writes: CREATE TABLE (with its materialized indexes,
+partitions and one tablet per partition x index x bucket, placed on backends, and colocate
+groups), ADD PARTITION, SET properties, ADD / DROP ROLLUP, index DDL, the dynamic partition
+scheduler's ADD. Each validates against the catalog, then commits one catalog transaction.
 
-Creates databases, tables (with their materialized indexes, partitions and one tablet per
-partition x index x bucket, placed on backends), colocate groups; drops, truncates, adds and
-drops partitions, and sets properties. Checks that need the catalog (existence, colocate group
-schema) live here; statement-level rules live in `ddl.py`.
+The catalog-only mutations (databases, DROP / TRUNCATE TABLE, DROP PARTITION, new partitions'
+tablets, "is an ALTER running") live in `storage.catalog.service`; statement-level rules in
+`sql.ddl.create_table`. What is left here moves to the service as its analysis is separated
+(issue 16 point 6).
 Upstream: Doris `InternalCatalog.createOlapTable`, `ColocateTableIndex`, `Alter`.
 """
 
@@ -22,7 +25,7 @@ from sql.ddl.create_table import (
     short_key_count,
 )
 from sql.ddl.partitions import PartitionSpec, resolve_list, resolve_range
-from sql.errors import DorisError, ErrorCode, no_database_selected, unknown_database
+from sql.errors import DorisError, ErrorCode
 from storage.catalog.meta import (
     AlterJobMeta,
     ColocateGroup,
@@ -36,105 +39,26 @@ from storage.catalog.meta import (
     TabletMeta,
 )
 from storage.catalog.repository import Mutation
+from storage.catalog.service import (
+    alter_state,
+    check_alter_allowed,
+    new_partition,
+    reject_if_dynamic,
+    require_database,
+    rollup_job_running,
+)
 from storage.engine import StorageEngine
-from storage.index_job import BLOOM_KEYS, create_index_job, is_running
-from storage.retired_tablets import retire_on_commit
+from storage.index_job import BLOOM_KEYS, create_index_job
 from storage.staged_load import StagedTable
 from storage.tablet_move import copy_tablets, remove_old_copies
 
 GLOBAL_GROUP_PREFIX = "__global__"
 
 
-def require_database(engine: StorageEngine, name: str | None) -> DatabaseMeta:
-    if not name:
-        raise no_database_selected()
-    db = engine.catalog.get_database(name)
-    if db is None:
-        raise unknown_database(name)
-    return db
-
-
-def require_table(engine: StorageEngine, db_name: str | None, name: str) -> TableMeta:
-    db = require_database(engine, db_name)
-    table = engine.catalog.get_table(db.name, name)
-    if table is None:
-        raise DorisError(f"Unknown table '{name}'", ErrorCode.BAD_TABLE_ERROR)
-    return table
-
-
 # ---- databases ----------------------------------------------------------------------------
-def create_database(engine: StorageEngine, name: str, if_not_exists: bool) -> None:
-    with engine.catalog.lock:
-        if engine.catalog.get_database(name) is not None or name.lower() == "information_schema":
-            if if_not_exists:
-                return
-            raise DorisError(f"Can't create database '{name}'; database exists", ErrorCode.DB_CREATE_EXISTS)
-        m = Mutation()
-        m.put(DatabaseMeta(engine.catalog.next_id(), name, time.time()))
-        engine.catalog.commit(m)
-
-
-def drop_database(engine: StorageEngine, name: str, if_exists: bool) -> None:
-    cat = engine.catalog
-    with cat.lock:
-        db = cat.get_database(name)
-        if db is None:
-            if if_exists:
-                return
-            raise DorisError(f"Can't drop database '{name}'; database doesn't exist", ErrorCode.DB_DROP_EXISTS)
-        m = Mutation()
-        tablets: list[TabletMeta] = []
-        for table in cat.list_tables(name):
-            tablets += _delete_table(cat, m, table)
-        for group in cat.colocate_groups(db.db_id):
-            m.delete(group)
-        for txn in cat.txns(db.db_id):
-            m.delete(txn)
-        for job in cat.alter_jobs(db.db_id):
-            m.delete(job)
-        m.delete(db)
-        cat.commit(m)
-    engine.remove_tablet_files(tablets)
 
 
 # ---- tables -------------------------------------------------------------------------------
-def _delete_table(cat: object, m: Mutation, table: TableMeta) -> list[TabletMeta]:
-    from storage.catalog.catalog import Catalog  # noqa: PLC0415 - typing only
-
-    assert isinstance(cat, Catalog)
-    tablets = cat.tablets(table.table_id)
-    for t in tablets:
-        for rs in cat.rowsets(t.tablet_id):
-            m.delete(rs)
-        m.delete(t)
-    for p in cat.all_partitions(table.table_id):  # temporary ones too
-        m.delete(p)
-    for idx in cat.materialized_indexes(table.table_id):
-        m.delete(idx)
-    if table.colocate_group_id is not None:
-        group = cat.colocate_group(table.colocate_group_id)
-        others = [
-            t for t in cat.tables_in_group(table.colocate_group_id) if t.table_id != table.table_id
-        ]
-        if group is not None and not others:
-            m.delete(group)
-    m.delete(table)
-    return tablets
-
-
-def drop_table(engine: StorageEngine, db_name: str | None, name: str, if_exists: bool) -> None:
-    cat = engine.catalog
-    with cat.lock:
-        db = require_database(engine, db_name)
-        table = cat.get_table(db.name, name)
-        if table is None:
-            if if_exists:
-                return
-            raise DorisError(f"Unknown table '{name}' in {db.name}", ErrorCode.UNKNOWN_TABLE_IN_DB)
-        m = Mutation()
-        tablets = _delete_table(cat, m, table)
-        cat.commit(m)
-    engine.remove_tablet_files(tablets)
 
 
 def _group_name(db: DatabaseMeta, name: str) -> str:
@@ -199,31 +123,6 @@ def _resolve_partitions(
         current.append(PartitionMeta(0, table.table_id, spec.name, 0, lower, upper, values))
         resolved.append((spec, lower, upper, values))
     return resolved
-
-
-def _new_partition(
-    engine: StorageEngine, m: Mutation, table: TableMeta, indexes: Sequence[MaterializedIndexMeta],
-    name: str, buckets: int, replicas: int, group: ColocateGroup | None,
-    lower: tuple[str, ...] | None = None, upper: tuple[str, ...] | None = None,
-    values: tuple[tuple[str, ...], ...] = (),
-    storage_medium: str = "HDD", cooldown_time: str = "",
-) -> PartitionMeta:
-    ids = engine.catalog.next_ids(1 + buckets * len(indexes))
-    part = PartitionMeta(
-        partition_id=ids[0], table_id=table.table_id, name=name, buckets=buckets, lower=lower,
-        upper=upper, list_values=values, visible_version=1, visible_version_time=time.time(),
-        replication_num=replicas, storage_medium=storage_medium, cooldown_time=cooldown_time,
-    )
-    m.put(part)
-    tablet_ids = iter(ids[1:])
-    for index in indexes:
-        if group is not None:
-            placement = [group.backends_per_bucket[b][0] for b in range(buckets)]
-        else:
-            placement = engine.pick_backends(buckets)
-        for seq in range(buckets):
-            m.put(TabletMeta(next(tablet_ids), table.table_id, part.partition_id, index.index_id, seq, placement[seq]))
-    return part
 
 
 def create_table(engine: StorageEngine, db_name: str | None, defn: TableDefinition,
@@ -304,66 +203,15 @@ def stage_table(engine: StorageEngine, db_name: str | None, defn: TableDefinitio
             ))
         buckets = defn.distribution.buckets
         if defn.partition_info.type is PartitionType.UNPARTITIONED:
-            _new_partition(engine, m, table, indexes, defn.name, buckets, replicas, group)
+            new_partition(engine, m, table, indexes, defn.name, buckets, replicas, group)
         else:
             for spec, lower, upper, values in _resolve_partitions(table, defn.partitions, []):
-                _new_partition(engine, m, table, indexes, spec.name, buckets, replicas, group, lower, upper, values)
+                new_partition(engine, m, table, indexes, spec.name, buckets, replicas, group, lower, upper, values)
     return StagedTable(
         table, tuple(indexes),
         tuple(o for o in m.puts if isinstance(o, PartitionMeta)),
         tuple(o for o in m.puts if isinstance(o, TabletMeta)), new_group,
     )
-
-
-def truncate_table(engine: StorageEngine, db_name: str | None, name: str, partitions: Sequence[str]) -> None:
-    """Replace the chosen partitions (all by default) with empty ones of the same definition."""
-    cat = engine.catalog
-    with cat.lock:
-        table = require_table(engine, db_name, name)
-        parts = cat.partitions(table.table_id)
-        if partitions:
-            by_name = {p.name.lower(): p for p in parts}
-            chosen = []
-            for pn in partitions:
-                if pn.lower() not in by_name:
-                    raise DorisError(f"Partition {pn} does not exist in table {name}")
-                chosen.append(by_name[pn.lower()])
-        else:
-            chosen = parts
-        indexes = cat.materialized_indexes(table.table_id)
-        group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
-        m = Mutation()
-        dropped: list[TabletMeta] = []
-        if not partitions:  # Doris: truncating the whole table drops its temporary partitions
-            for p in cat.partitions(table.table_id, temporary=True):
-                dropped += _delete_partition(cat, m, p)
-        for p in chosen:
-            dropped += _delete_partition(cat, m, p)
-            _new_partition(engine, m, table, indexes, p.name, p.buckets, p.replication_num, group,
-                           p.lower, p.upper, p.list_values, p.storage_medium, p.cooldown_time)
-        # queries planned before the truncate keep reading the old tablets until they finish
-        cat.commit(m, on_durable=retire_on_commit(engine, dropped))
-
-
-def _delete_partition(cat: object, m: Mutation, part: PartitionMeta) -> list[TabletMeta]:
-    from storage.catalog.catalog import Catalog, delete_tablets  # noqa: PLC0415
-
-    assert isinstance(cat, Catalog)
-    tablets = cat.tablets(part.table_id, partition_id=part.partition_id)
-    delete_tablets(cat, m, tablets)
-    m.delete(part)
-    return tablets
-
-
-def _reject_if_dynamic(table: TableMeta) -> None:
-    if (table.property("dynamic_partition.enable", "false") or "false").lower() == "true" or (
-        table.property("dynamic_partition.time_unit") is not None
-        and (table.property("dynamic_partition.enable") or "true").lower() == "true"
-    ):
-        raise DorisError(
-            "Cannot add/drop partition on a Dynamic Partition Table, Use command `ALTER TABLE "
-            f"{table.name} SET (\"dynamic_partition.enable\" = \"false\")` firstly."
-        )
 
 
 def add_partition(
@@ -374,7 +222,7 @@ def add_partition(
     with cat.lock:
         if table.partition_info.type is PartitionType.UNPARTITIONED:
             raise DorisError(f"Table[{table.name}] is not a partitioned table, can not add partition")
-        _reject_if_dynamic(table)
+        reject_if_dynamic(table)
         if dist_columns is not None and table.distribution.type is DistributionType.HASH:
             want = [c.lower() for c in table.distribution.columns]
             if [c.lower() for c in dist_columns] != want:
@@ -392,26 +240,9 @@ def add_partition(
         (spec, lower, upper, values), = _resolve_partitions(table, [spec], existing)
         replicas = existing[0].replication_num if existing else 1
         m = Mutation()
-        _new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
+        new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
                        nbuckets, replicas, group, lower, upper, values)
         cat.commit(m)
-
-
-def drop_partition(engine: StorageEngine, table: TableMeta, name: str, if_exists: bool) -> None:
-    cat = engine.catalog
-    with cat.lock:
-        if table.partition_info.type is PartitionType.UNPARTITIONED:
-            raise DorisError(f"Table[{table.name}] is not a partitioned table, can not drop partition")
-        _reject_if_dynamic(table)
-        part = next((p for p in cat.partitions(table.table_id) if p.name.lower() == name.lower()), None)
-        if part is None:
-            if if_exists:
-                return
-            raise DorisError(f"Error in list of partitions to {name}", ErrorCode.DROP_PARTITION_NON_EXISTENT)
-        m = Mutation()
-        tablets = _delete_partition(cat, m, part)
-        # queries planned before the drop keep reading its tablets until they finish
-        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
 
 
 def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, str]) -> None:
@@ -515,15 +346,6 @@ def _change_colocate_group(engine: StorageEngine, m: Mutation, table: TableMeta,
 
 
 # ---- rollups (ALTER TABLE ADD / DROP ROLLUP, CANCEL ALTER TABLE ROLLUP) -------------------------
-def _rollup_job_running(cat: object, table: TableMeta) -> bool:
-    return any(j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")
-               for j in cat.alter_jobs(table.db_id))  # type: ignore[attr-defined]
-
-
-def _alter_state(cat: object, table: TableMeta) -> str:
-    running = [j for j in cat.alter_jobs(table.db_id)  # type: ignore[attr-defined]
-               if j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")]
-    return "SCHEMA_CHANGE" if any(j.job_type != "ROLLUP" for j in running) else "ROLLUP"
 
 
 def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[object]) -> list[int]:
@@ -535,8 +357,8 @@ def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[objec
     cat = engine.catalog
     with cat.lock:
         table = cat.table_by_id(table.table_id) or table
-        if _rollup_job_running(cat, table):
-            raise DorisError(f"Table[{table.name}]'s state({_alter_state(cat, table)}) is not "
+        if rollup_job_running(cat, table):
+            raise DorisError(f"Table[{table.name}]'s state({alter_state(cat, table)}) is not "
                              "NORMAL. Do not allow doing ALTER ops")
         indexes = cat.materialized_indexes(table.table_id)
         names = {ix.name.lower(): ix for ix in indexes}
@@ -642,30 +464,6 @@ def drop_rollups(engine: StorageEngine, table: TableMeta, names: Sequence[str]) 
     return to_cancel
 
 
-def running_rollup_jobs(engine: StorageEngine, table: TableMeta) -> list[int]:
-    """CANCEL ALTER TABLE ROLLUP FROM t: the jobs to cancel (Doris' error when there is none)."""
-    jobs = [j.job_id for j in engine.catalog.alter_jobs(table.db_id)
-            if j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")
-            and j.job_type == "ROLLUP"]
-    if not jobs:
-        raise DorisError(f"Table[{table.name}] is not under ROLLUP. Use 'ALTER TABLE DROP ROLLUP' "
-                         "if you want to.")
-    return jobs
-
-
-def set_group_stable(engine: StorageEngine, db_id: int, group_id: int, stable: bool) -> None:
-    """Mark a colocate group stable / unstable (Doris `/api/colocate/group_stable` POST /
-    DELETE, a debug switch: a single-process engine never rebalances by itself)."""
-    cat = engine.catalog
-    with cat.lock:
-        group = cat.colocate_group(group_id)
-        if group is None or group.db_id != db_id:
-            raise DorisError(f"Group {db_id}.{group_id} does not exist")
-        m = Mutation()
-        m.put(replace(group, stable=stable))
-        cat.commit(m)
-
-
 # ---- dynamic partitions (the scheduler's ADD / DROP, server/dynamic_partitions.py) ---------------
 def add_dynamic_partition(
     engine: StorageEngine, table_id: int, name: str, lower: str, upper: str,
@@ -692,34 +490,13 @@ def add_dynamic_partition(
             replicas = existing[0].replication_num if existing else P.replication_num(
                 dict(table.properties), len(cat.backends()))
         m = Mutation()
-        _new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
+        new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
                        nbuckets, replicas, group, lo, up, values, storage_medium, cooldown_time)
         cat.commit(m)
     return True
 
 
-def drop_dynamic_partition(engine: StorageEngine, table_id: int, name: str) -> bool:
-    """DROP PARTITION name for the scheduler, one catalog transaction (False: already gone)."""
-    cat = engine.catalog
-    with cat.lock:
-        part = next((p for p in cat.partitions(table_id) if p.name.lower() == name.lower()), None)
-        if part is None:
-            return False
-        m = Mutation()
-        tablets = _delete_partition(cat, m, part)
-        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
-    return True
-
-
 # ---- indexes (ADD / DROP INDEX, CREATE / DROP INDEX, SET bloom filter; CANCEL ALTER .. COLUMN) --
-def _check_alter_allowed(cat: object, table: TableMeta) -> None:
-    """Doris refuses an ALTER while the table runs another ALTER job."""
-    jobs = [j for j in cat.alter_jobs(table.db_id)  # type: ignore[attr-defined]
-            if j.table_id == table.table_id and j.state not in ("FINISHED", "CANCELLED")]
-    if jobs:
-        state = "SCHEMA_CHANGE" if any(is_running(j) for j in jobs) else "ROLLUP"
-        raise DorisError(f"Table[{table.name}]'s state({state}) is not NORMAL. Do not allow "
-                         "doing ALTER ops")
 
 
 def _index_def(table: TableMeta, index: object) -> IndexDef:
@@ -753,7 +530,7 @@ def alter_indexes(engine: StorageEngine, table: TableMeta, add: Sequence[object]
     cat = engine.catalog
     with cat.lock:
         table = cat.table_by_id(table.table_id) or table
-        _check_alter_allowed(cat, table)
+        check_alter_allowed(cat, table)
         indexes = list(table.indexes)
         for name, if_exists in drop:
             found = next((i for i in indexes if i.name.lower() == name.lower()), None)
@@ -783,7 +560,7 @@ def set_bloom_filter(engine: StorageEngine, table: TableMeta, updates: dict[str,
     cat = engine.catalog
     with cat.lock:
         table = cat.table_by_id(table.table_id) or table
-        _check_alter_allowed(cat, table)
+        check_alter_allowed(cat, table)
         merged = dict(table.properties)
         merged.update(updates)
         if not merged.get("bloom_filter_columns", "").strip():
@@ -799,10 +576,3 @@ def set_bloom_filter(engine: StorageEngine, table: TableMeta, updates: dict[str,
     return None if job.state == "FINISHED" else job.job_id
 
 
-def running_schema_change_jobs(engine: StorageEngine, table: TableMeta) -> list[int]:
-    """CANCEL ALTER TABLE COLUMN FROM t: the jobs to cancel (Doris' error when there is none)."""
-    jobs = [j.job_id for j in engine.catalog.alter_jobs(table.db_id)
-            if j.table_id == table.table_id and is_running(j)]
-    if not jobs:
-        raise DorisError(f"Table[{table.name}] is not under SCHEMA_CHANGE.")
-    return jobs

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from sql.ddl.ddl_ops import _check_alter_allowed, _delete_partition, _new_partition
 from sql.ddl.partitions import (
     PartitionSpec,
     _overlaps,
@@ -26,6 +25,7 @@ from sql.ddl.partitions import (
 from sql.errors import DorisError, ErrorCode
 from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta, TabletMeta
 from storage.catalog.repository import Mutation
+from storage.catalog.service import check_alter_allowed, delete_partition, new_partition
 from storage.engine import StorageEngine
 from storage.partition import bound_key, key_of
 from storage.retired_tablets import retire_on_commit
@@ -47,7 +47,7 @@ def add_temporary_partition(
         if table.partition_info.type is PartitionType.UNPARTITIONED:
             raise DorisError(f"Table[{table.name}] is not a partitioned table, can not add partition")
         # a rollup job would not fill the new partition's tablets of its shadow index
-        _check_alter_allowed(cat, table)
+        check_alter_allowed(cat, table)
         formal = cat.partitions(table.table_id)
         temporary = cat.partitions(table.table_id, temporary=True)
         if _named(formal, spec.name) or _named(temporary, spec.name):
@@ -66,7 +66,7 @@ def add_temporary_partition(
         group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
         replicas = formal[0].replication_num if formal else 1
         m = Mutation()
-        part = _new_partition(engine, m, table, cat.materialized_indexes(table.table_id),
+        part = new_partition(engine, m, table, cat.materialized_indexes(table.table_id),
                               spec.name, nbuckets, replicas, group, lower, upper, values)
         m.puts[m.puts.index(part)] = replace(part, temporary=True)
         cat.commit(m)
@@ -91,7 +91,7 @@ def drop_temporary_partition(engine: StorageEngine, table: TableMeta, name: str,
             raise DorisError(f"Error in list of partitions to {name}",
                              ErrorCode.DROP_PARTITION_NON_EXISTENT)
         m = Mutation()
-        tablets = _delete_partition(cat, m, part)
+        tablets = delete_partition(cat, m, part)
         cat.commit(m, on_durable=retire_on_commit(engine, tablets))
 
 
@@ -178,7 +178,7 @@ def replace_partitions(engine: StorageEngine, table: TableMeta, names: Sequence[
         m = Mutation()
         dropped: list[TabletMeta] = []
         for p in old:
-            dropped += _delete_partition(cat, m, p)
+            dropped += delete_partition(cat, m, p)
         for i, p in enumerate(new):
             m.put(replace(p, temporary=False, name=old[i].name if rename else p.name))
         # queries planned before the swap keep reading the old tablets until they finish
