@@ -16,34 +16,16 @@ Upstream: Doris Nereids `BindRelation` / `Scope`, MySQL name resolution rules.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Union
+from typing import Union
 
 from sql.binder.expressions import AggregateCall, ColumnRef, Expr, OuterRef
 from sql.binder.table_functions import FileSource
 from sql.errors import DorisError
 from storage.catalog.meta import (
-    DatabaseMeta,
-    MaterializedIndexMeta,
-    PartitionMeta,
-    RowsetMeta,
     TableMeta,
-    TabletMeta,
 )
+from storage.catalog.view import CatalogView  # noqa: F401 - re-exported for the binder's callers
 from storage.types import BOOLEAN, DataType
-
-
-class CatalogView(Protocol):
-    """The read-only catalog surface the SQL layers need (storage.catalog.Catalog has it)."""
-
-    def get_database(self, name: str) -> DatabaseMeta | None: ...
-    def list_databases(self) -> list[DatabaseMeta]: ...
-    def get_table(self, db: str, name: str) -> TableMeta | None: ...
-    def list_tables(self, db: str) -> list[TableMeta]: ...
-    def partitions(self, table_id: int, temporary: bool = False) -> list[PartitionMeta]: ...
-    def materialized_indexes(self, table_id: int) -> list[MaterializedIndexMeta]: ...
-    def tablets(self, table_id: int, partition_id: int | None = None,
-                index_id: int | None = None) -> list[TabletMeta]: ...
-    def rowsets(self, tablet_id: int, max_version: int | None = None) -> list[RowsetMeta]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,12 +24,12 @@ from dataclasses import replace
 
 from sqlglot import expressions as exp
 
-from sql.binder.relations import CatalogView
 from sql.ddl import specs as V
 from sql.ddl.create_table import RollupSpec, TableDefinition
 from sql.ddl.partitions import PartitionSpec
 from sql.errors import DorisError
 from storage.catalog.meta import ColumnMeta, PartitionType, TableMeta
+from storage.catalog.view import CatalogView
 from storage.types import MAX_VARCHAR_LENGTH, DataType, TypeKind
 
 CTAS_DEFAULT_BUCKETS = 10

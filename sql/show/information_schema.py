@@ -22,7 +22,7 @@ from storage.catalog.meta import ColumnMeta, KeysType, TableMeta
 from storage.types import BIGINT, DataType, TypeKind, datetime, datetime_to_micros, varchar
 
 if TYPE_CHECKING:
-    from sql.binder.select import CatalogView
+    from storage.catalog.view import CatalogView
 
 INFORMATION_SCHEMA = "information_schema"
 CATALOG_NAME = "internal"
