@@ -1,6 +1,6 @@
 """SHOW and DESC: each SHOW kind's handler behind `SHOW_HANDLERS` (the kind text the parser
-sets -> handler). Rows of catalog objects are built by sql/show/statements.py; the rows of the server's
-own state (variables, warnings, processlist, profiles, backends) are built here."""
+sets -> handler). Rows of catalog objects are built by sql/show/statements.py; the rows of the
+server's own state (variables, warnings, processlist, profiles, backends) are built here."""
 
 from __future__ import annotations
 
