@@ -152,7 +152,7 @@ SQL_LAYERS = ("sql.parser", "sql.functions", "sql.ddl", "sql.show", "sql.binder"
 SQL_RANK = {name: i for i, name in enumerate(SQL_LAYERS)}
 # sql/ddl modules that still write the catalog themselves (build Mutations); the list only shrinks
 # as their writes move to storage.catalog.service (issue 16 point 6).
-DDL_STILL_WRITING = {"sql.ddl.ddl_ops", "sql.ddl.temp_partitions"}
+DDL_STILL_WRITING = {"sql.ddl.ddl_ops"}
 CATALOG_WRITE_MODULES = ("storage.catalog.repository", "storage.catalog.service")
 
 

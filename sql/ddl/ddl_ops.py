@@ -42,6 +42,7 @@ from storage.catalog.repository import Mutation
 from storage.catalog.service import (
     alter_state,
     check_alter_allowed,
+    create_partition,
     new_partition,
     reject_if_dynamic,
     require_database,
@@ -239,10 +240,7 @@ def add_partition(
         existing = cat.partitions(table.table_id)
         (spec, lower, upper, values), = _resolve_partitions(table, [spec], existing)
         replicas = existing[0].replication_num if existing else 1
-        m = Mutation()
-        new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
-                       nbuckets, replicas, group, lower, upper, values)
-        cat.commit(m)
+        create_partition(engine, table, spec.name, nbuckets, replicas, lower, upper, values)
 
 
 def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, str]) -> None:
@@ -489,10 +487,8 @@ def add_dynamic_partition(
         if replicas is None:
             replicas = existing[0].replication_num if existing else P.replication_num(
                 dict(table.properties), len(cat.backends()))
-        m = Mutation()
-        new_partition(engine, m, table, cat.materialized_indexes(table.table_id), spec.name,
-                       nbuckets, replicas, group, lo, up, values, storage_medium, cooldown_time)
-        cat.commit(m)
+        create_partition(engine, table, spec.name, nbuckets, replicas, lo, up, values,
+                         storage_medium=storage_medium, cooldown_time=cooldown_time)
     return True
 
 

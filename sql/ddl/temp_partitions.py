@@ -12,7 +12,6 @@ catalog commit: a query that captured the old partitions' versions keeps reading
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from sql.ddl.partitions import (
     PartitionSpec,
@@ -23,12 +22,15 @@ from sql.ddl.partitions import (
     resolve_range,
 )
 from sql.errors import DorisError, ErrorCode
-from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta, TabletMeta
-from storage.catalog.repository import Mutation
-from storage.catalog.service import check_alter_allowed, delete_partition, new_partition
+from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta
+from storage.catalog.service import (
+    check_alter_allowed,
+    create_partition,
+    remove_partition,
+    swap_partitions,
+)
 from storage.engine import StorageEngine
 from storage.partition import bound_key, key_of
-from storage.retired_tablets import retire_on_commit
 from storage.types import DataType, TypeKind
 
 REPLACE_PROPERTIES = ("strict_range", "use_temp_partition_name")
@@ -63,13 +65,9 @@ def add_temporary_partition(
             lower, upper = resolve_range(types, spec, temporary)
         else:
             values = resolve_list(types, spec, temporary)
-        group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
         replicas = formal[0].replication_num if formal else 1
-        m = Mutation()
-        part = new_partition(engine, m, table, cat.materialized_indexes(table.table_id),
-                              spec.name, nbuckets, replicas, group, lower, upper, values)
-        m.puts[m.puts.index(part)] = replace(part, temporary=True)
-        cat.commit(m)
+        create_partition(engine, table, spec.name, nbuckets, replicas, lower, upper, values,
+                         temporary=True)
 
 
 def refuse_with_temporary_partitions(engine: StorageEngine, table: TableMeta) -> None:
@@ -90,9 +88,7 @@ def drop_temporary_partition(engine: StorageEngine, table: TableMeta, name: str,
                 return
             raise DorisError(f"Error in list of partitions to {name}",
                              ErrorCode.DROP_PARTITION_NON_EXISTENT)
-        m = Mutation()
-        tablets = delete_partition(cat, m, part)
-        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
+        remove_partition(engine, part)
 
 
 def _flag(props: Mapping[str, str], key: str, default: bool) -> bool:
@@ -174,15 +170,7 @@ def replace_partitions(engine: StorageEngine, table: TableMeta, names: Sequence[
                 _check_no_conflict(table, [p for p in formal if p not in old], new)
         elif table.partition_info.type is PartitionType.LIST:
             _check_list(table, [p for p in formal if p not in old], old, new, strict)
-        rename = not use_temp_name and len(old) == len(new)
-        m = Mutation()
-        dropped: list[TabletMeta] = []
-        for p in old:
-            dropped += delete_partition(cat, m, p)
-        for i, p in enumerate(new):
-            m.put(replace(p, temporary=False, name=old[i].name if rename else p.name))
-        # queries planned before the swap keep reading the old tablets until they finish
-        cat.commit(m, on_durable=retire_on_commit(engine, dropped))
+        swap_partitions(engine, old, new, rename=not use_temp_name and len(old) == len(new))
 
 
 def _check_no_conflict(table: TableMeta, kept: Sequence[PartitionMeta],

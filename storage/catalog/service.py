@@ -263,9 +263,7 @@ def drop_dynamic_partition(engine: StorageEngine, table_id: int, name: str) -> b
         part = next((p for p in cat.partitions(table_id) if p.name.lower() == name.lower()), None)
         if part is None:
             return False
-        m = Mutation()
-        tablets = delete_partition(cat, m, part)
-        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
+        remove_partition(engine, part)
     return True
 
 
@@ -286,3 +284,53 @@ def running_schema_change_jobs(engine: StorageEngine, table: TableMeta) -> list[
     if not jobs:
         raise DorisError(f"Table[{table.name}] is not under SCHEMA_CHANGE.")
     return jobs
+
+
+# ---- partitions as units (ADD [TEMPORARY] PARTITION, DROP, REPLACE .. WITH TEMPORARY) ----------
+def create_partition(
+    engine: StorageEngine, table: TableMeta, name: str, buckets: int, replicas: int,
+    lower: tuple[str, ...] | None = None, upper: tuple[str, ...] | None = None,
+    values: tuple[tuple[str | None, ...], ...] = (), temporary: bool = False,
+    storage_medium: str = "HDD", cooldown_time: str = "",
+) -> PartitionMeta:
+    """Commit one new partition (bounds already resolved and checked by the caller, who holds
+    the catalog lock across its checks and this call) with a tablet per index x bucket."""
+    cat = engine.catalog
+    with cat.lock:
+        group = cat.colocate_group(table.colocate_group_id) if table.colocate_group_id else None
+        m = Mutation()
+        part = new_partition(engine, m, table, cat.materialized_indexes(table.table_id), name,
+                             buckets, replicas, group, lower, upper, values, storage_medium,
+                             cooldown_time)
+        if temporary:
+            at = m.puts.index(part)
+            part = replace(part, temporary=True)
+            m.puts[at] = part
+        cat.commit(m)
+    return part
+
+
+def remove_partition(engine: StorageEngine, part: PartitionMeta) -> None:
+    """Commit the removal of one partition (formal or temporary) and its tablets; queries planned
+    before keep reading the tablets until they finish."""
+    cat = engine.catalog
+    with cat.lock:
+        m = Mutation()
+        tablets = delete_partition(cat, m, part)
+        cat.commit(m, on_durable=retire_on_commit(engine, tablets))
+
+
+def swap_partitions(engine: StorageEngine, old: Sequence[PartitionMeta],
+                    new: Sequence[PartitionMeta], rename: bool) -> None:
+    """REPLACE PARTITION (old..) WITH TEMPORARY PARTITION (new..) in one commit: the old ones are
+    dropped, the temporary ones become formal (taking the old names when `rename`)."""
+    cat = engine.catalog
+    with cat.lock:
+        m = Mutation()
+        dropped: list[TabletMeta] = []
+        for p in old:
+            dropped += delete_partition(cat, m, p)
+        for i, p in enumerate(new):
+            m.put(replace(p, temporary=False, name=old[i].name if rename else p.name))
+        # queries planned before the swap keep reading the old tablets until they finish
+        cat.commit(m, on_durable=retire_on_commit(engine, dropped))
