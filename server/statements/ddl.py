@@ -221,7 +221,7 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
             for job_id in ddl_ops.add_rollups(engine, table, action.rollups):
                 jobs.start(job_id)
         elif isinstance(action, V.DropRollupAction):
-            for job_id in ddl_ops.drop_rollups(engine, table, action.names):
+            for job_id in catalog_service.drop_rollups(engine, table, action.names):
                 engine.rollup_jobs.cancel(job_id, "rollup index is dropped")
         elif isinstance(action, (V.AddIndexAction, V.DropIndexAction)):
             continue  # done with the first one above

@@ -272,7 +272,8 @@ class SelectBinder(FromBinder):
 def _extract_windows(proj: list[Expr], order_raw: list[tuple[Expr | int, bool, bool]]
                      ) -> tuple[list[Expr], list[tuple[Expr | int, bool, bool]],
                                 list[tuple[str, WindowCall]]]:
-    """Window calls of the select list and ORDER BY become `__w<i>` columns (sql/bind_window)."""
+    """Window calls of the select list and ORDER BY become `__w<i>` columns
+    (sql/binder/bind_window.py)."""
     order_exprs = [e for e, _, _ in order_raw if not isinstance(e, int)]
     if not any(contains_window(e) for e in [*proj, *order_exprs]):
         return proj, order_raw, []

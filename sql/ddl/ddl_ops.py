@@ -47,9 +47,10 @@ from storage.catalog.service import (
     reject_if_dynamic,
     require_database,
     rollup_job_running,
+    start_index_job,
 )
 from storage.engine import StorageEngine
-from storage.index_job import BLOOM_KEYS, create_index_job
+from storage.index_job import BLOOM_KEYS
 from storage.staged_load import StagedTable
 from storage.tablet_move import copy_tablets, remove_old_copies
 
@@ -430,38 +431,6 @@ def _add_index_tablets(engine: StorageEngine, m: Mutation, table: TableMeta, par
         m.put(TabletMeta(tablet_id, table.table_id, part.partition_id, index.index_id, seq, be))
 
 
-def drop_rollups(engine: StorageEngine, table: TableMeta, names: Sequence[str]) -> list[int]:
-    """DROP ROLLUP r[, ..]; a rollup still being built cancels its job (returned job ids)."""
-    from storage.rollup_job import drop_index_objects  # noqa: PLC0415
-
-    cat = engine.catalog
-    to_cancel: list[int] = []
-    dropped: list[TabletMeta] = []
-    with cat.lock:
-        indexes = {ix.name.lower(): ix for ix in cat.materialized_indexes(table.table_id)}
-        targets = []
-        for name in names:
-            if name.lower() == table.name.lower():
-                raise DorisError("Cannot drop base index by using DROP ROLLUP.")
-            ix = indexes.get(name.lower())
-            if ix is None:
-                raise DorisError(f"Rollup index[{name}] does not exist in table[{table.name}]")
-            targets.append(ix)
-        m = Mutation()
-        for ix in targets:
-            if ix.state != "NORMAL":
-                job = next((j for j in cat.alter_jobs(table.db_id)
-                            if j.rollup_index_id == ix.index_id and j.state not in
-                            ("FINISHED", "CANCELLED")), None)
-                if job is not None:
-                    to_cancel.append(job.job_id)
-                    continue
-            dropped += drop_index_objects(cat, m, table.table_id, ix)
-        cat.commit(m)
-    engine.remove_tablet_files(dropped)
-    return to_cancel
-
-
 # ---- dynamic partitions (the scheduler's ADD / DROP, server/dynamic_partitions.py) ---------------
 def add_dynamic_partition(
     engine: StorageEngine, table_id: int, name: str, lower: str, upper: str,
@@ -543,10 +512,7 @@ def alter_indexes(engine: StorageEngine, table: TableMeta, add: Sequence[object]
             indexes.append(_index_def(probe, index))
         if tuple(indexes) == table.indexes:
             return None
-        m = Mutation()
-        job = create_index_job(engine, m, table, tuple(indexes), table.properties)
-        cat.commit(m)
-    return None if job.state == "FINISHED" else job.job_id
+        return start_index_job(engine, table, tuple(indexes), table.properties)
 
 
 def set_bloom_filter(engine: StorageEngine, table: TableMeta, updates: dict[str, str]
@@ -566,9 +532,6 @@ def set_bloom_filter(engine: StorageEngine, table: TableMeta, updates: dict[str,
         after = {k: v for k, v in merged.items() if k in BLOOM_KEYS}
         if before == after:
             return None
-        m = Mutation()
-        job = create_index_job(engine, m, table, table.indexes, tuple(merged.items()))
-        cat.commit(m)
-    return None if job.state == "FINISHED" else job.job_id
+        return start_index_job(engine, table, table.indexes, tuple(merged.items()))
 
 

@@ -22,6 +22,7 @@ from storage.catalog.catalog import Catalog, delete_tablets
 from storage.catalog.meta import (
     ColocateGroup,
     DatabaseMeta,
+    IndexDef,
     MaterializedIndexMeta,
     PartitionMeta,
     PartitionType,
@@ -30,8 +31,9 @@ from storage.catalog.meta import (
 )
 from storage.catalog.repository import Mutation
 from storage.errors import DorisError, ErrorCode, no_database_selected, unknown_database
-from storage.index_job import is_running
+from storage.index_job import create_index_job, is_running
 from storage.retired_tablets import retire_on_commit
+from storage.rollup_job import drop_index_objects
 
 if TYPE_CHECKING:
     from storage.engine import StorageEngine
@@ -334,3 +336,48 @@ def swap_partitions(engine: StorageEngine, old: Sequence[PartitionMeta],
             m.put(replace(p, temporary=False, name=old[i].name if rename else p.name))
         # queries planned before the swap keep reading the old tablets until they finish
         cat.commit(m, on_durable=retire_on_commit(engine, dropped))
+
+
+# ---- materialized indexes and secondary indexes (DROP ROLLUP, index DDL, bloom filters) ---------
+def drop_rollups(engine: StorageEngine, table: TableMeta, names: Sequence[str]) -> list[int]:
+    """DROP ROLLUP r[, ..] in one commit; a rollup still being built is left to its job: the
+    returned job ids to cancel. The tablet files go after the catalog lock is released."""
+    cat = engine.catalog
+    to_cancel: list[int] = []
+    dropped: list[TabletMeta] = []
+    with cat.lock:
+        indexes = {ix.name.lower(): ix for ix in cat.materialized_indexes(table.table_id)}
+        targets = []
+        for name in names:
+            if name.lower() == table.name.lower():
+                raise DorisError("Cannot drop base index by using DROP ROLLUP.")
+            ix = indexes.get(name.lower())
+            if ix is None:
+                raise DorisError(f"Rollup index[{name}] does not exist in table[{table.name}]")
+            targets.append(ix)
+        m = Mutation()
+        for ix in targets:
+            if ix.state != "NORMAL":
+                job = next((j for j in cat.alter_jobs(table.db_id)
+                            if j.rollup_index_id == ix.index_id and j.state not in
+                            ("FINISHED", "CANCELLED")), None)
+                if job is not None:
+                    to_cancel.append(job.job_id)
+                    continue
+            dropped += drop_index_objects(cat, m, table.table_id, ix)
+        cat.commit(m)
+    engine.remove_tablet_files(dropped)
+    return to_cancel
+
+
+def start_index_job(engine: StorageEngine, table: TableMeta, indexes: tuple[IndexDef, ...],
+                    properties: tuple[tuple[str, str], ...]) -> int | None:
+    """Commit the table's new index definitions / bloom filter properties (validated by the
+    caller) with the job that rewrites the existing segments; its id while it still has to run,
+    None when there was nothing to rewrite."""
+    cat = engine.catalog
+    with cat.lock:
+        m = Mutation()
+        job = create_index_job(engine, m, table, indexes, properties)
+        cat.commit(m)
+    return None if job.state == "FINISHED" else job.job_id
