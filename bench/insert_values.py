@@ -6,7 +6,7 @@ MySQL DDL (as Spark does before writing), builds the
 multi-row INSERT statements up front (as a JDBC batch writer with
 rewriteBatchedStatements=true or pandas' `to_sql` sends them) and times sending them with
 pymysql. Reports rows/s for
-- the fast path (plain literals: the numba scanner of sql/insert_values_kernels.py), the whole data set, on one
+- the fast path (plain literals: the numba scanner of executor/kernels/insert_values.py), the whole data set, on one
   connection and on `--connections` (default 2, like Spark's local[2]) at once;
 - the general path (the same statements behind a leading comment, which the scanner does not
   take, so sqlglot parses them), on a sample of `--general-statements` statements;

@@ -122,13 +122,14 @@ GROUP BY year, s_city, p_brand ORDER BY year ASC, s_city ASC, p_brand ASC""",
 
 
 def load(engine: StorageEngine, db: str, ddl: str, flat) -> None:
-    from sql import ast_views as V
-    from sql import ddl_ops
-    from sql.ddl import analyze_create_table
-    from sql.dialect import parse_one
+    from sql.ddl import ddl_ops
+    from sql.ddl import specs as V
+    from sql.ddl.create_table import analyze_create_table
+    from sql.parser.dialect import parse_one
+    from storage.catalog import service as catalog_service
     from storage.txn import LoadTxn
 
-    ddl_ops.create_database(engine, db, False)
+    catalog_service.create_database(engine, db, False)
     defn = analyze_create_table(
         V.describe_create_table(parse_one(ddl)), len(engine.catalog.backends())
     )

@@ -17,15 +17,40 @@ import numpy as np
 
 from executor.interruptible import call_in_chunks
 from executor.kernels.strings import LikeProgram, like_kernel, like_program
-from sql.expressions import (
-    SWAPPED_OP, AggregateCall, And, Arithmetic, Call, Case, Cast, ColumnRef, Comparison, Expr,
-    InList, IsNull, Like, Literal, Negate, Not, Or,
+from sql.binder.expressions import (
+    SWAPPED_OP,
+    AggregateCall,
+    And,
+    Arithmetic,
+    Call,
+    Case,
+    Cast,
+    ColumnRef,
+    Comparison,
+    Expr,
+    InList,
+    IsNull,
+    Like,
+    Literal,
+    Negate,
+    Not,
+    Or,
 )
 from sql.functions import EvalEnv, scalar_function
 from sql.functions.cast import cast_vec
 from sql.functions.operators import (
-    arithmetic, case, compare, compare_scalar, in_constants, in_vectors, is_null, like,
-    logical_and, logical_not, logical_or, negate,
+    arithmetic,
+    case,
+    compare,
+    compare_scalar,
+    in_constants,
+    in_vectors,
+    is_null,
+    like,
+    logical_and,
+    logical_not,
+    logical_or,
+    negate,
 )
 from sql.functions.temporal import in_date_range
 from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy, widen

@@ -1,12 +1,12 @@
 """CREATE TABLE .. AS SELECT, CREATE TABLE .. LIKE and INSERT OVERWRITE: the statements that
 load rows and change metadata as one step.
 
-- CTAS plans the query first (its output names and types give the columns, sql/ctas.py),
+- CTAS plans the query first (its output names and types give the columns, sql/ddl/ctas.py),
   builds the table's catalog objects without publishing them (`ddl_ops.stage_table`), then runs
   the query into a `TableCreatingLoad`, which publishes the table with its rows in one catalog
   transaction: a failing query or a rejected row leaves no table, and no reader ever sees the
   table empty.
-- LIKE copies the source's definition (sql/ctas.py) and creates it like CREATE TABLE.
+- LIKE copies the source's definition (sql/ddl/ctas.py) and creates it like CREATE TABLE.
 - INSERT OVERWRITE loads into an `OverwriteLoad`, which swaps the new rows for the old contents
   of the target partitions at publish (storage/staged_load.py): readers see the old or the new
   rows, never a mix; a failure leaves the old rows.
@@ -29,12 +29,13 @@ from executor.insert import (
 )
 from executor.query import execute
 from planner.query import plan_select
-from sql import ddl_ops
-from sql.binder import CatalogView
-from sql.ctas import ctas_view, like_definition
-from sql.ddl import analyze_create_table
+from sql.binder.select import CatalogView
+from sql.ddl import ddl_ops
+from sql.ddl.create_table import analyze_create_table
+from sql.ddl.ctas import ctas_view, like_definition
 from sql.errors import DorisError
 from sql.options import SessionContext
+from storage.catalog import service as catalog_service
 from storage.catalog.meta import TableMeta
 from storage.engine import StorageEngine
 from storage.staged_load import OverwriteLoad, TableCreatingLoad, TableExists
@@ -52,7 +53,7 @@ def create_table_as_select(engine: StorageEngine, catalog: CatalogView, stmt: ex
     staged = ddl_ops.stage_table(engine, ctx.database, defn)
     if staged is None:
         return None
-    db = ddl_ops.require_database(engine, defn.db or ctx.database)
+    db = catalog_service.require_database(engine, defn.db or ctx.database)
     table = staged.table
     result = execute(prepared, engine, ctx)
     try:
@@ -81,7 +82,7 @@ def insert_overwrite(
 ) -> InsertOutcome:
     """INSERT OVERWRITE TABLE t [PARTITION (p, ..) | PARTITION (*)] [(cols)] SELECT | VALUES."""
     db = _check_loadable(engine, db_name, table)
-    if ddl_ops._rollup_job_running(engine.catalog, table):
+    if catalog_service.rollup_job_running(engine.catalog, table):
         raise DorisError(f"Table[{table.name}]'s state(ROLLUP) is not NORMAL. Do not allow doing "
                          "INSERT OVERWRITE while an ALTER TABLE ADD ROLLUP job runs")
 

@@ -1,7 +1,7 @@
 """File table functions at run time: find the files, infer their schema, scan them.
 
 `LocalFiles` is the `FileFunctionResolver` the binder asks about `local(..)`: it checks the
-arguments (sql/table_functions.py, then the load core's `format_options`, so every format
+arguments (sql/binder/table_functions.py, then the load core's `format_options`, so every format
 property a load takes works here with the same checks), expands `file_path` inside the import
 directory (executor/file_dirs.py) and infers the columns from the first file as Doris does:
 CSV gives c1..cn (the header's names for csv_with_names*) of type STRING; parquet and orc give
@@ -42,8 +42,8 @@ from executor.load.sources import record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats
 from executor.operator import Operator, chunks
 from planner.logical import LogicalFileScan
+from sql.binder.table_functions import FileSource, check_local_properties
 from sql.errors import DorisError
-from sql.table_functions import FileSource, check_local_properties
 from storage.batch import Batch, Column
 from storage.catalog.meta import (
     ColumnMeta,
@@ -261,7 +261,7 @@ def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
 
 # ---- binding ------------------------------------------------------------------------------
 class LocalFiles:
-    """`local(..)` resolution against the import directory (sql.table_functions' resolver)."""
+    """`local(..)` resolution against the import directory (sql.binder.table_functions' resolver)."""
 
     def __init__(self, dirs: FileDirs, backend_ids: Callable[[], list[int]]) -> None:
         self.dirs = dirs

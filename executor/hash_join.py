@@ -26,7 +26,7 @@ from executor.runtime_filter import USELESS_FRACTION, build_fraction, build_pred
 from executor.state import JoinBuild, JoinBuildState, RuntimeFilterState
 from planner.logical import LogicalJoin
 from planner.runtime_filters import RuntimeFilterDesc
-from sql.expressions import Comparison, make_and
+from sql.binder.expressions import Comparison, make_and
 from storage.batch import Batch, Column
 from storage.types import BOOLEAN, DataType
 

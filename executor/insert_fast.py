@@ -1,6 +1,6 @@
 """INSERT ... VALUES fast path: scanned literal tokens -> one full-schema Batch.
 
-sql/insert_values_scanner.py hands over, per target column, every row's literal token as text;
+executor/insert_values_scanner.py hands over, per target column, every row's literal token as text;
 this module converts each column at once (numpy parsing, joined-text regex checks) with the
 general path's casting rules (executor/insert.py: sqlglot literal -> evaluate_constant ->
 convert_value -> DataType.to_physical). Every conversion accepts only token shapes whose result
@@ -10,7 +10,7 @@ NULL, too long, bad date, ...). tests/clients/test_insert_values_fast_path.py ch
 paths against each other.
 
 `fast_batch` is the entry point: it scans the rows with the numba kernel
-(sql/insert_values_kernels.py via `scan_tokens`) and converts the common column shapes (all
+(executor/kernels/insert_values.py via `scan_tokens`) and converts the common column shapes (all
 integer types but LARGEINT, FLOAT/DOUBLE, DECIMAL up to 18 digits, DATE, DATETIME, strings; with
 NULLs) straight from the kernel's token arrays, without a Python object per value. A column of
 any other shape gets its tokens as text and goes through the text conversion below; a statement
@@ -28,9 +28,9 @@ from operator import itemgetter
 import numpy as np
 
 from executor.insert import default_value, target_columns
+from executor.insert_values_scanner import TokenArrays, scan_rows, scan_tokens, unquote
+from executor.kernels import insert_values as K
 from sql.errors import DorisError
-from sql import insert_values_kernels as K
-from sql.insert_values_scanner import TokenArrays, scan_rows, scan_tokens, unquote
 from storage import clock
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, TableMeta

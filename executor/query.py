@@ -23,8 +23,8 @@ from executor.memory import MemTracker
 from executor.operator import ExecContext
 from executor.scan import TabletSource
 from planner.query import PreparedQuery
-from sql.bind_expressions import ExpressionBinder
-from sql.binder import unknown_column
+from sql.binder.bind_expressions import ExpressionBinder
+from sql.binder.select import unknown_column
 from sql.errors import DorisError
 from sql.options import QueryOptions, SessionContext
 from storage import clock
@@ -113,7 +113,7 @@ def evaluate_constant(expr_ast: exp.Expression, ctx: SessionContext,
     bound = binder.bind(expr_ast)
     if bound.type.kind is TypeKind.NULL:
         return None, target if target is not None else bound.type
-    from sql.expressions import Literal
+    from sql.binder.expressions import Literal
 
     if isinstance(bound, Literal):
         return bound.value, bound.type

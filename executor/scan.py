@@ -15,26 +15,25 @@ scanner scheduler).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator, Iterator
 from contextlib import AbstractContextManager
-import time
 from functools import partial
 from typing import Protocol
 
 from executor.compile import compile_predicate
-from executor.scan_pool import Task, ordered_pool
 from executor.operator import Operator
 from executor.runtime_filter import filter_type
+from executor.scan_pool import Task, ordered_pool
 from executor.state import RuntimeFilterState
 from planner.logical import LogicalScan, ScanRange
 from planner.scan_info import residual_filters
-from sql.expressions import make_and
+from sql.binder.expressions import make_and
 from storage.batch import Batch
 from storage.catalog.meta import TabletMeta
 from storage.predicates import ColumnPredicate
 from storage.reader import ReadOptions
 from storage.scan_stats import ScanStats
-
 
 # A scan goes parallel once its first tablet(s) took this long on the calling thread.
 PARALLEL_AFTER_SECONDS = 0.003

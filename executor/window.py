@@ -23,7 +23,7 @@ from executor.keys import column_codes, lexsort_indices, sort_key
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
 from planner.logical import LogicalWindow
-from sql.expressions import Expr, Literal, WindowCall, WindowFrame
+from sql.binder.expressions import Expr, Literal, WindowCall, WindowFrame
 from sql.functions.aggregate import _avg_final, _sum_final
 from sql.functions.vector import Vec, object_array
 from storage.batch import Batch, Column

@@ -14,18 +14,35 @@ Upstream: Doris Nereids `BindRelation` + `LogicalPlanBuilder` output shape.
 
 from __future__ import annotations
 
-from sql.binder import BoundSelect, CatalogView, TableSource, ValuesSource
-from sql.bind_expressions import coerce, not_supported
-from sql.expressions import ColumnRef, Expr, SubqueryExpr
-from sql.relations import (
-    BoundDerived, BoundFileRel, BoundJoin, BoundQuery, BoundRelation, BoundSetOp, BoundTable,
-)
-from sql.table_functions import FileSource
-from storage.catalog.meta import TemporaryPartitionNames
 from planner.logical import (
-    LogicalAggregate, LogicalFileScan, LogicalJoin, LogicalLimit, LogicalPlan, LogicalProject,
-    LogicalScan, LogicalSetOp, LogicalSort, LogicalValues, LogicalWindow, ScanRange, SortKey,
+    LogicalAggregate,
+    LogicalFileScan,
+    LogicalJoin,
+    LogicalLimit,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+    LogicalSetOp,
+    LogicalSort,
+    LogicalValues,
+    LogicalWindow,
+    ScanRange,
+    SortKey,
 )
+from sql.binder.bind_expressions import coerce, not_supported
+from sql.binder.expressions import ColumnRef, Expr, SubqueryExpr
+from sql.binder.relations import (
+    BoundDerived,
+    BoundFileRel,
+    BoundJoin,
+    BoundQuery,
+    BoundRelation,
+    BoundSetOp,
+    BoundTable,
+)
+from sql.binder.select import BoundSelect, CatalogView, TableSource, ValuesSource
+from sql.binder.table_functions import FileSource
+from storage.catalog.meta import TemporaryPartitionNames
 
 
 def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:

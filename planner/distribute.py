@@ -67,8 +67,8 @@ from planner.partitioning import (
 from planner.runtime_filters import RuntimeFilterDesc, runtime_filters
 from planner.scan_info import partitions_line, table_line, tablets_line
 from planner.statistics import estimate_rows
-from sql.expressions import ColumnRef, Expr
-from sql.relations import CatalogView
+from sql.binder.expressions import ColumnRef, Expr
+from sql.binder.relations import CatalogView
 from storage.catalog.meta import DistributionType
 
 

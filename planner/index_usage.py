@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 from planner.logical import LogicalScan
 from planner.rules.push_down_filters import storage_disjunction, storage_predicate
-from sql.expressions import Expr
+from sql.binder.expressions import Expr
 from storage.catalog.meta import MaterializedIndexMeta, TableMeta
 from storage.indexes.bloom_filter import BLOOM_OPS
 from storage.indexes.short_key import plan_prefix

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sql.expressions import AggregateCall, Expr
+from sql.binder.expressions import AggregateCall, Expr
+from sql.binder.relations import SortKey  # noqa: F401 - one sort key class for binder and planner
 from storage.catalog.meta import TabletMeta
 from storage.predicates import Disjunction
 from storage.reader import ColumnPredicate
@@ -168,7 +169,7 @@ class LogicalValues(LogicalPlan):
 
 @dataclass(frozen=True, slots=True)
 class LogicalFileScan(LogicalPlan):
-    """Scan of the files of a table function (`local(..)`, sql/table_functions.py): reads
+    """Scan of the files of a table function (`local(..)`, sql/binder/table_functions.py): reads
     `paths` in `format` with `options`, outputs `columns` (a subset of the file's columns,
     after column pruning). Upstream: Doris `LogicalTVFRelation` / `FileScanNode`."""
 
@@ -239,13 +240,6 @@ class LogicalAggregate(_Unary):
         g = ", ".join(f"{e.sql()} AS {n}" for n, e in self.group_by)
         a = ", ".join(f"{e.sql()} AS {n}" for n, e in self.aggregates)
         return f"LogicalAggregate(group=[{g}], aggregates=[{a}])"
-
-
-@dataclass(frozen=True, slots=True)
-class SortKey:
-    expr: Expr
-    desc: bool = False
-    nulls_first: bool = True  # MySQL/Doris: NULLs first for ASC, last for DESC
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from sql.expressions import Expr
+from sql.binder.expressions import Expr
 from storage.types import DataType
 
 

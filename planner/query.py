@@ -1,7 +1,7 @@
 """Planning entry point: a SELECT (or set operation) bound, optimized and distributed under the
 statement's `QueryOptions`.
 
-`plan_select` binds (sql/binder.py, with the session for DATABASE(), @@name, ...) and
+`plan_select` binds (sql/binder/select.py, with the session for DATABASE(), @@name, ...) and
 `plan_bound` plans the bound statement under the options alone, on the caller's thread
 (analysis errors surface at once); the `PreparedQuery` is what EXPLAIN prints and
 executor/query.py runs. Every session knob the planner honours arrives as a typed field of
@@ -18,10 +18,10 @@ from planner.builder import build_logical
 from planner.distribute import DistributedPlan, DistributeOptions, distribute
 from planner.logical import LogicalPlan
 from planner.optimizer import OptimizerContext, optimize
-from sql.bind_expressions import not_supported
-from sql.binder import CatalogView, bind_query
+from sql.binder.bind_expressions import not_supported
+from sql.binder.relations import BoundQuery
+from sql.binder.select import CatalogView, bind_query
 from sql.options import QueryOptions, SessionContext
-from sql.relations import BoundQuery
 from storage.types import DataType
 
 # `SET disable_nereids_rules = 'A,B'`: Doris rule names (and our own rule names) -> our rules.

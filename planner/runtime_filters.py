@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.logical import LogicalFilter, LogicalJoin, LogicalPlan, LogicalProject, LogicalScan
-from sql.expressions import ColumnRef, Expr
+from sql.binder.expressions import ColumnRef, Expr
 
 FILTERING_KINDS = ("inner", "left_semi", "right", "right_semi", "right_anti")
 

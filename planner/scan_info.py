@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from planner.logical import LogicalPlan, LogicalScan, walk
 from planner.rules.push_down_filters import storage_disjunction, storage_predicate
-from sql.expressions import Expr
+from sql.binder.expressions import Expr
 
 
 def table_line(db: str, table: str, index: str, preagg_off_reason: str | None) -> str:

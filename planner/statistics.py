@@ -13,11 +13,27 @@ Upstream: Doris Nereids `StatsCalculator` / `FilterEstimation` (greatly simplifi
 from __future__ import annotations
 
 from planner.logical import (
-    LogicalAggregate, LogicalFileScan, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan,
-    LogicalProject, LogicalScan, LogicalSetOp, LogicalValues,
+    LogicalAggregate,
+    LogicalFileScan,
+    LogicalFilter,
+    LogicalJoin,
+    LogicalLimit,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+    LogicalSetOp,
+    LogicalValues,
 )
-from sql.expressions import (
-    And, Comparison, Expr, InList, IsNull, Like, Not, Or, conjuncts,
+from sql.binder.expressions import (
+    And,
+    Comparison,
+    Expr,
+    InList,
+    IsNull,
+    Like,
+    Not,
+    Or,
+    conjuncts,
 )
 
 EQUALITY = 0.1

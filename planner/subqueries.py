@@ -18,16 +18,32 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sql.binder import BoundSelect, CatalogView
-from sql.bind_expressions import coerce, not_supported
-from sql.expressions import (
-    AggregateCall, Case, ColumnRef, Comparison, Expr, IsNull, Literal, Not, OuterRef,
-    SubqueryExpr, column_names, conjuncts, make_and,
-)
 from planner.logical import (
-    LogicalAggregate, LogicalAssertOneRow, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan,
+    LogicalAggregate,
+    LogicalAssertOneRow,
+    LogicalFilter,
+    LogicalJoin,
+    LogicalLimit,
+    LogicalPlan,
     LogicalProject,
 )
+from sql.binder.bind_expressions import coerce, not_supported
+from sql.binder.expressions import (
+    AggregateCall,
+    Case,
+    ColumnRef,
+    Comparison,
+    Expr,
+    IsNull,
+    Literal,
+    Not,
+    OuterRef,
+    SubqueryExpr,
+    column_names,
+    conjuncts,
+    make_and,
+)
+from sql.binder.select import BoundSelect, CatalogView
 from storage.types import BIGINT, BOOLEAN
 
 

@@ -54,7 +54,7 @@ from server.results import column_definition, encode_python_rows, error_packet, 
 from server.statements import OkOutcome, Outcome, RowsOutcome, TextOutcome
 from server.text_encoding import Chunk, encode_batch
 from sql.errors import DorisError, ErrorCode, ShaleError, unknown_database
-from sql.show import like_match
+from sql.show.statements import like_match
 from storage.batch import Batch
 from storage.types import varchar
 

@@ -10,8 +10,8 @@ When it runs:
   statement that triggered the run gets its failures as warnings (SHOW WARNINGS).
 Nothing runs while the FE config `dynamic_partition_enable` is false.
 
-Each creation and each drop is one catalog transaction (sql/ddl_ops.py add_dynamic_partition /
-drop_dynamic_partition); which partitions are wanted is sql/dynamic_partition.py's pure plan.
+Each creation and each drop is one catalog transaction (sql/ddl/ddl_ops.py add_dynamic_partition /
+drop_dynamic_partition); which partitions are wanted is sql/ddl/dynamic_partition.py's pure plan.
 
 Per-table runtime state (LastUpdateTime, LastSchedulerTime, State, LastCreatePartitionMsg,
 LastDropPartitionMsg) is what SHOW DYNAMIC PARTITION TABLES prints. Doris keeps it in memory
@@ -37,12 +37,13 @@ from pathlib import Path
 from prometheus_client.core import CounterMetricFamily, Metric
 
 from server.frontend_config import FrontendConfig
-from sql import ddl_ops
-from sql import dynamic_partition as D
+from sql.ddl import ddl_ops
+from sql.ddl import dynamic_partition as D
+from sql.ddl.partitions import range_text
+from sql.ddl.properties import replication_num
 from sql.errors import DorisError
-from sql.partitions import range_text
-from sql.properties import replication_num
 from storage import clock
+from storage.catalog import service as catalog_service
 from storage.catalog.meta import PartitionMeta, PartitionType, TableMeta
 from storage.engine import StorageEngine
 from storage.faults import fault_point
@@ -210,7 +211,7 @@ class DynamicPartitionScheduler:
             if any((lower is None or not hi < lower) and lo < upper for lo, hi in reserved):
                 continue  # intersects a reserved history period
             try:
-                if ddl_ops.drop_dynamic_partition(self.engine, table.table_id, part.name):
+                if catalog_service.drop_dynamic_partition(self.engine, table.table_id, part.name):
                     self.counters.dropped += 1
                     logger.info("dynamic partition: dropped %s of %s", part.name, where)
             except DorisError as e:

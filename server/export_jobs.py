@@ -42,9 +42,9 @@ from executor.outfile import (
 )
 from executor.query import execute, new_query_id
 from planner.query import PreparedQuery, plan_select
-from sql import ddl_ops
 from sql.errors import DorisError, QueryCancelled
 from sql.options import SessionContext
+from storage.catalog import service as catalog_service
 from storage.catalog.meta import ExportJobMeta
 from storage.per_engine import PerEngine
 
@@ -214,7 +214,7 @@ class ExportJobs:
     # ---- EXPORT TABLE ----------------------------------------------------------------------
     def submit(self, runner: StatementRunner, db: str, stmt: exp.Expression) -> ExportJob:
         table_node = stmt.this
-        table = ddl_ops.require_table(self.engine, db, table_node.name)
+        table = catalog_service.require_table(self.engine, db, table_node.name)
         props = property_map(stmt.expressions)
         for key in props:
             if key not in EXPORT_PROPERTIES:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sql.errors import DorisError
-from sql.show import like_match
+from sql.show.statements import like_match
 from storage import clock
 from storage.engine import StorageEngine
 from storage.per_engine import PerEngine

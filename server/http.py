@@ -47,7 +47,7 @@ def build_app(server: HttpServices) -> web.Application:
     @requires(ADMIN)
     async def colocate(_: web.Request) -> web.Response:
         """GET /api/colocate: the colocate groups (Doris ColocateMetaService)."""
-        from sql.show import show_colocation_groups
+        from sql.show.statements import show_colocation_groups
 
         r = show_colocation_groups(server.engine.catalog)
         return web.json_response({"msg": "success", "code": 0,
@@ -56,7 +56,7 @@ def build_app(server: HttpServices) -> web.Application:
     @requires(ADMIN)
     async def group_stable(request: web.Request) -> web.Response:
         """POST marks a group stable, DELETE unstable: ?db_id=..&group_id=.."""
-        from sql.ddl_ops import set_group_stable
+        from storage.catalog.service import set_group_stable
         from storage.errors import ShaleError
 
         try:

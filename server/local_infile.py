@@ -36,7 +36,6 @@ from executor.load.records import record_file_load
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, spec_from_properties
 from server.packet_io import IdleTimeout
 from server.results import ok_packet
-from sql.dialect import LoadDataInfile, ShaleDoris
 from sql.errors import (
     DorisError,
     ShaleError,
@@ -44,6 +43,7 @@ from sql.errors import (
     table_not_found,
     unknown_database,
 )
+from sql.parser.dialect import LoadDataInfile, ShaleDoris
 from storage.engine import StorageEngine
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 A client that asked for multi-statements gets one result per statement, so the server must
 know where each statement's text starts and ends: `;` inside string literals, quoted
-identifiers and comments does not end a statement. The SQL tokenizer (sql/dialect.py) is the
+identifiers and comments does not end a statement. The SQL tokenizer (sql/parser/dialect.py) is the
 authority, since it is what parses each piece afterwards; but it is pure Python and slow on
 multi-megabyte INSERT ... VALUES texts, which are nearly always a single statement. A regex
 lexer (C speed) therefore decides first whether a second statement can exist at all, and only
@@ -16,7 +16,7 @@ import re
 from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
-from sql.dialect import ShaleDoris
+from sql.parser.dialect import ShaleDoris
 
 # Every construct in which `;` is not a statement end, then `;` itself. MySQL's lexing: quotes
 # with backslash escapes and doubled quotes, backquoted identifiers, `--`/`#` line comments and

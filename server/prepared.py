@@ -45,8 +45,8 @@ from server.binary_protocol import (
 from server.privileges.enforce import authorize
 from server.results import ok_packet
 from server.statements import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
-from sql.dialect import LoadDataInfile, ShaleDoris
 from sql.errors import DorisError, ErrorCode, ShaleError
+from sql.parser.dialect import LoadDataInfile, ShaleDoris
 from storage.types import STRING, DataType
 
 if TYPE_CHECKING:

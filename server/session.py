@@ -46,9 +46,9 @@ from server.statements import (
 )
 from server.statements.tables import TableUse, resolve_table
 from server.variables import SessionVariables
-from sql.dialect import SqlSyntaxError, parse
 from sql.errors import DorisError, ErrorCode, ShaleError
-from sql.information_schema import is_information_schema, virtual_table
+from sql.parser.dialect import SqlSyntaxError, parse
+from sql.show.information_schema import is_information_schema, virtual_table
 from storage.batch import Batch
 from storage.catalog.meta import ColumnMeta
 from storage.types import DataType, TypeKind

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sql.table_functions import FileFunctionResolver
+from sql.binder.table_functions import FileFunctionResolver
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,3 +144,72 @@ def test_module_imports(path: Path) -> None:
         compile(path.read_text(encoding="utf-8"), str(path), "exec")
         return
     importlib.import_module(name)
+
+
+# ---- inside sql/: its sub-packages are layered too (docs/layout.md) -----------------------------
+# Each may import only the sub-packages below it; sql.errors / sql.options sit beside them.
+SQL_LAYERS = ("sql.parser", "sql.functions", "sql.ddl", "sql.show", "sql.binder")
+SQL_RANK = {name: i for i, name in enumerate(SQL_LAYERS)}
+# sql/ddl modules that still write the catalog themselves (build Mutations); the list only shrinks
+# as their writes move to storage.catalog.service (issue 16 point 6).
+DDL_STILL_WRITING = {"sql.ddl.ddl_ops"}
+CATALOG_WRITE_MODULES = ("storage.catalog.repository", "storage.catalog.service")
+
+
+def sql_package_of(module: str) -> str | None:
+    parts = module.split(".")
+    name = ".".join(parts[:2])
+    return name if name in SQL_RANK else None
+
+
+def test_sql_sub_packages_exist() -> None:
+    missing = [
+        p for p in SQL_LAYERS if not (REPO_ROOT / p.replace(".", "/") / "__init__.py").is_file()
+    ]
+    assert not missing, f"sql sub-packages without __init__.py: {missing}"
+
+
+def test_sql_sub_packages_import_one_way() -> None:
+    """parser <- functions <- ddl <- show <- binder: the parser knows no catalog or binding, the
+    DDL analysis no SHOW or binder, SHOW no binder (the binder asks it for virtual tables)."""
+    violations: list[str] = []
+    for path in FILES:
+        own = sql_package_of(module_name(path))
+        if own is None:
+            continue
+        for line, target in imported_modules(path):
+            other = sql_package_of(target)
+            if other is not None and other != own and SQL_RANK[other] > SQL_RANK[own]:
+                violations.append(f"{path.relative_to(REPO_ROOT)}:{line}: {own} imports {target}")
+    assert not violations, "sql sub-package layering violations:\n" + "\n".join(violations)
+
+
+def test_sql_parser_imports_nothing_of_sql() -> None:
+    """The syntax layer stands alone: sqlglot and its own package, nothing else of sql/."""
+    bad = [
+        f"{path.relative_to(REPO_ROOT)}:{line}: {target}"
+        for path in FILES if module_name(path).startswith("sql.parser")
+        for line, target in imported_modules(path)
+        if target.split(".")[0] in RANK and not target.startswith("sql.parser")
+    ]
+    assert not bad, "sql.parser imports outside itself:\n" + "\n".join(bad)
+
+
+def test_only_listed_sql_modules_write_the_catalog() -> None:
+    """Catalog writes go through storage.catalog.service; binder and SHOW only read. The sql/ddl
+    modules that still build their own Mutations are listed in DDL_STILL_WRITING."""
+    bad: list[str] = []
+    for path in FILES:
+        name = module_name(path)
+        if not name.startswith("sql.") or name in DDL_STILL_WRITING:
+            continue
+        for line, target in imported_modules(path):
+            if target.startswith("storage.catalog.repository") or (
+                target.startswith("storage.catalog.service") and not name.startswith("sql.ddl")
+            ):
+                bad.append(f"{path.relative_to(REPO_ROOT)}:{line}: {name} imports {target}")
+    assert not bad, "catalog writes outside storage.catalog.service:\n" + "\n".join(bad)
+    still = {m for m in DDL_STILL_WRITING
+             if any(t.startswith(CATALOG_WRITE_MODULES[0]) for _, t in
+                    imported_modules(REPO_ROOT / (m.replace(".", "/") + ".py")))}
+    assert still == DDL_STILL_WRITING, f"no longer writing, unlist: {DDL_STILL_WRITING - still}"

@@ -35,12 +35,12 @@ from executor.insert import check_object_type, default_value
 from executor.load.convert import _line as source_line  # convert's error-line text
 from executor.load.convert import _utf8_text, convert_column  # and UTF-8 rule, shared
 from executor.load.spec import LoadSpec, LoadStats
-from sql.bind_expressions import ExpressionBinder, coerce
-from sql.bind_from import unknown_column
-from sql.dialect import SqlSyntaxError, parse_one
+from sql.binder.bind_expressions import ExpressionBinder, coerce
+from sql.binder.bind_from import unknown_column
+from sql.binder.expressions import ColumnRef, Expr
 from sql.errors import DorisError
-from sql.expressions import ColumnRef, Expr
 from sql.functions.coercion import is_null_type
+from sql.parser.dialect import SqlSyntaxError, parse_one
 from storage import clock
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, TableMeta

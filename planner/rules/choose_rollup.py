@@ -39,7 +39,7 @@ from planner.logical import (
     ScanRange,
 )
 from planner.rules.prune_scans import ranges_row_count
-from sql.expressions import (
+from sql.binder.expressions import (
     SWAPPED_OP,
     AggregateCall,
     And,

@@ -11,10 +11,19 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.logical import (
-    LogicalAggregate, LogicalFileScan, LogicalFilter, LogicalJoin, LogicalLimit, LogicalPlan,
-    LogicalProject, LogicalScan, LogicalSort, LogicalValues, LogicalWindow,
+    LogicalAggregate,
+    LogicalFileScan,
+    LogicalFilter,
+    LogicalJoin,
+    LogicalLimit,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+    LogicalSort,
+    LogicalValues,
+    LogicalWindow,
 )
-from sql.expressions import column_names
+from sql.binder.expressions import column_names
 from storage.types import DataType
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from planner.logical import LogicalPlan, LogicalScan, ScanSelection
-from sql.expressions import SWAPPED_OP, And, ColumnRef, Comparison, Expr, InList, Literal, Or
+from sql.binder.expressions import SWAPPED_OP, And, ColumnRef, Comparison, Expr, InList, Literal, Or
 from storage.catalog.meta import DistributionType, PartitionMeta, PartitionType, TableMeta
 from storage.types import DataType
 

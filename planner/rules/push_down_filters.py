@@ -16,8 +16,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.logical import LogicalFilter, LogicalPlan, LogicalScan
-from sql.expressions import (
-    SWAPPED_OP, And, ColumnRef, Comparison, Expr, InList, IsNull, Literal, Not, Or, conjuncts,
+from sql.binder.expressions import (
+    SWAPPED_OP,
+    And,
+    ColumnRef,
+    Comparison,
+    Expr,
+    InList,
+    IsNull,
+    Literal,
+    Not,
+    Or,
+    conjuncts,
 )
 from storage.predicates import Disjunction
 from storage.reader import ColumnPredicate
@@ -139,7 +149,7 @@ def push_down_filters(plan: LogicalPlan, ctx: object) -> LogicalPlan:
 
 
 def _and(parts: list[Expr]) -> Expr:
-    from sql.expressions import make_and
+    from sql.binder.expressions import make_and
 
     out = make_and(parts)
     assert out is not None

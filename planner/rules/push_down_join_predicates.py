@@ -26,8 +26,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.logical import LogicalFilter, LogicalJoin, LogicalPlan, LogicalProject
-from sql.expressions import (
-    ColumnRef, Comparison, Expr, Or, column_names, conjuncts, make_and,
+from sql.binder.expressions import (
+    ColumnRef,
+    Comparison,
+    Expr,
+    Or,
+    column_names,
+    conjuncts,
+    make_and,
 )
 
 _LEFT_PRESERVED = ("inner", "cross", "left", "left_semi", "left_anti", "mark")

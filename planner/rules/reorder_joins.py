@@ -22,7 +22,7 @@ from __future__ import annotations
 from planner.logical import LogicalJoin, LogicalPlan, LogicalProject
 from planner.rules.push_down_join_predicates import split_join
 from planner.statistics import base_rows, equi_join_rows, estimate_rows
-from sql.expressions import ColumnRef, Comparison, Expr, column_names, conjuncts, make_and
+from sql.binder.expressions import ColumnRef, Comparison, Expr, column_names, conjuncts, make_and
 
 _REORDERABLE = ("inner", "cross")
 

@@ -35,7 +35,7 @@ from server.privileges.model import (
     SELECT,
     SHOW,
 )
-from sql.dialect import (
+from sql.parser.dialect import (
     CancelAlter,
     CancelExport,
     DescAll,

@@ -15,10 +15,10 @@ from server.privileges.enforce import authorize
 from server.statements.common import table_parts
 from server.statements.outcomes import OkOutcome
 from server.statements.tables import TableUse, resolve_named
-from sql import show as sql_show
-from sql.compaction_admin import analyze_admin_compact, compact_table
-from sql.dialect import AdminCompact, AdminSetConfig
+from sql.ddl.compaction_admin import analyze_admin_compact, compact_table
 from sql.errors import DorisError, no_database_selected, unknown_database
+from sql.parser.dialect import AdminCompact, AdminSetConfig
+from sql.show import statements as sql_show
 
 if TYPE_CHECKING:
     from server.statements.runner import StatementRunner

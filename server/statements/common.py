@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlglot import expressions as exp
 
-from sql import show
 from sql.errors import DorisError, ErrorCode, ShaleError
+from sql.show import statements as show
 
 
 def not_supported(what: str) -> ShaleError:

@@ -1,6 +1,6 @@
 """DDL: CREATE / DROP DATABASE, TABLE and INDEX, CREATE TABLE AS SELECT / LIKE, TRUNCATE,
 ALTER TABLE (each action in turn) and CANCEL ALTER. The catalog changes themselves are
-sql/ddl_ops.py's; this module maps statements to them and starts the jobs they create
+sql/ddl/ddl_ops.py's; this module maps statements to them and starts the jobs they create
 (rollup and index jobs, dynamic partition runs)."""
 
 from __future__ import annotations
@@ -21,19 +21,20 @@ from server.privileges.model import SELECT
 from server.statements.common import not_supported, table_parts
 from server.statements.outcomes import OkOutcome, load_ok
 from server.statements.tables import TableUse, resolve_named, resolve_table
-from sql import ast_views as V
-from sql import ddl_ops
-from sql.ctas import like_rollups, like_source
-from sql.ddl import analyze_create_table, partition_spec
-from sql.dialect import CancelAlter
-from sql.errors import no_database_selected
-from sql.properties import MAX_DYNAMIC_PARTITION_NUM
-from sql.temp_partitions import (
+from sql.ddl import ddl_ops
+from sql.ddl import specs as V
+from sql.ddl.create_table import analyze_create_table, partition_spec
+from sql.ddl.ctas import like_rollups, like_source
+from sql.ddl.properties import MAX_DYNAMIC_PARTITION_NUM
+from sql.ddl.temp_partitions import (
     add_temporary_partition,
     drop_temporary_partition,
     refuse_with_temporary_partitions,
     replace_partitions,
 )
+from sql.errors import no_database_selected
+from sql.parser.dialect import CancelAlter
+from storage.catalog import service as catalog_service
 
 if TYPE_CHECKING:
     from server.statements.runner import StatementRunner
@@ -65,7 +66,7 @@ def _create(runner: StatementRunner, stmt: exp.Create) -> OkOutcome:
     engine = runner.engine
     kind = (stmt.args.get("kind") or "").upper()
     if kind == "DATABASE":
-        ddl_ops.create_database(engine, stmt.this.name, bool(stmt.args.get("exists")))
+        catalog_service.create_database(engine, stmt.this.name, bool(stmt.args.get("exists")))
         return OkOutcome()
     if kind == "TABLE":
         if stmt.expression is not None:
@@ -121,7 +122,7 @@ def drop(runner: StatementRunner, stmt: exp.Drop) -> OkOutcome:
     if kind == "DATABASE":
         target = (stmt.args.get("tables") or [stmt.this])[0]
         name = target.name
-        ddl_ops.drop_database(engine, name, exists)
+        catalog_service.drop_database(engine, name, exists)
         if runner.database == name:
             runner.set_db(None)
         return OkOutcome()
@@ -130,7 +131,7 @@ def drop(runner: StatementRunner, stmt: exp.Drop) -> OkOutcome:
             db, name = table_parts(t)
             if not exists:  # the error Doris gives (ddl_ops checks again under its lock)
                 resolve_named(engine, db or runner.database, name, TableUse.DROP)
-            ddl_ops.drop_table(engine, db or runner.database, name, exists)
+            catalog_service.drop_table(engine, db or runner.database, name, exists)
         return OkOutcome()
     if kind == "INDEX":  # DROP INDEX i ON t: ALTER TABLE t DROP INDEX i
         ast = V.describe_drop_index(stmt)
@@ -148,7 +149,7 @@ def truncate(runner: StatementRunner, stmt: exp.TruncateTable) -> OkOutcome:
         part = t.args.get("partition") if isinstance(t, exp.Table) else None
         names = [e.name for e in part.expressions] if part is not None else []
         resolve_named(runner.engine, db or runner.database, name, TableUse.DDL)
-        ddl_ops.truncate_table(runner.engine, db or runner.database, name, names)
+        catalog_service.truncate_table(runner.engine, db or runner.database, name, names)
     return OkOutcome()
 
 
@@ -201,7 +202,7 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
                 None if dist is None or dist.auto or dist.buckets is None else int(dist.buckets),
             )
         elif isinstance(action, V.DropPartitionAction):
-            ddl_ops.drop_partition(engine, table, action.name, action.if_exists)
+            catalog_service.drop_partition(engine, table, action.name, action.if_exists)
         elif isinstance(action, V.SetPropertiesAction):
             props = dict(action.properties)
             bloom: dict[str, str] = {
@@ -221,7 +222,7 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
             for job_id in ddl_ops.add_rollups(engine, table, action.rollups):
                 jobs.start(job_id)
         elif isinstance(action, V.DropRollupAction):
-            for job_id in ddl_ops.drop_rollups(engine, table, action.names):
+            for job_id in catalog_service.drop_rollups(engine, table, action.names):
                 engine.rollup_jobs.cancel(job_id, "rollup index is dropped")
         elif isinstance(action, (V.AddIndexAction, V.DropIndexAction)):
             continue  # done with the first one above
@@ -240,10 +241,10 @@ def cancel_alter(runner: StatementRunner, stmt: CancelAlter) -> OkOutcome:
         target = exp.Table(this=exp.to_identifier(target.this.name), db=target.args.get("db"))
     table = resolve_table(engine, target, runner.database, TableUse.DDL)
     if kind == "COLUMN":  # ADD / DROP INDEX, bloom filter SET (storage/index_job.py)
-        for job_id in ddl_ops.running_schema_change_jobs(engine, table):
+        for job_id in catalog_service.running_schema_change_jobs(engine, table):
             engine.index_jobs.cancel(job_id, "user cancelled")
         return OkOutcome()
     jobs = engine.rollup_jobs
-    for job_id in ddl_ops.running_rollup_jobs(engine, table):
+    for job_id in catalog_service.running_rollup_jobs(engine, table):
         jobs.cancel(job_id, "user cancelled")
     return OkOutcome()

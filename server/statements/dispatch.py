@@ -1,5 +1,5 @@
 """The `{statement type: handler}` table: which family module answers each statement the
-parser produces (sql/dialect_nodes.py STATEMENT_TYPES). A statement's type is looked up along
+parser produces (sql/parser/dialect_nodes.py STATEMENT_TYPES). A statement's type is looked up along
 its class hierarchy, so `exp.Query` covers SELECT, UNION and a parenthesised query.
 tests/unit/server/test_statement_dispatch.py checks that every parsed statement type is here."""
 
@@ -13,7 +13,7 @@ from sqlglot import expressions as exp
 from server.statements import admin, ddl, dml, query, show
 from server.statements.common import not_supported
 from server.statements.set_statement import set_statement
-from sql.dialect import (
+from sql.parser.dialect import (
     AdminCompact,
     AdminSetConfig,
     AdminShowConfig,

@@ -12,6 +12,7 @@ from sqlglot import expressions as exp
 from executor.ctas import insert_overwrite
 from executor.insert import check_insert_partitions, insert_batch, insert_batches, insert_values
 from executor.insert_fast import fast_batch
+from executor.insert_values_scanner import scan_header
 from executor.load.records import record_insert
 from executor.query import evaluate_constant, execute
 from server import local_infile
@@ -29,11 +30,10 @@ from server.statements.outcomes import (
 from server.statements.query import plan_query
 from server.statements.show_where import eval_where
 from server.statements.tables import TableUse, resolve_database, resolve_table
-from sql.delete import analyze_delete
-from sql.dialect import CancelExport, DorisExport, LoadDataInfile
-from sql.dialect_nodes import TEMPORARY_PARTITION_META
+from sql.binder.delete import analyze_delete
 from sql.errors import DorisError, ShaleError, no_database_selected
-from sql.insert_values_scanner import scan_header
+from sql.parser.dialect import CancelExport, DorisExport, LoadDataInfile
+from sql.parser.dialect_nodes import TEMPORARY_PARTITION_META
 from storage.catalog.meta import TemporaryPartitionNames
 from storage.delete import publish_delete
 
@@ -113,7 +113,7 @@ def recorded_insert(runner: StatementRunner, stmt: exp.Insert) -> OkOutcome | Pe
 
 def try_fast_insert(runner: StatementRunner, sql: str) -> OkOutcome | PendingOutcome | None:
     """INSERT INTO t [(cols)] VALUES of plain literals, scanned without the SQL parser
-    (sql/insert_values_scanner.py, executor/insert.py); None when the statement needs the
+    (executor/insert_values_scanner.py, executor/insert.py); None when the statement needs the
     general path (which then also reports every error)."""
     header = scan_header(sql)
     if header is None:

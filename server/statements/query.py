@@ -26,8 +26,8 @@ from server.profiles import operator_counters
 from server.statements.common import not_supported
 from server.statements.outcomes import RowsOutcome, TextOutcome
 from server.statements.query_timeout import with_timeout
-from sql.dialect import DescFunction, DorisExplain, DorisOutfile
-from sql.table_functions import table_function_call
+from sql.binder.table_functions import table_function_call
+from sql.parser.dialect import DescFunction, DorisExplain, DorisOutfile
 from storage.batch import Batch, Column
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """SHOW and DESC: each SHOW kind's handler behind `SHOW_HANDLERS` (the kind text the parser
-sets -> handler). Rows of catalog objects are built by sql/show.py; the rows of the server's
-own state (variables, warnings, processlist, profiles, backends) are built here."""
+sets -> handler). Rows of catalog objects are built by sql/show/statements.py; the rows of the
+server's own state (variables, warnings, processlist, profiles, backends) are built here."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ from server.statements.query import describe_query
 from server.statements.show_where import eval_where, filter_rows
 from server.statements.tables import TableUse, resolve_table
 from server.variables import display
-from sql import show as sql_show
-from sql.dialect import AdminShowConfig, DescAll
 from sql.errors import DorisError, no_database_selected, unknown_database
+from sql.parser.dialect import AdminShowConfig, DescAll
+from sql.show import statements as sql_show
 from storage.catalog.meta import TableMeta
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import Any
 from sqlglot import expressions as exp
 
 from server.statements.common import not_supported
-from sql import show
+from sql.show import statements as show
 
 
 def eval_where(node: exp.Expr, row: dict[str, Any]) -> bool:

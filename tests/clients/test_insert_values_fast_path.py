@@ -1,5 +1,5 @@
-"""The INSERT ... VALUES fast path (sql/insert_values_kernels.py numba scanner, its regex
-fallback sql/insert_values_scanner.py, executor/insert_fast.py) gives
+"""The INSERT ... VALUES fast path (executor/kernels/insert_values.py numba scanner, its regex
+fallback executor/insert_values_scanner.py, executor/insert_fast.py) gives
 exactly what the general path (sqlglot parse -> evaluate -> convert) gives.
 
 Differential: hundreds of generated statements with every column type, NULLs, negative

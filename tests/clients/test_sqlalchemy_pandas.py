@@ -91,7 +91,7 @@ def test_pandas_to_sql_creates_table_from_mysql_ddl(engine, db_conn) -> None:
         desc = [(r[0], r[1], r[3]) for r in cur.fetchall()]
         cur.execute("SHOW CREATE TABLE frame")
         create = cur.fetchone()[1]
-    # BIGINT / TEXT / FLOAT(53) / BOOL / DATETIME mapped by sql/mysql_ddl.py; no KEY or
+    # BIGINT / TEXT / FLOAT(53) / BOOL / DATETIME mapped by sql/parser/mysql_ddl.py; no KEY or
     # DISTRIBUTED clause: a DUPLICATE table keyed on its first column, random distribution
     assert desc == [("id", "BIGINT", "true"), ("name", "TEXT", "false"),
                     ("score", "DOUBLE", "false"), ("ok", "BOOLEAN", "false"),

@@ -99,14 +99,15 @@ def _column(dtype: T.DataType, arr: pa.ChunkedArray) -> Column:
 
 def load_shaledb(engine, db: str, data_dir: Path, batch_rows: int = 200_000) -> None:  # noqa: ANN001
     """Create database `db` and the 8 tables in a StorageEngine and load the parquet files."""
-    from sql import ast_views as V
-    from sql import ddl_ops
-    from sql.ddl import analyze_create_table
-    from sql.dialect import parse_one
+    from sql.ddl import ddl_ops
+    from sql.ddl import specs as V
+    from sql.ddl.create_table import analyze_create_table
+    from sql.parser.dialect import parse_one
+    from storage.catalog import service as catalog_service
     from storage.txn import LoadTxn
 
     if engine.catalog.get_database(db) is None:
-        ddl_ops.create_database(engine, db, False)
+        catalog_service.create_database(engine, db, False)
     backends = len(engine.catalog.backends())
     for name in TABLES:
         defn = analyze_create_table(V.describe_create_table(parse_one(DDL[name])), backends)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from executor.insert import convert_value
 from executor.query import evaluate_constant
-from sql.dialect import parse_one
+from sql.parser.dialect import parse_one
 from storage import bitmap, hll
 from storage.catalog.meta import ColumnMeta
 from storage.errors import ShaleError

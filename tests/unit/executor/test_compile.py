@@ -12,15 +12,37 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from executor.compile import compile_column, compile_expr, compile_predicate
-from sql.expressions import (
-    And, Arithmetic, Call, Case, Cast, ColumnRef, Comparison, InList, IsNull, Like, Literal,
-    Negate, Not, Or,
+from sql.binder.expressions import (
+    And,
+    Arithmetic,
+    Call,
+    Case,
+    Cast,
+    ColumnRef,
+    Comparison,
+    InList,
+    IsNull,
+    Like,
+    Literal,
+    Negate,
+    Not,
+    Or,
 )
 from storage.batch import Batch, Column
 from storage.errors import QueryCancelled
 from storage.types import (
-    BIGINT, BOOLEAN, DATE, DOUBLE, INT, STRING, TINYINT, date_to_days, datetime,
-    datetime_to_micros, decimal, varchar,
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    STRING,
+    TINYINT,
+    date_to_days,
+    datetime,
+    datetime_to_micros,
+    decimal,
+    varchar,
 )
 
 

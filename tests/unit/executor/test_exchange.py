@@ -18,8 +18,8 @@ from executor.exchange import (
 )
 from planner.distribute import BROADCAST_SPEC, ExchangeSpec
 from planner.partitioning import DataPartition, PartitionKind, TableBucketing
+from sql.binder.expressions import ColumnRef
 from sql.errors import DorisError, QueryCancelled
-from sql.expressions import ColumnRef
 from storage.batch import Batch, Column
 from storage.distribution import bucket_of_rows
 from storage.types import BIGINT, INT, varchar

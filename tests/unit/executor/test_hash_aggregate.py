@@ -14,7 +14,7 @@ from executor.hash_aggregate import HashAggregate
 from executor.keys import column_codes, group_codes
 from executor.operator import ExecContext, Operator
 from planner.logical import LogicalAggregate, LogicalValues
-from sql.expressions import AggregateCall, ColumnRef
+from sql.binder.expressions import AggregateCall, ColumnRef
 from storage.batch import Batch, Column
 from storage.types import BIGINT, DOUBLE, STRING, decimal
 

@@ -11,8 +11,8 @@ import pytest
 
 from executor.compile import compile_expr
 from executor.interruptible import call_in_chunks
+from sql.binder.expressions import Call, ColumnRef, Literal
 from sql.errors import QueryCancelled
-from sql.expressions import Call, ColumnRef, Literal
 from sql.functions import EvalEnv
 from sql.functions.vector import Vec
 from storage.batch import Batch, Column

@@ -15,12 +15,16 @@ import executor.hash_aggregate as hash_aggregate_module
 from executor.grouped_state import GroupedState, kernel_supported
 from executor.hash_aggregate import HashAggregate
 from executor.kernels.aggregates import (
-    count_rows, count_valid, max_update, min_update, sum_update,
+    count_rows,
+    count_valid,
+    max_update,
+    min_update,
+    sum_update,
 )
 from executor.kernels.hash_table import GroupTable, StringDict, hash_rows, hash_strings
 from executor.operator import ExecContext, Operator
 from planner.logical import LogicalAggregate, LogicalValues
-from sql.expressions import AggregateCall, ColumnRef
+from sql.binder.expressions import AggregateCall, ColumnRef
 from storage.batch import Batch, Column
 from storage.types import BIGINT, DOUBLE, INT, STRING, decimal
 

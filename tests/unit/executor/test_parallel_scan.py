@@ -10,13 +10,13 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from executor.scan_pool import ordered_pool
 from executor.hash_aggregate import HashAggregate
 from executor.memory import MemTracker
 from executor.operator import ExecContext, Operator
+from executor.scan_pool import ordered_pool
 from planner.logical import LogicalAggregate, LogicalValues
+from sql.binder.expressions import AggregateCall, ColumnRef
 from sql.errors import DorisError, QueryCancelled
-from sql.expressions import AggregateCall, ColumnRef
 from storage.batch import Batch, Column
 from storage.types import BIGINT
 

@@ -14,7 +14,7 @@ from executor.limit import Limit
 from executor.operator import ExecContext, Operator
 from executor.sort import Sort
 from planner.logical import LogicalLimit, LogicalSort, LogicalValues, SortKey
-from sql.expressions import ColumnRef
+from sql.binder.expressions import ColumnRef
 from storage.batch import Batch, Column
 from storage.types import BIGINT, DOUBLE, STRING
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import sql.functions.vector as vector_module
 from executor.compile import compile_column
 from executor.kernels.strings import like_kernel, like_program, like_segments_reference
-from sql.expressions import Cast, ColumnRef, Comparison, InList, Like, Literal
+from sql.binder.expressions import Cast, ColumnRef, Comparison, InList, Like, Literal
 from sql.functions.operators import like_matcher
 from sql.functions.temporal import _add_months, _add_months_each
 from storage.batch import Batch, Column

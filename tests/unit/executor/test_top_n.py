@@ -13,7 +13,7 @@ from executor.limit import Limit
 from executor.sort import Sort
 from executor.top_n import TopN
 from planner.logical import LogicalLimit, LogicalSort, SortKey
-from sql.expressions import ColumnRef
+from sql.binder.expressions import ColumnRef
 from storage.types import BIGINT, DOUBLE, STRING
 
 

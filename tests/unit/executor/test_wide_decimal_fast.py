@@ -22,7 +22,15 @@ from executor.grouped_state import GroupedState, kernel_supported
 from executor.hash_aggregate import HashAggregate
 from executor.operator import ExecContext, Operator
 from planner.logical import LogicalAggregate, LogicalValues
-from sql.expressions import AggregateCall, Arithmetic, Cast, ColumnRef, Comparison, Literal, Negate
+from sql.binder.expressions import (
+    AggregateCall,
+    Arithmetic,
+    Cast,
+    ColumnRef,
+    Comparison,
+    Literal,
+    Negate,
+)
 from sql.errors import DorisError
 from sql.functions.operators import arithmetic, negate
 from sql.functions.vector import Vec, wide_objects, widen

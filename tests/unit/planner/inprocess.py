@@ -12,7 +12,7 @@ from planner.query import plan_select
 from server.statements import RowsOutcome, StatementRunner, TextOutcome
 from server.statements.runner import StatementServices
 from server.variables import GlobalVariables, SessionVariables
-from sql.dialect import parse, parse_one
+from sql.parser.dialect import parse, parse_one
 from storage.engine import StorageEngine
 
 

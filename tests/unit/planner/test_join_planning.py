@@ -23,7 +23,7 @@ def _engine() -> MemoryEngine:
 
 def plan(sql: str) -> LogicalPlan:
     from planner.query import plan_select
-    from sql.dialect import parse_one
+    from sql.parser.dialect import parse_one
 
     return plan_select(parse_one(sql), _engine(), session()).plan
 

@@ -2,24 +2,39 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import sqlglot
 
 from planner.builder import build_logical
 from planner.logical import (
-    LogicalAggregate, LogicalFilter, LogicalLimit, LogicalProject, LogicalScan, LogicalSort,
-    LogicalValues, walk,
+    LogicalAggregate,
+    LogicalFilter,
+    LogicalLimit,
+    LogicalProject,
+    LogicalScan,
+    LogicalSort,
+    LogicalValues,
+    walk,
 )
 from planner.optimizer import RULES, OptimizerContext, optimize
 from server.variables import default_query_options
-from sql.binder import bind_select
+from sql.binder.select import bind_select
 from storage.catalog.meta import (
-    ColumnMeta, DatabaseMeta, DistributionInfo, DistributionType, KeysType,
-    MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, TableMeta, TabletMeta,
+    ColumnMeta,
+    DatabaseMeta,
+    DistributionInfo,
+    DistributionType,
+    KeysType,
+    MaterializedIndexMeta,
+    PartitionInfo,
+    PartitionMeta,
+    PartitionType,
+    TableMeta,
+    TabletMeta,
 )
 from storage.reader import ColumnPredicate
 from storage.types import BIGINT, DATE, INT, date_to_days, varchar
-
-import datetime as dt
 
 
 class Catalog:

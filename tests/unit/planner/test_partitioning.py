@@ -19,7 +19,7 @@ from planner.partitioning import (
     PartitionKind,
     TableBucketing,
 )
-from sql.expressions import ColumnRef
+from sql.binder.expressions import ColumnRef
 from storage.types import INT, varchar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "executor"))
@@ -36,7 +36,7 @@ def engine() -> MemoryEngine:
 
 def _dplan(engine: MemoryEngine, sql: str) -> DistributedPlan:
     from planner.query import plan_select
-    from sql.dialect import parse_one
+    from sql.parser.dialect import parse_one
 
     return plan_select(parse_one(sql), engine, session()).dplan
 

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+from test_optimizer import Session  # the same fake session
+
 from planner.builder import build_logical
 from planner.logical import LogicalJoin, LogicalPlan, LogicalProject, LogicalScan, walk
 from planner.optimizer import OptimizerContext, optimize
 from planner.statistics import equi_join_rows, estimate_rows
-from sql.binder import bind_select
-from sql.dialect import parse_one
+from sql.binder.select import bind_select
+from sql.parser.dialect import parse_one
 from storage.catalog.meta import (
-    ColumnMeta, DatabaseMeta, DistributionInfo, DistributionType, KeysType,
-    MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, RowsetMeta, TableMeta,
+    ColumnMeta,
+    DatabaseMeta,
+    DistributionInfo,
+    DistributionType,
+    KeysType,
+    MaterializedIndexMeta,
+    PartitionInfo,
+    PartitionMeta,
+    PartitionType,
+    RowsetMeta,
+    TableMeta,
     TabletMeta,
 )
 from storage.types import INT
-from test_optimizer import Session  # the same fake session
 
 ROWS = {"fact": 1_000_000, "d1": 100, "d2": 1000, "d3": 50, "lonely": 10}
 COLUMNS = {"fact": ("f1", "f2", "f3", "v"), "d1": ("k1", "a1"), "d2": ("k2", "a2"),
@@ -154,7 +164,7 @@ def test_a_bound_statement_is_planned_under_the_options_alone() -> None:
 
     from planner.query import plan_bound
     from server.variables import GlobalVariables, SessionVariables, query_options
-    from sql.binder import bind_query
+    from sql.binder.select import bind_query
     from sql.options import SessionContext
 
     variables = SessionVariables(GlobalVariables())

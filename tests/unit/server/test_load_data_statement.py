@@ -1,4 +1,4 @@
-"""LOAD DATA's syntax (sql/dialect.py LoadDataInfile) and its translation into Stream Load
+"""LOAD DATA's syntax (sql/parser/dialect.py LoadDataInfile) and its translation into Stream Load
 properties (server/local_infile.py load_properties), in process."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from server.local_infile import load_properties
-from sql.dialect import LoadDataInfile, SqlSyntaxError, parse_one
 from sql.errors import DorisError
+from sql.parser.dialect import LoadDataInfile, SqlSyntaxError, parse_one
 
 
 def props(sql: str) -> dict[str, str]:

@@ -14,7 +14,7 @@ import pytest
 from sqlglot import exp
 
 from server.prepared import bind, number_placeholders
-from sql.dialect import parse
+from sql.parser.dialect import parse
 
 
 def test_only_parameter_markers_are_numbered() -> None:

@@ -14,9 +14,9 @@ import pytest
 from server.statements.dispatch import HANDLERS, handler_of
 from server.statements.outcomes import OkOutcome, RowsOutcome, TextOutcome
 from server.statements.show import SHOW_HANDLERS
-from sql.dialect import ShaleDorisParser, SqlSyntaxError, parse, parse_one
-from sql.dialect_nodes import STATEMENT_TYPES
 from sql.errors import ErrorCode, ShaleError
+from sql.parser.dialect import ShaleDorisParser, SqlSyntaxError, parse, parse_one
+from sql.parser.dialect_nodes import STATEMENT_TYPES
 from tests.unit.planner.inprocess import InProcess
 
 # One statement of each type the parser produces (STATEMENT_TYPES). A new statement type

@@ -8,7 +8,7 @@ import pytest
 
 from server.multi_statements import may_hold_several, split_statements
 from server.session import reads_no_table
-from sql.dialect import parse
+from sql.parser.dialect import parse
 
 TEXTS = [
     "SELECT 1",

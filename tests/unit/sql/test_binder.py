@@ -8,16 +8,38 @@ import pytest
 import sqlglot
 
 from server.variables import default_query_options
-from sql.binder import BoundSelect, TableSource, ValuesSource, bind_select
+from sql.binder.expressions import AggregateCall, And, Cast, ColumnRef, Comparison, Literal
+from sql.binder.select import BoundSelect, TableSource, ValuesSource, bind_select
 from sql.errors import ShaleError
-from sql.expressions import AggregateCall, And, Cast, ColumnRef, Comparison, Literal
 from storage.catalog.meta import (
-    AggType, ColumnMeta, DatabaseMeta, DistributionInfo, DistributionType, KeysType,
-    MaterializedIndexMeta, PartitionInfo, PartitionMeta, PartitionType, TableMeta, TabletMeta,
+    AggType,
+    ColumnMeta,
+    DatabaseMeta,
+    DistributionInfo,
+    DistributionType,
+    KeysType,
+    MaterializedIndexMeta,
+    PartitionInfo,
+    PartitionMeta,
+    PartitionType,
+    TableMeta,
+    TabletMeta,
 )
 from storage.types import (
-    BIGINT, BOOLEAN, DATE, DOUBLE, INT, LARGEINT, SMALLINT, STRING, TINYINT, TypeKind, date_to_days,
-    datetime, decimal, varchar,
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    LARGEINT,
+    SMALLINT,
+    STRING,
+    TINYINT,
+    TypeKind,
+    date_to_days,
+    datetime,
+    decimal,
+    varchar,
 )
 
 

@@ -1,11 +1,11 @@
-"""sql/ctas.py: Doris 2.1's CTAS column typing and the LIKE / WITH ROLLUP clause parsing."""
+"""sql/ddl/ctas.py: Doris 2.1's CTAS column typing and the LIKE / WITH ROLLUP clause parsing."""
 
 from __future__ import annotations
 
 import pytest
 
-from sql.ctas import ctas_type, like_rollups, like_source
-from sql.dialect import parse_one
+from sql.ddl.ctas import ctas_type, like_rollups, like_source
+from sql.parser.dialect import parse_one
 from storage.catalog.meta import ColumnMeta
 from storage.types import DataType, TypeKind
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sql import ast_views as V
-from sql.ddl import analyze_create_table
-from sql.dialect import parse_one
+from sql.ddl import specs as V
+from sql.ddl.create_table import analyze_create_table
 from sql.errors import DorisError
+from sql.parser.dialect import parse_one
 from storage.catalog.meta import AggType, DistributionType, KeysType, PartitionType
 
 

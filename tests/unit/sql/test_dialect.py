@@ -1,4 +1,4 @@
-"""sql.dialect / sql.ast_views: Doris statements parse into typed nodes and print back as Doris.
+"""sql.parser.dialect / sql.ddl.specs: Doris statements parse into typed nodes and print back as Doris.
 
 For every statement of the corpus: no exp.Command anywhere, the expected root node, the expected
 key parts, and a stable round trip (parse -> generate -> parse gives the same AST, generating
@@ -14,42 +14,44 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from sql import ast_views
-from sql.dialect import (
+from sql.ddl import specs as ast_views
+from sql.ddl.specs import ColumnClause as Col
+from sql.ddl.specs import (
+    CreateTableSpec,
+    DistributionClause,
+    IndexClause,
+    PartitionClause,
+    RollupClause,
+    describe_alter,
+    describe_create_index,
+    describe_create_table,
+    describe_drop_index,
+)
+from sql.ddl.specs import PartitionDefClause as Part
+from sql.parser.dialect import (
     AddPartition,
     AddRollup,
     AdminCompact,
     AggTypeColumnConstraint,
     AlterSetProperties,
-    CreateTableAst,
     DescAll,
-    DistributionAst,
     DorisExplain,
     DorisIndexParameters,
     DorisInsert,
     DorisRollupIndex,
     DropPartition,
     DropRollup,
-    IndexAst,
     KeyColumnConstraint,
     ListPartitionDef,
-    PartitionAst,
     PartitionByList,
     PartitionByRange,
     RangePartitionDef,
-    RollupAst,
     ShaleDoris,
     SqlSyntaxError,
     StepPartitionDef,
-    describe_alter,
-    describe_create_index,
-    describe_create_table,
-    describe_drop_index,
     parse,
     parse_one,
 )
-from sql.dialect import ColumnAst as Col
-from sql.dialect import PartitionDefAst as Part
 
 Check = Callable[[exp.Expr], object]
 
@@ -643,7 +645,7 @@ def test_join_hint_survives_optimizer() -> None:
 
 def test_describe_doris_aggregate_example() -> None:
     got = describe_create_table(parse_one(DORIS_AGG_EXAMPLE))
-    assert got == CreateTableAst(
+    assert got == CreateTableSpec(
         db="example_db",
         name="example_tbl",
         if_not_exists=True,
@@ -660,7 +662,7 @@ def test_describe_doris_aggregate_example() -> None:
         ),
         keys_type="AGGREGATE",
         key_columns=("user_id", "date", "city", "age", "sex"),
-        distribution=DistributionAst("HASH", ("user_id",), 1, auto=False),
+        distribution=DistributionClause("HASH", ("user_id",), 1, auto=False),
         properties=(("replication_allocation", "tag.location.default: 1"),),
     )
 
@@ -710,9 +712,9 @@ def test_describe_range_table() -> None:
         Col("hll_col", "HLL", "HLL_UNION"),
         Col("last_seen", "DATETIME(3)", "REPLACE_IF_NOT_NULL", nullable=True),
     )
-    assert got.indexes == (IndexAst("idx_region", ("region",), "BITMAP", "region index"),)
+    assert got.indexes == (IndexClause("idx_region", ("region",), "BITMAP", "region index"),)
     assert (got.keys_type, got.key_columns) == ("AGGREGATE", ("dt", "region"))
-    assert got.partition == PartitionAst(
+    assert got.partition == PartitionClause(
         "RANGE",
         ("dt",),
         (
@@ -721,17 +723,17 @@ def test_describe_range_table() -> None:
             Part("p_rest", "LESS_THAN", less_than=(None,), maxvalue=True),
         ),
     )
-    assert got.distribution == DistributionAst("HASH", ("dt", "region"), None, auto=True)
+    assert got.distribution == DistributionClause("HASH", ("dt", "region"), None, auto=True)
     assert got.rollups == (
-        RollupAst("r_region", ("region", "amount")),
-        RollupAst("r_dt", ("dt", "uv")),
+        RollupClause("r_region", ("region", "amount")),
+        RollupClause("r_dt", ("dt", "uv")),
     )
     assert got.properties == (("replication_num", "1"), ("storage_medium", "SSD"))
 
 
 def test_describe_list_table_random_and_rollup_duplicate_key() -> None:
     got = describe_create_table(parse_one(LIST_TABLE))
-    assert got.partition == PartitionAst(
+    assert got.partition == PartitionClause(
         "LIST",
         ("id", "city"),
         (
@@ -739,8 +741,8 @@ def test_describe_list_table_random_and_rollup_duplicate_key() -> None:
             Part("p2", "IN", values=(("3", "tokyo"),)),
         ),
     )
-    assert got.distribution == DistributionAst("RANDOM", (), 4)
-    assert got.rollups == (RollupAst("r1", ("city", "id"), duplicate_key=("city",)),)
+    assert got.distribution == DistributionClause("RANDOM", (), 4)
+    assert got.rollups == (RollupClause("r1", ("city", "id"), duplicate_key=("city",)),)
     assert (got.keys_type, got.key_columns) == ("DUPLICATE", ("id", "city"))
 
 
@@ -758,7 +760,7 @@ def test_describe_single_column_list_with_null_and_default_partition() -> None:
         Part("pn", "IN", values=((None,),)),
         Part("pd", "IN"),
     )
-    assert got.distribution == DistributionAst("HASH", ("k",), None, auto=False)
+    assert got.distribution == DistributionClause("HASH", ("k",), None, auto=False)
 
 
 def test_describe_multi_column_range_negative_step_and_partition_properties() -> None:
@@ -778,8 +780,8 @@ def test_describe_multi_column_range_negative_step_and_partition_properties() ->
 
 def test_describe_dynamic_partition_table_keeps_property_order() -> None:
     got = describe_create_table(parse_one(DYNAMIC_PARTITION_TABLE))
-    assert got.partition == PartitionAst("RANGE", ("k1",), ())
-    assert got.distribution == DistributionAst("HASH", ("k1",), 32)
+    assert got.partition == PartitionClause("RANGE", ("k1",), ())
+    assert got.distribution == DistributionClause("HASH", ("k1",), 32)
     assert got.columns[2] == Col("v1", "VARCHAR(32)", comment="value")
     assert [k for k, _ in got.properties] == [
         "dynamic_partition.enable",
@@ -801,7 +803,7 @@ def test_describe_defaults_nullability_and_auto_partition() -> None:
         Col("ts", "DATETIME", has_default=True, default="CURRENT_TIMESTAMP"),
         Col("n", "INT", has_default=True, default=None),
     )
-    assert got.distribution == DistributionAst("RANDOM", (), None)
+    assert got.distribution == DistributionClause("RANDOM", (), None)
     auto = describe_create_table(parse_one(CORPUS[16][0]))
     assert auto.partition is not None and auto.partition.auto
     # date_trunc(col, unit): the column and the unit (storage/auto_partition.py uses them)
@@ -830,12 +832,12 @@ def test_describe_alter_actions() -> None:
     assert describe_alter(alter) == (
         ast_views.AddPartitionAction(
             Part("p", "FIXED", lower=("a",), upper=("b",)),
-            DistributionAst("HASH", ("k",), 3),
+            DistributionClause("HASH", ("k",), 3),
         ),
         ast_views.DropPartitionAction("q", if_exists=True, force=True),
-        ast_views.AddRollupAction((RollupAst("r", ("a", "b"), from_index="base"),)),
+        ast_views.AddRollupAction((RollupClause("r", ("a", "b"), from_index="base"),)),
         ast_views.DropRollupAction(("r1", "r2")),
-        ast_views.AddIndexAction(IndexAst("i", ("c",), "BITMAP", "cc")),
+        ast_views.AddIndexAction(IndexClause("i", ("c",), "BITMAP", "cc")),
         ast_views.DropIndexAction("j"),
         ast_views.UnsupportedAlterAction("ColumnDef", "z INT KEY"),
     )
@@ -860,7 +862,7 @@ def test_describe_alter_set_and_add_partition_variants() -> None:
     )
     assert rollups == (
         ast_views.AddRollupAction(
-            (RollupAst("r1", ("a",), properties=(("timeout", "10"),)), RollupAst("r2", ("b", "c")))
+            (RollupClause("r1", ("a",), properties=(("timeout", "10"),)), RollupClause("r2", ("b", "c")))
         ),
     )
 
@@ -869,10 +871,10 @@ def test_describe_create_and_drop_index() -> None:
     create = describe_create_index(
         parse_one("CREATE INDEX IF NOT EXISTS i ON db.t (c1) USING BITMAP COMMENT 'x'")
     )
-    assert create == ast_views.CreateIndexAst(
-        "db", "t", IndexAst("i", ("c1",), "BITMAP", "x"), True
+    assert create == ast_views.CreateIndexSpec(
+        "db", "t", IndexClause("i", ("c1",), "BITMAP", "x"), True
     )
-    assert describe_drop_index(parse_one("DROP INDEX IF EXISTS i ON t")) == ast_views.DropIndexAst(
+    assert describe_drop_index(parse_one("DROP INDEX IF EXISTS i ON t")) == ast_views.DropIndexSpec(
         None, "t", "i", True
     )
 
@@ -880,7 +882,7 @@ def test_describe_create_and_drop_index() -> None:
 def test_index_definition_properties() -> None:
     """PROPERTIES of an index definition (Doris' inverted index parser) in all three places,
     kept for the DDL layer to refuse, and generated back."""
-    want = IndexAst("i", ("c",), "INVERTED", "x", (("parser", "english"),))
+    want = IndexClause("i", ("c",), "INVERTED", "x", (("parser", "english"),))
     sql = "INDEX i (c) USING INVERTED PROPERTIES (\"parser\" = \"english\") COMMENT 'x'"
     table = describe_create_table(parse_one(
         f"CREATE TABLE t (c VARCHAR(10), {sql}) DUPLICATE KEY(c) DISTRIBUTED BY HASH(c) BUCKETS 1"))

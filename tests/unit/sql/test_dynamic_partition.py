@@ -1,4 +1,4 @@
-"""sql/dynamic_partition.py against an independent reference written from DORIS_REFERENCE.md b.7
+"""sql/ddl/dynamic_partition.py against an independent reference written from DORIS_REFERENCE.md b.7
 (a property test over random "todays": year ends, leap days, WEEK boundaries, every time unit,
 start_day_of_week 1-7, start_day_of_month 1-28, DATE / DATETIME / integer columns), plus the
 seed 001 examples and Doris' own naming comments as fixed cases."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sql import dynamic_partition as D
+from sql.ddl import dynamic_partition as D
 
 # ---- the reference: b.7 read literally, written without the module's helpers ----------------
 

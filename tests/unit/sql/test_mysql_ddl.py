@@ -1,13 +1,13 @@
-"""MySQL DDL from tools (Spark, pandas, ORMs) mapped to Doris types (sql/mysql_ddl.py), through
+"""MySQL DDL from tools (Spark, pandas, ORMs) mapped to Doris types (sql/parser/mysql_ddl.py), through
 the real CREATE TABLE analysis. Spark's JDBC writer end to end: tests/clients/test_spark_jdbc.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from sql import ast_views as V
-from sql.ddl import analyze_create_table
-from sql.dialect import parse_one
+from sql.ddl import specs as V
+from sql.ddl.create_table import analyze_create_table
+from sql.parser.dialect import parse_one
 from storage.catalog.meta import DistributionType, KeysType
 
 

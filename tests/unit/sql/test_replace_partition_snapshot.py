@@ -8,7 +8,7 @@ from pathlib import Path
 
 from executor.query import execute
 from planner.query import plan_select
-from sql.dialect import parse_one
+from sql.parser.dialect import parse_one
 from tests.unit.planner.inprocess import InProcess
 
 

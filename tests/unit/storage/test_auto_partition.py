@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from test_catalog_and_loads import batch, make_table, read_all
 
-from sql import ddl_ops
 from storage.auto_partition import (
     format_partition_value,
     list_partition_name,
     trunc_bounds,
     trunc_starts,
 )
+from storage.catalog import service as catalog_service
 from storage.engine import StorageEngine
 from storage.errors import DorisError
 from storage.txn import LoadTxn
@@ -66,7 +66,7 @@ def test_partition_value_formatting_as_doris() -> None:
 
 def _engine(tmp_path: Path) -> StorageEngine:
     engine = StorageEngine(tmp_path, backends=2)
-    ddl_ops.create_database(engine, "db", False)
+    catalog_service.create_database(engine, "db", False)
     make_table(engine, SQL)
     return engine
 

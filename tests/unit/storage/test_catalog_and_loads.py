@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from sql import ast_views as V
-from sql import ddl_ops
-from sql.ddl import analyze_create_table
-from sql.dialect import parse_one
+from sql.ddl import ddl_ops
+from sql.ddl import specs as V
+from sql.ddl.create_table import analyze_create_table
+from sql.parser.dialect import parse_one
 from storage import types as T
 from storage.batch import Batch, Column
+from storage.catalog import service as catalog_service
 from storage.compaction.config import CompactionConfig
 from storage.engine import StorageEngine
 from storage.errors import ShaleError
@@ -47,7 +48,7 @@ DISTRIBUTED BY HASH(k) BUCKETS 3"""
 
 def test_publish_is_atomic_and_survives_reopen(tmp_path: Path) -> None:
     engine = StorageEngine(tmp_path, backends=2)
-    ddl_ops.create_database(engine, "db", False)
+    catalog_service.create_database(engine, "db", False)
     make_table(engine, SQL)
     table = engine.catalog.get_table("db", "t")
     txn = LoadTxn(engine, engine.catalog.get_database("db"), table)
@@ -69,7 +70,7 @@ def test_publish_is_atomic_and_survives_reopen(tmp_path: Path) -> None:
 def test_failed_load_leaves_nothing(tmp_path: Path) -> None:
     # A one-byte write buffer flushes every batch: the load has a segment on disk before it fails.
     engine = StorageEngine(tmp_path, backends=1, compaction=CompactionConfig(write_buffer_size=1))
-    ddl_ops.create_database(engine, "db", False)
+    catalog_service.create_database(engine, "db", False)
     make_table(engine, SQL)
     table = engine.catalog.get_table("db", "t")
     txn = LoadTxn(engine, engine.catalog.get_database("db"), table)
@@ -84,7 +85,7 @@ def test_failed_load_leaves_nothing(tmp_path: Path) -> None:
 
 def test_gc_removes_the_files_of_a_load_that_died_before_publish(tmp_path: Path) -> None:
     engine = StorageEngine(tmp_path, backends=1)
-    ddl_ops.create_database(engine, "db", False)
+    catalog_service.create_database(engine, "db", False)
     make_table(engine, SQL)
     table = engine.catalog.get_table("db", "t")
     txn = LoadTxn(engine, engine.catalog.get_database("db"), table)
@@ -102,7 +103,7 @@ def test_gc_removes_the_files_of_a_load_that_died_before_publish(tmp_path: Path)
 
 def test_label_is_unique_per_database(tmp_path: Path) -> None:
     engine = StorageEngine(tmp_path, backends=1)
-    ddl_ops.create_database(engine, "db", False)
+    catalog_service.create_database(engine, "db", False)
     make_table(engine, SQL)
     table = engine.catalog.get_table("db", "t")
     db = engine.catalog.get_database("db")

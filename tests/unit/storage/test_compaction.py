@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from sql import ast_views as V
-from sql import ddl_ops
-from sql.ddl import analyze_create_table
-from sql.dialect import parse_one
+from sql.ddl import ddl_ops
+from sql.ddl import specs as V
+from sql.ddl.create_table import analyze_create_table
+from sql.parser.dialect import parse_one
 from storage import types as T
 from storage.batch import Batch, Column
+from storage.catalog import service as catalog_service
 from storage.catalog.meta import DeleteCondition
 from storage.compaction import policy, scheduler
 from storage.compaction.config import CompactionConfig
@@ -37,7 +38,7 @@ MODELS = {
 
 def engine_with(tmp_path: Path, sql: str, **cfg: object) -> StorageEngine:
     engine = StorageEngine(tmp_path, backends=1, compaction=replace(CompactionConfig(), **cfg))
-    ddl_ops.create_database(engine, "db", False)
+    catalog_service.create_database(engine, "db", False)
     defn = analyze_create_table(V.describe_create_table(parse_one(sql)), 1)
     ddl_ops.create_table(engine, "db", defn)
     return engine

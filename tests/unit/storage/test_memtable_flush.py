@@ -23,9 +23,9 @@ from support.seeds import property_seeds
 from support.tables import create_table
 from test_models_merge import delete, read
 
-from sql import ddl_ops
 from storage import rowset as rowset_mod
 from storage.batch import Batch, Column
+from storage.catalog import service as catalog_service
 from storage.catalog.meta import DeleteCondition, RowsetMeta, TableMeta
 from storage.compaction.config import CompactionConfig
 from storage.engine import StorageEngine
@@ -49,7 +49,7 @@ def new_engine(path: Path, write_buffer_size: int = UNLIMITED,
     engine = StorageEngine(path, backends=2, compaction=CompactionConfig(
         write_buffer_size=write_buffer_size, load_process_max_memory_limit_bytes=load_limit))
     if engine.catalog.get_database("db") is None:
-        ddl_ops.create_database(engine, "db", False)
+        catalog_service.create_database(engine, "db", False)
     return engine
 
 

@@ -19,13 +19,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sql import ast_views as V
-from sql import ddl_ops
-from sql.ddl import analyze_create_table
-from sql.dialect import parse_one
+from sql.ddl import ddl_ops
+from sql.ddl import specs as V
+from sql.ddl.create_table import analyze_create_table
+from sql.parser.dialect import parse_one
 from storage import bitmap, hll
 from storage import rowset as rowset_mod
 from storage.batch import Batch, Column
+from storage.catalog import service as catalog_service
 from storage.catalog.meta import DeleteCondition, TableMeta
 from storage.delete import publish_delete
 from storage.engine import StorageEngine
@@ -41,7 +42,7 @@ SETTINGS = settings(max_examples=40, deadline=None,
 def engine() -> Iterator[StorageEngine]:
     with tempfile.TemporaryDirectory() as d:
         eng = StorageEngine(Path(d), backends=2)
-        ddl_ops.create_database(eng, "db", False)
+        catalog_service.create_database(eng, "db", False)
         yield eng
         eng.close()
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_catalog_and_loads import SQL, batch, make_table, read_all
 
-from sql import ddl_ops
 from storage import types as T
+from storage.catalog import service as catalog_service
 from storage.catalog.meta import TxnStatus
 from storage.engine import StorageEngine
 from storage.two_phase import (
@@ -28,7 +28,7 @@ def segment_files(data: Path) -> set[Path]:
 
 def fresh(tmp_path: Path) -> StorageEngine:
     engine = StorageEngine(tmp_path, backends=2)
-    ddl_ops.create_database(engine, "db", False)
+    catalog_service.create_database(engine, "db", False)
     make_table(engine, SQL)
     return engine
 

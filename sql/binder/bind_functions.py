@@ -1,0 +1,97 @@
+"""sqlglot function nodes -> registry calls, for functions whose sqlglot form differs from the
+Doris call: argument reordering (TIMESTAMPDIFF, LOCATE), options turned into separate functions
+(TRIM LEADING -> ltrim), strftime formats turned back into MySQL ones (STR_TO_DATE,
+FROM_UNIXTIME), units turned into literals (DATE_TRUNC), and node classes that map one-to-one.
+
+Pure AST work: `translate` returns the registry name and the argument nodes, or a rewritten AST
+node, and `sql.binder.bind_expressions` binds the result. Upstream: Doris Nereids
+`BuiltinScalarFunctions` names; the sqlglot Doris/MySQL dialect parsers.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sql.binder.literals import strftime_to_mysql
+
+Translation = tuple[str, list[exp.Expression | None]]
+
+# node class -> (registry name, argument names in call order); None arguments at the end drop
+FUNCS: dict[type, tuple[str, tuple[str, ...]]] = {
+    exp.Week: ("week", ("this", "mode")), exp.WeekOfYear: ("weekofyear", ("this",)),
+    exp.Dayname: ("dayname", ("this",)), exp.LastDay: ("last_day", ("this",)),
+    exp.SplitPart: ("split_part", ("this", "delimiter", "part_index")),
+    exp.SubstringIndex: ("substring_index", ("this", "delimiter", "count")),
+    exp.Space: ("space", ("this",)), exp.Ascii: ("ascii", ("this",)),
+    exp.RegexpLike: ("regexp", ("this", "expression")),
+    exp.RegexpExtract: ("regexp_extract", ("this", "expression", "position")),
+    exp.RegexpExtractAll: ("regexp_extract_all", ("this", "expression")),
+    exp.RegexpReplace: ("regexp_replace", ("this", "expression", "replacement")),
+    exp.MD5: ("md5", ("this",)), exp.SHA: ("sha1", ("this",)),
+    exp.SHA2: ("sha2", ("this", "length")), exp.Hex: ("hex", ("this",)),
+    exp.Unhex: ("unhex", ("this",)), exp.Rand: ("rand", ("this",)),
+    exp.Degrees: ("degrees", ("this",)), exp.Radians: ("radians", ("this",)),
+    exp.Sin: ("sin", ("this",)), exp.Cos: ("cos", ("this",)), exp.Tan: ("tan", ("this",)),
+    exp.Cot: ("cot", ("this",)), exp.Asin: ("asin", ("this",)), exp.Acos: ("acos", ("this",)),
+    exp.Atan: ("atan", ("this", "expression")), exp.Atan2: ("atan2", ("this", "expression")),
+}
+
+# aggregate node classes whose sqlglot name differs from ours (sqlglot's VARIANCE is var_samp)
+AGG_NAMES: dict[type, str] = {
+    exp.Variance: "var_samp", exp.VariancePop: "var_pop", exp.StddevPop: "stddev_pop",
+    exp.StddevSamp: "stddev_samp", exp.Stddev: "stddev_samp",
+}
+
+
+def _undate(node: exp.Expression) -> exp.Expression:
+    """sqlglot wraps date arguments of MySQL functions in TsOrDsToDate; we coerce ourselves."""
+    return node.this if isinstance(node, exp.TsOrDsToDate) else node
+
+
+def _mysql_format(fmt: exp.Expression | None) -> exp.Expression | None:
+    if isinstance(fmt, exp.Literal) and fmt.is_string:
+        return exp.Literal.string(strftime_to_mysql(fmt.this))
+    return fmt
+
+
+def translate(node: exp.Expression) -> Translation | exp.Expression | None:
+    """The call `node` stands for: (name, argument nodes), a rewritten node, or None."""
+    if type(node) in FUNCS:
+        name, argnames = FUNCS[type(node)]
+        args: list[exp.Expression | None] = [node.args.get(a) for a in argnames]
+        if args and args[0] is not None:
+            args[0] = _undate(args[0])
+        while args and args[-1] is None:
+            args.pop()
+        return name, args
+    if isinstance(node, exp.StrPosition) and node.args.get("position") is not None:
+        return "locate", [node.args["substr"], node.this, node.args["position"]]
+    if isinstance(node, exp.Trim):
+        position = str(node.args.get("position") or "BOTH").upper()
+        name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
+        chars = node.args.get("expression")
+        return name, [node.this] + ([chars] if chars is not None else [])
+    if isinstance(node, (exp.StrToTime, exp.StrToDate, exp.UnixToTime)):
+        fmt = _mysql_format(node.args.get("format"))
+        name = "from_unixtime" if isinstance(node, exp.UnixToTime) else "str_to_date"
+        return name, [node.this] + ([fmt] if fmt is not None else [])
+    if isinstance(node, exp.TimestampTrunc):  # date_trunc(d, 'unit') and date_trunc('unit', d)
+        unit = node.args.get("unit")
+        return "date_trunc", [node.this, exp.Literal.string(
+            unit.name.lower() if unit is not None else "day")]
+    if isinstance(node, exp.TimestampDiff):  # sqlglot keeps (later, earlier)
+        unit = node.args.get("unit")
+        return "timestampdiff", [exp.Literal.string(
+            unit.name.upper() if unit is not None else "SECOND"), node.expression, node.this]
+    if isinstance(node, exp.Chr):
+        return "char", list(node.expressions)
+    if isinstance(node, exp.DateDiff) and _is_year_zero(node.expression):
+        # sqlglot spells TO_DAYS(d) as DATEDIFF(d, '0000-01-01') + 1; year 0 is no DATE
+        return exp.Sub(this=exp.Anonymous(this="to_days", expressions=[_undate(node.this)]),
+                       expression=exp.Literal.number(1))
+    return None
+
+
+def _is_year_zero(node: exp.Expression | None) -> bool:
+    node = _undate(node) if node is not None else None
+    return isinstance(node, exp.Literal) and node.is_string and node.this == "0000-01-01"

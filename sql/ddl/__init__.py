@@ -1,0 +1,2 @@
+"""DDL analysis: plain views of DDL statements (`specs`), CREATE TABLE / CTAS validation,
+PROPERTIES, partition definitions, dynamic and temporary partition rules."""
