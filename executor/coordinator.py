@@ -33,19 +33,29 @@ import numpy as np
 
 from executor.build import Substitute, build_operator
 from executor.exchange import (
-    ExchangeCounters, ExchangeSource, InlineExchange, QueryRun, Receiver, Sender,
+    ExchangeCounters,
+    ExchangeSource,
+    InlineExchange,
+    QueryRun,
+    Receiver,
+    Sender,
 )
 from executor.grouped_state import state_names
 from executor.operator import ExecContext, Operator
 from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
 from executor.top_n import TopN
 from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
-from planner.distribute import DistributedPlan, ExchangeSpec, PNode
+from planner.distribute import DistributedPlan, ExchangeSpec
 from planner.fragment import PlanFragment
 from planner.logical import (
-    LogicalAggregate, LogicalLimit, LogicalPlan, LogicalScan, ScanRange,
+    LogicalAggregate,
+    LogicalLimit,
+    LogicalPlan,
+    LogicalScan,
+    ScanRange,
 )
 from planner.partitioning import PartitionKind
+from planner.physical import Exchange, HashJoin, NestedLoopJoin, OlapScan
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
 
@@ -55,7 +65,7 @@ Path = tuple[int, ...]
 class Link:
     """One exchange: `sender` fragment's instances -> `receiver` fragment's instances."""
 
-    node: PNode  # the VEXCHANGE
+    node: Exchange
     spec: ExchangeSpec
     path: Path  # the plan node whose output (or partial state) moves
     sender: FragmentRun
@@ -137,17 +147,17 @@ class Coordinator:
             stack = [frag.root]
             while stack:
                 n = stack.pop()
-                if n.shared_build:
-                    self._shared_build_joins.add(n.path)
-                if n.join_mode is not None:
+                if isinstance(n, (HashJoin, NestedLoopJoin)):
+                    if n.shared_build:
+                        self._shared_build_joins.add(n.path)
                     self._join_runs[n.path] = run
-                if n.scan is not None:
-                    run.scans[n.path] = n.scan
-                if n.source is not None:
-                    assert n.exchange is not None
-                    assert n.sender_fragment is not None
+                if isinstance(n, OlapScan):
+                    run.scans[n.path] = n.scan  # type: ignore[assignment]
+                if isinstance(n, Exchange):
                     sender = visit(self.dplan.fragments[n.sender_fragment], n.path)
-                    link = Link(n, n.exchange, n.path, sender, run)
+                    spec = ExchangeSpec(n.partition, n.replicated, n.carries == "agg_state",
+                                        n.carries == "top_n")
+                    link = Link(n, spec, n.path, sender, run)
                     sender.output = link
                     run.inputs.append(link)
                     self.links.append(link)

@@ -19,7 +19,8 @@ from test_differential_joins import env  # noqa: F401
 from executor import query
 from executor.coordinator import Coordinator
 from executor.query import execute
-from planner.distribute import DistributedPlan, PNode
+from planner.distribute import DistributedPlan
+from planner.physical import PhysicalNode
 from planner.query import plan_select
 
 # printed node -> the operator class that runs it
@@ -43,7 +44,7 @@ def four_instances(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(query, "scan_parallelism", lambda ctx: 4)
 
 
-def _printed(root: PNode) -> list[PNode]:
+def _printed(root: PhysicalNode) -> list[PhysicalNode]:
     out, stack = [], [root]
     while stack:
         n = stack.pop()
