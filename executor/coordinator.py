@@ -12,11 +12,12 @@ planner/distribute.py cuts the plan into fragments; here each fragment gets its 
 - an UNPARTITIONED fragment runs one instance. Fragment 0 (the result sink) runs on the
   caller's thread, pulled lazily as the server streams rows; every other instance runs on its
   own thread and pushes its output into the exchange above it (executor/exchange.py).
-An instance is the fragment's plan subtree with its scans restricted to the instance's tablets
-and every exchange below it replaced by the receiving end (`ExchangeSource`, a merging
-aggregate, or a merging TOP-N), built by executor/build.py, so operators are the same ones a
-single pipeline uses. Errors and KILL stop every instance (the first real error is what the
-client sees); closing the result early (LIMIT) halts and joins them.
+An instance is the fragment's physical nodes (planner/physical.py) built 1:1 into operators by
+executor/build.py, its scans reading only the instance's tablets and each exchange its
+receiving end (`ExchangeSource`, or the sender's operators pulled inline); the coordinator
+reads only the fragments and their DataPartitions, never the logical plan. Errors and KILL
+stop every instance (the first real error is what the client sees); closing the result early
+(LIMIT) halts and joins them.
 Upstream: Doris `Coordinator` (fragment instance params, `computeScanRangeAssignment`,
 bucket-seq-to-instance maps for colocate and bucket shuffle), `PipelineFragmentContext`.
 """
@@ -28,10 +29,11 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
-from executor.build import Substitute, build_operator
+from executor.build import build_operator
 from executor.exchange import (
     ExchangeCounters,
     ExchangeSource,
@@ -43,17 +45,8 @@ from executor.exchange import (
 from executor.grouped_state import state_names
 from executor.operator import ExecContext, Operator
 from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
-from executor.top_n import TopN
-from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
 from planner.distribute import DistributedPlan, ExchangeSpec
 from planner.fragment import PlanFragment
-from planner.logical import (
-    LogicalAggregate,
-    LogicalLimit,
-    LogicalPlan,
-    LogicalScan,
-    ScanRange,
-)
 from planner.partitioning import PartitionKind
 from planner.physical import Exchange, HashJoin, NestedLoopJoin, OlapScan
 from storage.batch import Batch
@@ -78,7 +71,7 @@ class Link:
 class Instance:
     backend: int | None
     units: frozenset[object] | None  # bucket seqs or tablet ids; None: no scans
-    ops: dict[Path, Operator] = field(default_factory=dict)
+    ops: dict[int, Operator] = field(default_factory=dict)  # by physical node id
     root: Operator | None = None
     stats: ScanStats = field(default_factory=ScanStats)
 
@@ -89,7 +82,7 @@ class FragmentRun:
     path: Path  # where its plan subtree starts
     output: Link | None = None
     inputs: list[Link] = field(default_factory=list)
-    scans: dict[Path, LogicalScan] = field(default_factory=dict)  # by plan path
+    scans: dict[Path, OlapScan] = field(default_factory=dict)  # by plan path
     bucketed: bool = False
     instances: list[Instance] = field(default_factory=list)
 
@@ -98,18 +91,11 @@ class FragmentRun:
         return sorted({i.backend for i in self.instances if i.backend is not None})
 
 
-def node_at(plan: LogicalPlan, path: Path) -> LogicalPlan:
-    for i in path:
-        plan = plan.children[i]
-    return plan
-
-
 class Coordinator:
     """Instances of every fragment of one query; `run()` yields the result batches."""
 
-    def __init__(self, plan: LogicalPlan, dplan: DistributedPlan, ctx: ExecContext,
+    def __init__(self, dplan: DistributedPlan, ctx: ExecContext,
                  backends: list[int], runtime_filters: bool, small_rows: int) -> None:
-        self.plan = plan
         # a scan fragment over fewer stored rows runs as one instance (shaledb_small_fragment_rows)
         self.small_rows = small_rows
         self.dplan = dplan
@@ -140,6 +126,7 @@ class Coordinator:
     def _cut(self) -> None:
         self._shared_build_joins: set[Path] = set()
         self._join_runs: dict[Path, FragmentRun] = {}  # by join path: the fragment running it
+        self._link_of: dict[int, Link] = {}  # by exchange node id
 
         def visit(frag: PlanFragment, path: Path) -> FragmentRun:
             run = FragmentRun(frag, path)
@@ -152,12 +139,13 @@ class Coordinator:
                         self._shared_build_joins.add(n.path)
                     self._join_runs[n.path] = run
                 if isinstance(n, OlapScan):
-                    run.scans[n.path] = n.scan  # type: ignore[assignment]
+                    run.scans[n.path] = n
                 if isinstance(n, Exchange):
                     sender = visit(self.dplan.fragments[n.sender_fragment], n.path)
                     spec = ExchangeSpec(n.partition, n.replicated, n.carries == "agg_state",
                                         n.carries == "top_n")
                     link = Link(n, spec, n.path, sender, run)
+                    self._link_of[n.id] = link
                     sender.output = link
                     run.inputs.append(link)
                     self.links.append(link)
@@ -229,7 +217,7 @@ class Coordinator:
             for j in range(min(k, len(units))):
                 run.instances.append(Instance(backend, frozenset(units[j::k])))
 
-    def _unit(self, run: FragmentRun, r: ScanRange) -> object:
+    def _unit(self, run: FragmentRun, r: Any) -> object:  # a planned ScanRange
         return r.tablet.bucket_seq if run.bucketed else r.tablet.tablet_id
 
     def _bucket_instance(self, run: FragmentRun, buckets: int) -> np.ndarray:
@@ -252,72 +240,32 @@ class Coordinator:
     # ---- building one instance -------------------------------------------------------------
     def _build(self, run: FragmentRun, index: int) -> Operator:
         inst = run.instances[index]
-        plan = node_at(self.plan, run.path)
-        if inst.units is not None:
-            plan = self._restrict(run, plan, run.path, inst.units)
-        substitute: dict[Path, Substitute] = {}
-        for link in run.inputs:
-            substitute[link.path] = self._receiving_end(link, link.receivers[index])
-        out = run.output
+
+        def scan_ranges(node: OlapScan) -> tuple[object, ...] | None:
+            if inst.units is None or node.path not in run.scans:
+                return None
+            return tuple(r for r in node.ranges if self._unit(run, r) in inst.units)
+
+        def receive(node: Exchange) -> Operator:
+            link = self._link_of[node.id]
+            names = state_names(node.plan) if node.carries == "agg_state" \
+                else node.plan.names  # type: ignore[attr-defined]
+            if self.inline(link):
+                return InlineExchange(self._build(link.sender, 0), link.counters, names)
+            return ExchangeSource(link.receivers[index], names)
+
         # a COLOCATE join is an ordinary hash join here: the instance holds whole buckets of
         # both tables, so every match is local
         states = InstanceStates(self.join_builds, index == 0, self.join_filters,
                                 self.scan_filters)
-        build = {"runtime_filters": self.dplan.runtime_filters if self.rf else (),
-                 "substitute": substitute, "built": inst.ops, "states": states}
-        if out is not None and out.spec.aggregate:
-            assert isinstance(plan, LogicalAggregate)
-            child = build_operator(plan.child, path=run.path + (0,), **build)  # type: ignore[arg-type]
-            root: Operator = PartialAggregate(plan, child)
-            inst.ops[run.path] = root
-        elif out is not None and out.spec.top_n:
-            assert isinstance(plan, LogicalLimit) and plan.limit is not None
-            local = replace(plan, limit=plan.limit + plan.offset, offset=0)
-            root = build_operator(local, path=run.path, **build)  # type: ignore[arg-type]
-        else:
-            root = build_operator(plan, path=run.path, **build)  # type: ignore[arg-type]
-        return root
-
-    def _restrict(self, run: FragmentRun, plan: LogicalPlan, path: Path,
-                  units: frozenset[object]) -> LogicalPlan:
-        """`plan` (at `path`) with the fragment's scans reading only the instance's units
-        (bucket seqs or tablets); scans of other fragments (below exchanges) are untouched."""
-        if isinstance(plan, LogicalScan):
-            if path not in run.scans:
-                return plan
-            return replace(plan, ranges=tuple(r for r in plan.ranges
-                                              if self._unit(run, r) in units))
-        kids = plan.children
-        if not kids:
-            return plan
-        return plan.with_children(*(self._restrict(run, c, path + (i,), units)
-                                    for i, c in enumerate(kids)))
+        return build_operator(run.fragment.root, receive=receive,
+                              scan_ranges=scan_ranges,  # type: ignore[arg-type]
+                              runtime_filters=self.rf, built=inst.ops, states=states)
 
     def inline(self, link: Link) -> bool:
         """One sender instance and one receiver: the receiver pulls the sender's operators
         on its own thread (no thread, no queue; rows and bytes still counted)."""
         return len(link.sender.instances) == 1 and len(link.receiver.instances) == 1
-
-    def _receiving_end(self, link: Link, receiver: Receiver) -> Substitute:
-        spec = link.spec
-
-        def source(names: tuple[str, ...]) -> Operator:
-            if self.inline(link):
-                return InlineExchange(self._build(link.sender, 0), link.counters, names)
-            return ExchangeSource(receiver, names)
-
-        if spec.aggregate:
-            def merge(plan: LogicalPlan, path: Path) -> Operator:
-                # the partial states, serialized as Batches (executor/two_phase_aggregate.py)
-                assert isinstance(plan, LogicalAggregate)
-                return MergeAggregate(plan, source(state_names(plan)))
-            return merge
-        if spec.top_n:
-            def top_n(plan: LogicalPlan, path: Path) -> Operator:
-                assert isinstance(plan, LogicalLimit)
-                return TopN(plan, source(plan.names))
-            return top_n
-        return lambda plan, path: source(plan.names)
 
     # ---- running ---------------------------------------------------------------------------
     def _instance_ctx(self, run: FragmentRun, inst: Instance) -> ExecContext:
@@ -387,13 +335,13 @@ class Coordinator:
             root.close()
 
     # ---- profile ---------------------------------------------------------------------------
-    def operators(self, fragment_id: int, path: Path) -> list[Operator]:
-        """The operators (one per instance) that ran plan node `path` in fragment
+    def operators(self, fragment_id: int, node_id: int) -> list[Operator]:
+        """The operators (one per instance) that ran physical node `node_id` in fragment
         `fragment_id`."""
         run = next((r for r in self.frags if r.fragment.id == fragment_id), None)
         if run is None:
             return []
-        return [i.ops[path] for i in run.instances if path in i.ops]
+        return [i.ops[node_id] for i in run.instances if node_id in i.ops]
 
     def link(self, exchange_id: int) -> Link | None:
         return next((lk for lk in self.links if lk.node.id == exchange_id), None)

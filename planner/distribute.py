@@ -69,6 +69,8 @@ from planner.physical import (
     Exchange,
     FileScan,
     Filter,
+    FoldedLimit,
+    FoldedProject,
     HashAggregate,
     HashJoin,
     NestedLoopJoin,
@@ -163,6 +165,8 @@ class _Draft:
     children: list[_Draft] = field(default_factory=list)
     verbose: list[str] = field(default_factory=list)  # EXPLAIN VERBOSE only
     limits: list[int | None] = field(default_factory=list)
+    plan: object = None
+    folded: list[FoldedProject | FoldedLimit] = field(default_factory=list)
     # exchanges: the subtree feeding it (another fragment) and how that one is partitioned
     source: _Draft | None = None
     source_dist: Dist | None = None
@@ -215,6 +219,7 @@ class _Planner:
         self.scan_usage: dict[tuple[int, ...], IndexUsage] = {}
         self.display: dict[str, str] = {}  # projected output name -> its expression's text
         self._path: tuple[int, ...] = ()
+        self._plans: dict[tuple[int, ...], LogicalPlan] = {}  # by path, as visited
 
     def text(self, e: Expr) -> str:
         """An expression as EXPLAIN prints it (projected names replaced by what they compute)."""
@@ -224,7 +229,8 @@ class _Planner:
 
     def node(self, cls: type[PhysicalNode], children: list[_Draft] | None = None,
              shape: str = "", **attrs: object) -> _Draft:
-        n = _Draft(self._ids, cls, attrs, children or [], shape=shape, path=self._path)
+        n = _Draft(self._ids, cls, attrs, children or [], shape=shape, path=self._path,
+                   plan=self._plans.get(self._path))
         self._ids += 1
         return n
 
@@ -234,6 +240,7 @@ class _Planner:
         computes that node; `child` is the top of what EXPLAIN draws below the exchange)."""
         ex = self.node(Exchange, shape=shape)
         ex.source, ex.source_dist, ex.path = child, dist, at
+        ex.plan = self._plans[at]
         ex.exchange = spec
         return ex
 
@@ -246,6 +253,7 @@ class _Planner:
     # ---- visiting --------------------------------------------------------------------------
     def visit(self, plan: LogicalPlan, path: tuple[int, ...] = ()) -> tuple[_Draft, Dist]:
         saved, self._path = self._path, path
+        self._plans[path] = plan
         try:
             return self._visit(plan)
         finally:
@@ -268,6 +276,7 @@ class _Planner:
                 # binder names keep their own `name[#id]`
                 if not isinstance(e, ColumnRef) or ("#" not in n and n != e.name):
                     self.display.setdefault(n, self.text(e))
+            node.folded.append(FoldedProject(plan))
             return node, _through_project(dist, plan)
         if isinstance(plan, LogicalFilter):
             node, dist = self.child(plan, 0)
@@ -363,12 +372,14 @@ class _Planner:
                             offset=plan.offset, top=plan.limit)
             ex = self.gather(top, dist, self._path, ExchangeSpec(UNPARTITIONED, top_n=True))
             if ex is not top:
+                top.attrs["local"] = True
                 ex.attrs["offset"] = plan.offset
                 ex.limits.append(plan.limit)
             return ex, GATHER
         node, dist = self.child(plan, 0)
         node = self.gather(node, dist, self._path + (0,))
         node.limits.append(plan.limit)
+        node.folded.append(FoldedLimit(plan))
         return node, GATHER
 
     def aggregate(self, plan: LogicalAggregate) -> tuple[_Draft, Dist]:
@@ -580,6 +591,7 @@ class _Planner:
                              sender_fragment=n.sender_fragment)
             return n.cls(id=n.id, children=tuple(freeze(c) for c in n.children), path=n.path,
                          limits=tuple(n.limits), verbose=tuple(verbose), shape=n.shape,
+                         plan=n.plan, folded=tuple(n.folded),
                          **attrs)  # type: ignore[arg-type]
 
         def cut(node: _Draft, partition: DataPartition, sink: ResultSink | StreamSink) -> int:

@@ -31,6 +31,20 @@ _MODE_WORDS = {JoinMode.COLOCATE: "colocate", JoinMode.BUCKET_SHUFFLE: "bucket s
                JoinMode.BROADCAST: "broadcast"}
 
 
+@dataclass(frozen=True, slots=True)
+class FoldedProject:
+    """A projection run above the node (Doris prints no node for it)."""
+
+    plan: object  # planner.logical.LogicalProject
+
+
+@dataclass(frozen=True, slots=True)
+class FoldedLimit:
+    """A plain LIMIT run above the node, printed as the node's `limit:` line."""
+
+    plan: object  # planner.logical.LogicalLimit
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class PhysicalNode:
     id: int
@@ -39,6 +53,10 @@ class PhysicalNode:
     limits: tuple[int | None, ...] = ()  # plain LIMITs folded into this node
     verbose: tuple[str, ...] = ()  # EXPLAIN VERBOSE only
     shape: str = ""  # EXPLAIN SHAPE PLAN label
+    # the logical node whose expressions the operator evaluates (an exchange: the node whose
+    # output it moves); transitional, until the nodes carry their expressions themselves
+    plan: object = None
+    folded: tuple[FoldedProject | FoldedLimit, ...] = ()  # run above it, in plan order
     name: ClassVar[str] = ""
 
     def own_lines(self) -> list[str]:
@@ -73,6 +91,15 @@ class OlapScan(PhysicalNode):
     tablets_line: str
     cardinality: int
     num_nodes: int
+
+    @property
+    def ranges(self) -> tuple[object, ...]:
+        """The tablets (with their versions) the scan reads, captured at plan time."""
+        return self.scan.ranges  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def row_count(self) -> int:
+        return self.scan.row_count  # type: ignore[attr-defined,no-any-return]
 
     def own_lines(self) -> list[str]:
         lines = [self.table_line]
@@ -214,6 +241,7 @@ class TopN(PhysicalNode):
     order_by: tuple[tuple[str, bool], ...]  # (key text, descending)
     offset: int
     top: int
+    local: bool = False  # below a TOP-N gather: keeps `offset + top` rows, the merge skips
 
     def own_lines(self) -> list[str]:
         return [f"order by: {_order_text(self.order_by)}", f"offset: {self.offset}",
