@@ -60,7 +60,7 @@ class _Builder:
         self.runtime_filters = runtime_filters
         self.built = built
         self.states = states
-        self.scans: dict[tuple[int, ...], Scan] = {}  # runtime-filter targets, by plan path
+        self.scans: dict[int, Scan] = {}  # runtime-filter targets, by node id
 
     def build(self, node: ph.PhysicalNode) -> Operator:
         kids = [self.build(c) for c in node.children]
@@ -79,8 +79,8 @@ class _Builder:
             ranges = self.scan_ranges(node)
             if ranges is not None:
                 scan = replace(scan, ranges=ranges)  # type: ignore[type-var]
-            op = Scan(scan, s.scan_filters.get(node.path, []))  # type: ignore[arg-type]
-            self.scans[node.path] = op
+            op = Scan(scan, s.scan_filters.get(node.id, []))  # type: ignore[arg-type]
+            self.scans[node.id] = op
             return op
         if isinstance(node, ph.Exchange):
             source = self.receive(node)
@@ -91,11 +91,11 @@ class _Builder:
             targets = []
             if self.runtime_filters and isinstance(node, ph.HashJoin):
                 # the join's children are built: its filters' target scans here exist
-                targets = [(d, self.scans[d.target_path]) for d in node.build_filters
-                           if d.target_path in self.scans]
+                targets = [(d, self.scans[d.target_node]) for d in node.build_filters
+                           if d.target_node in self.scans]
             return HashJoin(plan, kids[0], kids[1], runtime_targets=targets,  # type: ignore[arg-type]
-                            global_filters=s.join_filters.get(node.path, []),
-                            shared_build=s.join_builds.get(node.path),
+                            global_filters=s.join_filters.get(node.id, []),
+                            shared_build=s.join_builds.get(node.id),
                             build_owner=s.build_owner)
         if isinstance(node, ph.HashAggregate):
             cls = {AggPhase.ONE_PHASE: HashAggregate, AggPhase.UPDATE_SERIALIZE: PartialAggregate,

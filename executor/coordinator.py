@@ -48,11 +48,10 @@ from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
 from planner.distribute import DistributedPlan, ExchangeSpec
 from planner.fragment import PlanFragment
 from planner.partitioning import PartitionKind
-from planner.physical import Exchange, HashJoin, NestedLoopJoin, OlapScan
+from planner.physical import Exchange, HashJoin, NestedLoopJoin, OlapScan, walk
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
 
-Path = tuple[int, ...]
 
 @dataclass
 class Link:
@@ -60,7 +59,6 @@ class Link:
 
     node: Exchange
     spec: ExchangeSpec
-    path: Path  # the plan node whose output (or partial state) moves
     sender: FragmentRun
     receiver: FragmentRun
     counters: ExchangeCounters = field(default_factory=ExchangeCounters)
@@ -79,10 +77,9 @@ class Instance:
 @dataclass
 class FragmentRun:
     fragment: PlanFragment
-    path: Path  # where its plan subtree starts
     output: Link | None = None
     inputs: list[Link] = field(default_factory=list)
-    scans: dict[Path, OlapScan] = field(default_factory=dict)  # by plan path
+    scans: dict[int, OlapScan] = field(default_factory=dict)  # by node id
     bucketed: bool = False
     instances: list[Instance] = field(default_factory=list)
 
@@ -110,41 +107,45 @@ class Coordinator:
         for f in reversed(self.frags):  # senders first: a receiver sizes itself by them
             self._assign(f)
         self._wire()
-        # broadcast joins the planner marked shared_build, by join path: when their fragment
-        # runs several instances only instance 0 receives the rows and builds
+        # broadcast joins the planner marked shared_build, by join node id: when their
+        # fragment runs several instances only instance 0 receives the rows and builds
         # (executor/state.py JoinBuildState)
-        self.join_builds: dict[Path, JoinBuildState] = {
-            link.path[:-1]: JoinBuildState() for link in self.links
-            if link.path[:-1] in self._shared_build_joins and link.path[-1] == 1
-            and len(link.receiver.instances) > 1}
-        self.join_filters: dict[Path, list[RuntimeFilterState]] = defaultdict(list)
-        self.scan_filters: dict[Path, list[RuntimeFilterState]] = defaultdict(list)
+        self.join_builds: dict[int, JoinBuildState] = {
+            join: JoinBuildState() for join, ex in self._shared_builds.items()
+            if len(self._link_of[ex].receiver.instances) > 1}
+        self._shared_exchanges = {self._shared_builds[j] for j in self.join_builds}
+        self.join_filters: dict[int, list[RuntimeFilterState]] = defaultdict(list)
+        self.scan_filters: dict[int, list[RuntimeFilterState]] = defaultdict(list)
         if runtime_filters:
             self._global_filters()
 
     # ---- structure -------------------------------------------------------------------------
     def _cut(self) -> None:
-        self._shared_build_joins: set[Path] = set()
-        self._join_runs: dict[Path, FragmentRun] = {}  # by join path: the fragment running it
+        # shared-build joins: join node id -> the id of the exchange feeding their build side
+        self._shared_builds: dict[int, int] = {}
+        self._join_runs: dict[int, FragmentRun] = {}  # by join node id: the fragment running it
+        self._scan_runs: dict[int, FragmentRun] = {}  # by scan node id
         self._link_of: dict[int, Link] = {}  # by exchange node id
 
-        def visit(frag: PlanFragment, path: Path) -> FragmentRun:
-            run = FragmentRun(frag, path)
+        def visit(frag: PlanFragment) -> FragmentRun:
+            run = FragmentRun(frag)
             self.frags.append(run)
             stack = [frag.root]
             while stack:
                 n = stack.pop()
                 if isinstance(n, (HashJoin, NestedLoopJoin)):
-                    if n.shared_build:
-                        self._shared_build_joins.add(n.path)
-                    self._join_runs[n.path] = run
+                    build = n.children[1]
+                    if n.shared_build and isinstance(build, Exchange):
+                        self._shared_builds[n.id] = build.id
+                    self._join_runs[n.id] = run
                 if isinstance(n, OlapScan):
-                    run.scans[n.path] = n
+                    run.scans[n.id] = n
+                    self._scan_runs[n.id] = run
                 if isinstance(n, Exchange):
-                    sender = visit(self.dplan.fragments[n.sender_fragment], n.path)
+                    sender = visit(self.dplan.fragments[n.sender_fragment])
                     spec = ExchangeSpec(n.partition, n.replicated, n.carries == "agg_state",
                                         n.carries == "top_n")
-                    link = Link(n, spec, n.path, sender, run)
+                    link = Link(n, spec, sender, run)
                     self._link_of[n.id] = link
                     sender.output = link
                     run.inputs.append(link)
@@ -153,24 +154,22 @@ class Coordinator:
                 stack.extend(n.children)
             return run
 
-        visit(self.dplan.fragments[0], ())
+        visit(self.dplan.fragments[0])
 
     def _global_filters(self) -> None:
-        """Runtime filters whose target scan is below an exchange under the join's probe side
-        (executor/state.py RuntimeFilterState); targets in the join's own fragment are
-        wired inside each instance by executor/build.py."""
+        """Runtime filters whose target scan runs in another fragment than the join (below an
+        exchange under the join's probe side; executor/state.py RuntimeFilterState); targets
+        in the join's own fragment are wired inside each instance by executor/build.py."""
         for desc in self.dplan.runtime_filters:
-            path, target = desc.join_path, desc.target_path
-            probe = path + (0,)
-            if not any(lk.path[:len(probe)] == probe and target[:len(lk.path)] == lk.path
-                       for lk in self.links):
+            run = self._join_runs[desc.join_node]
+            if self._scan_runs[desc.target_node] is run:
                 continue  # in the join's own fragment: wired by executor/build.py
-            run = self._join_runs[path]
-            right = next((lk for lk in self.links if lk.path == path + (1,)), None)
-            whole = len(run.instances) == 1 or (right is not None and right.spec.replicated)
+            join = next(n for n in walk(run.fragment.root) if n.id == desc.join_node)
+            right = join.children[1]
+            whole = len(run.instances) == 1 or (isinstance(right, Exchange) and right.replicated)
             gf = RuntimeFilterState(desc.column, desc.key_index, len(run.instances), whole)
-            self.join_filters[path].append(gf)
-            self.scan_filters[target].append(gf)
+            self.join_filters[desc.join_node].append(gf)
+            self.scan_filters[desc.target_node].append(gf)
 
     # ---- instances -------------------------------------------------------------------------
     def _assign(self, run: FragmentRun) -> None:
@@ -242,7 +241,7 @@ class Coordinator:
         inst = run.instances[index]
 
         def scan_ranges(node: OlapScan) -> tuple[object, ...] | None:
-            if inst.units is None or node.path not in run.scans:
+            if inst.units is None or node.id not in run.scans:
                 return None
             return tuple(r for r in node.ranges if self._unit(run, r) in inst.units)
 
@@ -283,7 +282,7 @@ class Coordinator:
             assert bucketing is not None
             assert link.receiver.bucketed or len(link.receiver.instances) == 1
             bucket_map = self._bucket_instance(link.receiver, bucketing.buckets)
-        shared = link.path[-1:] == (1,) and link.path[:-1] in self.join_builds
+        shared = link.node.id in self._shared_exchanges
         receivers = link.receivers[:1] if shared else link.receivers
         return Sender(link.spec, receivers, index, link.counters, ctx.cancel, bucket_map)
 

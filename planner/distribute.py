@@ -565,9 +565,24 @@ class _Planner:
         frozen into planner/physical.py nodes (runtime filters given to their target scans)."""
         top = self.gather(root, root_dist, ())
         frags: list[PlanFragment | None] = []
+        # the filters name their join and target scan by physical node id from here on
+        ids: dict[tuple[type[PhysicalNode], tuple[int, ...]], int] = {}
+        stack = [top]
+        while stack:
+            n = stack.pop()
+            ids[(n.cls, n.path)] = n.id
+            stack.extend(n.children)
+            if n.source is not None:
+                stack.append(n.source)
+        self.runtime_filters = [
+            replace(d, join_node=ids[(HashJoin, d.join_path)],
+                    target_node=ids[(OlapScan, d.target_path)])
+            for d in self.runtime_filters]
         by_target: dict[tuple[int, ...], list[RuntimeFilterDesc]] = {}
+        by_join: dict[tuple[int, ...], list[RuntimeFilterDesc]] = {}
         for d in self.runtime_filters:
             by_target.setdefault(d.target_path, []).append(d)
+            by_join.setdefault(d.join_path, []).append(d)
 
         def freeze(n: _Draft) -> PhysicalNode:
             attrs = dict(n.attrs)
@@ -578,6 +593,8 @@ class _Planner:
                 attrs["runtime_filter_columns"] = tuple(column_text(d.column) for d in descs)
                 verbose.append(runtime_filter_line(self.scan_usage[n.path],
                                                    [(d.name, d.column) for d in descs]))
+            if n.cls is HashJoin:
+                attrs["build_filters"] = tuple(by_join.get(n.path, ()))
             if n.cls is Exchange:
                 assert n.exchange is not None and n.source_dist is not None
                 assert n.sender_fragment is not None
@@ -589,7 +606,7 @@ class _Planner:
                              carries="agg_state" if spec.aggregate else
                              "top_n" if spec.top_n else "rows",
                              sender_fragment=n.sender_fragment)
-            return n.cls(id=n.id, children=tuple(freeze(c) for c in n.children), path=n.path,
+            return n.cls(id=n.id, children=tuple(freeze(c) for c in n.children),
                          limits=tuple(n.limits), verbose=tuple(verbose), shape=n.shape,
                          plan=n.plan, folded=tuple(n.folded),
                          **attrs)  # type: ignore[arg-type]

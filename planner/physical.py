@@ -11,9 +11,10 @@ above print (the display texts are resolved at plan time).
 
 Expressions are kept as the text EXPLAIN prints for them (`*_text` fields), since that text
 depends on the projections below the node (planner/distribute.py `_Planner.text`).
-`path` is where the node's logical counterpart sits in the optimized logical plan: the executor
-(executor/build.py, executor/coordinator.py) still builds operators from the logical plan at
-that path, until it builds from these nodes alone.
+Nodes are known by their `id` (EXPLAIN's node id): runtime filters name their join and target
+scan by it, the executor keys shared states and operators by it (executor/build.py builds one
+operator per node, 1:1). `plan` is still the logical node whose expressions the operator
+evaluates (transitional: the operators take their expressions from it).
 Upstream: Doris Nereids `PhysicalPlan` nodes / legacy `PlanNode.getNodeExplainString`.
 """
 
@@ -49,7 +50,6 @@ class FoldedLimit:
 class PhysicalNode:
     id: int
     children: tuple[PhysicalNode, ...] = ()
-    path: tuple[int, ...] = ()
     limits: tuple[int | None, ...] = ()  # plain LIMITs folded into this node
     verbose: tuple[str, ...] = ()  # EXPLAIN VERBOSE only
     shape: str = ""  # EXPLAIN SHAPE PLAN label
