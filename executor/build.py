@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from executor.assert_one_row import AssertOneRow
 from executor.file_scan import FileScan
@@ -32,7 +33,7 @@ from planner import physical as ph
 from planner.aggregate_phase import AggPhase
 
 Receive = Callable[[ph.Exchange], Operator]
-ScanRanges = Callable[[ph.OlapScan], tuple[object, ...] | None]
+ScanRanges = Callable[[ph.OlapScan], tuple[Any, ...] | None]  # planned ScanRanges
 
 
 def build_operator(root: ph.PhysicalNode, *, receive: Receive,
@@ -67,8 +68,10 @@ class _Builder:
         op = self._operator(node, kids)
         self.built[node.id] = op
         for folded in node.folded:
-            step = Project if isinstance(folded, ph.FoldedProject) else Limit
-            op = step(folded.plan, op)  # type: ignore[operator]
+            if isinstance(folded, ph.FoldedProject):
+                op = Project(folded.plan, op)
+            else:
+                op = Limit(folded.plan, op)
         return op
 
     def _operator(self, node: ph.PhysicalNode, kids: list[Operator]) -> Operator:
@@ -78,8 +81,8 @@ class _Builder:
             scan = node.scan
             ranges = self.scan_ranges(node)
             if ranges is not None:
-                scan = replace(scan, ranges=ranges)  # type: ignore[type-var]
-            op = Scan(scan, s.scan_filters.get(node.id, []))  # type: ignore[arg-type]
+                scan = replace(scan, ranges=ranges)
+            op = Scan(scan, s.scan_filters.get(node.id, []))
             self.scans[node.id] = op
             return op
         if isinstance(node, ph.Exchange):

@@ -201,7 +201,7 @@ class Coordinator:
             run.instances = [Instance(self.backends[0], None)]
             return
         per_backend: dict[int, list[object]] = defaultdict(list)
-        for unit in sorted(owner, key=lambda u: (owner[u], u)):  # type: ignore[arg-type]
+        for unit in sorted(owner, key=lambda u: (owner[u], u)):  # type: ignore[arg-type, unused-ignore]
             per_backend[owner[unit]].append(unit)
         rows = sum(s.row_count for s in scans)
         if rows < self.small_rows:
@@ -240,15 +240,19 @@ class Coordinator:
     def _build(self, run: FragmentRun, index: int) -> Operator:
         inst = run.instances[index]
 
-        def scan_ranges(node: OlapScan) -> tuple[object, ...] | None:
+        def scan_ranges(node: OlapScan) -> tuple[Any, ...] | None:
             if inst.units is None or node.id not in run.scans:
                 return None
             return tuple(r for r in node.ranges if self._unit(run, r) in inst.units)
 
         def receive(node: Exchange) -> Operator:
             link = self._link_of[node.id]
-            names = state_names(node.plan) if node.carries == "agg_state" \
-                else node.plan.names  # type: ignore[attr-defined]
+            plan = node.plan
+            assert plan is not None
+            if node.carries == "agg_state":  # the merging aggregate's partial states
+                names = state_names(plan)  # type: ignore[arg-type]
+            else:
+                names = plan.names
             if self.inline(link):
                 return InlineExchange(self._build(link.sender, 0), link.counters, names)
             return ExchangeSource(link.receivers[index], names)
@@ -258,7 +262,7 @@ class Coordinator:
         states = InstanceStates(self.join_builds, index == 0, self.join_filters,
                                 self.scan_filters)
         return build_operator(run.fragment.root, receive=receive,
-                              scan_ranges=scan_ranges,  # type: ignore[arg-type]
+                              scan_ranges=scan_ranges,
                               runtime_filters=self.rf, built=inst.ops, states=states)
 
     def inline(self, link: Link) -> bool:

@@ -165,7 +165,7 @@ class _Draft:
     children: list[_Draft] = field(default_factory=list)
     verbose: list[str] = field(default_factory=list)  # EXPLAIN VERBOSE only
     limits: list[int | None] = field(default_factory=list)
-    plan: object = None
+    plan: LogicalPlan | None = None
     folded: list[FoldedProject | FoldedLimit] = field(default_factory=list)
     # exchanges: the subtree feeding it (another fragment) and how that one is partitioned
     source: _Draft | None = None
@@ -609,7 +609,7 @@ class _Planner:
             return n.cls(id=n.id, children=tuple(freeze(c) for c in n.children),
                          limits=tuple(n.limits), verbose=tuple(verbose), shape=n.shape,
                          plan=n.plan, folded=tuple(n.folded),
-                         **attrs)  # type: ignore[arg-type]
+                         **attrs)
 
         def cut(node: _Draft, partition: DataPartition, sink: ResultSink | StreamSink) -> int:
             fid = len(frags)

@@ -21,12 +21,15 @@ Upstream: Doris Nereids `PhysicalPlan` nodes / legacy `PlanNode.getNodeExplainSt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from planner.aggregate_phase import AggPhase
 from planner.partitioning import DataPartition, JoinMode
 from planner.runtime_filters import RuntimeFilterDesc
 from sql.expressions import Expr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from planner.logical import LogicalLimit, LogicalPlan, LogicalProject, LogicalScan, ScanRange
 
 _MODE_WORDS = {JoinMode.COLOCATE: "colocate", JoinMode.BUCKET_SHUFFLE: "bucket shuffle",
                JoinMode.BROADCAST: "broadcast"}
@@ -36,14 +39,14 @@ _MODE_WORDS = {JoinMode.COLOCATE: "colocate", JoinMode.BUCKET_SHUFFLE: "bucket s
 class FoldedProject:
     """A projection run above the node (Doris prints no node for it)."""
 
-    plan: object  # planner.logical.LogicalProject
+    plan: LogicalProject
 
 
 @dataclass(frozen=True, slots=True)
 class FoldedLimit:
     """A plain LIMIT run above the node, printed as the node's `limit:` line."""
 
-    plan: object  # planner.logical.LogicalLimit
+    plan: LogicalLimit
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -55,7 +58,7 @@ class PhysicalNode:
     shape: str = ""  # EXPLAIN SHAPE PLAN label
     # the logical node whose expressions the operator evaluates (an exchange: the node whose
     # output it moves); transitional, until the nodes carry their expressions themselves
-    plan: object = None
+    plan: LogicalPlan | None = None
     folded: tuple[FoldedProject | FoldedLimit, ...] = ()  # run above it, in plan order
     name: ClassVar[str] = ""
 
@@ -82,7 +85,7 @@ class OlapScan(PhysicalNode):
     `runtime_filters` the filters joins above build for it."""
 
     name: ClassVar[str] = "VOlapScanNode"
-    scan: object  # planner.logical.LogicalScan (transitional: ranges, versions, predicates)
+    scan: LogicalScan  # transitional: ranges, versions, predicates
     table_line: str
     predicates_text: tuple[str, ...] = ()
     runtime_filters: tuple[RuntimeFilterDesc, ...] = ()
@@ -93,13 +96,13 @@ class OlapScan(PhysicalNode):
     num_nodes: int
 
     @property
-    def ranges(self) -> tuple[object, ...]:
+    def ranges(self) -> tuple[ScanRange, ...]:
         """The tablets (with their versions) the scan reads, captured at plan time."""
-        return self.scan.ranges  # type: ignore[attr-defined,no-any-return]
+        return self.scan.ranges
 
     @property
     def row_count(self) -> int:
-        return self.scan.row_count  # type: ignore[attr-defined,no-any-return]
+        return self.scan.row_count
 
     def own_lines(self) -> list[str]:
         lines = [self.table_line]
