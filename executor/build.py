@@ -69,9 +69,9 @@ class _Builder:
         self.built[node.id] = op
         for folded in node.folded:
             if isinstance(folded, ph.FoldedProject):
-                op = Project(folded.plan, op)
+                op = Project(folded.plan.exprs, op)
             else:
-                op = Limit(folded.plan, op)
+                op = Limit(folded.plan.limit, folded.plan.offset, op)
         return op
 
     def _operator(self, node: ph.PhysicalNode, kids: list[Operator]) -> Operator:
@@ -108,14 +108,19 @@ class _Builder:
             if node.local:  # below a TOP-N gather: keep every row the merge may need
                 plan = replace(plan, limit=node.top + node.offset, offset=0)  # type: ignore[type-var]
             return TopN(plan, kids[0])  # type: ignore[arg-type]
-        one_child: dict[type[ph.PhysicalNode], Callable[..., Operator]] = {
-            ph.Filter: Filter, ph.Sort: Sort, ph.Window: Window, ph.AssertOneRow: AssertOneRow}
-        if type(node) in one_child:
-            return one_child[type(node)](plan, kids[0])
+        if isinstance(node, ph.Filter):
+            return Filter(plan.predicate, kids[0])  # type: ignore[union-attr]
+        if isinstance(node, ph.AssertOneRow):
+            return AssertOneRow(kids[0])
+        if isinstance(node, ph.Sort):
+            return Sort(plan, kids[0])  # type: ignore[arg-type]
+        if isinstance(node, ph.Window):
+            return Window(plan, kids[0])  # type: ignore[arg-type]
+        assert plan is not None
         if isinstance(node, ph.SetOp):
-            return SetOperation(plan, *kids)  # type: ignore[arg-type]
+            return SetOperation(plan.op, plan.names, plan.types, *kids)  # type: ignore[attr-defined]
         if isinstance(node, ph.Values):
-            return Values(plan)  # type: ignore[arg-type]
+            return Values(plan.value_names, plan.value_types, plan.rows)  # type: ignore[attr-defined]
         if isinstance(node, ph.FileScan):
             return FileScan(plan)  # type: ignore[arg-type]
         raise NotImplementedError(f"no operator for {type(node).__name__}")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from executor.limit import Limit
 from executor.operator import ExecContext, Operator
 from executor.sort import Sort
-from planner.logical import LogicalLimit, LogicalSort, LogicalValues, SortKey
+from planner.logical import LogicalSort, LogicalValues, SortKey
 from sql.expressions import ColumnRef
 from storage.batch import Batch, Column
 from storage.types import BIGINT, DOUBLE, STRING
@@ -89,7 +89,7 @@ def test_multi_key_sort_matches_reference(rows, data) -> None:  # type: ignore[n
 @pytest.mark.parametrize("limit,offset", [(0, 0), (3, 0), (3, 4), (None, 7), (100, 2), (2, 100)])
 def test_limit_offset_across_batches(limit: int | None, offset: int) -> None:
     rows = [(i, str(i), float(i)) for i in range(23)]
-    op = Limit(LogicalLimit(DUMMY, limit, offset), BatchesSource(to_batches(rows, 4)))
+    op = Limit(limit, offset, BatchesSource(to_batches(rows, 4)))
     got = run(op)
     end = None if limit is None else offset + limit
     assert got == rows[offset:end]
@@ -104,7 +104,7 @@ def test_limit_stops_pulling_its_child() -> None:
                 pulled.append(b)
                 yield b
 
-    assert len(run(Limit(LogicalLimit(DUMMY, 5, 0), Counting()))) == 5
+    assert len(run(Limit(5, 0, Counting()))) == 5
     assert len(pulled) == 1
 
 

@@ -32,7 +32,7 @@ def test_top_n_equals_sort_then_limit(monkeypatch: pytest.MonkeyPatch, compact_r
     sort = LogicalSort(DUMMY, (SortKey(ColumnRef("a", BIGINT), True),
                                SortKey(ColumnRef("s", STRING), False)))
     plan = LogicalLimit(sort, limit, offset)
-    want = run(Limit(plan, Sort(sort, BatchesSource(to_batches(rows, 9)))))
+    want = run(Limit(plan.limit, plan.offset, Sort(sort, BatchesSource(to_batches(rows, 9)))))
     got = run(TopN(plan, BatchesSource(to_batches(rows, 9))))
     assert got == want
     assert len(got) == max(0, min(limit, len(rows) - offset))
