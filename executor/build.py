@@ -88,7 +88,7 @@ class _Builder:
         if isinstance(node, ph.Exchange):
             source = self.receive(node)
             if node.carries == "top_n":  # the sender ran the TOP-N; merge and cut again
-                return TopN(plan, source)  # type: ignore[arg-type]
+                return _top_n(plan, source)
             return source
         if isinstance(node, (ph.HashJoin, ph.NestedLoopJoin)):
             targets = []
@@ -106,14 +106,14 @@ class _Builder:
             return cls(plan, kids[0])  # type: ignore[arg-type]
         if isinstance(node, ph.TopN):
             if node.local:  # below a TOP-N gather: keep every row the merge may need
-                plan = replace(plan, limit=node.top + node.offset, offset=0)  # type: ignore[type-var]
-            return TopN(plan, kids[0])  # type: ignore[arg-type]
+                return TopN(node.order_keys, node.top + node.offset, 0, kids[0])
+            return TopN(node.order_keys, node.top, node.offset, kids[0])
         if isinstance(node, ph.Filter):
             return Filter(plan.predicate, kids[0])  # type: ignore[union-attr]
         if isinstance(node, ph.AssertOneRow):
             return AssertOneRow(kids[0])
         if isinstance(node, ph.Sort):
-            return Sort(plan, kids[0])  # type: ignore[arg-type]
+            return Sort(plan.keys, kids[0])  # type: ignore[union-attr]
         if isinstance(node, ph.Window):
             return Window(plan, kids[0])  # type: ignore[arg-type]
         assert plan is not None
@@ -124,3 +124,8 @@ class _Builder:
         if isinstance(node, ph.FileScan):
             return FileScan(plan)  # type: ignore[arg-type]
         raise NotImplementedError(f"no operator for {type(node).__name__}")
+
+
+def _top_n(plan: object, child: Operator) -> TopN:
+    """The merging TOP-N above a TOP-N gather: `plan` is the LIMIT over the ORDER BY."""
+    return TopN(plan.child.keys, plan.limit, plan.offset, child)  # type: ignore[attr-defined]

@@ -369,6 +369,7 @@ class _Planner:
             node, dist = self.child(plan, 0, 0)
             keys = tuple((self.text(k.expr), k.desc) for k in child.keys)
             top = self.node(TopN, [node], shape="PhysicalTopN", order_by=keys,
+                            order_keys=child.keys,
                             offset=plan.offset, top=plan.limit)
             ex = self.gather(top, dist, self._path, ExchangeSpec(UNPARTITIONED, top_n=True))
             if ex is not top:

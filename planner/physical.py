@@ -29,7 +29,14 @@ from planner.runtime_filters import RuntimeFilterDesc
 from sql.expressions import Expr
 
 if TYPE_CHECKING:  # pragma: no cover
-    from planner.logical import LogicalLimit, LogicalPlan, LogicalProject, LogicalScan, ScanRange
+    from planner.logical import (
+        LogicalLimit,
+        LogicalPlan,
+        LogicalProject,
+        LogicalScan,
+        ScanRange,
+        SortKey,
+    )
 
 _MODE_WORDS = {JoinMode.COLOCATE: "colocate", JoinMode.BUCKET_SHUFFLE: "bucket shuffle",
                JoinMode.BROADCAST: "broadcast"}
@@ -242,6 +249,7 @@ class TopN(PhysicalNode):
 
     name: ClassVar[str] = "VTOP-N"
     order_by: tuple[tuple[str, bool], ...]  # (key text, descending)
+    order_keys: tuple[SortKey, ...]  # what the operator sorts by
     offset: int
     top: int
     local: bool = False  # below a TOP-N gather: keeps `offset + top` rows, the merge skips

@@ -81,7 +81,7 @@ def test_multi_key_sort_matches_reference(rows, data) -> None:  # type: ignore[n
                                unique=True))
     keys = [(n, data.draw(st.booleans())) for n in names]
     plan = LogicalSort(DUMMY, tuple(SortKey(ColumnRef(n, COLS[n][1]), d, not d) for n, d in keys))
-    got = run(Sort(plan, BatchesSource(to_batches(rows, 3))))
+    got = run(Sort(plan.keys, BatchesSource(to_batches(rows, 3))))
     want = sorted(rows, key=mysql_cmp(keys))  # stable, like the operator
     assert got == want
 
@@ -112,4 +112,4 @@ def test_sort_explicit_nulls_first_for_desc() -> None:
     rows = [(1, None, 0.0), (None, None, 0.0), (3, None, 0.0)]
     random.Random(1).shuffle(rows)
     plan = LogicalSort(DUMMY, (SortKey(ColumnRef("a", BIGINT), True, True),))
-    assert [r[0] for r in run(Sort(plan, BatchesSource(to_batches(rows, 2))))] == [None, 3, 1]
+    assert [r[0] for r in run(Sort(plan.keys, BatchesSource(to_batches(rows, 2))))] == [None, 3, 1]
