@@ -651,7 +651,7 @@ def _joined(ld: Dist, rd: Dist | None, lk: list[str | None], rk: list[str | None
     table's own distribution column), so later joins and aggregates may use either name."""
     cols = []
     for i, alts in enumerate(ld.cols):
-        more = {r for l, r in zip(lk, rk) if l in alts and r}
+        more = {r for left, r in zip(lk, rk) if left in alts and r}
         if rd is not None and i < len(rd.cols):
             more |= rd.cols[i]
         cols.append(alts | more)

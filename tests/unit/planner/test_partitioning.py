@@ -10,7 +10,6 @@ import pytest
 
 from planner.aggregate_phase import AggPhase
 from planner.distribute import DistributedPlan
-from planner.physical import Exchange, HashAggregate, HashJoin, PhysicalNode
 from planner.explain import explain_lines
 from planner.partitioning import (
     RANDOM,
@@ -20,6 +19,7 @@ from planner.partitioning import (
     PartitionKind,
     TableBucketing,
 )
+from planner.physical import Exchange, HashAggregate, HashJoin, PhysicalNode
 from sql.expressions import ColumnRef
 from storage.types import INT, varchar
 
