@@ -6,15 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from executor.operator import Operator
-from planner.logical import LogicalAssertOneRow
 from sql.errors import DorisError
 from storage.batch import Batch
 
 
 class AssertOneRow(Operator):
-    def __init__(self, plan: LogicalAssertOneRow, child: Operator) -> None:
+    def __init__(self, child: Operator) -> None:
         super().__init__(child)
-        self.plan = plan
 
     def produce(self) -> Iterator[Batch]:
         seen = 0

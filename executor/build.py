@@ -1,15 +1,23 @@
-"""Plan -> operator tree: one operator class per logical node type (same stem).
-Upstream: BusTub `ExecutorFactory`, Doris `PlanFragmentExecutor` node creation."""
+"""Physical plan -> operator tree: one operator per planner/physical.py node, 1:1.
+
+A node's folded projections and plain LIMITs (`folded`, Doris prints no node for them) run
+as Project / Limit operators above the node's operator, in plan order. `built` collects the
+operator of every node by node id (the profile and the 1:1 test read it).
+Upstream: BusTub `ExecutorFactory`, DuckDB's physical planner, Doris `PlanFragmentExecutor`
+node creation.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 from executor.assert_one_row import AssertOneRow
 from executor.file_scan import FileScan
 from executor.filter import Filter
-from executor.hash_join import HashJoin
 from executor.hash_aggregate import HashAggregate
+from executor.hash_join import HashJoin
 from executor.limit import Limit
 from executor.operator import Operator
 from executor.project import Project
@@ -18,100 +26,106 @@ from executor.set_operation import SetOperation
 from executor.sort import Sort
 from executor.state import InstanceStates
 from executor.top_n import TopN
+from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
 from executor.values import Values
 from executor.window import Window
-from planner.logical import (
-    LogicalAggregate, LogicalAssertOneRow, LogicalFileScan, LogicalFilter, LogicalJoin,
-    LogicalLimit, LogicalPlan, LogicalProject, LogicalScan, LogicalSetOp, LogicalSort,
-    LogicalValues, LogicalWindow,
-)
-from planner.runtime_filters import RuntimeFilterDesc
+from planner import physical as ph
+from planner.aggregate_phase import AggPhase
+
+Receive = Callable[[ph.Exchange], Operator]
+ScanRanges = Callable[[ph.OlapScan], tuple[Any, ...] | None]  # planned ScanRanges
 
 
-Substitute = Callable[[LogicalPlan, tuple[int, ...]], Operator]
-
-
-def build_operator(plan: LogicalPlan, runtime_filters: Sequence[RuntimeFilterDesc] = (),
-                   *, path: tuple[int, ...] = (),
-                   substitute: dict[tuple[int, ...], Substitute] | None = None,
-                   built: dict[tuple[int, ...], Operator] | None = None,
+def build_operator(root: ph.PhysicalNode, *, receive: Receive,
+                   scan_ranges: ScanRanges = lambda node: None,
+                   runtime_filters: bool = True,
+                   built: dict[int, Operator] | None = None,
                    states: InstanceStates | None = None) -> Operator:
-    """The operator tree of `plan`; each hash join is given the scans of its planned runtime
-    filters that are built here (those in another fragment reach it through a
-    RuntimeFilterState in `states`).
+    """The operator tree of one fragment instance rooted at `root`.
 
-    Fragment instances (executor/coordinator.py) build a subtree: `path` is where `plan` sits
-    in the whole plan, `substitute` maps plan paths to a builder of what runs there instead
-    (an exchange's receiving end), `built` collects the operator of every path (the
-    profile reads their counters), and `states` holds the query-wide shared states the
-    coordinator created for this instance (shared broadcast builds, cross-fragment runtime
-    filters), handed to the operators' constructors."""
-    ops: dict[tuple[int, ...], Operator] = {} if built is None else built
-    by_join: dict[tuple[int, ...], list[RuntimeFilterDesc]] = {}
-    for desc in runtime_filters:
-        by_join.setdefault(desc.join_path, []).append(desc)
-    b = _Builder(substitute or {}, ops, by_join, states or InstanceStates())
-    return b.build(plan, path)
+    `receive` gives the receiving end of an exchange (its stream from the sending fragment);
+    `scan_ranges` the ranges an OLAP scan reads in this instance (None: all it planned);
+    hash joins get the scans of their runtime filters built here (targets in another
+    fragment reach them through a RuntimeFilterState in `states`, created by the
+    coordinator with the other shared states)."""
+    b = _Builder(receive, scan_ranges, runtime_filters, {} if built is None else built,
+                 states or InstanceStates())
+    return b.build(root)
 
 
 class _Builder:
-    def __init__(self, substitute: dict[tuple[int, ...], Substitute],
-                 built: dict[tuple[int, ...], Operator],
-                 runtime_filters: dict[tuple[int, ...], list[RuntimeFilterDesc]],
-                 states: InstanceStates) -> None:
-        self.substitute = substitute
-        self.built = built
+    def __init__(self, receive: Receive, scan_ranges: ScanRanges, runtime_filters: bool,
+                 built: dict[int, Operator], states: InstanceStates) -> None:
+        self.receive = receive
+        self.scan_ranges = scan_ranges
         self.runtime_filters = runtime_filters
+        self.built = built
         self.states = states
+        self.scans: dict[int, Scan] = {}  # runtime-filter targets, by node id
 
-    def join(self, plan: LogicalJoin, path: tuple[int, ...], left: Operator,
-             right: Operator) -> HashJoin:
-        # the join's children are built: its filters' target scans in this instance exist
-        targets: list[tuple[RuntimeFilterDesc, Operator]] = []
-        for desc in self.runtime_filters.get(path, ()):
-            scan = self.built.get(desc.target_path)
-            if isinstance(scan, Scan):
-                targets.append((desc, scan))
-        s = self.states
-        return HashJoin(plan, left, right, runtime_targets=targets,
-                        global_filters=s.join_filters.get(path, []),
-                        shared_build=s.join_builds.get(path), build_owner=s.build_owner)
-
-    def build(self, plan: LogicalPlan, path: tuple[int, ...]) -> Operator:
-        sub = self.substitute.get(path)
-        op = sub(plan, path) if sub is not None else _build(plan, path, self)
-        self.built.setdefault(path, op)
+    def build(self, node: ph.PhysicalNode) -> Operator:
+        kids = [self.build(c) for c in node.children]
+        op = self._operator(node, kids)
+        self.built[node.id] = op
+        for folded in node.folded:
+            if isinstance(folded, ph.FoldedProject):
+                op = Project(folded.plan.exprs, op)
+            else:
+                op = Limit(folded.plan.limit, folded.plan.offset, op)
         return op
 
+    def _operator(self, node: ph.PhysicalNode, kids: list[Operator]) -> Operator:
+        plan = node.plan
+        s = self.states
+        if isinstance(node, ph.OlapScan):
+            scan = node.scan
+            ranges = self.scan_ranges(node)
+            if ranges is not None:
+                scan = replace(scan, ranges=ranges)
+            op = Scan(scan, s.scan_filters.get(node.id, []))
+            self.scans[node.id] = op
+            return op
+        if isinstance(node, ph.Exchange):
+            source = self.receive(node)
+            if node.carries == "top_n":  # the sender ran the TOP-N; merge and cut again
+                return _top_n(plan, source)
+            return source
+        if isinstance(node, (ph.HashJoin, ph.NestedLoopJoin)):
+            targets = []
+            if self.runtime_filters and isinstance(node, ph.HashJoin):
+                # the join's children are built: its filters' target scans here exist
+                targets = [(d, self.scans[d.target_node]) for d in node.build_filters
+                           if d.target_node in self.scans]
+            return HashJoin(plan, kids[0], kids[1], runtime_targets=targets,  # type: ignore[arg-type]
+                            global_filters=s.join_filters.get(node.id, []),
+                            shared_build=s.join_builds.get(node.id),
+                            build_owner=s.build_owner)
+        if isinstance(node, ph.HashAggregate):
+            cls = {AggPhase.ONE_PHASE: HashAggregate, AggPhase.UPDATE_SERIALIZE: PartialAggregate,
+                   AggPhase.MERGE_FINALIZE: MergeAggregate}[node.phase]
+            return cls(plan, kids[0])  # type: ignore[arg-type]
+        if isinstance(node, ph.TopN):
+            if node.local:  # below a TOP-N gather: keep every row the merge may need
+                return TopN(node.order_keys, node.top + node.offset, 0, kids[0])
+            return TopN(node.order_keys, node.top, node.offset, kids[0])
+        if isinstance(node, ph.Filter):
+            return Filter(plan.predicate, kids[0])  # type: ignore[union-attr]
+        if isinstance(node, ph.AssertOneRow):
+            return AssertOneRow(kids[0])
+        if isinstance(node, ph.Sort):
+            return Sort(plan.keys, kids[0])  # type: ignore[union-attr]
+        if isinstance(node, ph.Window):
+            return Window(plan, kids[0])  # type: ignore[arg-type]
+        assert plan is not None
+        if isinstance(node, ph.SetOp):
+            return SetOperation(plan.op, plan.names, plan.types, *kids)  # type: ignore[attr-defined]
+        if isinstance(node, ph.Values):
+            return Values(plan.value_names, plan.value_types, plan.rows)  # type: ignore[attr-defined]
+        if isinstance(node, ph.FileScan):
+            return FileScan(plan)  # type: ignore[arg-type]
+        raise NotImplementedError(f"no operator for {type(node).__name__}")
 
-def _build(plan: LogicalPlan, path: tuple[int, ...], b: _Builder) -> Operator:
-    def child(i: int) -> Operator:
-        return b.build(plan.children[i], path + (i,))
 
-    if isinstance(plan, LogicalScan):
-        return Scan(plan, b.states.scan_filters.get(path, []))
-    if isinstance(plan, LogicalValues):
-        return Values(plan)
-    if isinstance(plan, LogicalFileScan):
-        return FileScan(plan)
-    if isinstance(plan, LogicalFilter):
-        return Filter(plan, child(0))
-    if isinstance(plan, LogicalProject):
-        return Project(plan, child(0))
-    if isinstance(plan, LogicalAggregate):
-        return HashAggregate(plan, child(0))
-    if isinstance(plan, LogicalSort):
-        return Sort(plan, child(0))
-    if isinstance(plan, LogicalLimit):
-        if isinstance(plan.child, LogicalSort) and plan.limit is not None:
-            return TopN(plan, b.build(plan.child.child, path + (0, 0)))  # EXPLAIN's VTOP-N
-        return Limit(plan, child(0))
-    if isinstance(plan, LogicalJoin):
-        return b.join(plan, path, child(0), child(1))
-    if isinstance(plan, LogicalSetOp):
-        return SetOperation(plan, *(child(i) for i in range(len(plan.inputs))))
-    if isinstance(plan, LogicalWindow):
-        return Window(plan, child(0))
-    if isinstance(plan, LogicalAssertOneRow):
-        return AssertOneRow(plan, child(0))
-    raise NotImplementedError(f"no operator for {type(plan).__name__}")
+def _top_n(plan: object, child: Operator) -> TopN:
+    """The merging TOP-N above a TOP-N gather: `plan` is the LIMIT over the ORDER BY."""
+    return TopN(plan.child.keys, plan.limit, plan.offset, child)  # type: ignore[attr-defined]

@@ -12,11 +12,12 @@ planner/distribute.py cuts the plan into fragments; here each fragment gets its 
 - an UNPARTITIONED fragment runs one instance. Fragment 0 (the result sink) runs on the
   caller's thread, pulled lazily as the server streams rows; every other instance runs on its
   own thread and pushes its output into the exchange above it (executor/exchange.py).
-An instance is the fragment's plan subtree with its scans restricted to the instance's tablets
-and every exchange below it replaced by the receiving end (`ExchangeSource`, a merging
-aggregate, or a merging TOP-N), built by executor/build.py, so operators are the same ones a
-single pipeline uses. Errors and KILL stop every instance (the first real error is what the
-client sees); closing the result early (LIMIT) halts and joins them.
+An instance is the fragment's physical nodes (planner/physical.py) built 1:1 into operators by
+executor/build.py, its scans reading only the instance's tablets and each exchange its
+receiving end (`ExchangeSource`, or the sender's operators pulled inline); the coordinator
+reads only the fragments and their DataPartitions, never the logical plan. Errors and KILL
+stop every instance (the first real error is what the client sees); closing the result early
+(LIMIT) halts and joins them.
 Upstream: Doris `Coordinator` (fragment instance params, `computeScanRangeAssignment`,
 bucket-seq-to-instance maps for colocate and bucket shuffle), `PipelineFragmentContext`.
 """
@@ -28,36 +29,36 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
-from executor.build import Substitute, build_operator
+from executor.build import build_operator
 from executor.exchange import (
-    ExchangeCounters, ExchangeSource, InlineExchange, QueryRun, Receiver, Sender,
+    ExchangeCounters,
+    ExchangeSource,
+    InlineExchange,
+    QueryRun,
+    Receiver,
+    Sender,
 )
 from executor.grouped_state import state_names
 from executor.operator import ExecContext, Operator
 from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
-from executor.top_n import TopN
-from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
-from planner.distribute import DistributedPlan, ExchangeSpec, PNode
+from planner.distribute import DistributedPlan, ExchangeSpec
 from planner.fragment import PlanFragment
-from planner.logical import (
-    LogicalAggregate, LogicalLimit, LogicalPlan, LogicalScan, ScanRange,
-)
 from planner.partitioning import PartitionKind
+from planner.physical import Exchange, HashJoin, NestedLoopJoin, OlapScan, walk
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
 
-Path = tuple[int, ...]
 
 @dataclass
 class Link:
     """One exchange: `sender` fragment's instances -> `receiver` fragment's instances."""
 
-    node: PNode  # the VEXCHANGE
+    node: Exchange
     spec: ExchangeSpec
-    path: Path  # the plan node whose output (or partial state) moves
     sender: FragmentRun
     receiver: FragmentRun
     counters: ExchangeCounters = field(default_factory=ExchangeCounters)
@@ -68,7 +69,7 @@ class Link:
 class Instance:
     backend: int | None
     units: frozenset[object] | None  # bucket seqs or tablet ids; None: no scans
-    ops: dict[Path, Operator] = field(default_factory=dict)
+    ops: dict[int, Operator] = field(default_factory=dict)  # by physical node id
     root: Operator | None = None
     stats: ScanStats = field(default_factory=ScanStats)
 
@@ -76,10 +77,9 @@ class Instance:
 @dataclass
 class FragmentRun:
     fragment: PlanFragment
-    path: Path  # where its plan subtree starts
     output: Link | None = None
     inputs: list[Link] = field(default_factory=list)
-    scans: dict[Path, LogicalScan] = field(default_factory=dict)  # by plan path
+    scans: dict[int, OlapScan] = field(default_factory=dict)  # by node id
     bucketed: bool = False
     instances: list[Instance] = field(default_factory=list)
 
@@ -88,18 +88,11 @@ class FragmentRun:
         return sorted({i.backend for i in self.instances if i.backend is not None})
 
 
-def node_at(plan: LogicalPlan, path: Path) -> LogicalPlan:
-    for i in path:
-        plan = plan.children[i]
-    return plan
-
-
 class Coordinator:
     """Instances of every fragment of one query; `run()` yields the result batches."""
 
-    def __init__(self, plan: LogicalPlan, dplan: DistributedPlan, ctx: ExecContext,
+    def __init__(self, dplan: DistributedPlan, ctx: ExecContext,
                  backends: list[int], runtime_filters: bool, small_rows: int) -> None:
-        self.plan = plan
         # a scan fragment over fewer stored rows runs as one instance (shaledb_small_fragment_rows)
         self.small_rows = small_rows
         self.dplan = dplan
@@ -114,40 +107,46 @@ class Coordinator:
         for f in reversed(self.frags):  # senders first: a receiver sizes itself by them
             self._assign(f)
         self._wire()
-        # broadcast joins the planner marked shared_build, by join path: when their fragment
-        # runs several instances only instance 0 receives the rows and builds
+        # broadcast joins the planner marked shared_build, by join node id: when their
+        # fragment runs several instances only instance 0 receives the rows and builds
         # (executor/state.py JoinBuildState)
-        self.join_builds: dict[Path, JoinBuildState] = {
-            link.path[:-1]: JoinBuildState() for link in self.links
-            if link.path[:-1] in self._shared_build_joins and link.path[-1] == 1
-            and len(link.receiver.instances) > 1}
-        self.join_filters: dict[Path, list[RuntimeFilterState]] = defaultdict(list)
-        self.scan_filters: dict[Path, list[RuntimeFilterState]] = defaultdict(list)
+        self.join_builds: dict[int, JoinBuildState] = {
+            join: JoinBuildState() for join, ex in self._shared_builds.items()
+            if len(self._link_of[ex].receiver.instances) > 1}
+        self._shared_exchanges = {self._shared_builds[j] for j in self.join_builds}
+        self.join_filters: dict[int, list[RuntimeFilterState]] = defaultdict(list)
+        self.scan_filters: dict[int, list[RuntimeFilterState]] = defaultdict(list)
         if runtime_filters:
             self._global_filters()
 
     # ---- structure -------------------------------------------------------------------------
     def _cut(self) -> None:
-        self._shared_build_joins: set[Path] = set()
-        self._join_runs: dict[Path, FragmentRun] = {}  # by join path: the fragment running it
+        # shared-build joins: join node id -> the id of the exchange feeding their build side
+        self._shared_builds: dict[int, int] = {}
+        self._join_runs: dict[int, FragmentRun] = {}  # by join node id: the fragment running it
+        self._scan_runs: dict[int, FragmentRun] = {}  # by scan node id
+        self._link_of: dict[int, Link] = {}  # by exchange node id
 
-        def visit(frag: PlanFragment, path: Path) -> FragmentRun:
-            run = FragmentRun(frag, path)
+        def visit(frag: PlanFragment) -> FragmentRun:
+            run = FragmentRun(frag)
             self.frags.append(run)
             stack = [frag.root]
             while stack:
                 n = stack.pop()
-                if n.shared_build:
-                    self._shared_build_joins.add(n.path)
-                if n.join_mode is not None:
-                    self._join_runs[n.path] = run
-                if n.scan is not None:
-                    run.scans[n.path] = n.scan
-                if n.source is not None:
-                    assert n.exchange is not None
-                    assert n.sender_fragment is not None
-                    sender = visit(self.dplan.fragments[n.sender_fragment], n.path)
-                    link = Link(n, n.exchange, n.path, sender, run)
+                if isinstance(n, (HashJoin, NestedLoopJoin)):
+                    build = n.children[1]
+                    if n.shared_build and isinstance(build, Exchange):
+                        self._shared_builds[n.id] = build.id
+                    self._join_runs[n.id] = run
+                if isinstance(n, OlapScan):
+                    run.scans[n.id] = n
+                    self._scan_runs[n.id] = run
+                if isinstance(n, Exchange):
+                    sender = visit(self.dplan.fragments[n.sender_fragment])
+                    spec = ExchangeSpec(n.partition, n.replicated, n.carries == "agg_state",
+                                        n.carries == "top_n")
+                    link = Link(n, spec, sender, run)
+                    self._link_of[n.id] = link
                     sender.output = link
                     run.inputs.append(link)
                     self.links.append(link)
@@ -155,24 +154,22 @@ class Coordinator:
                 stack.extend(n.children)
             return run
 
-        visit(self.dplan.fragments[0], ())
+        visit(self.dplan.fragments[0])
 
     def _global_filters(self) -> None:
-        """Runtime filters whose target scan is below an exchange under the join's probe side
-        (executor/state.py RuntimeFilterState); targets in the join's own fragment are
-        wired inside each instance by executor/build.py."""
+        """Runtime filters whose target scan runs in another fragment than the join (below an
+        exchange under the join's probe side; executor/state.py RuntimeFilterState); targets
+        in the join's own fragment are wired inside each instance by executor/build.py."""
         for desc in self.dplan.runtime_filters:
-            path, target = desc.join_path, desc.target_path
-            probe = path + (0,)
-            if not any(lk.path[:len(probe)] == probe and target[:len(lk.path)] == lk.path
-                       for lk in self.links):
+            run = self._join_runs[desc.join_node]
+            if self._scan_runs[desc.target_node] is run:
                 continue  # in the join's own fragment: wired by executor/build.py
-            run = self._join_runs[path]
-            right = next((lk for lk in self.links if lk.path == path + (1,)), None)
-            whole = len(run.instances) == 1 or (right is not None and right.spec.replicated)
+            join = next(n for n in walk(run.fragment.root) if n.id == desc.join_node)
+            right = join.children[1]
+            whole = len(run.instances) == 1 or (isinstance(right, Exchange) and right.replicated)
             gf = RuntimeFilterState(desc.column, desc.key_index, len(run.instances), whole)
-            self.join_filters[path].append(gf)
-            self.scan_filters[target].append(gf)
+            self.join_filters[desc.join_node].append(gf)
+            self.scan_filters[desc.target_node].append(gf)
 
     # ---- instances -------------------------------------------------------------------------
     def _assign(self, run: FragmentRun) -> None:
@@ -204,7 +201,7 @@ class Coordinator:
             run.instances = [Instance(self.backends[0], None)]
             return
         per_backend: dict[int, list[object]] = defaultdict(list)
-        for unit in sorted(owner, key=lambda u: (owner[u], u)):  # type: ignore[arg-type]
+        for unit in sorted(owner, key=lambda u: (owner[u], u)):  # type: ignore[arg-type, unused-ignore]
             per_backend[owner[unit]].append(unit)
         rows = sum(s.row_count for s in scans)
         if rows < self.small_rows:
@@ -219,7 +216,7 @@ class Coordinator:
             for j in range(min(k, len(units))):
                 run.instances.append(Instance(backend, frozenset(units[j::k])))
 
-    def _unit(self, run: FragmentRun, r: ScanRange) -> object:
+    def _unit(self, run: FragmentRun, r: Any) -> object:  # a planned ScanRange
         return r.tablet.bucket_seq if run.bucketed else r.tablet.tablet_id
 
     def _bucket_instance(self, run: FragmentRun, buckets: int) -> np.ndarray:
@@ -242,72 +239,36 @@ class Coordinator:
     # ---- building one instance -------------------------------------------------------------
     def _build(self, run: FragmentRun, index: int) -> Operator:
         inst = run.instances[index]
-        plan = node_at(self.plan, run.path)
-        if inst.units is not None:
-            plan = self._restrict(run, plan, run.path, inst.units)
-        substitute: dict[Path, Substitute] = {}
-        for link in run.inputs:
-            substitute[link.path] = self._receiving_end(link, link.receivers[index])
-        out = run.output
+
+        def scan_ranges(node: OlapScan) -> tuple[Any, ...] | None:
+            if inst.units is None or node.id not in run.scans:
+                return None
+            return tuple(r for r in node.ranges if self._unit(run, r) in inst.units)
+
+        def receive(node: Exchange) -> Operator:
+            link = self._link_of[node.id]
+            plan = node.plan
+            assert plan is not None
+            if node.carries == "agg_state":  # the merging aggregate's partial states
+                names = state_names(plan)  # type: ignore[arg-type]
+            else:
+                names = plan.names
+            if self.inline(link):
+                return InlineExchange(self._build(link.sender, 0), link.counters, names)
+            return ExchangeSource(link.receivers[index], names)
+
         # a COLOCATE join is an ordinary hash join here: the instance holds whole buckets of
         # both tables, so every match is local
         states = InstanceStates(self.join_builds, index == 0, self.join_filters,
                                 self.scan_filters)
-        build = {"runtime_filters": self.dplan.runtime_filters if self.rf else (),
-                 "substitute": substitute, "built": inst.ops, "states": states}
-        if out is not None and out.spec.aggregate:
-            assert isinstance(plan, LogicalAggregate)
-            child = build_operator(plan.child, path=run.path + (0,), **build)  # type: ignore[arg-type]
-            root: Operator = PartialAggregate(plan, child)
-            inst.ops[run.path] = root
-        elif out is not None and out.spec.top_n:
-            assert isinstance(plan, LogicalLimit) and plan.limit is not None
-            local = replace(plan, limit=plan.limit + plan.offset, offset=0)
-            root = build_operator(local, path=run.path, **build)  # type: ignore[arg-type]
-        else:
-            root = build_operator(plan, path=run.path, **build)  # type: ignore[arg-type]
-        return root
-
-    def _restrict(self, run: FragmentRun, plan: LogicalPlan, path: Path,
-                  units: frozenset[object]) -> LogicalPlan:
-        """`plan` (at `path`) with the fragment's scans reading only the instance's units
-        (bucket seqs or tablets); scans of other fragments (below exchanges) are untouched."""
-        if isinstance(plan, LogicalScan):
-            if path not in run.scans:
-                return plan
-            return replace(plan, ranges=tuple(r for r in plan.ranges
-                                              if self._unit(run, r) in units))
-        kids = plan.children
-        if not kids:
-            return plan
-        return plan.with_children(*(self._restrict(run, c, path + (i,), units)
-                                    for i, c in enumerate(kids)))
+        return build_operator(run.fragment.root, receive=receive,
+                              scan_ranges=scan_ranges,
+                              runtime_filters=self.rf, built=inst.ops, states=states)
 
     def inline(self, link: Link) -> bool:
         """One sender instance and one receiver: the receiver pulls the sender's operators
         on its own thread (no thread, no queue; rows and bytes still counted)."""
         return len(link.sender.instances) == 1 and len(link.receiver.instances) == 1
-
-    def _receiving_end(self, link: Link, receiver: Receiver) -> Substitute:
-        spec = link.spec
-
-        def source(names: tuple[str, ...]) -> Operator:
-            if self.inline(link):
-                return InlineExchange(self._build(link.sender, 0), link.counters, names)
-            return ExchangeSource(receiver, names)
-
-        if spec.aggregate:
-            def merge(plan: LogicalPlan, path: Path) -> Operator:
-                # the partial states, serialized as Batches (executor/two_phase_aggregate.py)
-                assert isinstance(plan, LogicalAggregate)
-                return MergeAggregate(plan, source(state_names(plan)))
-            return merge
-        if spec.top_n:
-            def top_n(plan: LogicalPlan, path: Path) -> Operator:
-                assert isinstance(plan, LogicalLimit)
-                return TopN(plan, source(plan.names))
-            return top_n
-        return lambda plan, path: source(plan.names)
 
     # ---- running ---------------------------------------------------------------------------
     def _instance_ctx(self, run: FragmentRun, inst: Instance) -> ExecContext:
@@ -325,7 +286,7 @@ class Coordinator:
             assert bucketing is not None
             assert link.receiver.bucketed or len(link.receiver.instances) == 1
             bucket_map = self._bucket_instance(link.receiver, bucketing.buckets)
-        shared = link.path[-1:] == (1,) and link.path[:-1] in self.join_builds
+        shared = link.node.id in self._shared_exchanges
         receivers = link.receivers[:1] if shared else link.receivers
         return Sender(link.spec, receivers, index, link.counters, ctx.cancel, bucket_map)
 
@@ -377,13 +338,13 @@ class Coordinator:
             root.close()
 
     # ---- profile ---------------------------------------------------------------------------
-    def operators(self, fragment_id: int, path: Path) -> list[Operator]:
-        """The operators (one per instance) that ran plan node `path` in fragment
+    def operators(self, fragment_id: int, node_id: int) -> list[Operator]:
+        """The operators (one per instance) that ran physical node `node_id` in fragment
         `fragment_id`."""
         run = next((r for r in self.frags if r.fragment.id == fragment_id), None)
         if run is None:
             return []
-        return [i.ops[path] for i in run.instances if path in i.ops]
+        return [i.ops[node_id] for i in run.instances if node_id in i.ops]
 
     def link(self, exchange_id: int) -> Link | None:
         return next((lk for lk in self.links if lk.node.id == exchange_id), None)

@@ -7,18 +7,18 @@ from collections.abc import Iterator
 
 from executor.compile import compile_predicate
 from executor.operator import ExecContext, Operator
-from planner.logical import LogicalFilter
+from sql.binder.expressions import Expr
 from storage.batch import Batch
 
 
 class Filter(Operator):
-    def __init__(self, plan: LogicalFilter, child: Operator) -> None:
+    def __init__(self, predicate: Expr, child: Operator) -> None:
         super().__init__(child)
-        self.plan = plan
+        self.predicate = predicate
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
-        self._keep = compile_predicate(self.plan.predicate, ctx.cancel)
+        self._keep = compile_predicate(self.predicate, ctx.cancel)
 
     def produce(self) -> Iterator[Batch]:
         for batch in self.child_batches():

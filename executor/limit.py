@@ -6,18 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from executor.operator import Operator
-from planner.logical import LogicalLimit
 from storage.batch import Batch
 
 
 class Limit(Operator):
-    def __init__(self, plan: LogicalLimit, child: Operator) -> None:
+    def __init__(self, limit: int | None, offset: int, child: Operator) -> None:
         super().__init__(child)
-        self.plan = plan
+        self.limit = limit  # None: OFFSET only
+        self.offset = offset
 
     def produce(self) -> Iterator[Batch]:
-        skip = self.plan.offset
-        remaining = self.plan.limit
+        skip = self.offset
+        remaining = self.limit
         if remaining == 0:
             return
         source = self.child_batches()

@@ -56,9 +56,8 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
                                scan_stats=profile,
                                memory=MemTracker(options.exec_mem_limit, _query_id()),
                                parallelism=scan_parallelism(options))
-        coordinator = Coordinator(prepared.plan, prepared.dplan, exec_ctx,
-                                  _backend_ids(storage), options.runtime_filters,
-                                  options.small_fragment_rows)
+        coordinator = Coordinator(prepared.dplan, exec_ctx, _backend_ids(storage),
+                                  options.runtime_filters, options.small_fragment_rows)
         result.coordinator = coordinator
         # Compaction keeps the rowsets of the planned versions while this query reads.
         with storage.reading():

@@ -15,22 +15,23 @@ import numpy as np
 
 from executor.keys import group_codes
 from executor.operator import Operator, chunks
-from planner.logical import LogicalSetOp
 from storage.batch import Batch, Column
+from storage.types import DataType
 
 
 class SetOperation(Operator):
-    def __init__(self, plan: LogicalSetOp, *inputs: Operator) -> None:
+    def __init__(self, op: str, names: tuple[str, ...], types: tuple[DataType, ...],
+                 *inputs: Operator) -> None:
         super().__init__(*inputs)
-        self.plan = plan
+        self.op, self.names, self.types = op, names, types  # op: union_all/intersect/except
 
     def _drain(self, op: Operator) -> Batch:
-        parts = [b.rename(self.plan.names) for b in op.batches() if b.num_rows]
-        return Batch.concat(parts) if parts else Batch.empty(self.plan.names, self.plan.types)
+        parts = [b.rename(self.names) for b in op.batches() if b.num_rows]
+        return Batch.concat(parts) if parts else Batch.empty(self.names, self.types)
 
     def produce(self) -> Iterator[Batch]:
-        names = self.plan.names
-        if self.plan.op == "union_all":
+        names = self.names
+        if self.op == "union_all":
             for op in self.children:
                 for b in op.batches():
                     if b.num_rows:
@@ -46,7 +47,7 @@ class SetOperation(Operator):
         lcodes, rcodes = codes[:nl], codes[nl:]
         _, first = np.unique(lcodes, return_index=True)
         keep = np.isin(lcodes[first], rcodes)
-        if self.plan.op == "except":
+        if self.op == "except":
             keep = ~keep
         rows = np.sort(first[keep])
         if len(rows):

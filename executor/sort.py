@@ -7,34 +7,46 @@ and NULLS FIRST/LAST (MySQL/Doris default: NULLs first for ASC, last for DESC), 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 from executor.compile import compile_column
 from executor.keys import lexsort_indices, sort_key
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
-from planner.logical import LogicalSort
+from sql.binder.expressions import Expr
 from storage.batch import Batch
+
+
+class SortSpec(Protocol):
+    """One ORDER BY key as the operator needs it (the planner's SortKey has this shape)."""
+
+    @property
+    def expr(self) -> Expr: ...
+    @property
+    def desc(self) -> bool: ...
+    @property
+    def nulls_first(self) -> bool: ...
 
 
 class Sort(BufferedInput, SinkOperator):
     memory_node = "Sort"
 
-    def __init__(self, plan: LogicalSort, child: Operator) -> None:
+    def __init__(self, keys: Sequence[SortSpec], child: Operator) -> None:
         super().__init__(child)
-        self.plan = plan
+        self.keys = tuple(keys)
         self._init_buffer()
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
-        self._key_fns = [compile_column(k.expr, ctx.cancel) for k in self.plan.keys]
+        self._key_fns = [compile_column(k.expr, ctx.cancel) for k in self.keys]
 
     def sorted_rows(self, batches: list[Batch]) -> Batch:
         """`batches` concatenated and ordered by the sort keys (stable: ties keep input
         order)."""
         data = Batch.concat(batches)
         keys = [sort_key(fn(data), k.desc, k.nulls_first)
-                for fn, k in zip(self._key_fns, self.plan.keys)]
+                for fn, k in zip(self._key_fns, self.keys)]
         return data.take(lexsort_indices(keys))
 
     def finalize(self) -> Iterator[Batch]:

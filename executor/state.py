@@ -7,7 +7,8 @@ the operators' constructors (executor/build.py), keyed by the plan node they bel
 - `RuntimeFilterState`: a runtime filter whose target scan runs in another fragment than its
   join (across an exchange): every instance of the join's fragment publishes its build keys,
   the target scans wait for the union.
-- `InstanceStates`: what one instance is given: the shared builds and filters by plan path.
+- `InstanceStates`: what one instance is given: the shared builds and filters by physical node
+  id (planner/physical.py).
 Upstream: Doris' shared hash table for broadcast joins
 (`enable_share_hash_table_for_broadcast_join`), global runtime filter merge.
 """
@@ -22,8 +23,6 @@ from executor.runtime_filter import USELESS_FRACTION, build_predicates
 from sql.errors import QueryCancelled
 from storage.batch import Batch, Column
 from storage.predicates import ColumnPredicate
-
-PlanPath = tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +111,11 @@ class RuntimeFilterState:
 
 @dataclass
 class InstanceStates:
-    """The shared states one fragment instance's operators get, by plan path."""
+    """The shared states one fragment instance's operators get, by physical node id."""
 
     # broadcast joins whose build is shared, and whether this instance builds it
-    join_builds: dict[PlanPath, JoinBuildState] = field(default_factory=dict)
+    join_builds: dict[int, JoinBuildState] = field(default_factory=dict)
     build_owner: bool = True
     # runtime filters crossing an exchange: published by joins, awaited by scans
-    join_filters: dict[PlanPath, list[RuntimeFilterState]] = field(default_factory=dict)
-    scan_filters: dict[PlanPath, list[RuntimeFilterState]] = field(default_factory=dict)
+    join_filters: dict[int, list[RuntimeFilterState]] = field(default_factory=dict)
+    scan_filters: dict[int, list[RuntimeFilterState]] = field(default_factory=dict)

@@ -12,11 +12,10 @@ Upstream: Doris `VSortNode` with limit (TopN), DuckDB `PhysicalTopN`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from executor.operator import Operator, chunks
-from executor.sort import Sort
-from planner.logical import LogicalLimit, LogicalSort
+from executor.sort import Sort, SortSpec
 from storage.batch import Batch
 
 COMPACT_ROWS = 1 << 16
@@ -26,12 +25,11 @@ class TopN(Sort):
     # Doris runs a TOP-N in its sort node: memory errors name that node
     memory_node = "Sort"
 
-    def __init__(self, plan: LogicalLimit, child: Operator) -> None:
-        sort = plan.child
-        assert isinstance(sort, LogicalSort) and plan.limit is not None, "TOP-N is a sorted LIMIT"
-        super().__init__(sort, child)
-        self.limit_plan = plan
-        self.keep = plan.limit + plan.offset
+    def __init__(self, keys: Sequence[SortSpec], limit: int, offset: int,
+                 child: Operator) -> None:
+        super().__init__(keys, child)
+        self.limit, self.offset = limit, offset
+        self.keep = limit + offset
         self._rows = 0
 
     def sink(self, batch: Batch) -> None:
@@ -47,8 +45,8 @@ class TopN(Sort):
 
     def finalize(self) -> Iterator[Batch]:
         batches = self.take_buffered()
-        if not batches or self.limit_plan.limit == 0:
+        if not batches or self.limit == 0:
             return
         data = self.sorted_rows(batches)
-        start = min(self.limit_plan.offset, data.num_rows)
+        start = min(self.offset, data.num_rows)
         yield from chunks(data.slice(start, min(self.keep, data.num_rows)), self.ctx.batch_size)

@@ -3,22 +3,22 @@ Upstream: Doris `UnionNode` of constant rows / Nereids `OneRowRelation`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from executor.operator import Operator, chunks
-from planner.logical import LogicalValues
 from storage.batch import Batch, Column
+from storage.types import DataType
 
 
 class Values(Operator):
-    def __init__(self, plan: LogicalValues) -> None:
+    def __init__(self, names: Sequence[str], types: Sequence[DataType],
+                 rows: Sequence[Sequence[object]]) -> None:
         super().__init__()
-        self.plan = plan
+        self.names, self.types, self.rows = tuple(names), tuple(types), rows
 
     def produce(self) -> Iterator[Batch]:
-        p = self.plan
-        if not p.rows:
+        if not self.rows:
             return
-        cols = tuple(Column.from_physical(t, [r[i] for r in p.rows])
-                     for i, t in enumerate(p.value_types))
-        yield from chunks(Batch(p.value_names, cols), self.ctx.batch_size)
+        cols = tuple(Column.from_physical(t, [r[i] for r in self.rows])
+                     for i, t in enumerate(self.types))
+        yield from chunks(Batch(self.names, cols), self.ctx.batch_size)

@@ -64,6 +64,24 @@ from planner.partitioning import (
     PartitionKind,
     TableBucketing,
 )
+from planner.physical import (
+    AssertOneRow,
+    Exchange,
+    FileScan,
+    Filter,
+    FoldedLimit,
+    FoldedProject,
+    HashAggregate,
+    HashJoin,
+    NestedLoopJoin,
+    OlapScan,
+    PhysicalNode,
+    SetOp,
+    Sort,
+    TopN,
+    Values,
+    Window,
+)
 from planner.runtime_filters import RuntimeFilterDesc, runtime_filters
 from planner.scan_info import partitions_line, table_line, tablets_line
 from planner.statistics import estimate_rows
@@ -136,25 +154,23 @@ BROADCAST_SPEC = ExchangeSpec(UNPARTITIONED, replicated=True)
 
 
 @dataclass
-class PNode:
+class _Draft:
+    """A physical node while the planner still decides around it (a LIMIT above folds into
+    it, runtime filters above target it, fragments are cut): frozen into `cls` (a
+    planner/physical.py node) with `attrs` once the plan is complete."""
+
     id: int
-    name: str
-    details: list[str] = field(default_factory=list)
+    cls: type[PhysicalNode]
+    attrs: dict[str, object] = field(default_factory=dict)
+    children: list[_Draft] = field(default_factory=list)
     verbose: list[str] = field(default_factory=list)  # EXPLAIN VERBOSE only
-    children: list[PNode] = field(default_factory=list)
-    # exchanges: the subtree feeding it (another fragment), its sink line and partition
-    source: PNode | None = None
+    limits: list[int | None] = field(default_factory=list)
+    plan: LogicalPlan | None = None
+    folded: list[FoldedProject | FoldedLimit] = field(default_factory=list)
+    # exchanges: the subtree feeding it (another fragment) and how that one is partitioned
+    source: _Draft | None = None
     source_dist: Dist | None = None
     shape: str = ""  # EXPLAIN SHAPE PLAN label
-    colocated: bool = False
-    join_mode: JoinMode | None = None  # joins: how they are distributed
-    rejected: tuple[tuple[JoinMode, str], ...] = ()  # hash joins: cheaper modes, and why not
-    agg_phase: AggPhase | None = None  # aggregates: which phase this node runs
-    # broadcast joins: the instances of the fragment share one build (Doris'
-    # enable_share_hash_table_for_broadcast_join): one instance receives the rows and builds
-    shared_build: bool = False
-    olap_scan: bool = False  # runtime-filter targets and index usage are keyed by its path
-    scan: LogicalScan | None = None  # OLAP scans: what they read (table, ranges, row count)
     # child indexes from the plan root to the logical node this node executes (the executor's
     # operator tree mirrors the plan, so the profile finds the operator at the same path);
     # exchanges carry the path of the node whose output they move
@@ -189,8 +205,6 @@ _NO_BROADCAST = ("right", "full", "right_semi", "right_anti")
 # joins whose output holds rows the left side did not produce (their left columns are NULL, or
 # they are right rows only): the left side's distribution does not describe the output
 _NULLS_LEFT_KEYS = ("right", "full", "right_semi", "right_anti")
-_MODE_WORDS = {JoinMode.COLOCATE: "colocate", JoinMode.BUCKET_SHUFFLE: "bucket shuffle",
-               JoinMode.BROADCAST: "broadcast"}
 # A right side this small is always broadcast (copying it costs less than any shuffle setup).
 SMALL_BROADCAST_ROWS = 10_000
 
@@ -205,6 +219,7 @@ class _Planner:
         self.scan_usage: dict[tuple[int, ...], IndexUsage] = {}
         self.display: dict[str, str] = {}  # projected output name -> its expression's text
         self._path: tuple[int, ...] = ()
+        self._plans: dict[tuple[int, ...], LogicalPlan] = {}  # by path, as visited
 
     def text(self, e: Expr) -> str:
         """An expression as EXPLAIN prints it (projected names replaced by what they compute)."""
@@ -212,44 +227,46 @@ class _Planner:
             return self.display[e.name]
         return expr_text(e)
 
-    def node(self, name: str, children: list[PNode] | None = None,
-             details: list[str] | None = None, shape: str = "") -> PNode:
-        n = PNode(self._ids, name, details or [], [], children or [], shape=shape,
-                  path=self._path)
+    def node(self, cls: type[PhysicalNode], children: list[_Draft] | None = None,
+             shape: str = "", **attrs: object) -> _Draft:
+        n = _Draft(self._ids, cls, attrs, children or [], shape=shape, path=self._path,
+                   plan=self._plans.get(self._path))
         self._ids += 1
         return n
 
-    def exchange(self, child: PNode, dist: Dist, shape: str, spec: ExchangeSpec,
-                 at: tuple[int, ...]) -> PNode:
+    def exchange(self, child: _Draft, dist: Dist, shape: str, spec: ExchangeSpec,
+                 at: tuple[int, ...]) -> _Draft:
         """An exchange moving the output of the plan node at path `at` (its sender fragment
         computes that node; `child` is the top of what EXPLAIN draws below the exchange)."""
-        ex = self.node("VEXCHANGE", details=["offset: 0"], shape=shape)
+        ex = self.node(Exchange, shape=shape)
         ex.source, ex.source_dist, ex.path = child, dist, at
+        ex.plan = self._plans[at]
         ex.exchange = spec
         return ex
 
-    def gather(self, node: PNode, dist: Dist, at: tuple[int, ...],
-               spec: ExchangeSpec = GATHER_SPEC) -> PNode:
+    def gather(self, node: _Draft, dist: Dist, at: tuple[int, ...],
+               spec: ExchangeSpec = GATHER_SPEC) -> _Draft:
         if dist.kind is PartitionKind.UNPARTITIONED:
             return node
         return self.exchange(node, dist, "PhysicalDistribute[DistributionSpecGather]", spec, at)
 
     # ---- visiting --------------------------------------------------------------------------
-    def visit(self, plan: LogicalPlan, path: tuple[int, ...] = ()) -> tuple[PNode, Dist]:
+    def visit(self, plan: LogicalPlan, path: tuple[int, ...] = ()) -> tuple[_Draft, Dist]:
         saved, self._path = self._path, path
+        self._plans[path] = plan
         try:
             return self._visit(plan)
         finally:
             self._path = saved
 
-    def child(self, plan: LogicalPlan, *index: int) -> tuple[PNode, Dist]:
+    def child(self, plan: LogicalPlan, *index: int) -> tuple[_Draft, Dist]:
         """Visit the node at child position(s) `index` below the node being planned."""
         node = plan
         for i in index:
             node = node.children[i]
         return self.visit(node, self._path + index)
 
-    def _visit(self, plan: LogicalPlan) -> tuple[PNode, Dist]:
+    def _visit(self, plan: LogicalPlan) -> tuple[_Draft, Dist]:
         if isinstance(plan, LogicalScan):
             return self.scan(plan)
         if isinstance(plan, LogicalProject):
@@ -259,11 +276,12 @@ class _Planner:
                 # binder names keep their own `name[#id]`
                 if not isinstance(e, ColumnRef) or ("#" not in n and n != e.name):
                     self.display.setdefault(n, self.text(e))
+            node.folded.append(FoldedProject(plan))
             return node, _through_project(dist, plan)
         if isinstance(plan, LogicalFilter):
             node, dist = self.child(plan, 0)
-            sel = self.node("VSELECT", [node], [f"predicates: {self.text(plan.predicate)}"],
-                            shape="PhysicalFilter")
+            sel = self.node(Filter, [node], shape="PhysicalFilter",
+                            predicate_text=self.text(plan.predicate))
             return sel, dist
         if isinstance(plan, LogicalJoin):
             return self.join(plan)
@@ -274,37 +292,33 @@ class _Planner:
         if isinstance(plan, LogicalSort):
             node, dist = self.child(plan, 0)
             node = self.gather(node, dist, self._path + (0,))
-            keys = ", ".join(f"{self.text(k.expr)} {'DESC' if k.desc else 'ASC'}"
-                             for k in plan.keys)
-            return self.node("VSORT", [node], [f"order by: {keys}", "offset: 0"],
-                             shape="PhysicalQuickSort"), GATHER
+            keys = tuple((self.text(k.expr), k.desc) for k in plan.keys)
+            return self.node(Sort, [node], shape="PhysicalQuickSort", order_by=keys), GATHER
         if isinstance(plan, LogicalWindow):
             node, dist = self.child(plan, 0)
             node = self.gather(node, dist, self._path + (0,))
             fns = ", ".join(self.text(w) for _, w in plan.windows)
-            return self.node("VANALYTIC-EVAL", [node], [f"functions: {fns}"],
-                             shape="PhysicalWindow"), GATHER
+            return self.node(Window, [node], shape="PhysicalWindow",
+                             functions_text=fns), GATHER
         if isinstance(plan, LogicalSetOp):
             kids = [self.gather(*self.child(plan, i), self._path + (i,))
                     for i in range(len(plan.inputs))]
             name = {"union_all": "VUNION", "intersect": "VINTERSECT", "except": "VEXCEPT"}
-            return self.node(name.get(plan.op, "VUNION"), kids,
+            return self.node(SetOp, kids, op=plan.op,
                              shape=f"Physical{name.get(plan.op, 'VUNION')[1:].title()}"), GATHER
         if isinstance(plan, LogicalAssertOneRow):
             node = self.gather(*self.child(plan, 0), self._path + (0,))
-            return self.node("VASSERT-NUM-ROWS", [node], ["assert number of rows: EQ 1"],
-                             shape="PhysicalAssertNumRows"), GATHER
+            return self.node(AssertOneRow, [node], shape="PhysicalAssertNumRows"), GATHER
         if isinstance(plan, LogicalFileScan):  # read by one instance: the files are local
-            return self.node("VFILE_SCAN_NODE", details=[
-                f"table: {plan.function}", f"format: {plan.format}",
-                f"files: {len(plan.paths)}", f"cardinality={int(estimate_rows(plan))}"],
-                shape="PhysicalTVFRelation"), GATHER
+            return self.node(FileScan, function=plan.function, format=plan.format,
+                             files=len(plan.paths), cardinality=int(estimate_rows(plan)),
+                             shape="PhysicalTVFRelation"), GATHER
         if isinstance(plan, LogicalValues):
-            return self.node("VUNION", details=[f"constant exprs: {len(plan.rows)} rows"],
+            return self.node(Values, rows=len(plan.rows),
                              shape="PhysicalOneRowRelation"), GATHER
         raise NotImplementedError(type(plan).__name__)  # pragma: no cover
 
-    def scan(self, plan: LogicalScan) -> tuple[PNode, Dist]:
+    def scan(self, plan: LogicalScan) -> tuple[_Draft, Dist]:
         meta = self.catalog.get_table(plan.db, plan.table)
         formal = self.catalog.partitions(plan.table_id)
         # names of a TEMPORARY PARTITION (..) scan too; Doris' total counts formal ones only
@@ -322,18 +336,14 @@ class _Planner:
         scanned = next((ix for ix in self.catalog.materialized_indexes(plan.table_id)
                         if ix.index_id == plan.index_id), None)
         index = scanned.name if scanned is not None else plan.table
-        details = [table_line(plan.db, plan.table, index, plan.preagg_reason or None)]
-        if plan.filters:
-            details.append("PREDICATES: " + " AND ".join(self.text(f) for f in plan.filters))
-        node = self.node("VOlapScanNode", details=details, shape=f"PhysicalOlapScan[{plan.table}]")
-        node.details.extend([
-            partitions_line(names, len(formal)),
-            tablets_line(tablets, total_tablets),
-            f"cardinality={int(estimate_rows(plan))}, avgRowSize=0.0, "
-            f"numNodes={len({r.tablet.backend_id for r in plan.ranges}) or 1}",
-            "pushAggOp=NONE",
-        ])
-        node.olap_scan, node.scan = True, plan
+        node = self.node(
+            OlapScan, shape=f"PhysicalOlapScan[{plan.table}]", scan=plan,
+            table_line=table_line(plan.db, plan.table, index, plan.preagg_reason or None),
+            predicates_text=tuple(self.text(f) for f in plan.filters),
+            partitions_line=partitions_line(names, len(formal)),
+            tablets_line=tablets_line(tablets, total_tablets),
+            cardinality=int(estimate_rows(plan)),
+            num_nodes=len({r.tablet.backend_id for r in plan.ranges}) or 1)
         usage = self.scan_usage[self._path] = IndexUsage(meta, scanned, plan.predicates)
         line = index_line(plan, usage, self.text)  # EXPLAIN VERBOSE: the index of each filter
         if line is not None:
@@ -353,24 +363,27 @@ class _Planner:
                                   labels=tuple(meta.distribution.columns))
         return node, Dist(_HASH, cols, partition)
 
-    def limit(self, plan: LogicalLimit) -> tuple[PNode, Dist]:
+    def limit(self, plan: LogicalLimit) -> tuple[_Draft, Dist]:
         child = plan.child
         if isinstance(child, LogicalSort) and plan.limit is not None:
             node, dist = self.child(plan, 0, 0)
-            keys = ", ".join(f"{self.text(k.expr)} {'DESC' if k.desc else 'ASC'}"
-                             for k in child.keys)
-            top = self.node("VTOP-N", [node], [f"order by: {keys}", f"offset: {plan.offset}",
-                                               f"limit: {plan.limit}"], shape="PhysicalTopN")
+            keys = tuple((self.text(k.expr), k.desc) for k in child.keys)
+            top = self.node(TopN, [node], shape="PhysicalTopN", order_by=keys,
+                            order_keys=child.keys,
+                            offset=plan.offset, top=plan.limit)
             ex = self.gather(top, dist, self._path, ExchangeSpec(UNPARTITIONED, top_n=True))
             if ex is not top:
-                ex.details = [f"offset: {plan.offset}", f"limit: {plan.limit}"]
+                top.attrs["local"] = True
+                ex.attrs["offset"] = plan.offset
+                ex.limits.append(plan.limit)
             return ex, GATHER
         node, dist = self.child(plan, 0)
         node = self.gather(node, dist, self._path + (0,))
-        node.details.append(f"limit: {plan.limit}")
+        node.limits.append(plan.limit)
+        node.folded.append(FoldedLimit(plan))
         return node, GATHER
 
-    def aggregate(self, plan: LogicalAggregate) -> tuple[PNode, Dist]:
+    def aggregate(self, plan: LogicalAggregate) -> tuple[_Draft, Dist]:
         child, dist = self.child(plan, 0)
         outputs = ", ".join(f"{a.sql()}" for _, a in plan.aggregates)
         groups = [self.text(e) for _, e in plan.group_by]
@@ -378,13 +391,12 @@ class _Planner:
             self.display.setdefault(n, g)
         for n, a in plan.aggregates:
             self.display.setdefault(n, a.sql())
-        details = [f"output: {outputs}" if outputs else "output: ",
-                   f"group by: {', '.join(groups)}"]
-        card = f"cardinality={int(estimate_rows(plan))}"
+        details: dict[str, object] = {"output_text": outputs, "group_texts": tuple(groups),
+                                      "cardinality": int(estimate_rows(plan))}
         by_name = {e.name: n for n, e in plan.group_by if isinstance(e, ColumnRef)}
         if plan.group_by and dist.kind is _HASH and dist.cols and \
                 all(alts & by_name.keys() for alts in dist.cols):
-            node = self.agg_node(AggPhase.ONE_PHASE, [child], details + [card])
+            node = self.agg_node(AggPhase.ONE_PHASE, [child], details)
             cols = tuple(frozenset(by_name[c] for c in alts if c in by_name) for alts in dist.cols)
             return node, replace(dist, cols=cols)
         by_keys = DataPartition(_HASH, tuple(e for _, e in plan.group_by), labels=tuple(groups))
@@ -398,8 +410,8 @@ class _Planner:
                                    ExchangeSpec(by_keys), self._path + (0,))
             else:
                 ex = self.gather(child, dist, self._path + (0,))
-            return self.agg_node(AggPhase.ONE_PHASE, [ex], details + [card]), out
-        local = self.agg_node(AggPhase.UPDATE_SERIALIZE, [child], details + [card])
+            return self.agg_node(AggPhase.ONE_PHASE, [ex], details), out
+        local = self.agg_node(AggPhase.UPDATE_SERIALIZE, [child], details)
         if plan.group_by:
             # the states cross as Batches whose key columns carry the group output names
             by_state_keys = DataPartition(_HASH, tuple(ColumnRef(n, e.type)
@@ -410,24 +422,23 @@ class _Planner:
         else:
             ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecGather]",
                                ExchangeSpec(UNPARTITIONED, aggregate=True), self._path)
-        return self.agg_node(AggPhase.MERGE_FINALIZE, [ex], details + [card]), out
+        return self.agg_node(AggPhase.MERGE_FINALIZE, [ex], details), out
 
-    def agg_node(self, phase: AggPhase, children: list[PNode], details: list[str]) -> PNode:
+    def agg_node(self, phase: AggPhase, children: list[_Draft],
+                 details: dict[str, object]) -> _Draft:
         scope = "LOCAL" if phase is AggPhase.UPDATE_SERIALIZE else "GLOBAL"
-        node = self.node(f"VAGGREGATE ({phase.value})", children, details,
-                         shape=f"hashAgg[{scope}]")
-        node.agg_phase = phase
-        return node
+        return self.node(HashAggregate, children, shape=f"hashAgg[{scope}]", phase=phase,
+                         **details)
 
     # ---- joins -----------------------------------------------------------------------------
-    def join(self, plan: LogicalJoin) -> tuple[PNode, Dist]:
+    def join(self, plan: LogicalJoin) -> tuple[_Draft, Dist]:
         left, ld = self.child(plan, 0)
         right, rd = self.child(plan, 1)
         lk = [k.name if isinstance(k, ColumnRef) else None for k in plan.left_keys]
         rk = [k.name if isinstance(k, ColumnRef) else None for k in plan.right_keys]
         op = _JOIN_OP.get(plan.kind, plan.kind.upper())
         rejected: list[tuple[JoinMode, str]] = []
-        card = f"cardinality={int(estimate_rows(plan))}"
+        card = int(estimate_rows(plan))
         if not plan.left_keys:
             mode = JoinMode.BROADCAST if plan.kind not in _NO_BROADCAST else \
                 JoinMode.PARTITIONED
@@ -439,15 +450,14 @@ class _Planner:
                 left = self.gather(left, ld, self._path + (0,))
                 right = self.gather(right, rd, self._path + (1,))
                 out = GATHER
-            details = [f"join op: {op}({mode.value})[]"]
+            other = None
             if plan.residual is not None or plan.condition is not None:
                 cond = [e for e in (plan.residual, plan.condition) if e is not None]
-                details.append("other join predicates: " + " AND ".join(self.text(e) for e in cond))
-            details.append(card)
-            node = self.node("VNESTED LOOP JOIN", [left, right], details,
-                             shape=f"NestedLoopJoin[{op.replace(' ', '_')}]")
-            node.join_mode = mode
-            node.shared_build = mode is JoinMode.BROADCAST
+                other = " AND ".join(self.text(e) for e in cond)
+            node = self.node(NestedLoopJoin, [left, right],
+                             shape=f"NestedLoopJoin[{op.replace(' ', '_')}]", op=op, mode=mode,
+                             other_text=other, shared_build=mode is JoinMode.BROADCAST,
+                             cardinality=card)
             return node, out
         mode = self._choose(plan, ld, rd, lk, rk, rejected)
         colocated = False
@@ -480,32 +490,24 @@ class _Planner:
             # rows the left side did not match carry NULL left keys in every instance: the
             # output is laid out like the plan says, but not partitioned by those columns
             out = Dist(PartitionKind.RANDOM, partition=out.partition)
-        colo = "COLOCATE[]" if colocated else mode.value
-        details = [f"join op: {op}({colo})[]"]
-        details += [f"equal join conjunct: ({self.text(a)} = {self.text(b)})"
-                    for a, b in zip(plan.left_keys, plan.right_keys)]
-        if plan.residual is not None:
-            details.append(f"other join predicates: {self.text(plan.residual)}")
+        equal = tuple((self.text(a), self.text(b))
+                      for a, b in zip(plan.left_keys, plan.right_keys))
+        mark = None
         if plan.mark_keys is not None:
-            details.append("mark join predicates: "
-                           f"{self.text(plan.mark_keys[0])} = {self.text(plan.mark_keys[1])}")
+            mark = (self.text(plan.mark_keys[0]), self.text(plan.mark_keys[1]))
         descs = runtime_filters(plan, self._path, len(self.runtime_filters))
         self.runtime_filters.extend(descs)
-        rfs = [f"{d.name}[in_or_bloom] <- {self.text(d.build_key)}" for d in descs]
-        if rfs:
-            details.append("runtime filters: " + ", ".join(rfs))
-        details.append(card)
-        shape_cond = " AND ".join(f"({self.text(a)} = {self.text(b)})"
-                                  for a, b in zip(plan.left_keys, plan.right_keys))
-        other = self.text(plan.residual) if plan.residual is not None else ""
-        node = self.node("VHASH JOIN", [left, right], details,
+        shape_cond = " AND ".join(f"({a} = {b})" for a, b in equal)
+        other = self.text(plan.residual) if plan.residual is not None else None
+        node = self.node(HashJoin, [left, right],
                          shape=f"hashJoin[{op.replace(' ', '_')}] hashCondition=({shape_cond}) "
-                               f"otherCondition=({other})")
-        node.rejected = tuple(rejected)
-        node.verbose = [f"{_MODE_WORDS[m]}: false, reason: {why}" for m, why in rejected]
-        node.colocated = colocated
-        node.join_mode = mode
-        node.shared_build = mode is JoinMode.BROADCAST
+                               f"otherCondition=({other or ''})",
+                         op=op, mode=mode, is_colocated=colocated, rejected=tuple(rejected),
+                         equal_texts=equal, other_text=other, mark_text=mark,
+                         build_filters=tuple(descs),
+                         build_key_texts=tuple(self.text(d.build_key) for d in descs),
+                         shared_build=mode is JoinMode.BROADCAST, cardinality=card)
+        node.verbose = HashJoin.rejected_lines_of(tuple(rejected))
         return node, out
 
     def _choose(self, plan: LogicalJoin, ld: Dist, rd: Dist, lk: list[str | None],
@@ -559,25 +561,71 @@ class _Planner:
         return JoinMode.PARTITIONED
 
     # ---- fragments -------------------------------------------------------------------------
-    def fragments(self, root: PNode, root_dist: Dist, outputs: list[str]) -> list[PlanFragment]:
-        """Fragments numbered top-down in depth-first order of their exchanges."""
+    def fragments(self, root: _Draft, root_dist: Dist, outputs: list[str]) -> list[PlanFragment]:
+        """Fragments numbered top-down in depth-first order of their exchanges, their nodes
+        frozen into planner/physical.py nodes (runtime filters given to their target scans)."""
         top = self.gather(root, root_dist, ())
         frags: list[PlanFragment | None] = []
+        # the filters name their join and target scan by physical node id from here on
+        ids: dict[tuple[type[PhysicalNode], tuple[int, ...]], int] = {}
+        stack = [top]
+        while stack:
+            n = stack.pop()
+            ids[(n.cls, n.path)] = n.id
+            stack.extend(n.children)
+            if n.source is not None:
+                stack.append(n.source)
+        self.runtime_filters = [
+            replace(d, join_node=ids[(HashJoin, d.join_path)],
+                    target_node=ids[(OlapScan, d.target_path)])
+            for d in self.runtime_filters]
+        by_target: dict[tuple[int, ...], list[RuntimeFilterDesc]] = {}
+        by_join: dict[tuple[int, ...], list[RuntimeFilterDesc]] = {}
+        for d in self.runtime_filters:
+            by_target.setdefault(d.target_path, []).append(d)
+            by_join.setdefault(d.join_path, []).append(d)
 
-        def cut(node: PNode, partition: DataPartition, sink: ResultSink | StreamSink) -> int:
+        def freeze(n: _Draft) -> PhysicalNode:
+            attrs = dict(n.attrs)
+            verbose = list(n.verbose)
+            if n.cls is OlapScan and by_target.get(n.path):
+                descs = by_target[n.path]
+                attrs["runtime_filters"] = tuple(descs)
+                attrs["runtime_filter_columns"] = tuple(column_text(d.column) for d in descs)
+                verbose.append(runtime_filter_line(self.scan_usage[n.path],
+                                                   [(d.name, d.column) for d in descs]))
+            if n.cls is HashJoin:
+                attrs["build_filters"] = tuple(by_join.get(n.path, ()))
+            if n.cls is Exchange:
+                assert n.exchange is not None and n.source_dist is not None
+                assert n.sender_fragment is not None
+                sender = frags[n.sender_fragment]
+                assert sender is not None
+                spec = n.exchange
+                attrs.update(source=sender.root, source_partition=n.source_dist.partition,
+                             partition=spec.partition, replicated=spec.replicated,
+                             carries="agg_state" if spec.aggregate else
+                             "top_n" if spec.top_n else "rows",
+                             sender_fragment=n.sender_fragment)
+            return n.cls(id=n.id, children=tuple(freeze(c) for c in n.children),
+                         limits=tuple(n.limits), verbose=tuple(verbose), shape=n.shape,
+                         plan=n.plan, folded=tuple(n.folded),
+                         **attrs)
+
+        def cut(node: _Draft, partition: DataPartition, sink: ResultSink | StreamSink) -> int:
             fid = len(frags)
             frags.append(None)  # the id is taken before the fragments below get theirs
             colo = False
             stack = [node]
             while stack:
                 n = stack.pop()
-                colo = colo or n.colocated
+                colo = colo or bool(n.attrs.get("is_colocated"))
                 if n.source is not None:
                     assert n.source_dist is not None and n.exchange is not None
                     n.sender_fragment = cut(n.source, n.source_dist.partition,
                                             StreamSink(n.id, n.exchange.partition))
                 stack.extend(reversed(n.children))
-            frags[fid] = PlanFragment(fid, node, partition, sink,
+            frags[fid] = PlanFragment(fid, freeze(node), partition, sink,
                                       tuple(outputs) if fid == 0 else (), colo)
             return fid
 
@@ -603,7 +651,7 @@ def _joined(ld: Dist, rd: Dist | None, lk: list[str | None], rk: list[str | None
     table's own distribution column), so later joins and aggregates may use either name."""
     cols = []
     for i, alts in enumerate(ld.cols):
-        more = {r for l, r in zip(lk, rk) if l in alts and r}
+        more = {r for left, r in zip(lk, rk) if left in alts and r}
         if rd is not None and i < len(rd.cols):
             more |= rd.cols[i]
         cols.append(alts | more)
@@ -647,20 +695,7 @@ def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptio
                output_names: list[str]) -> DistributedPlan:
     p = _Planner(catalog, options)
     root, dist = p.visit(plan)
+    # runtime-filter targets are known once the joins above the scans were visited: the
+    # scans are frozen with them as the fragments are cut
     frags = p.fragments(root, dist, [column_text(n) for n in output_names])
-    # runtime-filter targets are known once the joins above the scans were visited
-    by_target: dict[tuple[int, ...], list[RuntimeFilterDesc]] = {}
-    for d in p.runtime_filters:
-        by_target.setdefault(d.target_path, []).append(d)
-    for f in frags:
-        stack = [f.root]
-        while stack:
-            n = stack.pop()
-            descs = by_target.get(n.path) if n.olap_scan else None
-            if descs:
-                n.details.insert(len(n.details) - 4, "runtime filters: " + ", ".join(
-                    f"{d.name}[in_or_bloom] -> {column_text(d.column)}" for d in descs))
-                n.verbose.append(runtime_filter_line(p.scan_usage[n.path],
-                                                     [(d.name, d.column) for d in descs]))
-            stack.extend(n.children)
     return DistributedPlan(frags, tuple(p.runtime_filters))

@@ -1,4 +1,5 @@
-"""EXPLAIN text in Doris 2.1's format (DORIS_REFERENCE a.1-a.3) from a distributed plan.
+"""EXPLAIN text in Doris 2.1's format (DORIS_REFERENCE a.1-a.3) from a distributed plan: its
+fragments and the planner/physical.py nodes in them, each rendering its own lines.
 
 `explain_lines(dplan, verbose)` prints fragment by fragment: `PLAN FRAGMENT n`, `OUTPUT EXPRS`
 (fragment 0), `PARTITION:`, `HAS_COLO_PLAN_NODE:`, the sink (`VRESULT SINK` /
@@ -12,8 +13,9 @@ level (`PhysicalResultSink`, `hashAgg[GLOBAL]`, `PhysicalDistribute[Distribution
 
 from __future__ import annotations
 
-from planner.distribute import DistributedPlan, PNode
+from planner.distribute import DistributedPlan
 from planner.fragment import PlanFragment
+from planner.physical import Exchange, PhysicalNode
 
 COLUMN_NAME = "Explain String(Nereids Planner)"
 
@@ -43,11 +45,11 @@ def _fragment(frag: PlanFragment, verbose: bool) -> list[str]:
     return lines
 
 
-def _node(node: PNode, prefix: str, out: list[str], verbose: bool) -> None:
+def _node(node: PhysicalNode, prefix: str, out: list[str], verbose: bool) -> None:
     out.append(f"{prefix}{node.id}:{node.name}")
     kids = node.children
     detail = prefix + ("|  " if kids else "   ")
-    for d in node.details + (node.verbose if verbose else []):
+    for d in node.detail_lines() + (list(node.verbose) if verbose else []):
         out.append(detail + d)
     if not kids:
         return
@@ -64,8 +66,8 @@ def _node(node: PNode, prefix: str, out: list[str], verbose: bool) -> None:
 def shape_lines(dplan: DistributedPlan) -> list[str]:
     out = ["PhysicalResultSink"]
 
-    def walk(node: PNode, depth: int) -> None:
-        if node.name == "VEXCHANGE" and node.source is not None:
+    def walk(node: PhysicalNode, depth: int) -> None:
+        if isinstance(node, Exchange):
             if node.shape != "PhysicalDistribute[DistributionSpecGather]" or depth > 1:
                 out.append("--" * depth + node.shape)
                 depth += 1

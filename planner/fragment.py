@@ -1,7 +1,7 @@
 """Plan fragments: the pieces of a distributed plan that run as instances, each with its
 typed partitioning and its sink (Doris' `PlanFragment` and `DataSink`).
 
-A fragment is a node tree (planner/distribute.py `PNode`) whose exchanges receive from other
+A fragment is a tree of planner/physical.py nodes whose exchanges receive from other
 fragments. `partition` says how the fragment's rows are spread (planner/partitioning.py); the
 sink says where its output goes: the client (`ResultSink`, fragment 0 only) or the exchange
 `exchange_id` of another fragment, routed by `partition` (`StreamSink`). Each renders its own
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from planner.partitioning import DataPartition
 
 if TYPE_CHECKING:  # pragma: no cover
-    from planner.distribute import PNode
+    from planner.physical import PhysicalNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ class StreamSink:
 @dataclass(frozen=True, slots=True)
 class PlanFragment:
     id: int
-    root: PNode
+    root: PhysicalNode
     partition: DataPartition
     sink: ResultSink | StreamSink
     output_exprs: tuple[str, ...] = ()  # fragment 0: the result columns as EXPLAIN prints them

@@ -6,9 +6,11 @@ down from the join's left child, through renaming Projects, Filters and the pres
 other joins, to the LogicalScan that produces it. Only joins that drop unmatched probe rows
 (INNER, LEFT SEMI, RIGHT OUTER/SEMI/ANTI) have targets; LEFT/FULL OUTER, LEFT ANTI and mark
 joins must keep every probe row. A filter names its join and its target scan by their plan
-paths (child indexes from the plan root): EXPLAIN prints `RF<n> -> column` on the scan, and
-the executor wires the join's operator to the scan's (in the same fragment instance) or to a
-global filter (the scan runs in a fragment below an exchange) from these descriptions only.
+paths (child indexes from the plan root) while the planner works, and by their physical node
+ids (`join_node`, `target_node`, planner/physical.py) once the plan is frozen: EXPLAIN prints
+`RF<n> -> column` on the scan, and the executor wires the join's operator to the scan's (in
+the same fragment instance) or to a global filter (the scan runs in a fragment below an
+exchange) from these descriptions and node ids only.
 Upstream: Doris `RuntimeFilterGenerator` (target pushdown through project/join).
 """
 
@@ -35,6 +37,8 @@ class RuntimeFilterDesc:
     build_key: Expr
     target_path: PlanPath
     column: str
+    join_node: int = -1  # physical node ids, set when the plan is frozen
+    target_node: int = -1
 
     @property
     def name(self) -> str:

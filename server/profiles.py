@@ -131,7 +131,7 @@ def operator_counters(dplan: DistributedPlan, run: Coordinator | None
                     c = link.counters
                     out.append((label, f"RowsSent: {c.rows}, BytesSent: {c.bytes}"))
                 continue
-            ops = run.operators(frag.id, node.path)
+            ops = run.operators(frag.id, node.id)
             if not ops:
                 continue
             rows = sum(op.stats.rows for op in ops)

@@ -103,6 +103,38 @@ def test_imports_go_one_way_only() -> None:
     assert not violations, "layering violations:\n" + "\n".join(violations)
 
 
+# Executor modules whose operators still take a logical node as their payload (the expressions
+# they evaluate); the physical nodes (planner/physical.py) are to carry those next (issue 16).
+# The list may only shrink: building, coordinating and running a query read physical nodes.
+LOGICAL_PAYLOAD_OPERATORS = {
+    "executor.file_scan", "executor.grouped_state", "executor.hash_aggregate",
+    "executor.hash_join", "executor.runtime_filter", "executor.scan",
+    "executor.two_phase_aggregate", "executor.window",
+}
+
+
+def _imports_logical_plan(path: Path) -> bool:
+    if any(t == "planner.logical" or t.startswith("planner.logical.")
+           for _, t in imported_modules(path)):
+        return True
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return any(isinstance(n, ast.ImportFrom) and n.module == "planner"
+               and any(a.name == "logical" for a in n.names) for n in ast.walk(tree))
+
+
+def test_executor_never_imports_the_logical_plan() -> None:
+    """executor/ reads physical plans only (executor/build.py maps each physical node to one
+    operator; the coordinator reads fragments and DataPartitions): no executor module imports
+    planner.logical beyond the operators still listed in LOGICAL_PAYLOAD_OPERATORS."""
+    importing = {module_name(p) for p in FILES
+                 if module_name(p).split(".")[0] == "executor" and _imports_logical_plan(p)}
+    assert importing <= LOGICAL_PAYLOAD_OPERATORS, sorted(importing - LOGICAL_PAYLOAD_OPERATORS)
+    for core in ("executor.build", "executor.coordinator", "executor.query"):
+        assert core not in LOGICAL_PAYLOAD_OPERATORS
+    stale = LOGICAL_PAYLOAD_OPERATORS - importing  # shrink the list when a module is freed
+    assert not stale, sorted(stale)
+
+
 def test_layering_checker_resolves_imports(tmp_path: Path) -> None:
     """The checker itself: absolute, relative, from-package and import_module forms."""
     probe = tmp_path / "probe.py"

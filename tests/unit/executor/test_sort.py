@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from executor.limit import Limit
 from executor.operator import ExecContext, Operator
 from executor.sort import Sort
-from planner.logical import LogicalLimit, LogicalSort, LogicalValues, SortKey
+from planner.logical import LogicalSort, LogicalValues, SortKey
 from sql.binder.expressions import ColumnRef
 from storage.batch import Batch, Column
 from storage.types import BIGINT, DOUBLE, STRING
@@ -81,7 +81,7 @@ def test_multi_key_sort_matches_reference(rows, data) -> None:  # type: ignore[n
                                unique=True))
     keys = [(n, data.draw(st.booleans())) for n in names]
     plan = LogicalSort(DUMMY, tuple(SortKey(ColumnRef(n, COLS[n][1]), d, not d) for n, d in keys))
-    got = run(Sort(plan, BatchesSource(to_batches(rows, 3))))
+    got = run(Sort(plan.keys, BatchesSource(to_batches(rows, 3))))
     want = sorted(rows, key=mysql_cmp(keys))  # stable, like the operator
     assert got == want
 
@@ -89,7 +89,7 @@ def test_multi_key_sort_matches_reference(rows, data) -> None:  # type: ignore[n
 @pytest.mark.parametrize("limit,offset", [(0, 0), (3, 0), (3, 4), (None, 7), (100, 2), (2, 100)])
 def test_limit_offset_across_batches(limit: int | None, offset: int) -> None:
     rows = [(i, str(i), float(i)) for i in range(23)]
-    op = Limit(LogicalLimit(DUMMY, limit, offset), BatchesSource(to_batches(rows, 4)))
+    op = Limit(limit, offset, BatchesSource(to_batches(rows, 4)))
     got = run(op)
     end = None if limit is None else offset + limit
     assert got == rows[offset:end]
@@ -104,7 +104,7 @@ def test_limit_stops_pulling_its_child() -> None:
                 pulled.append(b)
                 yield b
 
-    assert len(run(Limit(LogicalLimit(DUMMY, 5, 0), Counting()))) == 5
+    assert len(run(Limit(5, 0, Counting()))) == 5
     assert len(pulled) == 1
 
 
@@ -112,4 +112,4 @@ def test_sort_explicit_nulls_first_for_desc() -> None:
     rows = [(1, None, 0.0), (None, None, 0.0), (3, None, 0.0)]
     random.Random(1).shuffle(rows)
     plan = LogicalSort(DUMMY, (SortKey(ColumnRef("a", BIGINT), True, True),))
-    assert [r[0] for r in run(Sort(plan, BatchesSource(to_batches(rows, 2))))] == [None, 3, 1]
+    assert [r[0] for r in run(Sort(plan.keys, BatchesSource(to_batches(rows, 2))))] == [None, 3, 1]

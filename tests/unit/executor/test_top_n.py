@@ -32,8 +32,8 @@ def test_top_n_equals_sort_then_limit(monkeypatch: pytest.MonkeyPatch, compact_r
     sort = LogicalSort(DUMMY, (SortKey(ColumnRef("a", BIGINT), True),
                                SortKey(ColumnRef("s", STRING), False)))
     plan = LogicalLimit(sort, limit, offset)
-    want = run(Limit(plan, Sort(sort, BatchesSource(to_batches(rows, 9)))))
-    got = run(TopN(plan, BatchesSource(to_batches(rows, 9))))
+    want = run(Limit(plan.limit, plan.offset, Sort(sort.keys, BatchesSource(to_batches(rows, 9)))))
+    got = run(TopN(sort.keys, plan.limit, plan.offset, BatchesSource(to_batches(rows, 9))))
     assert got == want
     assert len(got) == max(0, min(limit, len(rows) - offset))
 
@@ -41,7 +41,7 @@ def test_top_n_equals_sort_then_limit(monkeypatch: pytest.MonkeyPatch, compact_r
 def test_top_n_keeps_a_bounded_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(top_n_module, "COMPACT_ROWS", 20)
     sort = LogicalSort(DUMMY, (SortKey(ColumnRef("x", DOUBLE), False),))
-    op = TopN(LogicalLimit(sort, 3, 1), BatchesSource(to_batches(_rows(1000, 1), 10)))
+    op = TopN(sort.keys, 3, 1, BatchesSource(to_batches(_rows(1000, 1), 10)))
     held: list[int] = []
     sink = op.sink
 

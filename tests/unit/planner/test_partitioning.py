@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from planner.aggregate_phase import AggPhase
-from planner.distribute import DistributedPlan, PNode
+from planner.distribute import DistributedPlan
 from planner.explain import explain_lines
 from planner.partitioning import (
     RANDOM,
@@ -19,6 +19,7 @@ from planner.partitioning import (
     PartitionKind,
     TableBucketing,
 )
+from planner.physical import Exchange, HashAggregate, HashJoin, PhysicalNode
 from sql.binder.expressions import ColumnRef
 from storage.types import INT, varchar
 
@@ -41,8 +42,8 @@ def _dplan(engine: MemoryEngine, sql: str) -> DistributedPlan:
     return plan_select(parse_one(sql), engine, session()).dplan
 
 
-def _nodes(dplan: DistributedPlan) -> list[PNode]:
-    out: list[PNode] = []
+def _nodes(dplan: DistributedPlan) -> list[PhysicalNode]:
+    out: list[PhysicalNode] = []
     for frag in dplan.fragments:
         stack = [frag.root]
         while stack:
@@ -72,7 +73,7 @@ def test_fragments_carry_typed_partitions(engine: MemoryEngine) -> None:
 
 def test_mergeable_aggregate_runs_in_two_phases(engine: MemoryEngine) -> None:
     dplan = _dplan(engine, "SELECT s, count(a) FROM t GROUP BY s")
-    phases = [n.agg_phase for n in _nodes(dplan) if n.agg_phase is not None]
+    phases = [n.phase for n in _nodes(dplan) if isinstance(n, HashAggregate)]
     assert sorted(p.name for p in phases) == ["MERGE_FINALIZE", "UPDATE_SERIALIZE"]
     text = "\n".join(explain_lines(dplan))
     assert "(update serialize)" in text and "(merge finalize)" in text
@@ -83,27 +84,27 @@ def test_aggregate_without_mergeable_state_is_one_phase_above_a_row_exchange(
     """COUNT(DISTINCT) with group keys has no kernel state: the rows are shuffled on the group
     key and aggregated once; EXPLAIN says so (it used to print two phases)."""
     dplan = _dplan(engine, "SELECT s, count(DISTINCT a) FROM t GROUP BY s")
-    (agg,) = [n for n in _nodes(dplan) if n.agg_phase is not None]
-    assert agg.agg_phase is AggPhase.ONE_PHASE
+    (agg,) = [n for n in _nodes(dplan) if isinstance(n, HashAggregate)]
+    assert agg.phase is AggPhase.ONE_PHASE
     (ex,) = agg.children
-    assert ex.name == "VEXCHANGE" and ex.exchange is not None
-    assert ex.exchange.partition.kind is PartitionKind.HASH and not ex.exchange.aggregate
+    assert isinstance(ex, Exchange)
+    assert ex.partition.kind is PartitionKind.HASH and ex.carries == "rows"
     text = "\n".join(explain_lines(dplan))
     assert "(update serialize)" not in text and "VAGGREGATE (update finalize)" in text
 
 
 def test_join_modes_are_enums(engine: MemoryEngine) -> None:
     dplan = _dplan(engine, "SELECT t.s FROM t JOIN u ON t.a = u.a")
-    (join,) = [n for n in _nodes(dplan) if n.join_mode is not None]
-    assert isinstance(join.join_mode, JoinMode)
-    assert f"({join.join_mode.value})" in "\n".join(explain_lines(dplan))
+    (join,) = [n for n in _nodes(dplan) if isinstance(n, HashJoin)]
+    assert isinstance(join.mode, JoinMode)
+    assert f"({join.mode.value})" in "\n".join(explain_lines(dplan))
 
 
 def test_rejected_join_modes_are_typed_and_printed_by_explain_verbose(
         engine: MemoryEngine) -> None:
     dplan = _dplan(engine, "SELECT t.s FROM t JOIN u ON t.a = u.a")
-    (join,) = [n for n in _nodes(dplan) if n.join_mode is not None]
-    assert join.join_mode is JoinMode.BROADCAST  # a tiny right side
+    (join,) = [n for n in _nodes(dplan) if isinstance(n, HashJoin)]
+    assert join.mode is JoinMode.BROADCAST  # a tiny right side
     assert [m for m, _ in join.rejected] == [JoinMode.COLOCATE, JoinMode.BUCKET_SHUFFLE]
     verbose = "\n".join(explain_lines(dplan, verbose=True))
     for mode, why in join.rejected:
