@@ -12,8 +12,10 @@ segment files, delete versions and the data model's merge:
   `storage.merge.merge_runs`, so results always look fully merged (seed 004 "limitations of
   the aggregate model": count(*) counts merged rows, MIN(cost) on a SUM column sees merged
   sums). Only KEY-column predicates go into the segments (a key predicate holds for every row
-  of a key or for none); value predicates are applied after the merge (PREAGGREGATION OFF
-  semantics; the executor filters again anyway). With a single run (one NONOVERLAPPING rowset)
+  of a key or for none); value predicates are applied here after the merge (PREAGGREGATION OFF
+  semantics). Either way storage returns exactly the rows every pushed predicate accepts; the
+  scan evaluates only the conditions without a storage form (the one statement of that
+  contract: planner/scan_info.residual_filters). With a single run (one NONOVERLAPPING rowset)
   the rows are already merged and every predicate is pushed. `options.disjunctions` (OR trees,
   exact) follow the same rule: pushed when every column they name is a key column.
 - Delete versions (rowsets with `delete_predicates`, no files) hide rows of LOWER versions that
