@@ -123,7 +123,7 @@ class _Builder:
             return Values(plan.value_names, plan.value_types, plan.rows)  # type: ignore[attr-defined]
         if isinstance(node, ph.FileScan):
             return FileScan(plan)  # type: ignore[arg-type]
-        raise NotImplementedError(f"no operator for {type(node).__name__}")
+        raise TypeError(f"no operator for physical node {type(node).__name__}")  # a planner bug
 
 
 def _top_n(plan: object, child: Operator) -> TopN:

@@ -29,12 +29,13 @@ from server.statements.outcomes import (
 )
 from server.statements.query import plan_query
 from server.statements.show_where import eval_where
-from server.statements.tables import TableUse, resolve_database, resolve_table
+from server.statements.tables import TableUse, resolve_table
 from sql.binder.delete import analyze_delete
 from sql.errors import DorisError, ShaleError, no_database_selected
 from sql.parser.dialect import CancelExport, DorisExport, LoadDataInfile
 from sql.parser.dialect_nodes import TEMPORARY_PARTITION_META
 from storage.catalog.meta import TemporaryPartitionNames
+from storage.catalog.service import require_database
 from storage.delete import publish_delete
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def try_fast_insert(runner: StatementRunner, sql: str) -> OkOutcome | PendingOut
 def delete(runner: StatementRunner, stmt: exp.Delete) -> OkOutcome:
     engine = runner.engine
     resolve_table(engine, stmt.this, runner.database, TableUse.QUERY)
-    database = resolve_database(engine, table_parts(stmt.this)[0] or runner.database)
+    database = require_database(engine, table_parts(stmt.this)[0] or runner.database)
     plan = analyze_delete(stmt, engine.catalog, database.name, runner.options())
     txn = publish_delete(engine, database, plan.table, plan.partitions, plan.conditions,
                          plan.text)

@@ -29,11 +29,10 @@ from sql.errors import (
     DorisError,
     ErrorCode,
     ShaleError,
-    no_database_selected,
     table_not_found,
-    unknown_database,
 )
-from storage.catalog.meta import DatabaseMeta, TableMeta
+from storage.catalog.meta import TableMeta
+from storage.catalog.service import require_database
 from storage.engine import StorageEngine
 
 
@@ -52,19 +51,10 @@ def table_does_not_exist(db: str, name: str, use: TableUse) -> ShaleError:
     return table_not_found(db, name)
 
 
-def resolve_database(engine: StorageEngine, name: str | None) -> DatabaseMeta:
-    if not name:
-        raise no_database_selected()
-    database = engine.catalog.get_database(name)
-    if database is None:
-        raise unknown_database(name)
-    return database
-
-
 def resolve_named(engine: StorageEngine, db: str | None, name: str,
                   use: TableUse) -> TableMeta:
     """Table `name` of database `db` (the statement's, else the session's current one)."""
-    database = resolve_database(engine, db)
+    database = require_database(engine, db)
     table = engine.catalog.get_table(database.name, name)
     if table is None:
         raise table_does_not_exist(database.name, name, use)
