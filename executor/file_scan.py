@@ -6,7 +6,7 @@ property a load takes works here with the same checks), expands `file_path` insi
 directory (executor/file_dirs.py) and infers the columns from the first file as Doris does:
 CSV gives c1..cn (the header's names for csv_with_names*) of type STRING; parquet and orc give
 their schema in Doris types; JSON gives the first object's keys (or the jsonpaths) as STRING.
-`FileScan` is the operator of `LogicalFileScan`. CSV and JSON files are parsed by the load
+`FileScan` runs a planner/physical.py `FileScan` node. CSV and JSON files are parsed by the load
 core's streaming readers (executor/load/sources.py `record_batches`: enclose, escape,
 multi-byte separators, jsonpaths, compression, ...). Parquet and ORC files are read in place
 with pyarrow (a row group / stripe at a time): they already sit seekable on disk, where the
@@ -41,7 +41,7 @@ from executor.load.format_options import (
 from executor.load.sources import record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats
 from executor.operator import Operator, chunks
-from planner.logical import LogicalFileScan
+from planner import physical
 from sql.binder.table_functions import FileSource, check_local_properties
 from sql.errors import DorisError
 from storage.batch import Batch, Column
@@ -310,7 +310,7 @@ def _load_spec(names: tuple[str, ...], opts: FormatOptions) -> LoadSpec:
 
 
 class FileScan(Operator):
-    def __init__(self, plan: LogicalFileScan) -> None:
+    def __init__(self, plan: physical.FileScan) -> None:
         super().__init__()
         self.plan = plan
         self.load_stats = LoadStats()  # rows the readers skipped (wrong column count, bad JSON)

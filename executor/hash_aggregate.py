@@ -27,7 +27,7 @@ from executor.grouped_state import GroupedState, kernel_supported
 from executor.keys import column_codes, group_codes
 from executor.memory import column_bytes
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
-from planner.logical import LogicalAggregate
+from planner.aggregate_phase import AggregateExprs
 from sql.functions import AggregateFunction, State, aggregate_function
 from sql.functions.vector import Vec
 from storage.batch import Batch, Column
@@ -52,7 +52,7 @@ class _DistinctRows:
 
 
 class HashAggregate(SinkOperator):
-    def __init__(self, plan: LogicalAggregate, child: Operator) -> None:
+    def __init__(self, plan: AggregateExprs, child: Operator) -> None:
         super().__init__(child)
         self.plan = plan
         self._fns: list[AggregateFunction] = []

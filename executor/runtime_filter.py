@@ -25,13 +25,10 @@ join filter pushdown.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner.logical import LogicalPlan
-from planner.statistics import base_rows
 from storage.batch import Column
 from storage.key_bloom import KeyBloomFilter
 from storage.predicates import ColumnPredicate, IntegerSet
@@ -45,10 +42,10 @@ MAX_BITMAP_SPAN = 1 << 24  # bits (16 MiB of bools) for an integer key set
 USELESS_FRACTION = 0.9
 
 
-def build_fraction(build: LogicalPlan, build_rows: int) -> float:
-    """Fraction of the build input's base rows that reached the hash table (1.0 = no filter):
-    how selective the runtime filter will be, and the order scans test filters in."""
-    base = base_rows(build)
+def build_fraction(base: float, build_rows: int) -> float:
+    """Fraction of the build input's `base` rows (its tables' rows before their filters,
+    planned) that reached the hash table (1.0 = no filter): how selective the runtime filter
+    will be, and the order scans test filters in."""
     return 1.0 if base <= 0 else min(1.0, build_rows / base)
 
 

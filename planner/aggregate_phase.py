@@ -13,9 +13,11 @@ shows what runs. Upstream: Doris `AggregateInfo` phases, Nereids `SplitAggregate
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 from planner.logical import LogicalAggregate
+from sql.binder.expressions import AggregateCall, Expr
 from storage.types import DataType
 
 KERNEL_AGGREGATES = frozenset({"count", "sum", "min", "max", "avg"})
@@ -29,6 +31,23 @@ class AggPhase(Enum):
     MERGE_FINALIZE = "merge finalize"
 
 
+@dataclass(frozen=True, slots=True)
+class AggregateExprs:
+    """What an aggregate computes, as the operators need it: `group_by` (output name, key
+    expression) and `aggregates` (output name, call); outputs keys then aggregates."""
+
+    group_by: tuple[tuple[str, Expr], ...]
+    aggregates: tuple[tuple[str, AggregateCall], ...]
+
+    @classmethod
+    def of(cls, plan: LogicalAggregate) -> AggregateExprs:
+        return cls(plan.group_by, plan.aggregates)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.group_by) + tuple(n for n, _ in self.aggregates)
+
+
 def numpy_kind(t: DataType) -> str:
     try:
         return t.numpy_dtype.kind
@@ -36,7 +55,7 @@ def numpy_kind(t: DataType) -> str:
         return "?"
 
 
-def kernel_state_supported(plan: LogicalAggregate) -> bool:
+def kernel_state_supported(plan: AggregateExprs) -> bool:
     """Whether the kernel-backed grouped state can run this aggregate (else the numpy path
     does, whose keyed state cannot be split across merging instances)."""
     for _, e in plan.group_by:
@@ -61,4 +80,4 @@ def kernel_state_supported(plan: LogicalAggregate) -> bool:
 
 def splits_in_two_phases(plan: LogicalAggregate) -> bool:
     """Whether a partial state of `plan` can cross an exchange and be merged."""
-    return kernel_state_supported(plan)
+    return kernel_state_supported(AggregateExprs.of(plan))

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from planner.builder import build_logical
-from planner.distribute import DistributedPlan, DistributeOptions, distribute
+from planner.distribute import DistributeOptions, distribute
+from planner.fragment import DistributedPlan
 from planner.logical import LogicalPlan
 from planner.optimizer import OptimizerContext, optimize
 from sql.binder.bind_expressions import not_supported

@@ -19,7 +19,7 @@ from test_differential_joins import env  # noqa: F401
 from executor import query
 from executor.coordinator import Coordinator
 from executor.query import execute
-from planner.distribute import DistributedPlan
+from planner.fragment import DistributedPlan
 from planner.physical import Exchange, PhysicalNode
 from planner.query import plan_select
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from planner.aggregate_phase import AggPhase
-from planner.distribute import DistributedPlan
 from planner.explain import explain_lines
+from planner.fragment import DistributedPlan
 from planner.partitioning import (
     RANDOM,
     UNPARTITIONED,
