@@ -50,9 +50,10 @@ def _run(engine, sql: str, variables: dict[str, object]) -> list[tuple]:  # type
             SEEN["multi-instance fragment"] += 1
     for link in run.links:
         kind = {PartitionKind.UNPARTITIONED: "gather", PartitionKind.HASH: "hash",
-                PartitionKind.BUCKET_SHUFFLE: "bucket"}[link.spec.partition.kind]
-        kind = "broadcast" if link.spec.replicated else kind
-        SEEN[f"exchange {kind}{' aggregate' if link.spec.aggregate else ''}"] += 1
+                PartitionKind.BUCKET_SHUFFLE: "bucket"}[link.node.partition.kind]
+        kind = "broadcast" if link.node.replicated else kind
+        aggregate = link.node.carries == "agg_state"
+        SEEN[f"exchange {kind}{' aggregate' if aggregate else ''}"] += 1
     return [tuple(_norm(t.to_python(v)) for t, v in zip(res.types, r)) for r in rows]
 
 
