@@ -5,8 +5,9 @@ instance of the receiving fragment reads a `Receiver` through an `ExchangeSource
 operator. A sender routes each output batch as the plan's exchange says
 (planner/physical.py Exchange: its DataPartition and `replicated`): all to the single receiver
 (gather), a copy to every receiver (broadcast), by a hash of the key columns (shuffle: both
-sides of a join use the same hash, so equal keys meet in the same instance), or by Doris' bucket function of the keys to the
-instance holding that bucket seq of the receiving fragment's table (bucket shuffle). The
+sides of a join use the same hash, so equal keys meet in the same instance), or by Doris'
+bucket function of the keys to the instance holding that bucket seq of the receiving
+fragment's table (bucket shuffle). The
 partial states of a two-phase aggregate travel the same way (executor/two_phase_aggregate.py).
 
 Queues are bounded (back-pressure: a fast sender waits for its receiver), and a receiver takes

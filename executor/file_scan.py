@@ -243,8 +243,9 @@ def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if pa.types.is_nested(arr.type):  # an object / array value: its JSON text
-        return Column.from_physical(t, [None if v is None else json.dumps(v, default=str, separators=(",", ":"))
-                                        for v in arr.to_pylist()])
+        return Column.from_physical(t, [
+            None if v is None else json.dumps(v, default=str, separators=(",", ":"))
+            for v in arr.to_pylist()])
     if t.is_string and not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         arr = pc.cast(arr, pa.large_string()) if not pa.types.is_binary(arr.type) else arr
     column = vector_convert(t, arr)
@@ -261,7 +262,8 @@ def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
 
 # ---- binding ------------------------------------------------------------------------------
 class LocalFiles:
-    """`local(..)` resolution against the import directory (sql.binder.table_functions' resolver)."""
+    """`local(..)` resolution against the import directory (sql.binder.table_functions'
+    resolver)."""
 
     def __init__(self, dirs: FileDirs, backend_ids: Callable[[], list[int]]) -> None:
         self.dirs = dirs

@@ -307,13 +307,13 @@ class GroupedState:
         self.plan = plan
         nkeys = len(plan.group_by)
         self.table = GroupTable(2 * nkeys)
-        self.dicts: list[StringDict | None] = [StringDict() if e.type.is_varlen else None
+        self.dicts: list[StringDict | None] = [StringDict() if e.dtype.is_varlen else None
                                                for _, e in plan.group_by]
-        self.aggs = [_Agg(a.name, a.args[0].type if a.args else None)
+        self.aggs = [_Agg(a.name, a.args[0].dtype if a.args else None)
                      for _, a in plan.aggregates]
         # float AVG sums run in float64 whatever the argument's integer type
         for agg, (_, a) in zip(self.aggs, plan.aggregates):
-            if a.name == "avg" and a.args and not a.args[0].type.is_decimal:
+            if a.name == "avg" and a.args and not a.args[0].dtype.is_decimal:
                 agg.sum = _Sum(True)
         self.key_parts: list[list[Column]] = []
         self._key_bytes = 0

@@ -159,7 +159,7 @@ class HashAggregate(SinkOperator):
                 return
             cols = []
             for (_, a), fn in zip(plan.aggregates, self._fns):
-                arg_t = a.args[0].type if a.args else a.type
+                arg_t = a.args[0].dtype if a.args else a.type
                 assert fn.empty is not None
                 cols.append(fn.final(fn.empty(1, arg_t), a.type).to_column().with_type(a.type))
             yield Batch(names, tuple(cols))

@@ -12,7 +12,8 @@ probe key that is a plain column, followed through renaming Projects, Filters an
 preserved sides to its scan; only joins that drop unmatched probe rows); executor/build.py
 hands a join the scans of its filters in the same fragment instance, the coordinator a
 `RuntimeFilterState` (executor/state.py) for those in another fragment. A filter is an optimisation
-only: a scan that started before one arrived just reads more. A join whose build side kept nearly all rows of its table (an unfiltered dimension) publishes
+only: a scan that started before one arrived just reads more. A join whose build side kept
+nearly all rows of its table (an unfiltered dimension) publishes
 nothing: every probe row would pass. Scans test the filters they receive most selective first.
 String and float keys (Doris IN_OR_BLOOM_FILTER + MIN_MAX): up to RUNTIME_FILTER_MAX_IN_NUM
 distinct keys travel as an `in` list, which storage prunes pages with (zone maps, bloom filter

@@ -59,7 +59,7 @@ def kernel_state_supported(plan: AggregateExprs) -> bool:
     """Whether the kernel-backed grouped state can run this aggregate (else the numpy path
     does, whose keyed state cannot be split across merging instances)."""
     for _, e in plan.group_by:
-        if not (e.type.is_varlen or numpy_kind(e.type) in "iubf"):
+        if not (e.dtype.is_varlen or numpy_kind(e.dtype) in "iubf"):
             return False
     for _, a in plan.aggregates:
         if a.distinct or a.name not in KERNEL_AGGREGATES:
@@ -68,7 +68,7 @@ def kernel_state_supported(plan: AggregateExprs) -> bool:
             continue
         if len(a.args) != 1:
             return False
-        t = a.args[0].type
+        t = a.args[0].dtype
         if t.is_object and t.is_decimal and a.name in ("sum", "avg"):
             continue  # wide DECIMAL sums: exact int64 while bounded, Python ints beyond
         if t.is_object or t.is_varlen:

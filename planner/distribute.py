@@ -1,5 +1,6 @@
-"""Distributed plan: the optimized logical plan cut into fragments joined by exchanges, with a
-distribution mode for every join, as Doris' planner decides and EXPLAIN shows.
+"""Distribution decisions: where the optimized logical plan is cut by exchanges and how every
+join is distributed, as Doris' planner decides and EXPLAIN shows (planner/lower.py then builds
+the physical nodes and fragments from these decisions).
 
 Each scan starts a fragment partitioned like its table (`HASH_PARTITIONED: <bucket columns>`
 or `RANDOM`). Going up:
@@ -368,7 +369,7 @@ class _Planner:
         local = self.agg_node(AggPhase.UPDATE_SERIALIZE, [child], details)
         if plan.group_by:
             # the states cross as Batches whose key columns carry the group output names
-            by_state_keys = DataPartition(_HASH, tuple(ColumnRef(n, e.type)
+            by_state_keys = DataPartition(_HASH, tuple(ColumnRef(n, e.dtype)
                                                        for n, e in plan.group_by),
                                           labels=tuple(groups))
             ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecHash]",

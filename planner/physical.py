@@ -225,6 +225,10 @@ class HashJoin(PhysicalNode):
     def join_mode(self) -> JoinMode:
         return self.mode
 
+    @property
+    def build_filter_ids(self) -> tuple[int, ...]:
+        return tuple(d.id for d in self.build_filters)
+
     def own_lines(self) -> list[str]:
         colo = "COLOCATE[]" if self.is_colocated else self.mode.value
         lines = [f"join op: {self.op}({colo})[]"]

@@ -11,6 +11,7 @@ executor/query.py runs. Every session knob the planner honours arrives as a type
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from sqlglot import exp
 
@@ -54,7 +55,7 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     from the AST). `disabled_rules` switches off optimizer rules on top of the session's
     `disable_nereids_rules` (tests). Raises ShaleError for analysis errors."""
     if isinstance(select_ast, exp.Subquery):
-        select_ast = select_ast.unnest()
+        select_ast = cast(exp.Expression, select_ast.unnest())
     if not isinstance(select_ast, (exp.Select, exp.SetOperation)):
         raise not_supported(f"statement {type(select_ast).__name__}")
     bound = bind_query(select_ast, catalog, ctx, sql=sql)

@@ -49,7 +49,9 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     now = clock.now()
     good: list[Batch] = []
     try:
-        for rb in record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"):
+        # a read()-only file-like view of the body: all record_batches reads of a BinaryIO
+        for rb in record_batches(stream, req, stats,  # type: ignore[arg-type]
+                                 engine.data_dir / "tmp" / "load"):
             if options.expired():
                 raise timeout_failure(options)
             batch = (to_batch if req.mapping is None else map_batch)(req, rb, stats, now)

@@ -152,8 +152,7 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
                 raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = "
                                  f"Column has no default value. column: {c.name}") from None
     label = h.get("label", "").strip() or f"stream_load_{uuid.uuid4().hex}"
-    db = catalog.get_database(db_name)
-    prev = catalog.txn_by_label(db.db_id, label)
+    prev = catalog.txn_by_label(table.db_id, label)  # labels are unique per database
     if prev is not None:
         raise label_exists(label, prev.txn_id)
     strict = h.get("strict_mode", "false").strip().lower() == "true"

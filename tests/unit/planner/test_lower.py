@@ -126,7 +126,8 @@ def test_runtime_filters_name_nodes_by_id(engine: MemoryEngine) -> None:
     join, target = nodes[desc.join_node], nodes[desc.target_node]
     assert isinstance(join, HashJoin) and isinstance(target, OlapScan)
     assert target.table == "t" and desc.column == "a"
-    assert join.build_filters == (desc,) and target.runtime_filter_ids == (desc.id,)
+    assert join.build_filters == (desc,) and join.build_filter_ids == (desc.id,)
+    assert target.runtime_filter_ids == (desc.id,)
     assert isinstance(desc.build_key, ColumnRef)
     assert not hasattr(desc, "join_path") and not hasattr(desc, "target_path")
 
