@@ -82,7 +82,7 @@ class _Builder:
             return op
         if isinstance(node, ph.Exchange):
             source = self.receive(node)
-            if node.carries == "top_n":  # the sender ran the TOP-N; merge and cut again
+            if node.carries is ph.Carries.TOP_N:  # the sender ran the TOP-N; merge and cut again
                 top = node.source
                 assert isinstance(top, ph.TopN)
                 return TopN(top.order_keys, top.top, top.offset, source)

@@ -46,7 +46,15 @@ from executor.operator import ExecContext, Operator
 from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
 from planner.fragment import DistributedPlan, PlanFragment
 from planner.partitioning import PartitionKind
-from planner.physical import Exchange, HashAggregate, HashJoin, NestedLoopJoin, OlapScan, walk
+from planner.physical import (
+    Carries,
+    Exchange,
+    HashAggregate,
+    HashJoin,
+    NestedLoopJoin,
+    OlapScan,
+    walk,
+)
 from planner.scan_ranges import ScanRange
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
@@ -244,7 +252,7 @@ class Coordinator:
         def receive(node: Exchange) -> Operator:
             link = self._link_of[node.id]
             names = node.names
-            if node.carries == "agg_state":  # the sender's partial aggregate states
+            if node.carries is Carries.AGG_STATE:  # the sender's partial aggregate states
                 partial = node.source
                 assert isinstance(partial, HashAggregate)
                 names = state_names(partial.exprs)

@@ -69,6 +69,7 @@ from planner.partitioning import (
 )
 from planner.physical import (
     AssertOneRow,
+    Carries,
     Exchange,
     FileScan,
     Filter,
@@ -185,7 +186,7 @@ class _Planner:
 
     def exchange(self, child: Draft, dist: _Layout, shape: str, partition: DataPartition,
                  at: tuple[int, ...], *, replicated: bool = False,
-                 carries: str = "rows") -> Draft:
+                 carries: Carries = Carries.ROWS) -> Draft:
         """An exchange moving the output of the plan node at path `at` (its sender fragment
         computes that node; `child` is the top of what EXPLAIN draws below the exchange),
         routed by `partition` (UNPARTITIONED and `replicated`: a broadcast)."""
@@ -200,7 +201,7 @@ class _Planner:
                              UNPARTITIONED, at, replicated=True)
 
     def gather(self, node: Draft, dist: _Layout, at: tuple[int, ...],
-               carries: str = "rows") -> Draft:
+               carries: Carries = Carries.ROWS) -> Draft:
         if dist.gathered:
             return node
         return self.exchange(node, dist, "PhysicalDistribute[DistributionSpecGather]",
@@ -326,7 +327,7 @@ class _Planner:
             top = self.node(TopN, [node], shape="PhysicalTopN", order_by=keys,
                             order_keys=child.keys,
                             offset=plan.offset, top=plan.limit)
-            ex = self.gather(top, dist, self._path, carries="top_n")
+            ex = self.gather(top, dist, self._path, carries=Carries.TOP_N)
             if ex is not top:
                 top.attrs["local"] = True
                 ex.attrs["offset"] = plan.offset
@@ -373,10 +374,10 @@ class _Planner:
                                                        for n, e in plan.group_by),
                                           labels=tuple(groups))
             ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecHash]",
-                               by_state_keys, self._path, carries="agg_state")
+                               by_state_keys, self._path, carries=Carries.AGG_STATE)
         else:
             ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecGather]",
-                               UNPARTITIONED, self._path, carries="agg_state")
+                               UNPARTITIONED, self._path, carries=Carries.AGG_STATE)
         return self.agg_node(AggPhase.MERGE_FINALIZE, [ex], details), out
 
     def agg_node(self, phase: AggPhase, children: list[Draft],

@@ -25,6 +25,7 @@ Upstream: Doris Nereids `PhysicalPlan` nodes / legacy `PlanNode.getNodeExplainSt
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import ClassVar
 
 from planner.aggregate_phase import AggPhase, AggregateExprs
@@ -347,6 +348,14 @@ class AssertOneRow(PhysicalNode):
         return ["assert number of rows: EQ 1"]
 
 
+class Carries(Enum):
+    """What crosses an exchange (always as Batches)."""
+
+    ROWS = "rows"  # the rows of the node below
+    AGG_STATE = "agg_state"  # the partial states of the `update serialize` aggregate below
+    TOP_N = "top_n"  # the rows of a local TOP-N, merged by a TOP-N above the exchange
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Exchange(PhysicalNode):
     """The receiving end of the stream from fragment `sender_fragment` (whose root is
@@ -362,7 +371,7 @@ class Exchange(PhysicalNode):
     source_partition: DataPartition  # how the sending fragment's rows are spread
     partition: DataPartition
     replicated: bool = False
-    carries: str = "rows"
+    carries: Carries = Carries.ROWS
     sender_fragment: int
     names: tuple[str, ...]  # the columns of the rows it moves
     offset: int = 0

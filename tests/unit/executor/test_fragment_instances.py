@@ -20,6 +20,7 @@ from test_differential_joins import env  # noqa: F401
 from executor import query
 from executor.query import execute
 from planner.partitioning import PartitionKind
+from planner.physical import Carries
 from planner.query import plan_select
 
 INSTANCES = 4
@@ -52,7 +53,7 @@ def _run(engine, sql: str, variables: dict[str, object]) -> list[tuple]:  # type
         kind = {PartitionKind.UNPARTITIONED: "gather", PartitionKind.HASH: "hash",
                 PartitionKind.BUCKET_SHUFFLE: "bucket"}[link.node.partition.kind]
         kind = "broadcast" if link.node.replicated else kind
-        aggregate = link.node.carries == "agg_state"
+        aggregate = link.node.carries is Carries.AGG_STATE
         SEEN[f"exchange {kind}{' aggregate' if aggregate else ''}"] += 1
     return [tuple(_norm(t.to_python(v)) for t, v in zip(res.types, r)) for r in rows]
 

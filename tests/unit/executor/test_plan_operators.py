@@ -64,7 +64,7 @@ def check_operators(dplan: DistributedPlan, run: Coordinator) -> int:
             assert sorted(ops) == sorted(n.id for n in nodes), (frag.id, ops, nodes)
             for n in nodes:
                 if isinstance(n, Exchange):
-                    assert ops[n.id] in RECEIVING[n.carries], (frag.id, n.id, ops[n.id])
+                    assert ops[n.id] in RECEIVING[n.carries.value], (frag.id, n.id, ops[n.id])
                     continue
                 assert ops[n.id] in OPERATOR_OF[n.name], (frag.id, n.id, n.name, ops)
                 checked += 1

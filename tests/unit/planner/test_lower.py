@@ -14,7 +14,16 @@ from planner.aggregate_phase import AggPhase
 from planner.fragment import DistributedPlan
 from planner.logical import LogicalPlan
 from planner.partitioning import PartitionKind
-from planner.physical import Exchange, HashAggregate, HashJoin, OlapScan, PhysicalNode, TopN, walk
+from planner.physical import (
+    Carries,
+    Exchange,
+    HashAggregate,
+    HashJoin,
+    OlapScan,
+    PhysicalNode,
+    TopN,
+    walk,
+)
 from sql.binder.expressions import ColumnRef, Expr
 from storage.types import INT, varchar
 
@@ -135,7 +144,7 @@ def test_runtime_filters_name_nodes_by_id(engine: MemoryEngine) -> None:
 def test_exchanges_name_what_they_move(engine: MemoryEngine) -> None:
     dplan = _dplan(engine, "SELECT s, count(a) FROM t GROUP BY s")
     exchanges = [n for n in _nodes(dplan) if isinstance(n, Exchange)]
-    (states,) = [e for e in exchanges if e.carries == "agg_state"]
+    (states,) = [e for e in exchanges if e.carries is Carries.AGG_STATE]
     # the partial states come from the `update serialize` aggregate at the sender's root
     assert isinstance(states.source, HashAggregate)
     assert states.source.phase is AggPhase.UPDATE_SERIALIZE
@@ -146,6 +155,6 @@ def test_exchanges_name_what_they_move(engine: MemoryEngine) -> None:
 def test_top_n_gather_merges_from_the_local_top_n(engine: MemoryEngine) -> None:
     dplan = _dplan(engine, "SELECT a, s FROM t ORDER BY a DESC LIMIT 1 OFFSET 1")
     (ex,) = [n for n in _nodes(dplan) if isinstance(n, Exchange)]
-    assert ex.carries == "top_n" and len(ex.names) == 2
+    assert ex.carries is Carries.TOP_N and len(ex.names) == 2
     assert isinstance(ex.source, TopN) and ex.source.local
     assert (ex.source.top, ex.source.offset) == (1, 1) and ex.source.order_keys[0].desc
