@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner.aggregate_phase import AggPhase, splits_in_two_phases
-from planner.fragment import DistributedPlan
 from planner.index_usage import IndexUsage, index_line
 from planner.logical import (
     LogicalAggregate,
@@ -58,7 +57,7 @@ from planner.logical import (
     LogicalValues,
     LogicalWindow,
 )
-from planner.lower import Decided, Draft, column_text, lower
+from planner.lower import Decided, Draft, column_text
 from planner.partitioning import (
     RANDOM,
     UNPARTITIONED,
@@ -566,10 +565,10 @@ def _colocate_rejection(ld: _Layout, rd: _Layout, pairs: set[tuple[str | None, s
     return None
 
 
-def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptions,
-               output_names: list[str]) -> DistributedPlan:
-    """Decide how `plan` runs distributed, then lower it (planner/lower.py) into fragments."""
+def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptions) -> Decided:
+    """Decide how `plan` runs distributed: the drafts planner/lower.py `lower` builds the
+    physical nodes and fragments from, topped by the gather to the result sink."""
     p = _Planner(catalog, options)
     root, dist = p.visit(plan)
     top = p.gather(root, dist, ())
-    return lower(Decided(top, p.runtime_filters, p.scan_usage), output_names)
+    return Decided(top, p.runtime_filters, p.scan_usage)

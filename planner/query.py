@@ -19,6 +19,7 @@ from planner.builder import build_logical
 from planner.distribute import DistributeOptions, distribute
 from planner.fragment import DistributedPlan
 from planner.logical import LogicalPlan
+from planner.lower import lower
 from planner.optimizer import OptimizerContext, optimize
 from sql.binder.bind_expressions import not_supported
 from sql.binder.relations import BoundQuery
@@ -41,7 +42,7 @@ class PreparedQuery:
     names: tuple[str, ...]
     types: tuple[DataType, ...]
     disabled_rules: frozenset[str]
-    dplan: DistributedPlan  # fragments and exchanges (planner/distribute.py)
+    dplan: DistributedPlan  # fragments of physical nodes (planner/lower.py)
 
     def explain(self) -> list[str]:
         return self.plan.explain()
@@ -68,7 +69,8 @@ def plan_bound(bound: BoundQuery, catalog: CatalogView, options: QueryOptions,
     session or `disabled_rules` switched off), fragments and exchanges."""
     disabled_rules = disabled_rules | optimizer_rules_off(options)
     plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
-    dplan = distribute(plan, catalog, distribute_options(options, catalog), list(bound.names))
+    decided = distribute(plan, catalog, distribute_options(options, catalog))
+    dplan = lower(decided, list(bound.names))
     return PreparedQuery(plan, bound.names, bound.types, disabled_rules, dplan)
 
 
