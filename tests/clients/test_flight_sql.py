@@ -258,7 +258,12 @@ def test_large_result_streams_in_several_batches(fsrv: ServerProcess, adbc: obje
     info = client.get_flight_info(flight.FlightDescriptor.for_command(
         any_command("CommandStatementQuery", _bytes_field(1, sql))), options)
     reader = client.do_get(info.endpoints[0].ticket, options)
-    batches = [chunk.data for chunk in reader]
+    batches = [reader.read_chunk().data]
+    # mid-stream (the server's Flight thread waits on this client), the MySQL port answers
+    with fsrv.connect(read_timeout=10) as c, c.cursor() as cur:
+        cur.execute("SELECT 7")
+        assert cur.fetchall() == ((7,),)
+    batches += [chunk.data for chunk in reader]
     assert len(batches) > 4  # streamed as the executor produces batches, not one blob
     table = pa.Table.from_batches(batches)
     assert table.num_rows == 1_000_000
