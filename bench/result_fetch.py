@@ -109,7 +109,7 @@ def main() -> None:
 
         duck = duckdb.connect(str(work / "bench.duckdb"), read_only=True)
         duck_arrow_s, duck_rows = best_of(
-            lambda: int(duck.execute(QUERY).to_arrow_table().num_rows), args.repeat)
+            lambda: int(duck.sql(QUERY).to_arrow_table().num_rows), args.repeat)
         duck_rows_s, _ = best_of(lambda: len(duck.execute(QUERY).fetchall()), 1)
         duck.close()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import ssl
 import sys
@@ -154,6 +155,7 @@ class ShaleServer:
         self.mysql_port = 0
         self.http_port = 0
         self.flight_sql: FlightSqlListener | None = None  # arrow_flight_sql_port, when set
+        self.flight_calls_abandoned = False  # a stalled Flight client outlived the stop
 
     @staticmethod
     def _ssl_context(config: Config) -> ssl.SSLContext | None:
@@ -217,7 +219,7 @@ class ShaleServer:
         if self.mysql is not None:
             self.mysql.close()
         if self.flight_sql is not None:  # waits for its running calls: off the loop
-            await asyncio.to_thread(self.flight_sql.stop)
+            self.flight_calls_abandoned = not await asyncio.to_thread(self.flight_sql.stop)
         if self.http_runner is not None:
             await self.http_runner.cleanup()
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -269,4 +271,12 @@ def serve(config: Config) -> int:
             where += f"/{config.arrow_flight_sql_port}"
         print(f"shaledb: cannot listen on {where}: {e}", file=sys.stderr)
         return 1
+    if server.flight_calls_abandoned:
+        # A Flight client stopped reading mid-stream: gRPC would wait for its call forever at
+        # interpreter exit (pyarrow's server finalizer). Everything is closed and durable by
+        # now, so leave without running exit handlers.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0

@@ -14,10 +14,17 @@ converted column by column from the executor's batches.
 
 from __future__ import annotations
 
+import logging
+import threading
+
 import pyarrow as pa
 
 from server.flight_sql.service import ShaleFlightSqlServer
 from server.services import SessionServices
+
+logger = logging.getLogger(__name__)
+# How long a stop waits for running Flight calls (a stalled client's stream never ends).
+SHUTDOWN_GRACE_SECONDS = 5.0
 
 
 class FlightSqlListener:
@@ -41,12 +48,23 @@ class FlightSqlListener:
         self.port = int(self.server.port)
         return self.port
 
-    def stop(self) -> None:
-        """Cancel the sessions' statements, then shut gRPC down (waits for running calls)."""
-        if self.server is not None:
-            self.server.close_sessions()
-            self.server.shutdown()
-            self.server = None
+    def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> bool:
+        """Cancel the sessions' statements, then shut gRPC down. gRPC's shutdown waits for the
+        running calls, and a client that stopped reading mid-stream holds its call forever
+        (pyarrow exposes no shutdown deadline): after `grace_seconds` the stop goes on without
+        it. True when every call ended."""
+        server, self.server = self.server, None
+        if server is None:
+            return True
+        server.close_sessions()
+        done = threading.Thread(target=server.shutdown, name="shaledb-flight-stop", daemon=True)
+        done.start()
+        done.join(grace_seconds)
+        if done.is_alive():
+            logger.warning("Arrow Flight SQL: calls still running %.0f s after shutdown began "
+                           "(a client stopped reading); stopping without them", grace_seconds)
+            return False
+        return True
 
 
 __all__ = ["FlightSqlListener"]

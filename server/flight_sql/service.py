@@ -18,6 +18,8 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -140,6 +142,9 @@ class ShaleFlightSqlServer(flight.FlightServerBase):
     def __init__(self, location: str, services: SessionServices, server_version: str) -> None:
         self.sessions = FlightSessions(services)
         self.server_version = server_version
+        # the results being streamed, closed at stop (a stalled client's stays suspended)
+        self._streams: weakref.WeakSet[Iterator[pa.RecordBatch]] = weakref.WeakSet()
+        self._streams_lock = threading.Lock()
         super().__init__(location, auth_handler=_HeaderOnlyAuth(),
                          middleware={AUTH_MIDDLEWARE: _AuthMiddlewareFactory(self.sessions)})
 
@@ -241,7 +246,10 @@ class ShaleFlightSqlServer(flight.FlightServerBase):
             name = m.message_name(command)
             if name == "TicketStatementQuery":
                 result = self.sessions.take_result(session, command.statement_handle)
-                return flight.GeneratorStream(result.schema, _guarded_stream(result.batches))
+                stream = _guarded_stream(result.batches)
+                with self._streams_lock:
+                    self._streams.add(stream)
+                return flight.GeneratorStream(result.schema, stream)
             if name in _METADATA_COMMANDS:
                 return flight.RecordBatchStream(self._metadata_table(session, name, command))
             raise flight.FlightServerError(f"DoGet of {name} is not supported by ShaleDB")
@@ -301,8 +309,16 @@ class ShaleFlightSqlServer(flight.FlightServerBase):
                 (ACTION_CLOSE_PREPARED, "Close a prepared statement")]
 
     def close_sessions(self) -> None:
-        """Stop every session's running statement (before shutdown)."""
+        """Stop every session's running statement and close the results being streamed
+        (before shutdown): their executors stop and release what they hold."""
         self.sessions.close_all()
+        with self._streams_lock:
+            streams = list(self._streams)
+        for stream in streams:
+            try:
+                stream.close()  # type: ignore[attr-defined]
+            except ValueError:  # running on a gRPC thread right now: it sees the cancel
+                pass
 
 
 def _parameter_rows(table: pa.Table) -> list[list[object]]:

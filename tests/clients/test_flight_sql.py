@@ -242,7 +242,9 @@ def test_sql_error_arrives_with_its_message(adbc: object, fdb: str) -> None:
     assert adbc_rows(adbc, "SELECT 1 + 1") == [(2,)]  # the session is still usable
 
 
-def test_large_result_streams_in_several_batches(fsrv: ServerProcess, adbc: object) -> None:
+@pytest.fixture(scope="module")
+def big_db(fsrv: ServerProcess) -> str:
+    """A database whose table `big` holds 1M rows (n = 0 .. 999,999)."""
     db = f"flight_big_{secrets.token_hex(4)}"
     with fsrv.connect() as c, c.cursor() as cur:
         cur.execute(f"CREATE DATABASE {db}")
@@ -253,11 +255,20 @@ def test_large_result_streams_in_several_batches(fsrv: ServerProcess, adbc: obje
                     "DISTRIBUTED BY HASH(n) BUCKETS 2")
         cur.execute(f"INSERT INTO {db}.big SELECT a.x * 1000 + b.x, concat('v', b.x) "
                     f"FROM {db}.small a CROSS JOIN {db}.small b")
-    client, options = raw_client(fsrv)
-    sql = f"SELECT n, s FROM {db}.big".encode()
+    return db
+
+
+def start_stream(srv: ServerProcess, sql: str) -> flight.FlightStreamReader:
+    client, options = raw_client(srv)
     info = client.get_flight_info(flight.FlightDescriptor.for_command(
-        any_command("CommandStatementQuery", _bytes_field(1, sql))), options)
-    reader = client.do_get(info.endpoints[0].ticket, options)
+        any_command("CommandStatementQuery", _bytes_field(1, sql.encode()))), options)
+    return client.do_get(info.endpoints[0].ticket, options)
+
+
+def test_large_result_streams_in_several_batches(fsrv: ServerProcess, adbc: object,
+                                                 big_db: str) -> None:
+    db = big_db
+    reader = start_stream(fsrv, f"SELECT n, s FROM {db}.big")
     batches = [reader.read_chunk().data]
     # mid-stream (the server's Flight thread waits on this client), the MySQL port answers
     with fsrv.connect(read_timeout=10) as c, c.cursor() as cur:
@@ -282,11 +293,14 @@ def test_basic_header_is_base64_of_user_and_password(fsrv: ServerProcess) -> Non
     assert client.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"x": 42}]
 
 
-def test_server_stops_cleanly_with_open_flight_sessions(fsrv: ServerProcess,
-                                                        adbc: object) -> None:
-    """Last: SIGTERM with a logged-in Flight session and an unfetched result exits 0."""
+def test_server_stops_cleanly_with_open_flight_sessions(fsrv: ServerProcess, adbc: object,
+                                                        big_db: str) -> None:
+    """Last: SIGTERM with a logged-in session, an unfetched result and a client that stopped
+    reading mid-stream still exits 0 (the stalled call is abandoned after a grace period)."""
     client, options = raw_client(fsrv)
     client.get_flight_info(flight.FlightDescriptor.for_command(
         any_command("CommandStatementQuery", _bytes_field(1, b"SELECT 1"))), options)
     assert adbc_rows(adbc, "SELECT 1") == [(1,)]
-    assert fsrv.stop() == 0
+    stalled = start_stream(fsrv, f"SELECT n, s FROM {big_db}.big")
+    stalled.read_chunk()  # and no more
+    assert fsrv.stop(timeout=30) == 0
