@@ -66,16 +66,22 @@ def _guarded(fn: Callable[[], T]) -> T:
         raise flight.FlightServerError(f"Internal error: {e}") from None
 
 
-def _guarded_stream(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _guarded_stream(result: StatementResult) -> Iterator[pa.RecordBatch]:
     """A result's batches; an error while the executor produces them ends the stream with a
-    Flight error (the client never takes a cut-off stream for a complete one)."""
+    Flight error (the client never takes a cut-off stream for a complete one). The
+    statement's audit line is written when the stream ends."""
     try:
-        yield from batches
+        for batch in result.batches:
+            result.rows_sent(batch.num_rows)
+            yield batch
     except ShaleError as e:
+        result.failed(e)
         raise flight_error(e) from None
     except Exception as e:
         logger.exception("internal error while streaming a Flight SQL result")
         raise flight.FlightServerError(f"Internal error: {e}") from None
+    finally:
+        result.finished()
 
 
 class _BearerMiddleware(flight.ServerMiddleware):
@@ -246,7 +252,7 @@ class ShaleFlightSqlServer(flight.FlightServerBase):
             name = m.message_name(command)
             if name == "TicketStatementQuery":
                 result = self.sessions.take_result(session, command.statement_handle)
-                stream = _guarded_stream(result.batches)
+                stream = _guarded_stream(result)
                 with self._streams_lock:
                     self._streams.add(stream)
                 return flight.GeneratorStream(result.schema, stream)

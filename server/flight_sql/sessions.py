@@ -19,7 +19,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -34,6 +34,7 @@ from server.privileges.http_auth import password_matches
 from server.privileges.model import Identity
 from server.privileges.statements import is_account_statement
 from server.services import SessionServices
+from server.statement_audit import StatementAudit
 from server.statements import (
     OkOutcome,
     Outcome,
@@ -45,6 +46,7 @@ from server.statements import (
 from server.variables import SessionVariables
 from sql.errors import ErrorCode, ShaleError
 from sql.parser.dialect import SqlSyntaxError, parse
+from storage.scan_stats import ScanStats
 
 # Doris FE defaults: arrow_flight_token_alive_time (minutes) and arrow_flight_token_cache_size.
 TOKEN_ALIVE_SECONDS = 4320 * 60
@@ -66,6 +68,22 @@ class StatementResult:
     schema: pa.Schema
     batches: Iterator[pa.RecordBatch]
     affected_rows: int = -1  # an OK's count, -1 for a result set
+    # a query's audit line, ended (with its scan counters) once its rows are sent
+    audit: StatementAudit | None = None
+    scan: ScanStats | None = None
+
+    def rows_sent(self, rows: int) -> None:
+        if self.audit is not None:
+            self.audit.add_returned(rows)
+
+    def failed(self, error: ShaleError) -> None:
+        if self.audit is not None:
+            self.audit.error(error.code, error.message)
+
+    def finished(self) -> None:
+        if self.audit is not None:
+            self.audit.end(self.scan)
+            self.audit = None
 
 
 @dataclass
@@ -123,17 +141,41 @@ class FlightSession:
         """Every statement of `sql`, as a COM_QUERY runs them; the last one's answer."""
         with self.lock:
             self.services.stats.queries_total += 1
-            if is_account_statement(sql):  # CREATE USER, GRANT, ... have their own parser
-                self.runner.begin_statement(sql[:200])
-                result = self.services.account_statements.run(self.access, sql)
-                if result.names is None:
-                    return _ok_result(0)
-                return outcome_result(TextOutcome(result.names, result.rows or []))
-            try:
-                statements = parse(sql)
-            except SqlSyntaxError as e:
-                raise ShaleError(str(e), ErrorCode.PARSE_ERROR) from None
-            return self._run_statements(statements)
+            return self._audited(sql, lambda: self._run_sql(sql))
+
+    def _run_sql(self, sql: str) -> StatementResult:
+        if is_account_statement(sql):  # CREATE USER, GRANT, ... have their own parser
+            self.runner.begin_statement(sql[:200])
+            result = self.services.account_statements.run(self.access, sql)
+            if result.names is None:
+                return _ok_result(0)
+            return outcome_result(TextOutcome(result.names, result.rows or []))
+        try:
+            statements = parse(sql)
+        except SqlSyntaxError as e:
+            raise ShaleError(str(e), ErrorCode.PARSE_ERROR) from None
+        return self._run_statements(statements)
+
+    def _audited(self, sql: str, run: Callable[[], StatementResult]) -> StatementResult:
+        """One fe.audit.log line per statement call, as the MySQL port writes (a query's
+        once its rows are sent: the service calls `finished`)."""
+        audit = StatementAudit(self.services.audit, self.services.stats)
+        audit.client, audit.fe_ip = self.access.client_ip, ""
+        max_sql = self.variables.connection_options().audit_plugin_max_sql_length
+        audit.begin(sql, self.access.identity.name, self.database, max_sql)
+        try:
+            result = run()
+        except ShaleError as e:
+            audit.error(e.code, e.message)
+            audit.end(self.runner.scan_stats, db=self.database)
+            raise
+        if result.affected_rows >= 0:
+            audit.outcome("OK", False)
+            audit.end(db=self.database)
+        else:
+            audit.outcome("EOF", True)
+            result.audit, result.scan = audit, self.runner.scan_stats
+        return result
 
     def _run_statements(self, statements: list[exp.Expression]) -> StatementResult:
         outcome: Outcome = OkOutcome()
@@ -183,7 +225,8 @@ class FlightSession:
                              f"{len(values)} bound", ErrorCode.WRONG_VALUE_COUNT)
         with self.lock:
             self.services.stats.queries_total += 1
-            return self._run_statements(bind(prepared.statements, values))
+            return self._audited(prepared.sql, lambda: self._run_statements(
+                bind(prepared.statements, values)))
 
     def close(self) -> None:
         """Stop the running statement."""
@@ -268,6 +311,7 @@ class FlightSessions:
                 dropped.append(self._results.popitem(last=False)[1][1])
         for old in dropped:
             _close(old.batches)
+            old.finished()
         return handle
 
     def take_result(self, session: FlightSession, handle: bytes) -> StatementResult:
@@ -292,3 +336,4 @@ class FlightSessions:
             session.close()
         for result in results:
             _close(result.batches)
+            result.finished()

@@ -304,3 +304,9 @@ def test_server_stops_cleanly_with_open_flight_sessions(fsrv: ServerProcess, adb
     stalled = start_stream(fsrv, f"SELECT n, s FROM {big_db}.big")
     stalled.read_chunk()  # and no more
     assert fsrv.stop(timeout=30) == 0
+    # Flight statements are in fe.audit.log as the MySQL port's are (rows counted as sent)
+    audit = (fsrv.data_dir / "log" / "fe.audit.log").read_text(encoding="utf-8")
+    [line] = [ln for ln in audit.splitlines() if "Stmt=SELECT 40 + 2 AS x" in ln]
+    assert "|User=root|" in line and "|State=EOF|" in line and "|ReturnRows=1|" in line
+    [line] = [ln for ln in audit.splitlines() if "no_such_table" in ln]
+    assert "|State=ERR|" in line and "|ErrorCode=1146|" in line
