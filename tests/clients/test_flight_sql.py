@@ -137,6 +137,37 @@ def test_arrow_types_of_a_result(adbc: object, fdb: str) -> None:
         pa.int64(), pa.float64(), pa.string()]
 
 
+def test_every_scalar_type_equals_mysql_protocol(fsrv: ServerProcess, adbc: object) -> None:
+    db = f"flight_types_{secrets.token_hex(4)}"
+    with fsrv.connect() as c, c.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {db}")
+        cur.execute(
+            f"CREATE TABLE {db}.ty (k TINYINT, s SMALLINT, b BOOLEAN, f FLOAT REPLACE, "
+            "c CHAR(5) REPLACE, st STRING REPLACE, t6 DATETIME(6) REPLACE, "
+            "wd DECIMAL(38, 10) REPLACE, h HLL HLL_UNION, bm BITMAP BITMAP_UNION) "
+            "AGGREGATE KEY(k, s, b) DISTRIBUTED BY HASH(k) BUCKETS 1")
+        cur.execute(
+            f"INSERT INTO {db}.ty VALUES (1, -2, true, 1.5, 'ab', 'long text', "
+            "'2024-01-02 03:04:05.123456', 12345678901234567890.0123456789, hll_hash('a'), "
+            "to_bitmap(7)), (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, hll_empty(), "
+            "bitmap_empty())")
+    sql = f"SELECT k, s, b, f, c, st, t6, wd FROM {db}.ty ORDER BY k"
+    got = adbc_rows(adbc, sql)
+    assert got[1] == (1, -2, True, 1.5, "ab", "long text",
+                      dt.datetime(2024, 1, 2, 3, 4, 5, 123456),
+                      decimal.Decimal("12345678901234567890.0123456789"))
+    # the MySQL protocol sends BOOLEAN as TINYINT 1 / 0
+    assert [tuple(int(v) if isinstance(v, bool) else v for v in row) for row in got] == \
+        mysql_rows(fsrv, sql)
+    with adbc.cursor() as cur:  # type: ignore[attr-defined]
+        cur.execute(f"SELECT k, b, t6, wd, bitmap_count(bm), bm, h FROM {db}.ty ORDER BY k")
+        table = cur.fetch_arrow_table()
+    assert [f.type for f in table.schema] == [
+        pa.int8(), pa.bool_(), pa.timestamp("us"), pa.decimal128(38, 10), pa.int64(),
+        pa.binary(), pa.binary()]
+    assert table.column(4).to_pylist() == [0, 1]
+
+
 def test_ddl_and_insert_through_adbc(fsrv: ServerProcess, adbc: object) -> None:
     db = f"flight_ddl_{secrets.token_hex(4)}"
     with adbc.cursor() as cur:  # type: ignore[attr-defined]
@@ -161,6 +192,11 @@ def test_prepared_statement_with_parameters(fsrv: ServerProcess, fdb: str,
     got = adbc_rows(adbc, sql, (2, "alpha"))
     assert got == mysql_rows(fsrv, sql.replace("?", "%s") % (2, "'alpha'"))
     assert [r[0] for r in got] == [3, 4]
+    with adbc.cursor() as cur:  # type: ignore[attr-defined]
+        cur.execute(f"CREATE TABLE {fdb}.p (a INT, b VARCHAR(10)) DUPLICATE KEY(a) "
+                    "DISTRIBUTED BY HASH(a) BUCKETS 1")
+        cur.executemany(f"INSERT INTO {fdb}.p VALUES (?, ?)", [(1, "a"), (2, "it's")])
+    assert mysql_rows(fsrv, f"SELECT * FROM {fdb}.p ORDER BY a") == [(1, "a"), (2, "it's")]
     # the same prepared statement with other values (a string that needs quoting)
     assert adbc_rows(adbc, sql, (1, "it's")) == [
         (1, "alpha", decimal.Decimal("1.50")), (3, "gamma, with comma", decimal.Decimal("-20.25")),
@@ -169,7 +205,7 @@ def test_prepared_statement_with_parameters(fsrv: ServerProcess, fdb: str,
 
 def test_metadata_calls(adbc: object, fdb: str) -> None:
     objects = adbc.adbc_get_objects(  # type: ignore[attr-defined]
-        depth="all", db_schema_filter=fdb).read_all().to_pylist()
+        depth="all", db_schema_filter=fdb, table_name_filter="t").read_all().to_pylist()
     assert [c["catalog_name"] for c in objects] == ["internal"]
     [schema] = objects[0]["catalog_db_schemas"]
     assert schema["db_schema_name"] == fdb
