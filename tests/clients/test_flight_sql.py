@@ -21,6 +21,8 @@ import pytest
 from pyarrow import flight
 from support.server import ServerProcess
 
+from server.cli import version as shaledb_version
+
 ROWS = [
     (1, "alpha", decimal.Decimal("1.50"), dt.date(2024, 1, 2), dt.datetime(2024, 1, 2, 3, 4, 5),
      10, 0.5, "170141183460469231731687303715884105727"),
@@ -204,6 +206,8 @@ def test_prepared_statement_with_parameters(fsrv: ServerProcess, fdb: str,
 
 
 def test_metadata_calls(adbc: object, fdb: str) -> None:
+    info = adbc.adbc_get_info()  # type: ignore[attr-defined]  # GetSqlInfo underneath
+    assert (info["vendor_name"], info["vendor_version"]) == ("ShaleDB", shaledb_version())
     objects = adbc.adbc_get_objects(  # type: ignore[attr-defined]
         depth="all", db_schema_filter=fdb, table_name_filter="t").read_all().to_pylist()
     assert [c["catalog_name"] for c in objects] == ["internal"]
