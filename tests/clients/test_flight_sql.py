@@ -247,6 +247,29 @@ def test_pyarrow_flight_client_with_basic_auth(fsrv: ServerProcess, fdb: str) ->
         {"catalog_name": "internal"}]
 
 
+def test_bad_requests_get_flight_errors(fsrv: ServerProcess) -> None:
+    client, options = raw_client(fsrv)
+    with pytest.raises(flight.FlightServerError, match="Unknown or malformed"):
+        client.get_flight_info(flight.FlightDescriptor.for_command(b"\xff\x00garbage"), options)
+    with pytest.raises(flight.FlightServerError, match="not supported"):  # a known, unserved one
+        client.get_flight_info(flight.FlightDescriptor.for_command(
+            any_command("CommandPreparedStatementUpdate")), options)
+    with pytest.raises(flight.FlightServerError, match="Unknown or already fetched"):
+        client.do_get(flight.Ticket(any_command("TicketStatementQuery",
+                                                _bytes_field(1, b"forged"))), options).read_all()
+    with pytest.raises(flight.FlightServerError, match="Unknown prepared statement"):
+        client.get_flight_info(flight.FlightDescriptor.for_command(any_command(
+            "CommandPreparedStatementQuery", _bytes_field(1, b"nope"))), options)
+    with pytest.raises(flight.FlightServerError, match="not supported"):
+        list(client.do_action(flight.Action("BeginTransaction", b""), options))
+    with pytest.raises(flight.FlightServerError):
+        client.get_flight_info(flight.FlightDescriptor.for_path("a", "b"), options)
+    info = client.get_flight_info(flight.FlightDescriptor.for_command(
+        any_command("CommandStatementQuery", _bytes_field(1, b"SELECT 5"))), options)
+    assert client.do_get(info.endpoints[0].ticket, options).read_all().column(0).to_pylist() \
+        == [5]  # still serving
+
+
 def test_wrong_password_and_missing_token_are_refused(fsrv: ServerProcess, fdb: str) -> None:
     with fsrv.connect() as c, c.cursor() as cur:
         cur.execute("CREATE USER IF NOT EXISTS 'flight_user' IDENTIFIED BY 'secret'")
