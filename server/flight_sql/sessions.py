@@ -165,8 +165,10 @@ class FlightSession:
         audit.begin(sql, self.access.identity.name, self.database, max_sql)
         try:
             result = run()
-        except ShaleError as e:
-            audit.error(e.code, e.message)
+        except Exception as e:  # logged whatever failed; the caller turns it into its error
+            code, message = (e.code, e.message) if isinstance(e, ShaleError) else (
+                ErrorCode.UNKNOWN_ERROR, f"Internal error: {e}")
+            audit.error(code, message)
             audit.end(self.runner.scan_stats, db=self.database)
             raise
         if result.affected_rows >= 0:
