@@ -44,6 +44,7 @@ from sql.parser.dialect import SqlSyntaxError, parse_one
 from storage import clock
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, TableMeta
+from storage.errors import analysis_message
 from storage.types import BIGINT, BLOB_KINDS, BOOLEAN, DOUBLE, STRING, DataType
 
 # Arrow types of typed formats (parquet, orc, ...) -> the source column type expressions see;
@@ -66,7 +67,7 @@ class MappingError(Exception):
 
 
 def analysis_error(detail: str) -> MappingError:
-    return MappingError(f"TStatus: errCode = 2, detailMessage = {detail}")
+    return MappingError(f"TStatus: {analysis_message(detail)}")
 
 
 @dataclass(frozen=True)
