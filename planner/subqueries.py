@@ -23,6 +23,7 @@ Upstream: Doris Nereids `SubqueryToApply` + `UnCorrelatedApplyToJoin` / `InApply
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from planner.logical import (
@@ -183,9 +184,12 @@ def attach_subqueries(plan: LogicalPlan, exprs: list[Expr], catalog: CatalogView
             if _has_subquery(s.arg):
                 raise not_supported("nested subquery in IN operand")
             plan, repl[s.sid] = _attach_one(plan, s, catalog)
-        out.append(e.transform(
-            lambda x, repl=repl: repl[x.sid] if isinstance(x, SubqueryExpr) else None))
+        out.append(e.transform(_replace_subqueries(repl)))
     return plan, out
+
+
+def _replace_subqueries(repl: dict[int, Expr]) -> Callable[[Expr], Expr | None]:
+    return lambda x: repl[x.sid] if isinstance(x, SubqueryExpr) else None
 
 
 # ---- one subquery ------------------------------------------------------------------------
@@ -320,7 +324,8 @@ def _correlated_scalar(plan: LogicalPlan, s: SubqueryExpr, q: BoundSelect, local
     probe = f"__p{s.sid}"
     right = LogicalProject(agg, ((name, value), (probe, Literal(1, BOOLEAN))) + tuple(
         (n, ColumnRef(n, k.type)) for n, k in keys))
-    cond = [Comparison("=", o, ColumnRef(n, k.type)) for o, (n, k) in zip(outer_keys, keys)]
+    cond: list[Expr] = [Comparison("=", o, ColumnRef(n, k.type))  # type: ignore[attr-defined]
+                        for o, (n, k) in zip(outer_keys, keys)]
     _check_refs(cond, plan, right)
     if inner and _null_over_empty(value, q):
         return LogicalJoin(plan, right, "inner", make_and(cond)), ColumnRef(name, s.type)
@@ -385,7 +390,7 @@ def _aggregate_over_outer_relation(plan: LogicalPlan, sub: LogicalPlan, q: Bound
         return None
     agg, renames = sub.child, sub.child.child
     source = dict(renames.exprs)
-    windows: list[tuple[str, Expr]] = []
+    windows: list[tuple[str, WindowCall]] = []
     by_agg: dict[str, ColumnRef] = {}
     for i, (name, call) in enumerate(agg.aggregates):
         if call.name not in _WINDOWABLE or call.distinct or len(call.args) != 1:
@@ -394,6 +399,7 @@ def _aggregate_over_outer_relation(plan: LogicalPlan, sub: LogicalPlan, q: Bound
         if not isinstance(arg, ColumnRef) or not isinstance(source.get(arg.name), ColumnRef):
             return None
         inner = source[arg.name]
+        assert isinstance(inner, ColumnRef)
         wname = f"__w{sid}_{i}"
         windows.append((wname, WindowCall(call.name, (ColumnRef(inner.name, inner.type),), (),
                                           (), WHOLE_PARTITION, call.type)))
