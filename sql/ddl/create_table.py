@@ -6,7 +6,8 @@ partition specs, checked with Doris' rules and error wording (Nereids `CreateTab
 `ColumnDefinition`, `DistributionDescriptor`, `PartitionTableInfo`): keys form an ordered prefix
 of the columns, key columns take no aggregation type, every AGGREGATE value column has one,
 distribution columns are keys on AGGREGATE/UNIQUE tables, types and defaults are valid.
-Ids, tablets and colocation are assigned by `ddl_ops.py`, which talks to the catalog.
+Ids, tablets and colocation are assigned by the catalog service (storage/catalog/new_table.py),
+asked by `ddl_ops.py`.
 """
 
 from __future__ import annotations
