@@ -60,7 +60,7 @@ def session_constant(key: str, nargs: int, precision: object, session: SessionLi
     if key in _NOW_KEYS:
         scale = min(max(int(precision), 0), 6) if isinstance(precision, int) else 0
         if key == "utc_timestamp":
-            now = _dt.datetime.fromtimestamp(now.timestamp(), _dt.timezone.utc).replace(
+            now = _dt.datetime.fromtimestamp(now.timestamp(), _dt.UTC).replace(
                 tzinfo=None)
         return Literal(datetime_to_micros(now, scale), datetime(scale))
     if key in ("curdate", "current_date"):

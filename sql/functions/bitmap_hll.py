@@ -23,7 +23,12 @@ from pyroaring import BitMap64
 
 from sql.errors import DorisError
 from sql.functions import (
-    AggregateFunction, EvalEnv, ScalarFunction, State, register_aggregate, register_scalar,
+    AggregateFunction,
+    EvalEnv,
+    ScalarFunction,
+    State,
+    register_aggregate,
+    register_scalar,
 )
 from sql.functions.vector import Vec, object_array
 from storage import bitmap, hll

@@ -25,7 +25,15 @@ from sql.functions import EvalEnv, ScalarFunction, register_scalar
 from sql.functions.regex import text_regex
 from sql.functions.vector import Vec, object_array
 from storage.types import (
-    BIGINT, DATE, INT, STRING, TINYINT, DataType, TypeKind, datetime, datetime_to_micros,
+    BIGINT,
+    DATE,
+    INT,
+    STRING,
+    TINYINT,
+    DataType,
+    TypeKind,
+    datetime,
+    datetime_to_micros,
     micros_to_datetime,
 )
 

@@ -18,6 +18,7 @@ from sql.functions import EvalEnv, ScalarFunction, register_scalar
 from sql.functions.coercion import common_type
 from sql.functions.operators import coalesce as _coalesce
 from sql.functions.operators import compare
+from sql.functions.overflow import check_bounds
 from sql.functions.vector import Vec, and_valid, object_array
 from storage.errors import QueryCancelled
 from storage.types import (

@@ -15,8 +15,18 @@ from sql.errors import DorisError
 from sql.functions import EvalEnv, ScalarFunction, register_scalar
 from sql.functions.vector import Vec, object_array
 from storage.types import (
-    BIGINT, DATE, INT, MAX_DATE, MIN_DATE, SMALLINT, STRING, TINYINT, DataType, TypeKind,
-    date_to_days, micros_to_datetime,
+    BIGINT,
+    DATE,
+    INT,
+    MAX_DATE,
+    MIN_DATE,
+    SMALLINT,
+    STRING,
+    TINYINT,
+    DataType,
+    TypeKind,
+    date_to_days,
+    micros_to_datetime,
 )
 
 MICROS_PER_DAY = 86_400_000_000

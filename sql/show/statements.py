@@ -58,7 +58,7 @@ def human_size(n: int) -> str:
 
 # ---- SHOW CREATE TABLE --------------------------------------------------------------------
 def _column_line(table: TableMeta, c: object) -> str:
-    from storage.catalog.meta import ColumnMeta  # noqa: PLC0415
+    from storage.catalog.meta import ColumnMeta
 
     assert isinstance(c, ColumnMeta)
     parts = [f"  {_q(c.name)} {c.type.sql()}"]
@@ -91,7 +91,7 @@ def partition_clause(table: TableMeta, parts: list[PartitionMeta]) -> str:
     cols = ", ".join(_q(c) for c in info.columns)
     types = [table.column(c).type for c in info.columns]
     if info.type is PartitionType.RANGE:
-        from sql.ddl.partitions import _TYPE_MIN_TEXT  # noqa: PLC0415
+        from sql.ddl.partitions import _TYPE_MIN_TEXT
 
         mins = [_TYPE_MIN_TEXT.get(t.kind, "") for t in types]
         defs = [
@@ -122,7 +122,7 @@ def _list_value(value: str | None) -> str:
 def sort_partitions(table: TableMeta, parts: list[PartitionMeta]) -> list[PartitionMeta]:
     if table.partition_info.type is not PartitionType.RANGE:
         return parts
-    from storage.partition import bound_key  # noqa: PLC0415
+    from storage.partition import bound_key
 
     types = [table.column(c).type for c in table.partition_info.columns]
 
@@ -134,7 +134,7 @@ def sort_partitions(table: TableMeta, parts: list[PartitionMeta]) -> list[Partit
 
 
 def show_create_table(catalog: Catalog, table: TableMeta) -> ShowResult:
-    from sql.ddl.properties import default_properties, replication_num  # noqa: PLC0415
+    from sql.ddl.properties import default_properties, replication_num
 
     lines = [_column_line(table, c) for c in table.columns]
     for idx in table.indexes:
@@ -165,7 +165,7 @@ def show_create_table(catalog: Catalog, table: TableMeta) -> ShowResult:
 
 # ---- DESC ---------------------------------------------------------------------------------
 def _default_text(c: object) -> object:
-    from storage.catalog.meta import ColumnMeta  # noqa: PLC0415
+    from storage.catalog.meta import ColumnMeta
 
     assert isinstance(c, ColumnMeta)
     if not c.has_default or c.default is None:
@@ -301,7 +301,7 @@ def show_index(table: TableMeta, db_name: str = "") -> ShowResult:
 
 def show_tables(catalog: Catalog, db: str, full: bool, like: str | None) -> ShowResult:
     if db == INFORMATION_SCHEMA:
-        from sql.show.information_schema import table_names  # noqa: PLC0415
+        from sql.show.information_schema import table_names
 
         names = sorted(table_names())
         kinds = ["SYSTEM VIEW"] * len(names)
@@ -406,7 +406,7 @@ TABLET_COLUMNS = ["TabletId", "ReplicaId", "BackendId", "SchemaHash", "Version",
 
 def schema_hash(index: object) -> int:
     """A stable positive 31-bit hash of an index's schema (Doris prints its schema hash)."""
-    import zlib  # noqa: PLC0415
+    import zlib
 
     text = ",".join(getattr(index, "columns", ()))
     return zlib.crc32(f"{getattr(index, 'index_id', 0)}:{text}".encode()) & 0x7FFFFFFF
@@ -415,7 +415,7 @@ def schema_hash(index: object) -> int:
 def show_tablets(catalog: Catalog, table: TableMeta, partitions: list[str] | None) -> ShowResult:
     """SHOW TABLETS FROM t [PARTITION (p, ..)]: every tablet of every visible index, with the
     backend that owns it. One replica per tablet, so ReplicaId is the tablet id."""
-    from sql.errors import DorisError  # noqa: PLC0415
+    from sql.errors import DorisError
 
     parts = sort_partitions(table, catalog.partitions(table.table_id))
     if partitions:
@@ -506,7 +506,7 @@ def show_colocation_groups(catalog: Catalog) -> ShowResult:
 
 def show_colocation_group(catalog: Catalog, group_id: str) -> ShowResult:
     """SHOW PROC '/colocation_group/<dbId.groupId>': bucket seq -> backends (seed 000)."""
-    from sql.errors import DorisError  # noqa: PLC0415
+    from sql.errors import DorisError
 
     group = None
     for g in catalog.colocate_groups():
