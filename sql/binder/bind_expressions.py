@@ -121,9 +121,11 @@ def convert_literal(e: Literal, t: DataType) -> Literal | None:
         return None  # left to a runtime Cast (which yields NULL, as Doris' non-strict cast)
 
 
-_ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "DIV"}
-_CMP = {exp.EQ: "=", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
-        exp.NullSafeEQ: "<=>"}
+_ARITH: dict[type[exp.Expr], str] = {
+    exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "DIV"}
+_CMP: dict[type[exp.Expr], str] = {
+    exp.EQ: "=", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
+    exp.NullSafeEQ: "<=>"}
 # sqlglot node class -> (registry name, argument names in call order)
 _FUNCS: dict[type, tuple[str, tuple[str, ...]]] = {
     exp.Abs: ("abs", ("this",)), exp.Round: ("round", ("this", "decimals")),
@@ -186,8 +188,8 @@ class ExpressionBinder:
             left, right = self.bind(node.this), self.bind(node.expression)
             return self.comparison(_CMP[type(node)], left, right)
         if isinstance(node, (exp.And, exp.Or)):
-            args = tuple(self._boolean(self.bind(x)) for x in (node.this, node.expression))
-            return And(args) if isinstance(node, exp.And) else Or(args)
+            operands = tuple(self._boolean(self.bind(x)) for x in (node.this, node.expression))
+            return And(operands) if isinstance(node, exp.And) else Or(operands)
         if isinstance(node, exp.Xor):
             a, b = self._boolean(self.bind(node.this)), self._boolean(self.bind(node.expression))
             return Comparison("!=", a, b)
@@ -317,10 +319,11 @@ class ExpressionBinder:
         a = self.bind(inner)
         if not a.type.is_numeric or a.type.kind is TypeKind.BOOLEAN:
             a = coerce(a, BIGINT if a.type.kind is TypeKind.BOOLEAN else DOUBLE)
-        if isinstance(a, Literal) and a.value is not None:
-            if a.type.is_integer and not a.type.int_range()[0] <= -a.value <= a.type.int_range()[1]:
+        if isinstance(a, Literal) and isinstance(a.value, int | float):  # fold a constant
+            lo, hi = a.type.int_range() if a.type.is_integer else (None, None)
+            if lo is not None and hi is not None and not lo <= -a.value <= hi:
                 raise overflow_error("neg", a.value, None, a.type)  # -MIN: never wrap
-            return Literal(-a.value, a.type)  # type: ignore[operator]
+            return Literal(-a.value, a.type)
         return Negate(a, a.type)
 
     def _boolean(self, e: Expr) -> Expr:
@@ -494,7 +497,7 @@ class ExpressionBinder:
             ret = round_result_type(ret, int(digits) if digits is not None else 0)
         return Call(fn.name, tuple(bound), ret)
 
-    def _aggregate(self, node: exp.Expression) -> Expr:
+    def _aggregate(self, node: exp.Func) -> Expr:
         name = node.name.lower() if isinstance(node, exp.Anonymous) else AGG_NAMES.get(
             type(node), node.sql_name().lower())
         fn = aggregate_function(name)
@@ -552,7 +555,7 @@ class ExpressionBinder:
             sep = sep.this
         distinct = isinstance(value, exp.Distinct)
         if distinct:
-            items = list(value.expressions)  # type: ignore[union-attr]
+            items = list(value.expressions)
             value = items[0]
             if len(items) > 1:
                 sep = items[1]

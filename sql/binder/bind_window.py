@@ -11,6 +11,8 @@ Upstream: Doris Nereids `WindowExpression`, `WindowFrame`, `CheckAndStandardizeW
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlglot import exp
 
 from sql.binder.expressions import (
@@ -25,6 +27,9 @@ from sql.errors import DorisError
 from sql.functions import aggregate_function
 from sql.functions.coercion import common_type, is_null_type
 from storage.types import BIGINT, DOUBLE, DataType
+
+if TYPE_CHECKING:  # bind_expressions imports this module to bind OVER (..)
+    from sql.binder.bind_expressions import ExpressionBinder
 
 RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
            exp.Ntile: "ntile", exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}
@@ -102,7 +107,7 @@ def _const_int(e: Expr, what: str) -> int:
     return int(e.value)
 
 
-def bind_window(node: exp.Window, binder) -> WindowCall:  # type: ignore[no-untyped-def]
+def bind_window(node: exp.Window, binder: ExpressionBinder) -> WindowCall:
     """Bind one `fn(...) OVER (...)` with the ExpressionBinder `binder` of its clause."""
     fn = node.this
     if isinstance(fn, exp.IgnoreNulls | exp.RespectNulls):
@@ -119,7 +124,7 @@ def bind_window(node: exp.Window, binder) -> WindowCall:  # type: ignore[no-unty
 
 
 def _bind_call(node: exp.Window, fn: exp.Expression, name: str,
-               binder) -> WindowCall:  # type: ignore[no-untyped-def]
+               binder: ExpressionBinder) -> WindowCall:
     from sql.binder.bind_expressions import coerce
 
     arg_nodes = _fn_args(fn)
@@ -136,10 +141,10 @@ def _bind_call(node: exp.Window, fn: exp.Expression, name: str,
             raise DorisError(f"{name.upper()} requires {want} argument(s)")
         args: tuple[Expr, ...] = ()
         if name == "ntile":
-            n = binder.bind(arg_nodes[0])
-            if _const_int(n, "parameter of NTILE") == 0:
+            buckets = _const_int(binder.bind(arg_nodes[0]), "parameter of NTILE")
+            if buckets == 0:
                 raise DorisError("The bucket number of NTILE must be a positive integer")
-            args = (Literal(int(n.value), BIGINT),)  # type: ignore[attr-defined]
+            args = (Literal(buckets, BIGINT),)
         # frames do not apply; without ORDER BY every row of the partition is a peer (MySQL)
         t = DOUBLE if name in ("percent_rank", "cume_dist") else BIGINT
         return WindowCall(name, args, partition, order, None, t)

@@ -79,7 +79,7 @@ def number_literal(text: str) -> Literal:
     if "." in text:
         d = Decimal(text)
         digits = d.as_tuple()
-        scale = max(-int(digits.exponent), 0)  # type: ignore[arg-type]
+        scale = max(-int(digits.exponent), 0)
         prec = max(len(digits.digits), scale, 1)
         if prec > 38:
             return Literal(float(text), DOUBLE)

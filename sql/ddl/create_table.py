@@ -43,7 +43,8 @@ DEFAULT_AUTO_BUCKETS = 10
 SHORTKEY_MAX_COLUMNS = 3
 SHORTKEY_MAX_BYTES = 36
 
-_KEYS_TYPES = {"DUPLICATE": KeysType.DUP_KEYS, "AGGREGATE": KeysType.AGG_KEYS, "UNIQUE": KeysType.UNIQUE_KEYS}
+_KEYS_TYPES = {"DUPLICATE": KeysType.DUP_KEYS, "AGGREGATE": KeysType.AGG_KEYS,
+               "UNIQUE": KeysType.UNIQUE_KEYS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +104,11 @@ def analyze_type(type_sql: str, column: str) -> DataType:
     except ValueError:
         raise DorisError(f"Unsupported data type: {type_sql} of column {column}") from None
     if t.kind is TypeKind.VARCHAR and not 1 <= t.length <= MAX_VARCHAR_LENGTH:
-        raise DorisError(f"Varchar size must between 1 and {MAX_VARCHAR_LENGTH}. Size was set to: {t.length}.")
+        raise DorisError(
+            f"Varchar size must between 1 and {MAX_VARCHAR_LENGTH}. Size was set to: {t.length}.")
     if t.kind is TypeKind.CHAR and not 1 <= t.length <= MAX_CHAR_LENGTH:
-        raise DorisError(f"Char size must between 1 and {MAX_CHAR_LENGTH}. Size was set to: {t.length}.")
+        raise DorisError(
+            f"Char size must between 1 and {MAX_CHAR_LENGTH}. Size was set to: {t.length}.")
     if t.kind is TypeKind.DECIMAL:
         if not 1 <= t.precision <= MAX_DECIMAL_PRECISION:
             raise DorisError(
@@ -117,7 +120,8 @@ def analyze_type(type_sql: str, column: str) -> DataType:
                 f"Scale of decimal must between 0 and {t.precision}. Scale was set to: {t.scale}."
             )
     if t.kind is TypeKind.DATETIME and not 0 <= t.scale <= 6:
-        raise DorisError(f"Scale of Datetime/Time must between 0 and 6. Scale was set to: {t.scale}.")
+        raise DorisError(
+            f"Scale of Datetime/Time must between 0 and 6. Scale was set to: {t.scale}.")
     return t
 
 
@@ -160,7 +164,8 @@ def _default_keys(cols: Sequence[Any]) -> tuple[KeysType, list[str]]:
     return KeysType.DUP_KEYS, keys
 
 
-def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[str]) -> list[ColumnMeta]:
+def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[str]
+                     ) -> list[ColumnMeta]:
     seen: set[str] = set()
     for c in cols:
         if c.name.lower() in seen:
@@ -194,10 +199,12 @@ def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[st
         agg = AggType(c.agg_type.upper()) if c.agg_type else None
         if not is_key:
             if keys_type is KeysType.AGG_KEYS and agg is None:
-                raise DorisError(f"AGG_KEYS table should specify aggregate type for non-key column[{c.name}]")
+                raise DorisError(
+                    f"AGG_KEYS table should specify aggregate type for non-key column[{c.name}]")
             if keys_type is not KeysType.AGG_KEYS and agg is not None:
                 raise DorisError(
-                    f"{keys_type.value} table should not specify aggregate type for non-key column[{c.name}]"
+                    f"{keys_type.value} table should not specify aggregate type for non-key "
+                    f"column[{c.name}]"
                 )
         if is_key:
             if t.is_float:
@@ -207,7 +214,8 @@ def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[st
             if t.kind in (TypeKind.HLL, TypeKind.BITMAP):
                 raise DorisError(f"Key column can not set complex type:{c.name}")
         if agg is not None and not _agg_compatible(agg, t):
-            raise DorisError(f"Aggregate type {agg.value} is not compatible with primitive type {t.sql()}")
+            raise DorisError(
+                f"Aggregate type {agg.value} is not compatible with primitive type {t.sql()}")
         if t.kind in (TypeKind.HLL, TypeKind.BITMAP) and keys_type is KeysType.AGG_KEYS:
             wanted = AggType.HLL_UNION if t.kind is TypeKind.HLL else AggType.BITMAP_UNION
             if agg is not wanted:
@@ -218,11 +226,13 @@ def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[st
         if c.has_default:
             if default is None:
                 if not nullable:
-                    raise DorisError(f"Can not set null default value to non nullable column: {c.name}")
+                    raise DorisError(
+                        f"Can not set null default value to non nullable column: {c.name}")
             elif default.upper() == "CURRENT_TIMESTAMP":
                 if t.kind is not TypeKind.DATETIME:
                     raise DorisError(
-                        f"Column {c.name} of type {t.sql()} can not use CURRENT_TIMESTAMP as default value"
+                        f"Column {c.name} of type {t.sql()} can not use CURRENT_TIMESTAMP as "
+                        "default value"
                     )
                 default = "CURRENT_TIMESTAMP"
             else:
@@ -238,12 +248,14 @@ def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[st
     return out
 
 
-def _analyze_distribution(ast: Any, columns: Sequence[ColumnMeta], keys_type: KeysType) -> DistributionInfo:
+def _analyze_distribution(ast: Any, columns: Sequence[ColumnMeta], keys_type: KeysType
+                          ) -> DistributionInfo:
     by_name = {c.name.lower(): c for c in columns}
     if ast is None:
         if keys_type is KeysType.UNIQUE_KEYS:
             raise DorisError("Create unique keys table should not contain random distribution desc")
-        return DistributionInfo(DistributionType.RANDOM, (), DEFAULT_AUTO_BUCKETS, auto_buckets=True)
+        return DistributionInfo(DistributionType.RANDOM, (), DEFAULT_AUTO_BUCKETS,
+                                auto_buckets=True)
     auto = bool(ast.auto) or ast.buckets is None
     buckets = DEFAULT_AUTO_BUCKETS if auto else int(ast.buckets)
     is_hash = ast.type.upper() == "HASH"
@@ -274,7 +286,8 @@ def _analyze_distribution(ast: Any, columns: Sequence[ColumnMeta], keys_type: Ke
         if not col.is_key and keys_type in (KeysType.UNIQUE_KEYS, KeysType.AGG_KEYS):
             raise DorisError(f"Distribution column[{col.name}] is not key column")
         if col.type.is_float:
-            raise DorisError(f"Floating point type column can not be distribution column: {col.name}")
+            raise DorisError(
+                f"Floating point type column can not be distribution column: {col.name}")
         names.append(col.name)
     return DistributionInfo(DistributionType.HASH, tuple(names), buckets, auto_buckets=auto)
 
@@ -284,7 +297,8 @@ def partition_spec(p: Any) -> PartitionSpec:
     kind = p.kind.upper()
     if kind == "LESS_THAN":
         values = p.less_than
-        if p.maxvalue or values is None or any(v is None or str(v).upper() == "MAXVALUE" for v in values):
+        if p.maxvalue or values is None or any(v is None or str(v).upper() == "MAXVALUE"
+                                               for v in values):
             return PartitionSpec(p.name, "LESS_THAN", less_than=None)
         return PartitionSpec(p.name, "LESS_THAN", less_than=tuple(str(v) for v in values))
     if kind == "FIXED":
@@ -299,7 +313,8 @@ def partition_spec(p: Any) -> PartitionSpec:
     raise DorisError(f"Partition definition {kind} (FROM .. TO .. INTERVAL) is not supported yet")
 
 
-def _analyze_partitioning(ast: Any, columns: Sequence[ColumnMeta], keys_type: KeysType) -> tuple[PartitionInfo, tuple[PartitionSpec, ...]]:
+def _analyze_partitioning(ast: Any, columns: Sequence[ColumnMeta], keys_type: KeysType
+                          ) -> tuple[PartitionInfo, tuple[PartitionSpec, ...]]:
     if ast is None:
         return PartitionInfo(PartitionType.UNPARTITIONED), ()
     by_name = {c.name.lower(): c for c in columns}
@@ -316,9 +331,11 @@ def _analyze_partitioning(ast: Any, columns: Sequence[ColumnMeta], keys_type: Ke
         if col.type.is_float:
             raise DorisError("Floating point type column can not be partition column")
         if col.type.kind in (TypeKind.STRING, TypeKind.HLL, TypeKind.BITMAP):
-            raise DorisError(f"Column[{col.name}] type[{col.type.sql()}] cannot be a range partition key.")
+            raise DorisError(
+                f"Column[{col.name}] type[{col.type.sql()}] cannot be a range partition key.")
         if ptype is PartitionType.RANGE and col.type.is_string:
-            raise DorisError(f"Column[{col.name}] type[{col.type.sql()}] cannot be a range partition key.")
+            raise DorisError(
+                f"Column[{col.name}] type[{col.type.sql()}] cannot be a range partition key.")
         names.append(col.name)
     if len({n.lower() for n in names}) != len(names):
         raise DorisError("Duplicated partition column " + ", ".join(names))
@@ -402,13 +419,15 @@ def _check_date_trunc_arity(call_sql: str) -> None:
     raise DorisError("partition expr date_trunc is illegal!")
 
 
-def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[ColumnMeta], keys_type: KeysType) -> tuple[RollupSpec, ...]:
+def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[ColumnMeta],
+                     keys_type: KeysType) -> tuple[RollupSpec, ...]:
     by_name = {c.name.lower(): c for c in columns}
     out = []
     seen = {table.lower()}
     for r in rollups:
         if r.name.lower() in seen:
-            raise DorisError(f"Rollup name [{r.name}] is duplicated with base table or another rollup")
+            raise DorisError(
+                f"Rollup name [{r.name}] is duplicated with base table or another rollup")
         seen.add(r.name.lower())
         cols = []
         for c in r.columns:
@@ -440,13 +459,15 @@ def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[Colum
                 raise DorisError("Only duplicate table can specify duplicate key in rollup")
             for i, k in enumerate(dup):
                 if i >= len(cols) or cols[i].name.lower() != k.lower():
-                    raise DorisError("The order of duplicate keys must be the same as the order of columns")
+                    raise DorisError(
+                        "The order of duplicate keys must be the same as the order of columns")
         props = tuple((str(k), str(v)) for k, v in (getattr(r, "properties", None) or ()))
         out.append(RollupSpec(r.name, tuple(c.name for c in cols), dup, props))
     return tuple(out)
 
 
-def _analyze_indexes(indexes: Sequence[Any], columns: Sequence[ColumnMeta], keys_type: KeysType) -> tuple[IndexDef, ...]:
+def _analyze_indexes(indexes: Sequence[Any], columns: Sequence[ColumnMeta], keys_type: KeysType
+                     ) -> tuple[IndexDef, ...]:
     by_name = {c.name.lower(): c for c in columns}
     out = []
     for idx in indexes:
@@ -456,7 +477,8 @@ def _analyze_indexes(indexes: Sequence[Any], columns: Sequence[ColumnMeta], keys
             if col is None:
                 raise DorisError(f"Column does not exist in table. invalid column: {cname}")
             check_index_column(itype, idx.name, col, keys_type)
-        out.append(IndexDef(idx.name, tuple(by_name[c.lower()].name for c in idx.columns), itype, idx.comment or ""))
+        resolved = tuple(by_name[c.lower()].name for c in idx.columns)
+        out.append(IndexDef(idx.name, resolved, itype, idx.comment or ""))
     if len({i.name.lower() for i in out}) != len(out):
         raise DorisError("index name must be unique.")
     if len({(i.index_type, tuple(c.lower() for c in i.columns)) for i in out}) != len(out):
@@ -528,12 +550,14 @@ def analyze_create_table(ast: Any, backends: int) -> TableDefinition:
         db=ast.db, name=ast.name, if_not_exists=bool(ast.if_not_exists), keys_type=keys_type,
         columns=tuple(columns), key_columns=tuple(c.name for c in columns if c.is_key),
         partition_info=partition_info, partitions=partitions, distribution=distribution,
-        rollups=rollups, indexes=indexes, properties=tuple((str(k), str(v)) for k, v in props.items()),
+        rollups=rollups, indexes=indexes,
+        properties=tuple((str(k), str(v)) for k, v in props.items()),
         comment=ast.comment or "",
     )
 
 
-def rollup_key_columns(columns: Sequence[ColumnMeta], spec: RollupSpec, keys_type: KeysType) -> list[ColumnMeta]:
+def rollup_key_columns(columns: Sequence[ColumnMeta], spec: RollupSpec, keys_type: KeysType
+                       ) -> list[ColumnMeta]:
     """Columns of a rollup with `is_key` set as the rollup sees them."""
     by_name = {c.name: c for c in columns}
     cols = [by_name[n] for n in spec.columns]

@@ -68,7 +68,7 @@ def _resolve_partitions(info: PartitionInfo, columns: Sequence[ColumnMeta],
         if any(p.name.lower() == spec.name.lower() for p in current):
             raise DorisError(f"Duplicate partition name {spec.name}", ErrorCode.SAME_NAME_PARTITION)
         lower = upper = None
-        values: tuple[tuple[str, ...], ...] = ()
+        values: tuple[tuple[str | None, ...], ...] = ()
         if info.type is PartitionType.RANGE:
             lower, upper = resolve_range(types, spec, current)
         else:

@@ -47,7 +47,8 @@ def add_temporary_partition(
     cat = engine.catalog
     with cat.lock:
         if table.partition_info.type is PartitionType.UNPARTITIONED:
-            raise DorisError(f"Table[{table.name}] is not a partitioned table, can not add partition")
+            raise DorisError(
+                f"Table[{table.name}] is not a partitioned table, can not add partition")
         # a rollup job would not fill the new partition's tablets of its shadow index
         check_alter_allowed(cat, table)
         formal = cat.partitions(table.table_id)
@@ -59,7 +60,7 @@ def add_temporary_partition(
             raise DorisError("Number of hash distribution should be greater than zero.")
         types = [table.column(c).type for c in table.partition_info.columns]
         lower = upper = None
-        values: tuple[tuple[str, ...], ...] = ()
+        values: tuple[tuple[str | None, ...], ...] = ()
         # checked against the other temporary partitions only: formal ranges may overlap
         if table.partition_info.type is PartitionType.RANGE:
             lower, upper = resolve_range(types, spec, temporary)
@@ -131,7 +132,8 @@ def _check_strict_range(table: TableMeta, old: Sequence[PartitionMeta],
                          f"{len(a)} ranges vs. {len(b)} ranges")
 
 
-def _key_text(types: Sequence[DataType], values: tuple[str, ...] | None, upper: bool = False) -> str:
+def _key_text(types: Sequence[DataType], values: tuple[str, ...] | None, upper: bool = False
+              ) -> str:
     """One bound as Doris' PartitionKey prints it (`types: [INT]; keys: [10]; `)."""
     whole = range_text(types, None if upper else values, values if upper else None)
     lower_text, _, upper_text = whole[1:-2].partition("; ..")

@@ -4,8 +4,8 @@ Each entry pairs a type rule (argument coercion + return type, used by the binde
 implementation over `Vec`s (used by the executor's expression compiler and, for aggregates, by
 the hash aggregate operator). Keeping both in one place means a function is added in exactly one
 module: `scalar.py` / `strings.py` / `mathematics.py` (scalars), `temporal.py` / `datetimes.py`
-(dates), `aggregate.py` / `statistics.py` / `bitmap_hll.py` (aggregates). Upstream: Doris `FunctionSet` / Nereids
-`BuiltinScalarFunctions`, DuckDB `BuiltinFunctions`.
+(dates), `aggregate.py` / `statistics.py` / `bitmap_hll.py` (aggregates).
+Upstream: Doris `FunctionSet` / Nereids `BuiltinScalarFunctions`, DuckDB `BuiltinFunctions`.
 """
 
 from __future__ import annotations

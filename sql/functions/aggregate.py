@@ -115,9 +115,9 @@ def _sum_partial(arg: Vec | None, codes: np.ndarray, groups: int) -> State:
 def _sum_merge(state: State, codes: np.ndarray, groups: int) -> State:
     sums, has = state
     vals, cs = sums[has], codes[has]
-    if vals.dtype != _OBJ and vals.dtype.kind in "iu" and len(vals):
-        if float(np.abs(vals).max()) * len(vals) >= 2.0**62:
-            vals = wide_objects(vals)
+    if (vals.dtype != _OBJ and vals.dtype.kind in "iu" and len(vals)
+            and float(np.abs(vals).max()) * len(vals) >= 2.0**62):
+        vals = wide_objects(vals)
     return group_reduce(vals, cs, groups, np.add)
 
 

@@ -251,7 +251,7 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
         ints, valid = _int_values(v)
         mul = 10**s
         if ints.dtype != np.dtype(object) and target.precision <= 18:
-            lo, hi = target.int_range()
+            hi = target.int_range()[1]
             okm = np.abs(ints) <= hi // mul
             data = np.where(okm, ints, 0).astype(np.int64) * mul
             return Vec(target, data, and_valid(valid, None if okm.all() else okm))

@@ -412,7 +412,8 @@ def _column_regex(fmt: str) -> str | None:
     """An anchored regex with one named group per field for a format of numeric specifiers
     and punctuation (with %Y), else None. A value it matches holds exactly the digits the row
     parser would read, split the same way."""
-    out, seen, i = ["^"], set(), 0
+    out, i = ["^"], 0
+    seen: set[str] = set()
     while i < len(fmt):
         ch = fmt[i]
         if ch == "%":

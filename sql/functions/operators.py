@@ -202,6 +202,16 @@ def compare(op: str, a: Vec, b: Vec) -> Vec:
     return bool_vec(data, and_valid(a.valid, b.valid))
 
 
+def _comparison_constant(value: object) -> int | float | str | bytes | np.ndarray:
+    """A constant as numpy's comparisons take it: a Python scalar as it is (physical values are
+    ints, floats and strings), anything else as the 0-d object array numpy would make of it."""
+    if isinstance(value, int | float | str | bytes):
+        return value
+    boxed = np.empty((), dtype=object)
+    boxed[()] = value
+    return boxed
+
+
 def compare_scalar(op: str, a: Vec, value: object) -> Vec:
     """Column-vs-constant comparison without materialising the constant."""
     if value is None:
@@ -210,9 +220,9 @@ def compare_scalar(op: str, a: Vec, value: object) -> Vec:
         return bool_vec(np.zeros(len(a), np.bool_), np.zeros(len(a), np.bool_))
     if op == "<=>":
         op = "="
-        data = np.asarray(_CMP[op](a.data, value), dtype=np.bool_)
+        data = np.asarray(_CMP[op](a.data, _comparison_constant(value)), dtype=np.bool_)
         return bool_vec(data & ~a.null_mask(), None)
-    data = np.asarray(_CMP[op](a.data, value), dtype=np.bool_)
+    data = np.asarray(_CMP[op](a.data, _comparison_constant(value)), dtype=np.bool_)
     return bool_vec(data, a.valid)
 
 
@@ -248,7 +258,7 @@ def logical_or(args: Sequence[Vec]) -> Vec:
 
 
 def logical_not(a: Vec) -> Vec:
-    t, f = _known(a)
+    f = _known(a)[1]
     return bool_vec(f, a.valid)
 
 

@@ -193,7 +193,7 @@ def _extra(table: TableMeta, c: object) -> str:
 
 
 def describe(table: TableMeta) -> ShowResult:
-    rows = [
+    rows: list[tuple[object, ...]] = [
         (c.name, c.type.desc_sql(), "Yes" if c.nullable else "No", "true" if c.is_key else "false",
          _default_text(c), _extra(table, c))
         for c in table.columns
@@ -202,8 +202,8 @@ def describe(table: TableMeta) -> ShowResult:
 
 
 def describe_all(catalog: Catalog, table: TableMeta) -> ShowResult:
-    names = ["IndexName", "IndexKeysType", "Field", "Type", "InternalType", "Null", "Key", "Default",
-             "Extra", "Visible", "DefineExpr", "WhereClause"]
+    names = ["IndexName", "IndexKeysType", "Field", "Type", "InternalType", "Null", "Key",
+             "Default", "Extra", "Visible", "DefineExpr", "WhereClause"]
     rows: list[tuple[object, ...]] = []
     visible = [ix for ix in catalog.materialized_indexes(table.table_id)
                if getattr(ix, "state", "NORMAL") == "NORMAL"]  # not a rollup job's shadow
@@ -228,11 +228,12 @@ def show_columns(table: TableMeta, full: bool) -> ShowResult:
         key = "YES" if c.is_key else "NO"
         if full:
             coll = "utf8mb4_0900_bin" if c.type.is_string else None
-            rows.append((c.name, c.type.desc_sql(), coll, null, key, _default_text(c), _extra(table, c),
-                         "select,insert,update,references", c.comment))
+            rows.append((c.name, c.type.desc_sql(), coll, null, key, _default_text(c),
+                         _extra(table, c), "select,insert,update,references", c.comment))
         else:
             rows.append((c.name, c.type.desc_sql(), null, key, _default_text(c), _extra(table, c)))
-    names = (["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"]
+    names = (["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges",
+              "Comment"]
              if full else ["Field", "Type", "Null", "Key", "Default", "Extra"])
     return ShowResult(names, rows)
 
@@ -278,7 +279,8 @@ def show_partitions(catalog: Catalog, table: TableMeta, temporary: bool = False)
         )
         rows.append((
             str(p.partition_id), p.name, str(p.visible_version), _fmt_time(p.visible_version_time),
-            "NORMAL", ", ".join(info.columns), rng, dist_key, str(p.buckets), str(p.replication_num),
+            "NORMAL", ", ".join(info.columns), rng, dist_key, str(p.buckets),
+            str(p.replication_num),
             *storage_medium_columns(p), "", None, human_size(size), "false",
             f"tag.location.default: {p.replication_num}", "true", "true", None,
         ))
@@ -320,7 +322,8 @@ def show_tables(catalog: Catalog, db: str, full: bool, like: str | None) -> Show
 
 def show_databases(catalog: Catalog, like: str | None) -> ShowResult:
     names = [INFORMATION_SCHEMA] + [d.name for d in catalog.list_databases()]
-    rows = [(n,) for n in sorted(names) if like is None or like_match(n, like)]
+    rows: list[tuple[object, ...]] = [
+        (n,) for n in sorted(names) if like is None or like_match(n, like)]
     return ShowResult(["Database"], rows)
 
 
@@ -342,7 +345,8 @@ def show_delete(catalog: Catalog, db: str) -> ShowResult:
                 continue
             for part in txn.partition_names:
                 rows.append((table.name, part, _fmt_time(txn.create_time), txn.detail, "FINISHED"))
-    return ShowResult(["TableName", "PartitionName", "CreateTime", "DeleteCondition", "State"], rows)
+    names = ["TableName", "PartitionName", "CreateTime", "DeleteCondition", "State"]
+    return ShowResult(names, rows)
 
 
 # ---- SHOW ALTER TABLE ROLLUP / SHOW TABLETS / SHOW PROC '/colocation_group' -----------------
