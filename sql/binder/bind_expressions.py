@@ -56,6 +56,7 @@ from sql.functions.datetimes import str_to_date_type
 from sql.functions.overflow import overflow_error
 from sql.functions.scalar import round_result_type
 from sql.functions.temporal import date_add_result_type
+from sql.functions.vector import as_int
 from sql.options import QueryOptions, SystemVariableLookup
 from storage.types import (
     BIGINT,
@@ -90,6 +91,14 @@ class SessionLike(Protocol):
     def options(self) -> QueryOptions: ...
     @property
     def system_variables(self) -> SystemVariableLookup | None: ...
+
+
+def _constant(bound: list[Expr], pos: int) -> object:
+    """The value of a constant argument (the function's `literal_args`, checked by the caller)."""
+    arg = bound[pos]
+    if not isinstance(arg, Literal):
+        raise DorisError(f"argument {pos + 1} must be a constant")
+    return arg.value
 
 
 def not_supported(what: str) -> DorisError:
@@ -489,12 +498,12 @@ class ExpressionBinder:
             if pos < len(bound) and not isinstance(bound[pos], Literal):
                 raise DorisError(f"argument {pos + 1} of {name} must be a constant")
         if fn.name == "date_add":
-            ret = date_add_result_type(ret, str(bound[2].value))  # type: ignore[attr-defined]
+            ret = date_add_result_type(ret, str(_constant(bound, 2)))
         if fn.name == "str_to_date":
-            ret = str_to_date_type(bound[1].value)  # type: ignore[attr-defined]
+            ret = str_to_date_type(_constant(bound, 1))
         if fn.name in ("round", "truncate"):  # round(x) rounds to 0 digits: scale 0 too
-            digits = bound[1].value if len(bound) > 1 else 0  # type: ignore[attr-defined]
-            ret = round_result_type(ret, int(digits) if digits is not None else 0)
+            digits = _constant(bound, 1) if len(bound) > 1 else 0
+            ret = round_result_type(ret, as_int(digits) if digits is not None else 0)
         return Call(fn.name, tuple(bound), ret)
 
     def _aggregate(self, node: exp.Func) -> Expr:

@@ -88,7 +88,7 @@ def _int_clause(node: exp.Expression | None, what: str) -> int | None:
     raise DorisError(f"{what} must be a non-negative integer constant")
 
 
-def _limit_offset(select: exp.Select) -> tuple[int | None, int]:
+def _limit_offset(select: exp.Query) -> tuple[int | None, int]:
     limit = None
     offset = 0
     lim = select.args.get("limit")
@@ -380,7 +380,7 @@ class FromBinder:
         if node.args.get("order") is not None:
             for o in node.args["order"].expressions:
                 order.append(self._set_order_item(o, names, types))
-        limit, offset = _limit_offset(node)  # type: ignore[arg-type]
+        limit, offset = _limit_offset(node)
         return BoundSetOp(op, distinct, left, right, names, types, tuple(order), limit, offset)
 
     def _set_order_item(self, o: exp.Ordered, names: tuple[str, ...],

@@ -31,11 +31,13 @@ from storage.types import BIGINT, DOUBLE, DataType
 if TYPE_CHECKING:  # bind_expressions imports this module to bind OVER (..)
     from sql.binder.bind_expressions import ExpressionBinder
 
-RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
-           exp.Ntile: "ntile", exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}
-_VALUE = {exp.Lag: "lag", exp.Lead: "lead", exp.FirstValue: "first_value",
-          exp.LastValue: "last_value"}
-_AGGS = {exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count"}
+RANKING: dict[type[exp.Expr], str] = {
+    exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
+    exp.Ntile: "ntile", exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}
+_VALUE: dict[type[exp.Expr], str] = {
+    exp.Lag: "lag", exp.Lead: "lead", exp.FirstValue: "first_value", exp.LastValue: "last_value"}
+_AGGS: dict[type[exp.Expr], str] = {
+    exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count"}
 _ANON = {"row_number", "rank", "dense_rank", "ntile", "percent_rank", "cume_dist", "lag",
          "lead", "first_value", "last_value", "sum", "avg", "min", "max", "count"}
 WHOLE = WindowFrame("rows", ("unbounded_preceding", 0), ("unbounded_following", 0))
@@ -45,7 +47,7 @@ RUNNING = WindowFrame("range", ("unbounded_preceding", 0), ("current_row", 0))
 def _fn_name(fn: exp.Expression) -> str:
     for table in (RANKING, _VALUE, _AGGS):
         if type(fn) in table:
-            return table[type(fn)]  # type: ignore[index]
+            return table[type(fn)]
     if isinstance(fn, exp.Anonymous) and fn.name.lower() in _ANON:
         return fn.name.lower()
     raise DorisError(f"Unsupported window function: {fn.sql(dialect='mysql')}")

@@ -14,10 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from sql.ddl import properties as P
 from sql.ddl.partitions import PartitionSpec
+from sql.ddl.specs import (
+    ColumnClause,
+    CreateTableSpec,
+    DistributionClause,
+    IndexClause,
+    PartitionClause,
+    PartitionDefClause,
+    RollupClause,
+)
 from sql.errors import DorisError
 from storage.catalog.meta import (
     AggType,
@@ -139,7 +147,7 @@ def _agg_compatible(agg: AggType, t: DataType) -> bool:
     return agg is AggType.GENERIC
 
 
-def _default_keys(cols: Sequence[Any]) -> tuple[KeysType, list[str]]:
+def _default_keys(cols: Sequence[ColumnClause]) -> tuple[KeysType, list[str]]:
     """Keys Doris picks when the statement gives none (CreateTableInfo.validate)."""
     if any(c.agg_type for c in cols):
         keys = []
@@ -164,7 +172,7 @@ def _default_keys(cols: Sequence[Any]) -> tuple[KeysType, list[str]]:
     return KeysType.DUP_KEYS, keys
 
 
-def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[str]
+def _analyze_columns(cols: Sequence[ColumnClause], keys_type: KeysType, keys: Sequence[str]
                      ) -> list[ColumnMeta]:
     seen: set[str] = set()
     for c in cols:
@@ -248,8 +256,8 @@ def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[st
     return out
 
 
-def _analyze_distribution(ast: Any, columns: Sequence[ColumnMeta], keys_type: KeysType
-                          ) -> DistributionInfo:
+def _analyze_distribution(ast: DistributionClause | None, columns: Sequence[ColumnMeta],
+                          keys_type: KeysType) -> DistributionInfo:
     by_name = {c.name.lower(): c for c in columns}
     if ast is None:
         if keys_type is KeysType.UNIQUE_KEYS:
@@ -257,7 +265,7 @@ def _analyze_distribution(ast: Any, columns: Sequence[ColumnMeta], keys_type: Ke
         return DistributionInfo(DistributionType.RANDOM, (), DEFAULT_AUTO_BUCKETS,
                                 auto_buckets=True)
     auto = bool(ast.auto) or ast.buckets is None
-    buckets = DEFAULT_AUTO_BUCKETS if auto else int(ast.buckets)
+    buckets = DEFAULT_AUTO_BUCKETS if auto or ast.buckets is None else ast.buckets
     is_hash = ast.type.upper() == "HASH"
     if buckets <= 0:
         raise DorisError(
@@ -292,29 +300,32 @@ def _analyze_distribution(ast: Any, columns: Sequence[ColumnMeta], keys_type: Ke
     return DistributionInfo(DistributionType.HASH, tuple(names), buckets, auto_buckets=auto)
 
 
-def partition_spec(p: Any) -> PartitionSpec:
+def partition_spec(p: PartitionDefClause) -> PartitionSpec:
     """The dialect's partition view -> PartitionSpec (MAXVALUE / NULL bounds become None)."""
     kind = p.kind.upper()
+    name = p.name  # None only for a STEP definition (FROM .. TO .. INTERVAL)
+    if name is None or kind not in ("LESS_THAN", "FIXED", "IN"):
+        raise DorisError(
+            f"Partition definition {kind} (FROM .. TO .. INTERVAL) is not supported yet")
     if kind == "LESS_THAN":
         values = p.less_than
         if p.maxvalue or values is None or any(v is None or str(v).upper() == "MAXVALUE"
                                                for v in values):
-            return PartitionSpec(p.name, "LESS_THAN", less_than=None)
-        return PartitionSpec(p.name, "LESS_THAN", less_than=tuple(str(v) for v in values))
+            return PartitionSpec(name, "LESS_THAN", less_than=None)
+        return PartitionSpec(name, "LESS_THAN", less_than=tuple(str(v) for v in values))
     if kind == "FIXED":
         if any(v is None for v in p.lower):
-            raise DorisError(f"Invalid lower bound of partition [{p.name}]: MAXVALUE")
+            raise DorisError(f"Invalid lower bound of partition [{name}]: MAXVALUE")
         upper = ("MAXVALUE",) if any(v is None or str(v).upper() == "MAXVALUE" for v in p.upper) \
             else tuple(map(str, p.upper))
-        return PartitionSpec(p.name, "FIXED", lower=tuple(map(str, p.lower)), upper=upper)
-    if kind == "IN":  # NULL: the partition of NULL values (AUTO LIST's `pX`)
-        return PartitionSpec(p.name, "IN", values=tuple(
-            tuple(None if x is None else str(x) for x in v) for v in p.values))
-    raise DorisError(f"Partition definition {kind} (FROM .. TO .. INTERVAL) is not supported yet")
+        return PartitionSpec(name, "FIXED", lower=tuple(map(str, p.lower)), upper=upper)
+    # IN; NULL: the partition of NULL values (AUTO LIST's `pX`)
+    return PartitionSpec(name, "IN", values=tuple(
+        tuple(None if x is None else str(x) for x in v) for v in p.values))
 
 
-def _analyze_partitioning(ast: Any, columns: Sequence[ColumnMeta], keys_type: KeysType
-                          ) -> tuple[PartitionInfo, tuple[PartitionSpec, ...]]:
+def _analyze_partitioning(ast: PartitionClause | None, columns: Sequence[ColumnMeta],
+                          keys_type: KeysType) -> tuple[PartitionInfo, tuple[PartitionSpec, ...]]:
     if ast is None:
         return PartitionInfo(PartitionType.UNPARTITIONED), ()
     by_name = {c.name.lower(): c for c in columns}
@@ -358,7 +369,7 @@ _AUTO_LIST_KINDS = {TypeKind.BOOLEAN, TypeKind.TINYINT, TypeKind.SMALLINT, TypeK
                     TypeKind.CHAR, TypeKind.VARCHAR}
 
 
-def check_auto_partition(ast: Any, by_name: dict[str, ColumnMeta]) -> None:
+def check_auto_partition(ast: PartitionClause, by_name: dict[str, ColumnMeta]) -> None:
     """Doris PartitionDesc's AUTO PARTITION checks: RANGE takes exactly date_trunc(col, unit)
     over one NOT NULL DATE/DATETIME column; LIST takes plain columns only."""
     funcs = tuple(ast.func) or (None,) * len(ast.columns)
@@ -368,12 +379,12 @@ def check_auto_partition(ast: Any, by_name: dict[str, ColumnMeta]) -> None:
                 raise DorisError(
                     f"auto create partition only support slotRef in list partitions. {col}")
         for col_name in ast.columns:
-            col = by_name.get(col_name.lower())
-            if col is not None and col.type.is_float:
+            list_col = by_name.get(col_name.lower())
+            if list_col is not None and list_col.type.is_float:
                 raise DorisError("Floating point type column can not be partition column")
-            if col is not None and col.type.kind not in _AUTO_LIST_KINDS:
-                raise DorisError(f"Column[{col.name}] type[{col.type.sql()}] cannot be a "
-                                 "auto list partition key.")
+            if list_col is not None and list_col.type.kind not in _AUTO_LIST_KINDS:
+                raise DorisError(f"Column[{list_col.name}] type[{list_col.type.sql()}] cannot "
+                                 "be a auto list partition key.")
         return
     if len(ast.columns) != 1:
         raise DorisError("auto create partition only support one slotRef in function expr. "
@@ -387,17 +398,17 @@ def check_auto_partition(ast: Any, by_name: dict[str, ColumnMeta]) -> None:
                          f"date_trunc/date_floor/date_ceil. {ast.columns[0]}")
     if ast.trunc_unit is None:  # date_trunc with other than two arguments (a plain call)
         _check_date_trunc_arity(ast.columns[0])
-    col = by_name.get(ast.columns[0].lower())
-    if col is None:
+    range_col = by_name.get(ast.columns[0].lower())
+    if range_col is None:
         raise DorisError(f"partition key {ast.columns[0]} is not exists")
-    if col.type.kind not in (TypeKind.DATE, TypeKind.DATETIME):
+    if range_col.type.kind not in (TypeKind.DATE, TypeKind.DATETIME):
         raise DorisError("partition expr date_trunc is illegal!")
     if ast.trunc_unit not in AUTO_RANGE_UNITS:  # Doris' date_trunc analysis (FunctionCallExpr)
         raise DorisError("date_trunc function second param only support argument is "
                          "year|quarter|month|week|day|hour|minute|second")
-    if col.type.kind is TypeKind.DATE and ast.trunc_unit in ("hour", "minute", "second"):
+    if range_col.type.kind is TypeKind.DATE and ast.trunc_unit in ("hour", "minute", "second"):
         raise DorisError("partition expr date_trunc is illegal!")
-    if col.nullable:
+    if range_col.nullable:
         raise DorisError("AUTO RANGE PARTITION doesn't support NULL column")
 
 
@@ -419,7 +430,7 @@ def _check_date_trunc_arity(call_sql: str) -> None:
     raise DorisError("partition expr date_trunc is illegal!")
 
 
-def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[ColumnMeta],
+def _analyze_rollups(rollups: Sequence[RollupClause], table: str, columns: Sequence[ColumnMeta],
                      keys_type: KeysType) -> tuple[RollupSpec, ...]:
     by_name = {c.name.lower(): c for c in columns}
     out = []
@@ -430,10 +441,10 @@ def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[Colum
                 f"Rollup name [{r.name}] is duplicated with base table or another rollup")
         seen.add(r.name.lower())
         cols = []
-        for c in r.columns:
-            col = by_name.get(c.lower())
+        for cname in r.columns:
+            col = by_name.get(cname.lower())
             if col is None:
-                raise DorisError(f"Column[{c}] does not exist in base table")
+                raise DorisError(f"Column[{cname}] does not exist in base table")
             cols.append(col)
         if len({c.name for c in cols}) != len(cols):
             raise DorisError(f"Duplicate column in rollup [{r.name}]")
@@ -453,7 +464,7 @@ def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[Colum
                 k.name not in {c.name for c in cols} for k in columns if k.is_key
             ):
                 raise DorisError("Rollup should contains all keys if there is a REPLACE value")
-        dup = tuple(r.duplicate_key) if getattr(r, "duplicate_key", None) else None
+        dup = tuple(r.duplicate_key) if r.duplicate_key else None
         if dup is not None:
             if keys_type is not KeysType.DUP_KEYS:
                 raise DorisError("Only duplicate table can specify duplicate key in rollup")
@@ -461,13 +472,13 @@ def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[Colum
                 if i >= len(cols) or cols[i].name.lower() != k.lower():
                     raise DorisError(
                         "The order of duplicate keys must be the same as the order of columns")
-        props = tuple((str(k), str(v)) for k, v in (getattr(r, "properties", None) or ()))
+        props = tuple((str(k), str(v)) for k, v in r.properties)
         out.append(RollupSpec(r.name, tuple(c.name for c in cols), dup, props))
     return tuple(out)
 
 
-def _analyze_indexes(indexes: Sequence[Any], columns: Sequence[ColumnMeta], keys_type: KeysType
-                     ) -> tuple[IndexDef, ...]:
+def _analyze_indexes(indexes: Sequence[IndexClause], columns: Sequence[ColumnMeta],
+                     keys_type: KeysType) -> tuple[IndexDef, ...]:
     by_name = {c.name.lower(): c for c in columns}
     out = []
     for idx in indexes:
@@ -498,7 +509,7 @@ def check_index_column(itype: str, name: str, col: ColumnMeta, keys_type: KeysTy
         )
 
 
-def check_index_definition(idx: Any) -> str:
+def check_index_definition(idx: IndexClause) -> str:
     """The index type of an index definition (`IndexClause`), after the checks that need no
     table: Doris `IndexDef.analyze`, and what ShaleDB serves (BITMAP, and INVERTED without
     parser properties, both by the bitmap index)."""
@@ -519,7 +530,7 @@ def check_index_definition(idx: Any) -> str:
     return itype
 
 
-def analyze_create_table(ast: Any, backends: int) -> TableDefinition:
+def analyze_create_table(ast: CreateTableSpec, backends: int) -> TableDefinition:
     """Validate a CREATE TABLE (dialect view) and return its definition."""
     engine = (ast.engine or "OLAP").upper()
     if engine != "OLAP":

@@ -27,6 +27,7 @@ from sql.ddl.create_table import (
     short_key_count,
 )
 from sql.ddl.partitions import PartitionSpec, resolve_list, resolve_range
+from sql.ddl.specs import IndexClause, RollupClause
 from sql.errors import DorisError, ErrorCode
 from storage.catalog import alter_table as alter_service
 from storage.catalog import new_table as create_service
@@ -200,7 +201,8 @@ def set_properties(engine: StorageEngine, table: TableMeta, updates: dict[str, s
 # ---- rollups (ALTER TABLE ADD ROLLUP; DROP / CANCEL are catalog-only: storage.catalog.service) ---
 
 
-def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[object]) -> list[int]:
+def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[RollupClause]
+                ) -> list[int]:
     """Validate ADD ROLLUP r(..)[, ..] (Doris `MaterializedViewHandler.processBatchAddRollup`
     checks and messages), then have the catalog create each rollup as a SHADOW index with its
     tablets plus a PENDING job; returns the job ids (storage/rollup_job.py builds them)."""
@@ -212,15 +214,15 @@ def add_rollups(engine: StorageEngine, table: TableMeta, rollups: Sequence[objec
         names = {ix.name.lower(): ix for ix in indexes}
         seen: set[str] = set()
         for r in rollups:
-            name = r.name  # type: ignore[attr-defined]
+            name = r.name
             if name.lower() in names or name.lower() in seen:
                 raise DorisError(f"Rollup index[{name}] already exists")
             seen.add(name.lower())
-            base_name = getattr(r, "from_index", None) or table.name
+            base_name = r.from_index or table.name
             base = names.get(base_name.lower())
             if base is None or base.state != "NORMAL":
                 raise DorisError(f"Base index[{base_name}] does not exist")
-            for c in r.columns:  # type: ignore[attr-defined]
+            for c in r.columns:
                 if c.lower() not in {x.lower() for x in base.columns}:
                     raise DorisError(f"Column[{c}] does not exist")
         specs = _analyze_rollups(list(rollups), table.name, table.columns, table.keys_type)
@@ -270,11 +272,11 @@ def add_dynamic_partition(
 # ---- indexes (ADD / DROP INDEX, CREATE / DROP INDEX, SET bloom filter; CANCEL ALTER .. COLUMN) --
 
 
-def _index_def(table: TableMeta, index: object) -> IndexDef:
+def _index_def(table: TableMeta, index: IndexClause) -> IndexDef:
     """Doris `SchemaChangeHandler.processAddIndex` checks (messages verbatim)."""
     itype = check_index_definition(index)
-    name = index.name  # type: ignore[attr-defined]
-    columns = tuple(index.columns)  # type: ignore[attr-defined]
+    name = index.name
+    columns = tuple(index.columns)
     wanted = {c.lower() for c in columns}
     for existing in table.indexes:
         if existing.name.lower() == name.lower():
@@ -288,10 +290,10 @@ def _index_def(table: TableMeta, index: object) -> IndexDef:
             raise DorisError(f"BITMAP column does not exist in table. invalid column: {cname}")
         check_index_column(itype, name, col, table.keys_type)
         resolved.append(col.name)
-    return IndexDef(name, tuple(resolved), itype, index.comment or "")  # type: ignore[attr-defined]
+    return IndexDef(name, tuple(resolved), itype, index.comment or "")
 
 
-def alter_indexes(engine: StorageEngine, table: TableMeta, add: Sequence[object] = (),
+def alter_indexes(engine: StorageEngine, table: TableMeta, add: Sequence[IndexClause] = (),
                   drop: Sequence[tuple[str, bool]] = (), if_not_exists: bool = False
                   ) -> int | None:
     """ADD INDEX / DROP INDEX (also CREATE INDEX / DROP INDEX .. ON t): the table's index
@@ -312,7 +314,7 @@ def alter_indexes(engine: StorageEngine, table: TableMeta, add: Sequence[object]
             indexes.remove(found)
         for index in add:
             probe = replace(table, indexes=tuple(indexes))
-            if if_not_exists and any(i.name.lower() == index.name.lower()  # type: ignore[attr-defined]
+            if if_not_exists and any(i.name.lower() == index.name.lower()
                                      for i in indexes):
                 continue
             indexes.append(_index_def(probe, index))

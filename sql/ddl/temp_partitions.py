@@ -203,8 +203,8 @@ def _check_list(table: TableMeta, kept: Sequence[PartitionMeta], old: Sequence[P
                                      f"current {_item_text(types, k)}")
 
 
-def _value_key(types: Sequence[DataType], value: tuple[str | None, ...]) -> object:
-    return key_of([None if x is None else t.to_physical(x) for t, x in zip(types, value)])
+def _physical(types: Sequence[DataType], value: tuple[str | None, ...]) -> list[object]:
+    return [None if x is None else t.to_physical(x) for t, x in zip(types, value)]
 
 
 def _key_string(types: Sequence[DataType], value: tuple[str | None, ...]) -> str:
@@ -238,15 +238,13 @@ def _check_list_match(types: Sequence[DataType], old: list[PartitionMeta],
                       new: list[PartitionMeta]) -> None:
     """Doris ListUtil.checkPartitionKeyListsMatch, step for step (items sorted by their first
     key, then walked in parallel, a longer item's surplus carried to the next one)."""
-    def first(p: PartitionMeta) -> object:
-        return _value_key(types, p.list_values[0])
-
-    list1, list2 = sorted(old, key=first), sorted(new, key=first)  # type: ignore[arg-type]
+    list1, list2 = (sorted(ps, key=lambda p: key_of(_physical(types, p.list_values[0])))
+                    for ps in (old, new))
     i1 = i2 = 0
     keys1, keys2 = list(list1[0].list_values), list(list2[0].list_values)
     while True:
         for a, b in zip(keys1, keys2):
-            if _value_key(types, a) != _value_key(types, b):
+            if key_of(_physical(types, a)) != key_of(_physical(types, b)):
                 raise DorisError("2 partition key lists are not matched. "
                                  f"{_keys_string(types, keys1)} vs. {_keys_string(types, keys2)}")
         diff = len(keys1) - len(keys2)

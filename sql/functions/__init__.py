@@ -55,6 +55,10 @@ class ScalarFunction:
 
 # Aggregate state: a tuple of arrays with one entry per group.
 State = tuple[np.ndarray, ...]
+# (argument or None for count(*), group codes, group count) -> state
+PartialFn = Callable[[Vec | None, np.ndarray, int], State]
+# (concatenated states, group codes of the state rows, group count) -> state
+MergeFn = Callable[[State, np.ndarray, int], State]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +69,8 @@ class AggregateFunction:
     name: str
     arg_types: Callable[[list[DataType]], list[DataType]]
     return_type: Callable[[list[DataType]], DataType]
-    # (argument or None for count(*), group codes, group count) -> state
-    partial: Callable[[Vec | None, np.ndarray, int], State]
-    # (concatenated states, group codes of the state rows, group count) -> state
-    merge: Callable[[State, np.ndarray, int], State]
+    partial: PartialFn
+    merge: MergeFn
     # (state, result type) -> result
     final: Callable[[State, DataType], Vec]
     # state for groups that saw no rows at all (global aggregate over empty input)

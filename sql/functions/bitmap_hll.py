@@ -26,6 +26,8 @@ from sql.errors import DorisError
 from sql.functions import (
     AggregateFunction,
     EvalEnv,
+    MergeFn,
+    PartialFn,
     ScalarFunction,
     State,
     register_aggregate,
@@ -240,10 +242,6 @@ def _hll_fold(sketches: list[hll.Hll]) -> hll.Hll:
     for s in sketches[1:]:
         acc.merge(s)
     return acc
-
-
-PartialFn = Callable[[Vec | None, np.ndarray, int], State]
-MergeFn = Callable[[State, np.ndarray, int], State]
 
 
 def _sketch_aggregate(decode: Callable[[bytes], Sketch], fold: Callable[[list[Sketch]], Sketch]

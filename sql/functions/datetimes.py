@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from sql.errors import DorisError
 from sql.functions import EvalEnv, ScalarFunction, register_scalar
-from sql.functions.regex import text_regex
+from sql.functions.regex import TextPattern, text_regex
 from sql.functions.vector import Vec, object_array
 from storage.types import (
     BIGINT,
@@ -348,7 +348,7 @@ def str_to_date_type(fmt: object) -> DataType:
 
 
 @lru_cache(maxsize=128)
-def _format_regex(fmt: str):  # type: ignore[no-untyped-def]
+def _format_regex(fmt: str) -> TextPattern:
     out, i, seen = [], 0, set()
     while i < len(fmt):
         ch = fmt[i]

@@ -7,7 +7,7 @@ with one physical layout per operand. Division and modulo by zero yield NULL, as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -269,7 +269,7 @@ def is_null(a: Vec, negated: bool) -> Vec:
 
 # ---- LIKE ----------------------------------------------------------------------------------
 @lru_cache(maxsize=256)
-def like_matcher(pattern: str, escape: str = "\\"):  # type: ignore[no-untyped-def]
+def like_matcher(pattern: str, escape: str = "\\") -> Callable[[str], bool]:
     """A predicate str -> bool for a LIKE pattern (`%` any run, `_` one character).
 
     Patterns beyond plain text and `%text%` run on RE2 (`regex.py`): a user's pattern never
@@ -282,7 +282,7 @@ def like_matcher(pattern: str, escape: str = "\\"):  # type: ignore[no-untyped-d
             and not any(c in inner for c in "%_" + escape)):
         return lambda s: inner in s
     rx = compile_regex(like_to_regex(pattern, escape))
-    return lambda s: rx.fullmatches([s])[0]
+    return lambda s: bool(rx.fullmatches([s])[0])
 
 
 def like_values(pattern: str, escape: str, vals: list[str]) -> np.ndarray:

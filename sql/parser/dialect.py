@@ -333,6 +333,7 @@ class ShaleDorisParser(DorisParser):
             self.error_offset = self._curr.start
         else:
             self.error_offset = self._prev.end + 1 if self._prev else None
+        # sqlglot types its "no token" default (SENTINEL_NONE) as a Token; None means the same
         super().raise_error(message, token)  # type: ignore[arg-type]
 
     def parse(self, raw_tokens: list[Token], sql: str) -> list[exp.Expr | None]:
@@ -1013,6 +1014,7 @@ class ShaleDorisParser(DorisParser):
 
     # ---- EXPLAIN / DESC t ALL ------------------------------------------------------------
 
+    # sqlglot's DESCRIBE hook returns exp.Describe; here it also parses EXPLAIN and DESC FUNCTION
     def _parse_describe(self) -> exp.Expr:  # type: ignore[override]
         if self._prev.text.upper() == "EXPLAIN":
             return self._parse_doris_explain()

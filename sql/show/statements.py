@@ -19,10 +19,12 @@ from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
     DistributionType,
     KeysType,
+    MaterializedIndexMeta,
     PartitionMeta,
     PartitionType,
     TableMeta,
 )
+from storage.catalog.view import CatalogView
 from storage.compaction.policy import version_count
 
 INFORMATION_SCHEMA = "information_schema"
@@ -253,7 +255,8 @@ def storage_medium_columns(p: PartitionMeta) -> tuple[str, str]:
     return p.storage_medium, p.cooldown_time or NEVER_COOLDOWN
 
 
-def show_partitions(catalog: Catalog, table: TableMeta, temporary: bool = False) -> ShowResult:
+def show_partitions(catalog: CatalogView, table: TableMeta, temporary: bool = False
+                    ) -> ShowResult:
     """SHOW [TEMPORARY] PARTITIONS FROM t: the formal (or the temporary) partitions."""
     names = ["PartitionId", "PartitionName", "VisibleVersion", "VisibleVersionTime", "State",
              "PartitionKey", "Range", "DistributionKey", "Buckets", "ReplicationNum",
@@ -383,14 +386,14 @@ def show_alter_column(catalog: Catalog, db: str) -> ShowResult:
     database = catalog.get_database(db)
     rows: list[tuple[object, ...]] = []
     if database is not None:
-        indexes: dict[int, object] = {}
+        indexes: dict[int, dict[int, MaterializedIndexMeta]] = {}
         for j in catalog.alter_jobs(database.db_id):
             if j.job_type != "SCHEMA_CHANGE":
                 continue
             if j.table_id not in indexes:
                 indexes[j.table_id] = {ix.index_id: ix for ix in
                                        catalog.materialized_indexes(j.table_id)}
-            base = indexes[j.table_id].get(j.base_index_id)  # type: ignore[attr-defined]
+            base = indexes[j.table_id].get(j.base_index_id)
             version = f"{j.schema_version}:{schema_hash(base) if base is not None else 0}"
             rows.append((
                 str(j.job_id), j.table_name, _fmt_time(j.create_time), _fmt_time(j.finish_time),
