@@ -10,8 +10,6 @@ node creation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from typing import Any
 
 from executor.assert_one_row import AssertOneRow
 from executor.file_scan import FileScan
@@ -31,9 +29,11 @@ from executor.values import Values
 from executor.window import Window
 from planner import physical as ph
 from planner.aggregate_phase import AggPhase
+from planner.runtime_filters import RuntimeFilterDesc
+from planner.scan_ranges import ScanRange
 
 Receive = Callable[[ph.Exchange], Operator]
-ScanRanges = Callable[[ph.OlapScan], tuple[Any, ...] | None]  # planned ScanRanges
+ScanRanges = Callable[[ph.OlapScan], tuple[ScanRange, ...] | None]
 
 
 def build_operator(root: ph.PhysicalNode, *, receive: Receive,
@@ -69,63 +69,54 @@ class _Builder:
         self.built[node.id] = op
         for folded in node.folded:
             if isinstance(folded, ph.FoldedProject):
-                op = Project(folded.plan.exprs, op)
+                op = Project(folded.exprs, op)
             else:
-                op = Limit(folded.plan.limit, folded.plan.offset, op)
+                op = Limit(folded.limit, folded.offset, op)
         return op
 
     def _operator(self, node: ph.PhysicalNode, kids: list[Operator]) -> Operator:
-        plan = node.plan
         s = self.states
         if isinstance(node, ph.OlapScan):
-            scan = node.scan
-            ranges = self.scan_ranges(node)
-            if ranges is not None:
-                scan = replace(scan, ranges=ranges)
-            op = Scan(scan, s.scan_filters.get(node.id, []))
+            op = Scan(node, self.scan_ranges(node), s.scan_filters.get(node.id, []))
             self.scans[node.id] = op
             return op
         if isinstance(node, ph.Exchange):
             source = self.receive(node)
-            if node.carries == "top_n":  # the sender ran the TOP-N; merge and cut again
-                return _top_n(plan, source)
+            if node.carries is ph.Carries.TOP_N:  # the sender ran the TOP-N; merge and cut again
+                top = node.source
+                assert isinstance(top, ph.TopN)
+                return TopN(top.order_keys, top.top, top.offset, source)
             return source
         if isinstance(node, (ph.HashJoin, ph.NestedLoopJoin)):
-            targets = []
+            targets: list[tuple[RuntimeFilterDesc, Operator]] = []
             if self.runtime_filters and isinstance(node, ph.HashJoin):
                 # the join's children are built: its filters' target scans here exist
                 targets = [(d, self.scans[d.target_node]) for d in node.build_filters
                            if d.target_node in self.scans]
-            return HashJoin(plan, kids[0], kids[1], runtime_targets=targets,  # type: ignore[arg-type]
+            return HashJoin(node.exprs, kids[0], kids[1], runtime_targets=targets,
                             global_filters=s.join_filters.get(node.id, []),
                             shared_build=s.join_builds.get(node.id),
                             build_owner=s.build_owner)
         if isinstance(node, ph.HashAggregate):
             cls = {AggPhase.ONE_PHASE: HashAggregate, AggPhase.UPDATE_SERIALIZE: PartialAggregate,
                    AggPhase.MERGE_FINALIZE: MergeAggregate}[node.phase]
-            return cls(plan, kids[0])  # type: ignore[arg-type]
+            return cls(node.exprs, kids[0])
         if isinstance(node, ph.TopN):
             if node.local:  # below a TOP-N gather: keep every row the merge may need
                 return TopN(node.order_keys, node.top + node.offset, 0, kids[0])
             return TopN(node.order_keys, node.top, node.offset, kids[0])
         if isinstance(node, ph.Filter):
-            return Filter(plan.predicate, kids[0])  # type: ignore[union-attr]
+            return Filter(node.predicate, kids[0])
         if isinstance(node, ph.AssertOneRow):
             return AssertOneRow(kids[0])
         if isinstance(node, ph.Sort):
-            return Sort(plan.keys, kids[0])  # type: ignore[union-attr]
+            return Sort(node.keys, kids[0])
         if isinstance(node, ph.Window):
-            return Window(plan, kids[0])  # type: ignore[arg-type]
-        assert plan is not None
+            return Window(node.windows, kids[0])
         if isinstance(node, ph.SetOp):
-            return SetOperation(plan.op, plan.names, plan.types, *kids)  # type: ignore[attr-defined]
+            return SetOperation(node.op, node.names, node.types, *kids)
         if isinstance(node, ph.Values):
-            return Values(plan.value_names, plan.value_types, plan.rows)  # type: ignore[attr-defined]
+            return Values(node.value_names, node.value_types, node.rows)
         if isinstance(node, ph.FileScan):
-            return FileScan(plan)  # type: ignore[arg-type]
+            return FileScan(node)
         raise TypeError(f"no operator for physical node {type(node).__name__}")  # a planner bug
-
-
-def _top_n(plan: object, child: Operator) -> TopN:
-    """The merging TOP-N above a TOP-N gather: `plan` is the LIMIT over the ORDER BY."""
-    return TopN(plan.child.keys, plan.limit, plan.offset, child)  # type: ignore[attr-defined]

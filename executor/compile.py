@@ -124,7 +124,7 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
     if isinstance(e, Cast):
         arg = _compile(e.arg, cancel)
         t = e.type
-        if e.arg.type.is_varlen:  # parsing text loops over rows in Python: interruptible
+        if e.arg.dtype.is_varlen:  # parsing text loops over rows in Python: interruptible
             def cast_rows(a: list[Vec], env: EvalEnv) -> Vec:
                 return cast_vec(a[0], t)
 
@@ -179,7 +179,9 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
     if isinstance(e, Call):
         return _call(e, cancel)
     if isinstance(e, AggregateCall):
-        raise ValueError(f"aggregate {e.sql()} cannot be evaluated as a scalar expression")
+        # ValueError: what evaluation errors are reported as (not a caller's type mistake)
+        raise ValueError(  # noqa: TRY004
+            f"aggregate {e.sql()} cannot be evaluated as a scalar expression")
     raise ValueError(f"cannot compile {type(e).__name__}")
 
 
@@ -208,7 +210,7 @@ def _comparison(e: Comparison, cancel: threading.Event | None) -> Node:
     left, right = e.left, e.right
     if isinstance(left, Literal) and not isinstance(right, Literal):
         left, right, op = right, left, SWAPPED_OP[op]
-    if isinstance(right, Literal) and left.type == right.type:
+    if isinstance(right, Literal) and left.dtype == right.type:
         if _raw_text_column(left) and right.value is not None and op != "<=>":
             return _compare_text_column(_raw_text_name(left), op, right.value)
         arg = _compile(left, cancel)
@@ -221,7 +223,7 @@ def _comparison(e: Comparison, cancel: threading.Event | None) -> Node:
 def _in_list(e: InList, cancel: threading.Event | None) -> Node:
     arg = _compile(e.arg, cancel)
     neg = e.negated
-    if all(isinstance(v, Literal) and v.type == e.arg.type for v in e.values):
+    if all(isinstance(v, Literal) and v.type == e.arg.dtype for v in e.values):
         values = [v.value for v in e.values]  # type: ignore[attr-defined]
         if _raw_text_column(e.arg) and None not in values and len(values) <= 16:
             return _in_text_column(_raw_text_name(e.arg), values, neg)
@@ -250,6 +252,7 @@ def _raw_text_name(e: Expr) -> str:
 
 def _sign(col: Column, value: object) -> np.ndarray:
     raw = str(value).encode("utf-8")
+    assert col.offsets is not None  # a var-len column (checked by the caller)
     return varlen_compare_const(col.offsets, col.data, np.frombuffer(raw, np.uint8))
 
 
@@ -273,7 +276,7 @@ def _like_text_column(name: str, prog: LikeProgram, e: Like) -> Node:
         col = batch.column(name)
         if col.offsets is None:
             v = Vec.from_column(col)
-            return like(v, constant(e.pattern.type, pattern, len(v)), neg, esc)
+            return like(v, constant(e.pattern.dtype, pattern, len(v)), neg, esc)
         hit = like_kernel(col.offsets, col.data, pat, starts, prog.anchor_start, prog.anchor_end)
         return bool_vec(~hit if neg else hit, col.validity)
 

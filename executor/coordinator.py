@@ -29,7 +29,6 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
@@ -45,10 +44,18 @@ from executor.exchange import (
 from executor.grouped_state import state_names
 from executor.operator import ExecContext, Operator
 from executor.state import InstanceStates, JoinBuildState, RuntimeFilterState
-from planner.distribute import DistributedPlan, ExchangeSpec
-from planner.fragment import PlanFragment
+from planner.fragment import DistributedPlan, PlanFragment
 from planner.partitioning import PartitionKind
-from planner.physical import Exchange, HashJoin, NestedLoopJoin, OlapScan, walk
+from planner.physical import (
+    Carries,
+    Exchange,
+    HashAggregate,
+    HashJoin,
+    NestedLoopJoin,
+    OlapScan,
+    walk,
+)
+from planner.scan_ranges import ScanRange
 from storage.batch import Batch
 from storage.scan_stats import ScanStats
 
@@ -57,8 +64,7 @@ from storage.scan_stats import ScanStats
 class Link:
     """One exchange: `sender` fragment's instances -> `receiver` fragment's instances."""
 
-    node: Exchange
-    spec: ExchangeSpec
+    node: Exchange  # its `partition` routes the rows (`replicated`: a broadcast)
     sender: FragmentRun
     receiver: FragmentRun
     counters: ExchangeCounters = field(default_factory=ExchangeCounters)
@@ -143,9 +149,7 @@ class Coordinator:
                     self._scan_runs[n.id] = run
                 if isinstance(n, Exchange):
                     sender = visit(self.dplan.fragments[n.sender_fragment])
-                    spec = ExchangeSpec(n.partition, n.replicated, n.carries == "agg_state",
-                                        n.carries == "top_n")
-                    link = Link(n, spec, sender, run)
+                    link = Link(n, sender, run)
                     self._link_of[n.id] = link
                     sender.output = link
                     run.inputs.append(link)
@@ -216,7 +220,7 @@ class Coordinator:
             for j in range(min(k, len(units))):
                 run.instances.append(Instance(backend, frozenset(units[j::k])))
 
-    def _unit(self, run: FragmentRun, r: Any) -> object:  # a planned ScanRange
+    def _unit(self, run: FragmentRun, r: ScanRange) -> object:
         return r.tablet.bucket_seq if run.bucketed else r.tablet.tablet_id
 
     def _bucket_instance(self, run: FragmentRun, buckets: int) -> np.ndarray:
@@ -231,8 +235,8 @@ class Coordinator:
 
     def _wire(self) -> None:
         for link in self.links:
-            ordered = link.spec.partition.kind is PartitionKind.UNPARTITIONED \
-                and not link.spec.replicated and not link.sender.inputs
+            ordered = link.node.partition.kind is PartitionKind.UNPARTITIONED \
+                and not link.node.replicated and not link.sender.inputs
             link.receivers = [Receiver(self.run_state, len(link.sender.instances), ordered)
                               for _ in link.receiver.instances]
 
@@ -240,19 +244,18 @@ class Coordinator:
     def _build(self, run: FragmentRun, index: int) -> Operator:
         inst = run.instances[index]
 
-        def scan_ranges(node: OlapScan) -> tuple[Any, ...] | None:
+        def scan_ranges(node: OlapScan) -> tuple[ScanRange, ...] | None:
             if inst.units is None or node.id not in run.scans:
                 return None
             return tuple(r for r in node.ranges if self._unit(run, r) in inst.units)
 
         def receive(node: Exchange) -> Operator:
             link = self._link_of[node.id]
-            plan = node.plan
-            assert plan is not None
-            if node.carries == "agg_state":  # the merging aggregate's partial states
-                names = state_names(plan)  # type: ignore[arg-type]
-            else:
-                names = plan.names
+            names = node.names
+            if node.carries is Carries.AGG_STATE:  # the sender's partial aggregate states
+                partial = node.source
+                assert isinstance(partial, HashAggregate)
+                names = state_names(partial.exprs)
             if self.inline(link):
                 return InlineExchange(self._build(link.sender, 0), link.counters, names)
             return ExchangeSource(link.receivers[index], names)
@@ -280,15 +283,17 @@ class Coordinator:
         link = run.output
         assert link is not None
         bucket_map = None
-        bucketing = link.spec.partition.bucketing
-        if link.spec.partition.kind is PartitionKind.BUCKET_SHUFFLE:
+        partition = link.node.partition
+        bucketing = partition.bucketing
+        if partition.kind is PartitionKind.BUCKET_SHUFFLE:
             # the planner put the bucket-shuffled side's partner scan in the receiving fragment
             assert bucketing is not None
             assert link.receiver.bucketed or len(link.receiver.instances) == 1
             bucket_map = self._bucket_instance(link.receiver, bucketing.buckets)
         shared = link.node.id in self._shared_exchanges
         receivers = link.receivers[:1] if shared else link.receivers
-        return Sender(link.spec, receivers, index, link.counters, ctx.cancel, bucket_map)
+        return Sender(partition, receivers, index, link.counters, ctx.cancel, bucket_map,
+                      replicated=link.node.replicated)
 
     def _run_instance(self, run: FragmentRun, index: int) -> None:
         inst = run.instances[index]

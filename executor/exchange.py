@@ -3,10 +3,11 @@
 Every instance of a fragment ends in a `Sender` for the exchange above its fragment; every
 instance of the receiving fragment reads a `Receiver` through an `ExchangeSource` leaf
 operator. A sender routes each output batch as the plan's exchange says
-(planner.distribute.ExchangeSpec, its DataPartition): all to the single receiver (gather), a
-copy to every receiver (broadcast), by a hash of the key columns (shuffle: both sides of a join use the same
-hash, so equal keys meet in the same instance), or by Doris' bucket function of the keys to the
-instance holding that bucket seq of the receiving fragment's table (bucket shuffle). The
+(planner/physical.py Exchange: its DataPartition and `replicated`): all to the single receiver
+(gather), a copy to every receiver (broadcast), by a hash of the key columns (shuffle: both
+sides of a join use the same hash, so equal keys meet in the same instance), or by Doris'
+bucket function of the keys to the instance holding that bucket seq of the receiving
+fragment's table (bucket shuffle). The
 partial states of a two-phase aggregate travel the same way (executor/two_phase_aggregate.py).
 
 Queues are bounded (back-pressure: a fast sender waits for its receiver), and a receiver takes
@@ -30,11 +31,10 @@ from typing import cast
 import numpy as np
 
 from executor.compile import compile_column
-from executor.scan_pool import get_polling, put_until
 from executor.join_table import hash_keys
 from executor.operator import Operator
-from planner.distribute import ExchangeSpec
-from planner.partitioning import PartitionKind
+from executor.scan_pool import get_polling, put_until
+from planner.partitioning import DataPartition, PartitionKind
 from sql.errors import QueryCancelled
 from sql.functions.cast import cast_vec
 from sql.functions.vector import Vec
@@ -168,15 +168,16 @@ def hash_instances(cols: list[Column], n: int, instances: int) -> np.ndarray:
 class Sender:
     """The sending end of one exchange for one sender instance."""
 
-    def __init__(self, spec: ExchangeSpec, receivers: list[Receiver], index: int,
+    def __init__(self, partition: DataPartition, receivers: list[Receiver], index: int,
                  counters: ExchangeCounters, cancel: threading.Event,
-                 bucket_instance: np.ndarray | None = None) -> None:
-        self.spec = spec
+                 bucket_instance: np.ndarray | None = None, *, replicated: bool = False) -> None:
+        self.partition = partition
+        self.replicated = replicated  # UNPARTITIONED to several receivers: a copy to each
         self.receivers = receivers
         self.index = index
         self.counters = counters
         self._keys: list[Callable[[Batch], Column]] = [compile_column(e, cancel)
-                                                       for e in spec.partition.exprs]
+                                                       for e in partition.exprs]
         self._bucket_instance = bucket_instance
 
     def _put(self, target: int, item: Batch) -> bool:
@@ -186,9 +187,9 @@ class Sender:
     def send(self, item: Batch) -> bool:
         """Route one batch; False once the query halted."""
         n = len(self.receivers)
-        if self.spec.replicated:
+        if self.replicated:
             return all(self._put(i, item) for i in range(n))
-        if self.spec.partition.kind is PartitionKind.UNPARTITIONED or n == 1:
+        if self.partition.kind is PartitionKind.UNPARTITIONED or n == 1:
             return self._put(0, item)
         target = self._targets(item)
         order = np.argsort(target, kind="stable")
@@ -203,8 +204,8 @@ class Sender:
 
     def _targets(self, batch: Batch) -> np.ndarray:
         cols = [fn(batch) for fn in self._keys]
-        bucketing = self.spec.partition.bucketing
-        if self.spec.partition.kind is PartitionKind.BUCKET_SHUFFLE:
+        bucketing = self.partition.bucketing
+        if self.partition.kind is PartitionKind.BUCKET_SHUFFLE:
             assert self._bucket_instance is not None and bucketing is not None
             typed = [c if c.type == t else cast_vec(Vec.from_column(c), t).to_column()
                      for c, t in zip(cols, bucketing.column_types)]

@@ -6,7 +6,7 @@ property a load takes works here with the same checks), expands `file_path` insi
 directory (executor/file_dirs.py) and infers the columns from the first file as Doris does:
 CSV gives c1..cn (the header's names for csv_with_names*) of type STRING; parquet and orc give
 their schema in Doris types; JSON gives the first object's keys (or the jsonpaths) as STRING.
-`FileScan` is the operator of `LogicalFileScan`. CSV and JSON files are parsed by the load
+`FileScan` runs a planner/physical.py `FileScan` node. CSV and JSON files are parsed by the load
 core's streaming readers (executor/load/sources.py `record_batches`: enclose, escape,
 multi-byte separators, jsonpaths, compression, ...). Parquet and ORC files are read in place
 with pyarrow (a row group / stripe at a time): they already sit seekable on disk, where the
@@ -41,7 +41,7 @@ from executor.load.format_options import (
 from executor.load.sources import record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats
 from executor.operator import Operator, chunks
-from planner.logical import LogicalFileScan
+from planner import physical
 from sql.binder.table_functions import FileSource, check_local_properties
 from sql.errors import DorisError
 from storage.batch import Batch, Column
@@ -243,8 +243,9 @@ def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if pa.types.is_nested(arr.type):  # an object / array value: its JSON text
-        return Column.from_physical(t, [None if v is None else json.dumps(v, default=str, separators=(",", ":"))
-                                        for v in arr.to_pylist()])
+        return Column.from_physical(t, [
+            None if v is None else json.dumps(v, default=str, separators=(",", ":"))
+            for v in arr.to_pylist()])
     if t.is_string and not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         arr = pc.cast(arr, pa.large_string()) if not pa.types.is_binary(arr.type) else arr
     column = vector_convert(t, arr)
@@ -261,7 +262,8 @@ def to_column(t: DataType, arr: pa.Array | pa.ChunkedArray) -> Column:
 
 # ---- binding ------------------------------------------------------------------------------
 class LocalFiles:
-    """`local(..)` resolution against the import directory (sql.binder.table_functions' resolver)."""
+    """`local(..)` resolution against the import directory (sql.binder.table_functions'
+    resolver)."""
 
     def __init__(self, dirs: FileDirs, backend_ids: Callable[[], list[int]]) -> None:
         self.dirs = dirs
@@ -310,7 +312,7 @@ def _load_spec(names: tuple[str, ...], opts: FormatOptions) -> LoadSpec:
 
 
 class FileScan(Operator):
-    def __init__(self, plan: LogicalFileScan) -> None:
+    def __init__(self, plan: physical.FileScan) -> None:
         super().__init__()
         self.plan = plan
         self.load_stats = LoadStats()  # rows the readers skipped (wrong column count, bad JSON)

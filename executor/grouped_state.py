@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from executor.keys import group_codes
 from executor.kernels.aggregates import (
-    count_rows, count_valid, max_update, min_update, sum_update,
+    count_rows,
+    count_valid,
+    max_update,
+    min_update,
+    sum_update,
 )
 from executor.kernels.hash_table import GroupTable, StringDict
+from executor.keys import group_codes
 from executor.memory import column_bytes
-from planner.aggregate_phase import kernel_state_supported, numpy_kind
-from planner.logical import LogicalAggregate
+from planner.aggregate_phase import AggregateExprs, kernel_state_supported, numpy_kind
 from sql.functions import State, aggregate_function
 from sql.functions.aggregate import group_reduce
 from sql.functions.vector import wide_objects
@@ -42,7 +45,7 @@ def _state_suffixes(name: str) -> tuple[str, ...]:
             "min": ("value",), "max": ("value",)}[name]
 
 
-def state_names(plan: LogicalAggregate) -> tuple[str, ...]:
+def state_names(plan: AggregateExprs) -> tuple[str, ...]:
     """Column names of a serialized partial state (GroupedState.to_batch): the group keys
     under their output names (the exchange hashes them), then `<aggregate>.<part>`."""
     names = [n for n, _ in plan.group_by]
@@ -298,19 +301,19 @@ class _Agg:
 
 
 class GroupedState:
-    """Hash table of group keys and kernel aggregate states for one `LogicalAggregate`."""
+    """Hash table of group keys and kernel aggregate states for one aggregate (`AggregateExprs`)."""
 
-    def __init__(self, plan: LogicalAggregate) -> None:
+    def __init__(self, plan: AggregateExprs) -> None:
         self.plan = plan
         nkeys = len(plan.group_by)
         self.table = GroupTable(2 * nkeys)
-        self.dicts: list[StringDict | None] = [StringDict() if e.type.is_varlen else None
+        self.dicts: list[StringDict | None] = [StringDict() if e.dtype.is_varlen else None
                                                for _, e in plan.group_by]
-        self.aggs = [_Agg(a.name, a.args[0].type if a.args else None)
+        self.aggs = [_Agg(a.name, a.args[0].dtype if a.args else None)
                      for _, a in plan.aggregates]
         # float AVG sums run in float64 whatever the argument's integer type
         for agg, (_, a) in zip(self.aggs, plan.aggregates):
-            if a.name == "avg" and a.args and not a.args[0].type.is_decimal:
+            if a.name == "avg" and a.args and not a.args[0].dtype.is_decimal:
                 agg.sum = _Sum(True)
         self.key_parts: list[list[Column]] = []
         self._key_bytes = 0

@@ -27,7 +27,7 @@ from executor.grouped_state import GroupedState, kernel_supported
 from executor.keys import column_codes, group_codes
 from executor.memory import column_bytes
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
-from planner.logical import LogicalAggregate
+from planner.aggregate_phase import AggregateExprs
 from sql.functions import AggregateFunction, State, aggregate_function
 from sql.functions.vector import Vec
 from storage.batch import Batch, Column
@@ -52,7 +52,7 @@ class _DistinctRows:
 
 
 class HashAggregate(SinkOperator):
-    def __init__(self, plan: LogicalAggregate, child: Operator) -> None:
+    def __init__(self, plan: AggregateExprs, child: Operator) -> None:
         super().__init__(child)
         self.plan = plan
         self._fns: list[AggregateFunction] = []
@@ -159,7 +159,7 @@ class HashAggregate(SinkOperator):
                 return
             cols = []
             for (_, a), fn in zip(plan.aggregates, self._fns):
-                arg_t = a.args[0].type if a.args else a.type
+                arg_t = a.args[0].dtype if a.args else a.type
                 assert fn.empty is not None
                 cols.append(fn.final(fn.empty(1, arg_t), a.type).to_column().with_type(a.type))
             yield Batch(names, tuple(cols))

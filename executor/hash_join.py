@@ -7,7 +7,7 @@ the join kind. Without equi keys every pair is a candidate (nested loop join), t
 cut into slices so the pair count stays bounded. Build rows matched by any probe row are
 tracked for RIGHT / FULL / right semi / right anti joins and emitted after the last probe.
 NULL keys never match. A mark join outputs the left rows plus a three-valued BOOLEAN column
-(see planner.logical.LogicalJoin). Upstream: Doris `HashJoinNode` / `NestedLoopJoinNode`,
+(planner/physical.py JoinExprs). Upstream: Doris `HashJoinNode` / `NestedLoopJoinNode`,
 DuckDB `PhysicalHashJoin` (build = Sink, probe = streaming operator), mark joins.
 """
 
@@ -24,7 +24,7 @@ from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, chunks
 from executor.runtime_filter import USELESS_FRACTION, build_fraction, build_predicates
 from executor.state import JoinBuild, JoinBuildState, RuntimeFilterState
-from planner.logical import LogicalJoin
+from planner.physical import JoinExprs
 from planner.runtime_filters import RuntimeFilterDesc
 from sql.binder.expressions import Comparison, make_and
 from storage.batch import Batch, Column
@@ -46,7 +46,7 @@ class HashJoin(BufferedInput, Operator):
 
     memory_node = "HashJoin"
 
-    def __init__(self, plan: LogicalJoin, left: Operator, right: Operator, *,
+    def __init__(self, plan: JoinExprs, left: Operator, right: Operator, *,
                  runtime_targets: list[tuple[RuntimeFilterDesc, Operator]] | None = None,
                  global_filters: list[RuntimeFilterState] | None = None,
                  shared_build: JoinBuildState | None = None, build_owner: bool = True) -> None:
@@ -79,16 +79,16 @@ class HashJoin(BufferedInput, Operator):
 
     def _finish_build(self) -> None:
         """Concatenate the build rows and hash their keys into the join table(s)."""
-        p = self.plan.right
+        p = self.plan
         parts = self.take_buffered()
         self._build_batch = (Batch.concat(parts) if parts
-                             else Batch.empty(p.names, p.types))
+                             else Batch.empty(p.right_names, p.right_types))
         b = self._build_batch
         n = b.num_rows
         self._bkeys = [fn(b) for fn in self._rkeys]
         self._publish_filters(n)
         if self.global_filters:
-            keep = build_fraction(self.plan.right, n)
+            keep = build_fraction(self.plan.build_base_rows, n)
             for gf in self.global_filters:
                 gf.publish(self._bkeys[gf.key_index], keep)
         self._table = JoinTable(self._bkeys, n) if self._bkeys else None
@@ -117,7 +117,7 @@ class HashJoin(BufferedInput, Operator):
     def _publish_filters(self, n: int) -> None:
         """Runtime filters for the scans under this instance's probe side."""
         if self.runtime_targets:
-            keep = build_fraction(self.plan.right, n)
+            keep = build_fraction(self.plan.build_base_rows, n)
             if keep < USELESS_FRACTION:
                 for desc, scan in self.runtime_targets:
                     scan.add_runtime_filter(  # type: ignore[attr-defined]
@@ -172,7 +172,7 @@ class HashJoin(BufferedInput, Operator):
         kind = self.plan.kind
         size = self.ctx.batch_size
         left = self.children[0]
-        lnames, ltypes = self.plan.left.names, self.plan.left.types
+        lnames, ltypes = self.plan.left_names, self.plan.left_types
         b = self._build_batch
         for lb in left.batches():
             if lb.num_rows == 0:

@@ -191,7 +191,8 @@ class RowBuilder:
         self._position = [positions.get(c.name.lower()) for c in table.columns]
         now = clock.now()
         self._defaults = [
-            default_value(c, now) if p is None else None for c, p in zip(table.columns, self._position)
+            default_value(c, now) if p is None else None
+            for c, p in zip(table.columns, self._position)
         ]
         self._rows: list[list[object]] = []
 
@@ -370,11 +371,11 @@ def _columnar(table: TableMeta, targets: Sequence[ColumnMeta], batch: Batch,
         by_name[t.name.lower()] = cast
     out = []
     for col in table.columns:
-        c = by_name.get(col.name.lower())
-        if c is None:
+        given = by_name.get(col.name.lower())
+        if given is None:
             out.append(Column.constant(col.type, default_value(col, now), batch.num_rows))
         else:
-            out.append(c)
+            out.append(given)
     return Batch(table.column_names, tuple(out))
 
 

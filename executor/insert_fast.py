@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from decimal import Decimal
-from functools import lru_cache
+from functools import cache
 from operator import itemgetter
 
 import numpy as np
@@ -43,7 +43,7 @@ _DECIMAL_TOKEN = r"-?(?:\d+(?:\.\d*)?|\.\d+)"
 _BOOL_TOKENS = {"true": 1, "false": 0, "1": 1, "0": 0}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _list_pattern(token: str) -> re.Pattern[str]:
     return re.compile(rf"(?:{token}\n)*{token}")
 
@@ -58,7 +58,8 @@ class _Fallback(Exception):
     """This column's tokens need the general path."""
 
 
-def _tokens_and_validity(col: ColumnMeta, tokens: Sequence[str]) -> tuple[list[str], np.ndarray | None]:
+def _tokens_and_validity(col: ColumnMeta,
+                         tokens: Sequence[str]) -> tuple[list[str], np.ndarray | None]:
     # no "NULL" anywhere in the column's text: no NULL token (one C-speed pass)
     if "NULL" not in "\n".join(tokens).upper():
         return list(tokens), None
@@ -118,11 +119,11 @@ def _convert_column(col: ColumnMeta, tokens: Sequence[str]) -> Column:
         if not _all_match(_INT_TOKEN, live):
             raise _Fallback
         lo, hi = t.int_range()
-        vals = [int(x) if v else 0 for x, v in zip(toks, _valid_list(valid, len(toks)))]
-        if any(not lo <= x <= hi for x in vals):
+        ints = [int(x) if v else 0 for x, v in zip(toks, _valid_list(valid, len(toks)))]
+        if any(not lo <= x <= hi for x in ints):
             raise _Fallback
-        data = np.empty(len(vals), dtype=object)
-        data[:] = vals
+        data = np.empty(len(ints), dtype=object)
+        data[:] = ints
         return Column(t, data, valid)
     if k in (TypeKind.FLOAT, TypeKind.DOUBLE):
         if any(x[0] in "'\"tTfF" for x in live):
@@ -139,19 +140,20 @@ def _convert_column(col: ColumnMeta, tokens: Sequence[str]) -> Column:
         if fast is not None:
             return Column(t, fast, valid)
         try:
-            vals = [t.to_physical(Decimal(x)) if v else 0
-                    for x, v in zip(toks, _valid_list(valid, len(toks)))]
+            unscaled = [t.to_physical(Decimal(x)) if v else 0
+                        for x, v in zip(toks, _valid_list(valid, len(toks)))]
         except TypeError_:
             raise _Fallback from None
         if t.numpy_dtype == np.dtype(object):
-            data = np.empty(len(vals), dtype=object)
-            data[:] = vals
+            data = np.empty(len(unscaled), dtype=object)
+            data[:] = unscaled
         else:
-            data = np.array(vals, dtype=np.int64)
+            data = np.array(unscaled, dtype=np.int64)
         return Column(t, data, valid)
     if k is TypeKind.BOOLEAN:
         try:
-            vals = [_BOOL_TOKENS[x.lower()] if v else 0 for x, v in zip(toks, _valid_list(valid, len(toks)))]
+            vals = [_BOOL_TOKENS[x.lower()] if v else 0
+                    for x, v in zip(toks, _valid_list(valid, len(toks)))]
         except KeyError:
             raise _Fallback from None
         return Column(t, np.array(vals, dtype=np.uint8), valid)
@@ -179,20 +181,23 @@ def _convert_column(col: ColumnMeta, tokens: Sequence[str]) -> Column:
     if t.is_string:
         if "".join(map(_FIRST, live)).replace("'", "").replace('"', ""):
             raise _Fallback  # a token that is not a quoted string
-        if valid is None and "\\" not in (text := "\n".join(toks)) and "''" not in text and '""' not in text:
-            vals: list[str | None] = list(map(_QUOTED_BODY, toks))  # no escapes anywhere
+        if valid is None and "\\" not in (text := "\n".join(toks)) and "''" not in text \
+                and '""' not in text:
+            strs: list[str | None] = list(map(_QUOTED_BODY, toks))  # no escapes anywhere
         else:
-            vals = [unquote(x) if v else None for x, v in zip(toks, _valid_list(valid, len(toks)))]
+            strs = [unquote(x) if v else None for x, v in zip(toks, _valid_list(valid, len(toks)))]
         if k is not TypeKind.STRING:
             limit = t.length
-            if any(s is not None and len(s) * 4 > limit and len(s.encode("utf-8")) > limit for s in vals):
+            if any(s is not None and len(s) * 4 > limit and len(s.encode("utf-8")) > limit
+                   for s in strs):
                 raise _Fallback  # too long: the general path's strict-mode error
         if valid is None:
-            encoded = [v.encode("utf-8") for v in vals]  # type: ignore[union-attr]
+            encoded = [v.encode("utf-8") for v in strs]  # type: ignore[union-attr]
             offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-            np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+            np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)),
+                      out=offsets[1:])
             return Column(t, np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), None, offsets)
-        return Column.from_physical(t, vals)
+        return Column.from_physical(t, strs)
     raise _Fallback  # HLL, BITMAP
 
 
@@ -219,9 +224,10 @@ def _decimal_unscaled(toks: list[str], valid: np.ndarray | None, t: DataType) ->
         # unscaled integer is the text without its point
         texts = "\n".join(toks).replace(".", "").split("\n")
     else:
-        texts = _unscaled_texts(toks, valid, scale)
-        if texts is None:
+        unscaled = _unscaled_texts(toks, valid, scale)
+        if unscaled is None:
             return None
+        texts = unscaled
     try:
         data = np.array(texts).astype(np.int64)
     except (ValueError, OverflowError):
@@ -328,8 +334,8 @@ def _token_column(col: ColumnMeta, ta: TokenArrays, j: int) -> Column | None:
         return Column(t, mant * pow10, valid)
     if k is TypeKind.DATE or k is TypeKind.DATETIME:
         out = np.empty(len(kind), dtype=np.int64)
-        args = (ta.buf, kind, np.ascontiguousarray(ta.start[:, j]), np.ascontiguousarray(ta.end[:, j]),
-                np.ascontiguousarray(flags), out)
+        args = (ta.buf, kind, np.ascontiguousarray(ta.start[:, j]),
+                np.ascontiguousarray(ta.end[:, j]), np.ascontiguousarray(flags), out)
         if k is TypeKind.DATE:
             if K.decode_dates(*args) >= 0:
                 return None
@@ -345,7 +351,8 @@ def _token_column(col: ColumnMeta, ta: TokenArrays, j: int) -> Column | None:
         ends = np.ascontiguousarray(ta.end[:, j])
         offsets = np.empty(len(kind) + 1, dtype=np.int64)
         data = np.empty(int((ends - starts).sum()), dtype=np.uint8)
-        if K.gather_strings(ta.buf, kind, starts, ends, np.ascontiguousarray(flags), offsets, data) >= 0:
+        if K.gather_strings(ta.buf, kind, starts, ends, np.ascontiguousarray(flags), offsets,
+                            data) >= 0:
             return None
         if k is not TypeKind.STRING and len(kind) and int(np.diff(offsets).max()) > t.length:
             raise _Fallback  # too long: the general path's strict-mode error
@@ -353,7 +360,8 @@ def _token_column(col: ColumnMeta, ta: TokenArrays, j: int) -> Column | None:
     return None
 
 
-def tokens_batch(table: TableMeta, column_names: Sequence[str] | None, ta: TokenArrays) -> Batch | None:
+def tokens_batch(table: TableMeta, column_names: Sequence[str] | None,
+                 ta: TokenArrays) -> Batch | None:
     """The full-schema Batch of a kernel-scanned INSERT VALUES, or None for the general path."""
     try:
         targets = target_columns(table, column_names)
@@ -371,13 +379,15 @@ def tokens_batch(table: TableMeta, column_names: Sequence[str] | None, ta: Token
                 cols.append(Column.constant(c.type, default_value(c, now), ta.num_rows))
                 continue
             converted = _token_column(c, ta, hit[1])
-            cols.append(converted if converted is not None else _convert_column(c, ta.texts(hit[1])))
+            cols.append(converted if converted is not None
+                        else _convert_column(c, ta.texts(hit[1])))
     except (_Fallback, DorisError):
         return None
     return Batch(table.column_names, tuple(cols))
 
 
-def fast_batch(table: TableMeta, column_names: Sequence[str] | None, sql: str, start: int) -> Batch | None:
+def fast_batch(table: TableMeta, column_names: Sequence[str] | None, sql: str,
+               start: int) -> Batch | None:
     """The Batch of `INSERT ... VALUES` rows starting at str offset `start` (after the header
     scan_header matched), or None when the statement needs the general path."""
     ncols = len(column_names) if column_names is not None else len(table.columns)

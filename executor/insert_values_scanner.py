@@ -41,7 +41,8 @@ _HEADER = re.compile(
     rf"(?:\((?P<cols>\s*{_IDENT}\s*(?:,\s*{_IDENT}\s*)*)\)\s*)?VALUES\s*", _FLAGS)
 
 # MySQL escape sequences inside quoted strings (\% and \_ keep their backslash, as in MySQL).
-_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a", "%": "\\%", "_": "\\_"}
+_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a",
+            "%": "\\%", "_": "\\_"}
 _UNESCAPE = {q: re.compile(r"\\(.)|" + q + q, re.DOTALL) for q in "'\""}
 
 
@@ -94,7 +95,7 @@ def scan_rows(sql: str, start: int, ncols: int) -> list[tuple[str, ...]] | None:
     if not rows or sum(len(r[0]) for r in rows) != len(body):
         return None
     columns = list(zip(*rows))[1:]
-    return columns  # type: ignore[return-value]
+    return columns
 
 
 def scan_insert(sql: str, table_columns: int | None = None) -> ScannedInsert | None:
@@ -155,7 +156,8 @@ class TokenArrays:
     def texts(self, col: int) -> list[str]:
         """Column `col`'s tokens as text, as the regex scanner gives them."""
         raw = self.buf.tobytes()
-        return [raw[s:e].decode("utf-8") for s, e in zip(self.start[:, col].tolist(), self.end[:, col].tolist())]
+        return [raw[s:e].decode("utf-8")
+                for s, e in zip(self.start[:, col].tolist(), self.end[:, col].tolist())]
 
 
 def scan_tokens(sql: str, start: int, ncols: int) -> TokenArrays | None:
@@ -182,6 +184,7 @@ def scan_tokens(sql: str, start: int, ncols: int) -> TokenArrays | None:
         return None
     n = rows * ncols
     shape = (rows, ncols)
-    return TokenArrays(buf, kind[:n].reshape(shape), tstart[:n].reshape(shape), tend[:n].reshape(shape),
-                       flags[:n].reshape(shape), mant[:n].reshape(shape), frac[:n].reshape(shape),
+    return TokenArrays(buf, kind[:n].reshape(shape), tstart[:n].reshape(shape),
+                       tend[:n].reshape(shape), flags[:n].reshape(shape),
+                       mant[:n].reshape(shape), frac[:n].reshape(shape),
                        fval[:n].reshape(shape), rows)

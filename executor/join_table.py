@@ -13,7 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from executor.kernels.join_hash import (
-    build_chains, hash_int64, hash_strings, probe_count, probe_fill, strings_equal,
+    build_chains,
+    hash_int64,
+    hash_strings,
+    probe_count,
+    probe_fill,
+    strings_equal,
 )
 from storage.batch import Column
 

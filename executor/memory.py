@@ -91,7 +91,9 @@ class BufferedInput:
         self._bytes += batch_bytes(batch)
         self.ctx.memory.set(self, self.memory_node, self._bytes)  # type: ignore[attr-defined]
 
-    def combine(self, other: BufferedInput) -> None:
+    def combine(self, other: object) -> None:
+        """Take over a twin's buffered rows (a SinkOperator's parallel partial sink)."""
+        assert isinstance(other, BufferedInput)
         self._batches.extend(other._batches)
         self._bytes += other._bytes
         other._batches = []

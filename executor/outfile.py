@@ -236,6 +236,8 @@ class _Writer:
         self.sink = sink
         self.opts = opts
         self.types = types
+        # parquet / orc: made with the first batch's schema (or at close, for no rows)
+        self.writer: pq.ParquetWriter | paorc.ORCWriter | None = None
         fmt = opts.format
         if fmt.startswith("csv"):
             header = ""
@@ -245,13 +247,11 @@ class _Writer:
             if fmt == "csv_with_names_and_types":
                 header += opts.separator.join(t.desc_sql() for t in types) + eol
             sink.stream.write(header.encode())
-            self.writer = None
             self.convert = text_array
             self.names = [f"c{i}" for i in range(len(names))]
         else:
             self.names = list(names)
             self.convert = arrow_array
-            self.writer = None
 
     def write(self, batch: Batch) -> None:
         arrays = [self.convert(t, c) for t, c in zip(self.types, batch.columns)]
@@ -264,7 +264,7 @@ class _Writer:
                 self.writer = pq.ParquetWriter(self.sink.stream, rb.schema)
             else:
                 self.writer = self._orc_writer()
-        if self.opts.format == "orc":
+        if isinstance(self.writer, paorc.ORCWriter):
             self.writer.write(pa.Table.from_batches([rb]))
         else:  # ParquetWriter takes a record batch
             self.writer.write(rb)

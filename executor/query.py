@@ -110,8 +110,8 @@ def evaluate_constant(expr_ast: exp.Expression, ctx: SessionContext,
     now = clock.now().replace(microsecond=0)
     binder = ExpressionBinder(no_columns, ctx, now, False, "VALUES")  # type: ignore[arg-type]
     bound = binder.bind(expr_ast)
-    if bound.type.kind is TypeKind.NULL:
-        return None, target if target is not None else bound.type
+    if bound.dtype.kind is TypeKind.NULL:
+        return None, target if target is not None else bound.dtype
     from sql.binder.expressions import Literal
 
     if isinstance(bound, Literal):
@@ -121,4 +121,4 @@ def evaluate_constant(expr_ast: exp.Expression, ctx: SessionContext,
         vec = compile_expr(bound, ctx.cancel)(one_row)
     except (ValueError, ArithmeticError) as e:
         raise DorisError(f"can not evaluate {expr_ast.sql()}: {e}") from None
-    return vec.to_column().value_at(0), bound.type
+    return vec.to_column().value_at(0), bound.dtype

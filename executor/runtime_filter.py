@@ -12,7 +12,8 @@ probe key that is a plain column, followed through renaming Projects, Filters an
 preserved sides to its scan; only joins that drop unmatched probe rows); executor/build.py
 hands a join the scans of its filters in the same fragment instance, the coordinator a
 `RuntimeFilterState` (executor/state.py) for those in another fragment. A filter is an optimisation
-only: a scan that started before one arrived just reads more. A join whose build side kept nearly all rows of its table (an unfiltered dimension) publishes
+only: a scan that started before one arrived just reads more. A join whose build side kept
+nearly all rows of its table (an unfiltered dimension) publishes
 nothing: every probe row would pass. Scans test the filters they receive most selective first.
 String and float keys (Doris IN_OR_BLOOM_FILTER + MIN_MAX): up to RUNTIME_FILTER_MAX_IN_NUM
 distinct keys travel as an `in` list, which storage prunes pages with (zone maps, bloom filter
@@ -25,13 +26,10 @@ join filter pushdown.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from planner.logical import LogicalPlan
-from planner.statistics import base_rows
 from storage.batch import Column
 from storage.key_bloom import KeyBloomFilter
 from storage.predicates import ColumnPredicate, IntegerSet
@@ -45,10 +43,10 @@ MAX_BITMAP_SPAN = 1 << 24  # bits (16 MiB of bools) for an integer key set
 USELESS_FRACTION = 0.9
 
 
-def build_fraction(build: LogicalPlan, build_rows: int) -> float:
-    """Fraction of the build input's base rows that reached the hash table (1.0 = no filter):
-    how selective the runtime filter will be, and the order scans test filters in."""
-    base = base_rows(build)
+def build_fraction(base: float, build_rows: int) -> float:
+    """Fraction of the build input's `base` rows (its tables' rows before their filters,
+    planned) that reached the hash table (1.0 = no filter): how selective the runtime filter
+    will be, and the order scans test filters in."""
     return 1.0 if base <= 0 else min(1.0, build_rows / base)
 
 

@@ -4,7 +4,7 @@
 it). The scan reads every captured (tablet, version) range with `ReadOptions(columns,
 predicates)`; storage returns exactly the rows that satisfy those predicates (see
 storage/predicates.py), so the scan evaluates only the filters that have no storage form
-(`planner/scan_info.residual_filters`, the one statement of this contract). With
+(the node's `residual_filter`; planner/lower.py `split_scan_filters` states this contract). With
 `ctx.parallelism` > 1 the per-tablet reads (decode + filter) run on a bounded pool
 of worker threads (executor/scan_pool.py), still yielding batches in tablet order; each tablet
 counts into its own ScanStats, added to the query's and to the scan's own (`scan_stats`, the
@@ -26,9 +26,8 @@ from executor.operator import Operator
 from executor.runtime_filter import filter_type
 from executor.scan_pool import Task, ordered_pool
 from executor.state import RuntimeFilterState
-from planner.logical import LogicalScan, ScanRange
-from planner.scan_info import residual_filters
-from sql.binder.expressions import make_and
+from planner.physical import OlapScan
+from planner.scan_ranges import ScanRange
 from storage.batch import Batch
 from storage.catalog.meta import TabletMeta
 from storage.predicates import ColumnPredicate
@@ -49,10 +48,12 @@ class TabletSource(Protocol):
 
 
 class Scan(Operator):
-    def __init__(self, plan: LogicalScan,
+    def __init__(self, plan: OlapScan, ranges: tuple[ScanRange, ...] | None = None,
                  global_filters: list[RuntimeFilterState] | None = None) -> None:
         super().__init__()
         self.plan = plan
+        # this instance's share of the planned ranges (None: all of them)
+        self.ranges = plan.ranges if ranges is None else ranges
         self._pool: Generator[Batch, None, None] | None = None
         self._runtime: list[tuple[float, int, list[ColumnPredicate]]] = []
         # runtime filters from joins in other fragments, awaited before reading
@@ -82,15 +83,15 @@ class Scan(Operator):
                 self.add_runtime_filter(predicates, gf.keep)
         # Filters storage evaluates exactly (plain column-vs-constant conjuncts handed down as
         # ColumnPredicates, OR trees of them as Disjunctions) need no second pass here: the
-        # scan contract is stated once, in planner/scan_info.py.
-        predicate = make_and(list(residual_filters(plan)))
+        # scan contract is stated once, in planner/lower.py `split_scan_filters`.
+        predicate = plan.residual_filter
         keep = compile_predicate(predicate, ctx.cancel) if predicate is not None else None
         options = ReadOptions(columns=plan.columns,
-                              predicates=plan.predicates + tuple(
+                              predicates=plan.storage_predicates + tuple(
                                   p for _, _, ps in sorted(self._runtime) for p in ps),
                               batch_size=ctx.batch_size,
                               disjunctions=plan.disjunctions)
-        parallel = ctx.parallelism > 1 and len(plan.ranges) > 1
+        parallel = ctx.parallelism > 1 and len(self.ranges) > 1
 
         def read(rng: ScanRange) -> Iterator[Batch]:
             stats = ScanStats()
@@ -113,7 +114,7 @@ class Scan(Operator):
                     ctx.scan_stats.add(stats)
                     self.scan_stats.add(stats)
 
-        tasks: list[Task] = [partial(read, rng) for rng in plan.ranges]
+        tasks: list[Task] = [partial(read, rng) for rng in self.ranges]
         # Adaptive: the first tablet runs on this thread; only when it took long enough to pay
         # for worker threads and GIL hand-offs do the remaining tablets go to the pool (small
         # or well-pruned scans finish sooner without them).

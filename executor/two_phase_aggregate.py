@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from executor.hash_aggregate import HashAggregate
 from executor.operator import Operator
-from planner.logical import LogicalAggregate
+from planner.aggregate_phase import AggregateExprs
 from storage.batch import Batch
 
 
@@ -27,7 +27,7 @@ class PartialAggregate(HashAggregate):
     """`VAGGREGATE (update serialize)`: emits its instance's state as one Batch (none when
     it saw no group)."""
 
-    def __init__(self, plan: LogicalAggregate, child: Operator) -> None:
+    def __init__(self, plan: AggregateExprs, child: Operator) -> None:
         super().__init__(plan, child)
         if self._grouped is None:
             raise AssertionError("planned in two phases without a kernel state")
@@ -45,7 +45,7 @@ class PartialAggregate(HashAggregate):
 class MergeAggregate(HashAggregate):
     """`VAGGREGATE (merge finalize)`: merges the received state Batches and finalizes."""
 
-    def __init__(self, plan: LogicalAggregate, child: Operator) -> None:
+    def __init__(self, plan: AggregateExprs, child: Operator) -> None:
         super().__init__(plan, child)
         if self._grouped is None:
             raise AssertionError("planned in two phases without a kernel state")

@@ -22,7 +22,6 @@ from executor.compile import compile_column
 from executor.keys import column_codes, lexsort_indices, sort_key
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
-from planner.logical import LogicalWindow
 from sql.binder.expressions import Expr, Literal, WindowCall, WindowFrame
 from sql.functions.aggregate import _avg_final, _sum_final
 from sql.functions.vector import Vec, object_array
@@ -33,15 +32,15 @@ from storage.types import BIGINT, DOUBLE
 class Window(BufferedInput, SinkOperator):
     memory_node = "Window"
 
-    def __init__(self, plan: LogicalWindow, child: Operator) -> None:
+    def __init__(self, windows: tuple[tuple[str, Expr], ...], child: Operator) -> None:
         super().__init__(child)
-        self.plan = plan
+        self.windows = windows  # (output name, WindowCall)
         self._init_buffer()
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
         self._fns: dict[Expr, Callable[[Batch], Column]] = {}
-        for _, w in self.plan.windows:
+        for _, w in self.windows:
             assert isinstance(w, WindowCall)
             for e in (*w.args, *w.partition_by, *(o for o, _, _ in w.order_by)):
                 if e not in self._fns:
@@ -61,7 +60,7 @@ class Window(BufferedInput, SinkOperator):
 
         names, cols = list(data.names), list(data.columns)
         layouts: dict[tuple[object, ...], _Layout] = {}  # windows sharing PARTITION/ORDER BY
-        for name, w in self.plan.windows:
+        for name, w in self.windows:
             assert isinstance(w, WindowCall)
             self.ctx.check_cancelled()
             names.append(name)

@@ -13,9 +13,11 @@ shows what runs. Upstream: Doris `AggregateInfo` phases, Nereids `SplitAggregate
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 from planner.logical import LogicalAggregate
+from sql.binder.expressions import AggregateCall, Expr
 from storage.types import DataType
 
 KERNEL_AGGREGATES = frozenset({"count", "sum", "min", "max", "avg"})
@@ -29,6 +31,23 @@ class AggPhase(Enum):
     MERGE_FINALIZE = "merge finalize"
 
 
+@dataclass(frozen=True, slots=True)
+class AggregateExprs:
+    """What an aggregate computes, as the operators need it: `group_by` (output name, key
+    expression) and `aggregates` (output name, call); outputs keys then aggregates."""
+
+    group_by: tuple[tuple[str, Expr], ...]
+    aggregates: tuple[tuple[str, AggregateCall], ...]
+
+    @classmethod
+    def of(cls, plan: LogicalAggregate) -> AggregateExprs:
+        return cls(plan.group_by, plan.aggregates)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.group_by) + tuple(n for n, _ in self.aggregates)
+
+
 def numpy_kind(t: DataType) -> str:
     try:
         return t.numpy_dtype.kind
@@ -36,11 +55,11 @@ def numpy_kind(t: DataType) -> str:
         return "?"
 
 
-def kernel_state_supported(plan: LogicalAggregate) -> bool:
+def kernel_state_supported(plan: AggregateExprs) -> bool:
     """Whether the kernel-backed grouped state can run this aggregate (else the numpy path
     does, whose keyed state cannot be split across merging instances)."""
     for _, e in plan.group_by:
-        if not (e.type.is_varlen or numpy_kind(e.type) in "iubf"):
+        if not (e.dtype.is_varlen or numpy_kind(e.dtype) in "iubf"):
             return False
     for _, a in plan.aggregates:
         if a.distinct or a.name not in KERNEL_AGGREGATES:
@@ -49,7 +68,7 @@ def kernel_state_supported(plan: LogicalAggregate) -> bool:
             continue
         if len(a.args) != 1:
             return False
-        t = a.args[0].type
+        t = a.args[0].dtype
         if t.is_object and t.is_decimal and a.name in ("sum", "avg"):
             continue  # wide DECIMAL sums: exact int64 while bounded, Python ints beyond
         if t.is_object or t.is_varlen:
@@ -61,4 +80,4 @@ def kernel_state_supported(plan: LogicalAggregate) -> bool:
 
 def splits_in_two_phases(plan: LogicalAggregate) -> bool:
     """Whether a partial state of `plan` can cross an exchange and be merged."""
-    return kernel_state_supported(plan)
+    return kernel_state_supported(AggregateExprs.of(plan))

@@ -1,5 +1,6 @@
-"""Distributed plan: the optimized logical plan cut into fragments joined by exchanges, with a
-distribution mode for every join, as Doris' planner decides and EXPLAIN shows.
+"""Distribution decisions: where the optimized logical plan is cut by exchanges and how every
+join is distributed, as Doris' planner decides and EXPLAIN shows (planner/lower.py then builds
+the physical nodes and fragments from these decisions).
 
 Each scan starts a fragment partitioned like its table (`HASH_PARTITIONED: <bucket columns>`
 or `RANDOM`). Going up:
@@ -23,24 +24,24 @@ or `RANDOM`). Going up:
   that hashes its input rows on the group keys.
 - sorts, windows, set operations and one-row guards gather first; the root fragment 0 is
   UNPARTITIONED and ends in the result sink.
-executor/coordinator.py runs this plan: instances per fragment, exchanges between them (each
-exchange carries an `ExchangeSpec` saying how it routes rows). What the executor needs is typed
-here, never left to EXPLAIN text: fragments are planner/fragment.py `PlanFragment`s with a
-`DataPartition` (planner/partitioning.py) and a typed sink; joins carry a `JoinMode` and the
-`shared_build` flag; aggregates an `AggPhase` (planner/aggregate_phase.py); runtime filters
-are `RuntimeFilterDesc`s numbered once (planner/runtime_filters.py). Node ids are assigned bottom-up
-in creation order, fragment ids top-down, so output is deterministic (golden files).
+This module only decides: it records each physical node as a planner/lower.py `Draft` (node
+class, decided fields, the logical node it executes) and planner/lower.py builds the frozen
+nodes and fragments from them. What the executor needs is typed, never left to EXPLAIN text:
+exchanges and fragments carry a `DataPartition` (planner/partitioning.py); joins a `JoinMode`
+and the `shared_build` flag; aggregates an `AggPhase` (planner/aggregate_phase.py); runtime
+filters are numbered once (planner/runtime_filters.py). Node ids are assigned bottom-up in
+creation order, so output is deterministic (golden files).
+executor/coordinator.py runs the lowered plan: instances per fragment, exchanges between them.
 Upstream: Doris Nereids `ChildrenPropertiesRegulator` / `RequestPropertyDeriver`,
 `PhysicalPlanTranslator`, legacy `DistributedPlanner`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from planner.aggregate_phase import AggPhase, splits_in_two_phases
-from planner.fragment import PlanFragment, ResultSink, StreamSink
-from planner.index_usage import IndexUsage, index_line, runtime_filter_line
+from planner.index_usage import IndexUsage, index_line
 from planner.logical import (
     LogicalAggregate,
     LogicalAssertOneRow,
@@ -56,6 +57,7 @@ from planner.logical import (
     LogicalValues,
     LogicalWindow,
 )
+from planner.lower import Decided, Draft, column_text
 from planner.partitioning import (
     RANDOM,
     UNPARTITIONED,
@@ -66,11 +68,10 @@ from planner.partitioning import (
 )
 from planner.physical import (
     AssertOneRow,
+    Carries,
     Exchange,
     FileScan,
     Filter,
-    FoldedLimit,
-    FoldedProject,
     HashAggregate,
     HashJoin,
     NestedLoopJoin,
@@ -82,7 +83,7 @@ from planner.physical import (
     Values,
     Window,
 )
-from planner.runtime_filters import RuntimeFilterDesc, runtime_filters
+from planner.runtime_filters import PlannedFilter, runtime_filters
 from planner.scan_info import partitions_line, table_line, tablets_line
 from planner.statistics import estimate_rows
 from sql.binder.expressions import ColumnRef, Expr
@@ -100,89 +101,37 @@ class DistributeOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class Dist:
-    """How rows of a node's output are spread over instances, as the planner reasons about it.
+class _Layout:
+    """What this module knows about how a node's output rows lie over the instances (Nereids'
+    output `DistributionSpec`): never handed on, only the `partition` is (the fragment's).
 
-    `partition` is what the fragment holding the node runs under (planner/partitioning.py).
-    `kind` is what the planner may rely on: usually `partition.kind`, but RANDOM after an
-    outer join that may put NULL keys anywhere (the fragment still prints its hash
-    partition). `cols`: while HASH, per hash column the output names holding its value
-    (several after an equi-join made columns equal, none when it is not visible).
+    `cols`: while the partition is HASH, per hash column the output names holding its value
+    (several after an equi-join made columns equal, none when it is not visible). `keyed` is
+    False after an outer join that may put NULL keys anywhere: the fragment still runs (and
+    prints) its hash partition, but nothing above may rely on it.
     `partition.bucketing` is set while the hash is still a table's own bucket distribution.
     """
 
-    kind: PartitionKind
-    cols: tuple[frozenset[str], ...] = ()
     partition: DataPartition = UNPARTITIONED
+    cols: tuple[frozenset[str], ...] = ()
+    keyed: bool = True
+
+    @property
+    def hashed(self) -> bool:
+        """Rows with equal values of the hash columns are in one instance."""
+        return self.keyed and self.partition.kind is PartitionKind.HASH
+
+    @property
+    def gathered(self) -> bool:
+        return self.partition.kind is PartitionKind.UNPARTITIONED
 
     @property
     def bucketing(self) -> TableBucketing | None:
         return self.partition.bucketing
 
 
-GATHER = Dist(PartitionKind.UNPARTITIONED)
+GATHER = _Layout()
 _HASH = PartitionKind.HASH
-
-
-@dataclass(frozen=True, slots=True)
-class ExchangeSpec:
-    """How an exchange routes rows, for the executor (executor/coordinator.py).
-
-    `partition` is the sink's output partition: UNPARTITIONED sends every row to every
-    receiving instance (`replicated`: a broadcast to several, else a gather to the one
-    receiving instance), HASH splits by the shuffle hash of `partition.exprs` (both sides of a
-    shuffle join hash alike), BUCKET_SHUFFLE by Doris' bucket function of `partition.exprs`
-    cast to `partition.bucketing.column_types`, to the instance holding that bucket seq of the
-    receiving fragment's table.
-    `aggregate`: the exchange moves the partial states of the aggregate at its path (two-phase
-    aggregation); `top_n`: the sender runs the TOP-N at its path and the receiver merges
-    (sort + limit again) above the exchange.
-    """
-
-    partition: DataPartition
-    replicated: bool = False
-    aggregate: bool = False
-    top_n: bool = False
-
-    @property
-    def keys(self) -> tuple[Expr, ...]:
-        return self.partition.exprs
-
-
-GATHER_SPEC = ExchangeSpec(UNPARTITIONED)
-BROADCAST_SPEC = ExchangeSpec(UNPARTITIONED, replicated=True)
-
-
-@dataclass
-class _Draft:
-    """A physical node while the planner still decides around it (a LIMIT above folds into
-    it, runtime filters above target it, fragments are cut): frozen into `cls` (a
-    planner/physical.py node) with `attrs` once the plan is complete."""
-
-    id: int
-    cls: type[PhysicalNode]
-    attrs: dict[str, object] = field(default_factory=dict)
-    children: list[_Draft] = field(default_factory=list)
-    verbose: list[str] = field(default_factory=list)  # EXPLAIN VERBOSE only
-    limits: list[int | None] = field(default_factory=list)
-    plan: LogicalPlan | None = None
-    folded: list[FoldedProject | FoldedLimit] = field(default_factory=list)
-    # exchanges: the subtree feeding it (another fragment) and how that one is partitioned
-    source: _Draft | None = None
-    source_dist: Dist | None = None
-    shape: str = ""  # EXPLAIN SHAPE PLAN label
-    # child indexes from the plan root to the logical node this node executes (the executor's
-    # operator tree mirrors the plan, so the profile finds the operator at the same path);
-    # exchanges carry the path of the node whose output they move
-    path: tuple[int, ...] = ()
-    exchange: ExchangeSpec | None = None  # exchanges: how rows are routed
-    sender_fragment: int | None = None  # exchanges: the id of the fragment feeding it
-
-
-def column_text(name: str) -> str:
-    """Doris' slot spelling: `name[#id]` for internal names `name#id`."""
-    base, sep, slot = name.rpartition("#")
-    return f"{base}[#{slot}]" if sep and slot.isdigit() else name
 
 
 def expr_text(e: Expr) -> str:
@@ -214,7 +163,7 @@ class _Planner:
         self.catalog = catalog
         self.options = options
         self._ids = 0
-        self.runtime_filters: list[RuntimeFilterDesc] = []
+        self.runtime_filters: list[PlannedFilter] = []
         # EXPLAIN VERBOSE: per scan (by plan path), its indexes
         self.scan_usage: dict[tuple[int, ...], IndexUsage] = {}
         self.display: dict[str, str] = {}  # projected output name -> its expression's text
@@ -227,31 +176,38 @@ class _Planner:
             return self.display[e.name]
         return expr_text(e)
 
-    def node(self, cls: type[PhysicalNode], children: list[_Draft] | None = None,
-             shape: str = "", **attrs: object) -> _Draft:
-        n = _Draft(self._ids, cls, attrs, children or [], shape=shape, path=self._path,
-                   plan=self._plans.get(self._path))
+    def node(self, cls: type[PhysicalNode], children: list[Draft] | None = None,
+             shape: str = "", **attrs: object) -> Draft:
+        n = Draft(self._ids, cls, attrs, children or [], shape=shape, path=self._path,
+                  plan=self._plans.get(self._path))
         self._ids += 1
         return n
 
-    def exchange(self, child: _Draft, dist: Dist, shape: str, spec: ExchangeSpec,
-                 at: tuple[int, ...]) -> _Draft:
+    def exchange(self, child: Draft, dist: _Layout, shape: str, partition: DataPartition,
+                 at: tuple[int, ...], *, replicated: bool = False,
+                 carries: Carries = Carries.ROWS) -> Draft:
         """An exchange moving the output of the plan node at path `at` (its sender fragment
-        computes that node; `child` is the top of what EXPLAIN draws below the exchange)."""
-        ex = self.node(Exchange, shape=shape)
-        ex.source, ex.source_dist, ex.path = child, dist, at
+        computes that node; `child` is the top of what EXPLAIN draws below the exchange),
+        routed by `partition` (UNPARTITIONED and `replicated`: a broadcast)."""
+        ex = self.node(Exchange, shape=shape, replicated=replicated, carries=carries)
+        ex.source, ex.source_partition, ex.partition, ex.path = \
+            child, dist.partition, partition, at
         ex.plan = self._plans[at]
-        ex.exchange = spec
         return ex
 
-    def gather(self, node: _Draft, dist: Dist, at: tuple[int, ...],
-               spec: ExchangeSpec = GATHER_SPEC) -> _Draft:
-        if dist.kind is PartitionKind.UNPARTITIONED:
+    def broadcast(self, child: Draft, dist: _Layout, at: tuple[int, ...]) -> Draft:
+        return self.exchange(child, dist, "PhysicalDistribute[DistributionSpecReplicated]",
+                             UNPARTITIONED, at, replicated=True)
+
+    def gather(self, node: Draft, dist: _Layout, at: tuple[int, ...],
+               carries: Carries = Carries.ROWS) -> Draft:
+        if dist.gathered:
             return node
-        return self.exchange(node, dist, "PhysicalDistribute[DistributionSpecGather]", spec, at)
+        return self.exchange(node, dist, "PhysicalDistribute[DistributionSpecGather]",
+                             UNPARTITIONED, at, carries=carries)
 
     # ---- visiting --------------------------------------------------------------------------
-    def visit(self, plan: LogicalPlan, path: tuple[int, ...] = ()) -> tuple[_Draft, Dist]:
+    def visit(self, plan: LogicalPlan, path: tuple[int, ...] = ()) -> tuple[Draft, _Layout]:
         saved, self._path = self._path, path
         self._plans[path] = plan
         try:
@@ -259,14 +215,14 @@ class _Planner:
         finally:
             self._path = saved
 
-    def child(self, plan: LogicalPlan, *index: int) -> tuple[_Draft, Dist]:
+    def child(self, plan: LogicalPlan, *index: int) -> tuple[Draft, _Layout]:
         """Visit the node at child position(s) `index` below the node being planned."""
         node = plan
         for i in index:
             node = node.children[i]
         return self.visit(node, self._path + index)
 
-    def _visit(self, plan: LogicalPlan) -> tuple[_Draft, Dist]:
+    def _visit(self, plan: LogicalPlan) -> tuple[Draft, _Layout]:
         if isinstance(plan, LogicalScan):
             return self.scan(plan)
         if isinstance(plan, LogicalProject):
@@ -276,7 +232,7 @@ class _Planner:
                 # binder names keep their own `name[#id]`
                 if not isinstance(e, ColumnRef) or ("#" not in n and n != e.name):
                     self.display.setdefault(n, self.text(e))
-            node.folded.append(FoldedProject(plan))
+            node.folded.append(plan)
             return node, _through_project(dist, plan)
         if isinstance(plan, LogicalFilter):
             node, dist = self.child(plan, 0)
@@ -311,14 +267,13 @@ class _Planner:
             return self.node(AssertOneRow, [node], shape="PhysicalAssertNumRows"), GATHER
         if isinstance(plan, LogicalFileScan):  # read by one instance: the files are local
             return self.node(FileScan, function=plan.function, format=plan.format,
-                             files=len(plan.paths), cardinality=int(estimate_rows(plan)),
+                             cardinality=int(estimate_rows(plan)),
                              shape="PhysicalTVFRelation"), GATHER
         if isinstance(plan, LogicalValues):
-            return self.node(Values, rows=len(plan.rows),
-                             shape="PhysicalOneRowRelation"), GATHER
+            return self.node(Values, shape="PhysicalOneRowRelation"), GATHER
         raise NotImplementedError(type(plan).__name__)  # pragma: no cover
 
-    def scan(self, plan: LogicalScan) -> tuple[_Draft, Dist]:
+    def scan(self, plan: LogicalScan) -> tuple[Draft, _Layout]:
         meta = self.catalog.get_table(plan.db, plan.table)
         formal = self.catalog.partitions(plan.table_id)
         # names of a TEMPORARY PARTITION (..) scan too; Doris' total counts formal ones only
@@ -337,7 +292,7 @@ class _Planner:
                         if ix.index_id == plan.index_id), None)
         index = scanned.name if scanned is not None else plan.table
         node = self.node(
-            OlapScan, shape=f"PhysicalOlapScan[{plan.table}]", scan=plan,
+            OlapScan, shape=f"PhysicalOlapScan[{plan.table}]",
             table_line=table_line(plan.db, plan.table, index, plan.preagg_reason or None),
             predicates_text=tuple(self.text(f) for f in plan.filters),
             partitions_line=partitions_line(names, len(formal)),
@@ -349,7 +304,7 @@ class _Planner:
         if line is not None:
             node.verbose = [line]
         if meta is None or meta.distribution.type is not DistributionType.HASH:
-            return node, Dist(PartitionKind.RANDOM, partition=RANDOM)
+            return node, _Layout(RANDOM)
         cols = tuple(frozenset({c}) if c in plan.columns else frozenset()
                      for c in meta.distribution.columns)
         group = meta.colocate_group_id
@@ -361,9 +316,9 @@ class _Planner:
         bucketing = TableBucketing(plan.table_id, meta.distribution.buckets, types, group, stable)
         partition = DataPartition(_HASH, bucketing=bucketing,
                                   labels=tuple(meta.distribution.columns))
-        return node, Dist(_HASH, cols, partition)
+        return node, _Layout(partition, cols)
 
-    def limit(self, plan: LogicalLimit) -> tuple[_Draft, Dist]:
+    def limit(self, plan: LogicalLimit) -> tuple[Draft, _Layout]:
         child = plan.child
         if isinstance(child, LogicalSort) and plan.limit is not None:
             node, dist = self.child(plan, 0, 0)
@@ -371,7 +326,7 @@ class _Planner:
             top = self.node(TopN, [node], shape="PhysicalTopN", order_by=keys,
                             order_keys=child.keys,
                             offset=plan.offset, top=plan.limit)
-            ex = self.gather(top, dist, self._path, ExchangeSpec(UNPARTITIONED, top_n=True))
+            ex = self.gather(top, dist, self._path, carries=Carries.TOP_N)
             if ex is not top:
                 top.attrs["local"] = True
                 ex.attrs["offset"] = plan.offset
@@ -380,10 +335,10 @@ class _Planner:
         node, dist = self.child(plan, 0)
         node = self.gather(node, dist, self._path + (0,))
         node.limits.append(plan.limit)
-        node.folded.append(FoldedLimit(plan))
+        node.folded.append(plan)
         return node, GATHER
 
-    def aggregate(self, plan: LogicalAggregate) -> tuple[_Draft, Dist]:
+    def aggregate(self, plan: LogicalAggregate) -> tuple[Draft, _Layout]:
         child, dist = self.child(plan, 0)
         outputs = ", ".join(f"{a.sql()}" for _, a in plan.aggregates)
         groups = [self.text(e) for _, e in plan.group_by]
@@ -394,44 +349,44 @@ class _Planner:
         details: dict[str, object] = {"output_text": outputs, "group_texts": tuple(groups),
                                       "cardinality": int(estimate_rows(plan))}
         by_name = {e.name: n for n, e in plan.group_by if isinstance(e, ColumnRef)}
-        if plan.group_by and dist.kind is _HASH and dist.cols and \
+        if plan.group_by and dist.hashed and dist.cols and \
                 all(alts & by_name.keys() for alts in dist.cols):
             node = self.agg_node(AggPhase.ONE_PHASE, [child], details)
             cols = tuple(frozenset(by_name[c] for c in alts if c in by_name) for alts in dist.cols)
             return node, replace(dist, cols=cols)
         by_keys = DataPartition(_HASH, tuple(e for _, e in plan.group_by), labels=tuple(groups))
-        out = Dist(_HASH, tuple(frozenset({n}) for n, _ in plan.group_by), by_keys)
+        out = _Layout(by_keys, tuple(frozenset({n}) for n, _ in plan.group_by))
         if not plan.group_by:
             out = GATHER
         if not splits_in_two_phases(plan):
             # no partial state to merge: the rows go to where their group is aggregated
             if plan.group_by:
                 ex = self.exchange(child, dist, "PhysicalDistribute[DistributionSpecHash]",
-                                   ExchangeSpec(by_keys), self._path + (0,))
+                                   by_keys, self._path + (0,))
             else:
                 ex = self.gather(child, dist, self._path + (0,))
             return self.agg_node(AggPhase.ONE_PHASE, [ex], details), out
         local = self.agg_node(AggPhase.UPDATE_SERIALIZE, [child], details)
         if plan.group_by:
             # the states cross as Batches whose key columns carry the group output names
-            by_state_keys = DataPartition(_HASH, tuple(ColumnRef(n, e.type)
+            by_state_keys = DataPartition(_HASH, tuple(ColumnRef(n, e.dtype)
                                                        for n, e in plan.group_by),
                                           labels=tuple(groups))
             ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecHash]",
-                               ExchangeSpec(by_state_keys, aggregate=True), self._path)
+                               by_state_keys, self._path, carries=Carries.AGG_STATE)
         else:
             ex = self.exchange(local, dist, "PhysicalDistribute[DistributionSpecGather]",
-                               ExchangeSpec(UNPARTITIONED, aggregate=True), self._path)
+                               UNPARTITIONED, self._path, carries=Carries.AGG_STATE)
         return self.agg_node(AggPhase.MERGE_FINALIZE, [ex], details), out
 
-    def agg_node(self, phase: AggPhase, children: list[_Draft],
-                 details: dict[str, object]) -> _Draft:
+    def agg_node(self, phase: AggPhase, children: list[Draft],
+                 details: dict[str, object]) -> Draft:
         scope = "LOCAL" if phase is AggPhase.UPDATE_SERIALIZE else "GLOBAL"
         return self.node(HashAggregate, children, shape=f"hashAgg[{scope}]", phase=phase,
                          **details)
 
     # ---- joins -----------------------------------------------------------------------------
-    def join(self, plan: LogicalJoin) -> tuple[_Draft, Dist]:
+    def join(self, plan: LogicalJoin) -> tuple[Draft, _Layout]:
         left, ld = self.child(plan, 0)
         right, rd = self.child(plan, 1)
         lk = [k.name if isinstance(k, ColumnRef) else None for k in plan.left_keys]
@@ -443,8 +398,7 @@ class _Planner:
             mode = JoinMode.BROADCAST if plan.kind not in _NO_BROADCAST else \
                 JoinMode.PARTITIONED
             if mode is JoinMode.BROADCAST:
-                right = self.exchange(right, rd, "PhysicalDistribute[DistributionSpecReplicated]",
-                                      BROADCAST_SPEC, self._path + (1,))
+                right = self.broadcast(right, rd, self._path + (1,))
                 out = ld
             else:
                 left = self.gather(left, ld, self._path + (0,))
@@ -470,11 +424,10 @@ class _Planner:
                                       ld.bucketing,
                                       tuple(self.text(k) for k in plan.right_keys))
             right = self.exchange(right, rd, "PhysicalDistribute[DistributionSpecHash]",
-                                  ExchangeSpec(by_bucket), self._path + (1,))
+                                  by_bucket, self._path + (1,))
             out = _joined(ld, None, lk, rk) if plan.kind == "inner" else ld
         elif mode is JoinMode.BROADCAST:
-            right = self.exchange(right, rd, "PhysicalDistribute[DistributionSpecReplicated]",
-                                  BROADCAST_SPEC, self._path + (1,))
+            right = self.broadcast(right, rd, self._path + (1,))
             out = ld
         else:
             by_left = DataPartition(_HASH, tuple(plan.left_keys),
@@ -482,14 +435,14 @@ class _Planner:
             by_right = DataPartition(_HASH, tuple(plan.right_keys),
                                      labels=tuple(self.text(k) for k in plan.right_keys))
             left = self.exchange(left, ld, "PhysicalDistribute[DistributionSpecHash]",
-                                 ExchangeSpec(by_left), self._path + (0,))
+                                 by_left, self._path + (0,))
             right = self.exchange(right, rd, "PhysicalDistribute[DistributionSpecHash]",
-                                  ExchangeSpec(by_right), self._path + (1,))
-            out = Dist(_HASH, tuple(frozenset({k}) if k else frozenset() for k in lk), by_left)
+                                  by_right, self._path + (1,))
+            out = _Layout(by_left, tuple(frozenset({k}) if k else frozenset() for k in lk))
         if plan.kind in _NULLS_LEFT_KEYS:
             # rows the left side did not match carry NULL left keys in every instance: the
             # output is laid out like the plan says, but not partitioned by those columns
-            out = Dist(PartitionKind.RANDOM, partition=out.partition)
+            out = _Layout(out.partition, keyed=False)
         equal = tuple((self.text(a), self.text(b))
                       for a, b in zip(plan.left_keys, plan.right_keys))
         mark = None
@@ -504,13 +457,12 @@ class _Planner:
                                f"otherCondition=({other or ''})",
                          op=op, mode=mode, is_colocated=colocated, rejected=tuple(rejected),
                          equal_texts=equal, other_text=other, mark_text=mark,
-                         build_filters=tuple(descs),
                          build_key_texts=tuple(self.text(d.build_key) for d in descs),
                          shared_build=mode is JoinMode.BROADCAST, cardinality=card)
         node.verbose = HashJoin.rejected_lines_of(tuple(rejected))
         return node, out
 
-    def _choose(self, plan: LogicalJoin, ld: Dist, rd: Dist, lk: list[str | None],
+    def _choose(self, plan: LogicalJoin, ld: _Layout, rd: _Layout, lk: list[str | None],
                 rk: list[str | None], rejected: list[tuple[JoinMode, str]]) -> JoinMode:
         """The join's mode; every cheaper mode it could not take goes to `rejected` with
         the reason (EXPLAIN VERBOSE prints them)."""
@@ -525,7 +477,7 @@ class _Planner:
         # bucket shuffle
         if not o.bucket_shuffle:
             why = "Session disabled (enable_bucket_shuffle_join = false)"
-        elif ld.kind is not _HASH or ld.bucketing is None:
+        elif not ld.hashed or ld.bucketing is None:
             why = "the left side is not distributed like its table"
         elif not ld.cols or any(not (alts & set(lk)) for alts in ld.cols):
             why = "the join keys do not cover the left table's distribution columns"
@@ -560,81 +512,9 @@ class _Planner:
         rejected.append((JoinMode.BROADCAST, why))
         return JoinMode.PARTITIONED
 
-    # ---- fragments -------------------------------------------------------------------------
-    def fragments(self, root: _Draft, root_dist: Dist, outputs: list[str]) -> list[PlanFragment]:
-        """Fragments numbered top-down in depth-first order of their exchanges, their nodes
-        frozen into planner/physical.py nodes (runtime filters given to their target scans)."""
-        top = self.gather(root, root_dist, ())
-        frags: list[PlanFragment | None] = []
-        # the filters name their join and target scan by physical node id from here on
-        ids: dict[tuple[type[PhysicalNode], tuple[int, ...]], int] = {}
-        stack = [top]
-        while stack:
-            n = stack.pop()
-            ids[(n.cls, n.path)] = n.id
-            stack.extend(n.children)
-            if n.source is not None:
-                stack.append(n.source)
-        self.runtime_filters = [
-            replace(d, join_node=ids[(HashJoin, d.join_path)],
-                    target_node=ids[(OlapScan, d.target_path)])
-            for d in self.runtime_filters]
-        by_target: dict[tuple[int, ...], list[RuntimeFilterDesc]] = {}
-        by_join: dict[tuple[int, ...], list[RuntimeFilterDesc]] = {}
-        for d in self.runtime_filters:
-            by_target.setdefault(d.target_path, []).append(d)
-            by_join.setdefault(d.join_path, []).append(d)
 
-        def freeze(n: _Draft) -> PhysicalNode:
-            attrs = dict(n.attrs)
-            verbose = list(n.verbose)
-            if n.cls is OlapScan and by_target.get(n.path):
-                descs = by_target[n.path]
-                attrs["runtime_filters"] = tuple(descs)
-                attrs["runtime_filter_columns"] = tuple(column_text(d.column) for d in descs)
-                verbose.append(runtime_filter_line(self.scan_usage[n.path],
-                                                   [(d.name, d.column) for d in descs]))
-            if n.cls is HashJoin:
-                attrs["build_filters"] = tuple(by_join.get(n.path, ()))
-            if n.cls is Exchange:
-                assert n.exchange is not None and n.source_dist is not None
-                assert n.sender_fragment is not None
-                sender = frags[n.sender_fragment]
-                assert sender is not None
-                spec = n.exchange
-                attrs.update(source=sender.root, source_partition=n.source_dist.partition,
-                             partition=spec.partition, replicated=spec.replicated,
-                             carries="agg_state" if spec.aggregate else
-                             "top_n" if spec.top_n else "rows",
-                             sender_fragment=n.sender_fragment)
-            return n.cls(id=n.id, children=tuple(freeze(c) for c in n.children),
-                         limits=tuple(n.limits), verbose=tuple(verbose), shape=n.shape,
-                         plan=n.plan, folded=tuple(n.folded),
-                         **attrs)
-
-        def cut(node: _Draft, partition: DataPartition, sink: ResultSink | StreamSink) -> int:
-            fid = len(frags)
-            frags.append(None)  # the id is taken before the fragments below get theirs
-            colo = False
-            stack = [node]
-            while stack:
-                n = stack.pop()
-                colo = colo or bool(n.attrs.get("is_colocated"))
-                if n.source is not None:
-                    assert n.source_dist is not None and n.exchange is not None
-                    n.sender_fragment = cut(n.source, n.source_dist.partition,
-                                            StreamSink(n.id, n.exchange.partition))
-                stack.extend(reversed(n.children))
-            frags[fid] = PlanFragment(fid, freeze(node), partition, sink,
-                                      tuple(outputs) if fid == 0 else (), colo)
-            return fid
-
-        cut(top, UNPARTITIONED, ResultSink())
-        return [f for f in frags if f is not None]
-
-
-def _through_project(dist: Dist, plan: LogicalProject) -> Dist:
-    if dist.kind is not _HASH:
+def _through_project(dist: _Layout, plan: LogicalProject) -> _Layout:
+    if not dist.hashed:
         return dist
     renamed: dict[str, str] = {}
     for n, e in plan.exprs:
@@ -644,7 +524,7 @@ def _through_project(dist: Dist, plan: LogicalProject) -> Dist:
                                     for alts in dist.cols))
 
 
-def _joined(ld: Dist, rd: Dist | None, lk: list[str | None], rk: list[str | None]) -> Dist:
+def _joined(ld: _Layout, rd: _Layout | None, lk: list[str | None], rk: list[str | None]) -> _Layout:
     """The left side's distribution after an INNER equi-join kept it (outer joins may null the
     right keys, so they keep the left names only): each distribution
     column's value is now also in the right keys paired with it (and, colocated, in the right
@@ -658,7 +538,7 @@ def _joined(ld: Dist, rd: Dist | None, lk: list[str | None], rk: list[str | None
     return replace(ld, cols=tuple(cols))
 
 
-def _bucket_keys(plan: LogicalJoin, ld: Dist, lk: list[str | None]) -> tuple[Expr, ...]:
+def _bucket_keys(plan: LogicalJoin, ld: _Layout, lk: list[str | None]) -> tuple[Expr, ...]:
     """For a bucket-shuffle join: per distribution column of the left table, the right key
     its equi conjunct pairs it with (the right rows are bucketed by these)."""
     out = []
@@ -668,12 +548,12 @@ def _bucket_keys(plan: LogicalJoin, ld: Dist, lk: list[str | None]) -> tuple[Exp
     return tuple(out)
 
 
-def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | None]],
+def _colocate_rejection(ld: _Layout, rd: _Layout, pairs: set[tuple[str | None, str | None]],
                         disabled: bool) -> str | None:
     if disabled:
         return "Session disabled"
     lb, rb = ld.bucketing, rd.bucketing
-    if lb is None or rb is None or ld.kind is not _HASH or rd.kind is not _HASH:
+    if lb is None or rb is None or not ld.hashed or not rd.hashed:
         return "The src data has been redistributed"
     if lb.colocate_group is None or lb.colocate_group != rb.colocate_group:
         return "Tables are not in the same group"
@@ -685,17 +565,10 @@ def _colocate_rejection(ld: Dist, rd: Dist, pairs: set[tuple[str | None, str | N
     return None
 
 
-@dataclass
-class DistributedPlan:
-    fragments: list[PlanFragment]
-    runtime_filters: tuple[RuntimeFilterDesc, ...]  # every join's, with its target scan
-
-
-def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptions,
-               output_names: list[str]) -> DistributedPlan:
+def distribute(plan: LogicalPlan, catalog: CatalogView, options: DistributeOptions) -> Decided:
+    """Decide how `plan` runs distributed: the drafts planner/lower.py `lower` builds the
+    physical nodes and fragments from, topped by the gather to the result sink."""
     p = _Planner(catalog, options)
     root, dist = p.visit(plan)
-    # runtime-filter targets are known once the joins above the scans were visited: the
-    # scans are frozen with them as the fragments are cut
-    frags = p.fragments(root, dist, [column_text(n) for n in output_names])
-    return DistributedPlan(frags, tuple(p.runtime_filters))
+    top = p.gather(root, dist, ())
+    return Decided(top, p.runtime_filters, p.scan_usage)

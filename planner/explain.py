@@ -13,8 +13,7 @@ level (`PhysicalResultSink`, `hashAgg[GLOBAL]`, `PhysicalDistribute[Distribution
 
 from __future__ import annotations
 
-from planner.distribute import DistributedPlan
-from planner.fragment import PlanFragment
+from planner.fragment import DistributedPlan, PlanFragment
 from planner.physical import Exchange, PhysicalNode
 
 COLUMN_NAME = "Explain String(Nereids Planner)"

@@ -17,6 +17,7 @@ from planner.partitioning import DataPartition
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.physical import PhysicalNode
+    from planner.runtime_filters import RuntimeFilterDesc
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +48,12 @@ class PlanFragment:
     sink: ResultSink | StreamSink
     output_exprs: tuple[str, ...] = ()  # fragment 0: the result columns as EXPLAIN prints them
     has_colo: bool = False  # holds a colocate join
+
+
+@dataclass
+class DistributedPlan:
+    """A query's physical plan: its fragments (fragment 0 ends in the result sink) and every
+    runtime filter, each naming its join and target scan by node id."""
+
+    fragments: list[PlanFragment]
+    runtime_filters: tuple[RuntimeFilterDesc, ...]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from planner.scan_ranges import ScanRange, ScanSelection
 from sql.binder.expressions import AggregateCall, Expr
 from sql.binder.relations import SortKey  # noqa: F401 - one sort key class for binder and planner
-from storage.catalog.meta import TabletMeta
 from storage.predicates import Disjunction
 from storage.reader import ColumnPredicate
 from storage.types import DataType
@@ -69,28 +69,6 @@ class _Unary(LogicalPlan):
     @property
     def types(self) -> tuple[DataType, ...]:
         return self.child.types
-
-
-@dataclass(frozen=True, slots=True)
-class ScanRange:
-    """One tablet of the scan and the partition version to read it at (captured at plan time)."""
-
-    tablet: TabletMeta
-    version: int
-
-
-@dataclass(frozen=True, slots=True)
-class ScanSelection:
-    """What partition / bucket pruning kept (planner/rules/prune_scans.py), for EXPLAIN's
-    `partitions=k/n (names)` and `tablets=k/n, tabletList=..`; `ranges` already hold only these.
-    `total_tablets` counts the tablets of the selected partitions (Doris' n), before buckets
-    were pruned."""
-
-    partition_ids: tuple[int, ...]
-    partition_names: tuple[str, ...]
-    total_partitions: int
-    tablet_ids: tuple[int, ...]
-    total_tablets: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,9 @@
 EXPLAIN lines (`detail_lines()`, `shape`) from its typed fields.
 
 planner/distribute.py decides (join modes with the reasons cheaper ones were rejected, aggregate
-phases, exchange placement, runtime filters) and freezes its result into these nodes, grouped
-into planner/fragment.py `PlanFragment`s; planner/explain.py prints them and nothing else.
+phases, exchange placement, runtime filters); planner/lower.py builds these nodes from its
+decisions and the optimized logical plan, grouped into planner/fragment.py `PlanFragment`s;
+planner/explain.py prints them and nothing else.
 
 Projections and plain LIMITs are not nodes: as in Doris, a plain LIMIT is the `limit` field of
 the node below it (printed as its `limit:` line), and a projection only renames what the nodes
@@ -11,32 +12,30 @@ above print (the display texts are resolved at plan time).
 
 Expressions are kept as the text EXPLAIN prints for them (`*_text` fields), since that text
 depends on the projections below the node (planner/distribute.py `_Planner.text`).
+Besides those texts each node carries what its operator needs as plain physical data: bound
+expressions (sql/binder/expressions.py), names and types, scan ranges, never a logical plan
+node (planner/lower.py fills them in; executor/build.py reads nothing else, and the layering
+test keeps the executor from importing planner.logical).
 Nodes are known by their `id` (EXPLAIN's node id): runtime filters name their join and target
 scan by it, the executor keys shared states and operators by it (executor/build.py builds one
-operator per node, 1:1). `plan` is still the logical node whose expressions the operator
-evaluates (transitional: the operators take their expressions from it).
+operator per node, 1:1).
 Upstream: Doris Nereids `PhysicalPlan` nodes / legacy `PlanNode.getNodeExplainString`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from dataclasses import dataclass
+from enum import Enum
+from typing import ClassVar
 
-from planner.aggregate_phase import AggPhase
+from planner.aggregate_phase import AggPhase, AggregateExprs
 from planner.partitioning import DataPartition, JoinMode
 from planner.runtime_filters import RuntimeFilterDesc
+from planner.scan_ranges import ScanRange
 from sql.binder.expressions import Expr
-
-if TYPE_CHECKING:  # pragma: no cover
-    from planner.logical import (
-        LogicalLimit,
-        LogicalPlan,
-        LogicalProject,
-        LogicalScan,
-        ScanRange,
-        SortKey,
-    )
+from sql.binder.relations import SortKey
+from storage.predicates import ColumnPredicate, Disjunction
+from storage.types import DataType
 
 _MODE_WORDS = {JoinMode.COLOCATE: "colocate", JoinMode.BUCKET_SHUFFLE: "bucket shuffle",
                JoinMode.BROADCAST: "broadcast"}
@@ -46,14 +45,15 @@ _MODE_WORDS = {JoinMode.COLOCATE: "colocate", JoinMode.BUCKET_SHUFFLE: "bucket s
 class FoldedProject:
     """A projection run above the node (Doris prints no node for it)."""
 
-    plan: LogicalProject
+    exprs: tuple[tuple[str, Expr], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class FoldedLimit:
     """A plain LIMIT run above the node, printed as the node's `limit:` line."""
 
-    plan: LogicalLimit
+    limit: int | None
+    offset: int = 0
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -63,9 +63,6 @@ class PhysicalNode:
     limits: tuple[int | None, ...] = ()  # plain LIMITs folded into this node
     verbose: tuple[str, ...] = ()  # EXPLAIN VERBOSE only
     shape: str = ""  # EXPLAIN SHAPE PLAN label
-    # the logical node whose expressions the operator evaluates (an exchange: the node whose
-    # output it moves); transitional, until the nodes carry their expressions themselves
-    plan: LogicalPlan | None = None
     folded: tuple[FoldedProject | FoldedLimit, ...] = ()  # run above it, in plan order
     name: ClassVar[str] = ""
 
@@ -87,12 +84,26 @@ class PhysicalNode:
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class OlapScan(PhysicalNode):
-    """An OLAP table scan: `ranges` are the tablets and versions captured at plan time (on
-    `scan`), `predicates_text` what the scan filters (storage predicates and residual),
-    `runtime_filters` the filters joins above build for it."""
+    """An OLAP table scan of materialized index `index_id` (`index_name`; pre-aggregation
+    `preaggregation`): `ranges` are the tablets and versions captured at plan time, `columns`
+    what it outputs. The scan contract (planner/lower.py `split_scan_filters`): storage applies
+    `storage_predicates` and `disjunctions` exactly, the scan evaluates `residual_filter`.
+    `predicates_text` is every filter as EXPLAIN prints it; `runtime_filters` the filters
+    joins above build for it (`runtime_filter_ids`)."""
 
     name: ClassVar[str] = "VOlapScanNode"
-    scan: LogicalScan  # transitional: ranges, versions, predicates
+    table: str
+    table_id: int
+    index_id: int
+    index_name: str
+    preaggregation: bool = True
+    columns: tuple[str, ...]
+    column_types: tuple[DataType, ...]
+    ranges: tuple[ScanRange, ...]
+    row_count: int  # rows in the captured rowsets (instance sizing)
+    storage_predicates: tuple[ColumnPredicate, ...] = ()
+    disjunctions: tuple[Disjunction, ...] = ()
+    residual_filter: Expr | None = None
     table_line: str
     predicates_text: tuple[str, ...] = ()
     runtime_filters: tuple[RuntimeFilterDesc, ...] = ()
@@ -103,13 +114,8 @@ class OlapScan(PhysicalNode):
     num_nodes: int
 
     @property
-    def ranges(self) -> tuple[ScanRange, ...]:
-        """The tablets (with their versions) the scan reads, captured at plan time."""
-        return self.scan.ranges
-
-    @property
-    def row_count(self) -> int:
-        return self.scan.row_count
+    def runtime_filter_ids(self) -> tuple[int, ...]:
+        return tuple(d.id for d in self.runtime_filters)
 
     def own_lines(self) -> list[str]:
         lines = [self.table_line]
@@ -126,11 +132,23 @@ class OlapScan(PhysicalNode):
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class FileScan(PhysicalNode):
+    """The files of a table function: `paths` read in `format` with `options`, each giving
+    `file_columns` (`file_types`); outputs `columns` (`column_types`)."""
+
     name: ClassVar[str] = "VFILE_SCAN_NODE"
     function: str
     format: str
-    files: int
+    paths: tuple[str, ...]
+    options: tuple[tuple[str, str], ...]
+    file_columns: tuple[str, ...]
+    file_types: tuple[DataType, ...]
+    columns: tuple[str, ...]
+    column_types: tuple[DataType, ...]
     cardinality: int
+
+    @property
+    def files(self) -> int:
+        return len(self.paths)
 
     def own_lines(self) -> list[str]:
         return [f"table: {self.function}", f"format: {self.format}", f"files: {self.files}",
@@ -140,19 +158,44 @@ class FileScan(PhysicalNode):
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Values(PhysicalNode):
     name: ClassVar[str] = "VUNION"
-    rows: int
+    value_names: tuple[str, ...]
+    value_types: tuple[DataType, ...]
+    rows: tuple[tuple[object, ...], ...]
 
     def own_lines(self) -> list[str]:
-        return [f"constant exprs: {self.rows} rows"]
+        return [f"constant exprs: {len(self.rows)} rows"]
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Filter(PhysicalNode):
     name: ClassVar[str] = "VSELECT"
+    predicate: Expr
     predicate_text: str
 
     def own_lines(self) -> list[str]:
         return [f"predicates: {self.predicate_text}"]
+
+
+@dataclass(frozen=True, slots=True)
+class JoinExprs:
+    """What a join evaluates (planner/logical.py LogicalJoin's semantics): `kind`, equi keys
+    (`left_keys` over the probe side, `right_keys` over the build side), the ON `condition`
+    and `residual` (both evaluated on candidate pairs), a mark join's output `mark_name` and
+    null-aware `mark_keys`; the sides' output names and types; `build_base_rows`: the rows
+    of the build side's tables before their filters (how selective its runtime filters are)."""
+
+    kind: str
+    left_keys: tuple[Expr, ...]
+    right_keys: tuple[Expr, ...]
+    condition: Expr | None
+    residual: Expr | None
+    mark_name: str | None
+    mark_keys: tuple[Expr, Expr] | None
+    left_names: tuple[str, ...]
+    left_types: tuple[DataType, ...]
+    right_names: tuple[str, ...]
+    right_types: tuple[DataType, ...]
+    build_base_rows: float
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -162,6 +205,7 @@ class HashJoin(PhysicalNode):
     `shared_build`: the fragment's instances share one build (broadcast)."""
 
     name: ClassVar[str] = "VHASH JOIN"
+    exprs: JoinExprs
     op: str  # `INNER JOIN`, `LEFT SEMI JOIN`, ...
     mode: JoinMode
     is_colocated: bool = False
@@ -181,6 +225,10 @@ class HashJoin(PhysicalNode):
     @property
     def join_mode(self) -> JoinMode:
         return self.mode
+
+    @property
+    def build_filter_ids(self) -> tuple[int, ...]:
+        return tuple(d.id for d in self.build_filters)
 
     def own_lines(self) -> list[str]:
         colo = "COLOCATE[]" if self.is_colocated else self.mode.value
@@ -205,6 +253,7 @@ class HashJoin(PhysicalNode):
 @dataclass(frozen=True, kw_only=True, eq=False)
 class NestedLoopJoin(PhysicalNode):
     name: ClassVar[str] = "VNESTED LOOP JOIN"
+    exprs: JoinExprs
     op: str
     mode: JoinMode
     other_text: str | None = None
@@ -225,6 +274,7 @@ class NestedLoopJoin(PhysicalNode):
 @dataclass(frozen=True, kw_only=True, eq=False)
 class HashAggregate(PhysicalNode):
     phase: AggPhase
+    exprs: AggregateExprs
     output_text: str
     group_texts: tuple[str, ...] = ()
     cardinality: int
@@ -263,6 +313,7 @@ class TopN(PhysicalNode):
 class Sort(PhysicalNode):
     name: ClassVar[str] = "VSORT"
     order_by: tuple[tuple[str, bool], ...]
+    keys: tuple[SortKey, ...]  # what the operator sorts by
 
     def own_lines(self) -> list[str]:
         return [f"order by: {_order_text(self.order_by)}", "offset: 0"]
@@ -271,6 +322,7 @@ class Sort(PhysicalNode):
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Window(PhysicalNode):
     name: ClassVar[str] = "VANALYTIC-EVAL"
+    windows: tuple[tuple[str, Expr], ...]  # (output name, WindowCall)
     functions_text: str
 
     def own_lines(self) -> list[str]:
@@ -280,6 +332,8 @@ class Window(PhysicalNode):
 @dataclass(frozen=True, kw_only=True, eq=False)
 class SetOp(PhysicalNode):
     op: str  # union_all / intersect / except
+    names: tuple[str, ...]
+    types: tuple[DataType, ...]
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -294,24 +348,33 @@ class AssertOneRow(PhysicalNode):
         return ["assert number of rows: EQ 1"]
 
 
+class Carries(Enum):
+    """What crosses an exchange (always as Batches)."""
+
+    ROWS = "rows"  # the rows of the node below
+    AGG_STATE = "agg_state"  # the partial states of the `update serialize` aggregate below
+    TOP_N = "top_n"  # the rows of a local TOP-N, merged by a TOP-N above the exchange
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Exchange(PhysicalNode):
     """The receiving end of the stream from fragment `sender_fragment` (whose root is
     `source`), routed by `partition`: UNPARTITIONED sends every row to every receiving
     instance (`replicated`: a broadcast, else a gather), HASH by the shuffle hash of
     `partition.exprs`, BUCKET_SHUFFLE to the instance holding the row's bucket. `carries`:
-    `rows`, `agg_state` (the partial states of the aggregate at `path`, merged here) or
-    `top_n` (the sender runs the TOP-N at `path`, the receiver merges)."""
+    `rows` (named `names`), `agg_state` (the partial states of the `update serialize`
+    aggregate at the sender's root, merged here) or `top_n` (the sender's root is the local
+    TOP-N; the receiver merges its streams and cuts `offset`, `limits` again)."""
 
     name: ClassVar[str] = "VEXCHANGE"
     source: PhysicalNode
     source_partition: DataPartition  # how the sending fragment's rows are spread
     partition: DataPartition
     replicated: bool = False
-    carries: str = "rows"
+    carries: Carries = Carries.ROWS
     sender_fragment: int
+    names: tuple[str, ...]  # the columns of the rows it moves
     offset: int = 0
-    keys: tuple[Expr, ...] = field(default=())
 
     def own_lines(self) -> list[str]:
         return [f"offset: {self.offset}"]

@@ -11,12 +11,15 @@ executor/query.py runs. Every session knob the planner honours arrives as a type
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from sqlglot import exp
 
 from planner.builder import build_logical
-from planner.distribute import DistributedPlan, DistributeOptions, distribute
+from planner.distribute import DistributeOptions, distribute
+from planner.fragment import DistributedPlan
 from planner.logical import LogicalPlan
+from planner.lower import lower
 from planner.optimizer import OptimizerContext, optimize
 from sql.binder.bind_expressions import not_supported
 from sql.binder.relations import BoundQuery
@@ -39,7 +42,7 @@ class PreparedQuery:
     names: tuple[str, ...]
     types: tuple[DataType, ...]
     disabled_rules: frozenset[str]
-    dplan: DistributedPlan  # fragments and exchanges (planner/distribute.py)
+    dplan: DistributedPlan  # fragments of physical nodes (planner/lower.py)
 
     def explain(self) -> list[str]:
         return self.plan.explain()
@@ -53,7 +56,7 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     from the AST). `disabled_rules` switches off optimizer rules on top of the session's
     `disable_nereids_rules` (tests). Raises ShaleError for analysis errors."""
     if isinstance(select_ast, exp.Subquery):
-        select_ast = select_ast.unnest()
+        select_ast = cast(exp.Expression, select_ast.unnest())
     if not isinstance(select_ast, (exp.Select, exp.SetOperation)):
         raise not_supported(f"statement {type(select_ast).__name__}")
     bound = bind_query(select_ast, catalog, ctx, sql=sql)
@@ -66,7 +69,8 @@ def plan_bound(bound: BoundQuery, catalog: CatalogView, options: QueryOptions,
     session or `disabled_rules` switched off), fragments and exchanges."""
     disabled_rules = disabled_rules | optimizer_rules_off(options)
     plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
-    dplan = distribute(plan, catalog, distribute_options(options, catalog), list(bound.names))
+    decided = distribute(plan, catalog, distribute_options(options, catalog))
+    dplan = lower(decided, list(bound.names))
     return PreparedQuery(plan, bound.names, bound.types, disabled_rules, dplan)
 
 

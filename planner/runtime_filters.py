@@ -5,12 +5,13 @@ resolved once, at plan time, into `RuntimeFilterDesc`s with ids (`RF000`).
 down from the join's left child, through renaming Projects, Filters and the preserved sides of
 other joins, to the LogicalScan that produces it. Only joins that drop unmatched probe rows
 (INNER, LEFT SEMI, RIGHT OUTER/SEMI/ANTI) have targets; LEFT/FULL OUTER, LEFT ANTI and mark
-joins must keep every probe row. A filter names its join and its target scan by their plan
-paths (child indexes from the plan root) while the planner works, and by their physical node
-ids (`join_node`, `target_node`, planner/physical.py) once the plan is frozen: EXPLAIN prints
-`RF<n> -> column` on the scan, and the executor wires the join's operator to the scan's (in
-the same fragment instance) or to a global filter (the scan runs in a fragment below an
-exchange) from these descriptions and node ids only.
+joins must keep every probe row. While planner/distribute.py walks the logical plan a filter
+is a `PlannedFilter` naming its join and target scan by plan paths (child indexes from the
+plan root); planner/lower.py turns each into a `RuntimeFilterDesc` that names them by
+physical node id (`join_node`, `target_node`, planner/physical.py) and nothing else: EXPLAIN
+prints `RF<n> -> column` on the scan, and the executor wires the join's operator to the
+scan's (in the same fragment instance) or to a global filter (the scan runs in a fragment
+below an exchange) from these descriptions and node ids only.
 Upstream: Doris `RuntimeFilterGenerator` (target pushdown through project/join).
 """
 
@@ -26,37 +27,57 @@ FILTERING_KINDS = ("inner", "left_semi", "right", "right_semi", "right_anti")
 PlanPath = tuple[int, ...]
 
 
+def filter_name(filter_id: int) -> str:
+    return f"RF{filter_id:03d}"
+
+
 @dataclass(frozen=True, slots=True)
 class RuntimeFilterDesc:
-    """One runtime filter: built from the join's `build_key`, applied by the target scan
-    to `column` (the scan column the probe key reads)."""
+    """One runtime filter of the physical plan: the hash join `join_node` builds it from its
+    equi key `key_index` (`build_key`), the OLAP scan `target_node` applies it to `column`
+    (the scan column the probe key reads)."""
 
     id: int
-    join_path: PlanPath
+    join_node: int
     key_index: int  # which of the join's equi keys
     build_key: Expr
-    target_path: PlanPath
+    target_node: int
     column: str
-    join_node: int = -1  # physical node ids, set when the plan is frozen
-    target_node: int = -1
 
     @property
     def name(self) -> str:
-        return f"RF{self.id:03d}"
+        return filter_name(self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedFilter:
+    """A runtime filter while the planner still walks the logical plan: its join and target
+    scan by plan path (planner/lower.py resolves them to node ids)."""
+
+    id: int
+    join_path: PlanPath
+    key_index: int
+    build_key: Expr
+    target_path: PlanPath
+    column: str
+
+    @property
+    def name(self) -> str:
+        return filter_name(self.id)
 
 
 def runtime_filters(join: LogicalJoin, join_path: PlanPath,
-                    first_id: int) -> list[RuntimeFilterDesc]:
+                    first_id: int) -> list[PlannedFilter]:
     """The runtime filters of `join` (at `join_path`), numbered from `first_id`."""
     if join.kind not in FILTERING_KINDS:
         return []
-    out: list[RuntimeFilterDesc] = []
+    out: list[PlannedFilter] = []
     for i, key in enumerate(join.left_keys):
         if isinstance(key, ColumnRef):
             hit = _resolve(join.left, key.name)
             if hit is not None:
                 below, column = hit
-                out.append(RuntimeFilterDesc(first_id + len(out), join_path, i,
+                out.append(PlannedFilter(first_id + len(out), join_path, i,
                                              join.right_keys[i], join_path + (0,) + below,
                                              column))
     return out

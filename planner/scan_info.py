@@ -6,9 +6,8 @@ query profile (`plan_scan_lines`, from what the rules prune_scans and choose_rol
 on each LogicalScan): `TABLE: db.t(index), PREAGGREGATION: ON` (or `OFF. Reason: ..`),
 `partitions=k/n (names)` and `tablets=k/n, tabletList=a,b,c ...` (at most 3 ids).
 
-It also states the scan contract once: storage applies a scan's `predicates` and
-`disjunctions` exactly (storage/predicates.py), so the scan operator evaluates only its
-`residual_filters`, the filters that have no storage form.
+(The scan contract, which filters storage applies and which the scan evaluates, is stated
+once, where the scan node is built: planner/lower.py `split_scan_filters`.)
 """
 
 from __future__ import annotations
@@ -16,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planner.logical import LogicalPlan, LogicalScan, walk
-from planner.rules.push_down_filters import storage_disjunction, storage_predicate
-from sql.binder.expressions import Expr
 
 
 def table_line(db: str, table: str, index: str, preagg_off_reason: str | None) -> str:
@@ -43,14 +40,6 @@ def scan_lines(scan: LogicalScan) -> list[str]:
         lines.append(partitions_line(sel.partition_names, sel.total_partitions))
         lines.append(tablets_line(sel.tablet_ids, sel.total_tablets))
     return lines
-
-
-def residual_filters(scan: LogicalScan) -> tuple[Expr, ...]:
-    """The filters of `scan` storage does not apply (the scan operator evaluates these)."""
-    pushed = set(scan.predicates)
-    pushed_or = set(scan.disjunctions)
-    return tuple(f for f in scan.filters if storage_predicate(f) not in pushed
-                 and (not pushed_or or storage_disjunction(f) not in pushed_or))
 
 
 def plan_scan_lines(plan: LogicalPlan) -> list[tuple[str, str]]:

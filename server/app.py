@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import ssl
 import sys
@@ -29,6 +30,7 @@ from server.auth import ShaleIdentityProvider
 from server.config import Config
 from server.deadlines import Deadlines
 from server.dynamic_partitions import DynamicPartitionScheduler
+from server.flight_sql import FlightSqlListener
 from server.frontend_config import FrontendConfig
 from server.http import build_app
 from server.listener import ShaleMysqlServer
@@ -152,6 +154,8 @@ class ShaleServer:
         self.http_runner: web.AppRunner | None = None
         self.mysql_port = 0
         self.http_port = 0
+        self.flight_sql: FlightSqlListener | None = None  # arrow_flight_sql_port, when set
+        self.flight_calls_abandoned = False  # a stalled Flight client outlived the stop
 
     @staticmethod
     def _ssl_context(config: Config) -> ssl.SSLContext | None:
@@ -204,10 +208,18 @@ class ShaleServer:
                            ssl_context=https)
         await site.start()
         self.http_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        if self.config.arrow_flight_sql_port >= 0:  # off unless set, as in Doris
+            from server.cli import version
+
+            self.flight_sql = FlightSqlListener(self.session_services, version())
+            # binding is quick; the calls are served on gRPC's threads, never on this loop
+            self.flight_sql.start(self.config.host, self.config.arrow_flight_sql_port)
 
     async def stop(self) -> None:
         if self.mysql is not None:
             self.mysql.close()
+        if self.flight_sql is not None:  # waits for its running calls: off the loop
+            self.flight_calls_abandoned = not await asyncio.to_thread(self.flight_sql.stop)
         if self.http_runner is not None:
             await self.http_runner.cleanup()
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -218,7 +230,10 @@ class ShaleServer:
 
     async def run(self) -> None:
         await self.start()
-        print(f"ShaleDB ready: mysql_port={self.mysql_port} http_port={self.http_port}", flush=True)
+        flight = "" if self.flight_sql is None else \
+            f" arrow_flight_sql_port={self.flight_sql.port}"
+        print(f"ShaleDB ready: mysql_port={self.mysql_port} http_port={self.http_port}{flight}",
+              flush=True)
         logger.info(
             "data dir %s, %d backends", self.engine.data_dir, len(self.engine.catalog.backends())
         )
@@ -252,6 +267,16 @@ def serve(config: Config) -> int:
         asyncio.run(server.run())
     except OSError as e:
         where = f"{config.host}:{config.query_port}/{config.http_port}"
+        if config.arrow_flight_sql_port >= 0:
+            where += f"/{config.arrow_flight_sql_port}"
         print(f"shaledb: cannot listen on {where}: {e}", file=sys.stderr)
         return 1
+    if server.flight_calls_abandoned:
+        # A Flight client stopped reading mid-stream: gRPC would wait for its call forever at
+        # interpreter exit (pyarrow's server finalizer). Everything is closed and durable by
+        # now, so leave without running exit handlers.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0

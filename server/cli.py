@@ -1,5 +1,6 @@
 """Command line:
-`shaledb serve [--data-dir DIR] [--port P] [--http-port H] [--backends N] [--conf FILE]`,
+`shaledb serve [--data-dir DIR] [--port P] [--http-port H] [--arrow-flight-sql-port F]
+[--backends N] [--conf FILE]`,
 `shaledb load FILE db.table [...]` (server/load_cli.py) and `shaledb --version`.
 
 argparse (standard library) is enough for our few flags. `python -m server` with no command
@@ -38,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="MySQL protocol port (default 9030; 0 = pick a free one)")
     serve.add_argument("--http-port", type=int,
                        help="HTTP port (default 8030; 0 = pick a free one)")
+    serve.add_argument("--arrow-flight-sql-port", type=int,
+                       help="Arrow Flight SQL port (default: off; 0 = pick a free one)")
     serve.add_argument("--backends", type=int,
                        help="embedded backends created on first start (default 3)")
     load = sub.add_parser(
@@ -68,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             "host": getattr(args, "host", None),
             "query_port": getattr(args, "port", None),
             "http_port": getattr(args, "http_port", None),
+            "arrow_flight_sql_port": getattr(args, "arrow_flight_sql_port", None),
             "backends": getattr(args, "backends", None),
         }
         if overrides["backends"] is not None and overrides["backends"] < 1:

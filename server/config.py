@@ -24,6 +24,8 @@ class Config:
     host: str = "127.0.0.1"
     query_port: int = 9030
     http_port: int = 8030
+    # Arrow Flight SQL (server/flight_sql/): -1 = off, as in Doris; 0 = pick a free port
+    arrow_flight_sql_port: int = -1
     worker_threads: int = 0
     qe_max_connection: int = 1024
     # TLS on the MySQL port (server/tls.py): a self-signed pair under <data_dir>/ssl unless both
@@ -59,6 +61,7 @@ _SECTIONS = {
     ("server", "host"): "host",
     ("server", "query_port"): "query_port",
     ("server", "http_port"): "http_port",
+    ("server", "arrow_flight_sql_port"): "arrow_flight_sql_port",
     ("server", "worker_threads"): "worker_threads",
     ("server", "qe_max_connection"): "qe_max_connection",
     ("server", "enable_ssl"): "enable_ssl",

@@ -41,9 +41,8 @@ from executor.load.records import (
 from server.privileges.http_auth import require
 from server.privileges.model import LOAD
 from storage.catalog.meta import TxnMeta, TxnStatus
-from storage.errors import DorisError
+from storage.errors import DorisError, analysis_message
 from storage.two_phase import (
-    TxnNotFound,
     abort_expired,
     abort_precommitted,
     commit_precommitted,
@@ -88,17 +87,15 @@ def two_phase_operation(server: HttpServices, db_name: str, txn_id_text: str, la
     db = engine.catalog.get_database(db_name)
     if db is None:
         return {"status": "ANALYSIS_ERROR",
-                "msg": f"errCode = 2, detailMessage = unknown database, database={db_name}"}
+                "msg": analysis_message(f"unknown database, database={db_name}")}
     try:
         txn = find_txn(engine, db, txn_id, label or None)
         if operation == "commit":
             done = commit_precommitted(engine, txn)
         else:
             done = abort_precommitted(engine, txn, "user abort")
-    except TxnNotFound as e:
-        return {"status": "ANALYSIS_ERROR", "msg": f"errCode = 2, detailMessage = {e.detail}"}
-    except DorisError as e:
-        return {"status": "ANALYSIS_ERROR", "msg": f"errCode = 2, detailMessage = {e.detail}"}
+    except DorisError as e:  # TxnNotFound included
+        return {"status": "ANALYSIS_ERROR", "msg": e.message}
     load_records(engine).update_state(
         db_name, done.label, FINISHED if operation == "commit" else CANCELLED,
         None if operation == "commit" else f"transaction [{done.txn_id}] aborted: user abort")

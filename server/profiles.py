@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from executor.coordinator import Coordinator
 from executor.scan import Scan
-from planner.distribute import DistributedPlan
+from planner.fragment import DistributedPlan
 from sql.errors import DorisError
 from storage.batch import Batch
 from storage.scan_stats import ScanStats

@@ -50,6 +50,7 @@ from executor.load.txn_options import TxnOptions, timeout_failure, txn_options
 from server.privileges.http_auth import ACCESS_KEY, authenticate, require
 from server.privileges.model import LOAD
 from storage.catalog.meta import TxnStatus
+from storage.errors import load_analysis_message
 
 if TYPE_CHECKING:
     from server.services import HttpServices
@@ -66,12 +67,12 @@ def validate(server: HttpServices, request: web.Request) -> LoadSpec:
     require(request, LOAD, db_name, tbl_name)
     catalog = server.engine.catalog
     if catalog.get_database(db_name) is None:
-        raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = unknown "
-                         f"database, database={db_name}", http_status=404)
+        raise LoadFailed(load_analysis_message(f"unknown database, database={db_name}"),
+                         http_status=404)
     table = catalog.get_table(db_name, tbl_name)
     if table is None:
-        raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = table not "
-                         f"found, tableName={tbl_name}", http_status=404)
+        raise LoadFailed(load_analysis_message(f"table not found, tableName={tbl_name}"),
+                         http_status=404)
     conf = server.engine.compaction_config
     options = txn_options(request.headers, conf.stream_load_default_timeout_second)
     try:

@@ -95,11 +95,22 @@ class ShaleError(Exception):
         self.sqlstate = sqlstate or _SQLSTATES.get(code, "HY000")
 
 
+def analysis_message(detail: str) -> str:
+    """Doris' FE text for an analysis error (its AnalysisException), the one spelling of it."""
+    return f"errCode = 2, detailMessage = {detail}"
+
+
+def load_analysis_message(detail: str) -> str:
+    """The same error as a load's Message (Stream Load, group commit, the 2PC endpoint's `msg`
+    carries the bare analysis_message)."""
+    return f"[ANALYSIS_ERROR]TStatus: {analysis_message(detail)}"
+
+
 class DorisError(ShaleError):
     """Doris analysis/DDL error: 1105 HY000 `errCode = 2, detailMessage = <detail>`."""
 
     def __init__(self, detail: str, code: int = ErrorCode.UNKNOWN_ERROR):
-        super().__init__(f"errCode = 2, detailMessage = {detail}", code)
+        super().__init__(analysis_message(detail), code)
         self.detail = detail
 
 

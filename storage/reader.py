@@ -15,7 +15,7 @@ segment files, delete versions and the data model's merge:
   of a key or for none); value predicates are applied here after the merge (PREAGGREGATION OFF
   semantics). Either way storage returns exactly the rows every pushed predicate accepts; the
   scan evaluates only the conditions without a storage form (the one statement of that
-  contract: planner/scan_info.residual_filters). With a single run (one NONOVERLAPPING rowset)
+  contract: planner/lower.py split_scan_filters). With a single run (one NONOVERLAPPING rowset)
   the rows are already merged and every predicate is pushed. `options.disjunctions` (OR trees,
   exact) follow the same rule: pushed when every column they name is a key column.
 - Delete versions (rowsets with `delete_predicates`, no files) hide rows of LOWER versions that

@@ -103,19 +103,9 @@ def test_imports_go_one_way_only() -> None:
     assert not violations, "layering violations:\n" + "\n".join(violations)
 
 
-# Executor modules whose operators still take a logical node as their payload (the expressions
-# they evaluate); the physical nodes (planner/physical.py) are to carry those next (issue 16).
-# The list may only shrink: building, coordinating and running a query read physical nodes.
-LOGICAL_PAYLOAD_OPERATORS = {
-    "executor.file_scan", "executor.grouped_state", "executor.hash_aggregate",
-    "executor.hash_join", "executor.runtime_filter", "executor.scan",
-    "executor.two_phase_aggregate", "executor.window",
-}
-
-
-def _imports_logical_plan(path: Path) -> bool:
+def _imports_logical_plan(path: Path, own: str | None = None) -> bool:
     if any(t == "planner.logical" or t.startswith("planner.logical.")
-           for _, t in imported_modules(path)):
+           for _, t in imported_modules(path, own)):
         return True
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     return any(isinstance(n, ast.ImportFrom) and n.module == "planner"
@@ -124,15 +114,23 @@ def _imports_logical_plan(path: Path) -> bool:
 
 def test_executor_never_imports_the_logical_plan() -> None:
     """executor/ reads physical plans only (executor/build.py maps each physical node to one
-    operator; the coordinator reads fragments and DataPartitions): no executor module imports
-    planner.logical beyond the operators still listed in LOGICAL_PAYLOAD_OPERATORS."""
+    operator, which takes its expressions from the node; the coordinator reads fragments and
+    DataPartitions): no executor module imports planner.logical."""
     importing = {module_name(p) for p in FILES
                  if module_name(p).split(".")[0] == "executor" and _imports_logical_plan(p)}
-    assert importing <= LOGICAL_PAYLOAD_OPERATORS, sorted(importing - LOGICAL_PAYLOAD_OPERATORS)
-    for core in ("executor.build", "executor.coordinator", "executor.query"):
-        assert core not in LOGICAL_PAYLOAD_OPERATORS
-    stale = LOGICAL_PAYLOAD_OPERATORS - importing  # shrink the list when a module is freed
-    assert not stale, sorted(stale)
+    assert not importing, sorted(importing)
+
+
+def test_logical_import_check_sees_every_spelling(tmp_path: Path) -> None:
+    """The check above catches `from planner.logical import`, `import planner.logical` and
+    `from planner import logical`, and leaves other planner modules alone."""
+    probe = tmp_path / "probe.py"
+    for text, hit in (("from planner.logical import LogicalScan\n", True),
+                      ("import planner.logical as lp\n", True),
+                      ("from planner import logical\n", True),
+                      ("from planner.physical import OlapScan\n", False)):
+        probe.write_text(text, encoding="utf-8")
+        assert _imports_logical_plan(probe, "executor.probe") is hit, text
 
 
 def test_layering_checker_resolves_imports(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def min_update(gids: np.ndarray, values: np.ndarray, valid: np.ndarray, out: np.
             if not has[g]:
                 out[g] = v
                 has[g] = True
-            elif v < out[g] or v != v:
+            elif v < out[g] or v != v:  # noqa: PLR0124 - v != v: v is NaN
                 out[g] = v
 
 
@@ -66,5 +66,5 @@ def max_update(gids: np.ndarray, values: np.ndarray, valid: np.ndarray, out: np.
             if not has[g]:
                 out[g] = v
                 has[g] = True
-            elif v > out[g] or v != v:
+            elif v > out[g] or v != v:  # noqa: PLR0124 - v != v: v is NaN
                 out[g] = v

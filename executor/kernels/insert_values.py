@@ -48,7 +48,7 @@ _MAX_EXACT_DIGITS = 15
 
 @njit(cache=True, nogil=True, inline="always")
 def _is_ws(c: np.uint8) -> bool:
-    return c == 32 or (9 <= c <= 13)
+    return bool(c == 32 or (9 <= c <= 13))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -316,7 +316,8 @@ def decode_datetimes(buf: np.ndarray, kind: np.ndarray, tstart: np.ndarray, tend
         hh = _digits(buf, i + 11, 2)
         mi = _digits(buf, i + 14, 2)
         ss = _digits(buf, i + 17, 2)
-        if days == -1000000000 or (sep != 32 and sep != 84) or buf[i + 13] != 58 or buf[i + 16] != 58:
+        if days == -1000000000 or (sep != 32 and sep != 84) or buf[i + 13] != 58 \
+                or buf[i + 16] != 58:
             return t
         if hh < 0 or hh > 23 or mi < 0 or mi > 59 or ss < 0 or ss > 59:
             return t

@@ -50,7 +50,8 @@ def like_program(pattern: str, escape: str = "\\") -> LikeProgram | None:
         i += 1
     if None not in tokens:
         return None  # plain equality: other paths handle it
-    segments, cur = [], []
+    segments: list[bytes] = []
+    cur: list[str] = []
     for tok in tokens:
         if tok is None:
             if cur:

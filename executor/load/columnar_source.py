@@ -74,7 +74,7 @@ def _spool(stream: BinaryIO | pa.NativeFile, spool_dir: Path | None, suffix: str
                                 dir=str(spool_dir) if spool_dir else None)
     try:
         with open(fd, "wb") as out:
-            shutil.copyfileobj(stream, out, READ_BLOCK)  # type: ignore[misc]
+            shutil.copyfileobj(stream, out, READ_BLOCK)
     except BaseException:  # a broken upload or decompression: no spool file left behind
         Path(name).unlink(missing_ok=True)
         raise

@@ -67,8 +67,8 @@ def _pyarrow_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
 
     enclose = opts.enclose.decode() if opts.enclose else False
     escape = opts.escape if opts.escape is not None else b"\\"  # Doris' default escape
-    if enclose and escape != opts.enclose:  # an escape equal to enclose (`""`) is pyarrow's own
-        stream = _EscapeFolding(stream, escape, opts.enclose)  # type: ignore[arg-type]
+    if opts.enclose and escape != opts.enclose:  # an escape equal to enclose (`""`): pyarrow's
+        stream = _EscapeFolding(stream, escape, opts.enclose)  # type: ignore[assignment]
     read_opts = pacsv.ReadOptions(column_names=names, skip_rows=opts.skip_rows,
                                   block_size=READ_BLOCK, use_threads=False)
     parse_opts = pacsv.ParseOptions(

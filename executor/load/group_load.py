@@ -27,7 +27,7 @@ from storage import clock
 from storage.auto_partition import auto_placeable
 from storage.batch import Batch
 from storage.engine import StorageEngine
-from storage.errors import ShaleError
+from storage.errors import ShaleError, load_analysis_message
 from storage.group_commit import GroupCommitOptions
 from storage.partition import PartitionRouter
 from storage.txn import LoadTxn
@@ -49,7 +49,9 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     now = clock.now()
     good: list[Batch] = []
     try:
-        for rb in record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"):
+        # a read()-only file-like view of the body: all record_batches reads of a BinaryIO
+        for rb in record_batches(stream, req, stats,  # type: ignore[arg-type]
+                                 engine.data_dir / "tmp" / "load"):
             if options.expired():
                 raise timeout_failure(options)
             batch = (to_batch if req.mapping is None else map_batch)(req, rb, stats, now)
@@ -92,8 +94,8 @@ def run_group_commit_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
         return stats, ""
     db, c0 = engine.catalog.get_database(req.db), time.perf_counter()
     if db is None:
-        raise _with(LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = unknown "
-                               f"database, database={req.db}"), stats)
+        raise _with(LoadFailed(load_analysis_message(f"unknown database, database={req.db}")),
+                    stats)
 
     def load(members: Sequence[Batch]) -> tuple[str, int]:
         txn = LoadTxn(engine, db, table, label_prefix="group_commit",

@@ -77,8 +77,10 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     now = clock.now()
     write_s = 0.0
     try:
-        for rb in coalesced(record_batches(stream, req, stats, engine.data_dir / "tmp" / "load"),
-                            COALESCE_ROWS):
+        # a read()-only file-like view of the body: all record_batches reads of a BinaryIO
+        body = record_batches(stream, req, stats,  # type: ignore[arg-type]
+                              engine.data_dir / "tmp" / "load")
+        for rb in coalesced(body, COALESCE_ROWS):
             if options.expired():
                 raise timeout_failure(options)
             w0 = time.perf_counter()

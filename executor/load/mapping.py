@@ -44,6 +44,7 @@ from sql.parser.dialect import SqlSyntaxError, parse_one
 from storage import clock
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, TableMeta
+from storage.errors import analysis_message
 from storage.types import BIGINT, BLOB_KINDS, BOOLEAN, DOUBLE, STRING, DataType
 
 # Arrow types of typed formats (parquet, orc, ...) -> the source column type expressions see;
@@ -66,7 +67,7 @@ class MappingError(Exception):
 
 
 def analysis_error(detail: str) -> MappingError:
-    return MappingError(f"TStatus: errCode = 2, detailMessage = {detail}")
+    return MappingError(f"TStatus: {analysis_message(detail)}")
 
 
 @dataclass(frozen=True)
@@ -234,14 +235,14 @@ class ColumnMapping:
         for a in self.assignments:
             bound = _bind(a.expression, _binder(resolve, "columns", self.now))
             target = a.column.type
-            if target.kind in BLOB_KINDS or bound.type.kind in BLOB_KINDS:
+            if target.kind in BLOB_KINDS or bound.dtype.kind in BLOB_KINDS:
                 try:
-                    check_object_type(a.column, bound.type)
+                    check_object_type(a.column, bound.dtype)
                 except DorisError as e:
                     raise analysis_error(e.detail) from None
             # text (a string column, or a text result) converts as a file value would
             as_text = (target.is_string and target.kind not in BLOB_KINDS) or \
-                bound.type.is_string or is_null_type(bound.type)
+                bound.dtype.is_string or is_null_type(bound.dtype)
             typed = coerce(bound, STRING if as_text else target)
             out.append(_Computed(a.column, compile_column(typed), as_text))
         return out
@@ -299,19 +300,19 @@ class ColumnMapping:
                         bad[i] = True
                         reasons[i] = f"null value for not null column, column={c.column.name}"
                 values[c.column.name.lower()] = result
-        cols = []
-        for c in self.table.columns:
-            col = values.get(c.name.lower())
-            if col is None:
+        cols: list[Column] = []
+        for meta in self.table.columns:
+            data = values.get(meta.name.lower())
+            if data is None:
                 try:
-                    col = Column.constant(c.type, default_value(c, now), n)
+                    data = Column.constant(meta.type, default_value(meta, now), n)
                 except DorisError:  # a NOT NULL column the block does not carry (convert.py)
-                    col = Column.constant(c.type, None, n)
+                    data = Column.constant(meta.type, None, n)
                     for i in np.flatnonzero(~bad).tolist():
                         bad[i] = True
-                        reasons[i] = (f"The column `{c.name}` is not nullable, but it's not "
-                                      "found in the file.")
-            cols.append(col)
+                        reasons[i] = (f"The column `{meta.name}` is not nullable, but it's "
+                                      "not found in the file.")
+            cols.append(data)
         batch = Batch(self.table.column_names, tuple(cols))
         if bad.any():
             batch = batch.filter(~bad)

@@ -40,9 +40,9 @@ def record_batches(stream: BinaryIO, spec: LoadSpec, stats: LoadStats,
     opts = spec.format
     source = open_decompressed(stream, opts.compress_type)
     if opts.is_csv:
-        batches = csv_batches(source, spec, stats)  # type: ignore[arg-type]
+        batches = csv_batches(source, spec, stats)
     elif opts.format == "json":
-        batches = json_batches(source, spec, stats)  # type: ignore[arg-type]
+        batches = json_batches(source, spec, stats)
     elif opts.format == "parquet":
         batches = parquet_batches(source, spec, spool_dir)
     elif opts.format == "orc":

@@ -20,6 +20,7 @@ from sql.errors import DorisError
 from storage import clock
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import ColumnMeta, TableMeta, TemporaryPartitionNames
+from storage.errors import load_analysis_message
 from storage.txn import LabelAlreadyUsed
 from storage.types import BLOB_KINDS
 
@@ -129,8 +130,8 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
             raise LoadFailed(f"[{e.tag}]{e.message}") from None
     if h.get("temporary_partitions", "").strip():
         if partitions:
-            raise LoadFailed("[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = Can not "
-                             "specify both partitions and temporary partitions")
+            raise LoadFailed(load_analysis_message(
+                "Can not specify both partitions and temporary partitions"))
         try:
             partitions = TemporaryPartitionNames(parse_partitions(
                 h["temporary_partitions"], table,
@@ -149,11 +150,10 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
             try:
                 default_value(c, now)
             except DorisError:
-                raise LoadFailed(f"[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = "
-                                 f"Column has no default value. column: {c.name}") from None
+                raise LoadFailed(load_analysis_message(
+                    f"Column has no default value. column: {c.name}")) from None
     label = h.get("label", "").strip() or f"stream_load_{uuid.uuid4().hex}"
-    db = catalog.get_database(db_name)
-    prev = catalog.txn_by_label(db.db_id, label)
+    prev = catalog.txn_by_label(table.db_id, label)  # labels are unique per database
     if prev is not None:
         raise label_exists(label, prev.txn_id)
     strict = h.get("strict_mode", "false").strip().lower() == "true"

@@ -22,7 +22,9 @@ from typing import Any
 import pymysql
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-READY_RE = re.compile(r"^ShaleDB ready: mysql_port=(\d+) http_port=(\d+)\s*$")
+# (with --arrow-flight-sql-port, the line ends in ` arrow_flight_sql_port=<F>`)
+READY_RE = re.compile(
+    r"^ShaleDB ready: mysql_port=(\d+) http_port=(\d+)(?: arrow_flight_sql_port=(\d+))?\s*$")
 START_TIMEOUT_S = 120.0  # the first start may compile numba kernels
 STOP_TIMEOUT_S = 60.0
 _TAIL_LINES = 200
@@ -56,6 +58,7 @@ class ServerProcess:
         self.proc: subprocess.Popen[str] | None = None
         self.port: int | None = None
         self.http_port: int | None = None
+        self.flight_port: int | None = None  # Arrow Flight SQL, when started with its flag
         self._stdout_tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         self._ready = threading.Event()
@@ -134,6 +137,7 @@ class ServerProcess:
                 m = READY_RE.match(line.strip())
                 if m:
                     self.port, self.http_port = int(m.group(1)), int(m.group(2))
+                    self.flight_port = int(m.group(3)) if m.group(3) else None
                     self._ready.set()
         self._ready.set()  # EOF: wake start() so it can report the death
 

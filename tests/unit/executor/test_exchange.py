@@ -16,8 +16,7 @@ from executor.exchange import (
     Sender,
     hash_instances,
 )
-from planner.distribute import BROADCAST_SPEC, ExchangeSpec
-from planner.partitioning import DataPartition, PartitionKind, TableBucketing
+from planner.partitioning import UNPARTITIONED, DataPartition, PartitionKind, TableBucketing
 from sql.binder.expressions import ColumnRef
 from sql.errors import DorisError, QueryCancelled
 from storage.batch import Batch, Column
@@ -33,10 +32,12 @@ def _drain(r: Receiver) -> list[object]:
     return list(r.items())
 
 
-def _sender(spec: ExchangeSpec, receivers: list[Receiver], index: int = 0,
-            bucket_instance: np.ndarray | None = None) -> tuple[Sender, ExchangeCounters]:
+def _sender(partition: DataPartition, receivers: list[Receiver], index: int = 0,
+            bucket_instance: np.ndarray | None = None,
+            replicated: bool = False) -> tuple[Sender, ExchangeCounters]:
     counters = ExchangeCounters()
-    return Sender(spec, receivers, index, counters, threading.Event(), bucket_instance), counters
+    return Sender(partition, receivers, index, counters, threading.Event(), bucket_instance,
+                  replicated=replicated), counters
 
 
 def _rows(items: list[object]) -> list[tuple[object, ...]]:
@@ -50,8 +51,8 @@ def _rows(items: list[object]) -> list[tuple[object, ...]]:
 def test_hash_routing_sends_equal_keys_to_one_instance_and_keeps_every_row() -> None:
     run = QueryRun(threading.Event())
     receivers = [Receiver(run, 2, ordered=False) for _ in range(3)]
-    spec = ExchangeSpec(DataPartition(
-        PartitionKind.HASH, (ColumnRef("k", INT), ColumnRef("s", varchar(4)))))
+    spec = DataPartition(
+        PartitionKind.HASH, (ColumnRef("k", INT), ColumnRef("s", varchar(4))))
     a, counters = _sender(spec, receivers, 0)
     b, _ = _sender(spec, receivers, 1)
     keys = [i % 7 for i in range(50)]
@@ -88,8 +89,8 @@ def test_bucket_routing_matches_the_storage_bucket_of_the_partner_table() -> Non
     receivers = [Receiver(run, 1, ordered=False) for _ in range(2)]
     buckets = 5
     owner = np.array([0, 1, 1, 0, 1])  # bucket seq -> instance
-    spec = ExchangeSpec(DataPartition(PartitionKind.BUCKET_SHUFFLE, (ColumnRef("k", INT),),
-                                      TableBucketing(1, buckets, (BIGINT,))))
+    spec = DataPartition(PartitionKind.BUCKET_SHUFFLE, (ColumnRef("k", INT),),
+                         TableBucketing(1, buckets, (BIGINT,)))
     s, _ = _sender(spec, receivers, 0, owner)
     keys = list(range(-20, 40))
     assert s.send(_batch(k=(INT, keys)))
@@ -104,7 +105,7 @@ def test_bucket_routing_matches_the_storage_bucket_of_the_partner_table() -> Non
 def test_broadcast_copies_to_every_instance_and_counts_each_copy() -> None:
     run = QueryRun(threading.Event())
     receivers = [Receiver(run, 1, ordered=False) for _ in range(3)]
-    s, counters = _sender(BROADCAST_SPEC, receivers)
+    s, counters = _sender(UNPARTITIONED, receivers, replicated=True)
     batch = _batch(k=(INT, [1, 2, 3]))
     assert s.send(batch)
     s.finish()

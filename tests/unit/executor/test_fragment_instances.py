@@ -20,6 +20,7 @@ from test_differential_joins import env  # noqa: F401
 from executor import query
 from executor.query import execute
 from planner.partitioning import PartitionKind
+from planner.physical import Carries
 from planner.query import plan_select
 
 INSTANCES = 4
@@ -50,9 +51,10 @@ def _run(engine, sql: str, variables: dict[str, object]) -> list[tuple]:  # type
             SEEN["multi-instance fragment"] += 1
     for link in run.links:
         kind = {PartitionKind.UNPARTITIONED: "gather", PartitionKind.HASH: "hash",
-                PartitionKind.BUCKET_SHUFFLE: "bucket"}[link.spec.partition.kind]
-        kind = "broadcast" if link.spec.replicated else kind
-        SEEN[f"exchange {kind}{' aggregate' if link.spec.aggregate else ''}"] += 1
+                PartitionKind.BUCKET_SHUFFLE: "bucket"}[link.node.partition.kind]
+        kind = "broadcast" if link.node.replicated else kind
+        aggregate = link.node.carries is Carries.AGG_STATE
+        SEEN[f"exchange {kind}{' aggregate' if aggregate else ''}"] += 1
     return [tuple(_norm(t.to_python(v)) for t, v in zip(res.types, r)) for r in rows]
 
 

@@ -19,7 +19,7 @@ from test_differential_joins import env  # noqa: F401
 from executor import query
 from executor.coordinator import Coordinator
 from executor.query import execute
-from planner.distribute import DistributedPlan
+from planner.fragment import DistributedPlan
 from planner.physical import Exchange, PhysicalNode
 from planner.query import plan_select
 
@@ -64,7 +64,7 @@ def check_operators(dplan: DistributedPlan, run: Coordinator) -> int:
             assert sorted(ops) == sorted(n.id for n in nodes), (frag.id, ops, nodes)
             for n in nodes:
                 if isinstance(n, Exchange):
-                    assert ops[n.id] in RECEIVING[n.carries], (frag.id, n.id, ops[n.id])
+                    assert ops[n.id] in RECEIVING[n.carries.value], (frag.id, n.id, ops[n.id])
                     continue
                 assert ops[n.id] in OPERATOR_OF[n.name], (frag.id, n.id, n.name, ops)
                 checked += 1

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from planner.aggregate_phase import AggPhase
-from planner.distribute import DistributedPlan
 from planner.explain import explain_lines
+from planner.fragment import DistributedPlan
 from planner.partitioning import (
     RANDOM,
     UNPARTITIONED,
@@ -19,7 +19,7 @@ from planner.partitioning import (
     PartitionKind,
     TableBucketing,
 )
-from planner.physical import Exchange, HashAggregate, HashJoin, PhysicalNode
+from planner.physical import Carries, Exchange, HashAggregate, HashJoin, PhysicalNode
 from sql.binder.expressions import ColumnRef
 from storage.types import INT, varchar
 
@@ -88,7 +88,7 @@ def test_aggregate_without_mergeable_state_is_one_phase_above_a_row_exchange(
     assert agg.phase is AggPhase.ONE_PHASE
     (ex,) = agg.children
     assert isinstance(ex, Exchange)
-    assert ex.partition.kind is PartitionKind.HASH and ex.carries == "rows"
+    assert ex.partition.kind is PartitionKind.HASH and ex.carries is Carries.ROWS
     text = "\n".join(explain_lines(dplan))
     assert "(update serialize)" not in text and "VAGGREGATE (update finalize)" in text
 

@@ -1,0 +1,70 @@
+"""Arrow Flight SQL on `arrow_flight_sql_port` (off unless set, as in Doris; 0 picks a free
+port): ADBC's Flight SQL driver and pyarrow.flight clients log in as our users, run any
+statement through the same path as the MySQL port, and fetch results as Arrow record batches
+converted column by column from the executor's batches.
+
+    messages.py       the Flight SQL protobuf messages (descriptor written here) and Any packing
+    sessions.py       basic-auth logins, bearer tokens, one session (StatementRunner) per token
+    arrow_results.py  executor Batch -> Arrow record batch, Doris' Flight result types
+    metadata.py       GetSqlInfo / GetCatalogs / GetDbSchemas / GetTables / GetTableTypes
+    service.py        the FlightServerBase: GetFlightInfo, DoGet, DoPut, DoAction
+
+`FlightSqlListener` is what server/app.py starts and stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pyarrow as pa
+
+from server.flight_sql.service import ShaleFlightSqlServer
+from server.services import SessionServices
+
+logger = logging.getLogger(__name__)
+# How long a stop waits for running Flight calls (a stalled client's stream never ends).
+SHUTDOWN_GRACE_SECONDS = 5.0
+
+
+class FlightSqlListener:
+    """The Flight SQL server's lifetime: listening from `start` (gRPC's own threads serve
+    every call), stopped by `stop` after the running statements are cancelled."""
+
+    def __init__(self, services: SessionServices, server_version: str) -> None:
+        self.services = services
+        self.server_version = server_version
+        self.server: ShaleFlightSqlServer | None = None
+        self.port = 0
+
+    def start(self, host: str, port: int) -> int:
+        """Bind and serve (the constructor binds; gRPC's threads serve); the bound port."""
+        bind = "[::]" if host in ("::",) else host
+        try:
+            self.server = ShaleFlightSqlServer(f"grpc+tcp://{bind}:{port}", self.services,
+                                               self.server_version)
+        except pa.ArrowException as e:  # the port is taken, the address is not ours, ...
+            raise OSError(f"cannot listen for Arrow Flight SQL on {host}:{port}: {e}") from None
+        self.port = int(self.server.port)
+        return self.port
+
+    def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> bool:
+        """Cancel the sessions' statements, then shut gRPC down. gRPC's shutdown waits for the
+        running calls, and a client that stopped reading mid-stream holds its call forever
+        (pyarrow exposes no shutdown deadline): after `grace_seconds` the stop goes on without
+        it. True when every call ended."""
+        server, self.server = self.server, None
+        if server is None:
+            return True
+        server.close_sessions()
+        done = threading.Thread(target=server.shutdown, name="shaledb-flight-stop", daemon=True)
+        done.start()
+        done.join(grace_seconds)
+        if done.is_alive():
+            logger.warning("Arrow Flight SQL: calls still running %.0f s after shutdown began "
+                           "(a client stopped reading); stopping without them", grace_seconds)
+            return False
+        return True
+
+
+__all__ = ["FlightSqlListener"]

@@ -1,0 +1,335 @@
+"""The Arrow Flight SQL server: pyarrow.flight's FlightServerBase speaking the Flight SQL
+commands (messages.py) on `arrow_flight_sql_port`.
+
+Auth is header based, as Doris' Flight SQL and the ADBC driver do it: the client's Handshake
+(or any first call) carries `authorization: Basic ...`; the server answers with `authorization:
+Bearer <token>` and every later call must carry that bearer (sessions.py). A query runs in two
+calls: GetFlightInfo plans it (errors in the SQL surface there) and returns its schema and a
+ticket; DoGet streams the executor's batches as Arrow record batches while the executor
+produces them. Metadata commands are answered at DoGet from the command itself (the ticket).
+DoPut runs CommandStatementUpdate (DDL / DML, its count in DoPutUpdateResult) and binds a
+prepared statement's parameters.
+
+gRPC runs every call on its own threads, never on the MySQL / HTTP event loop.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import pyarrow as pa
+from pyarrow import flight
+
+from server.flight_sql import messages as m
+from server.flight_sql import metadata
+from server.flight_sql.sessions import FlightSession, FlightSessions, StatementResult
+from server.services import SessionServices
+from sql.errors import ErrorCode, ShaleError
+
+logger = logging.getLogger(__name__)
+
+AUTH_MIDDLEWARE = "shaledb-auth"
+ACTION_CREATE_PREPARED = "CreatePreparedStatement"
+ACTION_CLOSE_PREPARED = "ClosePreparedStatement"
+# MySQL codes that are privilege refusals: Flight's UNAUTHORIZED rather than a server error
+_DENIED_CODES = frozenset({ErrorCode.ACCESS_DENIED, ErrorCode.DBACCESS_DENIED,
+                           ErrorCode.TABLEACCESS_DENIED, ErrorCode.SPECIFIC_ACCESS_DENIED})
+
+T = TypeVar("T")
+
+
+def flight_error(error: ShaleError) -> flight.FlightError:
+    """A SQL error as the Flight error clients see: the MySQL error's code, SQLSTATE and
+    Doris' text, as the mysql client prints it."""
+    text = f"ERROR {error.code} ({error.sqlstate}): {error.message}"
+    if error.code in _DENIED_CODES:
+        return flight.FlightUnauthorizedError(text)
+    return flight.FlightServerError(text)
+
+
+def _guarded(fn: Callable[[], T]) -> T:
+    """Run a call's work, turning our errors into Flight errors."""
+    try:
+        return fn()
+    except flight.FlightError:
+        raise
+    except ShaleError as e:
+        raise flight_error(e) from None
+    except Exception as e:
+        logger.exception("internal error in a Flight SQL call")
+        raise flight.FlightServerError(f"Internal error: {e}") from None
+
+
+def _guarded_stream(result: StatementResult) -> Iterator[pa.RecordBatch]:
+    """A result's batches; an error while the executor produces them ends the stream with a
+    Flight error (the client never takes a cut-off stream for a complete one). The
+    statement's audit line is written when the stream ends."""
+    try:
+        for batch in result.batches:
+            result.rows_sent(batch.num_rows)
+            yield batch
+    except ShaleError as e:
+        result.failed(e)
+        raise flight_error(e) from None
+    except Exception as e:
+        logger.exception("internal error while streaming a Flight SQL result")
+        raise flight.FlightServerError(f"Internal error: {e}") from None
+    finally:
+        result.finished()
+
+
+class _BearerMiddleware(flight.ServerMiddleware):
+    def __init__(self, session: FlightSession) -> None:
+        self.session = session
+
+    def sending_headers(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.session.token}"}
+
+
+class _AuthMiddlewareFactory(flight.ServerMiddlewareFactory):
+    """Basic credentials log in (a new session); a bearer token finds its session."""
+
+    def __init__(self, sessions: FlightSessions) -> None:
+        self.sessions = sessions
+
+    def start_call(self, info: Any, headers: dict[str, list[str]]) -> _BearerMiddleware:
+        values = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+        if not values:
+            raise flight.FlightUnauthenticatedError(
+                "Need auth information: log in with basic auth (user and password)")
+        scheme, _, credential = values[0].partition(" ")
+        if scheme.lower() == "bearer":
+            return _BearerMiddleware(self.sessions.session(credential.strip()))
+        if scheme.lower() != "basic":
+            raise flight.FlightUnauthenticatedError(f"Unsupported authorization scheme {scheme}")
+        try:
+            # Go's Flight client (the ADBC driver) sends base64 without its `=` padding
+            encoded = credential.strip()
+            encoded += "=" * (-len(encoded) % 4)
+            user, _, password = base64.b64decode(encoded).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            raise flight.FlightUnauthenticatedError("Malformed basic auth header") from None
+        return _BearerMiddleware(self.sessions.login(user, password, _client_host(info)))
+
+
+def _client_host(info: Any) -> str:
+    """The caller's address (a gRPC peer `ipv4:127.0.0.1:5555`); loopback when unknown."""
+    peer = getattr(info, "peer", "") or ""
+    if isinstance(peer, bytes):
+        peer = peer.decode(errors="replace")
+    if peer.startswith("ipv4:"):
+        return peer[5:].rsplit(":", 1)[0]
+    if peer.startswith("ipv6:"):
+        return peer[5:].rsplit(":", 1)[0].strip("[]")
+    return "127.0.0.1"
+
+
+class _HeaderOnlyAuth(flight.ServerAuthHandler):
+    """The Handshake call itself exchanges nothing: the middleware reads the headers."""
+
+    def authenticate(self, outgoing: Any, incoming: Any) -> None:
+        pass
+
+    def is_valid(self, token: bytes) -> str:
+        return ""
+
+
+_METADATA_COMMANDS = ("CommandGetSqlInfo", "CommandGetCatalogs", "CommandGetDbSchemas",
+                      "CommandGetTables", "CommandGetTableTypes")
+
+
+class ShaleFlightSqlServer(flight.FlightServerBase):
+    def __init__(self, location: str, services: SessionServices, server_version: str) -> None:
+        self.sessions = FlightSessions(services)
+        self.server_version = server_version
+        # the results being streamed, closed at stop (a stalled client's stays suspended)
+        self._streams: weakref.WeakSet[Iterator[pa.RecordBatch]] = weakref.WeakSet()
+        self._streams_lock = threading.Lock()
+        super().__init__(location, auth_handler=_HeaderOnlyAuth(),
+                         middleware={AUTH_MIDDLEWARE: _AuthMiddlewareFactory(self.sessions)})
+
+    # ---- helpers ------------------------------------------------------------------------------
+    @staticmethod
+    def _session(context: Any) -> FlightSession:
+        middleware = context.get_middleware(AUTH_MIDDLEWARE)
+        if middleware is None:  # pragma: no cover - the factory refuses calls without one
+            raise flight.FlightUnauthenticatedError("Not logged in")
+        return middleware.session
+
+    @staticmethod
+    def _command(data: bytes) -> Any:
+        command = m.unpack_command(data)
+        if command is None:
+            raise flight.FlightServerError("Unknown or malformed Flight SQL command")
+        return command
+
+    def _metadata_schema(self, name: str, command: Any) -> pa.Schema:
+        if name == "CommandGetSqlInfo":
+            return metadata.SQL_INFO_SCHEMA
+        if name == "CommandGetCatalogs":
+            return metadata.CATALOGS_SCHEMA
+        if name == "CommandGetDbSchemas":
+            return metadata.DB_SCHEMAS_SCHEMA
+        if name == "CommandGetTables":
+            return metadata.TABLES_WITH_SCHEMA if command.include_schema \
+                else metadata.TABLES_SCHEMA
+        return metadata.TABLE_TYPES_SCHEMA
+
+    def _metadata_table(self, session: FlightSession, name: str, command: Any) -> pa.Table:
+        catalog = session.runner.visible_catalog()
+        if name == "CommandGetSqlInfo":
+            return metadata.sql_info_table(command.info, self.server_version)
+        if name == "CommandGetCatalogs":
+            return metadata.catalogs_table()
+        if name == "CommandGetDbSchemas":
+            return metadata.db_schemas_table(command, catalog)
+        if name == "CommandGetTables":
+            return metadata.tables_table(command, catalog)
+        return metadata.table_types_table()
+
+    def _statement_info(self, session: FlightSession, descriptor: Any,
+                        result: StatementResult) -> flight.FlightInfo:
+        handle = self.sessions.keep_result(session, result)
+        ticket = flight.Ticket(m.pack(m.TicketStatementQuery(statement_handle=handle)))
+        return flight.FlightInfo(result.schema, descriptor, [flight.FlightEndpoint(ticket, [])],
+                                 -1, -1)
+
+    def _run_prepared_query(self, session: FlightSession, handle: bytes) -> StatementResult:
+        prepared = session.prepared_statement(handle)
+        rows = prepared.parameter_rows or [[]]
+        if len(rows) > 1:
+            raise flight.FlightServerError("A query binds one set of parameters at a time")
+        return session.run_prepared(prepared, rows[0])
+
+    # ---- RPCs -------------------------------------------------------------------------------
+    def get_flight_info(self, context: Any, descriptor: Any) -> flight.FlightInfo:
+        session = self._session(context)
+
+        def work() -> flight.FlightInfo:
+            command = self._command(descriptor.command)
+            name = m.message_name(command)
+            if name == "CommandStatementQuery":
+                return self._statement_info(session, descriptor, session.run_sql(command.query))
+            if name == "CommandPreparedStatementQuery":
+                result = self._run_prepared_query(session, command.prepared_statement_handle)
+                return self._statement_info(session, descriptor, result)
+            if name in _METADATA_COMMANDS:
+                schema = self._metadata_schema(name, command)
+                ticket = flight.Ticket(descriptor.command)  # answered at DoGet
+                return flight.FlightInfo(schema, descriptor,
+                                         [flight.FlightEndpoint(ticket, [])], -1, -1)
+            raise flight.FlightServerError(f"{name} is not supported by ShaleDB")
+
+        return _guarded(work)
+
+    def get_schema(self, context: Any, descriptor: Any) -> flight.SchemaResult:
+        session = self._session(context)
+
+        def work() -> flight.SchemaResult:
+            command = self._command(descriptor.command)
+            name = m.message_name(command)
+            if name in _METADATA_COMMANDS:
+                return flight.SchemaResult(self._metadata_schema(name, command))
+            if name == "CommandPreparedStatementQuery":
+                prepared = session.prepared_statement(command.prepared_statement_handle)
+                if prepared.dataset_schema is not None:
+                    return flight.SchemaResult(prepared.dataset_schema)
+            raise flight.FlightServerError(f"GetSchema of {name} is not supported by ShaleDB")
+
+        return _guarded(work)
+
+    def do_get(self, context: Any, ticket: Any) -> flight.FlightDataStream:
+        session = self._session(context)
+
+        def work() -> flight.FlightDataStream:
+            command = self._command(ticket.ticket)
+            name = m.message_name(command)
+            if name == "TicketStatementQuery":
+                result = self.sessions.take_result(session, command.statement_handle)
+                stream = _guarded_stream(result)
+                with self._streams_lock:
+                    self._streams.add(stream)
+                return flight.GeneratorStream(result.schema, stream)
+            if name in _METADATA_COMMANDS:
+                return flight.RecordBatchStream(self._metadata_table(session, name, command))
+            raise flight.FlightServerError(f"DoGet of {name} is not supported by ShaleDB")
+
+        return _guarded(work)
+
+    def do_put(self, context: Any, descriptor: Any, reader: Any, writer: Any) -> None:
+        session = self._session(context)
+
+        def work() -> None:
+            command = self._command(descriptor.command)
+            name = m.message_name(command)
+            if name == "CommandStatementUpdate":
+                count = session.run_sql(command.query).affected_rows
+                writer.write(pa.py_buffer(m.DoPutUpdateResult(
+                    record_count=count).SerializeToString()))
+                return
+            if name == "CommandPreparedStatementQuery":
+                prepared = session.prepared_statement(command.prepared_statement_handle)
+                prepared.parameter_rows = _parameter_rows(reader.read_all())
+                return
+            if name == "CommandPreparedStatementUpdate":
+                prepared = session.prepared_statement(command.prepared_statement_handle)
+                rows = _parameter_rows(reader.read_all()) or [[]]
+                total = 0
+                for values in rows:
+                    total += max(0, session.run_prepared(prepared, values).affected_rows)
+                writer.write(pa.py_buffer(m.DoPutUpdateResult(
+                    record_count=total).SerializeToString()))
+                return
+            raise flight.FlightServerError(f"DoPut of {name} is not supported by ShaleDB")
+
+        _guarded(work)
+
+    def do_action(self, context: Any, action: Any) -> list[flight.Result]:
+        session = self._session(context)
+
+        def work() -> list[flight.Result]:
+            body = action.body.to_pybytes() if action.body is not None else b""
+            if action.type == ACTION_CREATE_PREPARED:
+                request = self._command(body)
+                handle, prepared = session.prepare(request.query)
+                result = m.ActionCreatePreparedStatementResult(prepared_statement_handle=handle)
+                if prepared.dataset_schema is not None:
+                    result.dataset_schema = prepared.dataset_schema.serialize().to_pybytes()
+                return [flight.Result(m.pack(result))]
+            if action.type == ACTION_CLOSE_PREPARED:
+                request = self._command(body)
+                session.prepared.pop(request.prepared_statement_handle, None)
+                return []
+            raise flight.FlightServerError(f"Action {action.type} is not supported by ShaleDB")
+
+        return _guarded(work)
+
+    def list_actions(self, context: Any) -> list[tuple[str, str]]:
+        return [(ACTION_CREATE_PREPARED, "Prepare a SQL statement"),
+                (ACTION_CLOSE_PREPARED, "Close a prepared statement")]
+
+    def close_sessions(self) -> None:
+        """Stop every session's running statement and close the results being streamed
+        (before shutdown): their executors stop and release what they hold."""
+        self.sessions.close_all()
+        with self._streams_lock:
+            streams = list(self._streams)
+        for stream in streams:
+            try:
+                stream.close()  # type: ignore[attr-defined]
+            except ValueError:  # running on a gRPC thread right now: it sees the cancel
+                pass
+
+
+def _parameter_rows(table: pa.Table) -> list[list[object]]:
+    """Bound parameter sets, one per row, as Python values (bound as SQL literals)."""
+    if table.num_columns == 0:
+        return []
+    columns = [c.to_pylist() for c in table.columns]
+    return [list(row) for row in zip(*columns)]

@@ -1,0 +1,341 @@
+"""Flight SQL logins and sessions: basic auth against our accounts returns a bearer token, and
+each token is one session (Doris' Arrow Flight SQL does the same: a token per login, cached
+for `arrow_flight_token_alive_time`, at most `arrow_flight_token_cache_size` of them).
+
+A `FlightSession` is what a MySQL connection is to its statements: its own session variables,
+current database, user and privileges, and a `StatementRunner` (server/statements/) through
+which every statement runs, exactly as on the MySQL port. Statements of one session run one at
+a time (a lock, as one MySQL connection runs one statement at a time); a query's result is kept
+under a random handle until the client fetches it with DoGet (server/flight_sql/service.py):
+server-wide, not per token, since a client may fetch an endpoint over another connection (a
+client that sends basic auth on every call gets a new token each time); only the same user may
+fetch it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from pyarrow import flight
+from sqlglot import expressions as exp
+
+from server.flight_sql.arrow_results import record_batches, result_schema, text_table
+from server.local_infile import LocalInfileOutcome
+from server.prepared import bind, describe_result, number_placeholders
+from server.privileges import Access
+from server.privileges.http_auth import password_matches
+from server.privileges.model import Identity
+from server.privileges.statements import is_account_statement
+from server.services import SessionServices
+from server.statement_audit import StatementAudit
+from server.statements import (
+    OkOutcome,
+    Outcome,
+    PendingOutcome,
+    RowsOutcome,
+    StatementRunner,
+    TextOutcome,
+)
+from server.variables import SessionVariables
+from sql.errors import ErrorCode, ShaleError
+from sql.parser.dialect import SqlSyntaxError, parse
+from storage.scan_stats import ScanStats
+
+# Doris FE defaults: arrow_flight_token_alive_time (minutes) and arrow_flight_token_cache_size.
+TOKEN_ALIVE_SECONDS = 4320 * 60
+TOKEN_CACHE_SIZE = 512
+# Results planned (GetFlightInfo) but never fetched are dropped past this many (oldest first).
+MAX_PENDING_RESULTS = 64
+# Flight sessions have connection ids of their own (CONNECTION_ID(), the audit log), above
+# those the MySQL listener hands out from 1.
+FIRST_CONNECTION_ID = 1 << 24
+# The one-row answer of a statement that returns no rows (DDL, INSERT) sent as a query.
+AFFECTED_ROWS_COLUMN = "affected_rows"
+
+
+@dataclass
+class StatementResult:
+    """A statement's answer as Arrow: the schema, and the record batches (lazily produced by
+    the executor for a query)."""
+
+    schema: pa.Schema
+    batches: Iterator[pa.RecordBatch]
+    affected_rows: int = -1  # an OK's count, -1 for a result set
+    # a query's audit line, ended (with its scan counters) once its rows are sent
+    audit: StatementAudit | None = None
+    scan: ScanStats | None = None
+
+    def rows_sent(self, rows: int) -> None:
+        if self.audit is not None:
+            self.audit.add_returned(rows)
+
+    def failed(self, error: ShaleError) -> None:
+        if self.audit is not None:
+            self.audit.error(error.code, error.message)
+
+    def finished(self) -> None:
+        if self.audit is not None:
+            self.audit.end(self.scan)
+            self.audit = None
+
+
+@dataclass
+class PreparedFlightStatement:
+    sql: str
+    statements: list[exp.Expression]  # `?` markers numbered (server/prepared.py)
+    num_params: int
+    dataset_schema: pa.Schema | None
+    parameter_rows: list[list[object]] = field(default_factory=list)
+
+
+def _ok_result(affected: int) -> StatementResult:
+    table = pa.table({AFFECTED_ROWS_COLUMN: pa.array([affected], pa.int64())})
+    return StatementResult(table.schema, iter(table.to_batches()), affected)
+
+
+def outcome_result(outcome: Outcome) -> StatementResult:
+    """A statement's outcome as Arrow (a query's batches converted as they are pulled)."""
+    if isinstance(outcome, RowsOutcome):
+        schema = result_schema(outcome.names, outcome.types)
+        return StatementResult(schema, record_batches(schema, outcome.types, outcome.batches))
+    if isinstance(outcome, TextOutcome):
+        table = text_table(outcome.names, outcome.rows)
+        return StatementResult(table.schema, iter(table.to_batches()))
+    if isinstance(outcome, OkOutcome):
+        return _ok_result(outcome.affected_rows)
+    raise ShaleError("This command is not supported over Arrow Flight SQL",
+                     ErrorCode.NOT_SUPPORTED_YET)
+
+
+class FlightSession:
+    """One login's session (one bearer token)."""
+
+    def __init__(self, token: str, services: SessionServices, access: Access,
+                 connection_id: int) -> None:
+        self.token = token
+        self.services = services
+        self.access = access
+        self.database: str | None = None
+        self.variables = SessionVariables(services.global_vars)
+        self.runner = StatementRunner(
+            services.statements, self.variables, connection_id,
+            current_db=lambda: self.database, set_db=self._set_database,
+            current_user=lambda: access.identity.name)
+        self.runner.access = access  # every statement is checked, as on the MySQL port
+        self.lock = threading.Lock()
+        self.last_used = time.monotonic()
+        self.prepared: dict[bytes, PreparedFlightStatement] = {}
+
+    def _set_database(self, name: str | None) -> None:
+        self.database = name
+
+    # ---- statements -------------------------------------------------------------------------
+    def run_sql(self, sql: str) -> StatementResult:
+        """Every statement of `sql`, as a COM_QUERY runs them; the last one's answer."""
+        with self.lock:
+            self.services.stats.queries_total += 1
+            return self._audited(sql, lambda: self._run_sql(sql))
+
+    def _run_sql(self, sql: str) -> StatementResult:
+        if is_account_statement(sql):  # CREATE USER, GRANT, ... have their own parser
+            self.runner.begin_statement(sql[:200])
+            result = self.services.account_statements.run(self.access, sql)
+            if result.names is None:
+                return _ok_result(0)
+            return outcome_result(TextOutcome(result.names, result.rows or []))
+        try:
+            statements = parse(sql)
+        except SqlSyntaxError as e:
+            raise ShaleError(str(e), ErrorCode.PARSE_ERROR) from None
+        return self._run_statements(statements)
+
+    def _audited(self, sql: str, run: Callable[[], StatementResult]) -> StatementResult:
+        """One fe.audit.log line per statement call, as the MySQL port writes (a query's
+        once its rows are sent: the service calls `finished`)."""
+        audit = StatementAudit(self.services.audit, self.services.stats)
+        audit.client, audit.fe_ip = self.access.client_ip, ""
+        max_sql = self.variables.connection_options().audit_plugin_max_sql_length
+        audit.begin(sql, self.access.identity.name, self.database, max_sql)
+        try:
+            result = run()
+        except Exception as e:  # logged whatever failed; the caller turns it into its error
+            code, message = (e.code, e.message) if isinstance(e, ShaleError) else (
+                ErrorCode.UNKNOWN_ERROR, f"Internal error: {e}")
+            audit.error(code, message)
+            audit.end(self.runner.scan_stats, db=self.database)
+            raise
+        if result.affected_rows >= 0:
+            audit.outcome("OK", False)
+            audit.end(db=self.database)
+        else:
+            audit.outcome("EOF", True)
+            result.audit, result.scan = audit, self.runner.scan_stats
+        return result
+
+    def _run_statements(self, statements: list[exp.Expression]) -> StatementResult:
+        outcome: Outcome = OkOutcome()
+        for i, stmt in enumerate(statements):
+            self.runner.begin_statement(stmt.meta.get("sql", ""))
+            if isinstance(stmt, exp.Kill):
+                raise ShaleError("KILL is not supported over Arrow Flight SQL",
+                                 ErrorCode.NOT_SUPPORTED_YET)
+            outcome = _settled(self.runner.run(stmt))
+            if isinstance(outcome, LocalInfileOutcome):
+                raise ShaleError("LOAD DATA LOCAL INFILE needs the MySQL protocol",
+                                 ErrorCode.NOT_SUPPORTED_YET)
+            if isinstance(outcome, RowsOutcome) and i < len(statements) - 1:
+                for _ in outcome.batches:  # an earlier statement's rows: run, not sent
+                    pass
+        return outcome_result(outcome)
+
+    def prepare(self, sql: str) -> tuple[bytes, PreparedFlightStatement]:
+        with self.lock:
+            numbered, count = number_placeholders(sql)
+            try:
+                statements = parse(numbered)
+            except SqlSyntaxError as e:
+                raise ShaleError(str(e), ErrorCode.PARSE_ERROR) from None
+            if len(statements) != 1:
+                raise ShaleError("A prepared statement is one statement",
+                                 ErrorCode.NOT_SUPPORTED_YET)
+            for stmt in statements:
+                stmt.meta["sql"] = sql
+            names, types = describe_result(self.runner, statements[0], count)
+            schema = result_schema(names, types) if names else None
+            handle = secrets.token_bytes(16)
+            prepared = PreparedFlightStatement(sql, statements, count, schema)
+            self.prepared[handle] = prepared
+            return handle, prepared
+
+    def prepared_statement(self, handle: bytes) -> PreparedFlightStatement:
+        prepared = self.prepared.get(handle)
+        if prepared is None:
+            raise flight.FlightServerError("Unknown prepared statement handle")
+        return prepared
+
+    def run_prepared(self, prepared: PreparedFlightStatement,
+                     values: list[object]) -> StatementResult:
+        if len(values) != prepared.num_params:
+            raise ShaleError(f"The prepared statement has {prepared.num_params} parameter(s), "
+                             f"{len(values)} bound", ErrorCode.WRONG_VALUE_COUNT)
+        with self.lock:
+            self.services.stats.queries_total += 1
+            return self._audited(prepared.sql, lambda: self._run_statements(
+                bind(prepared.statements, values)))
+
+    def close(self) -> None:
+        """Stop the running statement."""
+        self.runner.cancel.set()
+        self.prepared.clear()
+
+
+def _close(batches: Iterator[pa.RecordBatch]) -> None:
+    close = getattr(batches, "close", None)
+    if close is not None:
+        close()
+
+
+def _settled(outcome: Outcome) -> Outcome:
+    """An INSERT waiting for its group commit: wait here (a Flight thread, not the loop)."""
+    if isinstance(outcome, PendingOutcome):
+        from server.statements import load_ok
+
+        result = outcome.future.result()
+        return load_ok(result.rows, result.label, result.txn_id, outcome.filtered)
+    return outcome
+
+
+class FlightSessions:
+    """The bearer tokens handed out by logins, each with its session."""
+
+    def __init__(self, services: SessionServices) -> None:
+        self.services = services
+        self._lock = threading.Lock()
+        self._sessions: OrderedDict[str, FlightSession] = OrderedDict()
+        self._ids = itertools.count(FIRST_CONNECTION_ID)
+        # statement handle -> (the user whose query it is, its result awaiting DoGet)
+        self._results: OrderedDict[bytes, tuple[Identity, StatementResult]] = OrderedDict()
+
+    def login(self, user: str, password: str, host: str) -> FlightSession:
+        """Check the password as the MySQL and HTTP ports do; a new session on success."""
+        manager = self.services.privileges
+        account = manager.login_account(user, host)
+        denied = (f"Access denied for user '{user}'@'{host}' "
+                  f"(using password: {'YES' if password else 'NO'})")
+        if account is None or not password_matches(account.native_hash, password):
+            self.services.stats.login_failed_total += 1
+            if account is not None:
+                manager.login_failed(account)
+            raise flight.FlightUnauthenticatedError(denied)
+        if account.locked_until == -1 or account.locked_until > time.time():
+            raise flight.FlightUnauthenticatedError(f"{denied}: the account is locked")
+        manager.login_succeeded(account)
+        access = Access(manager, Identity(account.name, account.host), host)
+        token = secrets.token_urlsafe(24)
+        session = FlightSession(token, self.services, access, next(self._ids))
+        self.services.stats.connections_total += 1
+        evicted = []
+        with self._lock:
+            self._sessions[token] = session
+            while len(self._sessions) > TOKEN_CACHE_SIZE:
+                evicted.append(self._sessions.popitem(last=False)[1])
+        for old in evicted:
+            old.close()
+        return session
+
+    def session(self, token: str) -> FlightSession:
+        now = time.monotonic()
+        with self._lock:
+            session = self._sessions.get(token)
+            if session is not None and now - session.last_used > TOKEN_ALIVE_SECONDS:
+                del self._sessions[token]
+                session = None
+            if session is None:
+                raise flight.FlightUnauthenticatedError(
+                    "Invalid or expired bearer token: log in again with basic auth")
+            session.last_used = now
+            self._sessions.move_to_end(token)
+            return session
+
+    def keep_result(self, session: FlightSession, result: StatementResult) -> bytes:
+        handle = secrets.token_bytes(16)
+        with self._lock:
+            self._results[handle] = (session.access.identity, result)
+            dropped = []
+            while len(self._results) > MAX_PENDING_RESULTS:
+                dropped.append(self._results.popitem(last=False)[1][1])
+        for old in dropped:
+            _close(old.batches)
+            old.finished()
+        return handle
+
+    def take_result(self, session: FlightSession, handle: bytes) -> StatementResult:
+        with self._lock:
+            entry = self._results.get(handle)
+            if entry is not None and entry[0] == session.access.identity:
+                del self._results[handle]
+            else:
+                entry = None
+        if entry is None:
+            raise flight.FlightServerError(
+                "Unknown or already fetched statement handle (a ticket is fetched once)")
+        return entry[1]
+
+    def close_all(self) -> None:
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+            results = [r for _, r in self._results.values()]
+            self._results.clear()
+        for session in sessions:
+            session.close()
+        for result in results:
+            _close(result.batches)
+            result.finished()
