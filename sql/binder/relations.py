@@ -16,7 +16,7 @@ Upstream: Doris Nereids `BindRelation` / `Scope`, MySQL name resolution rules.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TypeAlias
 
 from sql.binder.expressions import AggregateCall, ColumnRef, Expr, OuterRef
 from sql.binder.table_functions import FileSource
@@ -128,7 +128,7 @@ class BoundJoin:
     hint: str | None = None
 
 
-BoundRelation = Union[BoundTable, BoundValuesRel, BoundFileRel, BoundDerived, BoundJoin]
+BoundRelation: TypeAlias = BoundTable | BoundValuesRel | BoundFileRel | BoundDerived | BoundJoin
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +150,7 @@ class BoundSetOp:
         return self.out_types
 
 
-BoundQuery = Union[BoundSelect, BoundSetOp]
+BoundQuery: TypeAlias = BoundSelect | BoundSetOp
 
 
 def ambiguous(name: str) -> DorisError:

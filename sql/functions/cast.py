@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 import numpy as np
 
@@ -251,7 +253,7 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
         ints, valid = _int_values(v)
         mul = 10**s
         if ints.dtype != np.dtype(object) and target.precision <= 18:
-            lo, hi = target.int_range()
+            hi = target.int_range()[1]
             okm = np.abs(ints) <= hi // mul
             data = np.where(okm, ints, 0).astype(np.int64) * mul
             return Vec(target, data, and_valid(valid, None if okm.all() else okm))
@@ -260,11 +262,12 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
 
 
 # ---- temporal ------------------------------------------------------------------------------
-def _parse_each(v: Vec, parse: object) -> tuple[np.ndarray, np.ndarray | None]:
+def _parse_each(v: Vec, parse: Callable[[Any], int]) -> tuple[np.ndarray, np.ndarray | None]:
+    # Any: `parse` takes the values as tolist gives them (str for text, int for numbers)
     vals, ok = [], np.ones(len(v), np.bool_)
     for i, x in enumerate(v.data.tolist()):
         try:
-            vals.append(parse(x))  # type: ignore[operator]
+            vals.append(parse(x))
         except (TypeError_, ValueError, OverflowError):
             vals.append(0)
             ok[i] = False

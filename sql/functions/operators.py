@@ -7,7 +7,7 @@ with one physical layout per operand. Division and modulo by zero yield NULL, as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -202,6 +202,16 @@ def compare(op: str, a: Vec, b: Vec) -> Vec:
     return bool_vec(data, and_valid(a.valid, b.valid))
 
 
+def _comparison_constant(value: object) -> int | float | str | bytes | np.ndarray:
+    """A constant as numpy's comparisons take it: a Python scalar as it is (physical values are
+    ints, floats and strings), anything else as the 0-d object array numpy would make of it."""
+    if isinstance(value, int | float | str | bytes):
+        return value
+    boxed = np.empty((), dtype=object)
+    boxed[()] = value
+    return boxed
+
+
 def compare_scalar(op: str, a: Vec, value: object) -> Vec:
     """Column-vs-constant comparison without materialising the constant."""
     if value is None:
@@ -210,9 +220,9 @@ def compare_scalar(op: str, a: Vec, value: object) -> Vec:
         return bool_vec(np.zeros(len(a), np.bool_), np.zeros(len(a), np.bool_))
     if op == "<=>":
         op = "="
-        data = np.asarray(_CMP[op](a.data, value), dtype=np.bool_)
+        data = np.asarray(_CMP[op](a.data, _comparison_constant(value)), dtype=np.bool_)
         return bool_vec(data & ~a.null_mask(), None)
-    data = np.asarray(_CMP[op](a.data, value), dtype=np.bool_)
+    data = np.asarray(_CMP[op](a.data, _comparison_constant(value)), dtype=np.bool_)
     return bool_vec(data, a.valid)
 
 
@@ -248,7 +258,7 @@ def logical_or(args: Sequence[Vec]) -> Vec:
 
 
 def logical_not(a: Vec) -> Vec:
-    t, f = _known(a)
+    f = _known(a)[1]
     return bool_vec(f, a.valid)
 
 
@@ -259,7 +269,7 @@ def is_null(a: Vec, negated: bool) -> Vec:
 
 # ---- LIKE ----------------------------------------------------------------------------------
 @lru_cache(maxsize=256)
-def like_matcher(pattern: str, escape: str = "\\"):  # type: ignore[no-untyped-def]
+def like_matcher(pattern: str, escape: str = "\\") -> Callable[[str], bool]:
     """A predicate str -> bool for a LIKE pattern (`%` any run, `_` one character).
 
     Patterns beyond plain text and `%text%` run on RE2 (`regex.py`): a user's pattern never
@@ -272,7 +282,7 @@ def like_matcher(pattern: str, escape: str = "\\"):  # type: ignore[no-untyped-d
             and not any(c in inner for c in "%_" + escape)):
         return lambda s: inner in s
     rx = compile_regex(like_to_regex(pattern, escape))
-    return lambda s: rx.fullmatches([s])[0]
+    return lambda s: bool(rx.fullmatches([s])[0])
 
 
 def like_values(pattern: str, escape: str, vals: list[str]) -> np.ndarray:

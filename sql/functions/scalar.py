@@ -14,10 +14,11 @@ from collections.abc import Callable
 import numpy as np
 
 from sql.errors import DorisError
-from sql.functions import EvalEnv, ScalarFunction, register_scalar
+from sql.functions import EvalEnv, ScalarFunction, ScalarImpl, register_scalar
 from sql.functions.coercion import common_type
 from sql.functions.operators import coalesce as _coalesce
 from sql.functions.operators import compare
+from sql.functions.overflow import check_bounds
 from sql.functions.vector import Vec, and_valid, object_array
 from storage.errors import QueryCancelled
 from storage.types import (
@@ -95,7 +96,7 @@ _reg("abs", 1, 1, _abs_sig, _abs)
 
 def _round_sig(t: list[DataType]) -> tuple[list[DataType | None], DataType]:
     x = _numeric_arg(t[0])
-    args: list[DataType | None] = [x] + ([BIGINT] if len(t) > 1 else [])
+    args: list[DataType | None] = [x, BIGINT] if len(t) > 1 else [x]
     if x.is_float:
         return args, DOUBLE
     return args, x  # decimals: scale fixed up by the binder via `round_result_type`
@@ -178,7 +179,8 @@ _reg("floor", 1, 1, *_floor_ceil("floor"))
 _reg("ceil", 1, 1, *_floor_ceil("ceil"), "ceiling")
 
 
-def _double_fn(fn: Callable[[np.ndarray], np.ndarray], domain: Callable | None = None) -> Callable:
+def _double_fn(fn: Callable[..., np.ndarray], domain: Callable[..., np.ndarray] | None = None
+               ) -> ScalarImpl:
     def impl(a: list[Vec], env: EvalEnv) -> Vec:
         x = [v.data.astype(np.float64) for v in a]
         with np.errstate(all="ignore"):

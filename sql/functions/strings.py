@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any, SupportsFloat
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from sql.functions.regex import (
     parse_rewrite,
     single_value,
 )
-from sql.functions.vector import Vec, and_valid, object_array
+from sql.functions.vector import Vec, and_valid, as_int, object_array
 from storage.types import BIGINT, BOOLEAN, INT, STRING, TINYINT, DataType
 
 
@@ -38,7 +39,9 @@ def _s(t: DataType) -> DataType:
     return t if t.is_string else STRING
 
 
-def _rows(a: list[Vec]) -> zip:  # type: ignore[type-arg]
+def _rows(a: list[Vec]) -> Iterator[tuple[Any, ...]]:
+    # Any: a row holds each column's values as numpy's tolist gives them, their Python type
+    # set by the column's SQL type (str, int, float); the functions below are typed per type.
     return zip(*(v.data.tolist() for v in a))
 
 
@@ -199,7 +202,7 @@ def regexp_extract(rx: Regex, s: str, idx: int) -> str | None:
 
 _reg("regexp", 2, 2, lambda t: ([_s(t[0]), STRING], BOOLEAN), _regexp, "rlike", "regexp_like")
 _reg("regexp_extract", 3, 3, lambda t: ([_s(t[0]), STRING, BIGINT], STRING),
-     lambda a, env: _per_row(a, lambda rx, s, r: regexp_extract(rx, s, int(r[0]))))
+     lambda a, env: _per_row(a, lambda rx, s, r: regexp_extract(rx, s, as_int(r[0]))))
 _reg("regexp_extract_all", 2, 2, lambda t: ([_s(t[0]), STRING], STRING),
      lambda a, env: _per_row(a, lambda rx, s, r: rx.extract_all(s)))
 _reg("regexp_replace", 3, 3, lambda t: ([_s(t[0]), STRING, STRING], STRING),
@@ -266,10 +269,12 @@ def sort_key_text(value: object, t: DataType) -> str:
     if t.is_varlen:
         return str(value)
     if t.is_float:
-        bits = struct.unpack(">q", struct.pack(">d", float(value)))[0]  # type: ignore[arg-type]
+        if not isinstance(value, SupportsFloat):
+            raise TypeError(f"not a floating-point value: {value!r}")
+        bits = struct.unpack(">q", struct.pack(">d", float(value)))[0]
         bits = ~bits if bits < 0 else bits | -(2**63)  # negatives flip all bits
         return f"{bits & 0xFFFF_FFFF_FFFF_FFFF:016x}"
-    return f"{int(value) + 2**127:039d}"  # type: ignore[call-overload]
+    return f"{as_int(value) + 2**127:039d}"
 
 
 def _order_pack(a: list[Vec], env: EvalEnv) -> Vec:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import SupportsInt
 
 import numpy as np
 
@@ -59,12 +60,11 @@ class Vec:
                 data = wide_objects(data)
             else:
                 data = data.astype(want)
+        valid: np.ndarray | None = None
         if self.valid is not None:
             valid = np.asarray(self.valid, dtype=np.bool_)
             if valid.all():
                 valid = None
-        else:
-            valid = None
         return Column(t, np.ascontiguousarray(data), valid)
 
 
@@ -94,14 +94,22 @@ def widen(v: Vec) -> Vec:
     return v
 
 
+def as_int(value: object) -> int:
+    """A physical integer value (a Python int from `tolist`, or a numpy integer) as an int."""
+    if isinstance(value, SupportsInt):
+        return int(value)
+    raise TypeError(f"not an integer value: {value!r}")
+
+
 def decode_strings(col: Column) -> np.ndarray:
     """Var-len column -> object array of str (bytes for HLL/BITMAP); "" under nulls."""
     n = len(col)
+    assert col.offsets is not None, "decode_strings of a fixed-width column"
     out = np.empty(n, dtype=object)
     if n == 0:
         return out
     buf = col.data.tobytes()
-    offs = col.offsets.tolist()  # type: ignore[union-attr]
+    offs = col.offsets.tolist()
     if col.type.kind in BLOB_KINDS:
         out[:] = [buf[offs[i]: offs[i + 1]] for i in range(n)]
     else:
@@ -136,7 +144,7 @@ def constant(t: DataType, value: object, n: int) -> Vec:
         data[:] = "" if value is None else value
     elif t.is_object:
         data = np.empty(n, dtype=object)
-        data[:] = 0 if value is None else int(value)  # type: ignore[call-overload]
+        data[:] = 0 if value is None else as_int(value)
     else:
         data = np.full(n, 0 if value is None else value, dtype=t.numpy_dtype)
     valid = np.zeros(n, np.bool_) if value is None else None

@@ -76,7 +76,8 @@ AST shapes (root node -> where the parts are)
 SHOW statements are all exp.Show. ``this`` is the upper-case kind, which is the normalised
 spelling: "DATABASES", "TABLES", "TABLE STATUS", "CREATE TABLE", "CREATE DATABASE", "COLUMNS",
 "INDEX" (also for INDEXES and KEYS), "VARIABLES", "STATUS", "PARTITIONS", "TABLETS", "DATA",
-"DYNAMIC PARTITION TABLES", "PROC", "QUERY PROFILE", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN", "DELETE",
+"DYNAMIC PARTITION TABLES", "PROC", "QUERY PROFILE", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN",
+"DELETE",
 "PROCESSLIST", "BACKENDS", "FRONTENDS", "ENGINES", "CHARACTER SET" (also CHARSET), "COLLATION",
 "WARNINGS", "ERRORS", "TABLET" (SHOW TABLET <id>; SHOW TABLET FROM t is "TABLETS"). Other args:
     target   the table (Identifier) for COLUMNS / INDEX / PARTITIONS / TABLETS / DATA / CREATE ...;
@@ -332,6 +333,7 @@ class ShaleDorisParser(DorisParser):
             self.error_offset = self._curr.start
         else:
             self.error_offset = self._prev.end + 1 if self._prev else None
+        # sqlglot types its "no token" default (SENTINEL_NONE) as a Token; None means the same
         super().raise_error(message, token)  # type: ignore[arg-type]
 
     def parse(self, raw_tokens: list[Token], sql: str) -> list[exp.Expr | None]:
@@ -416,8 +418,10 @@ class ShaleDorisParser(DorisParser):
     def _parse_export(self) -> DorisExport:
         """(after EXPORT TABLE) [db.]t [PARTITION (..)] [WHERE ..] TO "path" [PROPERTIES (..)]."""
         table = self._parse_table_parts()
+        if table is None:
+            self.raise_error("Expected a table name after EXPORT TABLE")
         partition = self._parse_partition()
-        if partition is not None:
+        if partition is not None and table is not None:
             table.set("partition", partition)
         where = self._parse_where()
         if not self._match_text_seq("TO"):
@@ -559,7 +563,7 @@ class ShaleDorisParser(DorisParser):
         table = self._parse_table_parts()
         ids: list[exp.Expr] = []
         if self._match(TokenType.L_PAREN):
-            ids = self._parse_csv(self._parse_number)  # type: ignore[arg-type]
+            ids = self._parse_csv(self._parse_number)
             self._match_r_paren()
         return self.expression(CancelAlter(this=table, kind=kind, expressions=ids))
 
@@ -716,7 +720,7 @@ class ShaleDorisParser(DorisParser):
             return self._parse_partition_property(auto=True)
         return self._parse_auto_property()
 
-    def _parse_partition_property(  # type: ignore[override]
+    def _parse_partition_property(
         self, auto: bool = False
     ) -> exp.Expr | list[exp.Expr] | None:
         if self._match_text_seq("RANGE"):
@@ -1010,6 +1014,7 @@ class ShaleDorisParser(DorisParser):
 
     # ---- EXPLAIN / DESC t ALL ------------------------------------------------------------
 
+    # sqlglot's DESCRIBE hook returns exp.Describe; here it also parses EXPLAIN and DESC FUNCTION
     def _parse_describe(self) -> exp.Expr:  # type: ignore[override]
         if self._prev.text.upper() == "EXPLAIN":
             return self._parse_doris_explain()
@@ -1075,7 +1080,7 @@ class ShaleDorisParser(DorisParser):
 
     # ---- join hints: a JOIN [shuffle] b ------------------------------------------------------
 
-    def _parse_table(  # type: ignore[override]
+    def _parse_table(
         self,
         schema: bool = False,
         joins: bool = False,

@@ -285,9 +285,10 @@ class LoadDataInfile(exp.Expression):
 
     this=Table, file=string Literal, local=bool, partitions=[Identifier], temporary=bool,
     column_separator / line_delimiter / enclose / escape / line_prefix (STARTING BY) = string
-    Literal (escapes already decoded), ignore_lines=number Literal, columns=[Identifier] (a ``@var`` is an Identifier
-    with meta["variable"] = True), mappings=[exp.EQ(this=Column, expression=expr)] in which a
-    ``@var`` is an exp.Parameter, properties=[exp.Property]."""
+    Literal (escapes already decoded), ignore_lines=number Literal, columns=[Identifier] (a
+    ``@var`` is an Identifier with meta["variable"] = True),
+    mappings=[exp.EQ(this=Column, expression=expr)] in which a ``@var`` is an exp.Parameter,
+    properties=[exp.Property]."""
 
     arg_types: t.ClassVar[dict[str, bool]] = {
         "this": True, "file": True, "local": False, "partitions": False, "temporary": False,
