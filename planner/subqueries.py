@@ -279,9 +279,9 @@ def _attach_one(plan: LogicalPlan, s: SubqueryExpr, catalog: CatalogView
             assert q is not None
             return _correlated_scalar(plan, s, q, local, corr, catalog)
         sub = _build(s.query, catalog)
-        right = LogicalAssertOneRow(LogicalProject(
+        one_row: LogicalPlan = LogicalAssertOneRow(LogicalProject(
             sub, ((f"__s{s.sid}", ColumnRef(sub.names[0], sub.types[0])),)))
-        return LogicalJoin(plan, right, "left"), ColumnRef(f"__s{s.sid}", s.type)
+        return LogicalJoin(plan, one_row, "left"), ColumnRef(f"__s{s.sid}", s.type)
     mark = f"__m{s.sid}"
     right, cond = _in_exists_side(s, catalog, semi=True)
     mark_keys = None
@@ -324,7 +324,7 @@ def _correlated_scalar(plan: LogicalPlan, s: SubqueryExpr, q: BoundSelect, local
     probe = f"__p{s.sid}"
     right = LogicalProject(agg, ((name, value), (probe, Literal(1, BOOLEAN))) + tuple(
         (n, ColumnRef(n, k.type)) for n, k in keys))
-    cond: list[Expr] = [Comparison("=", o, ColumnRef(n, k.type))  # type: ignore[attr-defined]
+    cond: list[Expr] = [Comparison("=", o, ColumnRef(n, k.type))
                         for o, (n, k) in zip(outer_keys, keys)]
     _check_refs(cond, plan, right)
     if inner and _null_over_empty(value, q):
