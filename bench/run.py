@@ -52,9 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         variants = [suites.Variant("base", datasets.ssb(args.sf))]
         suites.run(args, variants, args.results)
     elif args.bench == "ssb-flat":
-        variants = [suites.Variant("base", datasets.ssb_flat(args.sf))]
+        flat = datasets.ssb_flat(args.sf)
+        variants = [suites.Variant("base", flat)]
         if args.rollups:
-            variants.append(suites.Variant("rollups", datasets.ssb_flat(args.sf, rollups=True)))
+            variants.append(suites.Variant("rollups", datasets.with_rollups(flat)))
         suites.run(args, variants, args.results, {"rollups": args.rollups})
     elif args.bench == "tpch":
         with tempfile.TemporaryDirectory(prefix="bench-tpch-gen-") as gen:

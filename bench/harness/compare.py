@@ -36,7 +36,7 @@ def _timed(fn: Callable[[], list[tuple]]) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def run_query(qid: str, cur, duck, sql: str, duck_sql: str, ordered: bool,  # noqa: ANN001
+def run_query(qid: str, cur, duck, sql: str, duck_sql: str, ordered: bool,
               runs: int) -> QueryTiming:
     def shale() -> list[tuple]:
         cur.execute(sql)
@@ -82,7 +82,7 @@ class Pass:
         return sum(t.duck_ms for t in self.timings)
 
 
-def run_pass(label: str, cur, duck, queries: dict[str, str],  # noqa: ANN001
+def run_pass(label: str, cur, duck, queries: dict[str, str],
              duck_sql: Callable[[str], str], ordered: Callable[[str], bool], runs: int,
              echo: Callable[[str], None] = print) -> Pass:
     out = []

@@ -23,8 +23,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--chunk-rows", type=int, default=500_000)
-    ap.add_argument("--backends", type=int, default=3)
-    ap.add_argument("--quiet-seconds", type=int, default=None)
+    server.add_arguments(ap)
 
 
 @dataclass
@@ -49,7 +48,7 @@ class Starved(AssertionError):
     """A query of the mix never completed while the clients ran."""
 
 
-def run_phase(srv, db: str, queries: dict[str, str], clients: int, seconds: float) -> Phase:  # noqa: ANN001
+def run_phase(srv, db: str, queries: dict[str, str], clients: int, seconds: float) -> Phase:
     phase = Phase(clients, latencies={q: [] for q in queries})
     ids = list(queries)
     lock = threading.Lock()
@@ -90,34 +89,36 @@ def run_phase(srv, db: str, queries: dict[str, str], clients: int, seconds: floa
     return phase
 
 
-def run(args: argparse.Namespace, results: Path, echo=print) -> None:  # noqa: ANN001
+def run(args: argparse.Namespace, results: Path, echo=print) -> None:
     machine = MachineLoad()
     data = datasets.ssb(args.sf)
     with tempfile.TemporaryDirectory(prefix="bench-conc-") as tmp:
-        srv = server.start(Path(tmp), args.backends, args.quiet_seconds)
+        srv = server.start(Path(tmp), args)
+        db = server.db_name("conc")
         try:
             with srv.connect() as c, c.cursor() as cur:
-                cur.execute("CREATE DATABASE bench_conc")
-            with srv.connect("bench_conc") as c:
+                cur.execute(f"CREATE DATABASE {db}")
+            with srv.connect(db) as c:
                 with c.cursor() as cur:
                     for name in data.tables:
                         cur.execute(data.ddl[name])
                 for name, table in data.tables.items():
-                    loading.stream_load(srv.http_port, "bench_conc", name, table, args.chunk_rows)
+                    loading.stream_load(srv.http_port, db, name, table, args.chunk_rows)
                 settled = loading.settle(c, srv.http_port, list(data.tables),
                                          server.settle_quiet(args.quiet_seconds))
             echo(f"loaded SF {args.sf:g}, compaction settled after {settled.seconds:.1f} s")
             # warm-up: every query once (numba compilation, caches)
-            with srv.connect("bench_conc") as c, c.cursor() as cur:
+            with srv.connect(db) as c, c.cursor() as cur:
                 for sql in data.queries.values():
                     cur.execute(sql)
                     cur.fetchall()
-            one = run_phase(srv, "bench_conc", data.queries, 1, args.seconds)
+            one = run_phase(srv, db, data.queries, 1, args.seconds)
             echo(f"1 client: {one.done} queries in {one.elapsed:.1f} s, {one.qps:.2f} q/s")
-            many = run_phase(srv, "bench_conc", data.queries, args.clients, args.seconds)
+            many = run_phase(srv, db, data.queries, args.clients, args.seconds)
             echo(f"{args.clients} clients: {many.done} queries in {many.elapsed:.1f} s, "
                  f"{many.qps:.2f} q/s")
         finally:
+            server.drop(srv, db)
             srv.stop()
     machine.finish()
     starved = [q for q, v in many.latencies.items() if not v]
@@ -128,14 +129,14 @@ def run(args: argparse.Namespace, results: Path, echo=print) -> None:  # noqa: A
         raise Starved(f"queries that never completed with {args.clients} clients: {starved}")
 
 
-def _section(args, one: Phase, many: Phase, machine: MachineLoad,  # noqa: ANN001
+def _section(args, one: Phase, many: Phase, machine: MachineLoad,
              starved: list[str]) -> tuple[str, report.Run]:
     ms = 1000.0
     lines = [
         f"## concurrency — {machine.stamp()} (`bench/run.py concurrency`)", "",
-        f"SSB SF {args.sf:g} (Stream Load, compaction settled); the 13 queries as a mix, each "
+        (f"SSB SF {args.sf:g} (Stream Load, compaction settled); the 13 queries as a mix, each "
         f"client starting at a different query; 1 client, then {args.clients} clients, "
-        f"{args.seconds:g} s each, pymysql ({args.backends} backends).",
+        f"{args.seconds:g} s each, pymysql ({args.backends} backends)."),
         machine.note(), "",
         "| clients | queries | seconds | queries/s | p50 (ms) | p99 (ms) |",
         "|---:|---:|---:|---:|---:|---:|",
@@ -147,11 +148,12 @@ def _section(args, one: Phase, many: Phase, machine: MachineLoad,  # noqa: ANN00
     lines += ["", f"Throughput {args.clients} clients / 1 client: **{ratio:.2f}x** (target >= 1). "
               + ("Starved queries: **" + ", ".join(starved) + "**." if starved
                  else "No query starved (each completed at least once)."), "",
-              f"| query | 1 client: n | p50 (ms) | max (ms) | {args.clients} clients: n | "
-              "p50 (ms) | max (ms) |", "|---|---:|---:|---:|---:|---:|---:|"]
+              (f"| query | 1 client: n | p50 (ms) | max (ms) | {args.clients} clients: n | "
+              "p50 (ms) | max (ms) |"), "|---|---:|---:|---:|---:|---:|---:|"]
     for q in many.latencies:
         a, b = one.latencies[q], many.latencies[q]
-        lines.append(f"| Q{q} | {len(a)} | {p50(a) * ms:.1f} | {max(a, default=float('nan')) * ms:.1f}"
+        worst_a = max(a, default=float("nan"))
+        lines.append(f"| Q{q} | {len(a)} | {p50(a) * ms:.1f} | {worst_a * ms:.1f}"
                      f" | {len(b)} | {p50(b) * ms:.1f} | {max(b, default=float('nan')) * ms:.1f} |")
     settings = {"sf": args.sf, "clients": args.clients, "seconds": args.seconds,
                 "backends": args.backends}

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import duckdb
@@ -82,7 +82,7 @@ FROM lineorder JOIN customer ON lo_custkey = c_custkey JOIN supplier ON lo_suppk
   JOIN part ON lo_partkey = p_partkey ORDER BY lo_orderdate, lo_orderkey, lo_linenumber"""
 
 
-def ssb_flat(sf: float, rollups: bool = False) -> Dataset:
+def ssb_flat(sf: float) -> Dataset:
     import ssb as kit
     import ssb_flat_rollups as flat_kit
 
@@ -92,17 +92,24 @@ def ssb_flat(sf: float, rollups: bool = False) -> Dataset:
         con.register(name, table)
     flat = con.sql(_FLAT_SELECT).to_arrow_table()
     con.close()
-    rollup_clause = flat_kit.ROLLUPS + "\n" if rollups else ""
-    notes = [f"bench/ssb.py's generator (seed {kit.SEED}) joined into Doris' lineorder_flat "
+    notes = [(f"bench/ssb.py's generator (seed {kit.SEED}) joined into Doris' lineorder_flat "
              "(SSB-flat kit DDL: yearly range partitions, HASH(lo_orderkey) BUCKETS 8 instead of "
-             "48 for 2 cores)."]
-    if rollups:
-        notes.append("Rollups (one per query group, equality filters leading the prefix index): `"
-                     + " ".join(flat_kit.ROLLUPS.split()) + "`")
+             "48 for 2 cores).")]
     return Dataset("ssb-flat", {"lineorder_flat": flat},
-                   {"lineorder_flat": FLAT_DDL.format(rollups=rollup_clause)},
+                   {"lineorder_flat": FLAT_DDL.format(rollups="")},
                    dict(flat_kit.QUERIES), duck_sql=lambda sql: sql.replace(" DIV ", " // "),
                    notes=notes)
+
+
+def with_rollups(flat: Dataset) -> Dataset:
+    """The same SSB-flat data with the rollups a Doris user would create for the query groups
+    (bench/ssb_flat_rollups.py: each group's equality filters lead a rollup's prefix index)."""
+    import ssb_flat_rollups as flat_kit
+
+    note = ("Rollups (one per query group, equality filters leading the prefix index): `"
+            + " ".join(flat_kit.ROLLUPS.split()) + "`")
+    return replace(flat, ddl={"lineorder_flat": FLAT_DDL.format(rollups=flat_kit.ROLLUPS + "\n")},
+                   notes=[*flat.notes, note])
 
 
 def tpch(sf: float, work: Path) -> Dataset:

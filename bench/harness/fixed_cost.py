@@ -27,11 +27,10 @@ DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 3"""
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--iterations", type=int, default=2000)
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows of the point-query table")
-    ap.add_argument("--backends", type=int, default=3)
-    ap.add_argument("--quiet-seconds", type=int, default=None)
+    server.add_arguments(ap)
 
 
-def probe(cur, make_sql, iterations: int) -> list[float]:  # noqa: ANN001
+def probe(cur, make_sql, iterations: int) -> list[float]:
     """Seconds per execute + fetch of make_sql(i), after iterations // 10 warm-up runs."""
     for i in range(max(iterations // 10, 5)):
         cur.execute(make_sql(i))
@@ -55,19 +54,21 @@ def points_table(rows: int) -> pa.Table:
                      "n": rng.integers(0, 1 << 40, rows)})
 
 
-def run(args: argparse.Namespace, results: Path, echo=print) -> None:  # noqa: ANN001
+def run(args: argparse.Namespace, results: Path, echo=print) -> None:
     machine = MachineLoad()
     with tempfile.TemporaryDirectory(prefix="bench-fixed-") as tmp:
-        srv = server.start(Path(tmp), args.backends, args.quiet_seconds)
+        srv = server.start(Path(tmp), args)
+        db = server.db_name("fixed")
         try:
             with srv.connect() as c, c.cursor() as cur:
-                cur.execute("CREATE DATABASE bench_fixed")
-            with srv.connect("bench_fixed") as c:
+                cur.execute(f"CREATE DATABASE {db}")
+            with srv.connect(db) as c:
                 with c.cursor() as cur:
                     cur.execute(POINT_DDL)
-                loading.stream_load(srv.http_port, "bench_fixed", "points",
+                loading.stream_load(srv.http_port, db, "points",
                                     points_table(args.rows), 500_000)
-                loading.settle(c, srv.http_port, ["points"], server.settle_quiet(args.quiet_seconds))
+                quiet = server.settle_quiet(args.quiet_seconds)
+                loading.settle(c, srv.http_port, ["points"], quiet)
                 rng = random.Random(11)
                 keys = [rng.randrange(args.rows) for _ in range(args.iterations * 2)]
                 cur = c.cursor()
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace, results: Path, echo=print) -> None:  # noqa: A
                 point = probe(cur, lambda i: f"SELECT k, v, n FROM points WHERE k = {keys[i]}",
                               args.iterations)
         finally:
+            server.drop(srv, db)
             srv.stop()
     machine.finish()
     section, run_ = _section(args, select1, point, machine)
@@ -82,26 +84,26 @@ def run(args: argparse.Namespace, results: Path, echo=print) -> None:  # noqa: A
     echo(section)
 
 
-def _section(args, select1: list[float], point: list[float],  # noqa: ANN001
+def _section(args, select1: list[float], point: list[float],
              machine: MachineLoad) -> tuple[str, report.Run]:
     us = 1e6
     lines = [
         f"## fixed-cost — {machine.stamp()} (`bench/run.py fixed-cost`)", "",
-        f"One pymysql connection, {args.iterations} executions each after a warm-up (wall time "
+        (f"One pymysql connection, {args.iterations} executions each after a warm-up (wall time "
         f"of execute + fetchall). Point query: `SELECT k, v, n FROM points WHERE k = <random>` on "
         f"DUPLICATE KEY(k), {args.rows:,} rows in 3 buckets (Stream Load, compaction settled), "
-        f"{args.backends} backends.",
+        f"{args.backends} backends."),
         machine.note(), "",
         "| query | p50 (us) | p99 (us) | MariaDB reference (us) |",
         "|---|---:|---:|---:|",
-        f"| SELECT 1 | {p50(select1) * us:,.0f} | {percentile(select1, 99) * us:,.0f} | "
-        f"~{MARIADB_SELECT1_US:.0f} (quoted in issue 17, not measured here) |",
-        f"| point query on the short-key prefix | {p50(point) * us:,.0f} | "
-        f"{percentile(point, 99) * us:,.0f} | - |",
+        (f"| SELECT 1 | {p50(select1) * us:,.0f} | {percentile(select1, 99) * us:,.0f} | "
+        f"~{MARIADB_SELECT1_US:.0f} (quoted in issue 17, not measured here) |"),
+        (f"| point query on the short-key prefix | {p50(point) * us:,.0f} | "
+        f"{percentile(point, 99) * us:,.0f} | - |"),
         "",
-        f"SELECT 1 p50 is {p50(select1) * us / MARIADB_SELECT1_US:.1f}x MariaDB's quoted figure; "
+        (f"SELECT 1 p50 is {p50(select1) * us / MARIADB_SELECT1_US:.1f}x MariaDB's quoted figure; "
         f"point query p50 {p50(point) * 1000:.2f} ms (target <= 1 ms: "
-        f"{'met' if p50(point) <= 1e-3 else 'NOT met'}).",
+        f"{'met' if p50(point) <= 1e-3 else 'NOT met'})."),
     ]
     settings = {"iterations": args.iterations, "rows": args.rows, "backends": args.backends}
     metrics = {"select1_p50_us": (p50(select1) * us, "lower"),

@@ -1,7 +1,9 @@
 """bench/RESULTS.md: each benchmark run appends a dated section (its table, its settings, the
 machine's load) ending in a machine-readable line
 
-    <!-- bench-run: {"suite": ..., "settings": {...}, "metrics": {name: [value, "lower"|"higher"]}} -->
+    <!-- bench-run: {"suite": ..., "settings": {...}, "metrics": {name: [value, better]}} -->
+
+(`better` is "lower" or "higher")
 
 and the block between the `bench-regressions` markers at the top of the file is rewritten from
 those lines: for every suite and settings, the latest run against the previous one, any metric
@@ -16,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 THRESHOLD = 0.10
-_RUN_RE = re.compile(r"^<!-- bench-run: (\{.*\}) -->$", re.M)
-_BLOCK_RE = re.compile(r"<!-- bench-regressions -->.*?<!-- /bench-regressions -->\n?", re.S)
+_RUN_RE = re.compile(r"^<!-- bench-run: (\{.*\}) -->$", re.MULTILINE)
+_BLOCK_RE = re.compile(r"<!-- bench-regressions -->.*?<!-- /bench-regressions -->\n?", re.DOTALL)
 
 
 @dataclass

@@ -29,7 +29,7 @@ class Variant:
 
     @property
     def db(self) -> str:
-        return f"bench_{self.label}"
+        return server.db_name(self.label.replace("-", "_"))
 
     @property
     def load_seconds(self) -> float:
@@ -48,14 +48,12 @@ def add_arguments(ap: argparse.ArgumentParser, sf: float) -> None:
     ap.add_argument("--chunk-rows", type=int, default=500_000,
                     help="rows per Stream Load (one label each)")
     ap.add_argument("--insert-rows", type=int, default=5_000, help="rows per INSERT statement")
-    ap.add_argument("--backends", type=int, default=3)
-    ap.add_argument("--quiet-seconds", type=int, default=None,
-                    help="override the server's cumulative_compaction_quiet_seconds (30)")
+    server.add_arguments(ap)
     ap.add_argument("--no-settle", action="store_true",
                     help="skip the pass after background compaction settled")
 
 
-def _load(v: Variant, srv, args, echo) -> None:  # noqa: ANN001
+def _load(v: Variant, srv, args, echo) -> None:
     with srv.connect() as c, c.cursor() as cur:
         cur.execute(f"CREATE DATABASE {v.db}")
     conn = srv.connect(v.db, read_timeout=3600)
@@ -75,7 +73,7 @@ def _load(v: Variant, srv, args, echo) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace, variants: list[Variant], results: Path,
-        settings_extra: dict | None = None, echo=print) -> list[str]:  # noqa: ANN001
+        settings_extra: dict | None = None, echo=print) -> list[str]:
     """Run the suite; returns this run's regressions (also written to `results`)."""
     machine = MachineLoad()
     base = variants[0].dataset
@@ -84,7 +82,7 @@ def run(args: argparse.Namespace, variants: list[Variant], results: Path,
         work = Path(tmp)
         dcon, duck_s = duck.build(work / f"{base.name}.duckdb", base.tables)
         echo(f"DuckDB file loaded in {duck_s:.1f} s")
-        srv = server.start(work, args.backends, args.quiet_seconds)
+        srv = server.start(work, args)
         try:
             for v in variants:
                 _load(v, srv, args, echo)
@@ -107,6 +105,9 @@ def run(args: argparse.Namespace, variants: list[Variant], results: Path,
                             f"{v.label} settled", conn.cursor(), dcon, queries,
                             v.dataset.duck_sql, v.dataset.ordered, args.runs, echo)
         finally:
+            for v in variants:
+                if v.loads is not None:
+                    server.drop(srv, v.db)
             srv.stop()
             dcon.close()
     machine.finish()
@@ -125,7 +126,7 @@ def _final(v: Variant) -> compare.Pass:
     return v.settled or v.after_load
 
 
-def _section(name: str, args, variants: list[Variant], duck_s: float,  # noqa: ANN001
+def _section(name: str, args, variants: list[Variant], duck_s: float,
              machine: MachineLoad, settings: dict) -> tuple[str, report.Run]:
     load_how = (f"Stream Load over HTTP, {args.chunk_rows:,}-row CSV chunks (one label each)"
                 if args.load == "stream" else
@@ -134,21 +135,22 @@ def _section(name: str, args, variants: list[Variant], duck_s: float,  # noqa: A
     lines += variants[0].dataset.notes
     lines += [
         "",
-        f"SF {args.sf:g}; data loaded by {load_how}; ShaleDB over the MySQL protocol (pymysql, "
+        (f"SF {args.sf:g}; data loaded by {load_how}; ShaleDB over the MySQL protocol (pymysql, "
         f"{args.backends} backends); DuckDB on a database file (loaded in {duck_s:.1f} s), "
         f"alternating query by query, median of {args.runs} after a warm-up, identical rows "
-        "checked for every query.",
+        "checked for every query."),
         machine.note(),
         "",
-        "| database | rows | load s | rows/s | loads | versions after load -> settled | "
-        "settle s |",
+        ("| database | rows | load s | rows/s | loads | versions after load -> settled | "
+        "settle s |"),
         "|---|---:|---:|---:|---:|---|---:|",
     ]
     for v in variants:
         st = v.settle
         lines.append(
             f"| {v.label} | {v.load_rows:,} | {v.load_seconds:.1f} | "
-            f"{v.load_rows / max(v.load_seconds, 1e-9):,.0f} | {sum(s.loads for s in v.loads or [])} | "
+            f"{v.load_rows / max(v.load_seconds, 1e-9):,.0f} | "
+            f"{sum(s.loads for s in v.loads or [])} | "
             + (f"{st.versions_before} -> {st.versions_after}"
                + (" (timed out)" if st.timed_out else "") + f" | {st.seconds:.1f} |"
                if st else "- | - |"))
@@ -190,7 +192,7 @@ def _section(name: str, args, variants: list[Variant], duck_s: float,  # noqa: A
     return "\n".join(lines) + "\n", report.Run(name, settings, metrics, machine.stamp())
 
 
-def timed(fn):  # noqa: ANN001, ANN201
+def timed(fn):
     t0 = time.perf_counter()
     out = fn()
     return time.perf_counter() - t0, out
