@@ -7,6 +7,7 @@ settings at the top of that file.
     .venv/bin/python bench/run.py tpch       [--sf 1]
     .venv/bin/python bench/run.py concurrency [--sf 1] [--clients 8] [--seconds 60]
     .venv/bin/python bench/run.py fixed-cost [--iterations 2000]
+    .venv/bin/python bench/run.py profile    [--sf 0.1] [--seconds 20]   (py-spy, text summary)
 
 `--results PATH` writes elsewhere (the smoke test does). Data is loaded as users load it: Stream
 Load over HTTP in chunks (or `--load insert`); query timings are taken right after the load and
@@ -28,7 +29,7 @@ for _p in (ROOT, ROOT / "tests", ROOT / "tests" / "tpch", ROOT / "bench"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from harness import concurrency, datasets, fixed_cost, suites  # noqa: E402
+from harness import concurrency, datasets, fixed_cost, profile, suites  # noqa: E402
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
 
@@ -44,8 +45,9 @@ def main(argv: list[str] | None = None) -> int:
                            help="also load lineorder_flat with one rollup per query group")
     concurrency.add_arguments(sub.add_parser("concurrency"))
     fixed_cost.add_arguments(sub.add_parser("fixed-cost"))
-    for p in sub.choices.values():
+    for p in list(sub.choices.values()):
         p.add_argument("--results", type=Path, default=RESULTS)
+    profile.add_arguments(sub.add_parser("profile"))
     args = ap.parse_args(argv)
 
     if args.bench == "ssb":
@@ -63,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         suites.run(args, variants, args.results)
     elif args.bench == "concurrency":
         concurrency.run(args, args.results)
-    else:
+    elif args.bench == "fixed-cost":
         fixed_cost.run(args, args.results)
+    else:
+        profile.run(args)
     return 0
 
 

@@ -26,6 +26,7 @@ class Variant:
     after_load: compare.Pass | None = None
     settled: compare.Pass | None = None
     settle: loading.Settled | None = None
+    versions_after_load: int = 0  # over all tablets, the moment the last load returned
 
     @property
     def db(self) -> str:
@@ -69,6 +70,7 @@ def _load(v: Variant, srv, args, echo) -> None:
         echo(f"  [{v.label}] loaded {name}: {st.rows:,} rows in {st.seconds:.1f} s "
              f"({st.rows_per_s:,.0f} rows/s, {st.loads} loads)")
         v.loads.append(st)
+    v.versions_after_load = sum(loading.version_counts(conn, list(v.dataset.tables)))
     conn.close()
 
 
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace, variants: list[Variant], results: Path,
                         v.settle = loading.settle(conn, srv.http_port, list(v.dataset.tables),
                                                   server.settle_quiet(args.quiet_seconds))
                     echo(f"  [{v.label}] compaction settled after {v.settle.seconds:.1f} s: "
-                         f"{v.settle.versions_before} -> {v.settle.versions_after} versions")
+                         f"{v.versions_after_load} -> {v.settle.versions_after} versions")
                 for v in variants:
                     queries = {q: v.dataset.queries[q] for q in wanted}
                     with srv.connect(v.db, read_timeout=3600) as conn:
@@ -151,7 +153,7 @@ def _section(name: str, args, variants: list[Variant], duck_s: float,
             f"| {v.label} | {v.load_rows:,} | {v.load_seconds:.1f} | "
             f"{v.load_rows / max(v.load_seconds, 1e-9):,.0f} | "
             f"{sum(s.loads for s in v.loads or [])} | "
-            + (f"{st.versions_before} -> {st.versions_after}"
+            + (f"{v.versions_after_load} -> {st.versions_after}"
                + (" (timed out)" if st.timed_out else "") + f" | {st.seconds:.1f} |"
                if st else "- | - |"))
     head = "| Query |"
