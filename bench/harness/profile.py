@@ -35,6 +35,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="sample every non-idle thread, not only the one holding the GIL (the "
                          "GIL-only view is the Python CPU work; the other shows waiting too)")
     ap.add_argument("--probes", default="select1,point,q1.1,q2.1")
+    ap.add_argument("--server-pid", type=int, default=None,
+                    help="the --attach'ed server's process id (py-spy samples it)")
     server.add_arguments(ap)
 
 
@@ -122,16 +124,16 @@ def record(pid: int, seconds: float, rate: int, out: Path, load,
 
 
 def run(args: argparse.Namespace, echo=print) -> None:
-    if args.attach:
-        raise SystemExit("profile starts its own server (py-spy needs its pid)")
+    if args.attach and not args.server_pid:
+        raise SystemExit("--attach needs --server-pid (py-spy samples that process)")
     ssb = datasets.ssb(args.sf)
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as tmp:
         work = Path(tmp)
         raw_dir = args.raw_dir or work
         raw_dir.mkdir(parents=True, exist_ok=True)
         srv = server.start(work, args)
+        db = server.db_name("profile")
         try:
-            db = server.db_name("profile")
             with srv.connect() as c, c.cursor() as cur:
                 cur.execute(f"CREATE DATABASE {db}")
             conn = srv.connect(db, read_timeout=3600)
@@ -162,12 +164,14 @@ def run(args: argparse.Namespace, echo=print) -> None:
                     once()
                 t0 = time.perf_counter()
                 raw = raw_dir / (re.sub(r"\W+", "_", label) + ".txt")
-                n = record(srv.proc.pid, args.seconds, args.rate, raw, once,
+                pid = args.server_pid or srv.proc.pid  # type: ignore[union-attr]
+                n = record(pid, args.seconds, args.rate, raw, once,
                            not args.all_threads)
                 took = time.perf_counter() - t0
                 echo(f"### {label}: {n} queries in {took:.1f} s ({1000 * took / n:.2f} ms each)")
                 echo(summarise(raw.read_text(), args.top))
             conn.close()
         finally:
+            server.drop(srv, db)
             srv.stop()
 

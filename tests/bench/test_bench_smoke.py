@@ -76,6 +76,18 @@ def test_concurrency(results: Path, attach: list[str]) -> None:
     assert "Throughput 3 clients / 1 client" in text
 
 
+def test_profile(bench_server: ServerProcess, attach: list[str]) -> None:
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "profile", "--sf",
+                           "0.002", "--seconds", "1", "--probes", "select1,q1.1", *attach,
+                           "--server-pid", str(bench_server.proc.pid)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    assert "### SELECT 1:" in out and "### SSB Q1.1 SF 0.002:" in out
+    assert out.count("self time by package:") == 2
+    assert "(server/" in out  # the server's own frames were sampled
+
+
 def test_fixed_cost_and_no_database_left_behind(bench_server: ServerProcess, results: Path,
                                                attach: list[str]) -> None:
     text = bench(results, attach, "fixed-cost", "--iterations", "30", "--rows", "2000")
