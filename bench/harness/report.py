@@ -68,6 +68,9 @@ def regression_block(runs: list[Run]) -> str:
         by_key.setdefault(r.key(), []).append(r)
     lines = ["<!-- bench-regressions -->",
              "## Regressions (> 10% worse than the previous run of the same suite and settings)",
+             "",
+             ("Written by `bench/run.py` from the `bench-run` lines that end its dated sections "
+             "(`## <suite> — <date>`, appended at the end of this file)."),
              ""]
     found = False
     for key, rs in by_key.items():
