@@ -29,7 +29,7 @@ for _p in (ROOT, ROOT / "tests", ROOT / "tests" / "tpch", ROOT / "bench"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from harness import concurrency, datasets, fixed_cost, profile, suites  # noqa: E402
+from harness import compare, concurrency, datasets, fixed_cost, profile, suites  # noqa: E402
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
 
@@ -73,4 +73,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except compare.ResultMismatch as e:  # the benchmark is void: say so, write no table
+        print(f"RESULT MISMATCH, no results written: {e}", file=sys.stderr)
+        sys.exit(2)
