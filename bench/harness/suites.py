@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,8 +192,3 @@ def _section(name: str, args, variants: list[Variant], duck_s: float,
             metrics[f"{v.label}.Q{t.query}_ms"] = (t.shale_ms, "lower")
     return "\n".join(lines) + "\n", report.Run(name, settings, metrics, machine.stamp())
 
-
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
