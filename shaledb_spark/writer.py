@@ -8,9 +8,10 @@
   that dies mid-stream leaves no txn at all (the server fails a load whose body is cut).
 - `commit` (driver, all tasks done): commits every task's txn in one `_stream_load_2pc` call
   (`txn_id: 1,2,3`, ShaleDB's multi-txn commit: one visible version, all or nothing).
-- `abort` (driver, some task failed for good): aborts every txn it was given; txns of tasks
-  Spark never reported expire PRECOMMITTED after `stream_load_default_precommit_timeout_second`
-  and are aborted by the server.
+- `abort` (driver, some task failed for good): aborts every txn it was given and every load
+  of the job still precommitted (SHOW LOAD by the job's label prefix); a task Spark could not
+  cancel in time may still precommit afterwards: that txn is never committed, and the server
+  aborts it after `stream_load_default_precommit_timeout_second`. Nothing becomes visible.
 - `overwrite` mode: the driver creates a staging table `CREATE TABLE .. LIKE` the target, the
   tasks load into it, and `commit` makes the staged rows visible then swaps them in with one
   `INSERT OVERWRITE TABLE t SELECT .. FROM staging` (atomic: readers see the old contents or the
@@ -94,6 +95,17 @@ class ShaleDBWriter(DataSourceArrowWriter):
         finally:
             conn.close()
 
+    def _precommitted_labels(self) -> list[str]:
+        prefix = f"{self.opts.label_prefix}_{self.job}_"
+        conn = fetch.connect(self.opts)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"SHOW LOAD FROM {quote_ident(self.opts.db)} "
+                            f"WHERE LABEL LIKE '{prefix}%'")
+                return [row[1] for row in cur.fetchall() if row[2] == "LOADING"]
+        finally:
+            conn.close()
+
     def _label(self, partition: int, attempt: int) -> str:
         return f"{self.opts.label_prefix}_{self.job}_{partition}_{attempt}"
 
@@ -142,9 +154,13 @@ class ShaleDBWriter(DataSourceArrowWriter):
                 self._sql(f"DROP TABLE IF EXISTS {self._ident(self.staging)}")
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        txns = [m.txn_id for m in messages if isinstance(m, LoadCommit) and m.txn_id >= 0]
-        for txn in txns:
+        txns = {m.txn_id for m in messages if isinstance(m, LoadCommit) and m.txn_id >= 0}
+        for txn in sorted(txns):
             rest.two_phase(self.opts, self.target, "abort", txn_ids=[txn])
+        # loads of this job Spark sent no message for (a task that finished while the job
+        # was failing): every label of the job still precommitted (LOADING) is aborted too
+        for label in self._precommitted_labels():
+            rest.two_phase(self.opts, self.target, "abort", label=label)
         if self.overwrite:
             self._sql(f"DROP TABLE IF EXISTS {self._ident(self.staging)}")
 
