@@ -4,8 +4,8 @@ Read (Doris -> Spark), as spark-doris-connector maps them except where the exact
 more room: BOOLEAN BooleanType; TINYINT..BIGINT Byte/Short/Integer/LongType; LARGEINT
 StringType (its exact digits: 2**127 does not fit DecimalType(38, 0)); FLOAT/DOUBLE; DECIMAL
 (p, s) DecimalType(p, s) up to 38; DATE DateType; DATETIME(p) TimestampNTZType (a Doris
-DATETIME has no time zone); CHAR/VARCHAR/STRING StringType; HLL/BITMAP BinaryType (their
-serialized bytes); JSON StringType.
+DATETIME has no time zone); CHAR/VARCHAR/STRING StringType; JSON StringType. HLL, BITMAP and
+the nested types are refused with the column's name (not supported yet).
 
 Write (Spark -> Doris) accepts a Spark type when every value of it fits the column (or the
 load converts it, as strings into numbers); `check_write_schema` names the first column that
@@ -25,7 +25,7 @@ _SIMPLE: dict[str, T.DataType] = {
     "DATEV2": T.DateType(), "DATETIME": T.TimestampNTZType(),
     "DATETIMEV2": T.TimestampNTZType(), "CHAR": T.StringType(), "VARCHAR": T.StringType(),
     "STRING": T.StringType(), "TEXT": T.StringType(), "JSON": T.StringType(),
-    "JSONB": T.StringType(), "HLL": T.BinaryType(), "BITMAP": T.BinaryType(),
+    "JSONB": T.StringType(),
 }
 _DECIMALS = ("DECIMAL", "DECIMALV2", "DECIMALV3", "DECIMAL32", "DECIMAL64", "DECIMAL128",
              "DECIMAL256")
@@ -43,7 +43,7 @@ def spark_type(prop: dict[str, Any]) -> T.DataType:
     if name in _SIMPLE:
         return _SIMPLE[name]
     raise SchemaMismatch(f"column `{prop['name']}`: Doris type {name} is not supported by the "
-                         "shaledb Spark data source")
+                         "shaledb Spark data source yet (leave it out with doris.read.field)")
 
 
 def spark_schema(props: list[dict[str, Any]], fields: tuple[str, ...] = ()) -> T.StructType:
@@ -90,9 +90,7 @@ def _fits(doris: str, prop: dict[str, Any], st: T.DataType) -> bool:
         return isinstance(st, (T.DateType, T.TimestampType, T.TimestampNTZType))
     if doris in ("CHAR", "VARCHAR", "STRING", "TEXT", "JSON", "JSONB"):
         return not isinstance(st, (T.ArrayType, T.MapType, T.StructType, T.BinaryType))
-    if doris in ("HLL", "BITMAP"):
-        return isinstance(st, T.BinaryType)
-    return False
+    return False  # HLL, BITMAP, ARRAY, MAP, STRUCT: not yet
 
 
 def check_write_schema(props: list[dict[str, Any]], schema: T.StructType, table: str) -> None:

@@ -81,3 +81,12 @@ def test_write_check_names_the_column() -> None:
         check_write_schema(props, scale, "d.t")
     assert spark_schema(props, ("amount",)) == T.StructType(
         [T.StructField("amount", T.DecimalType(12, 2))])
+    with_bitmap = [*props, {"name": "users", "type": "BITMAP", "aggregation_type":
+                            "BITMAP_UNION"}]
+    with pytest.raises(SchemaMismatch, match="column `users`: Doris type BITMAP is not "
+                                             "supported"):
+        spark_schema(with_bitmap)
+    assert len(spark_schema(with_bitmap, ("k", "amount")).fields) == 2
+    with pytest.raises(SchemaMismatch, match="column `users`: Spark type binary cannot"):
+        check_write_schema(with_bitmap, T.StructType([T.StructField("users", T.BinaryType())]),
+                           "d.t")
