@@ -77,7 +77,7 @@ def filter_sql(f: Filter, types: dict[str, T.DataType]) -> str | None:
     if isinstance(f, Not):
         inner = filter_sql(f.child, types)
         return None if inner is None else f"NOT ({inner})"
-    attribute = getattr(f, "attribute", ())
+    attribute: tuple[str, ...] = tuple(getattr(f, "attribute", ()))
     if len(attribute) != 1 or attribute[0].lower() not in types:
         return None
     col = quote_ident(attribute[0])
@@ -89,7 +89,7 @@ def filter_sql(f: Filter, types: dict[str, T.DataType]) -> str | None:
     if isinstance(f, IsNotNull):
         return f"{col} IS NOT NULL"
     if type(f) in _COMPARISONS:
-        lit = sql_literal(f.value)
+        lit = sql_literal(getattr(f, "value", None))
         return None if lit is None else f"{col} {_COMPARISONS[type(f)]} {lit}"
     if isinstance(f, In):
         lits = [sql_literal(v) for v in f.value]
