@@ -40,7 +40,7 @@ from sql.binder.relations import (
 from sql.binder.table_functions import FileSource, table_function_call
 from sql.errors import DorisError, no_database_selected, table_not_found, unknown_database
 from sql.functions.coercion import common_type, comparison_type
-from sql.parser.dialect_nodes import TEMPORARY_PARTITION_META
+from sql.parser.dialect_nodes import TABLETS_META, TEMPORARY_PARTITION_META
 from sql.show.information_schema import (
     INFORMATION_SCHEMA,
     is_information_schema,
@@ -176,7 +176,18 @@ class FromBinder:
         meta = self.catalog.get_table(db, name)
         if meta is None:
             raise table_not_found(db, name)
-        return TableSource(db, meta, alias, self._partitions(t, meta))
+        return TableSource(db, meta, alias, self._partitions(t, meta), self._tablets(t, meta))
+
+    def _tablets(self, t: exp.Table, meta: TableMeta) -> tuple[int, ...]:
+        """`t TABLET (id, ..)` (sql/parser/dialect.py TABLETS_META): the ids, each a tablet of
+        this table (any partition, any index), else an error naming the first unknown one."""
+        ids: tuple[int, ...] = t.meta.get(TABLETS_META, ())
+        if ids:
+            known = {tb.tablet_id for tb in self.catalog.tablets(meta.table_id)}
+            for tablet_id in ids:
+                if tablet_id not in known:
+                    raise DorisError(f"Tablet {tablet_id} does not exist in table {meta.name}")
+        return ids
 
     def _partitions(self, t: exp.Table, meta: TableMeta) -> tuple[str, ...]:
         """`t PARTITION (p1, ..)` / `PARTITIONS (..)`: the named partitions, checked."""

@@ -36,6 +36,8 @@ class TableSource:
     # `FROM t PARTITION (p1, p2)`: read only these partitions (names as in the catalog);
     # a TemporaryPartitionNames for `FROM t TEMPORARY PARTITION (tp1, ..)`
     partitions: tuple[str, ...] = ()
+    # `FROM t TABLET (id, ..)`: read only these tablets (ids checked against the table)
+    tablets: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,6 +152,7 @@ from sql.parser.dialect_nodes import (  # noqa: F401 - re-exported
     EXPLAIN_STYLES,
     JOIN_HINTS,
     STATEMENT_TYPES,
+    TABLETS_META,
     TEMPORARY_PARTITION_KEYWORDS,
     TEMPORARY_PARTITION_META,
     AddPartition,
@@ -1078,6 +1079,24 @@ class ShaleDorisParser(DorisParser):
             self._curr.token_type = TokenType.VAR  # the table function sql/binder/partitions_tvf.py
         return super()._parse_table_part(schema=schema)
 
+    # ---- FROM t TABLET(id, ..): read only these tablets (Doris' tabletList) ------------------
+
+    def _parse_table_alias(
+        self, alias_tokens: t.Collection[TokenType] | None = None
+    ) -> exp.TableAlias | None:
+        """Doris writes `t [PARTITION (..)] TABLET (id, ..) [alias]`: the ids are held until
+        `_parse_table` puts them on the Table's meta[TABLETS_META]."""
+        nxt = self._next
+        if (self._curr is not None and self._curr.text.upper() == "TABLET" and nxt is not None
+                and nxt.token_type == TokenType.L_PAREN):
+            self._advance(2)
+            ids = self._parse_csv(self._parse_number)
+            self._match_r_paren()
+            if not ids or not all(isinstance(i, exp.Literal) and i.name.isdigit() for i in ids):
+                self.raise_error("Expected tablet ids (integers) in TABLET (..)")
+            self._pending_tablets = tuple(int(i.name) for i in ids)
+        return super()._parse_table_alias(alias_tokens=alias_tokens)
+
     # ---- join hints: a JOIN [shuffle] b ------------------------------------------------------
 
     def _parse_table(
@@ -1090,6 +1109,7 @@ class ShaleDorisParser(DorisParser):
         parse_partition: bool = False,
         consume_pipe: bool = False,
     ) -> exp.Expr | None:
+        outer_tablets = self.__dict__.pop("_pending_tablets", None)  # an enclosing table's
         hint = None
         if self._prev.token_type == TokenType.JOIN and self._curr.token_type == TokenType.L_BRACKET:
             word, close = self._peek(1), self._peek(2)
@@ -1113,6 +1133,14 @@ class ShaleDorisParser(DorisParser):
         )
         if hint and this is not None:
             this.meta[_JOIN_HINT_META] = hint
+        tablets = self.__dict__.pop("_pending_tablets", None)
+        if outer_tablets is not None:
+            self._pending_tablets = outer_tablets
+        if tablets is not None:
+            if not isinstance(this, exp.Table):
+                self.raise_error("TABLET (..) applies to a table")
+            else:
+                this.meta[TABLETS_META] = tablets
         return this
 
     def _parse_join(

@@ -56,6 +56,8 @@ _JOIN_HINT_META = "doris_join_hint"
 _LABEL_META = "doris_insert_label"
 # `TEMPORARY PARTITION (..)` in FROM / INSERT INTO: set on the exp.Partition node's meta
 TEMPORARY_PARTITION_META = "doris_temporary_partition"
+# `FROM t TABLET (1, 2)`: the tablet ids (a tuple of ints) in the Table node's meta.
+TABLETS_META = "shaledb_tablets"
 TEMPORARY_PARTITION_KEYWORDS = frozenset({"TEMPORARY PARTITION", "TEMPORARY PARTITIONS"})
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
