@@ -2,7 +2,8 @@
 (8 by default) for `--seconds` each (60 by default), over pymysql against one server loaded by
 Stream Load (compaction settled). Reports throughput (queries/s) of both and their ratio, p50 /
 p99 latency, and per query the completions and the maximum latency (no query may starve: each
-must complete at least once in the concurrent phase, else the run fails)."""
+must complete at least once in the concurrent phase, else the run fails; a phase whose time is up
+before the mix has gone round once runs on, up to ten times its length, until it has)."""
 
 from __future__ import annotations
 
@@ -55,14 +56,25 @@ def run_phase(srv, db: str, queries: dict[str, str], clients: int, seconds: floa
     conns = [srv.connect(db, read_timeout=3600) for _ in range(clients)]
     start = threading.Barrier(clients + 1)
     deadline = [0.0]
+    # A short run may end before the mix has gone round once: clients then go on (up to the
+    # hard stop) until every query has completed at least once, so "starved" means a query
+    # that could not finish while the others kept finishing, not one that was never reached.
+    hard_stop = [0.0]
     errors: list[BaseException] = []
+
+    def keep_going() -> bool:
+        now = time.perf_counter()
+        if now < deadline[0]:
+            return True
+        with lock:
+            return now < hard_stop[0] and not all(phase.latencies.values())
 
     def client(i: int) -> None:
         cur = conns[i].cursor()
         k = i * len(ids) // clients  # each client starts elsewhere in the mix
         start.wait()
         try:
-            while time.perf_counter() < deadline[0]:
+            while keep_going():
                 q = ids[k % len(ids)]
                 t0 = time.perf_counter()
                 cur.execute(queries[q])
@@ -78,6 +90,7 @@ def run_phase(srv, db: str, queries: dict[str, str], clients: int, seconds: floa
         t.start()
     t0 = time.perf_counter()
     deadline[0] = t0 + seconds
+    hard_stop[0] = t0 + max(10 * seconds, 60.0)
     start.wait()
     for t in threads:
         t.join()
