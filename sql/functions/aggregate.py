@@ -59,15 +59,15 @@ def _zeros_obj(n: int, like: np.ndarray) -> np.ndarray:
 
 
 def _valid_rows(arg: Vec, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if arg.valid is None:
+    if arg.validity is None:
         return arg.data, codes
-    return arg.data[arg.valid], codes[arg.valid]
+    return arg.data[arg.validity], codes[arg.validity]
 
 
 # ---- COUNT ---------------------------------------------------------------------------------
 def _count_partial(arg: Vec | None, codes: np.ndarray, groups: int) -> State:
-    if arg is not None and arg.valid is not None:
-        codes = codes[arg.valid]
+    if arg is not None and arg.validity is not None:
+        codes = codes[arg.validity]
     return (np.bincount(codes, minlength=groups).astype(np.int64),)
 
 

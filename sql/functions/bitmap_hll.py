@@ -60,8 +60,8 @@ def _needs(name: str, kind: TypeKind) -> Callable[[list[DataType]], list[DataTyp
 def _rows(v: Vec) -> list[object | None]:
     """Values of a Vec as a list with None for NULL."""
     vals = v.data.tolist()
-    if v.valid is not None:
-        for i in np.flatnonzero(~v.valid).tolist():
+    if v.validity is not None:
+        for i in np.flatnonzero(~v.validity).tolist():
             vals[i] = None
     if v.type.kind is TypeKind.NULL:
         return [None] * len(vals)
@@ -227,9 +227,9 @@ def _valid_items(arg: Vec | None, codes: np.ndarray) -> tuple[list[object], np.n
     assert arg is not None
     if arg.type.kind is TypeKind.NULL:
         return [], codes[:0]
-    if arg.valid is None:
+    if arg.validity is None:
         return arg.data.tolist(), codes
-    return arg.data[arg.valid].tolist(), codes[arg.valid]
+    return arg.data[arg.validity].tolist(), codes[arg.validity]
 
 
 # Folds may reuse their inputs: every sketch in a state is owned by that state alone.

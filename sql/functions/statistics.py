@@ -28,9 +28,9 @@ _OBJ = np.dtype(object)
 
 
 def _valid_rows(arg: Vec, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if arg.valid is None:
+    if arg.validity is None:
         return arg.data, codes
-    return arg.data[arg.valid], codes[arg.valid]
+    return arg.data[arg.validity], codes[arg.validity]
 
 
 # ---- STDDEV / VARIANCE ---------------------------------------------------------------------

@@ -137,7 +137,7 @@ def _char(a: list[Vec], env: EvalEnv) -> Vec:
     for i in range(env.n):
         buf = b""
         for v in a:
-            if v.valid is not None and not v.valid[i]:
+            if v.validity is not None and not v.validity[i]:
                 continue
             x = int(v.data[i]) % 2**32
             buf += x.to_bytes(max(1, (x.bit_length() + 7) // 8), "big")
@@ -257,7 +257,7 @@ def _tuple_key(a: list[Vec], env: EvalEnv) -> Vec:
     """One string per row identifying the tuple of physical values; NULL if any is NULL (a
     row with a NULL is not counted by COUNT(DISTINCT a, b), as in MySQL)."""
     keys = ["\x00".join(repr(x) for x in row) for row in _rows(a)]
-    return Vec(STRING, object_array(keys), and_valid(*(v.valid for v in a)))
+    return Vec(STRING, object_array(keys), and_valid(*(v.validity for v in a)))
 
 
 _reg("__tuple_key", 1, -1, lambda t: ([None] * len(t), STRING), _tuple_key)
@@ -286,11 +286,11 @@ def _order_pack(a: list[Vec], env: EvalEnv) -> Vec:
     cols = []
     for k in keys:
         enc = [sort_key_text(x, k.type) for x in k.data.tolist()]
-        if k.valid is not None:
-            enc = [e if ok else "" for e, ok in zip(enc, k.valid.tolist())]
+        if k.validity is not None:
+            enc = [e if ok else "" for e, ok in zip(enc, k.validity.tolist())]
         cols.append(enc)
     out = ["\x00".join([*(c[i] for c in cols), texts[i]]) for i in range(env.n)]
-    return Vec(STRING, object_array(out), value.valid)
+    return Vec(STRING, object_array(out), value.validity)
 
 
 _reg("__order_pack", 2, -1, lambda t: ([None] * len(t), STRING), _order_pack, propagate=False)

@@ -239,7 +239,7 @@ def _date_add(a: list[Vec], env: EvalEnv) -> Vec:
 def _date_add_values(v: Vec, amount: np.ndarray, unit: str) -> Vec:
     t = v.type
     if t.kind is TypeKind.DATE and unit in _MICRO_UNITS:
-        v = Vec(DataType(TypeKind.DATETIME), v.data.astype(np.int64) * MICROS_PER_DAY, v.valid)
+        v = Vec(DataType(TypeKind.DATETIME), v.data.astype(np.int64) * MICROS_PER_DAY, v.validity)
         t = v.type
     if unit in _DAY_UNITS:
         step = amount * _DAY_UNITS[unit]

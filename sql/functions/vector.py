@@ -1,11 +1,12 @@
 """Vec: the value form expression implementations compute on.
 
-A `Vec` is a typed numpy array plus an optional validity mask (None = no nulls), like a storage
-`Column`, except that strings are decoded into a numpy object array of `str` (blobs: `bytes`)
-so Python-level string functions and comparisons can run on them. Fixed-width types keep their
-physical storage dtype (storage/types.py), LARGEINT and wide DECIMAL stay object arrays of int.
-Values under a null are always defined (0 / "" ), so implementations can compute branch-free and
-only combine validity masks. Conversion to and from `Column` happens at operator edges.
+A `Vec` is a typed numpy array plus an optional `validity` mask (None = no nulls), as a storage
+`Column` is (same field name, same meaning), except that strings are decoded into a numpy
+object array of `str` (blobs: `bytes`) so Python-level string functions and comparisons can run
+on them. Fixed-width types keep their physical storage dtype (storage/types.py), LARGEINT and
+wide DECIMAL stay object arrays of int. Values under a null are always defined (0 / "" ), so
+implementations can compute branch-free and only combine validity masks. Conversion to and
+from `Column` happens at operator edges.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from storage.types import BLOB_KINDS, DataType, TypeKind
 class Vec:
     type: DataType
     data: np.ndarray
-    valid: np.ndarray | None = None
+    validity: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.data)
@@ -34,11 +35,11 @@ class Vec:
         return self.type.is_varlen
 
     def null_mask(self) -> np.ndarray:
-        if self.valid is None:
+        if self.validity is None:
             return np.zeros(len(self.data), dtype=np.bool_)
-        return ~self.valid
+        return ~self.validity
 
-    def with_valid(self, valid: np.ndarray | None) -> Vec:
+    def with_validity(self, valid: np.ndarray | None) -> Vec:
         return Vec(self.type, self.data, valid)
 
     @staticmethod
@@ -52,7 +53,7 @@ class Vec:
         if t.kind is TypeKind.NULL:
             return Column(t, np.zeros(len(self.data), np.int8), np.zeros(len(self.data), np.bool_))
         if t.is_varlen:
-            return encode_strings(t, self.data, self.valid)
+            return encode_strings(t, self.data, self.validity)
         data = self.data
         want = t.numpy_dtype
         if data.dtype != want:
@@ -61,8 +62,8 @@ class Vec:
             else:
                 data = data.astype(want)
         valid: np.ndarray | None = None
-        if self.valid is not None:
-            valid = np.asarray(self.valid, dtype=np.bool_)
+        if self.validity is not None:
+            valid = np.asarray(self.validity, dtype=np.bool_)
             if valid.all():
                 valid = None
         return Column(t, np.ascontiguousarray(data), valid)
@@ -90,7 +91,7 @@ def widen(v: Vec) -> Vec:
     "compact wide results"); every consumer other than arithmetic expects object arrays.
     """
     if v.type.is_object and v.data.dtype != np.dtype(object) and v.type.kind is not TypeKind.NULL:
-        return Vec(v.type, wide_objects(v.data), v.valid)
+        return Vec(v.type, wide_objects(v.data), v.validity)
     return v
 
 
@@ -162,7 +163,7 @@ def and_valid(*masks: np.ndarray | None) -> np.ndarray | None:
 
 
 def valid_of(vecs: Sequence[Vec]) -> np.ndarray | None:
-    return and_valid(*(v.valid for v in vecs))
+    return and_valid(*(v.validity for v in vecs))
 
 
 def object_array(values: Sequence[object]) -> np.ndarray:
@@ -187,8 +188,8 @@ def truthy(v: Vec) -> np.ndarray:
         data = np.array([x != 0 for x in v.data.tolist()], dtype=np.bool_)
     else:
         data = v.data != 0
-    if v.valid is not None:
-        data = data & v.valid
+    if v.validity is not None:
+        data = data & v.validity
     return data
 
 
