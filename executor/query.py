@@ -1,4 +1,4 @@
-"""Running a planned query: `execute` a `PreparedQuery` (planner/query.py), evaluate INSERT
+"""Running a planned query: `execute` a `PlannedQuery` (planner/query.py), evaluate INSERT
 constants.
 
 `execute` returns a `QueryResult` whose `batches` iterator does the work lazily, so the server
@@ -22,7 +22,7 @@ from executor.coordinator import Coordinator
 from executor.memory import MemTracker
 from executor.operator import ExecContext
 from executor.scan import TabletSource
-from planner.query import PreparedQuery
+from planner.query import PlannedQuery
 from sql.binder.bind_expressions import ExpressionBinder
 from sql.binder.select import unknown_column
 from sql.errors import DorisError
@@ -42,13 +42,13 @@ class QueryResult:
     coordinator: Coordinator | None = None  # its fragment instances and exchanges, once running
 
 
-def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
+def execute(planned: PlannedQuery, storage: TabletSource, ctx: SessionContext,
             batch_size: int = 65536) -> QueryResult:
-    """Run a prepared query; batches are produced lazily by the returned iterator."""
-    names = list(prepared.names)
+    """Run a planned query; batches are produced lazily by the returned iterator."""
+    names = list(planned.names)
     profile = ScanStats()
 
-    result = QueryResult(names, list(prepared.types), iter(()), profile)
+    result = QueryResult(names, list(planned.types), iter(()), profile)
 
     def run() -> Iterator[Batch]:
         options = ctx.options
@@ -56,7 +56,7 @@ def execute(prepared: PreparedQuery, storage: TabletSource, ctx: SessionContext,
                                scan_stats=profile,
                                memory=MemTracker(options.exec_mem_limit, _query_id()),
                                parallelism=scan_parallelism(options))
-        coordinator = Coordinator(prepared.dplan, exec_ctx, _backend_ids(storage),
+        coordinator = Coordinator(planned.dplan, exec_ctx, _backend_ids(storage),
                                   options.runtime_filters, options.small_fragment_rows)
         result.coordinator = coordinator
         # Compaction keeps the rowsets of the planned versions while this query reads.

@@ -3,7 +3,7 @@ statement's `QueryOptions`.
 
 `plan_select` binds (sql/binder/select.py, with the session for DATABASE(), @@name, ...) and
 `plan_bound` plans the bound statement under the options alone, on the caller's thread
-(analysis errors surface at once); the `PreparedQuery` is what EXPLAIN prints and
+(analysis errors surface at once); the `PlannedQuery` is what EXPLAIN prints and
 executor/query.py runs. Every session knob the planner honours arrives as a typed field of
 `QueryOptions` (sql/options.py); nothing here reads a variable by name.
 """
@@ -37,7 +37,7 @@ _DORIS_RULES = {
 
 
 @dataclass(frozen=True)
-class PreparedQuery:
+class PlannedQuery:
     plan: LogicalPlan
     names: tuple[str, ...]
     types: tuple[DataType, ...]
@@ -50,7 +50,7 @@ class PreparedQuery:
 
 def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionContext,
                 sql: str | None = None,
-                disabled_rules: frozenset[str] = frozenset()) -> PreparedQuery:
+                disabled_rules: frozenset[str] = frozenset()) -> PlannedQuery:
     """Bind and plan a SELECT under `ctx.options`. `sql` (optional) is the statement text, used
     for the MySQL-style column labels (else `select_ast.meta["sql"]`, else labels are regenerated
     from the AST). `disabled_rules` switches off optimizer rules on top of the session's
@@ -64,14 +64,14 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
 
 
 def plan_bound(bound: BoundQuery, catalog: CatalogView, options: QueryOptions,
-               disabled_rules: frozenset[str] = frozenset()) -> PreparedQuery:
+               disabled_rules: frozenset[str] = frozenset()) -> PlannedQuery:
     """Plan a bound statement under `options`: logical plan, optimizer rules (minus those the
     session or `disabled_rules` switched off), fragments and exchanges."""
     disabled_rules = disabled_rules | optimizer_rules_off(options)
     plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
     decided = distribute(plan, catalog, distribute_options(options, catalog))
     dplan = lower(decided, list(bound.names))
-    return PreparedQuery(plan, bound.names, bound.types, disabled_rules, dplan)
+    return PlannedQuery(plan, bound.names, bound.types, disabled_rules, dplan)
 
 
 def optimizer_rules_off(options: QueryOptions) -> frozenset[str]:

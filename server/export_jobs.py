@@ -41,7 +41,7 @@ from executor.outfile import (
     write_outfile,
 )
 from executor.query import execute, new_query_id
-from planner.query import PreparedQuery, plan_select
+from planner.query import PlannedQuery, plan_select
 from sql.errors import DorisError, QueryCancelled
 from sql.options import SessionContext
 from storage.catalog import service as catalog_service
@@ -113,7 +113,7 @@ class ExportJob:
     path: str
     timeout: int
     task_info: dict[str, Any]
-    tasks: list[PreparedQuery]  # one OUTFILE query per group of partitions (parallelism)
+    tasks: list[PlannedQuery]  # one OUTFILE query per group of partitions (parallelism)
     ctx: SessionContext
     options: OutfileOptions
     state: str = "PENDING"
@@ -317,7 +317,7 @@ class ExportJobs:
         finally:
             timer.cancel()
 
-    def _task(self, job: ExportJob, task: PreparedQuery, opts: OutfileOptions) -> None:
+    def _task(self, job: ExportJob, task: PlannedQuery, opts: OutfileOptions) -> None:
         result = execute(task, self.engine, job.ctx)
         written = write_outfile(result.batches, list(task.names), list(task.types), opts,
                                 new_query_id())

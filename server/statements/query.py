@@ -31,13 +31,13 @@ from sql.parser.dialect import DescFunction, DorisExplain, DorisOutfile
 from storage.batch import Batch, Column
 
 if TYPE_CHECKING:
-    from planner.query import PreparedQuery
+    from planner.query import PlannedQuery
     from server.statements.runner import StatementRunner
     from sql.options import SessionContext
 
 
 def plan_query(runner: StatementRunner, stmt: exp.Expression,
-               ctx: SessionContext | None = None) -> PreparedQuery:
+               ctx: SessionContext | None = None) -> PlannedQuery:
     """The plan a query runs (and EXPLAIN shows), under the session's query options.
     The one place statements reach the planner (planner/query.py plan_select)."""
     return plan_select(stmt, runner.visible_catalog(), ctx or runner.context(),
@@ -46,16 +46,16 @@ def plan_query(runner: StatementRunner, stmt: exp.Expression,
 
 def run_query(runner: StatementRunner, stmt: exp.Expression) -> RowsOutcome:
     ctx = runner.context()
-    prepared = plan_query(runner, stmt, ctx)
-    result = execute(prepared, runner.engine, ctx)
+    planned = plan_query(runner, stmt, ctx)
+    result = execute(planned, runner.engine, ctx)
     runner.scan_stats = result.profile
     batches = with_timeout(result.batches, ctx.cancel, ctx.options.query_timeout,
                            runner.deadlines)
     if ctx.options.enable_profile:
         batches = runner.profiles.track(
             batches, result.profile, stmt.meta.get("sql", ""), runner.user, runner.database,
-            lambda: plan_scan_lines(prepared.plan) + operator_counters(
-                prepared.dplan, result.coordinator))
+            lambda: plan_scan_lines(planned.plan) + operator_counters(
+                planned.dplan, result.coordinator))
     return RowsOutcome(list(result.names), list(result.types), batches)
 
 
