@@ -3,8 +3,8 @@
 `format_column` holds the text rules of every type (numpy formats dates and datetimes in bulk,
 Python the rest) and `encode_rows` builds one row packet payload per row from them. This
 per-row path is the reference for, and the fallback of, the columnar encoder that actually
-streams results (server/text_encoding.py, server/kernels.py): values a kernel declines are
-formatted here. OK packets carry Doris' info string
+streams results (server/text_encoding.py, executor/kernels/text_protocol.py): values a kernel
+declines are formatted here. OK packets carry Doris' info string
 (`{'label':'insert_..', 'status':'VISIBLE', 'txnId':'..'}`); error packets carry the SQLSTATE of
 each code, which mysql-mimic's own builder does not know for most codes.
 """

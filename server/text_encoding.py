@@ -1,15 +1,13 @@
 """Columnar MySQL text-protocol encoding of a Batch into ready-to-send packet bytes.
 
 Each column becomes its text layout (int64 offsets + uint8 bytes) in bulk: numba kernels for
-integers, decimals (int64 unscaled), dates and datetimes (server/kernels.py), doubles and
-floats (server/float_kernels.py); strings are already in that layout (zero-copy); LARGEINT,
-wide DECIMAL and the values a kernel declines (doubles needing 16-17 digits, float32 ties,
-years outside 0000-9999) are formatted per value by the rules of
-`server.results.format_column`. The per-column texts are then concatenated and
-`frame_rows` writes all row packets of the batch into one buffer, continuing the connection's
-sequence id (mod 256). Rows of 16 MB or more are split into several packets in Python.
-
-Everything here runs in a worker thread; the kernels release the GIL.
+integers, decimals (int64 unscaled), dates and datetimes (executor/kernels/text_protocol.py),
+doubles and floats (executor/kernels/float_text.py); strings are already in that layout (zero-copy);
+LARGEINT, wide DECIMAL and the values a kernel declines (doubles needing 16-17 digits, float32 ties,
+years outside 0000-9999) are formatted per value by the rules of `server.results.format_column`. The
+per-column texts are then concatenated and `frame_rows` writes all row packets of the batch into one
+buffer, continuing the connection's sequence id (mod 256). Rows of 16 MB or more are split into
+several packets in Python. Everything here runs in a worker thread; the kernels release the GIL.
 """
 
 from __future__ import annotations
@@ -18,7 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from server import float_kernels, kernels
+from executor.kernels import float_text as float_kernels
+from executor.kernels import text_protocol as kernels
 from server.results import format_column, lenenc_int
 from storage.batch import Batch, Column
 from storage.types import TypeKind, format_float, parse_type

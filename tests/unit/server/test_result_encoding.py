@@ -1,4 +1,5 @@
-"""Columnar text-row encoding (server/kernels.py, float_kernels.py, text_encoding.py) vs references.
+"""Columnar text-row encoding (executor/kernels/text_protocol.py and float_text.py,
+server/text_encoding.py) vs references.
 
 Each numba kernel is compared with a pure-Python reference written here from the formatting
 rules (storage/types.py); the whole encoder is compared byte for byte, with hypothesis, with the
@@ -18,13 +19,29 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server import float_kernels, kernels
+from executor.kernels import float_text as float_kernels
+from executor.kernels import text_protocol as kernels
 from server.results import encode_rows
 from server.text_encoding import column_text, encode_batch
 from storage.batch import Batch, Column
 from storage.types import (
-    BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, LARGEINT, NULL, SMALLINT, STRING, TINYINT,
-    DataType, datetime, decimal, format_decimal, format_float, varchar,
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    FLOAT,
+    INT,
+    LARGEINT,
+    NULL,
+    SMALLINT,
+    STRING,
+    TINYINT,
+    DataType,
+    datetime,
+    decimal,
+    format_decimal,
+    format_float,
+    varchar,
 )
 
 MAX = 0xFFFFFF
@@ -354,7 +371,9 @@ def test_warm_up_loads_every_encoding_kernel() -> None:
     """A fresh process: after warm_up (called by the server before it listens) no encoding
     kernel is left to load on a client's first result."""
     probe = (
-        "from server import float_kernels, kernels, text_encoding\n"
+        "from executor.kernels import float_text as float_kernels\n"
+        "from executor.kernels import text_protocol as kernels\n"
+        "from server import text_encoding\n"
         "names = ['int_text', 'decimal_text', 'date_text', 'datetime_text', 'payload_lengths',"
         " 'frame_rows']\n"
         "dispatchers = [getattr(kernels, n) for n in names]"

@@ -6,7 +6,8 @@ a FLOAT prints the repr of its widened double when that is in exponent form, els
 shortest float32 digits positionally. The kernels find the shortest digits with exact IEEE
 checks (see `_shortest`) and hand back the indices of values they cannot decide with
 certainty (doubles needing 16-17 digits, float32 ties and midpoints) as `fallback`, for the
-caller to format in Python. Layout as in server/kernels.py: int64 offsets + uint8 bytes.
+caller to format in Python. Layout as in executor/kernels/text_protocol.py: int64 offsets +
+uint8 bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from server.kernels import put_uint, uint_digits
+from executor.kernels.text_protocol import put_uint, uint_digits
 
 _POW10 = np.array([float(10**i) for i in range(23)], dtype=np.float64)  # all exact
 _MAX_SHORT_DIGITS = 10**15  # <= 15 significant digits: the rounding argument below holds

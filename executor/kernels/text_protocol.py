@@ -11,9 +11,9 @@ then per column a length-encoded string or 0xFB for NULL) for a range of rows in
 Rows of 0xFFFFFF payload bytes or more need packet splitting; callers find them with
 `payload_lengths` and frame them separately (server/text_encoding.py).
 
-FLOAT/DOUBLE text kernels live in server/float_kernels.py. The pure-Python references these must
-match live in tests/unit/server/test_result_encoding.py; the formatting rules are those of
-server/results.py `format_column` (storage/types.py).
+FLOAT/DOUBLE text kernels live in executor/kernels/float_text.py. The pure-Python references
+these must match live in tests/unit/server/test_result_encoding.py; the formatting rules are
+those of server/results.py `format_column` (storage/types.py).
 """
 
 from __future__ import annotations
