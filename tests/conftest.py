@@ -7,8 +7,6 @@ start a server. Tests that need their own server (crash/restart tests) use
 
 from __future__ import annotations
 
-import re
-import secrets
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +21,7 @@ for _p in (str(REPO_ROOT), str(TESTS_DIR)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
+from support.names import unique_db_name  # noqa: E402
 from support.server import ServerProcess  # noqa: E402
 
 
@@ -47,12 +46,6 @@ def conn(server: ServerProcess):
         yield c
     finally:
         c.close()
-
-
-def unique_db_name(prefix: str = "t") -> str:
-    """A database name nobody else uses: `<prefix>_<16 hex>` (prefix sanitised)."""
-    clean = re.sub(r"[^a-z0-9_]", "_", prefix.lower())[:40]
-    return f"{clean}_{secrets.token_hex(8)}"
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-import MySQLdb
 import mysql.connector
+import MySQLdb
 import pytest
 
 UTF8, BINARY = 33, 63
@@ -46,7 +46,7 @@ TYPES = [
 
 @pytest.fixture(scope="module")
 def typed_table(server):
-    from conftest import unique_db_name  # noqa: PLC0415
+    from support.names import unique_db_name  # noqa: PLC0415
 
     db = unique_db_name("metadata")
     cols = ", ".join(f"c{i} {t}" for i, (t, *_rest) in enumerate(TYPES))

@@ -24,12 +24,12 @@ import time
 import duckdb
 import pymysql
 import pytest
-from conftest import unique_db_name
 from hypothesis import HealthCheck, given, note, reject, settings
 from hypothesis import strategies as st
 from sqlfuzz_compare import differences
 from sqlfuzz_queries import Query, queries
 from sqlfuzz_schema import load_tables
+from support.names import unique_db_name
 
 CI_EXAMPLES = 150
 EXAMPLES = int(os.environ.get("SHALEDB_FUZZ_EXAMPLES", CI_EXAMPLES))

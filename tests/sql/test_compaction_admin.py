@@ -18,8 +18,8 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
-from conftest import unique_db_name
 from support.http import authorized, scrape_metrics
+from support.names import unique_db_name
 from support.server import ServerProcess
 
 # `[2-2] 1 DATA NONOVERLAPPING <rowset id> 1.05 KB` (size `0` for the empty [0-1])

@@ -28,9 +28,9 @@ from dataclasses import replace
 
 import duckdb
 import pytest
+from support.http import authorized
 from support.rows import normalize_rows
 from support.seeds import property_seeds
-from support.http import authorized
 from test_rollup_properties import (
     Model,
     _duck_table,

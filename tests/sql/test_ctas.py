@@ -23,7 +23,7 @@ ROWS = 600
 @pytest.fixture(scope="module")
 def src(server):
     """A module database with `src` (k, g, name, v) in ShaleDB and the same rows in DuckDB."""
-    from conftest import unique_db_name
+    from support.names import unique_db_name
 
     name = unique_db_name("ctas")
     rng = random.Random(13)

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 import duckdb
 import pymysql
 import pytest
-from conftest import unique_db_name
 from support.duck import insert_rows
+from support.names import unique_db_name
 from support.rows import normalize_rows
 
 SEED = 1717

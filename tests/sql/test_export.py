@@ -16,7 +16,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pymysql
 import pytest
-from conftest import unique_db_name
+from support.names import unique_db_name
 from support.rows import normalize_rows
 
 SHOW_COLUMNS = ["JobId", "Label", "State", "Progress", "TaskInfo", "Path", "CreateTime",

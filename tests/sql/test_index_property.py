@@ -17,10 +17,10 @@ from decimal import Decimal
 
 import duckdb
 import pytest
-from conftest import unique_db_name
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.duck import insert_rows
+from support.names import unique_db_name
 
 COLUMNS = ("s", "u", "d", "m", "i")
 INDEXED = ", ".join(COLUMNS)

@@ -17,7 +17,7 @@ import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 import pymysql
 import pytest
-from conftest import unique_db_name
+from support.names import unique_db_name
 from support.rows import normalize_rows
 
 N_ROWS = 400

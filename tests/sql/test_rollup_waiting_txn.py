@@ -20,9 +20,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-from support.server import ServerProcess
 from support.http import authorized
+from support.server import ServerProcess
 
 DEBUG = {"SHALEDB_ENABLE_DEBUG_POINTS": "1"}
 DDL = """CREATE TABLE t (k1 INT, k2 INT, s BIGINT SUM, mx INT MAX) AGGREGATE KEY(k1, k2)

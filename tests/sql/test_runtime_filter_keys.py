@@ -10,8 +10,8 @@ import random
 
 import duckdb
 import pytest
-from conftest import unique_db_name
 from support.duck import insert_rows
+from support.names import unique_db_name
 
 NAMES = [f"名{i:04d}-{'x' * (i % 5)}" for i in range(3000)]
 

@@ -9,8 +9,8 @@ import random
 
 import duckdb
 import pytest
-from conftest import unique_db_name
 from support.duck import insert_rows
+from support.names import unique_db_name
 from test_query_profile import _profile
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pymysql
 import pytest
-
-from tests.conftest import unique_db_name
+from support.names import unique_db_name
 
 QUERY_STATEMENTS = [
     "SELECT * FROM nope",
