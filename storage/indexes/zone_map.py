@@ -21,6 +21,7 @@ Stored as one ZONE_MAP index page with n_pages + 1 entries (the last is the segm
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Sequence
@@ -80,8 +81,8 @@ def index_value(dtype: DataType, layout: PhysicalLayout, value: object) -> objec
     if npd.kind in "iu":
         if not isinstance(value, (int, np.integer)):
             raise NotIndexable
-        info = np.iinfo(npd)
-        if not info.min <= int(value) <= info.max:
+        lo, hi = _int_bounds(npd)
+        if not lo <= int(value) <= hi:
             raise NotIndexable
         return int(value)
     if not isinstance(value, (int, float, np.integer, np.floating)):
@@ -90,6 +91,43 @@ def index_value(dtype: DataType, layout: PhysicalLayout, value: object) -> objec
     if math.isnan(as_col) or as_col != value:  # NaN, or not exactly representable
         raise NotIndexable
     return as_col
+
+
+@functools.cache
+def _int_bounds(npd: np.dtype) -> tuple[int, int]:
+    """The value range of an integer dtype (np.iinfo costs microseconds per call: cached)."""
+    info = np.iinfo(npd)
+    return int(info.min), int(info.max)
+
+
+def index_values(dtype: DataType, layout: PhysicalLayout, values: Sequence[object]) -> list[object]:
+    """`index_value` of each constant of an IN list, leaving out those that raise NotIndexable
+    (the column cannot hold them, so no row equals them).
+
+    A runtime filter's key set reaches here as hundreds of ints for every segment scanned; for
+    an integer column they are range-checked in one pass against the dtype's cached bounds
+    instead of one `index_value` (and one np.iinfo) per value.
+    """
+    if layout.layout is Layout.FIXED and layout.dtype.kind in "iu":
+        lo, hi = _int_bounds(layout.dtype)
+        out: list[object] = []
+        for v in values:
+            if type(v) is int:  # the common case: plain ints, no conversion needed
+                if lo <= v <= hi:
+                    out.append(v)
+                continue
+            try:
+                out.append(index_value(dtype, layout, v))
+            except NotIndexable:
+                continue
+        return out
+    kept: list[object] = []
+    for v in values:
+        try:
+            kept.append(index_value(dtype, layout, v))
+        except NotIndexable:
+            continue
+    return kept
 
 
 def _round_up(b: bytes) -> bytes | None:

@@ -54,7 +54,7 @@ from storage.batch import Batch, Column, selection
 from storage.indexes.bitmap_index import BITMAP_OPS, BitmapIndexReader
 from storage.indexes.bloom_filter import BLOOM_OPS
 from storage.indexes.short_key import encode_row, key_ranges
-from storage.indexes.zone_map import NotIndexable, index_value
+from storage.indexes.zone_map import NotIndexable, index_value, index_values
 from storage.predicates import (
     ColumnPredicate,
     Disjunction,
@@ -608,13 +608,7 @@ def _key_set_as_in(p: ColumnPredicate, info: ColumnInfo) -> ColumnPredicate:
 def _index_values(p: ColumnPredicate, info: ColumnInfo) -> list[object]:
     """The constants of an IN list as index values; those the column cannot hold are left
     out (no row equals them)."""
-    out = []
-    for v in p.values:
-        try:
-            out.append(index_value(info.stored, info.layout, v))
-        except NotIndexable:
-            continue
-    return out
+    return index_values(info.stored, info.layout, p.values)
 
 
 def _conjunction(preds: list[ColumnPredicate]) -> Callable[[list[Column], int], np.ndarray]:

@@ -63,3 +63,32 @@ def test_long_in_list_on_float_bounds(pages, values) -> None:  # type: ignore[no
 def test_long_in_list_on_string_bounds(pages, values) -> None:  # type: ignore[no-untyped-def]
     zm = _zone_map(pages, object)
     assert (zm.may_match("in", values) == _reference(zm, values)).all()
+
+
+INT_TYPES = st.sampled_from(["TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT", "DOUBLE",
+                             "VARCHAR(10)"])
+CONSTANTS = st.one_of(
+    st.integers(-(2**70), 2**70), st.booleans(), st.floats(allow_nan=True),
+    st.integers(-300, 300).map(np.int64), st.text(max_size=3), st.none())
+
+
+@settings(max_examples=150, deadline=None)
+@given(INT_TYPES, st.lists(CONSTANTS, max_size=30))
+def test_index_values_is_index_value_per_constant(type_name: str, values: list[object]) -> None:
+    """The batched conversion of an IN list (with its fast path for integer columns) keeps and
+    converts exactly what `index_value` one constant at a time keeps and converts."""
+    from storage.indexes.zone_map import NotIndexable, index_value, index_values  # noqa: PLC0415
+    from storage.segment.encoding import layout_of  # noqa: PLC0415
+    from storage.types import parse_type  # noqa: PLC0415
+
+    dtype = parse_type(type_name)
+    layout = layout_of(dtype)
+    expected = []
+    for v in values:
+        try:
+            expected.append(index_value(dtype, layout, v))
+        except NotIndexable:
+            continue
+    got = index_values(dtype, layout, values)
+    assert got == expected
+    assert [type(g) for g in got] == [type(e) for e in expected]
