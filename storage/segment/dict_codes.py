@@ -93,6 +93,7 @@ class DictPage:
     def take(self, rows: np.ndarray) -> Column:
         """Rows `rows` (page-local) gathered into strings: late materialisation."""
         dictionary = self.dictionary
+        assert dictionary.offsets is not None  # a string column
         offsets, data = dict_gather(dictionary.offsets, dictionary.data, self.codes[rows])
         validity = None if self.validity is None else self.validity[rows]
         return Column(dictionary.type, data, validity, offsets)
