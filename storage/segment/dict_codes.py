@@ -23,7 +23,7 @@ from numba import njit
 
 from storage.batch import Column
 from storage.predicates import ColumnPredicate, evaluate
-from storage.segment.encoding import dict_gather
+from storage.segment.encoding import dict_gather, varlen_list
 
 # Operators answered on the dictionary (not `in_bitmap`: integer key sets never meet strings).
 DICT_OPS = frozenset({"=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null",
@@ -90,6 +90,14 @@ class DictPage:
                 out &= valid
         return out
 
+    def slice(self, start: int, stop: int) -> DictPage:
+        valid = None if self.validity is None else self.validity[start:stop]
+        return DictPage(self.dictionary, self.codes[start:stop], valid)
+
+    def select(self, rows: np.ndarray) -> DictPage:
+        valid = None if self.validity is None else self.validity[rows]
+        return DictPage(self.dictionary, self.codes[rows], valid)
+
     def take(self, rows: np.ndarray) -> Column:
         """Rows `rows` (page-local) gathered into strings: late materialisation."""
         dictionary = self.dictionary
@@ -101,3 +109,45 @@ class DictPage:
     def decode(self) -> Column:
         """Every row as strings (values under NULLs are the code's, as a DICT page stores)."""
         return self.take(np.arange(len(self.codes)))
+
+
+def narrow_codes(codes: np.ndarray, entries: int) -> np.ndarray:
+    """Codes in the smallest unsigned type that holds `entries` values (a page's codes are
+    unpacked as uint64; one byte per row is plenty for SSB's low-cardinality columns)."""
+    dtype = np.uint8 if entries <= 1 << 8 else np.uint16 if entries <= 1 << 16 else np.uint32
+    return codes.astype(dtype)
+
+
+def merge_pages(pages: Sequence[DictPage | Column]) -> DictPage | None:
+    """One column's pages as one DictPage over the union of their dictionaries (sorted, so
+    codes still order like values), for scans that read most of a segment: the predicates are
+    then evaluated once per scan on one dictionary, and each window is one code lookup. None
+    when a page is not dictionary-encoded (a plain page: the column is read decoded)."""
+    lists = []
+    for page in pages:
+        if isinstance(page, DictPage):
+            d = page.dictionary
+            assert d.offsets is not None
+            lists.append(varlen_list(d.offsets, d.data))
+        elif page.validity is not None and not page.validity.any():
+            lists.append([])  # an all-NULL page
+        else:
+            return None
+    values = sorted(set().union(*lists)) or [b""]
+    ids = {v: i for i, v in enumerate(values)}
+    codes = []
+    validity = []
+    for page, page_values in zip(pages, lists):
+        n = len(page)
+        if isinstance(page, DictPage):
+            remap = np.fromiter((ids[v] for v in page_values), np.int64, len(page_values))
+            codes.append(remap[page.codes.astype(np.int64)])
+            validity.append(np.ones(n, np.bool_) if page.validity is None else page.validity)
+        else:
+            codes.append(np.zeros(n, np.int64))
+            validity.append(np.zeros(n, np.bool_))
+    valid = np.concatenate(validity)
+    dtype = pages[0].dictionary.type if isinstance(pages[0], DictPage) else pages[0].type
+    dictionary = Column.from_physical(dtype, values)
+    return DictPage(dictionary, narrow_codes(np.concatenate(codes), len(values)),
+                    None if valid.all() else valid)

@@ -106,6 +106,9 @@ class SegmentIterator:
         # column index -> page -> decoded page (or a DICT string page's codes, dict_codes.py)
         self._cache: dict[int, dict[int, Column | DictPage]] = {}
         self._dict_skipped: set[tuple[int, int]] = set()  # (column, page) counted as skipped
+        # column index -> (the column's pages merged into one DictPage, or None when some page
+        # is plain; the lookup table of its predicates): column-wise scans
+        self._whole_codes: dict[int, tuple[DictPage | None, np.ndarray | None]] = {}
         self._columns: dict[int, Column | None] = {}  # column index -> whole column (or None)
         self._column_wise = False
         self._infos: dict[int, ColumnInfo] = {}
@@ -427,6 +430,16 @@ class SegmentIterator:
         """`test` (predicates of one string column) over the window's rows (`rows`: sorted
         row ids, None: the window's single range), page by page: DICT pages on their codes,
         plain pages on their decoded strings. No string is gathered for a DICT page."""
+        if self._column_wise:  # most of the segment: one merged dictionary for the scan
+            if info.index not in self._whole_codes:
+                whole = self.reader.read_column_codes(info, self.stats)
+                table = None if whole is None else whole.lookup_table(test.predicates)
+                self._whole_codes[info.index] = (whole, table)
+            whole, table = self._whole_codes[info.index]
+            if whole is not None:
+                part = whole.select(rows) if rows is not None else \
+                    whole.slice(int(window.starts[0]), int(window.stops[0]))
+                return part.mask(test.predicates, table)
         ordinal = self.reader.ordinal(info, self.stats)
         masks: dict[int, np.ndarray] = {}
 

@@ -44,7 +44,7 @@ from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
 from storage.page_cache import PageCache
 from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
 from storage.scan_stats import ScanStats
-from storage.segment.dict_codes import DictPage
+from storage.segment.dict_codes import DictPage, merge_pages, narrow_codes
 from storage.segment.encoding import (
     Encoding,
     Layout,
@@ -470,6 +470,58 @@ class SegmentReader:
             cache.put(keys[1], got.dictionary)
         return got
 
+    def read_column_codes(self, info: ColumnInfo,
+                          stats: ScanStats | None = None) -> DictPage | None:
+        """A string column whose every page is DICT-encoded (or all NULL) as one DictPage over
+        the union of the page dictionaries (`dict_codes.merge_pages`), else None; cached
+        whole (page -1, as `read_column`). Scans reading most of a segment test their string
+        predicates on it."""
+        if not (info.layout.layout is Layout.VARLEN and info.type.is_string):
+            return None
+        cache = self._cache
+        keys = None
+        pages = info.footer.num_pages
+        if cache is not None:
+            keys = ((cache.file_id(info.cache_parts + ("dict.codes",)), -1),
+                    (cache.file_id(info.cache_parts + ("dict.values",)), -1))
+            codes = cache.get(keys[0])
+            if codes is not None:
+                values = cache.get(keys[1]) if len(codes.data) else None
+                if len(codes.data) == 0:  # known: some page is plain
+                    return None
+                if values is not None:
+                    if stats is not None:
+                        stats.pages_read += pages
+                        stats.pages_cached += pages
+                    return DictPage(values, codes.data, codes.validity)
+        parts: list[DictPage | Column] = []
+        for p in range(pages):  # not through the page cache: the merged column replaces them
+            ordinal = self.ordinal(info, stats)
+            start, stop = ordinal.page_rows(p)
+            try:
+                offset, size = int(ordinal.offsets[p]), int(ordinal.sizes[p])
+                header, body = self._page(offset, size, PageKind.DATA, stats)
+                got: DictPage | Column | None = decode_dict_page_codes(
+                    header, body, info.type, info.layout, stop - start)
+                if got is None:
+                    if not header.flags & FLAG_ALL_NULL:
+                        break  # a plain page
+                    got = decode_data_page(header, body, info.stored, info.layout, stop - start)
+            except _DECODE_ERRORS as e:
+                raise self.corrupted(f"data page {p} of column {info.footer.name}: {e}") from None
+            if stats is not None:
+                stats.pages_read += 1
+            parts.append(got)
+        merged = merge_pages(parts) if len(parts) == pages and parts else None
+        if keys is not None:
+            assert cache is not None
+            if merged is None:
+                cache.put(keys[0], Column(info.type, np.zeros(0, np.uint8)))
+            else:
+                cache.put(keys[0], Column(info.type, merged.codes, merged.validity))
+                cache.put(keys[1], merged.dictionary)
+        return merged
+
     def read_column(self, info: ColumnInfo, stats: ScanStats | None = None,
                     decode: bool = True) -> Column | None:
         """The whole column (every page, concatenated) from the page cache, else decoded and
@@ -696,7 +748,7 @@ def decode_dict_page_codes(header: PageHeader, body: bytes, dtype: DataType,
     dict_offsets, dict_data, codes = decode_dict_parts(body, pos, n)
     # copies: the body's buffer is the page's, and cached arrays must own their memory
     dictionary = Column(dtype, dict_data.copy(), None, dict_offsets.copy())
-    return DictPage(dictionary, codes, validity)
+    return DictPage(dictionary, narrow_codes(codes, len(dictionary)), validity)
 
 
 # ---- reading a column as another type (schema change) --------------------------------------

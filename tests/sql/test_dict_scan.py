@@ -2,9 +2,10 @@
 
 A table of four INSERT batches (four segments) whose low-cardinality string column is
 dictionary-encoded: AIR / RAIL alternate in three segments, MAIL / SHIP in the fourth, with
-NULLs and empty strings. Every storage operator on it returns DuckDB's rows, and the profile
-shows the pages whose dictionary holds no wanted value skipped (`PagesFilteredByDictionary`):
-'MAIL' lies inside the AIR..RAIL zone maps, so only the dictionaries can rule those pages out.
+NULLs and empty strings. Every storage operator on it returns DuckDB's rows (full scans test
+merged dictionaries, key-range scans page dictionaries), and the profile shows the pages whose
+dictionary holds no wanted value skipped (`PagesFilteredByDictionary`): 'MAIL' lies inside the
+AIR..RAIL zone maps, so only the dictionaries can rule those pages out.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def modes(server):  # type: ignore[no-untyped-def]
 FILTERS = ["mode = 'MAIL'", "mode = ''", "mode != 'AIR'", "mode < 'MAIL'", "mode <= 'MAIL'",
            "mode > 'RAIL'", "mode >= 'SHIP'", "mode IN ('MAIL', '日本', 'nope')",
            "mode NOT IN ('AIR', '')", "mode IS NULL", "mode IS NOT NULL",
-           "mode = 'MAIL' AND city = 'c30'", "mode > 'A' AND mode < 'S'"]
+           "mode = 'MAIL' AND city = 'c30'", "mode > 'A' AND mode < 'S'",
+           "mode IN ('AIR', '') AND id < 3000", "mode != 'RAIL' AND id > 43000"]
 
 
 @pytest.mark.parametrize("where", FILTERS)
@@ -65,17 +67,21 @@ def test_string_filters_match_duckdb(modes, where: str) -> None:  # type: ignore
 
 
 def test_dictionaries_skip_pages(modes) -> None:  # type: ignore[no-untyped-def]
+    """A scan of a small part of a segment (the key range: page by page) skips the pages whose
+    dictionary lacks 'MAIL'. (A scan of most of a segment merges the page dictionaries and
+    tests the whole column with one lookup instead: no page to skip.)"""
     conn, duck = modes
+    sql = "SELECT count(*), max(city) FROM t WHERE mode = 'MAIL' AND id < 2500"
     with conn.cursor() as cur:
         cur.execute("SET enable_profile = true")
-        cur.execute("SELECT count(*), max(city) FROM t WHERE mode = 'MAIL'")
+        cur.execute(sql)
         got = tuple(cur.fetchone())
         cur.execute('SHOW QUERY PROFILE "/"')
         latest = cur.fetchone()[0]
         cur.execute(f'SHOW QUERY PROFILE "/{latest}"')
         profile = dict(cur.fetchall())
         cur.execute("SET enable_profile = false")
-    assert got == duck.execute("SELECT count(*), max(city) FROM t WHERE mode = 'MAIL'").fetchone()
+    assert got == duck.execute(sql).fetchone() == (0, None)
     (row,) = [v for k, v in profile.items() if k.endswith(":VOlapScanNode")]
     scan = dict(part.split(": ", 1) for part in row.split(", ") if ": " in part)
-    assert int(scan["PagesFilteredByDictionary"]) >= 3  # at least one page per AIR/RAIL segment
+    assert int(scan["PagesFilteredByDictionary"]) >= 1
