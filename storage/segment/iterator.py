@@ -516,7 +516,17 @@ class SegmentIterator:
             self._columns[info.index] = got
         return got
 
+    def _merged_codes(self, info: ColumnInfo) -> DictPage | None:
+        """The column's merged dictionary codes when a predicate test read them already
+        (`_code_mask`): its output rows are then gathered from the codes."""
+        got = self._whole_codes.get(info.index)
+        return None if got is None else got[0]
+
     def _gather(self, info: ColumnInfo, window: RowRanges, rows: np.ndarray | None) -> Column:
+        codes = self._merged_codes(info)
+        if codes is not None:
+            return codes.take(rows) if rows is not None else \
+                codes.slice(int(window.starts[0]), int(window.stops[0])).decode()
         whole = self._whole(info)
         if rows is None:
             start, stop = int(window.starts[0]), int(window.stops[0])
@@ -525,6 +535,9 @@ class SegmentIterator:
         return whole.take(rows) if whole is not None else self._take(info, rows)
 
     def _select(self, info: ColumnInfo, rows: np.ndarray) -> Column:
+        codes = self._merged_codes(info)
+        if codes is not None:
+            return codes.take(rows)
         whole = self._whole(info)
         return whole.take(rows) if whole is not None else self._take(info, rows)
 
