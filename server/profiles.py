@@ -60,6 +60,7 @@ class QueryProfile:
             ("PagesFilteredByZoneMap", str(s.pages_skipped_zone_map)),
             ("PagesFilteredByBloomFilter", str(s.pages_skipped_bloom_filter)),
             ("PagesFilteredByBitmapIndex", str(s.pages_skipped_bitmap_index)),
+            ("PagesFilteredByDictionary", str(s.pages_skipped_dictionary)),
             ("RowsTotal", str(s.rows_total)),
             ("RowsKeyRangeFiltered", str(s.rows_skipped_short_key)),
             ("RowsStatsFiltered", str(s.rows_skipped_zone_map)),
@@ -97,6 +98,7 @@ def scan_index_counters(stats: ScanStats) -> str:
             f"PagesFilteredByZoneMap: {stats.pages_skipped_zone_map}, "
             f"PagesFilteredByBitmapIndex: {stats.pages_skipped_bitmap_index}, "
             f"PagesFilteredByBloomFilter: {stats.pages_skipped_bloom_filter}, "
+            f"PagesFilteredByDictionary: {stats.pages_skipped_dictionary}, "
             f"RowsVectorPredFiltered: {stats.rows_filtered_predicate}, "
             f"BitmapIndexFilterTimer: {format_ns(stats.bitmap_index_filter_ns)}, "
             f"BlockConditionsFilteredBloomFilterTime: {format_ns(stats.bloom_filter_ns)}")

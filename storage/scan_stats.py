@@ -25,6 +25,9 @@ class ScanStats:
     pages_skipped_zone_map: int = 0  # data pages of predicate columns excluded by page zone maps
     pages_skipped_bloom_filter: int = 0  # data pages excluded by their bloom filter
     pages_skipped_bitmap_index: int = 0  # data pages holding no row the bitmap indexes selected
+    # DICT string pages whose dictionary has no entry satisfying the column's predicates: no
+    # row of theirs is tested or gathered (storage/segment/dict_codes.py)
+    pages_skipped_dictionary: int = 0
     bitmap_index_filter_ns: int = 0  # time spent reading and combining bitmap indexes
     bloom_filter_ns: int = 0  # time spent reading and probing bloom filters
     rows_total: int = 0  # rows in all segments the scan opened

@@ -593,22 +593,30 @@ def decode_varlen(buf: bytes, pos: int, n: int, encoding: int) -> tuple[np.ndarr
         _check_offsets(offsets, len(data))
         return offsets, data
     if encoding == Encoding.DICT:
-        d, bits = _DICT_HEAD.unpack_from(buf, pos)
-        opos = pos + _DICT_HEAD.size
-        if opos + 8 * (d + 1) > len(buf):
-            raise ValueError("DICT page is too short for its dictionary")
-        dict_offsets = np.frombuffer(buf, dtype=np.int64, count=d + 1, offset=opos)
-        dpos = opos + 8 * (d + 1)
-        dict_len = int(dict_offsets[-1])
-        if not 0 <= dict_len <= len(buf) - dpos:
-            raise ValueError("DICT dictionary exceeds the page")
-        _check_offsets(dict_offsets, dict_len)
-        dict_data = np.frombuffer(buf, dtype=np.uint8, count=dict_len, offset=dpos)
-        codes = bitunpack(_words(buf, dpos + _pad8(dict_len), n, bits), n, bits, np.uint64(0))
-        if n and (d == 0 or int(codes.max()) >= d):
-            raise ValueError("DICT code outside the dictionary")
-        return dict_gather(dict_offsets, dict_data, codes)
+        return dict_gather(*decode_dict_parts(buf, pos, n))
     raise ValueError(f"encoding {encoding} does not apply to var-len values")
+
+
+def decode_dict_parts(buf: bytes, pos: int, n: int
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dictionary offsets, dictionary bytes, each row's code) of a DICT var-len page body at
+    buf[pos:], checked; the dictionary is sorted, so codes order like the values. Scans that
+    test predicates on the codes (storage/segment/dict_codes.py) stop here, before gathering."""
+    d, bits = _DICT_HEAD.unpack_from(buf, pos)
+    opos = pos + _DICT_HEAD.size
+    if opos + 8 * (d + 1) > len(buf):
+        raise ValueError("DICT page is too short for its dictionary")
+    dict_offsets = np.frombuffer(buf, dtype=np.int64, count=d + 1, offset=opos)
+    dpos = opos + 8 * (d + 1)
+    dict_len = int(dict_offsets[-1])
+    if not 0 <= dict_len <= len(buf) - dpos:
+        raise ValueError("DICT dictionary exceeds the page")
+    _check_offsets(dict_offsets, dict_len)
+    dict_data = np.frombuffer(buf, dtype=np.uint8, count=dict_len, offset=dpos)
+    codes = bitunpack(_words(buf, dpos + _pad8(dict_len), n, bits), n, bits, np.uint64(0))
+    if n and (d == 0 or int(codes.max()) >= d):
+        raise ValueError("DICT code outside the dictionary")
+    return dict_offsets, dict_data, codes
 
 
 def _check_offsets(offsets: np.ndarray, data_len: int) -> None:

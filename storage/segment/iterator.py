@@ -64,6 +64,7 @@ from storage.predicates import (
     index_forms,
 )
 from storage.scan_stats import ScanStats
+from storage.segment.dict_codes import DICT_OPS, DictPage
 from storage.segment.encoding import Layout
 from storage.segment.reader import ColumnInfo, SegmentReader
 from storage.segment.row_ranges import RowRanges
@@ -102,7 +103,12 @@ class SegmentIterator:
         self._indexable = reader.index_predicates(predicates) if predicates else []
         self.stats = stats
         self.batch_size = batch_size
-        self._cache: dict[int, dict[int, Column]] = {}  # column index -> page -> decoded page
+        # column index -> page -> decoded page (or a DICT string page's codes, dict_codes.py)
+        self._cache: dict[int, dict[int, Column | DictPage]] = {}
+        self._dict_skipped: set[tuple[int, int]] = set()  # (column, page) counted as skipped
+        # column index -> (the column's pages merged into one DictPage, or None when some page
+        # is plain; the lookup table of its predicates): column-wise scans
+        self._whole_codes: dict[int, tuple[DictPage | None, np.ndarray | None]] = {}
         self._columns: dict[int, Column | None] = {}  # column index -> whole column (or None)
         self._column_wise = False
         self._infos: dict[int, ColumnInfo] = {}
@@ -381,7 +387,11 @@ class SegmentIterator:
             groups.setdefault(info.index, (info, []))[1].append(p)
         tests: list[RowTest] = []
         for info, preds in groups.values():
-            tests.append(((info,), _conjunction(preds)))
+            if (info.layout.layout is Layout.VARLEN and info.type.is_string
+                    and all(p.op in DICT_OPS for p in preds)):
+                tests.append(((info,), _DictTest(preds)))
+            else:
+                tests.append(((info,), _conjunction(preds)))
         for i, d in enumerate(self.disjunctions):
             if i in skip_disjs:
                 continue
@@ -399,7 +409,76 @@ class SegmentIterator:
         if col is None:
             col = self.reader.read_page(info, page, self.stats)
             pages[page] = col
+        elif isinstance(col, DictPage):  # read for its codes; now all its strings are needed
+            col = pages[page] = col.decode()
         return col
+
+    def _page_or_codes(self, info: ColumnInfo, page: int) -> Column | DictPage:
+        """A page of a string column as its dictionary and codes when it is DICT-encoded (see
+        storage/segment/dict_codes.py), else decoded; other columns decoded."""
+        if not (info.layout.layout is Layout.VARLEN and info.type.is_string):
+            return self._page(info, page)
+        self._infos[info.index] = info
+        pages = self._cache.setdefault(info.index, {})
+        got = pages.get(page)
+        if got is None:
+            got = pages[page] = self.reader.read_page_codes(info, page, self.stats)
+        return got
+
+    def _code_mask(self, info: ColumnInfo, test: _DictTest, window: RowRanges,
+                   rows: np.ndarray | None) -> np.ndarray:
+        """`test` (predicates of one string column) over the window's rows (`rows`: sorted
+        row ids, None: the window's single range), page by page: DICT pages on their codes,
+        plain pages on their decoded strings. No string is gathered for a DICT page."""
+        if self._column_wise:  # most of the segment: one merged dictionary for the scan
+            if info.index not in self._whole_codes:
+                whole = self.reader.read_column_codes(info, self.stats)
+                table = None if whole is None else whole.lookup_table(test.predicates)
+                self._whole_codes[info.index] = (whole, table)
+            whole, table = self._whole_codes[info.index]
+            if whole is not None:
+                part = whole.select(rows) if rows is not None else \
+                    whole.slice(int(window.starts[0]), int(window.stops[0]))
+                return part.mask(test.predicates, table)
+        ordinal = self.reader.ordinal(info, self.stats)
+        masks: dict[int, np.ndarray] = {}
+
+        def page_mask(page: int) -> np.ndarray:
+            got = masks.get(page)
+            if got is not None:
+                return got
+            data = self._page_or_codes(info, page)
+            if isinstance(data, DictPage):
+                table = data.lookup_table(test.predicates)
+                if table is not None and not table.any() and \
+                        (info.index, page) not in self._dict_skipped:
+                    self._dict_skipped.add((info.index, page))
+                    self.stats.pages_skipped_dictionary += 1
+                got = data.mask(test.predicates, table)
+            else:
+                got = test([data], len(data))
+            masks[page] = got
+            return got
+
+        if rows is None:
+            start, stop = int(window.starts[0]), int(window.stops[0])
+            parts = []
+            for page in ordinal.pages_between(start, stop):
+                first, end = ordinal.page_rows(page)
+                parts.append(page_mask(page)[max(start, first) - first:min(stop, end) - first])
+            return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        if len(rows) == 0:
+            return np.zeros(0, np.bool_)
+        page_of_row = ordinal.page_of(rows)
+        cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
+        starts = np.concatenate(([0], cuts)).tolist()
+        stops = np.concatenate((cuts, [len(rows)])).tolist()
+        out = np.empty(len(rows), np.bool_)
+        for a, b in zip(starts, stops):
+            page = int(page_of_row[a])
+            base = int(ordinal.first_rows[page])
+            out[a:b] = page_mask(page)[rows[a:b] - base]
+        return out
 
     def _rows(self, info: ColumnInfo, start: int, stop: int) -> Column:
         ordinal = self.reader.ordinal(info, self.stats)
@@ -417,7 +496,7 @@ class SegmentIterator:
         first = int(page_of_row[0])
         if first == int(page_of_row[-1]):  # all in one page
             base = int(ordinal.first_rows[first])
-            return self._page(info, first).take(rows - base)
+            return self._page_or_codes(info, first).take(rows - base)
         cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
         starts = np.concatenate(([0], cuts)).tolist()
         stops = np.concatenate((cuts, [len(rows)])).tolist()
@@ -425,7 +504,7 @@ class SegmentIterator:
         for a, b in zip(starts, stops):
             page = int(page_of_row[a])
             base = int(ordinal.first_rows[page])
-            parts.append(self._page(info, page).take(rows[a:b] - base))
+            parts.append(self._page_or_codes(info, page).take(rows[a:b] - base))
         return Column.concat(parts)
 
     def _whole(self, info: ColumnInfo) -> Column | None:
@@ -437,7 +516,17 @@ class SegmentIterator:
             self._columns[info.index] = got
         return got
 
+    def _merged_codes(self, info: ColumnInfo) -> DictPage | None:
+        """The column's merged dictionary codes when a predicate test read them already
+        (`_code_mask`): its output rows are then gathered from the codes."""
+        got = self._whole_codes.get(info.index)
+        return None if got is None else got[0]
+
     def _gather(self, info: ColumnInfo, window: RowRanges, rows: np.ndarray | None) -> Column:
+        codes = self._merged_codes(info)
+        if codes is not None:
+            return codes.take(rows) if rows is not None else \
+                codes.slice(int(window.starts[0]), int(window.stops[0])).decode()
         whole = self._whole(info)
         if rows is None:
             start, stop = int(window.starts[0]), int(window.stops[0])
@@ -446,6 +535,9 @@ class SegmentIterator:
         return whole.take(rows) if whole is not None else self._take(info, rows)
 
     def _select(self, info: ColumnInfo, rows: np.ndarray) -> Column:
+        codes = self._merged_codes(info)
+        if codes is not None:
+            return codes.take(rows)
         whole = self._whole(info)
         return whole.take(rows) if whole is not None else self._take(info, rows)
 
@@ -540,15 +632,20 @@ class SegmentIterator:
             if total == 0:
                 return None
         for infos, test in self._tests:
-            cols = []
-            for info in infos:
-                col = decoded.get(info.index)
-                if col is None:
-                    col = (self._gather(info, window, rows) if sel_rows is None
-                           else self._select(info, sel_rows))
-                    decoded[info.index] = col
-                cols.append(col)
-            hit = test(cols, total if sel_rows is None else len(sel_rows))
+            if isinstance(test, _DictTest) and infos[0].index not in decoded:
+                # on the dictionary codes; the strings are gathered later, for survivors only
+                hit = self._code_mask(infos[0], test, window,
+                                      sel_rows if sel_rows is not None else rows)
+            else:
+                cols = []
+                for info in infos:
+                    col = decoded.get(info.index)
+                    if col is None:
+                        col = (self._gather(info, window, rows) if sel_rows is None
+                               else self._select(info, sel_rows))
+                        decoded[info.index] = col
+                    cols.append(col)
+                hit = test(cols, total if sel_rows is None else len(sel_rows))
             if sel_rows is None:
                 mask = hit if mask is None else mask & hit
                 alive = int(np.count_nonzero(mask))
@@ -584,6 +681,12 @@ class SegmentIterator:
                 continue
             if sel_rows is not None:
                 decoded[info.index] = self._select(info, sel_rows)
+            elif (mask is not None and selected < total and info.type.is_string
+                  and info.layout.layout is Layout.VARLEN):
+                # late materialisation: gather only the surviving rows' strings
+                local = keep if keep is not None else np.flatnonzero(mask)
+                ids = (window.row_ids() if rows is None else rows)[local]
+                decoded[info.index] = self._select(info, ids)
             else:
                 col = self._gather(info, window, rows)
                 if mask is not None and selected < total:
@@ -609,6 +712,21 @@ def _index_values(p: ColumnPredicate, info: ColumnInfo) -> list[object]:
     """The constants of an IN list as index values; those the column cannot hold are left
     out (no row equals them)."""
     return index_values(info.stored, info.layout, p.values)
+
+
+class _DictTest:
+    """The predicates of one string column, all answerable on dictionary codes: the window
+    tests them page by page (`SegmentIterator._code_mask`); called on decoded strings (a plain
+    page, or a column decoded already) it is the plain conjunction."""
+
+    __slots__ = ("_plain", "predicates")
+
+    def __init__(self, predicates: list[ColumnPredicate]) -> None:
+        self.predicates = predicates
+        self._plain = _conjunction(predicates)
+
+    def __call__(self, cols: list[Column], n: int) -> np.ndarray:
+        return self._plain(cols, n)
 
 
 def _conjunction(preds: list[ColumnPredicate]) -> Callable[[list[Column], int], np.ndarray]:

@@ -44,9 +44,12 @@ from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
 from storage.page_cache import PageCache
 from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
 from storage.scan_stats import ScanStats
+from storage.segment.dict_codes import DictPage, merge_pages, narrow_codes
 from storage.segment.encoding import (
+    Encoding,
     Layout,
     PhysicalLayout,
+    decode_dict_parts,
     decode_values,
     layout_of,
 )
@@ -419,6 +422,106 @@ class SegmentReader:
         cache.put(key, col)
         return col
 
+    def read_page_codes(self, info: ColumnInfo, page: int,
+                        stats: ScanStats | None = None) -> DictPage | Column:
+        """Data page `page` of a string column as its dictionary and codes when it is
+        DICT-encoded (storage/segment/dict_codes.py), else as `read_page` returns it. Both
+        forms go through the page cache: a DICT page as two entries (its codes with the rows'
+        validity, and its dictionary), kept apart from the decoded page's entry."""
+        cache = self._cache
+        keys = None
+        if cache is not None:
+            codes_id = cache.file_id(info.cache_parts + ("dict.codes",))
+            dict_id = cache.file_id(info.cache_parts + ("dict.values",))
+            keys = ((codes_id, page), (dict_id, page))
+            codes = cache.get(keys[0])
+            values = cache.get(keys[1]) if codes is not None else None
+            if codes is not None and values is not None:
+                if stats is not None:
+                    stats.pages_read += 1
+                    stats.pages_cached += 1
+                return DictPage(values, codes.data, codes.validity)
+            decoded = cache.get((cache.file_id(info.cache_parts), page))
+            if decoded is not None:  # decoded already (a plain page, or an output's read)
+                if stats is not None:
+                    stats.pages_read += 1
+                    stats.pages_cached += 1
+                return decoded
+        ordinal = self.ordinal(info, stats)
+        start, stop = ordinal.page_rows(page)
+        try:
+            offset, size = int(ordinal.offsets[page]), int(ordinal.sizes[page])
+            header, body = self._page(offset, size, PageKind.DATA, stats)
+            got = decode_dict_page_codes(header, body, info.type, info.layout, stop - start)
+            if got is None:
+                col = decode_data_page(header, body, info.stored, info.layout, stop - start)
+        except _DECODE_ERRORS as e:
+            raise self.corrupted(f"data page {page} of column {info.footer.name}: {e}") from None
+        if stats is not None:
+            stats.pages_read += 1
+        if got is None:
+            col = col if info.type == info.stored else convert_column(col, info.type)
+            if cache is not None:
+                cache.put((cache.file_id(info.cache_parts), page), col)
+            return col
+        if keys is not None:
+            assert cache is not None
+            cache.put(keys[0], Column(info.type, got.codes, got.validity))
+            cache.put(keys[1], got.dictionary)
+        return got
+
+    def read_column_codes(self, info: ColumnInfo,
+                          stats: ScanStats | None = None) -> DictPage | None:
+        """A string column whose every page is DICT-encoded (or all NULL) as one DictPage over
+        the union of the page dictionaries (`dict_codes.merge_pages`), else None; cached
+        whole (page -1, as `read_column`). Scans reading most of a segment test their string
+        predicates on it."""
+        if not (info.layout.layout is Layout.VARLEN and info.type.is_string):
+            return None
+        cache = self._cache
+        keys = None
+        pages = info.footer.num_pages
+        if cache is not None:
+            keys = ((cache.file_id(info.cache_parts + ("dict.codes",)), -1),
+                    (cache.file_id(info.cache_parts + ("dict.values",)), -1))
+            codes = cache.get(keys[0])
+            if codes is not None:
+                values = cache.get(keys[1]) if len(codes.data) else None
+                if len(codes.data) == 0:  # known: some page is plain
+                    return None
+                if values is not None:
+                    if stats is not None:
+                        stats.pages_read += pages
+                        stats.pages_cached += pages
+                    return DictPage(values, codes.data, codes.validity)
+        parts: list[DictPage | Column] = []
+        for p in range(pages):  # not through the page cache: the merged column replaces them
+            ordinal = self.ordinal(info, stats)
+            start, stop = ordinal.page_rows(p)
+            try:
+                offset, size = int(ordinal.offsets[p]), int(ordinal.sizes[p])
+                header, body = self._page(offset, size, PageKind.DATA, stats)
+                got: DictPage | Column | None = decode_dict_page_codes(
+                    header, body, info.type, info.layout, stop - start)
+                if got is None:
+                    if not header.flags & FLAG_ALL_NULL:
+                        break  # a plain page
+                    got = decode_data_page(header, body, info.stored, info.layout, stop - start)
+            except _DECODE_ERRORS as e:
+                raise self.corrupted(f"data page {p} of column {info.footer.name}: {e}") from None
+            if stats is not None:
+                stats.pages_read += 1
+            parts.append(got)
+        merged = merge_pages(parts) if len(parts) == pages and parts else None
+        if keys is not None:
+            assert cache is not None
+            if merged is None:
+                cache.put(keys[0], Column(info.type, np.zeros(0, np.uint8)))
+            else:
+                cache.put(keys[0], Column(info.type, merged.codes, merged.validity))
+                cache.put(keys[1], merged.dictionary)
+        return merged
+
     def read_column(self, info: ColumnInfo, stats: ScanStats | None = None,
                     decode: bool = True) -> Column | None:
         """The whole column (every page, concatenated) from the page cache, else decoded and
@@ -617,6 +720,35 @@ def decode_data_page(
     elif header.null_count:
         raise PageCorrupted("page has nulls but no validity bitmap")
     return decode_values(body, pos, n, layout, dtype, header.encoding, validity)
+
+
+def decode_dict_page_codes(header: PageHeader, body: bytes, dtype: DataType,
+                           layout: PhysicalLayout, rows: int) -> DictPage | None:
+    """A DICT string page as its dictionary (typed `dtype`) and codes, checked as
+    `decode_data_page` checks it; None for any other page (plain, all NULL, not a string)."""
+    if (header.encoding != Encoding.DICT or layout.layout is not Layout.VARLEN
+            or not dtype.is_string or header.flags & FLAG_ALL_NULL):
+        return None
+    n = header.num_rows
+    if n != rows:
+        raise PageCorrupted(f"page has {n} rows, the ordinal index says {rows}")
+    if header.null_count > n:
+        raise PageCorrupted("page null count exceeds its rows")
+    validity = None
+    pos = 0
+    if header.flags & FLAG_VALIDITY:
+        nbytes = (n + 7) // 8
+        bits = np.frombuffer(body, np.uint8, count=nbytes)
+        validity = np.unpackbits(bits, count=n, bitorder="little").astype(np.bool_)
+        pos = nbytes + (-nbytes % 8)
+        if n - int(np.count_nonzero(validity)) != header.null_count:
+            raise PageCorrupted("validity bitmap does not match the null count")
+    elif header.null_count:
+        raise PageCorrupted("page has nulls but no validity bitmap")
+    dict_offsets, dict_data, codes = decode_dict_parts(body, pos, n)
+    # copies: the body's buffer is the page's, and cached arrays must own their memory
+    dictionary = Column(dtype, dict_data.copy(), None, dict_offsets.copy())
+    return DictPage(dictionary, narrow_codes(codes, len(dictionary)), validity)
 
 
 # ---- reading a column as another type (schema change) --------------------------------------
