@@ -13,6 +13,15 @@ from pathlib import Path
 
 import pytest
 
+# mysql-connector's C extension (tests/clients test it, not the pure-Python fallback) needs a
+# static TLS block from libstdc++ that is no longer available once pyarrow's libraries are
+# loaded ("cannot allocate memory in static TLS block"). This conftest is imported before any
+# test module, so loading the extension here makes the suite independent of test order.
+try:
+    import _mysql_connector  # noqa: F401
+except ImportError:  # the extension is missing or broken: test_auth says so itself
+    pass
+
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent
 # The server packages (storage, sql, planner, executor, server) are imported from the repo root,
