@@ -54,39 +54,44 @@ class CpuPool:
     def __init__(self, slots: int) -> None:
         self._slots = max(1, slots)
         self._in_use = 0
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        # threads waiting for a slot, oldest first: a freed slot is handed to the oldest
+        # directly (a thread that just gave one back cannot barge ahead and starve others);
+        # each waits on its own locked lock, released when it is granted the slot
+        self._waiters: deque[threading.Lock] = deque()
         self._local = threading.local()
         self._idle: deque[_Worker] = deque()
         self._idle_lock = threading.Lock()
-        self.peak = 0  # most slots held at once (tests check the bound)
+        self.peak = 0  # most slots held at once
 
     @property
     def slots(self) -> int:
         return self._slots
-
-    def set_slots(self, slots: int) -> None:
-        with self._cond:
-            self._slots = max(1, slots)
-            self.peak = self._in_use
-            self._cond.notify_all()
 
     # ---- slots -----------------------------------------------------------------------------
     def holds(self) -> bool:
         return getattr(self._local, "held", False)
 
     def _acquire(self) -> None:
-        with self._cond:
-            while self._in_use >= self._slots:
-                self._cond.wait()
-            self._in_use += 1
-            self.peak = max(self.peak, self._in_use)
+        with self._lock:
+            if self._in_use < self._slots and not self._waiters:
+                self._in_use += 1
+                self.peak = max(self.peak, self._in_use)
+                self._local.held = True
+                return
+            grant = threading.Lock()
+            grant.acquire()
+            self._waiters.append(grant)
+        grant.acquire()  # released by `_release` handing this thread its slot
         self._local.held = True
 
     def _release(self) -> None:
         self._local.held = False
-        with self._cond:
-            self._in_use -= 1
-            self._cond.notify()
+        with self._lock:
+            if self._waiters and self._in_use <= self._slots:
+                self._waiters.popleft().release()  # the slot passes on, still in use
+            else:
+                self._in_use -= 1
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -119,17 +124,14 @@ class CpuPool:
         done = threading.Event()
 
         def run() -> None:
-            try:
-                with self.slot():
-                    task()
-            finally:
-                done.set()
+            with self.slot():
+                task()
 
         with self._idle_lock:
             worker = self._idle.pop() if self._idle else None
         if worker is None:
             worker = _Worker(self)
-        worker.give(run, name)
+        worker.give(run, done, name)
         return Join(self, done)
 
     def _park(self, worker: _Worker) -> None:
@@ -167,13 +169,14 @@ class _Worker:
     def __init__(self, pool: CpuPool) -> None:
         self.pool = pool
         self._task: Callable[[], None] | None = None
+        self._done: threading.Event | None = None
         self._ready = threading.Condition(threading.Lock())
         self._thread = threading.Thread(target=self._loop, name="cpu-pool", daemon=True)
         self._started = False
 
-    def give(self, task: Callable[[], None], name: str) -> None:
+    def give(self, task: Callable[[], None], done: threading.Event, name: str) -> None:
         with self._ready:
-            self._task = task
+            self._task, self._done = task, done
             self._ready.notify()
         self._thread.name = name
         if not self._started:
@@ -188,12 +191,16 @@ class _Worker:
                     if timed_out and self._task is None and self.pool._retire(self):
                         return
                 task, self._task = self._task, None
+                done, self._done = self._done, None
             try:
                 task()
             except BaseException:  # noqa: BLE001, S110 - tasks report their own errors
                 pass
             self._thread.name = "cpu-pool"
+            # idle again before the task counts as done: a spawn right after join() reuses it
             self.pool._park(self)
+            assert done is not None
+            done.set()
 
 
 # SHALEDB_CPU_POOL_SLOTS: fewer slots than instances (tests of deadlock freedom)
