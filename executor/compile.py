@@ -91,7 +91,7 @@ def compile_column(expr: Expr, cancel: threading.Event | None = None,
 
         def run(batch: Batch) -> Column:
             v = node(batch, {})
-            valid = None if v.valid is None or v.valid.all() else v.valid
+            valid = None if v.validity is None or v.validity.all() else v.validity
             return Column(v.type, np.ascontiguousarray(v.data), valid)
 
         return run
@@ -312,9 +312,9 @@ def _call(e: Call, cancel: threading.Event | None) -> Node:
             res = call_in_chunks(impl, vals, batch.num_rows, cancel)
         else:
             res = impl(vals, EvalEnv(batch.num_rows, cancel))
-        valid = res.valid
+        valid = res.validity
         if propagate:
-            valid = and_valid(valid, *(v.valid for v in vals))
+            valid = and_valid(valid, *(v.validity for v in vals))
         if temporal:
             return _date_range_null(Vec(t, res.data, valid))
         return Vec(t, res.data, valid)
@@ -328,4 +328,4 @@ def _date_range_null(v: Vec) -> Vec:
     ok = in_date_range(v.type, v.data)
     if ok is None:
         return v
-    return Vec(v.type, np.where(ok, v.data, 0).astype(v.data.dtype), and_valid(v.valid, ok))
+    return Vec(v.type, np.where(ok, v.data, 0).astype(v.data.dtype), and_valid(v.validity, ok))

@@ -231,7 +231,7 @@ class HashJoin(BufferedInput, Operator):
             if not len(pi):
                 continue
             cmp = self._mark_cmp(self._pair_batch(lb, pi, bi))
-            valid = cmp.valid if cmp.valid is not None else np.ones(len(pi), np.bool_)
+            valid = cmp.validity if cmp.validity is not None else np.ones(len(pi), np.bool_)
             t = valid & cmp.data.astype(np.bool_)
             is_true[pi[t]] = True
             is_null[pi[~valid]] = True

@@ -34,7 +34,7 @@ Impl = Callable[[list[Vec], EvalEnv], Vec]
 
 
 def _slice(v: Vec, start: int, stop: int) -> Vec:
-    return Vec(v.type, v.data[start:stop], None if v.valid is None else v.valid[start:stop])
+    return Vec(v.type, v.data[start:stop], None if v.validity is None else v.validity[start:stop])
 
 
 def _concat(parts: list[Vec]) -> Vec:
@@ -46,11 +46,11 @@ def _concat(parts: list[Vec]) -> Vec:
             d.dtype == np.dtype(object) for d in datas):
         datas = [d.astype(object) for d in datas]
     data = np.concatenate(datas)
-    if all(p.valid is None for p in parts):
+    if all(p.validity is None for p in parts):
         valid = None
     else:
-        valid = np.concatenate([np.ones(len(p), np.bool_) if p.valid is None
-                                else np.asarray(p.valid, np.bool_) for p in parts])
+        valid = np.concatenate([np.ones(len(p), np.bool_) if p.validity is None
+                                else np.asarray(p.validity, np.bool_) for p in parts])
     return Vec(first.type, data, valid)
 
 

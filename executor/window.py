@@ -208,7 +208,7 @@ def _lag_lead(w: WindowCall, lay: _Layout, col: Callable[[Expr], Column]) -> Col
     vec = Vec.from_column(lay.sorted_col(col(value)))
     pick = np.where(inside, src, 0)
     data = vec.data[pick] if len(vec.data) else vec.data.copy()
-    valid = inside.copy() if vec.valid is None else (vec.valid[pick] & inside)
+    valid = inside.copy() if vec.validity is None else (vec.validity[pick] & inside)
     assert isinstance(default, Literal)
     if default.value is not None and not inside.all():
         data = data.copy()
@@ -300,7 +300,7 @@ def _sum_avg(w: WindowCall, values: Column, lo: np.ndarray, hi: np.ndarray,
              lay: _Layout) -> Column:
     vec = Vec.from_column(values)
     t = vec.type
-    valid = vec.valid if vec.valid is not None else np.ones(len(vec.data), np.bool_)
+    valid = vec.validity if vec.validity is not None else np.ones(len(vec.data), np.bool_)
     data = vec.data
     if t.is_float or (not t.is_decimal and not t.is_integer and data.dtype.kind == "f"):
         vals = np.where(valid, data.astype(np.float64), 0.0)

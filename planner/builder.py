@@ -60,6 +60,8 @@ def build_scan(src: TableSource, catalog: CatalogView) -> LogicalScan:
             continue  # FROM t PARTITION (..) names the partitions to read
         parts.append((p.partition_id, p.visible_version))
         for t in catalog.tablets(meta.table_id, p.partition_id, index_id):
+            if src.tablets and t.tablet_id not in src.tablets:
+                continue  # FROM t TABLET (..) names the tablets to read (sparkrest)
             ranges.append(ScanRange(t, p.visible_version))
             rows += sum(r.num_rows for r in catalog.rowsets(t.tablet_id, p.visible_version))
     return LogicalScan(

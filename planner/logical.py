@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from planner.scan_ranges import ScanRange, ScanSelection
 from sql.binder.expressions import AggregateCall, Expr
-from sql.binder.relations import SortKey  # noqa: F401 - one sort key class for binder and planner
+from sql.binder.relations import SortKey  # re-exported: one sort key class for binder and planner
 from storage.predicates import Disjunction
 from storage.reader import ColumnPredicate
 from storage.types import DataType

@@ -13,6 +13,7 @@ from typing import Any
 
 from planner.logical import LogicalPlan
 from planner.rules.choose_rollup import choose_rollup
+from planner.rules.commute_semi_joins import commute_semi_joins
 from planner.rules.prune_columns import prune_columns
 from planner.rules.prune_scans import prune_scans
 from planner.rules.push_down_filters import push_down_filters
@@ -25,6 +26,7 @@ RULES: tuple[Rule, ...] = (
     push_down_join_predicates,
     reorder_joins,
     push_down_filters,
+    commute_semi_joins,  # after the filters reached the scans: estimates see them
     prune_columns,
     prune_scans,  # partitions / buckets a scan reads (needs ctx.catalog)
     choose_rollup,  # after column pruning: the columns a scan needs decide the index

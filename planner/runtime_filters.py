@@ -19,7 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.logical import LogicalFilter, LogicalJoin, LogicalPlan, LogicalProject, LogicalScan
+from planner.logical import (
+    LogicalAggregate,
+    LogicalFilter,
+    LogicalJoin,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+)
 from sql.binder.expressions import ColumnRef, Expr
 
 FILTERING_KINDS = ("inner", "left_semi", "right", "right_semi", "right_anti")
@@ -94,6 +101,15 @@ def _resolve(plan: LogicalPlan, name: str) -> tuple[PlanPath, str] | None:
             continue
         if isinstance(plan, LogicalProject):
             expr = dict(plan.exprs).get(name)
+            if not isinstance(expr, ColumnRef):
+                return None
+            path.append(0)
+            plan, name = plan.child, expr.name
+            continue
+        if isinstance(plan, LogicalAggregate):
+            # a group key that is a plain input column: rows of groups the join drops anyway
+            # need not be aggregated (Doris pushes runtime filters through aggregates too)
+            expr = dict(plan.group_by).get(name)
             if not isinstance(expr, ColumnRef):
                 return None
             path.append(0)

@@ -109,6 +109,12 @@ def estimate_rows(plan: LogicalPlan) -> float:
         return sum(estimate_rows(c) for c in plan.inputs)
     if isinstance(plan, LogicalJoin):
         left, right = estimate_rows(plan.left), estimate_rows(plan.right)
+        if plan.kind in ("left_semi", "right_semi") and plan.left_keys:
+            # FK -> PK guess again: a semi join keeps the fraction of the other side's key
+            # rows that survived their filters (TPC-H Q20: partsupp IN a few parts)
+            if plan.kind == "left_semi":
+                return max(1.0, left * min(1.0, right / base_rows(plan.right)))
+            return max(1.0, right * min(1.0, left / base_rows(plan.left)))
         if plan.kind in ("left_semi", "left_anti", "mark"):
             return left
         if plan.kind in ("right_semi", "right_anti"):

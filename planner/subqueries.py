@@ -9,13 +9,21 @@
   into the join condition (equalities become hash keys). A correlated scalar subquery must be
   an aggregate without GROUP BY correlated by equalities; it is grouped by the inner sides of
   those equalities and LEFT joined, with the "count bug" fixed (COUNT over no rows is 0).
+- A scalar subquery compared in a WHERE conjunct that is NULL whenever the subquery is (a
+  comparison through arithmetic / casts) joins INNER instead of LEFT, when its value over no
+  rows is NULL too (no COUNT): reorderable with the other inner joins, and its build side's
+  keys reach the aggregate's scan as a runtime filter (TPC-H Q17, Q20; uncorrelated: a
+  nested-loop inner join, Q22). MIN / MAX over exactly a relation the outer query inner-joins
+  becomes a window over that relation (Q15: the view's aggregate is computed once).
 Other shapes raise "... is not supported yet".
 Upstream: Doris Nereids `SubqueryToApply` + `UnCorrelatedApplyToJoin` / `InApplyToJoin` /
-`ExistsApplyToJoin` / `ScalarApplyToJoin`; DuckDB mark joins and `FlattenDependentJoins`.
+`ExistsApplyToJoin` / `ScalarApplyToJoin` + `EliminateOuterJoin`,
+`AggScalarSubQueryToWindowFunction`; DuckDB mark joins and `FlattenDependentJoins`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from planner.logical import (
@@ -26,19 +34,25 @@ from planner.logical import (
     LogicalLimit,
     LogicalPlan,
     LogicalProject,
+    LogicalWindow,
 )
 from sql.binder.bind_expressions import coerce, not_supported
+from sql.binder.bind_window import WHOLE as WHOLE_PARTITION
 from sql.binder.expressions import (
     AggregateCall,
+    Arithmetic,
     Case,
+    Cast,
     ColumnRef,
     Comparison,
     Expr,
     IsNull,
     Literal,
+    Negate,
     Not,
     OuterRef,
     SubqueryExpr,
+    WindowCall,
     column_names,
     conjuncts,
     make_and,
@@ -56,9 +70,25 @@ def _unouter(e: Expr) -> Expr:
 
 
 def plan_where(plan: LogicalPlan, where: Expr, catalog: CatalogView) -> LogicalPlan:
-    """Filter `plan` by `where`, turning subquery conjuncts into semi / anti / mark joins."""
+    """Filter `plan` by `where`, turning subquery conjuncts into semi / anti / mark joins and
+    null-rejected scalar subqueries into inner joins.
+
+    Order (all conjuncts are ANDed, so any order gives the same rows): uncorrelated scalar
+    comparisons first (a one-row nested-loop filter that shrinks the probe side early, Doris'
+    Q22 shape), then IN / EXISTS semi / anti joins, then correlated scalar aggregates (their
+    join with a grouped aggregate sees the rows the semi joins kept, Doris' Q20 shape)."""
     rest: list[Expr] = []
+    late: list[tuple[Expr, SubqueryExpr]] = []
     for c in conjuncts(where):
+        scalar = _null_rejected_scalar(c)
+        if scalar is not None and not _inner_parts(scalar)[2]:
+            plan = _filter_on_scalar(plan, c, scalar, catalog)
+        elif scalar is not None:
+            late.append((c, scalar))
+        else:
+            rest.append(c)
+    early, rest = rest, []
+    for c in early:
         neg = isinstance(c, Not) and isinstance(c.arg, SubqueryExpr) and c.arg.kind == "exists"
         s = c.arg if neg else c  # type: ignore[attr-defined]
         if isinstance(s, SubqueryExpr) and s.kind in ("in", "exists") and not _has_subquery(
@@ -66,6 +96,8 @@ def plan_where(plan: LogicalPlan, where: Expr, catalog: CatalogView) -> LogicalP
             plan = _semi_join(plan, s, "left_anti" if neg else "left_semi", catalog)
         else:
             rest.append(c)
+    for c, scalar in late:
+        plan = _filter_on_scalar(plan, c, scalar, catalog)
     pred = make_and(rest)
     if pred is None:
         return plan
@@ -74,6 +106,64 @@ def plan_where(plan: LogicalPlan, where: Expr, catalog: CatalogView) -> LogicalP
         # the mark columns stay in the output; the select list's Project drops them
         return LogicalFilter(plan, pred)
     return LogicalFilter(plan, pred)
+
+
+# ---- scalar subqueries under a null-rejecting WHERE conjunct -> INNER joins ----------------
+# Aggregates whose value over no rows is NULL (COUNT's is 0: the "count bug" needs an outer join).
+_NULL_ON_EMPTY = frozenset({"sum", "avg", "min", "max", "any_value", "stddev", "stddev_pop",
+                            "stddev_samp", "variance", "var_pop", "var_samp"})
+
+
+def _strict_in(e: Expr, sid: int) -> bool:
+    """True when `e` is NULL whenever subquery `sid`'s value is (null-propagating path)."""
+    if isinstance(e, SubqueryExpr):
+        return e.sid == sid
+    if isinstance(e, Comparison):
+        return e.op != "<=>" and (_strict_in(e.left, sid) or _strict_in(e.right, sid))
+    if isinstance(e, Arithmetic):
+        return _strict_in(e.left, sid) or _strict_in(e.right, sid)
+    if isinstance(e, (Cast, Negate)):
+        return _strict_in(e.arg, sid)
+    return False
+
+
+def _null_rejected_scalar(c: Expr) -> SubqueryExpr | None:
+    """The scalar subquery of WHERE conjunct `c` when `c` is a comparison that is NULL (so
+    rejects the row) whenever the subquery's value is NULL: then a scalar subquery that finds
+    no row (LEFT join's NULL) and one that is not joined at all (INNER join) keep the same rows,
+    as in Doris' EliminateOuterJoin after ScalarApplyToJoin."""
+    if not isinstance(c, Comparison) or c.op == "<=>":
+        return None
+    found = [x for x in c.walk() if isinstance(x, SubqueryExpr)]
+    if len(found) != 1 or found[0].kind != "scalar" or not isinstance(found[0].query,
+                                                                        BoundSelect):
+        return None
+    return found[0] if _strict_in(c, found[0].sid) else None
+
+
+def _filter_on_scalar(plan: LogicalPlan, c: Expr, s: SubqueryExpr,
+                      catalog: CatalogView) -> LogicalPlan:
+    """`plan` filtered by conjunct `c` whose scalar subquery `s` is joined with an INNER join
+    where that is exact (see _null_rejected_scalar), else with the usual LEFT join."""
+    q, local, corr = _inner_parts(s)
+    joined: tuple[LogicalPlan, Expr] | None
+    if not corr:
+        sub = _build(s.query, catalog)
+        shared = _aggregate_over_outer_relation(plan, sub, q, s.sid)
+        if shared is not None:
+            new_plan, ref = shared
+            return LogicalFilter(new_plan, c.transform(
+                lambda x: ref if isinstance(x, SubqueryExpr) and x.sid == s.sid else None))
+        right = LogicalAssertOneRow(LogicalProject(
+            sub, ((f"__s{s.sid}", ColumnRef(sub.names[0], sub.types[0])),)))
+        # a CROSS join: the filter above becomes its condition (push_down_join_predicates)
+        joined = LogicalJoin(plan, right, "cross"), ColumnRef(f"__s{s.sid}", s.type)
+    else:
+        assert q is not None
+        joined = _correlated_scalar(plan, s, q, local, corr, catalog, inner=True)
+    new_plan, ref = joined
+    return LogicalFilter(new_plan, c.transform(
+        lambda x: ref if isinstance(x, SubqueryExpr) and x.sid == s.sid else None))
 
 
 def _has_subquery(e: Expr | None) -> bool:
@@ -86,15 +176,7 @@ def attach_subqueries(plan: LogicalPlan, exprs: list[Expr], catalog: CatalogView
     The plan's output gains the mark / scalar columns the rewritten expressions read."""
     out: list[Expr] = []
     for e in exprs:
-        found: list[SubqueryExpr] = []
-
-        def collect(x: Expr) -> Expr | None:
-            if isinstance(x, SubqueryExpr):
-                found.append(x)
-                return x
-            return None
-
-        e.transform(collect)
+        found = [x for x in e.walk() if isinstance(x, SubqueryExpr)]
         repl: dict[int, Expr] = {}
         for s in found:
             if s.sid in repl:
@@ -102,8 +184,12 @@ def attach_subqueries(plan: LogicalPlan, exprs: list[Expr], catalog: CatalogView
             if _has_subquery(s.arg):
                 raise not_supported("nested subquery in IN operand")
             plan, repl[s.sid] = _attach_one(plan, s, catalog)
-        out.append(e.transform(lambda x: repl[x.sid] if isinstance(x, SubqueryExpr) else None))
+        out.append(e.transform(_replace_subqueries(repl)))
     return plan, out
+
+
+def _replace_subqueries(repl: dict[int, Expr]) -> Callable[[Expr], Expr | None]:
+    return lambda x: repl[x.sid] if isinstance(x, SubqueryExpr) else None
 
 
 # ---- one subquery ------------------------------------------------------------------------
@@ -193,9 +279,9 @@ def _attach_one(plan: LogicalPlan, s: SubqueryExpr, catalog: CatalogView
             assert q is not None
             return _correlated_scalar(plan, s, q, local, corr, catalog)
         sub = _build(s.query, catalog)
-        right = LogicalAssertOneRow(LogicalProject(
+        one_row: LogicalPlan = LogicalAssertOneRow(LogicalProject(
             sub, ((f"__s{s.sid}", ColumnRef(sub.names[0], sub.types[0])),)))
-        return LogicalJoin(plan, right, "left"), ColumnRef(f"__s{s.sid}", s.type)
+        return LogicalJoin(plan, one_row, "left"), ColumnRef(f"__s{s.sid}", s.type)
     mark = f"__m{s.sid}"
     right, cond = _in_exists_side(s, catalog, semi=True)
     mark_keys = None
@@ -208,7 +294,12 @@ def _attach_one(plan: LogicalPlan, s: SubqueryExpr, catalog: CatalogView
 
 
 def _correlated_scalar(plan: LogicalPlan, s: SubqueryExpr, q: BoundSelect, local: list[Expr],
-                       corr: list[Expr], catalog: CatalogView) -> tuple[LogicalPlan, Expr]:
+                       corr: list[Expr], catalog: CatalogView, inner: bool = False
+                       ) -> tuple[LogicalPlan, Expr]:
+    """Doris' ScalarApplyToJoin: GROUP BY the inner sides of the correlation equalities, join
+    on them. `inner`: the caller's conjunct rejects NULL, so when the select item is NULL over
+    an empty group too (no COUNT) the join is INNER (EliminateOuterJoin): reorderable, and its
+    build side's keys become a runtime filter through the aggregate into its scan."""
     if not q.is_aggregate or q.group_by or q.having is not None or q.distinct:
         raise not_supported("correlated scalar subquery without a single aggregate")
     inner_keys: list[Expr] = []
@@ -233,8 +324,11 @@ def _correlated_scalar(plan: LogicalPlan, s: SubqueryExpr, q: BoundSelect, local
     probe = f"__p{s.sid}"
     right = LogicalProject(agg, ((name, value), (probe, Literal(1, BOOLEAN))) + tuple(
         (n, ColumnRef(n, k.type)) for n, k in keys))
-    cond = [Comparison("=", o, ColumnRef(n, k.type)) for o, (n, k) in zip(outer_keys, keys)]
+    cond: list[Expr] = [Comparison("=", o, ColumnRef(n, k.type))
+                        for o, (n, k) in zip(outer_keys, keys)]
     _check_refs(cond, plan, right)
+    if inner and _null_over_empty(value, q):
+        return LogicalJoin(plan, right, "inner", make_and(cond)), ColumnRef(name, s.type)
     join = LogicalJoin(plan, right, "left", make_and(cond))
     # "count bug": with no matching inner rows the aggregate sees an empty group, where COUNT
     # is 0 (not NULL); evaluate the select item over empty aggregates for unmatched rows.
@@ -250,3 +344,87 @@ def _correlated_scalar(plan: LogicalPlan, s: SubqueryExpr, q: BoundSelect, local
     fixed = Case(((IsNull(ColumnRef(probe, BOOLEAN)), coerce(empty, s.type)),),
                  ColumnRef(name, s.type), s.type)
     return join, fixed
+
+
+def _null_over_empty(value: Expr, q: BoundSelect) -> bool:
+    """True when select item `value` is NULL for an empty group: it propagates NULL from an
+    aggregate that is NULL over no rows (SUM / AVG / MIN / MAX ..., never COUNT)."""
+    aggs = dict(q.aggregates)
+
+    def strict(e: Expr) -> bool:
+        if isinstance(e, ColumnRef):
+            a = aggs.get(e.name)
+            return isinstance(a, AggregateCall) and a.name in _NULL_ON_EMPTY
+        if isinstance(e, Arithmetic):
+            return strict(e.left) or strict(e.right)
+        if isinstance(e, (Cast, Negate)):
+            return strict(e.arg)
+        return False
+
+    return strict(value)
+
+
+# ---- an uncorrelated MIN / MAX over a relation the outer query also joins -> a window ----
+_WINDOWABLE = ("min", "max")
+
+
+def _aggregate_over_outer_relation(plan: LogicalPlan, sub: LogicalPlan, q: BoundSelect | None,
+                                   sid: int) -> tuple[LogicalPlan, Expr] | None:
+    """TPC-H Q15: `FROM supplier, revenue0 WHERE total_revenue = (SELECT max(total_revenue)
+    FROM revenue0)`. When the subquery is MIN / MAX over exactly a relation (same plan) that the
+    outer query inner-joins, the aggregate is computed as a window over that relation's one
+    plan (`max(..) OVER ()`, every row of it a peer) instead of by planning the relation a
+    second time: the view's aggregate runs once. Exact: the outer rows all come from that
+    relation, so when it is empty there is nothing to compare (the subquery's NULL), and
+    otherwise the window sees the same rows the subquery would.
+    Returns the outer plan with the window column added and the expression replacing the
+    subquery, or None when the shape does not match.
+    Upstream: Doris Nereids `AggScalarSubQueryToWindowFunction` (here the uncorrelated case;
+    Doris also shares the CTE between its two consumers)."""
+    if q is None or q.where is not None or q.group_by or q.having is not None or q.distinct \
+            or q.order_by or q.limit is not None or q.offset or q.windows:
+        return None
+    if not (isinstance(sub, LogicalProject) and len(sub.exprs) == 1
+            and isinstance(sub.child, LogicalAggregate) and not sub.child.group_by
+            and isinstance(sub.child.child, LogicalProject)):
+        return None
+    agg, renames = sub.child, sub.child.child
+    source = dict(renames.exprs)
+    windows: list[tuple[str, WindowCall]] = []
+    by_agg: dict[str, ColumnRef] = {}
+    for i, (name, call) in enumerate(agg.aggregates):
+        if call.name not in _WINDOWABLE or call.distinct or len(call.args) != 1:
+            return None
+        arg = call.args[0]
+        if not isinstance(arg, ColumnRef) or not isinstance(source.get(arg.name), ColumnRef):
+            return None
+        inner = source[arg.name]
+        assert isinstance(inner, ColumnRef)
+        wname = f"__w{sid}_{i}"
+        windows.append((wname, WindowCall(call.name, (ColumnRef(inner.name, inner.type),), (),
+                                          (), WHOLE_PARTITION, call.type)))
+        by_agg[name] = ColumnRef(wname, call.type)
+    value = sub.exprs[0][1]
+    if not column_names(value) <= set(by_agg):
+        return None
+    done: list[bool] = []
+
+    def rewrite(node: LogicalPlan) -> LogicalPlan:
+        if done:
+            return node
+        if isinstance(node, LogicalProject) and node.child == renames.child:
+            done.append(True)
+            window = LogicalWindow(node.child, tuple(windows))
+            return LogicalProject(window, node.exprs + tuple(
+                (n, ColumnRef(n, w.type)) for n, w in windows))
+        if isinstance(node, LogicalJoin) and node.kind in ("inner", "cross"):
+            return node.with_children(*(rewrite(c) for c in node.children))
+        if isinstance(node, (LogicalProject, LogicalFilter)):
+            return node.with_children(rewrite(node.child))
+        return node
+
+    new_plan = rewrite(plan)
+    if not done:
+        return None
+    return new_plan, value.transform(lambda x: by_agg.get(x.name) if isinstance(
+        x, ColumnRef) else None)

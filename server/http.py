@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from server import compaction_api, load_status, metrics, stream_load
+from server import compaction_api, connector_api, load_status, metrics, stream_load
 from server.privileges.http_auth import auth_middleware, requires
 from server.privileges.model import ADMIN
 
@@ -107,5 +107,6 @@ def build_app(server: HttpServices) -> web.Application:
     compaction_api.add_routes(app, server.engine)
     stream_load.add_routes(app, server)
     load_status.add_routes(app, server)  # _stream_load_2pc, get_load_state, error logs
+    connector_api.add_routes(app, server)  # _schema, backends, _query_plan (connectors)
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

@@ -5,6 +5,9 @@ HTTP (Doris' paths and bodies):
   `txn_operation: commit|abort`: phase two of a two-phase Stream Load (storage/txn.py
   `commit_precommitted` / `abort_precommitted`); `{"status": "Success", "msg": "transaction
   [N] commit successfully."}` (or `label [L] ...`), else `{"status": "<CODE>", "msg": ..}`.
+  ShaleDB's extension: `txn_id: 1,2,3` commits several precommitted loads of one table as one
+  visible version (all or none; shaledb_spark's driver commits its tasks' loads so), or aborts
+  each of them.
 - `GET /api/{db}/get_load_state?label=L`: `{"msg": "success", "code": 0, "data": "<state>",
   "count": 0}` with state UNKNOWN / PREPARE / PRECOMMITTED / COMMITTED / VISIBLE / ABORTED.
 - `GET /api/_load_error_log?file=..`: a load's error log (its ErrorURL), text/plain.
@@ -46,6 +49,7 @@ from storage.two_phase import (
     abort_expired,
     abort_precommitted,
     commit_precommitted,
+    commit_precommitted_many,
     find_txn,
 )
 
@@ -77,6 +81,8 @@ def two_phase_operation(server: HttpServices, db_name: str, txn_id_text: str, la
     if operation not in ("commit", "abort"):
         return {"status": "INTERNAL_ERROR",
                 "msg": "transaction operation should be 'commit' or 'abort'"}
+    if "," in txn_id_text:  # ShaleDB's extension: several txns as one version
+        return _two_phase_many(server, db_name, txn_id_text, operation)
     txn_id: int | None = None
     if txn_id_text:
         try:
@@ -102,6 +108,36 @@ def two_phase_operation(server: HttpServices, db_name: str, txn_id_text: str, la
     what = f"transaction [{txn_id}]" if txn_id is not None else f"label [{label}]"
     log.info("two-phase load %s %s: txn=%d label=%s", what, operation, done.txn_id, done.label)
     return {"status": "Success", "msg": f"{what} {operation} successfully."}
+
+
+def _two_phase_many(server: HttpServices, db_name: str, txn_ids_text: str, operation: str
+                    ) -> dict[str, str]:
+    """`txn_id: 1,2,3` (ShaleDB's extension, used by shaledb_spark's driver): commit all of
+    them in one catalog transaction, visible together as one version
+    (storage/two_phase.py `commit_precommitted_many`), or abort each of them."""
+    try:
+        txn_ids = [int(x) for x in txn_ids_text.split(",")]
+    except ValueError:
+        return {"status": "INVALID_ARGUMENT", "msg": f"Invalid txn_id: {txn_ids_text}"}
+    engine = server.engine
+    db = engine.catalog.get_database(db_name)
+    if db is None:
+        return {"status": "ANALYSIS_ERROR",
+                "msg": f"errCode = 2, detailMessage = unknown database, database={db_name}"}
+    try:
+        txns = [find_txn(engine, db, txn_id) for txn_id in txn_ids]
+        if operation == "commit":
+            done = commit_precommitted_many(engine, txns)
+        else:
+            done = [abort_precommitted(engine, t, "user abort") for t in txns]
+    except DorisError as e:
+        return {"status": "ANALYSIS_ERROR", "msg": f"errCode = 2, detailMessage = {e.detail}"}
+    for t in done:
+        load_records(engine).update_state(
+            db_name, t.label, FINISHED if operation == "commit" else CANCELLED,
+            None if operation == "commit" else f"transaction [{t.txn_id}] aborted: user abort")
+    log.info("two-phase load transactions [%s] %s", txn_ids_text, operation)
+    return {"status": "Success", "msg": f"transaction [{txn_ids_text}] {operation} successfully."}
 
 
 def sweep(server: HttpServices) -> None:

@@ -10,6 +10,6 @@ from storage.errors import (  # noqa: F401
     QueryCancelled,
     ShaleError,
     no_database_selected,
-    unknown_database,
     table_not_found,
+    unknown_database,
 )

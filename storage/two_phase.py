@@ -9,6 +9,7 @@ Phase one is `LoadTxn.precommit`.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 from storage.catalog.meta import DatabaseMeta, TxnMeta, TxnStatus
@@ -61,6 +62,37 @@ def commit_precommitted(engine: StorageEngine, txn: TxnMeta) -> TxnMeta:
         except DorisError as e:
             abort_precommitted(engine, current, e.detail)
             raise
+
+
+def commit_precommitted_many(engine: StorageEngine, txns: Sequence[TxnMeta]) -> list[TxnMeta]:
+    """Phase two of several PRECOMMITTED txns of one table at once (ShaleDB's extension of
+    `_stream_load_2pc`: `txn_id: 1,2,3`): all their rowsets are published in one catalog
+    transaction, at one new version per touched partition, so readers see all of them or none.
+    Every txn is checked before anything is published; one in the wrong state fails them all
+    with nothing changed."""
+    if len(txns) == 1:
+        return [commit_precommitted(engine, txns[0])]
+    with engine.catalog.lock:
+        current: list[TxnMeta] = []
+        for txn in txns:
+            now = engine.catalog.txn_by_id(txn.txn_id)
+            if now is None:
+                raise TxnNotFound(f"transaction [{txn.txn_id}] not found")
+            if now.status is not TxnStatus.PRECOMMITTED:
+                raise TxnStateError(f"transaction [{txn.txn_id}] is already "
+                                    f"{now.status.value}, not pre-committed.")
+            current.append(now)
+        if len({t.table_ids for t in current}) != 1:
+            raise TxnStateError("transactions committed together must load the same table")
+        pending = [p for t in current for p in t.pending]
+        touched = {p.partition_id for p in pending if p.rowset.num_rows}
+        try:
+            first = publish(engine, current[0], pending, touched, also_visible=current[1:])
+        except DorisError as e:
+            for t in current:
+                abort_precommitted(engine, t, e.detail)
+            raise
+    return [first] + [engine.catalog.txn_by_id(t.txn_id) or t for t in current[1:]]
 
 
 def abort_precommitted(engine: StorageEngine, txn: TxnMeta, reason: str = "user abort") -> TxnMeta:

@@ -511,10 +511,13 @@ def put_created_partitions(catalog: Catalog, table: TableMeta, mutation: Mutatio
 
 def publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset],
              touched: set[int], before_commit: Callable[[], None] | None = None,
-             created: Sequence[tuple[PartitionMeta, Sequence[TabletMeta]]] = ()) -> TxnMeta:
+             created: Sequence[tuple[PartitionMeta, Sequence[TabletMeta]]] = (),
+             also_visible: Sequence[TxnMeta] = ()) -> TxnMeta:
     """The one publish of a load (direct or two-phase): under the catalog lock, in one catalog
     transaction, add its rowsets at new versions of the partitions it touched and record the
-    txn VISIBLE. Raises DorisError when its table or a partition was dropped meanwhile."""
+    txn VISIBLE. Raises DorisError when its table or a partition was dropped meanwhile.
+    `also_visible`: other txns of the same table whose rowsets are in `pending` too, recorded
+    VISIBLE in the same catalog transaction (a multi-txn two-phase commit: one version)."""
     catalog = engine.catalog
     now = time.time()
     table_id = txn.table_ids[0]
@@ -552,6 +555,9 @@ def publish(engine: StorageEngine, txn: TxnMeta, pending: Sequence[PendingRowset
             mutation.put(part)
         done = replace(txn, status=TxnStatus.VISIBLE, pending=(), finish_time=time.time())
         mutation.put(done)
+        for other in also_visible:
+            mutation.put(replace(other, status=TxnStatus.VISIBLE, pending=(),
+                                 finish_time=done.finish_time))
         if before_commit is not None:
             before_commit()
         catalog.commit(mutation)

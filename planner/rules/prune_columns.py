@@ -23,7 +23,7 @@ from planner.logical import (
     LogicalValues,
     LogicalWindow,
 )
-from sql.binder.expressions import column_names
+from sql.binder.expressions import Expr, column_names
 from storage.types import DataType
 
 
@@ -73,7 +73,7 @@ def _prune(plan: LogicalPlan, required: set[str] | None) -> LogicalPlan:
         if required is not None:
             kept = tuple((n, e) for n, e in exprs if n in required)
             exprs = kept or exprs[:1]
-        need: set[str] = set()
+        need = set()
         for _, e in exprs:
             need |= column_names(e)
         return LogicalProject(_prune(plan.child, need), exprs)
@@ -107,9 +107,9 @@ def _prune(plan: LogicalPlan, required: set[str] | None) -> LogicalPlan:
         return replace(plan, child=_prune(plan.child, need), windows=windows)
     if isinstance(plan, LogicalJoin):
         need = set(plan.names) if required is None else set(required)
-        exprs = [*plan.left_keys, *plan.right_keys, *(plan.mark_keys or ())]
-        exprs += [e for e in (plan.condition, plan.residual) if e is not None]
-        for e in exprs:
+        key_exprs: list[Expr] = [*plan.left_keys, *plan.right_keys, *(plan.mark_keys or ())]
+        key_exprs += [e for e in (plan.condition, plan.residual) if e is not None]
+        for e in key_exprs:
             need |= column_names(e)
         left = _prune(plan.left, need & set(plan.left.names))
         right = _prune(plan.right, need & set(plan.right.names))

@@ -357,7 +357,7 @@ def prune_scans(plan: LogicalPlan, ctx: Any) -> LogicalPlan:
     children = tuple(prune_scans(c, ctx) for c in plan.children)
     if children:
         plan = plan.with_children(*children)
-    if not isinstance(plan, LogicalScan) or not hasattr(catalog, "table_by_id"):
+    if not isinstance(plan, LogicalScan) or catalog is None or not hasattr(catalog, "table_by_id"):
         return plan  # no catalog (e.g. an in-memory test engine): read everything
     table = catalog.table_by_id(plan.table_id)
     if table is None:

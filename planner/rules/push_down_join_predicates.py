@@ -80,9 +80,13 @@ def _visit(plan: LogicalPlan) -> LogicalPlan:
         parts = conjuncts(plan.predicate)
         if any(isinstance(p, Or) for p in parts):
             parts = _factor_or(parts)
-            plan = LogicalFilter(child, make_and(parts))  # type: ignore[arg-type]
+            factored = make_and(parts)
+            assert factored is not None  # a filter's predicate has at least one conjunct
+            plan = LogicalFilter(child, factored)
         if isinstance(child, LogicalFilter):
-            return _visit(LogicalFilter(child.child, make_and(conjuncts(child.predicate) + parts)))
+            merged = make_and(conjuncts(child.predicate) + parts)
+            assert merged is not None
+            return _visit(LogicalFilter(child.child, merged))
         if isinstance(child, LogicalJoin):
             join, above = _push_into_join(child, parts)
             return _filter(_visit(join), above)
@@ -91,7 +95,7 @@ def _visit(plan: LogicalPlan) -> LogicalPlan:
             down = [p for p in parts if column_names(p) <= renames.keys()]
             if down:
                 keep = [p for p in parts if p not in down]
-                moved = [p.transform(lambda x: renames.get(x.name)  # type: ignore[arg-type]
+                moved = [p.transform(lambda x: renames.get(x.name)
                                      if isinstance(x, ColumnRef) else None) for p in down]
                 inner = _visit(_filter(child.child, moved))
                 return _filter(LogicalProject(inner, child.exprs), keep)

@@ -51,7 +51,7 @@ def _flatten(plan: LogicalPlan, leaves: list[LogicalPlan], conds: list[Expr]) ->
 
 
 class _Leaf:
-    __slots__ = ("plan", "names", "rows", "base")
+    __slots__ = ("base", "names", "plan", "rows")
 
     def __init__(self, plan: LogicalPlan) -> None:
         self.plan = plan
@@ -124,7 +124,8 @@ def _reorder_cluster(root: LogicalJoin) -> LogicalPlan:
 
 
 def _condition_of(join: LogicalJoin) -> Expr | None:
-    parts = [Comparison("=", lk, rk) for lk, rk in zip(join.left_keys, join.right_keys)]
+    parts: list[Expr] = [Comparison("=", lk, rk)
+                         for lk, rk in zip(join.left_keys, join.right_keys)]
     parts += conjuncts(join.residual) + conjuncts(join.condition)
     return make_and(parts)
 

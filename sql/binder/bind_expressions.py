@@ -56,6 +56,7 @@ from sql.functions.datetimes import str_to_date_type
 from sql.functions.overflow import overflow_error
 from sql.functions.scalar import round_result_type
 from sql.functions.temporal import date_add_result_type
+from sql.functions.vector import as_int
 from sql.options import QueryOptions, SystemVariableLookup
 from storage.types import (
     BIGINT,
@@ -92,6 +93,14 @@ class SessionLike(Protocol):
     def system_variables(self) -> SystemVariableLookup | None: ...
 
 
+def _constant(bound: list[Expr], pos: int) -> object:
+    """The value of a constant argument (the function's `literal_args`, checked by the caller)."""
+    arg = bound[pos]
+    if not isinstance(arg, Literal):
+        raise DorisError(f"argument {pos + 1} must be a constant")
+    return arg.value
+
+
 def not_supported(what: str) -> DorisError:
     return DorisError(f"{what} is not supported yet")
 
@@ -121,9 +130,11 @@ def convert_literal(e: Literal, t: DataType) -> Literal | None:
         return None  # left to a runtime Cast (which yields NULL, as Doris' non-strict cast)
 
 
-_ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "DIV"}
-_CMP = {exp.EQ: "=", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
-        exp.NullSafeEQ: "<=>"}
+_ARITH: dict[type[exp.Expr], str] = {
+    exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "DIV"}
+_CMP: dict[type[exp.Expr], str] = {
+    exp.EQ: "=", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
+    exp.NullSafeEQ: "<=>"}
 # sqlglot node class -> (registry name, argument names in call order)
 _FUNCS: dict[type, tuple[str, tuple[str, ...]]] = {
     exp.Abs: ("abs", ("this",)), exp.Round: ("round", ("this", "decimals")),
@@ -186,8 +197,8 @@ class ExpressionBinder:
             left, right = self.bind(node.this), self.bind(node.expression)
             return self.comparison(_CMP[type(node)], left, right)
         if isinstance(node, (exp.And, exp.Or)):
-            args = tuple(self._boolean(self.bind(x)) for x in (node.this, node.expression))
-            return And(args) if isinstance(node, exp.And) else Or(args)
+            operands = tuple(self._boolean(self.bind(x)) for x in (node.this, node.expression))
+            return And(operands) if isinstance(node, exp.And) else Or(operands)
         if isinstance(node, exp.Xor):
             a, b = self._boolean(self.bind(node.this)), self._boolean(self.bind(node.expression))
             return Comparison("!=", a, b)
@@ -317,10 +328,11 @@ class ExpressionBinder:
         a = self.bind(inner)
         if not a.type.is_numeric or a.type.kind is TypeKind.BOOLEAN:
             a = coerce(a, BIGINT if a.type.kind is TypeKind.BOOLEAN else DOUBLE)
-        if isinstance(a, Literal) and a.value is not None:
-            if a.type.is_integer and not a.type.int_range()[0] <= -a.value <= a.type.int_range()[1]:
+        if isinstance(a, Literal) and isinstance(a.value, int | float):  # fold a constant
+            lo, hi = a.type.int_range() if a.type.is_integer else (None, None)
+            if lo is not None and hi is not None and not lo <= -a.value <= hi:
                 raise overflow_error("neg", a.value, None, a.type)  # -MIN: never wrap
-            return Literal(-a.value, a.type)  # type: ignore[operator]
+            return Literal(-a.value, a.type)
         return Negate(a, a.type)
 
     def _boolean(self, e: Expr) -> Expr:
@@ -486,15 +498,15 @@ class ExpressionBinder:
             if pos < len(bound) and not isinstance(bound[pos], Literal):
                 raise DorisError(f"argument {pos + 1} of {name} must be a constant")
         if fn.name == "date_add":
-            ret = date_add_result_type(ret, str(bound[2].value))  # type: ignore[attr-defined]
+            ret = date_add_result_type(ret, str(_constant(bound, 2)))
         if fn.name == "str_to_date":
-            ret = str_to_date_type(bound[1].value)  # type: ignore[attr-defined]
+            ret = str_to_date_type(_constant(bound, 1))
         if fn.name in ("round", "truncate"):  # round(x) rounds to 0 digits: scale 0 too
-            digits = bound[1].value if len(bound) > 1 else 0  # type: ignore[attr-defined]
-            ret = round_result_type(ret, int(digits) if digits is not None else 0)
+            digits = _constant(bound, 1) if len(bound) > 1 else 0
+            ret = round_result_type(ret, as_int(digits) if digits is not None else 0)
         return Call(fn.name, tuple(bound), ret)
 
-    def _aggregate(self, node: exp.Expression) -> Expr:
+    def _aggregate(self, node: exp.Func) -> Expr:
         name = node.name.lower() if isinstance(node, exp.Anonymous) else AGG_NAMES.get(
             type(node), node.sql_name().lower())
         fn = aggregate_function(name)
@@ -552,7 +564,7 @@ class ExpressionBinder:
             sep = sep.this
         distinct = isinstance(value, exp.Distinct)
         if distinct:
-            items = list(value.expressions)  # type: ignore[union-attr]
+            items = list(value.expressions)
             value = items[0]
             if len(items) > 1:
                 sep = items[1]

@@ -10,9 +10,12 @@ Upstream: Doris Nereids `BindRelation`, `BindExpression` (subqueries), `BindSetO
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from sqlglot import exp
 
-from sql.binder.bind_expressions import ExpressionBinder, coerce, not_supported
+from sql.binder.bind_expressions import ExpressionBinder, SessionLike, coerce, not_supported
 from sql.binder.expressions import ColumnRef, Expr, SubqueryExpr
 from sql.binder.partitions_tvf import FUNCTION as PARTITIONS_TVF
 from sql.binder.partitions_tvf import partitions_source
@@ -23,9 +26,11 @@ from sql.binder.relations import (
     BoundJoin,
     BoundQuery,
     BoundRelation,
+    BoundSelect,
     BoundSetOp,
     BoundTable,
     BoundValuesRel,
+    CatalogView,
     RelColumn,
     Scope,
     SortKey,
@@ -35,7 +40,7 @@ from sql.binder.relations import (
 from sql.binder.table_functions import FileSource, table_function_call
 from sql.errors import DorisError, no_database_selected, table_not_found, unknown_database
 from sql.functions.coercion import common_type, comparison_type
-from sql.parser.dialect_nodes import TEMPORARY_PARTITION_META
+from sql.parser.dialect_nodes import TABLETS_META, TEMPORARY_PARTITION_META
 from sql.show.information_schema import (
     INFORMATION_SCHEMA,
     is_information_schema,
@@ -83,7 +88,7 @@ def _int_clause(node: exp.Expression | None, what: str) -> int | None:
     raise DorisError(f"{what} must be a non-negative integer constant")
 
 
-def _limit_offset(select: exp.Select) -> tuple[int | None, int]:
+def _limit_offset(select: exp.Query) -> tuple[int | None, int]:
     limit = None
     offset = 0
     lim = select.args.get("limit")
@@ -116,7 +121,21 @@ def _columns_of(rel: BoundRelation) -> tuple[RelColumn, ...]:
 class FromBinder:
     """FROM / subquery / set-operation half of SelectBinder (see the module docstring).
     Relies on SelectBinder's `catalog`, `session`, `scope`, `parent`, `ctes`, `_child`,
-    `_fresh`, `_binder`, `_resolve_source` and `bind`."""
+    `_fresh`, `_binder`, `_resolve_source` and `bind`, declared here for the type checker."""
+
+    catalog: CatalogView
+    session: SessionLike | None
+    parent: Scope | None
+    ctes: dict[str, tuple[BoundQuery, tuple[str, ...]]]
+    scope: Scope
+
+    if TYPE_CHECKING:
+        def _child(self, parent: Scope | None) -> FromBinder: ...
+        def _fresh(self) -> int: ...
+        def _binder(self, resolve: Callable[[exp.Column], Expr], allow_agg: bool,
+                    clause: str) -> ExpressionBinder: ...
+        def _resolve_source(self, col: exp.Column) -> Expr: ...
+        def bind(self, select: exp.Select, sql: str | None = None) -> BoundSelect: ...
 
     # ---- FROM ------------------------------------------------------------------------------
     def _table_function(self, t: exp.Table) -> FileSource | ValuesSource | None:
@@ -157,7 +176,18 @@ class FromBinder:
         meta = self.catalog.get_table(db, name)
         if meta is None:
             raise table_not_found(db, name)
-        return TableSource(db, meta, alias, self._partitions(t, meta))
+        return TableSource(db, meta, alias, self._partitions(t, meta), self._tablets(t, meta))
+
+    def _tablets(self, t: exp.Table, meta: TableMeta) -> tuple[int, ...]:
+        """`t TABLET (id, ..)` (sql/parser/dialect.py TABLETS_META): the ids, each a tablet of
+        this table (any partition, any index), else an error naming the first unknown one."""
+        ids: tuple[int, ...] = t.meta.get(TABLETS_META, ())
+        if ids:
+            known = {tb.tablet_id for tb in self.catalog.tablets(meta.table_id)}
+            for tablet_id in ids:
+                if tablet_id not in known:
+                    raise DorisError(f"Tablet {tablet_id} does not exist in table {meta.name}")
+        return ids
 
     def _partitions(self, t: exp.Table, meta: TableMeta) -> tuple[str, ...]:
         """`t PARTITION (p1, ..)` / `PARTITIONS (..)`: the named partitions, checked."""
@@ -361,7 +391,7 @@ class FromBinder:
         if node.args.get("order") is not None:
             for o in node.args["order"].expressions:
                 order.append(self._set_order_item(o, names, types))
-        limit, offset = _limit_offset(node)  # type: ignore[arg-type]
+        limit, offset = _limit_offset(node)
         return BoundSetOp(op, distinct, left, right, names, types, tuple(order), limit, offset)
 
     def _set_order_item(self, o: exp.Ordered, names: tuple[str, ...],

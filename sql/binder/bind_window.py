@@ -11,6 +11,8 @@ Upstream: Doris Nereids `WindowExpression`, `WindowFrame`, `CheckAndStandardizeW
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlglot import exp
 
 from sql.binder.expressions import (
@@ -26,11 +28,16 @@ from sql.functions import aggregate_function
 from sql.functions.coercion import common_type, is_null_type
 from storage.types import BIGINT, DOUBLE, DataType
 
-RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
-           exp.Ntile: "ntile", exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}
-_VALUE = {exp.Lag: "lag", exp.Lead: "lead", exp.FirstValue: "first_value",
-          exp.LastValue: "last_value"}
-_AGGS = {exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count"}
+if TYPE_CHECKING:  # bind_expressions imports this module to bind OVER (..)
+    from sql.binder.bind_expressions import ExpressionBinder
+
+RANKING: dict[type[exp.Expr], str] = {
+    exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
+    exp.Ntile: "ntile", exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}
+_VALUE: dict[type[exp.Expr], str] = {
+    exp.Lag: "lag", exp.Lead: "lead", exp.FirstValue: "first_value", exp.LastValue: "last_value"}
+_AGGS: dict[type[exp.Expr], str] = {
+    exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count"}
 _ANON = {"row_number", "rank", "dense_rank", "ntile", "percent_rank", "cume_dist", "lag",
          "lead", "first_value", "last_value", "sum", "avg", "min", "max", "count"}
 WHOLE = WindowFrame("rows", ("unbounded_preceding", 0), ("unbounded_following", 0))
@@ -40,7 +47,7 @@ RUNNING = WindowFrame("range", ("unbounded_preceding", 0), ("current_row", 0))
 def _fn_name(fn: exp.Expression) -> str:
     for table in (RANKING, _VALUE, _AGGS):
         if type(fn) in table:
-            return table[type(fn)]  # type: ignore[index]
+            return table[type(fn)]
     if isinstance(fn, exp.Anonymous) and fn.name.lower() in _ANON:
         return fn.name.lower()
     raise DorisError(f"Unsupported window function: {fn.sql(dialect='mysql')}")
@@ -102,7 +109,7 @@ def _const_int(e: Expr, what: str) -> int:
     return int(e.value)
 
 
-def bind_window(node: exp.Window, binder) -> WindowCall:  # type: ignore[no-untyped-def]
+def bind_window(node: exp.Window, binder: ExpressionBinder) -> WindowCall:
     """Bind one `fn(...) OVER (...)` with the ExpressionBinder `binder` of its clause."""
     fn = node.this
     if isinstance(fn, exp.IgnoreNulls | exp.RespectNulls):
@@ -119,7 +126,7 @@ def bind_window(node: exp.Window, binder) -> WindowCall:  # type: ignore[no-unty
 
 
 def _bind_call(node: exp.Window, fn: exp.Expression, name: str,
-               binder) -> WindowCall:  # type: ignore[no-untyped-def]
+               binder: ExpressionBinder) -> WindowCall:
     from sql.binder.bind_expressions import coerce
 
     arg_nodes = _fn_args(fn)
@@ -136,10 +143,10 @@ def _bind_call(node: exp.Window, fn: exp.Expression, name: str,
             raise DorisError(f"{name.upper()} requires {want} argument(s)")
         args: tuple[Expr, ...] = ()
         if name == "ntile":
-            n = binder.bind(arg_nodes[0])
-            if _const_int(n, "parameter of NTILE") == 0:
+            buckets = _const_int(binder.bind(arg_nodes[0]), "parameter of NTILE")
+            if buckets == 0:
                 raise DorisError("The bucket number of NTILE must be a positive integer")
-            args = (Literal(int(n.value), BIGINT),)  # type: ignore[attr-defined]
+            args = (Literal(buckets, BIGINT),)
         # frames do not apply; without ORDER BY every row of the partition is a peer (MySQL)
         t = DOUBLE if name in ("percent_rank", "cume_dist") else BIGINT
         return WindowCall(name, args, partition, order, None, t)

@@ -29,7 +29,8 @@ from storage.catalog.meta import (
 from storage.partition import bound_key, key_of
 from storage.types import DataType, TypeError_
 
-_BINARY = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+_BINARY: dict[type[exp.Expr], str] = {
+    exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _TEXT_OP = {"=": "EQ", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
 
@@ -42,14 +43,14 @@ class DeletePlan:
     text: str  # SHOW DELETE's DeleteCondition column: `k1 EQ "1" AND k2 IN ("a", "b")`
 
 
-def _unsupported(node: exp.Expression) -> DorisError:
+def _unsupported(node: exp.Expr) -> DorisError:
     return DorisError(
         "Where clause only supports compound predicate, binary predicate, is_null predicate or in "
         f"predicate, joined by AND: {node.sql()}"
     )
 
 
-def _literal(node: exp.Expression) -> str:
+def _literal(node: exp.Expr) -> str:
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
         return "-" + node.this.name
     if isinstance(node, exp.Literal):
@@ -59,7 +60,7 @@ def _literal(node: exp.Expression) -> str:
     raise DorisError(f"Right expr of binary predicate should be value: {node.sql()}")
 
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     if isinstance(node, exp.Paren):
         return _conjuncts(node.this)
     if isinstance(node, exp.And):
@@ -67,17 +68,20 @@ def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
     return [node]
 
 
-def _parse_condition(node: exp.Expression) -> tuple[str, str, list[str]]:
+def _parse_condition(node: exp.Expr) -> tuple[str, str, list[str]]:
     """(column, op, literal texts) of one conjunct."""
     negate = isinstance(node, exp.Not)
     inner = node.this if negate else node
     if isinstance(inner, exp.Paren):
         inner = inner.this
-    if isinstance(inner, exp.Is) and isinstance(inner.this, exp.Column) and isinstance(inner.expression, exp.Null):
+    if (isinstance(inner, exp.Is) and isinstance(inner.this, exp.Column)
+            and isinstance(inner.expression, exp.Null)):
         return inner.this.name, "is_not_null" if negate else "is_null", []
-    if isinstance(inner, exp.In) and isinstance(inner.this, exp.Column) and not inner.args.get("query"):
-        return inner.this.name, "not_in" if negate else "in", [_literal(e) for e in inner.expressions]
-    if not negate and type(inner) in _BINARY:
+    if (isinstance(inner, exp.In) and isinstance(inner.this, exp.Column)
+            and not inner.args.get("query")):
+        values = [_literal(e) for e in inner.expressions]
+        return inner.this.name, "not_in" if negate else "in", values
+    if not negate and isinstance(inner, exp.Binary) and type(inner) in _BINARY:
         op = _BINARY[type(inner)]
         left, right = inner.left, inner.right
         if isinstance(left, exp.Column):
@@ -159,7 +163,8 @@ def analyze_delete(
         raise table_not_found(db, target.name)
     where = stmt.args.get("where")
     if where is None:
-        raise DorisError("Where clause is required in DELETE statement, use TRUNCATE TABLE to delete all rows")
+        raise DorisError(
+            "Where clause is required in DELETE statement, use TRUNCATE TABLE to delete all rows")
     limit = options.max_allowed_in_element_num_of_delete
     conditions: list[DeleteCondition] = []
     texts: list[str] = []
@@ -199,7 +204,8 @@ def _choose_partitions(
     part_node = stmt.this.args.get("partition")
     if part_node is not None:
         if table.partition_info.type is PartitionType.UNPARTITIONED:
-            raise DorisError(f"Table[{table.name}] is not a partitioned table, can not specify partition")
+            raise DorisError(
+                f"Table[{table.name}] is not a partitioned table, can not specify partition")
         # `TEMPORARY PARTITION (tp, ..)`: Doris' DeleteFromCommand (isTempPart) picks among the
         # table's temporary partitions only
         temporary = bool(part_node.meta.get(TEMPORARY_PARTITION_META))

@@ -11,27 +11,39 @@ Upstream concept: Doris Nereids `Expression` tree after analysis, DuckDB `BoundE
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING
 
 from storage.types import BOOLEAN, DataType
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
-@functools.cache
+
 def _field_names(cls: type) -> tuple[str, ...]:
     """A bound expression class's field names: `dataclasses.fields` builds them anew on each
-    call, and binding and planning walk every expression tree several times per statement."""
-    return tuple(f.name for f in fields(cls))
+    call, and binding and planning walk every expression tree several times per statement.
+    (A plain dict, not functools.cache: filling it twice from two threads is harmless.)"""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 @dataclass(frozen=True, slots=True)
 class Expr:
     """Base of all bound expressions. Subclasses declare `type` and their operands."""
 
+    if TYPE_CHECKING:
+        # Every subclass declares `type` as a dataclass field; here it is only a read-only
+        # attribute for the type checker (a field on the base would come first in every
+        # subclass's constructor).
+        @property
+        def type(self) -> DataType: ...
+
     @property
     def dtype(self) -> DataType:
-        return self.type  # type: ignore[attr-defined,no-any-return]
+        return self.type
 
     def children(self) -> tuple[Expr, ...]:
         out: list[Expr] = []
@@ -58,7 +70,7 @@ class Expr:
             nv = _transform_value(v, fn)
             if nv is not v:
                 changes[name] = nv
-        return replace(self, **changes) if changes else self  # type: ignore[type-var]
+        return replace(self, **changes) if changes else self
 
     def walk(self) -> Iterator[Expr]:
         yield self
@@ -269,8 +281,8 @@ class OuterRef(Expr):
 class SubqueryExpr(Expr):
     """`arg IN (query)` / `EXISTS (query)` / `(query)` as a scalar; planned as a join.
 
-    `query` is the bound subquery (sql.binder.relations.BoundQuery); it is excluded from equality and
-    hashing, which use the binder-assigned `sid`. `value_type` is the type the subquery's column
+    `query` is the bound subquery (sql.binder.relations.BoundQuery); it is excluded from equality
+    and hashing, which use the binder-assigned `sid`. `value_type` is the type the subquery's column
     is compared in (IN) or returns (scalar).
     """
 
@@ -338,8 +350,9 @@ class WindowFrame:
 @dataclass(frozen=True, slots=True)
 class WindowCall(Expr):
     """`name(args) OVER (PARTITION BY partition_by ORDER BY order_by frame)`; planned as a
-    LogicalWindow column (sql/binder/bind_window.py). `order_by` items are (expr, desc, nulls_first);
-    `frame` is the effective frame (defaults filled in) or None for ranking functions."""
+    LogicalWindow column (sql/binder/bind_window.py). `order_by` items are
+    (expr, desc, nulls_first); `frame` is the effective frame (defaults filled in) or None for
+    ranking functions."""
 
     name: str
     args: tuple[Expr, ...]

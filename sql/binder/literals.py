@@ -60,7 +60,7 @@ def session_constant(key: str, nargs: int, precision: object, session: SessionLi
     if key in _NOW_KEYS:
         scale = min(max(int(precision), 0), 6) if isinstance(precision, int) else 0
         if key == "utc_timestamp":
-            now = _dt.datetime.fromtimestamp(now.timestamp(), _dt.timezone.utc).replace(
+            now = _dt.datetime.fromtimestamp(now.timestamp(), _dt.UTC).replace(
                 tzinfo=None)
         return Literal(datetime_to_micros(now, scale), datetime(scale))
     if key in ("curdate", "current_date"):
@@ -79,7 +79,7 @@ def number_literal(text: str) -> Literal:
     if "." in text:
         d = Decimal(text)
         digits = d.as_tuple()
-        scale = max(-int(digits.exponent), 0)  # type: ignore[arg-type]
+        scale = max(-int(digits.exponent), 0)
         prec = max(len(digits.digits), scale, 1)
         if prec > 38:
             return Literal(float(text), DOUBLE)

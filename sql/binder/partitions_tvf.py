@@ -9,7 +9,7 @@ columns as SHOW PARTITIONS, `internal` catalog only here).
 
 from __future__ import annotations
 
-from sql.binder.relations import ValuesSource
+from sql.binder.relations import CatalogView, ValuesSource
 from sql.errors import DorisError, table_not_found, unknown_database
 from sql.show.information_schema import CATALOG_NAME
 from sql.show.statements import show_partitions
@@ -40,7 +40,7 @@ def _value(name: str, value: object) -> object:
     return value
 
 
-def partitions_source(catalog: object, props: dict[str, str], alias: str) -> ValuesSource:
+def partitions_source(catalog: CatalogView, props: dict[str, str], alias: str) -> ValuesSource:
     """Bind one `partitions(..)` call to its rows (the formal partitions of the table)."""
     for key in props:
         if key not in REQUIRED:
@@ -50,12 +50,12 @@ def partitions_source(catalog: object, props: dict[str, str], alias: str) -> Val
     if props["catalog"].strip().lower() != CATALOG_NAME:
         raise DorisError(f"Unknown catalog '{props['catalog'].strip()}'")
     db, name = props["database"].strip(), props["table"].strip()
-    if catalog.get_database(db) is None:  # type: ignore[attr-defined]
+    if catalog.get_database(db) is None:
         raise unknown_database(db)
-    table = catalog.get_table(db, name)  # type: ignore[attr-defined]
+    table = catalog.get_table(db, name)
     if table is None:
         raise table_not_found(db, name)
-    shown = show_partitions(catalog, table)  # type: ignore[arg-type]
+    shown = show_partitions(catalog, table)
     types = tuple(_column_type(n) for n in shown.names)
     rows = tuple(tuple(_value(n, v) for n, v in zip(shown.names, row, strict=True))
                  for row in shown.rows)

@@ -16,7 +16,7 @@ Upstream: Doris Nereids `BindRelation` / `Scope`, MySQL name resolution rules.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TypeAlias
 
 from sql.binder.expressions import AggregateCall, ColumnRef, Expr, OuterRef
 from sql.binder.table_functions import FileSource
@@ -36,6 +36,8 @@ class TableSource:
     # `FROM t PARTITION (p1, p2)`: read only these partitions (names as in the catalog);
     # a TemporaryPartitionNames for `FROM t TEMPORARY PARTITION (tp1, ..)`
     partitions: tuple[str, ...] = ()
+    # `FROM t TABLET (id, ..)`: read only these tablets (ids checked against the table)
+    tablets: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +130,7 @@ class BoundJoin:
     hint: str | None = None
 
 
-BoundRelation = Union[BoundTable, BoundValuesRel, BoundFileRel, BoundDerived, BoundJoin]
+BoundRelation: TypeAlias = BoundTable | BoundValuesRel | BoundFileRel | BoundDerived | BoundJoin
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +152,7 @@ class BoundSetOp:
         return self.out_types
 
 
-BoundQuery = Union[BoundSelect, BoundSetOp]
+BoundQuery: TypeAlias = BoundSelect | BoundSetOp
 
 
 def ambiguous(name: str) -> DorisError:

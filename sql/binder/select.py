@@ -63,10 +63,11 @@ def check_supported(select: exp.Select) -> None:
         if (j.method or "").upper() == "NATURAL":
             raise not_supported("NATURAL JOIN")
     group = select.args.get("group")
-    if group is not None:
-        if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")) or any(
-                isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions):
-            raise not_supported("GROUPING SETS / ROLLUP / CUBE")
+    if group is not None and (
+            any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets"))
+            or any(isinstance(g, exp.Rollup | exp.Cube | exp.GroupingSets)
+                   for g in group.expressions)):
+        raise not_supported("GROUPING SETS / ROLLUP / CUBE")
 
 
 class SelectBinder(FromBinder):

@@ -63,7 +63,7 @@ def table_function_call(table: exp.Table) -> tuple[str, dict[str, str]] | None:
     return name, function_properties(call, name)
 
 
-def function_properties(call: exp.Expression, name: str) -> dict[str, str]:
+def function_properties(call: exp.Expr, name: str) -> dict[str, str]:
     """The `"key" = "value"` arguments; keys are case-insensitive as in Doris."""
     props: dict[str, str] = {}
     args = call.expressions if isinstance(call, exp.Anonymous) else \

@@ -6,17 +6,26 @@ partition specs, checked with Doris' rules and error wording (Nereids `CreateTab
 `ColumnDefinition`, `DistributionDescriptor`, `PartitionTableInfo`): keys form an ordered prefix
 of the columns, key columns take no aggregation type, every AGGREGATE value column has one,
 distribution columns are keys on AGGREGATE/UNIQUE tables, types and defaults are valid.
-Ids, tablets and colocation are assigned by `ddl_ops.py`, which talks to the catalog.
+Ids, tablets and colocation are assigned by the catalog service (storage/catalog/new_table.py),
+asked by `ddl_ops.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from sql.ddl import properties as P
 from sql.ddl.partitions import PartitionSpec
+from sql.ddl.specs import (
+    ColumnClause,
+    CreateTableSpec,
+    DistributionClause,
+    IndexClause,
+    PartitionClause,
+    PartitionDefClause,
+    RollupClause,
+)
 from sql.errors import DorisError
 from storage.catalog.meta import (
     AggType,
@@ -42,7 +51,8 @@ DEFAULT_AUTO_BUCKETS = 10
 SHORTKEY_MAX_COLUMNS = 3
 SHORTKEY_MAX_BYTES = 36
 
-_KEYS_TYPES = {"DUPLICATE": KeysType.DUP_KEYS, "AGGREGATE": KeysType.AGG_KEYS, "UNIQUE": KeysType.UNIQUE_KEYS}
+_KEYS_TYPES = {"DUPLICATE": KeysType.DUP_KEYS, "AGGREGATE": KeysType.AGG_KEYS,
+               "UNIQUE": KeysType.UNIQUE_KEYS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +112,11 @@ def analyze_type(type_sql: str, column: str) -> DataType:
     except ValueError:
         raise DorisError(f"Unsupported data type: {type_sql} of column {column}") from None
     if t.kind is TypeKind.VARCHAR and not 1 <= t.length <= MAX_VARCHAR_LENGTH:
-        raise DorisError(f"Varchar size must between 1 and {MAX_VARCHAR_LENGTH}. Size was set to: {t.length}.")
+        raise DorisError(
+            f"Varchar size must between 1 and {MAX_VARCHAR_LENGTH}. Size was set to: {t.length}.")
     if t.kind is TypeKind.CHAR and not 1 <= t.length <= MAX_CHAR_LENGTH:
-        raise DorisError(f"Char size must between 1 and {MAX_CHAR_LENGTH}. Size was set to: {t.length}.")
+        raise DorisError(
+            f"Char size must between 1 and {MAX_CHAR_LENGTH}. Size was set to: {t.length}.")
     if t.kind is TypeKind.DECIMAL:
         if not 1 <= t.precision <= MAX_DECIMAL_PRECISION:
             raise DorisError(
@@ -116,7 +128,8 @@ def analyze_type(type_sql: str, column: str) -> DataType:
                 f"Scale of decimal must between 0 and {t.precision}. Scale was set to: {t.scale}."
             )
     if t.kind is TypeKind.DATETIME and not 0 <= t.scale <= 6:
-        raise DorisError(f"Scale of Datetime/Time must between 0 and 6. Scale was set to: {t.scale}.")
+        raise DorisError(
+            f"Scale of Datetime/Time must between 0 and 6. Scale was set to: {t.scale}.")
     return t
 
 
@@ -134,7 +147,7 @@ def _agg_compatible(agg: AggType, t: DataType) -> bool:
     return agg is AggType.GENERIC
 
 
-def _default_keys(cols: Sequence[Any]) -> tuple[KeysType, list[str]]:
+def _default_keys(cols: Sequence[ColumnClause]) -> tuple[KeysType, list[str]]:
     """Keys Doris picks when the statement gives none (CreateTableInfo.validate)."""
     if any(c.agg_type for c in cols):
         keys = []
@@ -159,7 +172,8 @@ def _default_keys(cols: Sequence[Any]) -> tuple[KeysType, list[str]]:
     return KeysType.DUP_KEYS, keys
 
 
-def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[str]) -> list[ColumnMeta]:
+def _analyze_columns(cols: Sequence[ColumnClause], keys_type: KeysType, keys: Sequence[str]
+                     ) -> list[ColumnMeta]:
     seen: set[str] = set()
     for c in cols:
         if c.name.lower() in seen:
@@ -193,10 +207,12 @@ def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[st
         agg = AggType(c.agg_type.upper()) if c.agg_type else None
         if not is_key:
             if keys_type is KeysType.AGG_KEYS and agg is None:
-                raise DorisError(f"AGG_KEYS table should specify aggregate type for non-key column[{c.name}]")
+                raise DorisError(
+                    f"AGG_KEYS table should specify aggregate type for non-key column[{c.name}]")
             if keys_type is not KeysType.AGG_KEYS and agg is not None:
                 raise DorisError(
-                    f"{keys_type.value} table should not specify aggregate type for non-key column[{c.name}]"
+                    f"{keys_type.value} table should not specify aggregate type for non-key "
+                    f"column[{c.name}]"
                 )
         if is_key:
             if t.is_float:
@@ -206,7 +222,8 @@ def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[st
             if t.kind in (TypeKind.HLL, TypeKind.BITMAP):
                 raise DorisError(f"Key column can not set complex type:{c.name}")
         if agg is not None and not _agg_compatible(agg, t):
-            raise DorisError(f"Aggregate type {agg.value} is not compatible with primitive type {t.sql()}")
+            raise DorisError(
+                f"Aggregate type {agg.value} is not compatible with primitive type {t.sql()}")
         if t.kind in (TypeKind.HLL, TypeKind.BITMAP) and keys_type is KeysType.AGG_KEYS:
             wanted = AggType.HLL_UNION if t.kind is TypeKind.HLL else AggType.BITMAP_UNION
             if agg is not wanted:
@@ -217,11 +234,13 @@ def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[st
         if c.has_default:
             if default is None:
                 if not nullable:
-                    raise DorisError(f"Can not set null default value to non nullable column: {c.name}")
+                    raise DorisError(
+                        f"Can not set null default value to non nullable column: {c.name}")
             elif default.upper() == "CURRENT_TIMESTAMP":
                 if t.kind is not TypeKind.DATETIME:
                     raise DorisError(
-                        f"Column {c.name} of type {t.sql()} can not use CURRENT_TIMESTAMP as default value"
+                        f"Column {c.name} of type {t.sql()} can not use CURRENT_TIMESTAMP as "
+                        "default value"
                     )
                 default = "CURRENT_TIMESTAMP"
             else:
@@ -237,14 +256,16 @@ def _analyze_columns(cols: Sequence[Any], keys_type: KeysType, keys: Sequence[st
     return out
 
 
-def _analyze_distribution(ast: Any, columns: Sequence[ColumnMeta], keys_type: KeysType) -> DistributionInfo:
+def _analyze_distribution(ast: DistributionClause | None, columns: Sequence[ColumnMeta],
+                          keys_type: KeysType) -> DistributionInfo:
     by_name = {c.name.lower(): c for c in columns}
     if ast is None:
         if keys_type is KeysType.UNIQUE_KEYS:
             raise DorisError("Create unique keys table should not contain random distribution desc")
-        return DistributionInfo(DistributionType.RANDOM, (), DEFAULT_AUTO_BUCKETS, auto_buckets=True)
+        return DistributionInfo(DistributionType.RANDOM, (), DEFAULT_AUTO_BUCKETS,
+                                auto_buckets=True)
     auto = bool(ast.auto) or ast.buckets is None
-    buckets = DEFAULT_AUTO_BUCKETS if auto else int(ast.buckets)
+    buckets = DEFAULT_AUTO_BUCKETS if auto or ast.buckets is None else ast.buckets
     is_hash = ast.type.upper() == "HASH"
     if buckets <= 0:
         raise DorisError(
@@ -273,32 +294,38 @@ def _analyze_distribution(ast: Any, columns: Sequence[ColumnMeta], keys_type: Ke
         if not col.is_key and keys_type in (KeysType.UNIQUE_KEYS, KeysType.AGG_KEYS):
             raise DorisError(f"Distribution column[{col.name}] is not key column")
         if col.type.is_float:
-            raise DorisError(f"Floating point type column can not be distribution column: {col.name}")
+            raise DorisError(
+                f"Floating point type column can not be distribution column: {col.name}")
         names.append(col.name)
     return DistributionInfo(DistributionType.HASH, tuple(names), buckets, auto_buckets=auto)
 
 
-def partition_spec(p: Any) -> PartitionSpec:
+def partition_spec(p: PartitionDefClause) -> PartitionSpec:
     """The dialect's partition view -> PartitionSpec (MAXVALUE / NULL bounds become None)."""
     kind = p.kind.upper()
+    name = p.name  # None only for a STEP definition (FROM .. TO .. INTERVAL)
+    if name is None or kind not in ("LESS_THAN", "FIXED", "IN"):
+        raise DorisError(
+            f"Partition definition {kind} (FROM .. TO .. INTERVAL) is not supported yet")
     if kind == "LESS_THAN":
         values = p.less_than
-        if p.maxvalue or values is None or any(v is None or str(v).upper() == "MAXVALUE" for v in values):
-            return PartitionSpec(p.name, "LESS_THAN", less_than=None)
-        return PartitionSpec(p.name, "LESS_THAN", less_than=tuple(str(v) for v in values))
+        if p.maxvalue or values is None or any(v is None or str(v).upper() == "MAXVALUE"
+                                               for v in values):
+            return PartitionSpec(name, "LESS_THAN", less_than=None)
+        return PartitionSpec(name, "LESS_THAN", less_than=tuple(str(v) for v in values))
     if kind == "FIXED":
         if any(v is None for v in p.lower):
-            raise DorisError(f"Invalid lower bound of partition [{p.name}]: MAXVALUE")
+            raise DorisError(f"Invalid lower bound of partition [{name}]: MAXVALUE")
         upper = ("MAXVALUE",) if any(v is None or str(v).upper() == "MAXVALUE" for v in p.upper) \
             else tuple(map(str, p.upper))
-        return PartitionSpec(p.name, "FIXED", lower=tuple(map(str, p.lower)), upper=upper)
-    if kind == "IN":  # NULL: the partition of NULL values (AUTO LIST's `pX`)
-        return PartitionSpec(p.name, "IN", values=tuple(
-            tuple(None if x is None else str(x) for x in v) for v in p.values))
-    raise DorisError(f"Partition definition {kind} (FROM .. TO .. INTERVAL) is not supported yet")
+        return PartitionSpec(name, "FIXED", lower=tuple(map(str, p.lower)), upper=upper)
+    # IN; NULL: the partition of NULL values (AUTO LIST's `pX`)
+    return PartitionSpec(name, "IN", values=tuple(
+        tuple(None if x is None else str(x) for x in v) for v in p.values))
 
 
-def _analyze_partitioning(ast: Any, columns: Sequence[ColumnMeta], keys_type: KeysType) -> tuple[PartitionInfo, tuple[PartitionSpec, ...]]:
+def _analyze_partitioning(ast: PartitionClause | None, columns: Sequence[ColumnMeta],
+                          keys_type: KeysType) -> tuple[PartitionInfo, tuple[PartitionSpec, ...]]:
     if ast is None:
         return PartitionInfo(PartitionType.UNPARTITIONED), ()
     by_name = {c.name.lower(): c for c in columns}
@@ -315,9 +342,11 @@ def _analyze_partitioning(ast: Any, columns: Sequence[ColumnMeta], keys_type: Ke
         if col.type.is_float:
             raise DorisError("Floating point type column can not be partition column")
         if col.type.kind in (TypeKind.STRING, TypeKind.HLL, TypeKind.BITMAP):
-            raise DorisError(f"Column[{col.name}] type[{col.type.sql()}] cannot be a range partition key.")
+            raise DorisError(
+                f"Column[{col.name}] type[{col.type.sql()}] cannot be a range partition key.")
         if ptype is PartitionType.RANGE and col.type.is_string:
-            raise DorisError(f"Column[{col.name}] type[{col.type.sql()}] cannot be a range partition key.")
+            raise DorisError(
+                f"Column[{col.name}] type[{col.type.sql()}] cannot be a range partition key.")
         names.append(col.name)
     if len({n.lower() for n in names}) != len(names):
         raise DorisError("Duplicated partition column " + ", ".join(names))
@@ -340,7 +369,7 @@ _AUTO_LIST_KINDS = {TypeKind.BOOLEAN, TypeKind.TINYINT, TypeKind.SMALLINT, TypeK
                     TypeKind.CHAR, TypeKind.VARCHAR}
 
 
-def check_auto_partition(ast: Any, by_name: dict[str, ColumnMeta]) -> None:
+def check_auto_partition(ast: PartitionClause, by_name: dict[str, ColumnMeta]) -> None:
     """Doris PartitionDesc's AUTO PARTITION checks: RANGE takes exactly date_trunc(col, unit)
     over one NOT NULL DATE/DATETIME column; LIST takes plain columns only."""
     funcs = tuple(ast.func) or (None,) * len(ast.columns)
@@ -350,12 +379,12 @@ def check_auto_partition(ast: Any, by_name: dict[str, ColumnMeta]) -> None:
                 raise DorisError(
                     f"auto create partition only support slotRef in list partitions. {col}")
         for col_name in ast.columns:
-            col = by_name.get(col_name.lower())
-            if col is not None and col.type.is_float:
+            list_col = by_name.get(col_name.lower())
+            if list_col is not None and list_col.type.is_float:
                 raise DorisError("Floating point type column can not be partition column")
-            if col is not None and col.type.kind not in _AUTO_LIST_KINDS:
-                raise DorisError(f"Column[{col.name}] type[{col.type.sql()}] cannot be a "
-                                 "auto list partition key.")
+            if list_col is not None and list_col.type.kind not in _AUTO_LIST_KINDS:
+                raise DorisError(f"Column[{list_col.name}] type[{list_col.type.sql()}] cannot "
+                                 "be a auto list partition key.")
         return
     if len(ast.columns) != 1:
         raise DorisError("auto create partition only support one slotRef in function expr. "
@@ -369,17 +398,17 @@ def check_auto_partition(ast: Any, by_name: dict[str, ColumnMeta]) -> None:
                          f"date_trunc/date_floor/date_ceil. {ast.columns[0]}")
     if ast.trunc_unit is None:  # date_trunc with other than two arguments (a plain call)
         _check_date_trunc_arity(ast.columns[0])
-    col = by_name.get(ast.columns[0].lower())
-    if col is None:
+    range_col = by_name.get(ast.columns[0].lower())
+    if range_col is None:
         raise DorisError(f"partition key {ast.columns[0]} is not exists")
-    if col.type.kind not in (TypeKind.DATE, TypeKind.DATETIME):
+    if range_col.type.kind not in (TypeKind.DATE, TypeKind.DATETIME):
         raise DorisError("partition expr date_trunc is illegal!")
     if ast.trunc_unit not in AUTO_RANGE_UNITS:  # Doris' date_trunc analysis (FunctionCallExpr)
         raise DorisError("date_trunc function second param only support argument is "
                          "year|quarter|month|week|day|hour|minute|second")
-    if col.type.kind is TypeKind.DATE and ast.trunc_unit in ("hour", "minute", "second"):
+    if range_col.type.kind is TypeKind.DATE and ast.trunc_unit in ("hour", "minute", "second"):
         raise DorisError("partition expr date_trunc is illegal!")
-    if col.nullable:
+    if range_col.nullable:
         raise DorisError("AUTO RANGE PARTITION doesn't support NULL column")
 
 
@@ -401,19 +430,21 @@ def _check_date_trunc_arity(call_sql: str) -> None:
     raise DorisError("partition expr date_trunc is illegal!")
 
 
-def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[ColumnMeta], keys_type: KeysType) -> tuple[RollupSpec, ...]:
+def _analyze_rollups(rollups: Sequence[RollupClause], table: str, columns: Sequence[ColumnMeta],
+                     keys_type: KeysType) -> tuple[RollupSpec, ...]:
     by_name = {c.name.lower(): c for c in columns}
     out = []
     seen = {table.lower()}
     for r in rollups:
         if r.name.lower() in seen:
-            raise DorisError(f"Rollup name [{r.name}] is duplicated with base table or another rollup")
+            raise DorisError(
+                f"Rollup name [{r.name}] is duplicated with base table or another rollup")
         seen.add(r.name.lower())
         cols = []
-        for c in r.columns:
-            col = by_name.get(c.lower())
+        for cname in r.columns:
+            col = by_name.get(cname.lower())
             if col is None:
-                raise DorisError(f"Column[{c}] does not exist in base table")
+                raise DorisError(f"Column[{cname}] does not exist in base table")
             cols.append(col)
         if len({c.name for c in cols}) != len(cols):
             raise DorisError(f"Duplicate column in rollup [{r.name}]")
@@ -433,19 +464,21 @@ def _analyze_rollups(rollups: Sequence[Any], table: str, columns: Sequence[Colum
                 k.name not in {c.name for c in cols} for k in columns if k.is_key
             ):
                 raise DorisError("Rollup should contains all keys if there is a REPLACE value")
-        dup = tuple(r.duplicate_key) if getattr(r, "duplicate_key", None) else None
+        dup = tuple(r.duplicate_key) if r.duplicate_key else None
         if dup is not None:
             if keys_type is not KeysType.DUP_KEYS:
                 raise DorisError("Only duplicate table can specify duplicate key in rollup")
             for i, k in enumerate(dup):
                 if i >= len(cols) or cols[i].name.lower() != k.lower():
-                    raise DorisError("The order of duplicate keys must be the same as the order of columns")
-        props = tuple((str(k), str(v)) for k, v in (getattr(r, "properties", None) or ()))
+                    raise DorisError(
+                        "The order of duplicate keys must be the same as the order of columns")
+        props = tuple((str(k), str(v)) for k, v in r.properties)
         out.append(RollupSpec(r.name, tuple(c.name for c in cols), dup, props))
     return tuple(out)
 
 
-def _analyze_indexes(indexes: Sequence[Any], columns: Sequence[ColumnMeta], keys_type: KeysType) -> tuple[IndexDef, ...]:
+def _analyze_indexes(indexes: Sequence[IndexClause], columns: Sequence[ColumnMeta],
+                     keys_type: KeysType) -> tuple[IndexDef, ...]:
     by_name = {c.name.lower(): c for c in columns}
     out = []
     for idx in indexes:
@@ -455,7 +488,8 @@ def _analyze_indexes(indexes: Sequence[Any], columns: Sequence[ColumnMeta], keys
             if col is None:
                 raise DorisError(f"Column does not exist in table. invalid column: {cname}")
             check_index_column(itype, idx.name, col, keys_type)
-        out.append(IndexDef(idx.name, tuple(by_name[c.lower()].name for c in idx.columns), itype, idx.comment or ""))
+        resolved = tuple(by_name[c.lower()].name for c in idx.columns)
+        out.append(IndexDef(idx.name, resolved, itype, idx.comment or ""))
     if len({i.name.lower() for i in out}) != len(out):
         raise DorisError("index name must be unique.")
     if len({(i.index_type, tuple(c.lower() for c in i.columns)) for i in out}) != len(out):
@@ -475,7 +509,7 @@ def check_index_column(itype: str, name: str, col: ColumnMeta, keys_type: KeysTy
         )
 
 
-def check_index_definition(idx: Any) -> str:
+def check_index_definition(idx: IndexClause) -> str:
     """The index type of an index definition (`IndexClause`), after the checks that need no
     table: Doris `IndexDef.analyze`, and what ShaleDB serves (BITMAP, and INVERTED without
     parser properties, both by the bitmap index)."""
@@ -496,7 +530,7 @@ def check_index_definition(idx: Any) -> str:
     return itype
 
 
-def analyze_create_table(ast: Any, backends: int) -> TableDefinition:
+def analyze_create_table(ast: CreateTableSpec, backends: int) -> TableDefinition:
     """Validate a CREATE TABLE (dialect view) and return its definition."""
     engine = (ast.engine or "OLAP").upper()
     if engine != "OLAP":
@@ -527,12 +561,14 @@ def analyze_create_table(ast: Any, backends: int) -> TableDefinition:
         db=ast.db, name=ast.name, if_not_exists=bool(ast.if_not_exists), keys_type=keys_type,
         columns=tuple(columns), key_columns=tuple(c.name for c in columns if c.is_key),
         partition_info=partition_info, partitions=partitions, distribution=distribution,
-        rollups=rollups, indexes=indexes, properties=tuple((str(k), str(v)) for k, v in props.items()),
+        rollups=rollups, indexes=indexes,
+        properties=tuple((str(k), str(v)) for k, v in props.items()),
         comment=ast.comment or "",
     )
 
 
-def rollup_key_columns(columns: Sequence[ColumnMeta], spec: RollupSpec, keys_type: KeysType) -> list[ColumnMeta]:
+def rollup_key_columns(columns: Sequence[ColumnMeta], spec: RollupSpec, keys_type: KeysType
+                       ) -> list[ColumnMeta]:
     """Columns of a rollup with `is_key` set as the rollup sees them."""
     by_name = {c.name: c for c in columns}
     cols = [by_name[n] for n in spec.columns]

@@ -38,26 +38,37 @@ class PartitionSpec:
     less_than: tuple[str, ...] | None = None  # None with kind LESS_THAN = MAXVALUE
     lower: tuple[str, ...] = ()
     upper: tuple[str, ...] = ()
-    values: tuple[tuple[str, ...], ...] = ()
+    values: tuple[tuple[str | None, ...], ...] = ()  # None: the NULL value
 
 
-def _check_values(types: Sequence[DataType], values: Sequence[str]) -> tuple[str, ...]:
+def _check_arity(types: Sequence[DataType], values: Sequence[str | None]) -> None:
     if len(values) > len(types):
         raise DorisError(
             f"partition key desc list size[{len(values)}] is larger than "
             f"partition column size[{len(types)}]"
         )
-    out: list[str | None] = []
-    for t, v in zip(types, values):
-        if v is None:  # the NULL value of a LIST partition (Doris' `pX` of AUTO LIST)
-            out.append(None)
-            continue
-        try:
-            t.to_physical(v)
-        except TypeError_ as e:
-            raise DorisError(f"Invalid partition value '{v}' for type {t.sql()}: {e}") from None
-        out.append(normalize_value(t, v))
-    return tuple(out)  # type: ignore[arg-type]
+
+
+def _check_value(t: DataType, v: str) -> str:
+    try:
+        t.to_physical(v)
+    except TypeError_ as e:
+        raise DorisError(f"Invalid partition value '{v}' for type {t.sql()}: {e}") from None
+    return normalize_value(t, v)
+
+
+def _check_bound(types: Sequence[DataType], values: Sequence[str]) -> tuple[str, ...]:
+    """A RANGE bound's values, checked and normalised (a bound has no NULL)."""
+    _check_arity(types, values)
+    return tuple(_check_value(t, v) for t, v in zip(types, values))
+
+
+def _check_list_values(types: Sequence[DataType], values: Sequence[str | None]
+                       ) -> tuple[str | None, ...]:
+    """One LIST partition value (a tuple for multi-column keys), checked and normalised; None
+    is the NULL value (Doris' `pX` of AUTO LIST)."""
+    _check_arity(types, values)
+    return tuple(None if v is None else _check_value(t, v) for t, v in zip(types, values))
 
 
 def normalize_value(t: DataType, text: str) -> str:
@@ -65,12 +76,15 @@ def normalize_value(t: DataType, text: str) -> str:
     return t.format_value(t.to_physical(text)) or ""
 
 
-def range_text(types: Sequence[DataType], lower: tuple[str, ...] | None, upper: tuple[str, ...] | None) -> str:
+def range_text(types: Sequence[DataType], lower: tuple[str, ...] | None,
+               upper: tuple[str, ...] | None) -> str:
     type_list = ", ".join(t.internal_sql() for t in types)
 
     def keys(values: tuple[str, ...] | None, is_upper: bool) -> str:
         if values is None:
-            return "MAXVALUE" if is_upper else ", ".join(_TYPE_MIN_TEXT.get(t.kind, "") for t in types)
+            if is_upper:
+                return "MAXVALUE"
+            return ", ".join(_TYPE_MIN_TEXT.get(t.kind, "") for t in types)
         padded = list(values) + [_TYPE_MIN_TEXT.get(t.kind, "") for t in types[len(values):]]
         return ", ".join(padded)
 
@@ -80,7 +94,7 @@ def range_text(types: Sequence[DataType], lower: tuple[str, ...] | None, upper: 
     )
 
 
-def list_text(types: Sequence[DataType], values: tuple[tuple[str, ...], ...]) -> str:
+def list_text(types: Sequence[DataType], values: tuple[tuple[str | None, ...], ...]) -> str:
     type_list = ", ".join(t.internal_sql() for t in types)
     return ", ".join(f"[types: [{type_list}]; keys: [{', '.join(_key_text(x) for x in v)}]; ]"
                      for v in values)
@@ -90,7 +104,8 @@ def _key_text(value: str | None) -> str:
     return "NULL" if value is None else value
 
 
-def _overlaps(types: Sequence[DataType], a: PartitionMeta, lo: tuple[str, ...] | None, up: tuple[str, ...] | None) -> bool:
+def _overlaps(types: Sequence[DataType], a: PartitionMeta, lo: tuple[str, ...] | None,
+              up: tuple[str, ...] | None) -> bool:
     a_lo, a_up = bound_key(types, a.lower), bound_key(types, a.upper)
     b_lo, b_up = bound_key(types, lo), bound_key(types, up)
     # [a_lo, a_up) and [b_lo, b_up) intersect iff a_lo < b_up and b_lo < a_up (None = infinite)
@@ -104,9 +119,10 @@ def resolve_range(
 ) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
     """[lower, upper) of a new RANGE partition given the partitions that already exist."""
     if spec.kind == "IN":
-        raise DorisError(f"Invalid partition definition for RANGE partition [{spec.name}]: VALUES IN")
+        raise DorisError(
+            f"Invalid partition definition for RANGE partition [{spec.name}]: VALUES IN")
     if spec.kind == "LESS_THAN":
-        upper = None if spec.less_than is None else _check_values(types, spec.less_than)
+        upper = None if spec.less_than is None else _check_bound(types, spec.less_than)
         up_key = bound_key(types, upper)
         lower: tuple[str, ...] | None = None
         best = None
@@ -114,20 +130,20 @@ def resolve_range(
             p_up = bound_key(types, p.upper)
             if p_up is None:
                 continue
-            if up_key is None or not up_key < p_up:
-                if best is None or best < p_up:
-                    best, lower = p_up, p.upper
+            if (up_key is None or not up_key < p_up) and (best is None or best < p_up):
+                best, lower = p_up, p.upper
         if lower is not None and up_key is not None and not bound_key(types, lower) < up_key:
             lower = None  # equal upper bounds: the overlap check below reports it
     else:
         if tuple(spec.lower) == tuple(_TYPE_MIN_TEXT.get(t.kind) for t in types[: len(spec.lower)]):
             spec = PartitionSpec(spec.name, spec.kind, lower=(), upper=spec.upper)
-        lower = _check_values(types, spec.lower) if spec.lower else None
-        upper = None if spec.upper == ("MAXVALUE",) else _check_values(types, spec.upper)
+        lower = _check_bound(types, spec.lower) if spec.lower else None
+        upper = None if spec.upper == ("MAXVALUE",) else _check_bound(types, spec.upper)
         lo_key, up_key = bound_key(types, lower), bound_key(types, upper)
         if lo_key is not None and up_key is not None and not lo_key < up_key:
             raise DorisError(
-                f"The lower values must smaller than upper values: {range_text(types, lower, upper)}"
+                "The lower values must smaller than upper values: "
+                f"{range_text(types, lower, upper)}"
             )
     for p in existing:
         if _overlaps(types, p, lower, upper):
@@ -140,10 +156,10 @@ def resolve_range(
 
 def resolve_list(
     types: Sequence[DataType], spec: PartitionSpec, existing: Sequence[PartitionMeta]
-) -> tuple[tuple[str, ...], ...]:
+) -> tuple[tuple[str | None, ...], ...]:
     if spec.kind != "IN":
         raise DorisError(f"Invalid partition definition for LIST partition [{spec.name}]")
-    values = tuple(_check_values(types, v) for v in spec.values)
+    values = tuple(_check_list_values(types, v) for v in spec.values)
     for v in values:
         if len(v) != len(types):
             raise DorisError(
@@ -151,9 +167,11 @@ def resolve_list(
                 f"partition column size[{len(types)}]"
             )
     taken = {v: p.name for p in existing for v in p.list_values}
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[str | None, ...]] = set()
     for v in values:
         if v in taken or v in seen:
-            raise DorisError(f"The partition key[({', '.join(v)})] in partition item[{spec.name}] is conflict")
+            key = ", ".join(_key_text(x) for x in v)  # a NULL value prints as NULL
+            raise DorisError(
+                f"The partition key[({key})] in partition item[{spec.name}] is conflict")
         seen.add(v)
     return values

@@ -58,7 +58,8 @@ def replication_num(props: dict[str, str], backends: int) -> int:
     if "replication_allocation" in props:
         m = re.fullmatch(r"\s*tag\.location\.(\w+)\s*:\s*(\d+)\s*", props["replication_allocation"])
         if not m:
-            raise DorisError(f"Invalid replication allocation property: {props['replication_allocation']}")
+            raise DorisError(
+                f"Invalid replication allocation property: {props['replication_allocation']}")
         num = int(m.group(2))
     if num <= 0:
         raise DorisError("Total replication num should between 1 and 32767")
@@ -106,11 +107,13 @@ def validate_bloom_filter(
             raise DorisError(f"Bloom filter column does not exist in table. invalid column: {name}")
         if col.type.kind in _BLOOM_UNSUPPORTED:
             raise DorisError(
-                f"{col.type.kind.value} is not supported in bloom filter index. invalid column: {name}"
+                f"{col.type.kind.value} is not supported in bloom filter index. invalid column: "
+                f"{name}"
             )
         if keys_type is KeysType.AGG_KEYS and not col.is_key:
             raise DorisError(
-                "Bloom filter index should only be used in columns of UNIQUE_KEYS/DUP_KEYS table or "
+                "Bloom filter index should only be used in columns of UNIQUE_KEYS/DUP_KEYS table "
+                "or "
                 f"key columns of AGG_KEYS table. invalid column: {name}"
             )
         if name.lower() in seen:
@@ -374,7 +377,8 @@ def default_properties(keys_type: KeysType, props: dict[str, str], replicas: int
     out += [
         ("light_schema_change", props.get("light_schema_change", "true")),
         ("disable_auto_compaction", props.get("disable_auto_compaction", "false")),
-        ("enable_single_replica_compaction", props.get("enable_single_replica_compaction", "false")),
+        ("enable_single_replica_compaction",
+         props.get("enable_single_replica_compaction", "false")),
         ("group_commit_interval_ms", props.get("group_commit_interval_ms", "10000")),
         ("group_commit_data_bytes", props.get("group_commit_data_bytes", "134217728")),
     ]

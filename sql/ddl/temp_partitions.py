@@ -47,7 +47,8 @@ def add_temporary_partition(
     cat = engine.catalog
     with cat.lock:
         if table.partition_info.type is PartitionType.UNPARTITIONED:
-            raise DorisError(f"Table[{table.name}] is not a partitioned table, can not add partition")
+            raise DorisError(
+                f"Table[{table.name}] is not a partitioned table, can not add partition")
         # a rollup job would not fill the new partition's tablets of its shadow index
         check_alter_allowed(cat, table)
         formal = cat.partitions(table.table_id)
@@ -59,7 +60,7 @@ def add_temporary_partition(
             raise DorisError("Number of hash distribution should be greater than zero.")
         types = [table.column(c).type for c in table.partition_info.columns]
         lower = upper = None
-        values: tuple[tuple[str, ...], ...] = ()
+        values: tuple[tuple[str | None, ...], ...] = ()
         # checked against the other temporary partitions only: formal ranges may overlap
         if table.partition_info.type is PartitionType.RANGE:
             lower, upper = resolve_range(types, spec, temporary)
@@ -131,7 +132,8 @@ def _check_strict_range(table: TableMeta, old: Sequence[PartitionMeta],
                          f"{len(a)} ranges vs. {len(b)} ranges")
 
 
-def _key_text(types: Sequence[DataType], values: tuple[str, ...] | None, upper: bool = False) -> str:
+def _key_text(types: Sequence[DataType], values: tuple[str, ...] | None, upper: bool = False
+              ) -> str:
     """One bound as Doris' PartitionKey prints it (`types: [INT]; keys: [10]; `)."""
     whole = range_text(types, None if upper else values, values if upper else None)
     lower_text, _, upper_text = whole[1:-2].partition("; ..")
@@ -201,8 +203,8 @@ def _check_list(table: TableMeta, kept: Sequence[PartitionMeta], old: Sequence[P
                                      f"current {_item_text(types, k)}")
 
 
-def _value_key(types: Sequence[DataType], value: tuple[str | None, ...]) -> object:
-    return key_of([None if x is None else t.to_physical(x) for t, x in zip(types, value)])
+def _physical(types: Sequence[DataType], value: tuple[str | None, ...]) -> list[object]:
+    return [None if x is None else t.to_physical(x) for t, x in zip(types, value)]
 
 
 def _key_string(types: Sequence[DataType], value: tuple[str | None, ...]) -> str:
@@ -236,15 +238,13 @@ def _check_list_match(types: Sequence[DataType], old: list[PartitionMeta],
                       new: list[PartitionMeta]) -> None:
     """Doris ListUtil.checkPartitionKeyListsMatch, step for step (items sorted by their first
     key, then walked in parallel, a longer item's surplus carried to the next one)."""
-    def first(p: PartitionMeta) -> object:
-        return _value_key(types, p.list_values[0])
-
-    list1, list2 = sorted(old, key=first), sorted(new, key=first)  # type: ignore[arg-type]
+    list1, list2 = (sorted(ps, key=lambda p: key_of(_physical(types, p.list_values[0])))
+                    for ps in (old, new))
     i1 = i2 = 0
     keys1, keys2 = list(list1[0].list_values), list(list2[0].list_values)
     while True:
         for a, b in zip(keys1, keys2):
-            if _value_key(types, a) != _value_key(types, b):
+            if key_of(_physical(types, a)) != key_of(_physical(types, b)):
                 raise DorisError("2 partition key lists are not matched. "
                                  f"{_keys_string(types, keys1)} vs. {_keys_string(types, keys2)}")
         diff = len(keys1) - len(keys2)

@@ -4,8 +4,8 @@ Each entry pairs a type rule (argument coercion + return type, used by the binde
 implementation over `Vec`s (used by the executor's expression compiler and, for aggregates, by
 the hash aggregate operator). Keeping both in one place means a function is added in exactly one
 module: `scalar.py` / `strings.py` / `mathematics.py` (scalars), `temporal.py` / `datetimes.py`
-(dates), `aggregate.py` / `statistics.py` / `bitmap_hll.py` (aggregates). Upstream: Doris `FunctionSet` / Nereids
-`BuiltinScalarFunctions`, DuckDB `BuiltinFunctions`.
+(dates), `aggregate.py` / `statistics.py` / `bitmap_hll.py` (aggregates).
+Upstream: Doris `FunctionSet` / Nereids `BuiltinScalarFunctions`, DuckDB `BuiltinFunctions`.
 """
 
 from __future__ import annotations
@@ -55,6 +55,10 @@ class ScalarFunction:
 
 # Aggregate state: a tuple of arrays with one entry per group.
 State = tuple[np.ndarray, ...]
+# (argument or None for count(*), group codes, group count) -> state
+PartialFn = Callable[[Vec | None, np.ndarray, int], State]
+# (concatenated states, group codes of the state rows, group count) -> state
+MergeFn = Callable[[State, np.ndarray, int], State]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +69,8 @@ class AggregateFunction:
     name: str
     arg_types: Callable[[list[DataType]], list[DataType]]
     return_type: Callable[[list[DataType]], DataType]
-    # (argument or None for count(*), group codes, group count) -> state
-    partial: Callable[[Vec | None, np.ndarray, int], State]
-    # (concatenated states, group codes of the state rows, group count) -> state
-    merge: Callable[[State, np.ndarray, int], State]
+    partial: PartialFn
+    merge: MergeFn
     # (state, result type) -> result
     final: Callable[[State, DataType], Vec]
     # state for groups that saw no rows at all (global aggregate over empty input)

@@ -13,10 +13,12 @@ DECIMAL(38, max(s,4)), AVG(other numeric) -> DOUBLE; MIN/MAX keep the argument t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from sql.errors import DorisError
-from sql.functions import AggregateFunction, State, register_aggregate
+from sql.functions import AggregateFunction, MergeFn, PartialFn, State, register_aggregate
 from sql.functions.coercion import avg_type, sum_type
 from sql.functions.overflow import check_bounds
 from sql.functions.vector import Vec, object_array, wide_objects
@@ -57,15 +59,15 @@ def _zeros_obj(n: int, like: np.ndarray) -> np.ndarray:
 
 
 def _valid_rows(arg: Vec, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if arg.valid is None:
+    if arg.validity is None:
         return arg.data, codes
-    return arg.data[arg.valid], codes[arg.valid]
+    return arg.data[arg.validity], codes[arg.validity]
 
 
 # ---- COUNT ---------------------------------------------------------------------------------
 def _count_partial(arg: Vec | None, codes: np.ndarray, groups: int) -> State:
-    if arg is not None and arg.valid is not None:
-        codes = codes[arg.valid]
+    if arg is not None and arg.validity is not None:
+        codes = codes[arg.validity]
     return (np.bincount(codes, minlength=groups).astype(np.int64),)
 
 
@@ -115,9 +117,9 @@ def _sum_partial(arg: Vec | None, codes: np.ndarray, groups: int) -> State:
 def _sum_merge(state: State, codes: np.ndarray, groups: int) -> State:
     sums, has = state
     vals, cs = sums[has], codes[has]
-    if vals.dtype != _OBJ and vals.dtype.kind in "iu" and len(vals):
-        if float(np.abs(vals).max()) * len(vals) >= 2.0**62:
-            vals = wide_objects(vals)
+    if (vals.dtype != _OBJ and vals.dtype.kind in "iu" and len(vals)
+            and float(np.abs(vals).max()) * len(vals) >= 2.0**62):
+        vals = wide_objects(vals)
     return group_reduce(vals, cs, groups, np.add)
 
 
@@ -139,7 +141,7 @@ def _to_layout(values: np.ndarray, t: DataType) -> np.ndarray:
     return values.astype(t.numpy_dtype)
 
 
-def _numeric_args(name: str):  # type: ignore[no-untyped-def]
+def _numeric_args(name: str) -> Callable[[list[DataType]], list[DataType]]:
     def rule(t: list[DataType]) -> list[DataType]:
         if len(t) != 1:
             raise DorisError(f"{name} requires exactly one argument")
@@ -169,7 +171,7 @@ register_aggregate(AggregateFunction(
 
 
 # ---- MIN / MAX -----------------------------------------------------------------------------
-def _minmax(ufunc: np.ufunc):  # type: ignore[no-untyped-def]
+def _minmax(ufunc: np.ufunc) -> tuple[PartialFn, MergeFn]:
     def partial(arg: Vec | None, codes: np.ndarray, groups: int) -> State:
         assert arg is not None
         vals, cs = _valid_rows(arg, codes)

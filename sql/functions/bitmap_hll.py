@@ -16,6 +16,7 @@ Upstream: Doris `function_bitmap.cpp`, `function_hll.cpp`, `aggregate_function_b
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar, cast
 
 import mmh3
 import numpy as np
@@ -23,9 +24,16 @@ from pyroaring import BitMap64
 
 from sql.errors import DorisError
 from sql.functions import (
-    AggregateFunction, EvalEnv, ScalarFunction, State, register_aggregate, register_scalar,
+    AggregateFunction,
+    EvalEnv,
+    MergeFn,
+    PartialFn,
+    ScalarFunction,
+    State,
+    register_aggregate,
+    register_scalar,
 )
-from sql.functions.vector import Vec, object_array
+from sql.functions.vector import Vec, as_int, object_array
 from storage import bitmap, hll
 from storage.types import BIGINT, STRING, DataType, TypeKind
 
@@ -52,12 +60,18 @@ def _needs(name: str, kind: TypeKind) -> Callable[[list[DataType]], list[DataTyp
 def _rows(v: Vec) -> list[object | None]:
     """Values of a Vec as a list with None for NULL."""
     vals = v.data.tolist()
-    if v.valid is not None:
-        for i in np.flatnonzero(~v.valid).tolist():
+    if v.validity is not None:
+        for i in np.flatnonzero(~v.validity).tolist():
             vals[i] = None
     if v.type.kind is TypeKind.NULL:
         return [None] * len(vals)
     return vals
+
+
+def _blobs(v: Vec) -> list[bytes | None]:
+    """A BITMAP / HLL column's values: serialized sketches (storage/bitmap.py, storage/hll.py),
+    None for NULL."""
+    return cast("list[bytes | None]", _rows(v))
 
 
 def _blob_vec(t: DataType, values: list[bytes]) -> Vec:
@@ -97,7 +111,7 @@ def _as_uint64(value: object) -> int | None:
         if not text.isdigit():
             return None
         value = int(text)
-    return int(value)  # type: ignore[call-overload]
+    return as_int(value)
 
 
 def _to_bitmap(a: list[Vec], env: EvalEnv) -> Vec:
@@ -131,12 +145,12 @@ def _bitmap_from_string(a: list[Vec], env: EvalEnv) -> Vec:
 
 def _bitmap_count(a: list[Vec], env: EvalEnv) -> Vec:
     return Vec(BIGINT, np.array([bitmap.cardinality(v) if v is not None else 0
-                                 for v in _rows(a[0])], dtype=np.int64))
+                                 for v in _blobs(a[0])], dtype=np.int64))
 
 
 def _bitmap_to_string(a: list[Vec], env: EvalEnv) -> Vec:
     return Vec(STRING, object_array([bitmap.to_string(v) if v is not None else ""
-                                     for v in _rows(a[0])]))
+                                     for v in _blobs(a[0])]))
 
 
 _reg("to_bitmap", 1, 1, _to_bitmap_sig, _to_bitmap)
@@ -161,7 +175,7 @@ def _hll_hash(a: list[Vec], env: EvalEnv) -> Vec:
 
 def _hll_cardinality(a: list[Vec], env: EvalEnv) -> Vec:
     return Vec(BIGINT, np.array([hll.cardinality(v) if v is not None else 0
-                                 for v in _rows(a[0])], dtype=np.int64))
+                                 for v in _blobs(a[0])], dtype=np.int64))
 
 
 def _hll_hash_sig(t: list[DataType]) -> tuple[list[DataType | None], DataType]:
@@ -189,8 +203,11 @@ def _runs(codes: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
     return order, [(int(sc[s]), s, e) for s, e in zip(starts, ends)]
 
 
+Sketch = TypeVar("Sketch")
+
+
 def _group_objects(items: np.ndarray, codes: np.ndarray, groups: int,
-                   fold: Callable[[list[object]], object]) -> State:
+                   fold: Callable[[list[Sketch]], Sketch]) -> State:
     """Fold the non-None objects of each group into one."""
     keep = np.array([x is not None for x in items.tolist()], dtype=np.bool_) if len(items) else \
         np.zeros(0, np.bool_)
@@ -210,28 +227,29 @@ def _valid_items(arg: Vec | None, codes: np.ndarray) -> tuple[list[object], np.n
     assert arg is not None
     if arg.type.kind is TypeKind.NULL:
         return [], codes[:0]
-    if arg.valid is None:
+    if arg.validity is None:
         return arg.data.tolist(), codes
-    return arg.data[arg.valid].tolist(), codes[arg.valid]
+    return arg.data[arg.validity].tolist(), codes[arg.validity]
 
 
 # Folds may reuse their inputs: every sketch in a state is owned by that state alone.
-def _bitmap_fold(bms: list[object]) -> BitMap64:
-    return BitMap64.union(*bms) if len(bms) > 1 else bms[0]  # type: ignore[return-value]
+def _bitmap_fold(bms: list[BitMap64]) -> BitMap64:
+    return BitMap64.union(*bms) if len(bms) > 1 else bms[0]
 
 
-def _hll_fold(sketches: list[object]) -> hll.Hll:
-    acc: hll.Hll = sketches[0]  # type: ignore[assignment]
+def _hll_fold(sketches: list[hll.Hll]) -> hll.Hll:
+    acc = sketches[0]
     for s in sketches[1:]:
-        acc.merge(s)  # type: ignore[arg-type]
+        acc.merge(s)
     return acc
 
 
-def _sketch_aggregate(decode: Callable[[bytes], object], fold: Callable[[list[object]], object]
-                      ) -> tuple[Callable, Callable]:
+def _sketch_aggregate(decode: Callable[[bytes], Sketch], fold: Callable[[list[Sketch]], Sketch]
+                      ) -> tuple[PartialFn, MergeFn]:
     def partial(arg: Vec | None, codes: np.ndarray, groups: int) -> State:
         items, cs = _valid_items(arg, codes)
-        return _group_objects(object_array([decode(b) for b in items]), cs, groups, fold)
+        blobs = cast("list[bytes]", items)  # a BITMAP / HLL column: serialized sketches
+        return _group_objects(object_array([decode(b) for b in blobs]), cs, groups, fold)
 
     def merge(state: State, codes: np.ndarray, groups: int) -> State:
         return _group_objects(state[0], codes, groups, fold)
@@ -245,19 +263,19 @@ def _empty_state(groups: int, t: DataType) -> State:
     return out, np.zeros(groups, np.bool_)
 
 
-def _bitmap_blob(x: object) -> bytes:
-    return bitmap.encode(x) if x is not None else bitmap.EMPTY  # type: ignore[arg-type]
+def _bitmap_blob(x: BitMap64 | None) -> bytes:
+    return bitmap.encode(x) if x is not None else bitmap.EMPTY
 
 
-def _hll_blob(x: object) -> bytes:
-    return x.encode() if x is not None else hll.EMPTY  # type: ignore[attr-defined]
+def _hll_blob(x: hll.Hll | None) -> bytes:
+    return x.encode() if x is not None else hll.EMPTY
 
 
 _bm_partial, _bm_merge = _sketch_aggregate(bitmap.decode, _bitmap_fold)
 _hll_partial, _hll_merge = _sketch_aggregate(hll.Hll.decode, _hll_fold)
 
 
-def _register_union(name: str, kind: TypeKind, partial: Callable, merge: Callable,
+def _register_union(name: str, kind: TypeKind, partial: PartialFn, merge: MergeFn,
                     ret: DataType, final: Callable[[State, DataType], Vec], *aliases: str) -> None:
     register_aggregate(AggregateFunction(
         name, arg_types=_needs(name, kind), return_type=lambda t: ret, partial=partial,
@@ -281,8 +299,9 @@ _register_union("hll_union_agg", TypeKind.HLL, _hll_partial, _hll_merge, BIGINT,
 # an HLL of the values' text.
 def _int_bitmap_partial(arg: Vec | None, codes: np.ndarray, groups: int) -> State:
     items, cs = _valid_items(arg, codes)
-    keep = np.array([int(v) >= 0 for v in items], dtype=np.bool_)  # type: ignore[call-overload]
-    vals = [int(v) for v, k in zip(items, keep.tolist()) if k]  # type: ignore[call-overload]
+    ints = [as_int(v) for v in items]
+    keep = np.array([v >= 0 for v in ints], dtype=np.bool_)
+    vals = [v for v, k in zip(ints, keep.tolist(), strict=True) if k]
     bms = object_array([BitMap64([v]) for v in vals])
     return _group_objects(bms, cs[keep], groups, _bitmap_fold)
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +71,7 @@ def to_float(v: Vec) -> tuple[np.ndarray, np.ndarray | None]:
             data = np.array([x / scale for x in v.data.tolist()], dtype=np.float64)
         else:
             data = v.data.astype(np.float64) / scale
-        return data, v.valid
+        return data, v.validity
     if t.is_varlen:
         vals: list[float] = []
         ok = np.ones(len(v), np.bool_)
@@ -79,12 +81,12 @@ def to_float(v: Vec) -> tuple[np.ndarray, np.ndarray | None]:
             except (ValueError, TypeError):
                 vals.append(0.0)
                 ok[i] = False
-        return np.array(vals, dtype=np.float64), and_valid(v.valid, None if ok.all() else ok)
+        return np.array(vals, dtype=np.float64), and_valid(v.validity, None if ok.all() else ok)
     if t.is_temporal:
-        return _temporal_number(v).astype(np.float64), v.valid
+        return _temporal_number(v).astype(np.float64), v.validity
     if v.data.dtype == np.dtype(object):
-        return np.array([float(x) for x in v.data.tolist()], dtype=np.float64), v.valid
-    return v.data.astype(np.float64), v.valid
+        return np.array([float(x) for x in v.data.tolist()], dtype=np.float64), v.validity
+    return v.data.astype(np.float64), v.validity
 
 
 def _temporal_number(v: Vec) -> np.ndarray:
@@ -105,21 +107,22 @@ def _int_values(v: Vec) -> tuple[np.ndarray, np.ndarray | None]:
     """Exact integer values as int64 (or object when they may not fit), truncating decimals."""
     t = v.type
     if t.kind is TypeKind.BOOLEAN or t.is_integer:
-        return v.data, v.valid
+        return v.data, v.validity
     if t.is_decimal:
         scale = 10 ** t.scale
         if v.data.dtype == np.dtype(object):
-            return object_array([_trunc_div(x, scale) for x in v.data.tolist()]), v.valid
+            return object_array([_trunc_div(x, scale) for x in v.data.tolist()]), v.validity
         q = np.abs(v.data) // scale
-        return np.where(v.data < 0, -q, q), v.valid
+        return np.where(v.data < 0, -q, q), v.validity
     if t.is_float:
         ok = np.isfinite(v.data) & (np.abs(v.data) < 1.7e38)
         data = np.where(ok, v.data, 0.0)
         if np.abs(data).max(initial=0.0) < 9.2e18:
-            return np.trunc(data).astype(np.int64), and_valid(v.valid, ok if not ok.all() else None)
-        return object_array([int(x) for x in data.tolist()]), and_valid(v.valid, ok)
+            return (np.trunc(data).astype(np.int64),
+                    and_valid(v.validity, ok if not ok.all() else None))
+        return object_array([int(x) for x in data.tolist()]), and_valid(v.validity, ok)
     if t.is_temporal:
-        return _temporal_number(v), v.valid
+        return _temporal_number(v), v.validity
     if t.is_varlen:
         vals: list[int] = []
         ok = np.ones(len(v), np.bool_)
@@ -129,7 +132,7 @@ def _int_values(v: Vec) -> tuple[np.ndarray, np.ndarray | None]:
             except (ValueError, InvalidOperation, TypeError):
                 vals.append(0)
                 ok[i] = False
-        return object_array(vals), and_valid(v.valid, None if ok.all() else ok)
+        return object_array(vals), and_valid(v.validity, None if ok.all() else ok)
     raise TypeError_(f"cannot convert {t.sql()} to an integer")
 
 
@@ -197,10 +200,11 @@ def _to_bool(v: Vec, target: DataType) -> Vec:
             except ValueError:
                 vals.append(False)
                 ok[i] = False
-        return Vec(target, np.array(vals, np.uint8), and_valid(v.valid, None if ok.all() else ok))
+        return Vec(target, np.array(vals, np.uint8),
+                   and_valid(v.validity, None if ok.all() else ok))
     if v.data.dtype == np.dtype(object):
-        return Vec(target, np.array([x != 0 for x in v.data.tolist()], np.uint8), v.valid)
-    return Vec(target, (v.data != 0).astype(np.uint8), v.valid)
+        return Vec(target, np.array([x != 0 for x in v.data.tolist()], np.uint8), v.validity)
+    return Vec(target, (v.data != 0).astype(np.uint8), v.validity)
 
 
 def _to_decimal(v: Vec, target: DataType) -> Vec:
@@ -208,21 +212,21 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
     s = target.scale
     if t.is_decimal:
         if t.scale == s:
-            data, valid = v.data, v.valid
+            data, valid = v.data, v.validity
         elif s > t.scale:
             mul = 10 ** (s - t.scale)
             if t.precision + s - t.scale <= 18 and v.data.dtype != np.dtype(object):
-                data, valid = v.data.astype(np.int64) * mul, v.valid
+                data, valid = v.data.astype(np.int64) * mul, v.validity
             else:
-                data, valid = object_array([int(x) * mul for x in v.data.tolist()]), v.valid
+                data, valid = object_array([int(x) * mul for x in v.data.tolist()]), v.validity
         else:
             div = 10 ** (t.scale - s)
             if v.data.dtype != np.dtype(object):
                 q = (np.abs(v.data) + div // 2) // div
-                data, valid = np.where(v.data < 0, -q, q), v.valid
+                data, valid = np.where(v.data < 0, -q, q), v.validity
             else:
                 data = object_array([_round_div(int(x), div) for x in v.data.tolist()])
-                valid = v.valid
+                valid = v.validity
     elif t.is_float:
         scaled = v.data.astype(np.float64) * (10.0 ** s)
         ok = np.isfinite(scaled) & (np.abs(scaled) < float(10 ** target.precision))
@@ -233,7 +237,7 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
             data = object_array([
                 int(Decimal(float(x)).scaleb(s, EXACT_DECIMALS).to_integral_value("ROUND_HALF_UP"))
                 if g else 0 for x, g in zip(v.data.tolist(), ok)])
-        valid = and_valid(v.valid, None if ok.all() else ok)
+        valid = and_valid(v.validity, None if ok.all() else ok)
     elif t.is_varlen:
         vals, ok = [], np.ones(len(v), np.bool_)
         for i, x in enumerate(v.data.tolist()):
@@ -246,12 +250,12 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
             except (InvalidOperation, AttributeError, ValueError):
                 vals.append(0)
                 ok[i] = False
-        data, valid = object_array(vals), and_valid(v.valid, None if ok.all() else ok)
+        data, valid = object_array(vals), and_valid(v.validity, None if ok.all() else ok)
     else:
         ints, valid = _int_values(v)
         mul = 10**s
         if ints.dtype != np.dtype(object) and target.precision <= 18:
-            lo, hi = target.int_range()
+            hi = target.int_range()[1]
             okm = np.abs(ints) <= hi // mul
             data = np.where(okm, ints, 0).astype(np.int64) * mul
             return Vec(target, data, and_valid(valid, None if okm.all() else okm))
@@ -260,15 +264,16 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
 
 
 # ---- temporal ------------------------------------------------------------------------------
-def _parse_each(v: Vec, parse: object) -> tuple[np.ndarray, np.ndarray | None]:
+def _parse_each(v: Vec, parse: Callable[[Any], int]) -> tuple[np.ndarray, np.ndarray | None]:
+    # Any: `parse` takes the values as tolist gives them (str for text, int for numbers)
     vals, ok = [], np.ones(len(v), np.bool_)
     for i, x in enumerate(v.data.tolist()):
         try:
-            vals.append(parse(x))  # type: ignore[operator]
+            vals.append(parse(x))
         except (TypeError_, ValueError, OverflowError):
             vals.append(0)
             ok[i] = False
-    return np.array(vals, dtype=np.int64), and_valid(v.valid, None if ok.all() else ok)
+    return np.array(vals, dtype=np.int64), and_valid(v.validity, None if ok.all() else ok)
 
 
 def _number_text(x: object) -> str:
@@ -278,7 +283,7 @@ def _number_text(x: object) -> str:
 def _to_date(v: Vec, target: DataType) -> Vec:
     t = v.type
     if t.kind is TypeKind.DATETIME:
-        return Vec(target, np.floor_divide(v.data, MICROS_PER_DAY).astype(np.int32), v.valid)
+        return Vec(target, np.floor_divide(v.data, MICROS_PER_DAY).astype(np.int32), v.validity)
     if t.is_varlen:
         data, valid = _parse_each(v, lambda s: date_to_days(parse_date(s.strip())))
         return Vec(target, data.astype(np.int32), valid)
@@ -292,11 +297,11 @@ def _to_datetime(v: Vec, target: DataType) -> Vec:
     t = v.type
     unit = 10 ** (6 - target.scale)
     if t.kind is TypeKind.DATE:
-        return Vec(target, v.data.astype(np.int64) * MICROS_PER_DAY, v.valid)
+        return Vec(target, v.data.astype(np.int64) * MICROS_PER_DAY, v.validity)
     if t.kind is TypeKind.DATETIME:
         if target.scale >= t.scale:
-            return Vec(target, v.data, v.valid)
-        return Vec(target, (v.data // unit) * unit, v.valid)
+            return Vec(target, v.data, v.validity)
+        return Vec(target, (v.data // unit) * unit, v.validity)
     if t.is_varlen:
         data, valid = _parse_each(
             v, lambda s: datetime_to_micros(parse_datetime(s.strip()), target.scale))
@@ -317,15 +322,15 @@ def _to_datetime(v: Vec, target: DataType) -> Vec:
 def _to_string(v: Vec, target: DataType) -> Vec:
     t = v.type
     if t.is_varlen:
-        return Vec(target, v.data, v.valid)
+        return Vec(target, v.data, v.validity)
     if t.is_integer or t.kind is TypeKind.BOOLEAN:
         out = object_array([str(x) for x in v.data.tolist()])
     else:
         fmt = t.format_value
         out = object_array([fmt(x) for x in v.data.tolist()])
-    if v.valid is not None:
-        out[~v.valid] = ""
-    return Vec(target, out, v.valid)
+    if v.validity is not None:
+        out[~v.validity] = ""
+    return Vec(target, out, v.validity)
 
 
 def float_is_integral(x: float) -> bool:

@@ -22,10 +22,18 @@ import pyarrow.compute as pc
 
 from sql.errors import DorisError
 from sql.functions import EvalEnv, ScalarFunction, register_scalar
-from sql.functions.regex import text_regex
+from sql.functions.regex import TextPattern, text_regex
 from sql.functions.vector import Vec, object_array
 from storage.types import (
-    BIGINT, DATE, INT, STRING, TINYINT, DataType, TypeKind, datetime, datetime_to_micros,
+    BIGINT,
+    DATE,
+    INT,
+    STRING,
+    TINYINT,
+    DataType,
+    TypeKind,
+    datetime,
+    datetime_to_micros,
     micros_to_datetime,
 )
 
@@ -340,7 +348,7 @@ def str_to_date_type(fmt: object) -> DataType:
 
 
 @lru_cache(maxsize=128)
-def _format_regex(fmt: str):  # type: ignore[no-untyped-def]
+def _format_regex(fmt: str) -> TextPattern:
     out, i, seen = [], 0, set()
     while i < len(fmt):
         ch = fmt[i]
@@ -404,7 +412,8 @@ def _column_regex(fmt: str) -> str | None:
     """An anchored regex with one named group per field for a format of numeric specifiers
     and punctuation (with %Y), else None. A value it matches holds exactly the digits the row
     parser would read, split the same way."""
-    out, seen, i = ["^"], set(), 0
+    out, i = ["^"], 0
+    seen: set[str] = set()
     while i < len(fmt):
         ch = fmt[i]
         if ch == "%":

@@ -7,7 +7,7 @@ with one physical layout per operand. Division and modulo by zero yield NULL, as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -58,7 +58,7 @@ def _compact_arithmetic(op: str, a: Vec, b: Vec) -> np.ndarray | None:
 
 
 def arithmetic(op: str, a: Vec, b: Vec, t: DataType) -> Vec:
-    valid = and_valid(a.valid, b.valid)
+    valid = and_valid(a.validity, b.validity)
     if op in ("+", "-", "*"):
         if t.is_object and t.is_decimal:
             data = _compact_arithmetic(op, a, b)
@@ -177,15 +177,15 @@ def negate(a: Vec, t: DataType) -> Vec:
     if t.is_object and t.is_decimal:
         bound = _int_bound(a.data)
         if bound is not None and bound < _COMPACT_LIMIT:
-            return Vec(t, -a.data.astype(np.int64, copy=False), a.valid)
+            return Vec(t, -a.data.astype(np.int64, copy=False), a.validity)
     x = _as_result_layout(a, t)
     with np.errstate(over="ignore"):
         data = -x
     if x.dtype == _OBJ:
-        check_bounds("neg", x, None, data, t, a.valid)
+        check_bounds("neg", x, None, data, t, a.validity)
     elif x.dtype.kind == "i" and not t.is_decimal:  # -MIN is the one value that wraps
-        check_mask("neg", x == t.int_range()[0], x, None, t, a.valid)
-    return Vec(t, data, a.valid)
+        check_mask("neg", x == t.int_range()[0], x, None, t, a.validity)
+    return Vec(t, data, a.validity)
 
 
 # ---- comparisons ---------------------------------------------------------------------------
@@ -199,7 +199,17 @@ def compare(op: str, a: Vec, b: Vec) -> Vec:
         an, bn = a.null_mask(), b.null_mask()
         return bool_vec((eq & ~an & ~bn) | (an & bn), None)
     data = np.asarray(_CMP[op](a.data, b.data), dtype=np.bool_)
-    return bool_vec(data, and_valid(a.valid, b.valid))
+    return bool_vec(data, and_valid(a.validity, b.validity))
+
+
+def _comparison_constant(value: object) -> int | float | str | bytes | np.ndarray:
+    """A constant as numpy's comparisons take it: a Python scalar as it is (physical values are
+    ints, floats and strings), anything else as the 0-d object array numpy would make of it."""
+    if isinstance(value, int | float | str | bytes):
+        return value
+    boxed = np.empty((), dtype=object)
+    boxed[()] = value
+    return boxed
 
 
 def compare_scalar(op: str, a: Vec, value: object) -> Vec:
@@ -210,10 +220,10 @@ def compare_scalar(op: str, a: Vec, value: object) -> Vec:
         return bool_vec(np.zeros(len(a), np.bool_), np.zeros(len(a), np.bool_))
     if op == "<=>":
         op = "="
-        data = np.asarray(_CMP[op](a.data, value), dtype=np.bool_)
+        data = np.asarray(_CMP[op](a.data, _comparison_constant(value)), dtype=np.bool_)
         return bool_vec(data & ~a.null_mask(), None)
-    data = np.asarray(_CMP[op](a.data, value), dtype=np.bool_)
-    return bool_vec(data, a.valid)
+    data = np.asarray(_CMP[op](a.data, _comparison_constant(value)), dtype=np.bool_)
+    return bool_vec(data, a.validity)
 
 
 # ---- three-valued logic --------------------------------------------------------------------
@@ -226,9 +236,9 @@ def _known(v: Vec) -> tuple[np.ndarray, np.ndarray]:
         truth = np.fromiter((bool(x) for x in v.data.tolist()), np.bool_, count=len(v))
     else:
         truth = v.data != 0
-    if v.valid is None:
+    if v.validity is None:
         return truth, ~truth
-    return truth & v.valid, ~truth & v.valid
+    return truth & v.validity, ~truth & v.validity
 
 
 def logical_and(args: Sequence[Vec]) -> Vec:
@@ -248,8 +258,8 @@ def logical_or(args: Sequence[Vec]) -> Vec:
 
 
 def logical_not(a: Vec) -> Vec:
-    t, f = _known(a)
-    return bool_vec(f, a.valid)
+    f = _known(a)[1]
+    return bool_vec(f, a.validity)
 
 
 def is_null(a: Vec, negated: bool) -> Vec:
@@ -259,7 +269,7 @@ def is_null(a: Vec, negated: bool) -> Vec:
 
 # ---- LIKE ----------------------------------------------------------------------------------
 @lru_cache(maxsize=256)
-def like_matcher(pattern: str, escape: str = "\\"):  # type: ignore[no-untyped-def]
+def like_matcher(pattern: str, escape: str = "\\") -> Callable[[str], bool]:
     """A predicate str -> bool for a LIKE pattern (`%` any run, `_` one character).
 
     Patterns beyond plain text and `%text%` run on RE2 (`regex.py`): a user's pattern never
@@ -272,7 +282,7 @@ def like_matcher(pattern: str, escape: str = "\\"):  # type: ignore[no-untyped-d
             and not any(c in inner for c in "%_" + escape)):
         return lambda s: inner in s
     rx = compile_regex(like_to_regex(pattern, escape))
-    return lambda s: rx.fullmatches([s])[0]
+    return lambda s: bool(rx.fullmatches([s])[0])
 
 
 def like_values(pattern: str, escape: str, vals: list[str]) -> np.ndarray:
@@ -296,7 +306,7 @@ def like(a: Vec, pattern: Vec, negated: bool, escape: str = "\\") -> Vec:
                            np.bool_, count=len(vals))
     if negated:
         data = ~data
-    return bool_vec(data, and_valid(a.valid, pattern.valid))
+    return bool_vec(data, and_valid(a.validity, pattern.validity))
 
 
 # ---- IN ------------------------------------------------------------------------------------
@@ -311,7 +321,7 @@ def in_constants(a: Vec, values: Sequence[object], negated: bool) -> Vec:
         hit = np.isin(a.data, np.array(consts, dtype=a.data.dtype))
     else:
         hit = np.zeros(len(a), np.bool_)
-    valid = a.valid
+    valid = a.validity
     if has_null:
         valid = and_valid(valid, hit)  # miss with a NULL in the list -> NULL
     return bool_vec(~hit if negated else hit, valid)
@@ -339,7 +349,7 @@ def case(conds: Sequence[Vec], thens: Sequence[Vec], default: Vec | None, t: Dat
          n: int) -> Vec:
     if default is not None:
         data = np.array(default.data, dtype=_fill(t, 0).dtype, copy=True)
-        valid = np.ones(n, np.bool_) if default.valid is None else default.valid.copy()
+        valid = np.ones(n, np.bool_) if default.validity is None else default.validity.copy()
     else:
         data, valid = _fill(t, n), np.zeros(n, np.bool_)
     for cond, then in zip(reversed(conds), reversed(thens)):
@@ -348,7 +358,7 @@ def case(conds: Sequence[Vec], thens: Sequence[Vec], default: Vec | None, t: Dat
             data = _where_obj(take, then.data, data)
         else:
             data = np.where(take, then.data, data)
-        tv = np.ones(n, np.bool_) if then.valid is None else then.valid
+        tv = np.ones(n, np.bool_) if then.validity is None else then.validity
         valid = np.where(take, tv, valid)
     return Vec(t, data, None if valid.all() else valid)
 

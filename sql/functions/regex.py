@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 import re2
@@ -237,7 +238,19 @@ def compile_regex(pattern: str, case_insensitive: bool = False) -> Regex:
     return Regex(pattern, case_insensitive)
 
 
-def text_regex(source: str, case_insensitive: bool = False):  # type: ignore[no-untyped-def]
+class TextMatch(Protocol):
+    """What callers of `text_regex` use of a match (re2 ships no type stubs)."""
+
+    def groupdict(self) -> dict[str, str | None]: ...
+
+
+class TextPattern(Protocol):
+    """What callers of `text_regex` use of a compiled pattern."""
+
+    def match(self, text: str) -> TextMatch | None: ...
+
+
+def text_regex(source: str, case_insensitive: bool = False) -> TextPattern:
     """A compiled RE2 pattern with the `re`-like str API (match / groupdict), for callers that
     build a pattern from user text (STR_TO_DATE's format) and want named groups."""
     try:

@@ -14,10 +14,11 @@ from collections.abc import Callable
 import numpy as np
 
 from sql.errors import DorisError
-from sql.functions import EvalEnv, ScalarFunction, register_scalar
+from sql.functions import EvalEnv, ScalarFunction, ScalarImpl, register_scalar
 from sql.functions.coercion import common_type
 from sql.functions.operators import coalesce as _coalesce
 from sql.functions.operators import compare
+from sql.functions.overflow import check_bounds
 from sql.functions.vector import Vec, and_valid, object_array
 from storage.errors import QueryCancelled
 from storage.types import (
@@ -82,7 +83,7 @@ def _abs(a: list[Vec], env: EvalEnv) -> Vec:
     if v.data.dtype == _OBJ:
         out = object_array([abs(x) for x in v.data.tolist()])
         if v.type.kind is TypeKind.LARGEINT:
-            check_bounds("abs", v.data, None, out, v.type, v.valid)
+            check_bounds("abs", v.data, None, out, v.type, v.validity)
         return Vec(v.type, out)
     if v.data.dtype == np.int64 and v.type.is_integer:  # BIGINT -> LARGEINT: Python ints
         return Vec(v.type, object_array([abs(x) for x in v.data.tolist()]))
@@ -95,7 +96,7 @@ _reg("abs", 1, 1, _abs_sig, _abs)
 
 def _round_sig(t: list[DataType]) -> tuple[list[DataType | None], DataType]:
     x = _numeric_arg(t[0])
-    args: list[DataType | None] = [x] + ([BIGINT] if len(t) > 1 else [])
+    args: list[DataType | None] = [x, BIGINT] if len(t) > 1 else [x]
     if x.is_float:
         return args, DOUBLE
     return args, x  # decimals: scale fixed up by the binder via `round_result_type`
@@ -178,7 +179,8 @@ _reg("floor", 1, 1, *_floor_ceil("floor"))
 _reg("ceil", 1, 1, *_floor_ceil("ceil"), "ceiling")
 
 
-def _double_fn(fn: Callable[[np.ndarray], np.ndarray], domain: Callable | None = None) -> Callable:
+def _double_fn(fn: Callable[..., np.ndarray], domain: Callable[..., np.ndarray] | None = None
+               ) -> ScalarImpl:
     def impl(a: list[Vec], env: EvalEnv) -> Vec:
         x = [v.data.astype(np.float64) for v in a]
         with np.errstate(all="ignore"):
@@ -240,8 +242,8 @@ _reg("coalesce", 1, -1, _coalesce_sig, lambda a, env: _coalesce(a, a[0].type, en
 def _nullif(a: list[Vec], env: EvalEnv) -> Vec:
     x, y = a
     eq = compare("=", x, y)
-    hit = (eq.data != 0) & (eq.valid if eq.valid is not None else True)
-    return Vec(x.type, x.data, and_valid(x.valid, ~hit))
+    hit = (eq.data != 0) & (eq.validity if eq.validity is not None else True)
+    return Vec(x.type, x.data, and_valid(x.validity, ~hit))
 
 
 def _nullif_sig(t: list[DataType]) -> tuple[list[DataType | None], DataType]:
@@ -279,10 +281,10 @@ def _concat_ws(a: list[Vec], env: EvalEnv) -> Vec:
     parts = a[1:]
     rows = []
     seps = sep.data.tolist()
-    cols = [(p.data.tolist(), p.valid) for p in parts]
+    cols = [(p.data.tolist(), p.validity) for p in parts]
     for i in range(env.n):
         rows.append(seps[i].join(c[i] for c, val in cols if val is None or val[i]))
-    return Vec(STRING, object_array(rows), sep.valid)
+    return Vec(STRING, object_array(rows), sep.validity)
 
 
 _reg("concat_ws", 2, -1, lambda t: ([_string_arg(x) for x in t], STRING), _concat_ws,
@@ -361,7 +363,7 @@ _reg("rpad", 3, 3, _str_sig(STRING, (BIGINT, STRING)), _pad(False))
 def _sleep(a: list[Vec], env: EvalEnv) -> Vec:
     """SLEEP(n): waits on the query's cancel token so KILL QUERY interrupts it; returns false."""
     secs = a[0].data.astype(np.float64)
-    valid = a[0].valid
+    valid = a[0].validity
     for i in range(len(secs)):
         if valid is not None and not valid[i]:
             continue

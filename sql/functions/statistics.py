@@ -21,16 +21,16 @@ import numpy as np
 
 from sql.errors import DorisError
 from sql.functions import AggregateFunction, State, register_aggregate
-from sql.functions.vector import Vec, object_array
+from sql.functions.vector import Vec, as_int, object_array
 from storage.types import DOUBLE, STRING, DataType, TypeKind
 
 _OBJ = np.dtype(object)
 
 
 def _valid_rows(arg: Vec, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if arg.valid is None:
+    if arg.validity is None:
         return arg.data, codes
-    return arg.data[arg.valid], codes[arg.valid]
+    return arg.data[arg.validity], codes[arg.validity]
 
 
 # ---- STDDEV / VARIANCE ---------------------------------------------------------------------
@@ -217,8 +217,8 @@ def _gc_bind(consts: tuple[object, ...]) -> AggregateFunction:
     """Constants after the value: (separator, sort direction, packed sort keys); a NULL
     separator means the default."""
     sep = consts[0] if consts and consts[0] is not None else GROUP_CONCAT_SEPARATOR
-    order = int(consts[1]) if len(consts) > 1 and consts[1] is not None else 0  # type: ignore
-    packed = int(consts[2]) if len(consts) > 2 and consts[2] is not None else 0  # type: ignore
+    order = as_int(consts[1]) if len(consts) > 1 and consts[1] is not None else 0
+    packed = as_int(consts[2]) if len(consts) > 2 and consts[2] is not None else 0
     return _gc_function(str(sep), order, packed)
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any, SupportsFloat
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from sql.functions.regex import (
     parse_rewrite,
     single_value,
 )
-from sql.functions.vector import Vec, and_valid, object_array
+from sql.functions.vector import Vec, and_valid, as_int, object_array
 from storage.types import BIGINT, BOOLEAN, INT, STRING, TINYINT, DataType
 
 
@@ -38,7 +39,9 @@ def _s(t: DataType) -> DataType:
     return t if t.is_string else STRING
 
 
-def _rows(a: list[Vec]) -> zip:  # type: ignore[type-arg]
+def _rows(a: list[Vec]) -> Iterator[tuple[Any, ...]]:
+    # Any: a row holds each column's values as numpy's tolist gives them, their Python type
+    # set by the column's SQL type (str, int, float); the functions below are typed per type.
     return zip(*(v.data.tolist() for v in a))
 
 
@@ -134,7 +137,7 @@ def _char(a: list[Vec], env: EvalEnv) -> Vec:
     for i in range(env.n):
         buf = b""
         for v in a:
-            if v.valid is not None and not v.valid[i]:
+            if v.validity is not None and not v.validity[i]:
                 continue
             x = int(v.data[i]) % 2**32
             buf += x.to_bytes(max(1, (x.bit_length() + 7) // 8), "big")
@@ -199,7 +202,7 @@ def regexp_extract(rx: Regex, s: str, idx: int) -> str | None:
 
 _reg("regexp", 2, 2, lambda t: ([_s(t[0]), STRING], BOOLEAN), _regexp, "rlike", "regexp_like")
 _reg("regexp_extract", 3, 3, lambda t: ([_s(t[0]), STRING, BIGINT], STRING),
-     lambda a, env: _per_row(a, lambda rx, s, r: regexp_extract(rx, s, int(r[0]))))
+     lambda a, env: _per_row(a, lambda rx, s, r: regexp_extract(rx, s, as_int(r[0]))))
 _reg("regexp_extract_all", 2, 2, lambda t: ([_s(t[0]), STRING], STRING),
      lambda a, env: _per_row(a, lambda rx, s, r: rx.extract_all(s)))
 _reg("regexp_replace", 3, 3, lambda t: ([_s(t[0]), STRING, STRING], STRING),
@@ -254,7 +257,7 @@ def _tuple_key(a: list[Vec], env: EvalEnv) -> Vec:
     """One string per row identifying the tuple of physical values; NULL if any is NULL (a
     row with a NULL is not counted by COUNT(DISTINCT a, b), as in MySQL)."""
     keys = ["\x00".join(repr(x) for x in row) for row in _rows(a)]
-    return Vec(STRING, object_array(keys), and_valid(*(v.valid for v in a)))
+    return Vec(STRING, object_array(keys), and_valid(*(v.validity for v in a)))
 
 
 _reg("__tuple_key", 1, -1, lambda t: ([None] * len(t), STRING), _tuple_key)
@@ -266,10 +269,12 @@ def sort_key_text(value: object, t: DataType) -> str:
     if t.is_varlen:
         return str(value)
     if t.is_float:
-        bits = struct.unpack(">q", struct.pack(">d", float(value)))[0]  # type: ignore[arg-type]
+        if not isinstance(value, SupportsFloat):
+            raise TypeError(f"not a floating-point value: {value!r}")
+        bits = struct.unpack(">q", struct.pack(">d", float(value)))[0]
         bits = ~bits if bits < 0 else bits | -(2**63)  # negatives flip all bits
         return f"{bits & 0xFFFF_FFFF_FFFF_FFFF:016x}"
-    return f"{int(value) + 2**127:039d}"  # type: ignore[call-overload]
+    return f"{as_int(value) + 2**127:039d}"
 
 
 def _order_pack(a: list[Vec], env: EvalEnv) -> Vec:
@@ -281,11 +286,11 @@ def _order_pack(a: list[Vec], env: EvalEnv) -> Vec:
     cols = []
     for k in keys:
         enc = [sort_key_text(x, k.type) for x in k.data.tolist()]
-        if k.valid is not None:
-            enc = [e if ok else "" for e, ok in zip(enc, k.valid.tolist())]
+        if k.validity is not None:
+            enc = [e if ok else "" for e, ok in zip(enc, k.validity.tolist())]
         cols.append(enc)
     out = ["\x00".join([*(c[i] for c in cols), texts[i]]) for i in range(env.n)]
-    return Vec(STRING, object_array(out), value.valid)
+    return Vec(STRING, object_array(out), value.validity)
 
 
 _reg("__order_pack", 2, -1, lambda t: ([None] * len(t), STRING), _order_pack, propagate=False)

@@ -8,15 +8,26 @@ day to the target month's length, as MySQL and Doris do.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 
 import numpy as np
 
 from sql.errors import DorisError
-from sql.functions import EvalEnv, ScalarFunction, register_scalar
+from sql.functions import EvalEnv, ScalarFunction, ScalarImpl, Signature, register_scalar
 from sql.functions.vector import Vec, object_array
 from storage.types import (
-    BIGINT, DATE, INT, MAX_DATE, MIN_DATE, SMALLINT, STRING, TINYINT, DataType, TypeKind,
-    date_to_days, micros_to_datetime,
+    BIGINT,
+    DATE,
+    INT,
+    MAX_DATE,
+    MIN_DATE,
+    SMALLINT,
+    STRING,
+    TINYINT,
+    DataType,
+    TypeKind,
+    date_to_days,
+    micros_to_datetime,
 )
 
 MICROS_PER_DAY = 86_400_000_000
@@ -26,7 +37,8 @@ def _sig(args: list[DataType | None], ret: DataType) -> tuple[list[DataType | No
     return args, ret
 
 
-def _reg(name, lo, hi, signature, impl, *aliases, literal_args=()):  # type: ignore[no-untyped-def]
+def _reg(name: str, lo: int, hi: int, signature: Signature, impl: ScalarImpl, *aliases: str,
+         literal_args: Sequence[int] = ()) -> None:
     register_scalar(ScalarFunction(name, lo, hi, signature, impl, True, tuple(literal_args)),
                     *aliases)
 
@@ -227,7 +239,7 @@ def _date_add(a: list[Vec], env: EvalEnv) -> Vec:
 def _date_add_values(v: Vec, amount: np.ndarray, unit: str) -> Vec:
     t = v.type
     if t.kind is TypeKind.DATE and unit in _MICRO_UNITS:
-        v = Vec(DataType(TypeKind.DATETIME), v.data.astype(np.int64) * MICROS_PER_DAY, v.valid)
+        v = Vec(DataType(TypeKind.DATETIME), v.data.astype(np.int64) * MICROS_PER_DAY, v.validity)
         t = v.type
     if unit in _DAY_UNITS:
         step = amount * _DAY_UNITS[unit]

@@ -1,17 +1,19 @@
 """Vec: the value form expression implementations compute on.
 
-A `Vec` is a typed numpy array plus an optional validity mask (None = no nulls), like a storage
-`Column`, except that strings are decoded into a numpy object array of `str` (blobs: `bytes`)
-so Python-level string functions and comparisons can run on them. Fixed-width types keep their
-physical storage dtype (storage/types.py), LARGEINT and wide DECIMAL stay object arrays of int.
-Values under a null are always defined (0 / "" ), so implementations can compute branch-free and
-only combine validity masks. Conversion to and from `Column` happens at operator edges.
+A `Vec` is a typed numpy array plus an optional `validity` mask (None = no nulls), as a storage
+`Column` is (same field name, same meaning), except that strings are decoded into a numpy
+object array of `str` (blobs: `bytes`) so Python-level string functions and comparisons can run
+on them. Fixed-width types keep their physical storage dtype (storage/types.py), LARGEINT and
+wide DECIMAL stay object arrays of int. Values under a null are always defined (0 / "" ), so
+implementations can compute branch-free and only combine validity masks. Conversion to and
+from `Column` happens at operator edges.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import SupportsInt
 
 import numpy as np
 
@@ -23,7 +25,7 @@ from storage.types import BLOB_KINDS, DataType, TypeKind
 class Vec:
     type: DataType
     data: np.ndarray
-    valid: np.ndarray | None = None
+    validity: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.data)
@@ -33,11 +35,11 @@ class Vec:
         return self.type.is_varlen
 
     def null_mask(self) -> np.ndarray:
-        if self.valid is None:
+        if self.validity is None:
             return np.zeros(len(self.data), dtype=np.bool_)
-        return ~self.valid
+        return ~self.validity
 
-    def with_valid(self, valid: np.ndarray | None) -> Vec:
+    def with_validity(self, valid: np.ndarray | None) -> Vec:
         return Vec(self.type, self.data, valid)
 
     @staticmethod
@@ -51,7 +53,7 @@ class Vec:
         if t.kind is TypeKind.NULL:
             return Column(t, np.zeros(len(self.data), np.int8), np.zeros(len(self.data), np.bool_))
         if t.is_varlen:
-            return encode_strings(t, self.data, self.valid)
+            return encode_strings(t, self.data, self.validity)
         data = self.data
         want = t.numpy_dtype
         if data.dtype != want:
@@ -59,12 +61,11 @@ class Vec:
                 data = wide_objects(data)
             else:
                 data = data.astype(want)
-        if self.valid is not None:
-            valid = np.asarray(self.valid, dtype=np.bool_)
+        valid: np.ndarray | None = None
+        if self.validity is not None:
+            valid = np.asarray(self.validity, dtype=np.bool_)
             if valid.all():
                 valid = None
-        else:
-            valid = None
         return Column(t, np.ascontiguousarray(data), valid)
 
 
@@ -90,18 +91,26 @@ def widen(v: Vec) -> Vec:
     "compact wide results"); every consumer other than arithmetic expects object arrays.
     """
     if v.type.is_object and v.data.dtype != np.dtype(object) and v.type.kind is not TypeKind.NULL:
-        return Vec(v.type, wide_objects(v.data), v.valid)
+        return Vec(v.type, wide_objects(v.data), v.validity)
     return v
+
+
+def as_int(value: object) -> int:
+    """A physical integer value (a Python int from `tolist`, or a numpy integer) as an int."""
+    if isinstance(value, SupportsInt):
+        return int(value)
+    raise TypeError(f"not an integer value: {value!r}")
 
 
 def decode_strings(col: Column) -> np.ndarray:
     """Var-len column -> object array of str (bytes for HLL/BITMAP); "" under nulls."""
     n = len(col)
+    assert col.offsets is not None, "decode_strings of a fixed-width column"
     out = np.empty(n, dtype=object)
     if n == 0:
         return out
     buf = col.data.tobytes()
-    offs = col.offsets.tolist()  # type: ignore[union-attr]
+    offs = col.offsets.tolist()
     if col.type.kind in BLOB_KINDS:
         out[:] = [buf[offs[i]: offs[i + 1]] for i in range(n)]
     else:
@@ -136,7 +145,7 @@ def constant(t: DataType, value: object, n: int) -> Vec:
         data[:] = "" if value is None else value
     elif t.is_object:
         data = np.empty(n, dtype=object)
-        data[:] = 0 if value is None else int(value)  # type: ignore[call-overload]
+        data[:] = 0 if value is None else as_int(value)
     else:
         data = np.full(n, 0 if value is None else value, dtype=t.numpy_dtype)
     valid = np.zeros(n, np.bool_) if value is None else None
@@ -154,7 +163,7 @@ def and_valid(*masks: np.ndarray | None) -> np.ndarray | None:
 
 
 def valid_of(vecs: Sequence[Vec]) -> np.ndarray | None:
-    return and_valid(*(v.valid for v in vecs))
+    return and_valid(*(v.validity for v in vecs))
 
 
 def object_array(values: Sequence[object]) -> np.ndarray:
@@ -179,8 +188,8 @@ def truthy(v: Vec) -> np.ndarray:
         data = np.array([x != 0 for x in v.data.tolist()], dtype=np.bool_)
     else:
         data = v.data != 0
-    if v.valid is not None:
-        data = data & v.valid
+    if v.validity is not None:
+        data = data & v.validity
     return data
 
 

@@ -76,7 +76,8 @@ AST shapes (root node -> where the parts are)
 SHOW statements are all exp.Show. ``this`` is the upper-case kind, which is the normalised
 spelling: "DATABASES", "TABLES", "TABLE STATUS", "CREATE TABLE", "CREATE DATABASE", "COLUMNS",
 "INDEX" (also for INDEXES and KEYS), "VARIABLES", "STATUS", "PARTITIONS", "TABLETS", "DATA",
-"DYNAMIC PARTITION TABLES", "PROC", "QUERY PROFILE", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN", "DELETE",
+"DYNAMIC PARTITION TABLES", "PROC", "QUERY PROFILE", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN",
+"DELETE",
 "PROCESSLIST", "BACKENDS", "FRONTENDS", "ENGINES", "CHARACTER SET" (also CHARSET), "COLLATION",
 "WARNINGS", "ERRORS", "TABLET" (SHOW TABLET <id>; SHOW TABLET FROM t is "TABLETS"). Other args:
     target   the table (Identifier) for COLUMNS / INDEX / PARTITIONS / TABLETS / DATA / CREATE ...;
@@ -151,6 +152,7 @@ from sql.parser.dialect_nodes import (  # noqa: F401 - re-exported
     EXPLAIN_STYLES,
     JOIN_HINTS,
     STATEMENT_TYPES,
+    TABLETS_META,
     TEMPORARY_PARTITION_KEYWORDS,
     TEMPORARY_PARTITION_META,
     AddPartition,
@@ -332,6 +334,7 @@ class ShaleDorisParser(DorisParser):
             self.error_offset = self._curr.start
         else:
             self.error_offset = self._prev.end + 1 if self._prev else None
+        # sqlglot types its "no token" default (SENTINEL_NONE) as a Token; None means the same
         super().raise_error(message, token)  # type: ignore[arg-type]
 
     def parse(self, raw_tokens: list[Token], sql: str) -> list[exp.Expr | None]:
@@ -416,8 +419,10 @@ class ShaleDorisParser(DorisParser):
     def _parse_export(self) -> DorisExport:
         """(after EXPORT TABLE) [db.]t [PARTITION (..)] [WHERE ..] TO "path" [PROPERTIES (..)]."""
         table = self._parse_table_parts()
+        if table is None:
+            self.raise_error("Expected a table name after EXPORT TABLE")
         partition = self._parse_partition()
-        if partition is not None:
+        if partition is not None and table is not None:
             table.set("partition", partition)
         where = self._parse_where()
         if not self._match_text_seq("TO"):
@@ -559,7 +564,7 @@ class ShaleDorisParser(DorisParser):
         table = self._parse_table_parts()
         ids: list[exp.Expr] = []
         if self._match(TokenType.L_PAREN):
-            ids = self._parse_csv(self._parse_number)  # type: ignore[arg-type]
+            ids = self._parse_csv(self._parse_number)
             self._match_r_paren()
         return self.expression(CancelAlter(this=table, kind=kind, expressions=ids))
 
@@ -716,7 +721,7 @@ class ShaleDorisParser(DorisParser):
             return self._parse_partition_property(auto=True)
         return self._parse_auto_property()
 
-    def _parse_partition_property(  # type: ignore[override]
+    def _parse_partition_property(
         self, auto: bool = False
     ) -> exp.Expr | list[exp.Expr] | None:
         if self._match_text_seq("RANGE"):
@@ -1010,6 +1015,7 @@ class ShaleDorisParser(DorisParser):
 
     # ---- EXPLAIN / DESC t ALL ------------------------------------------------------------
 
+    # sqlglot's DESCRIBE hook returns exp.Describe; here it also parses EXPLAIN and DESC FUNCTION
     def _parse_describe(self) -> exp.Expr:  # type: ignore[override]
         if self._prev.text.upper() == "EXPLAIN":
             return self._parse_doris_explain()
@@ -1073,9 +1079,27 @@ class ShaleDorisParser(DorisParser):
             self._curr.token_type = TokenType.VAR  # the table function sql/binder/partitions_tvf.py
         return super()._parse_table_part(schema=schema)
 
+    # ---- FROM t TABLET(id, ..): read only these tablets (Doris' tabletList) ------------------
+
+    def _parse_table_alias(
+        self, alias_tokens: t.Collection[TokenType] | None = None
+    ) -> exp.TableAlias | None:
+        """Doris writes `t [PARTITION (..)] TABLET (id, ..) [alias]`: the ids are held until
+        `_parse_table` puts them on the Table's meta[TABLETS_META]."""
+        nxt = self._next
+        if (self._curr is not None and self._curr.text.upper() == "TABLET" and nxt is not None
+                and nxt.token_type == TokenType.L_PAREN):
+            self._advance(2)
+            ids = self._parse_csv(self._parse_number)
+            self._match_r_paren()
+            if not ids or not all(isinstance(i, exp.Literal) and i.name.isdigit() for i in ids):
+                self.raise_error("Expected tablet ids (integers) in TABLET (..)")
+            self._pending_tablets = tuple(int(i.name) for i in ids)
+        return super()._parse_table_alias(alias_tokens=alias_tokens)
+
     # ---- join hints: a JOIN [shuffle] b ------------------------------------------------------
 
-    def _parse_table(  # type: ignore[override]
+    def _parse_table(
         self,
         schema: bool = False,
         joins: bool = False,
@@ -1085,6 +1109,7 @@ class ShaleDorisParser(DorisParser):
         parse_partition: bool = False,
         consume_pipe: bool = False,
     ) -> exp.Expr | None:
+        outer_tablets = self.__dict__.pop("_pending_tablets", None)  # an enclosing table's
         hint = None
         if self._prev.token_type == TokenType.JOIN and self._curr.token_type == TokenType.L_BRACKET:
             word, close = self._peek(1), self._peek(2)
@@ -1108,6 +1133,14 @@ class ShaleDorisParser(DorisParser):
         )
         if hint and this is not None:
             this.meta[_JOIN_HINT_META] = hint
+        tablets = self.__dict__.pop("_pending_tablets", None)
+        if outer_tablets is not None:
+            self._pending_tablets = outer_tablets
+        if tablets is not None:
+            if not isinstance(this, exp.Table):
+                self.raise_error("TABLET (..) applies to a table")
+            else:
+                this.meta[TABLETS_META] = tablets
         return this
 
     def _parse_join(

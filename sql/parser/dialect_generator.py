@@ -118,8 +118,9 @@ def _replace_partition_sql(gen: DorisGenerator, e: ReplacePartition) -> str:
     formal = gen.expressions(e, key="partitions", flat=True)
     temporary = gen.expressions(e, key="temporary", flat=True)
     properties = e.args.get("properties")
-    properties_sql = f" {gen.properties(exp.Properties(expressions=properties), prefix='PROPERTIES')}" \
-        if properties else ""
+    properties_sql = (
+        f" {gen.properties(exp.Properties(expressions=properties), prefix='PROPERTIES')}"
+        if properties else "")
     return f"REPLACE PARTITION ({formal}) WITH TEMPORARY PARTITION ({temporary}){properties_sql}"
 
 
@@ -181,7 +182,8 @@ class ShaleDorisGenerator(DorisGenerator):
         DropPartition: _drop_partition_sql,
         AlterSetProperties: lambda self, e: f"SET ({_properties_sql(self, e.expressions)})",
         DorisIndexParameters: _index_parameters_sql,
-        DorisIndexOption: lambda self, e: f"PROPERTIES ({_properties_sql(self, e.args['properties'])})",
+        DorisIndexOption: lambda self, e: (
+            f"PROPERTIES ({_properties_sql(self, e.args['properties'])})"),
         DorisExplain: _explain_sql,
         DescAll: lambda self, e: f"DESC {self.sql(e, 'this')} ALL",
         AdminCompact: lambda self, e: f"ADMIN COMPACT TABLE {self.sql(e, 'this')}"

@@ -56,6 +56,8 @@ _JOIN_HINT_META = "doris_join_hint"
 _LABEL_META = "doris_insert_label"
 # `TEMPORARY PARTITION (..)` in FROM / INSERT INTO: set on the exp.Partition node's meta
 TEMPORARY_PARTITION_META = "doris_temporary_partition"
+# `FROM t TABLET (1, 2)`: the tablet ids (a tuple of ints) in the Table node's meta.
+TABLETS_META = "shaledb_tablets"
 TEMPORARY_PARTITION_KEYWORDS = frozenset({"TEMPORARY PARTITION", "TEMPORARY PARTITIONS"})
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -285,9 +287,10 @@ class LoadDataInfile(exp.Expression):
 
     this=Table, file=string Literal, local=bool, partitions=[Identifier], temporary=bool,
     column_separator / line_delimiter / enclose / escape / line_prefix (STARTING BY) = string
-    Literal (escapes already decoded), ignore_lines=number Literal, columns=[Identifier] (a ``@var`` is an Identifier
-    with meta["variable"] = True), mappings=[exp.EQ(this=Column, expression=expr)] in which a
-    ``@var`` is an exp.Parameter, properties=[exp.Property]."""
+    Literal (escapes already decoded), ignore_lines=number Literal, columns=[Identifier] (a
+    ``@var`` is an Identifier with meta["variable"] = True),
+    mappings=[exp.EQ(this=Column, expression=expr)] in which a ``@var`` is an exp.Parameter,
+    properties=[exp.Property]."""
 
     arg_types: t.ClassVar[dict[str, bool]] = {
         "this": True, "file": True, "local": False, "partitions": False, "temporary": False,

@@ -19,10 +19,12 @@ from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
     DistributionType,
     KeysType,
+    MaterializedIndexMeta,
     PartitionMeta,
     PartitionType,
     TableMeta,
 )
+from storage.catalog.view import CatalogView
 from storage.compaction.policy import version_count
 
 INFORMATION_SCHEMA = "information_schema"
@@ -58,7 +60,7 @@ def human_size(n: int) -> str:
 
 # ---- SHOW CREATE TABLE --------------------------------------------------------------------
 def _column_line(table: TableMeta, c: object) -> str:
-    from storage.catalog.meta import ColumnMeta  # noqa: PLC0415
+    from storage.catalog.meta import ColumnMeta
 
     assert isinstance(c, ColumnMeta)
     parts = [f"  {_q(c.name)} {c.type.sql()}"]
@@ -91,7 +93,7 @@ def partition_clause(table: TableMeta, parts: list[PartitionMeta]) -> str:
     cols = ", ".join(_q(c) for c in info.columns)
     types = [table.column(c).type for c in info.columns]
     if info.type is PartitionType.RANGE:
-        from sql.ddl.partitions import _TYPE_MIN_TEXT  # noqa: PLC0415
+        from sql.ddl.partitions import _TYPE_MIN_TEXT
 
         mins = [_TYPE_MIN_TEXT.get(t.kind, "") for t in types]
         defs = [
@@ -122,7 +124,7 @@ def _list_value(value: str | None) -> str:
 def sort_partitions(table: TableMeta, parts: list[PartitionMeta]) -> list[PartitionMeta]:
     if table.partition_info.type is not PartitionType.RANGE:
         return parts
-    from storage.partition import bound_key  # noqa: PLC0415
+    from storage.partition import bound_key
 
     types = [table.column(c).type for c in table.partition_info.columns]
 
@@ -134,7 +136,7 @@ def sort_partitions(table: TableMeta, parts: list[PartitionMeta]) -> list[Partit
 
 
 def show_create_table(catalog: Catalog, table: TableMeta) -> ShowResult:
-    from sql.ddl.properties import default_properties, replication_num  # noqa: PLC0415
+    from sql.ddl.properties import default_properties, replication_num
 
     lines = [_column_line(table, c) for c in table.columns]
     for idx in table.indexes:
@@ -165,7 +167,7 @@ def show_create_table(catalog: Catalog, table: TableMeta) -> ShowResult:
 
 # ---- DESC ---------------------------------------------------------------------------------
 def _default_text(c: object) -> object:
-    from storage.catalog.meta import ColumnMeta  # noqa: PLC0415
+    from storage.catalog.meta import ColumnMeta
 
     assert isinstance(c, ColumnMeta)
     if not c.has_default or c.default is None:
@@ -193,7 +195,7 @@ def _extra(table: TableMeta, c: object) -> str:
 
 
 def describe(table: TableMeta) -> ShowResult:
-    rows = [
+    rows: list[tuple[object, ...]] = [
         (c.name, c.type.desc_sql(), "Yes" if c.nullable else "No", "true" if c.is_key else "false",
          _default_text(c), _extra(table, c))
         for c in table.columns
@@ -202,8 +204,8 @@ def describe(table: TableMeta) -> ShowResult:
 
 
 def describe_all(catalog: Catalog, table: TableMeta) -> ShowResult:
-    names = ["IndexName", "IndexKeysType", "Field", "Type", "InternalType", "Null", "Key", "Default",
-             "Extra", "Visible", "DefineExpr", "WhereClause"]
+    names = ["IndexName", "IndexKeysType", "Field", "Type", "InternalType", "Null", "Key",
+             "Default", "Extra", "Visible", "DefineExpr", "WhereClause"]
     rows: list[tuple[object, ...]] = []
     visible = [ix for ix in catalog.materialized_indexes(table.table_id)
                if getattr(ix, "state", "NORMAL") == "NORMAL"]  # not a rollup job's shadow
@@ -228,11 +230,12 @@ def show_columns(table: TableMeta, full: bool) -> ShowResult:
         key = "YES" if c.is_key else "NO"
         if full:
             coll = "utf8mb4_0900_bin" if c.type.is_string else None
-            rows.append((c.name, c.type.desc_sql(), coll, null, key, _default_text(c), _extra(table, c),
-                         "select,insert,update,references", c.comment))
+            rows.append((c.name, c.type.desc_sql(), coll, null, key, _default_text(c),
+                         _extra(table, c), "select,insert,update,references", c.comment))
         else:
             rows.append((c.name, c.type.desc_sql(), null, key, _default_text(c), _extra(table, c)))
-    names = (["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"]
+    names = (["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges",
+              "Comment"]
              if full else ["Field", "Type", "Null", "Key", "Default", "Extra"])
     return ShowResult(names, rows)
 
@@ -252,7 +255,8 @@ def storage_medium_columns(p: PartitionMeta) -> tuple[str, str]:
     return p.storage_medium, p.cooldown_time or NEVER_COOLDOWN
 
 
-def show_partitions(catalog: Catalog, table: TableMeta, temporary: bool = False) -> ShowResult:
+def show_partitions(catalog: CatalogView, table: TableMeta, temporary: bool = False
+                    ) -> ShowResult:
     """SHOW [TEMPORARY] PARTITIONS FROM t: the formal (or the temporary) partitions."""
     names = ["PartitionId", "PartitionName", "VisibleVersion", "VisibleVersionTime", "State",
              "PartitionKey", "Range", "DistributionKey", "Buckets", "ReplicationNum",
@@ -278,7 +282,8 @@ def show_partitions(catalog: Catalog, table: TableMeta, temporary: bool = False)
         )
         rows.append((
             str(p.partition_id), p.name, str(p.visible_version), _fmt_time(p.visible_version_time),
-            "NORMAL", ", ".join(info.columns), rng, dist_key, str(p.buckets), str(p.replication_num),
+            "NORMAL", ", ".join(info.columns), rng, dist_key, str(p.buckets),
+            str(p.replication_num),
             *storage_medium_columns(p), "", None, human_size(size), "false",
             f"tag.location.default: {p.replication_num}", "true", "true", None,
         ))
@@ -301,7 +306,7 @@ def show_index(table: TableMeta, db_name: str = "") -> ShowResult:
 
 def show_tables(catalog: Catalog, db: str, full: bool, like: str | None) -> ShowResult:
     if db == INFORMATION_SCHEMA:
-        from sql.show.information_schema import table_names  # noqa: PLC0415
+        from sql.show.information_schema import table_names
 
         names = sorted(table_names())
         kinds = ["SYSTEM VIEW"] * len(names)
@@ -320,7 +325,8 @@ def show_tables(catalog: Catalog, db: str, full: bool, like: str | None) -> Show
 
 def show_databases(catalog: Catalog, like: str | None) -> ShowResult:
     names = [INFORMATION_SCHEMA] + [d.name for d in catalog.list_databases()]
-    rows = [(n,) for n in sorted(names) if like is None or like_match(n, like)]
+    rows: list[tuple[object, ...]] = [
+        (n,) for n in sorted(names) if like is None or like_match(n, like)]
     return ShowResult(["Database"], rows)
 
 
@@ -342,7 +348,8 @@ def show_delete(catalog: Catalog, db: str) -> ShowResult:
                 continue
             for part in txn.partition_names:
                 rows.append((table.name, part, _fmt_time(txn.create_time), txn.detail, "FINISHED"))
-    return ShowResult(["TableName", "PartitionName", "CreateTime", "DeleteCondition", "State"], rows)
+    names = ["TableName", "PartitionName", "CreateTime", "DeleteCondition", "State"]
+    return ShowResult(names, rows)
 
 
 # ---- SHOW ALTER TABLE ROLLUP / SHOW TABLETS / SHOW PROC '/colocation_group' -----------------
@@ -379,14 +386,14 @@ def show_alter_column(catalog: Catalog, db: str) -> ShowResult:
     database = catalog.get_database(db)
     rows: list[tuple[object, ...]] = []
     if database is not None:
-        indexes: dict[int, object] = {}
+        indexes: dict[int, dict[int, MaterializedIndexMeta]] = {}
         for j in catalog.alter_jobs(database.db_id):
             if j.job_type != "SCHEMA_CHANGE":
                 continue
             if j.table_id not in indexes:
                 indexes[j.table_id] = {ix.index_id: ix for ix in
                                        catalog.materialized_indexes(j.table_id)}
-            base = indexes[j.table_id].get(j.base_index_id)  # type: ignore[attr-defined]
+            base = indexes[j.table_id].get(j.base_index_id)
             version = f"{j.schema_version}:{schema_hash(base) if base is not None else 0}"
             rows.append((
                 str(j.job_id), j.table_name, _fmt_time(j.create_time), _fmt_time(j.finish_time),
@@ -406,7 +413,7 @@ TABLET_COLUMNS = ["TabletId", "ReplicaId", "BackendId", "SchemaHash", "Version",
 
 def schema_hash(index: object) -> int:
     """A stable positive 31-bit hash of an index's schema (Doris prints its schema hash)."""
-    import zlib  # noqa: PLC0415
+    import zlib
 
     text = ",".join(getattr(index, "columns", ()))
     return zlib.crc32(f"{getattr(index, 'index_id', 0)}:{text}".encode()) & 0x7FFFFFFF
@@ -415,7 +422,7 @@ def schema_hash(index: object) -> int:
 def show_tablets(catalog: Catalog, table: TableMeta, partitions: list[str] | None) -> ShowResult:
     """SHOW TABLETS FROM t [PARTITION (p, ..)]: every tablet of every visible index, with the
     backend that owns it. One replica per tablet, so ReplicaId is the tablet id."""
-    from sql.errors import DorisError  # noqa: PLC0415
+    from sql.errors import DorisError
 
     parts = sort_partitions(table, catalog.partitions(table.table_id))
     if partitions:
@@ -506,7 +513,7 @@ def show_colocation_groups(catalog: Catalog) -> ShowResult:
 
 def show_colocation_group(catalog: Catalog, group_id: str) -> ShowResult:
     """SHOW PROC '/colocation_group/<dbId.groupId>': bucket seq -> backends (seed 000)."""
-    from sql.errors import DorisError  # noqa: PLC0415
+    from sql.errors import DorisError
 
     group = None
     for g in catalog.colocate_groups():

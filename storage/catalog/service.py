@@ -3,8 +3,10 @@
 Owns creating and dropping databases and tables, truncating, creating and dropping partitions
 (with their tablets placed on backends), colocate group stability, and the checks that need
 only the catalog (existence, "table is under ALTER"). Statement analysis stays in sql/ddl/
-(`sql.ddl.ddl_ops` validates a definition, then builds on the functions here); nothing here
-imports sql/ (storage is the lowest layer), so arguments are catalog metadata and plain values.
+(`sql.ddl.ddl_ops` validates a definition, then calls the functions here or in the sibling
+modules: `new_table` for CREATE TABLE, `alter_table` for SET properties and ADD ROLLUP,
+`colocate` for colocate groups); nothing here imports sql/ (storage is the lowest layer), so
+arguments are catalog metadata and plain values.
 Errors are user-facing `DorisError`s with Doris' wording (storage/errors.py).
 
 Upstream: Doris `InternalCatalog.createDb/dropDb/dropTable/truncateTable`,

@@ -158,6 +158,19 @@ def test_constant_overflow_cases(conn) -> None:
     assert [d[1] for d in cur.description] == [2, 8, 253, 8, 253]
 
 
+def test_abs_of_largeint(conn) -> None:
+    """abs() keeps LARGEINT (there is no wider integer): exact values, and Doris' overflow error
+    for the one value whose absolute value leaves the type."""
+    cur = conn.cursor()
+    cur.execute("SELECT abs(CAST(-170141183460469231731687303715884105727 AS LARGEINT)), "
+                "abs(CAST(-5 AS LARGEINT)), abs(CAST(NULL AS LARGEINT))")
+    assert cur.fetchone() == ("170141183460469231731687303715884105727", "5", None)
+    with pytest.raises(pymysql.err.OperationalError) as info:
+        cur.execute("SELECT abs(CAST(-170141183460469231731687303715884105727 AS LARGEINT) - 1)")
+    code, message = info.value.args
+    assert code == 1690 and "Arithmetic overflow: " in message and "of largeint" in message, message
+
+
 def test_dates_past_9999_are_null_never_garbled(conn) -> None:
     """Doris 2.1: date arithmetic leaving 0000-01-01 .. 9999-12-31 gives NULL (DuckDB would
     answer 10000-01-01); before this, the wire carried '10000-01-01 00:00:0'."""

@@ -117,3 +117,30 @@ def test_tpch_over_the_wire(parquet_dir: Path, duck: duckdb.DuckDBPyConnection,
                     assert diff is None, f"Q{q} over the wire: {diff}"
         finally:
             conn.close()
+
+
+# Issue 17 point 5: the worst TPC-H queries keep Doris Nereids' decorrelated shapes.
+# (join kinds that must appear, join kinds that must not, window expected, lineitem scans)
+_SHAPES = {
+    4: ({"right_semi"}, {"left_semi", "left"}, False, 1),
+    15: ({"inner"}, {"left"}, True, 1),
+    17: ({"inner"}, {"left"}, False, 2),
+    20: ({"right_semi", "inner", "left_semi"}, {"left"}, False, 1),
+    22: ({"right_anti", "inner"}, {"left_anti", "left"}, False, 0),
+}
+
+
+@pytest.mark.parametrize("q", sorted(_SHAPES))
+def test_tpch_subquery_plan_shapes(q: int, engine: StorageEngine) -> None:
+    from planner.logical import LogicalJoin, LogicalScan, LogicalWindow, walk
+
+    sql = QUERIES[q]
+    prepared = plan_select(sqlglot.parse_one(sql, read="doris"), engine.catalog,
+                           _session("tpch"), sql=sql)
+    nodes = list(walk(prepared.plan))
+    kinds = {n.kind for n in nodes if isinstance(n, LogicalJoin)}
+    need, banned, window, lineitem_scans = _SHAPES[q]
+    assert need <= kinds and not banned & kinds, (q, kinds)
+    assert any(isinstance(n, LogicalWindow) for n in nodes) == window
+    assert sum(isinstance(n, LogicalScan) and n.table == "lineitem" for n in nodes) \
+        == lineitem_scans

@@ -23,7 +23,7 @@ def _upper_slowly(calls: list[int], delay: float):  # type: ignore[no-untyped-de
     def impl(args: list[Vec], env: EvalEnv) -> Vec:
         calls.append(env.n)
         time.sleep(delay)
-        valid = args[0].valid
+        valid = args[0].validity
         return Vec(STRING, np.array([s.upper() for s in args[0].data.tolist()], object), valid)
 
     return impl
@@ -38,7 +38,7 @@ def test_slices_give_the_whole_batch_result() -> None:
                          threading.Event())
     assert len(calls) > 1 and sum(calls) == n  # sliced, every row once
     assert out.data.tolist() == [f"V{i}" for i in range(n)]
-    assert out.valid is not None and out.valid.tolist() == valid.tolist()
+    assert out.validity is not None and out.validity.tolist() == valid.tolist()
 
 
 def test_cheap_function_runs_in_at_most_two_calls() -> None:

@@ -51,8 +51,8 @@ def _py(v: Vec) -> list[object]:
     """Values as Python objects, None under NULL, after the canonical widening."""
     w = widen(v)
     out = w.data.tolist()
-    if w.valid is not None:
-        out = [x if ok else None for x, ok in zip(out, w.valid.tolist())]
+    if w.validity is not None:
+        out = [x if ok else None for x, ok in zip(out, w.validity.tolist())]
     return out
 
 
@@ -77,8 +77,8 @@ def test_wide_arithmetic_matches_python_ints(op: str, pairs: list) -> None:
     t = decimal(19, 0)  # 19 digits hold |x| < 2**62 operands
     a = _vec(t, [p[0] for p in pairs])
     b = _vec(t, [p[1] for p in pairs])
-    a = Vec(t, a.data.astype(np.int64), a.valid)  # operands as an int64 (compact) layout
-    b = Vec(t, b.data.astype(np.int64), b.valid)
+    a = Vec(t, a.data.astype(np.int64), a.validity)  # operands as an int64 (compact) layout
+    b = Vec(t, b.data.astype(np.int64), b.validity)
     res = arithmetic(op, a, b, decimal(38, 0))
     assert res.type == decimal(38, 0)
     got = _py(res)
@@ -110,7 +110,7 @@ def test_mixed_object_and_int64_operands_and_nulls() -> None:
     wide = Vec(W, np.array([10**30, -(10**30), 7, 0], dtype=object),
                np.array([True, True, False, True]))
     narrow = _vec(W, [3, -4, 5, None])
-    narrow = Vec(W, narrow.data.astype(np.int64), narrow.valid)
+    narrow = Vec(W, narrow.data.astype(np.int64), narrow.validity)
     for op in "+-*":
         got = _py(arithmetic(op, wide, narrow, W))
         assert got == [_ref(op, 10**30, 3), _ref(op, -(10**30), -4), None, None]
@@ -430,4 +430,4 @@ def test_fit_range_on_python_ints(values: list, prec_scale: tuple) -> None:  # t
     assert res.data.tolist() == [v if g else 0 for v, g in zip(values, ok)]
     assert all(type(x) is int for x in res.data.tolist())
     expect_valid = None if all(ok) else ok
-    assert (None if res.valid is None else res.valid.tolist()) == expect_valid
+    assert (None if res.validity is None else res.validity.tolist()) == expect_valid

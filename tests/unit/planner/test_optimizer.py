@@ -155,8 +155,8 @@ def test_prune_columns_reads_only_needed_columns() -> None:
 
 def test_rules_can_be_switched_off_by_name() -> None:
     assert [r.__name__ for r in RULES] == ["push_down_join_predicates", "reorder_joins",
-                                           "push_down_filters", "prune_columns", "prune_scans",
-                                           "choose_rollup"]
+                                           "push_down_filters", "commute_semi_joins",
+                                           "prune_columns", "prune_scans", "choose_rollup"]
     p = plan("SELECT s FROM t WHERE a > 1", disabled=frozenset({"push_down_filters"}))
     assert any(isinstance(n, LogicalFilter) for n in walk(p))
     assert scan_of(p).filters == ()

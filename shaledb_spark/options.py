@@ -1,0 +1,97 @@
+"""The data source's options: ours (`table`, `fenodes`, `user`, `password`, ...) and
+spark-doris-connector's names for the same things, so a Doris job runs unchanged.
+
+| ours                 | spark-doris-connector          | meaning                                  |
+|----------------------|--------------------------------|------------------------------------------|
+| table                | doris.table.identifier         | `db.table`                               |
+| fenodes              | doris.fenodes                  | `host:http_port[,..]` (first one used)   |
+| user / password      | doris.user / doris.password    | basic auth and MySQL login               |
+| read_field           | doris.read.field               | columns to read, comma separated         |
+| filter_query         | doris.filter.query             | a SQL condition added to every read      |
+| tablet_size          | doris.request.tablet.size      | tablets per Spark input partition (1)    |
+| label_prefix         | doris.sink.label.prefix        | Stream Load label prefix (`spark`)       |
+| sink.properties.X    | doris.sink.properties.X        | Stream Load header X (e.g. `format`)     |
+| query_port           | doris.query.port               | MySQL port (default: /api/bootstrap's)   |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+_ALIASES = {
+    "doris.table.identifier": "table",
+    "doris.fenodes": "fenodes",
+    "doris.user": "user",
+    "doris.request.auth.user": "user",
+    "doris.password": "password",
+    "doris.request.auth.password": "password",
+    "doris.read.field": "read_field",
+    "doris.filter.query": "filter_query",
+    "doris.request.tablet.size": "tablet_size",
+    "doris.sink.label.prefix": "label_prefix",
+    "doris.query.port": "query_port",
+}
+_SINK_PROPS = ("doris.sink.properties.", "sink.properties.")
+
+
+class OptionError(ValueError):
+    """A missing or malformed option (raised on the driver, before any task runs)."""
+
+
+@dataclass(frozen=True)
+class ConnectorOptions:
+    db: str
+    table: str
+    host: str
+    http_port: int
+    user: str = "root"
+    password: str = ""
+    read_fields: tuple[str, ...] = ()
+    filter_query: str = ""
+    tablet_size: int = 1
+    label_prefix: str = "spark"
+    query_port: int | None = None
+    sink_properties: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.http_port}"
+
+
+def parse_options(raw: Mapping[str, str]) -> ConnectorOptions:
+    """Normalise Spark's (case-insensitive) options into a ConnectorOptions."""
+    opts: dict[str, str] = {}
+    sink: dict[str, str] = {}
+    for key, value in raw.items():
+        low = key.lower()
+        prefix = next((p for p in _SINK_PROPS if low.startswith(p)), None)
+        if prefix is not None:
+            sink[key[len(prefix):]] = value
+            continue
+        opts[_ALIASES.get(low, low)] = value
+    ident = opts.get("table", "")
+    if ident.count(".") != 1 or not all(ident.split(".")):
+        raise OptionError("option `table` (doris.table.identifier) must be `db.table`, "
+                          f"got {ident!r}")
+    fenodes = opts.get("fenodes", "")
+    first = fenodes.split(",")[0].strip()
+    host, _, port = first.rpartition(":")
+    if not host or not port.isdigit():
+        raise OptionError("option `fenodes` (doris.fenodes) must be `host:http_port`, "
+                          f"got {fenodes!r}")
+    db, table = ident.split(".")
+    try:
+        tablet_size = int(opts.get("tablet_size", "1"))
+        query_port = int(opts["query_port"]) if opts.get("query_port") else None
+    except ValueError as e:
+        raise OptionError(f"invalid numeric option: {e}") from None
+    if tablet_size < 1:
+        raise OptionError("doris.request.tablet.size must be at least 1")
+    fields = tuple(f.strip() for f in opts.get("read_field", "").split(",") if f.strip())
+    return ConnectorOptions(db=db, table=table, host=host, http_port=int(port),
+                            user=opts.get("user", "root"), password=opts.get("password", ""),
+                            read_fields=fields, filter_query=opts.get("filter_query", ""),
+                            tablet_size=tablet_size,
+                            label_prefix=opts.get("label_prefix", "spark"),
+                            query_port=query_port, sink_properties=sink)
