@@ -1,7 +1,8 @@
 """The process-wide CPU pool (executor/cpu_pool.py) cannot deadlock: 16 concurrent queries with
 multi-fragment plans (shuffle and broadcast joins, two-phase aggregates, TOP-N), whose
 instances wait on each other through exchanges, all finish with DuckDB's rows on a server
-sized as a 4-core machine (4 instances per fragment) but given only 2 CPU slots."""
+sized as a 4-core machine (4 instances per fragment) but given only 2 CPU slots; and with
+`parallel_fragment_exec_instance_num = 1` every fragment is one instance, whatever the backends."""
 
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ def _instances(cur) -> int:  # type: ignore[no-untyped-def]
                if k.startswith("Fragment") and " / " not in k and v.startswith("Instances: "))
 
 
-def test_sixteen_concurrent_multi_fragment_queries_finish_on_two_slots(small_pool) -> None:
+@pytest.fixture(scope="module")
+def want(small_pool) -> dict[str, list[tuple[object, ...]]]:  # type: ignore[no-untyped-def]
+    """Database `pool` with tables f and d; DuckDB's rows for each of QUERIES."""
     with small_pool.connect() as c, c.cursor() as cur:
         cur.execute("CREATE DATABASE pool")
         cur.execute("USE pool")
@@ -55,19 +58,47 @@ def test_sixteen_concurrent_multi_fragment_queries_finish_on_two_slots(small_poo
         d_rows = [(i, f"n{i % 17}") for i in range(0, ROWS, 3)]
         cur.execute("INSERT INTO f VALUES " + ", ".join(f"({a}, {b}, {c})" for a, b, c in f_rows))
         cur.execute("INSERT INTO d VALUES " + ", ".join(f"({a}, '{b}')" for a, b in d_rows))
-        # every query of the test runs several instances per fragment: more than the slots
-        cur.execute("SET shaledb_small_fragment_rows = 1000")
-        cur.execute("SET enable_profile = true")
-        for sql in QUERIES:
-            cur.execute(sql)
-            assert _instances(cur) > 2, sql
     duck = duckdb.connect()
     duck.execute("CREATE TABLE f (k INT, g INT, v BIGINT)")
     duck.execute("CREATE TABLE d (k INT, name VARCHAR)")
     insert_rows(duck, "f", f_rows)
     insert_rows(duck, "d", d_rows)
-    want = {sql: sorted(duck.execute(sql.replace("[shuffle] ", "").replace("[broadcast] ", ""))
+    return {sql: sorted(duck.execute(sql.replace("[shuffle] ", "").replace("[broadcast] ", ""))
                         .fetchall()) for sql in QUERIES}
+
+
+def _norm(rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    return [tuple(int(x) if isinstance(x, (int, str)) and str(x).lstrip("-").isdigit()
+                  else x for x in r) for r in sorted(tuple(r) for r in rows)]
+
+
+def test_one_instance_per_fragment_when_parallelism_is_one(small_pool, want) -> None:
+    """`parallel_fragment_exec_instance_num = 1`: every fragment one instance, whatever the
+    backends (3 here) and rows: the plan runs inline, as before fragments existed."""
+    with small_pool.connect("pool") as c, c.cursor() as cur:
+        cur.execute("SET shaledb_small_fragment_rows = 1000")
+        cur.execute("SET parallel_fragment_exec_instance_num = 1")
+        cur.execute("SET enable_profile = true")
+        for sql in QUERIES:
+            cur.execute(sql)
+            assert _norm(list(cur.fetchall())) == want[sql], sql
+            cur.execute('SHOW QUERY PROFILE "/"')
+            latest = cur.fetchone()[0]
+            cur.execute(f'SHOW QUERY PROFILE "/{latest}"')
+            counts = [v for k, v in cur.fetchall()
+                      if k.startswith("Fragment") and " / " not in k
+                      and v.startswith("Instances: ")]
+            assert counts and all(v.startswith("Instances: 1,") for v in counts), (sql, counts)
+
+
+def test_sixteen_concurrent_multi_fragment_queries_finish_on_two_slots(small_pool, want) -> None:
+    with small_pool.connect("pool") as c, c.cursor() as cur:
+        # every query of the test runs several instances per fragment: more than the slots
+        cur.execute("SET shaledb_small_fragment_rows = 1000")
+        cur.execute("SET enable_profile = true")
+        for sql in QUERIES:
+            cur.execute(sql)
+            assert _instances(cur) > 4, sql  # more than twice the slots
 
     results: dict[int, list[tuple[str, list[tuple[object, ...]]]]] = {}
     errors: list[BaseException] = []
@@ -81,7 +112,7 @@ def test_sixteen_concurrent_multi_fragment_queries_finish_on_two_slots(small_poo
                 for j in range(len(QUERIES)):
                     sql = QUERIES[(i + j) % len(QUERIES)]  # a different mix at each moment
                     cur.execute(sql)
-                    got.append((sql, sorted(tuple(r) for r in cur.fetchall())))
+                    got.append((sql, list(cur.fetchall())))
                 results[i] = got
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
@@ -96,6 +127,4 @@ def test_sixteen_concurrent_multi_fragment_queries_finish_on_two_slots(small_poo
     assert len(results) == 16
     for got in results.values():
         for sql, rows in got:
-            norm = [tuple(int(x) if isinstance(x, (int, str)) and str(x).lstrip("-").isdigit()
-                          else x for x in r) for r in rows]
-            assert norm == want[sql], sql
+            assert _norm(rows) == want[sql], sql
