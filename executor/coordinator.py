@@ -1,17 +1,20 @@
 """Coordinator: runs a query's distributed plan as fragment instances joined by exchanges.
 
-planner/distribute.py cuts the plan into fragments; here each fragment gets its instances:
-- a fragment that scans tables runs one instance per backend owning its tablets (more when a
-  backend holds more work than one thread: `parallel_fragment_exec_instance_num` spread over
-  the backends). When its tables are hash-distributed the unit of work is the bucket seq (all
-  partitions' tablets of bucket b go to one instance, on the backend holding most of them), so
-  colocate joins, bucket-shuffle joins and one-phase aggregates see every row of a bucket in
-  one place; otherwise the unit is the tablet;
-- a fragment fed by hash exchanges (shuffle joins, merging aggregates) runs one instance per
-  backend (at least the query's parallelism);
+planner/distribute.py cuts the plan into fragments; here each fragment gets its instances,
+sized by the cores and the work left after pruning, never by the number of backends (`_assign`):
+- a fragment that scans tables runs one instance per `shaledb_small_fragment_rows` rows its
+  pruned tablets hold, at most `parallel_fragment_exec_instance_num` capped at the cores. When
+  its tables are hash-distributed the unit of work is the bucket seq (all partitions' tablets
+  of bucket b go to one instance), so colocate joins, bucket-shuffle joins and one-phase
+  aggregates see every row of a bucket in one place; otherwise the unit is the tablet;
+- a fragment fed by hash exchanges (shuffle joins, merging aggregates) runs as many instances
+  as its widest input;
 - an UNPARTITIONED fragment runs one instance. Fragment 0 (the result sink) runs on the
-  caller's thread, pulled lazily as the server streams rows; every other instance runs on its
-  own thread and pushes its output into the exchange above it (executor/exchange.py).
+  caller's thread, pulled lazily as the server streams rows; an exchange between one sender
+  instance and one receiver is pulled inline on the receiver's thread; every other instance
+  runs as a task of the process-wide CPU pool (executor/cpu_pool.py: one slot per core shared
+  by all queries, given back while an instance waits on an exchange) and pushes its output
+  into the exchange above it (executor/exchange.py).
 An instance is the fragment's physical nodes (planner/physical.py) built 1:1 into operators by
 executor/build.py, its scans reading only the instance's tablets and each exchange its
 receiving end (`ExchangeSource`, or the sender's operators pulled inline); the coordinator
@@ -24,15 +27,15 @@ bucket-seq-to-instance maps for colocate and bucket shuffle), `PipelineFragmentC
 
 from __future__ import annotations
 
-import math
-import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
 from executor.build import build_operator
+from executor.cpu_pool import POOL, Join
 from executor.exchange import (
     ExchangeCounters,
     ExchangeSource,
@@ -99,7 +102,7 @@ class Coordinator:
 
     def __init__(self, dplan: DistributedPlan, ctx: ExecContext,
                  backends: list[int], runtime_filters: bool, small_rows: int) -> None:
-        # a scan fragment over fewer stored rows runs as one instance (shaledb_small_fragment_rows)
+        # rows a scan instance needs to be worth its thread (shaledb_small_fragment_rows)
         self.small_rows = small_rows
         self.dplan = dplan
         self.ctx = ctx
@@ -108,7 +111,7 @@ class Coordinator:
         self.run_state = QueryRun(ctx.cancel)
         self.frags: list[FragmentRun] = []
         self.links: list[Link] = []
-        self._threads: list[threading.Thread] = []
+        self._threads: list[Join] = []
         self._cut()
         for f in reversed(self.frags):  # senders first: a receiver sizes itself by them
             self._assign(f)
@@ -177,11 +180,20 @@ class Coordinator:
 
     # ---- instances -------------------------------------------------------------------------
     def _assign(self, run: FragmentRun) -> None:
+        """Instances of one fragment, sized by the cores and the work, never by backends.
+
+        `ctx.parallelism` is `parallel_fragment_exec_instance_num` capped at the cores: more
+        instances than cores only contend for the GIL. A scan fragment runs one instance per
+        `small_rows` rows left after partition and bucket pruning (an instance costs a thread
+        and a hand-off, worth it only for enough rows), at most one per unit of work; a
+        fragment fed by exchanges runs as many instances as its widest input, so a chain of
+        one-instance fragments runs inline on one thread (`inline`), as before fragments
+        existed."""
         par = max(1, self.ctx.parallelism)
         if not run.scans:
-            wide = run.fragment.partition.is_partitioned and run.fragment.id != 0 and any(
-                len(link.sender.instances) > 1 for link in run.inputs)
-            n = max(len(self.backends), par) if wide else 1
+            wide = run.fragment.partition.is_partitioned and run.fragment.id != 0
+            widest = max((len(link.sender.instances) for link in run.inputs), default=1)
+            n = min(par, widest) if wide else 1
             run.instances = [Instance(self.backends[i % len(self.backends)], None)
                              for i in range(n)]
             return
@@ -204,21 +216,16 @@ class Coordinator:
         if not owner:  # nothing left after pruning: one instance (reads nothing)
             run.instances = [Instance(self.backends[0], None)]
             return
-        per_backend: dict[int, list[object]] = defaultdict(list)
-        for unit in sorted(owner, key=lambda u: (owner[u], u)):  # type: ignore[arg-type, unused-ignore]
-            per_backend[owner[unit]].append(unit)
         rows = sum(s.row_count for s in scans)
-        if rows < self.small_rows:
-            # threads and hand-offs would cost more than the work: one instance, on the
-            # backend holding most of it, reads the others' tablets too
-            backend = max(per_backend, key=lambda b: (len(per_backend[b]), -b))
-            run.instances = [Instance(backend, frozenset(owner))]
-            return
-        k = max(1, math.ceil(par / len(per_backend)))
-        for backend in sorted(per_backend):
-            units = per_backend[backend]
-            for j in range(min(k, len(units))):
-                run.instances.append(Instance(backend, frozenset(units[j::k])))
+        n = max(1, min(par, len(owner), rows // max(1, self.small_rows)))
+        # units in backend order, dealt round-robin: each instance gets an even share of the
+        # tablets (they hold about equal rows under hash distribution); it is placed on the
+        # backend owning most of its units (the profile's host)
+        units = sorted(owner, key=lambda u: (owner[u], u))  # type: ignore[arg-type, unused-ignore]
+        for j in range(n):
+            mine = units[j::n]
+            backend = Counter(owner[u] for u in mine).most_common(1)[0][0]
+            run.instances.append(Instance(backend, frozenset(mine)))
 
     def _unit(self, run: FragmentRun, r: ScanRange) -> object:
         return r.tablet.bucket_seq if run.bucketed else r.tablet.tablet_id
@@ -323,15 +330,16 @@ class Coordinator:
         root_run = self.frags[0]
         inst = root_run.instances[0]
         root = inst.root = self._build(root_run, 0)
+        tasks = []
         for run in self.frags[1:]:
             if run.output is not None and self.inline(run.output):
                 continue  # pulled by its receiver
             for i in range(len(run.instances)):
-                t = threading.Thread(target=self._run_instance, args=(run, i),
-                                     name=f"fragment-{run.fragment.id}-{i}", daemon=True)
-                self._threads.append(t)
-        for t in self._threads:
-            t.start()
+                tasks.append((partial(self._run_instance, run, i),
+                              f"fragment-{run.fragment.id}-{i}"))
+        # every other instance runs on the process-wide CPU pool (executor/cpu_pool.py);
+        # this thread holds no slot: it is the server's, and it also waits on the client
+        self._threads = [POOL.spawn(task, name) for task, name in tasks]
         try:
             root.open(self.ctx)
             yield from root.batches()

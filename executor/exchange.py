@@ -15,7 +15,11 @@ batches in arrival order from all its senders, so no instance waits on a sibling
 blocked. A gather from leaf fragments (senders that receive nothing themselves) is read sender
 by sender instead, which keeps the output order of plain scans stable at no risk of deadlock.
 Every exchange counts the rows and bytes it moves (bytes: column buffers; a broadcast counts
-each copy). Waits poll the query's halt flag so KILL, errors and early close stop everything.
+each copy). A hand-off is the queue's condition: a waiting receiver (or a sender waiting for
+room) is woken by the put (take) itself, not by a timer; the timed re-check only notices the
+query's halt flag, so KILL, errors and early close stop everything. A waiting end gives back its
+CPU slot (executor/cpu_pool.py) and takes one again when woken, so the instances of every query
+share the cores without one blocked instance holding a slot another needs.
 Upstream: Doris `VDataStreamSender` / `VDataStreamRecvr` (one queue per receiver, fed by all
 senders), DuckDB exchange-less pipelines for comparison.
 """

@@ -10,7 +10,6 @@ statement's `QueryOptions` (sql/options.py).
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from sqlglot import exp
 
 from executor.compile import compile_expr
 from executor.coordinator import Coordinator
+from executor.cpu_pool import CORES
 from executor.memory import MemTracker
 from executor.operator import ExecContext
 from executor.scan import TabletSource
@@ -74,15 +74,11 @@ def _backend_ids(storage: object) -> list[int]:
     return [b.backend_id for b in backends()] if callable(backends) else []
 
 
-# os.cpu_count() reads /sys on every call (about 40 us, per query); the count is fixed for the
-# life of the process.
-_CPUS = os.cpu_count() or 1
-
-
 def scan_parallelism(options: QueryOptions) -> int:
-    """Scan worker threads: `parallel_fragment_exec_instance_num` (Doris' per-BE fragment
-    instances) capped at the CPU count."""
-    return max(1, min(options.parallel_fragment_exec_instance_num, _CPUS))
+    """Instances per fragment and scan workers: `parallel_fragment_exec_instance_num` (Doris'
+    per-BE fragment instances) capped at the cores: every query shares one CPU pool of that
+    many slots (executor/cpu_pool.py), so more would only contend for the GIL."""
+    return max(1, min(options.parallel_fragment_exec_instance_num, CORES))
 
 
 def new_query_id() -> str:

@@ -1,7 +1,9 @@
 """Scan pool: run independent batch producers (one per tablet) on a bounded thread pool
 (the local, ordered fan-out inside one scan; the exchange between fragments is exchange.py).
 
-`ordered_pool(tasks, workers, cancel)` starts up to `workers` threads; each takes the next
+`ordered_pool(tasks, workers, cancel)` starts up to `workers` tasks on the process-wide CPU
+pool (executor/cpu_pool.py: pooled threads, each running only while it holds one of the
+pool's CPU slots); each takes the next
 unstarted task (in task order), pulls its batches and puts them into that task's bounded queue
 (`_QUEUE_BATCHES` batches: back-pressure, so memory stays about workers x queue x batch size).
 The consumer reads the task queues in task order, so output order equals the sequential scan
@@ -20,6 +22,7 @@ import queue
 import threading
 from collections.abc import Callable, Generator, Iterator
 
+from executor.cpu_pool import POOL, Join
 from sql.errors import QueryCancelled
 from storage.batch import Batch
 
@@ -31,24 +34,41 @@ _DONE = object()
 
 
 def put_until(q: queue.Queue[object], item: object, stop: threading.Event) -> bool:
-    """Put with back-pressure, polling `stop`; False when it was set before the put."""
-    while not stop.is_set():
-        try:
-            q.put(item, timeout=_POLL_SECONDS)
-            return True
-        except queue.Full:
-            continue
+    """Put with back-pressure, polling `stop`; False when it was set before the put. While
+    the queue is full this thread waits without its CPU slot (executor/cpu_pool.py)."""
+    if stop.is_set():
+        return False
+    try:
+        q.put_nowait(item)
+        return True
+    except queue.Full:
+        pass
+    # The queue's condition wakes the put as soon as the consumer takes an item; the timeout
+    # only bounds how late a halt is noticed.
+    with POOL.blocked():
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=_POLL_SECONDS)
+                return True
+            except queue.Full:
+                continue
     return False
 
 
 def get_polling(q: queue.Queue[object], check: Callable[[], None]) -> object:
-    """Get, calling `check` (which raises to give up: cancel, failure) between waits."""
-    while True:
-        check()
-        try:
-            return q.get(timeout=_POLL_SECONDS)
-        except queue.Empty:
-            continue
+    """Get, calling `check` (which raises to give up: cancel, failure) between waits. While
+    the queue is empty this thread waits without its CPU slot (executor/cpu_pool.py)."""
+    check()
+    try:
+        return q.get_nowait()
+    except queue.Empty:
+        pass
+    with POOL.blocked():
+        while True:
+            try:
+                return q.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                check()
 
 
 class _Failure:
@@ -66,8 +86,8 @@ class _Pool:
         self.queues: list[queue.Queue[object]] = [queue.Queue(_QUEUE_BATCHES) for _ in tasks]
         self._next = 0
         self._lock = threading.Lock()
-        self.threads = [threading.Thread(target=self._work, name=f"scan-worker-{i}", daemon=True)
-                        for i in range(min(workers, len(tasks)))]
+        self.workers = min(workers, len(tasks))
+        self.threads: list[Join] = []
 
     def _claim(self) -> int | None:
         with self._lock:
@@ -109,8 +129,9 @@ class _Pool:
         return get_polling(q, self._check)
 
     def run(self) -> Iterator[Batch]:
-        for t in self.threads:
-            t.start()
+        # the workers run on the process-wide pool's threads, each holding a CPU slot
+        self.threads = [POOL.spawn(self._work, f"scan-worker-{i}")
+                        for i in range(self.workers)]
         try:
             for q in self.queues:
                 while True:

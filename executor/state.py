@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from executor.cpu_pool import POOL
 from executor.join_table import JoinTable
 from executor.runtime_filter import USELESS_FRACTION, build_predicates
 from sql.errors import QueryCancelled
@@ -39,6 +40,17 @@ class JoinBuild:
     any_null: bool = False
 
 
+def _wait_ready(ready: threading.Event, halt: threading.Event) -> None:
+    """Wait for another instance to publish, without holding a CPU slot
+    (executor/cpu_pool.py); the timeout only bounds how late a halt is noticed."""
+    if ready.is_set():
+        return
+    with POOL.blocked():
+        while not ready.wait(0.05):
+            if halt.is_set():
+                raise QueryCancelled()
+
+
 class JoinBuildState:
     """One broadcast join's build, shared by the instances of its fragment."""
 
@@ -51,9 +63,7 @@ class JoinBuildState:
         self._ready.set()
 
     def wait(self, halt: threading.Event) -> JoinBuild:
-        while not self._ready.wait(0.05):
-            if halt.is_set():
-                raise QueryCancelled()
+        _wait_ready(self._ready, halt)
         assert self._build is not None
         return self._build
 
@@ -103,9 +113,7 @@ class RuntimeFilterState:
 
     def wait(self, halt: threading.Event) -> list[ColumnPredicate]:
         """The filter's predicates once every publisher built (empty: no useful filter)."""
-        while not self._ready.wait(0.05):
-            if halt.is_set():
-                raise QueryCancelled()
+        _wait_ready(self._ready, halt)
         return self.predicates
 
 

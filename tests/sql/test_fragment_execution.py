@@ -1,18 +1,22 @@
 """Fragment instances over the wire (executor/coordinator.py): scan fragments run one instance
-on every backend holding their tablets, exchanges move what their join mode says (bucket
+per `shaledb_small_fragment_rows` rows, at most one per core, on the backends holding their
+tablets (never one per backend), exchanges move what their join mode says (bucket
 shuffle: the right side once; broadcast: a copy per instance; shuffle: both sides), an error
 in any instance reaches the client as its own MySQL error, and LIMIT stops every instance.
 Small fragments run as one instance, pulled inline by their receiver."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import duckdb
 from support.duck import insert_rows
 
-ROWS = 120_000  # above shaledb_small_fragment_rows' default: one instance per backend
+ROWS = 120_000
+INSTANCE_ROWS = 20_000  # shaledb_small_fragment_rows here: as many instances as cores
+CORES = len(os.sched_getaffinity(0))  # the server runs on this machine
 
 
 def _profile(cur) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -23,6 +27,7 @@ def _profile(cur) -> dict[str, str]:  # type: ignore[no-untyped-def]
 
 
 def _setup(cur) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
+    cur.execute(f"SET shaledb_small_fragment_rows = {INSTANCE_ROWS}")
     cur.execute("CREATE TABLE f (k INT, g INT, v BIGINT) DUPLICATE KEY(k) "
                 "DISTRIBUTED BY HASH(k) BUCKETS 6")
     cur.execute("CREATE TABLE d (k INT, name VARCHAR(8)) DUPLICATE KEY(k) "
@@ -70,7 +75,10 @@ def test_instances_run_on_the_backends_owning_the_tablets(db_conn) -> None:
     assert [tuple(int(x) for x in r) for r in got] == sorted(duck.execute(sql).fetchall())
     scan_fragment = next(k.split(" / ")[0] for k in prof if k.endswith(":VOlapScanNode"))
     count, backends = _instances(prof[scan_fragment])
-    assert backends == owners and len(owners) == 3 and count >= 3
+    # sized by the cores and the rows, not by the 3 backends: f's 6 buckets hold 6 instances'
+    # worth of rows
+    assert backends <= owners and len(owners) == 3
+    assert count == min(CORES, 6, ROWS // INSTANCE_ROWS)
     # a small table's fragment is one instance, pulled by its receiver on the same thread
     cur2 = db_conn.cursor()
     cur2.execute("CREATE TABLE small (k INT, g INT) DUPLICATE KEY(k) "
@@ -116,7 +124,7 @@ def test_each_join_mode_moves_what_it_should(db_conn) -> None:
         if k == next(x.split(" / ")[0] for x in moved["[broadcast]"] if x.endswith("HASH JOIN"))))
     # below the join: bucket shuffle moves the right side once; broadcast too, into one hash
     # table all the probe instances share
-    assert probe_instances == 3
+    assert probe_instances == min(CORES, 6)
     assert right in _exchanges(moved["[bucket]"])
     assert right in _exchanges(moved["[broadcast]"])
     join = next(v for k, v in shuffled.items() if k.endswith(":VHASH JOIN"))
