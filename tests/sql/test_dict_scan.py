@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from conftest import unique_db_name
+from support.names import unique_db_name
 
 ROWS_PER_SEGMENT = 12000
 
