@@ -75,6 +75,28 @@ def materialise(df: DataFrame) -> None:
     df.write.format("noop").mode("overwrite").save()
 
 
+def fetch_without_spark(raw: dict[str, str], rows: int) -> None:
+    """The data source's own tablet queries over Flight, one after another in this process:
+    the wire and the server alone, to tell them from Spark's Python data source overhead."""
+    from pyspark.sql import types as T
+
+    from shaledb_spark import fetch, rest
+    from shaledb_spark.options import parse_options
+
+    opts = parse_options(raw)
+    schema = T.StructType([T.StructField("id", T.LongType()), T.StructField("name", T.StringType()),
+                           T.StructField("amount", T.DoubleType()),
+                           T.StructField("qty", T.IntegerType()),
+                           T.StructField("day", T.DateType())])
+    select = f"SELECT id, name, amount, qty, day FROM `{opts.db}`.`{opts.table}`"
+    got = 0
+    for tablet in sorted(int(t) for t in rest.query_plan(opts, select)):
+        for batch in fetch.fetch_batches(opts, f"{select} TABLET({tablet})", schema):
+            got += batch.num_rows
+    if got != rows:
+        raise SystemExit(f"fetch without Spark read {got} rows, expected {rows}")
+
+
 def run(srv: ServerProcess, rows: int, buckets: int, batchsize: int) -> dict[str, float]:
     with srv.connect() as c, c.cursor() as cur:
         cur.execute(f"CREATE DATABASE {DB}")
@@ -111,6 +133,7 @@ def run(srv: ServerProcess, rows: int, buckets: int, batchsize: int) -> dict[str
                                                  upperBound=rows, numPartitions=2,
                                                  properties={**props, "fetchsize": "10000"}),
         }
+        s["read_fetch_only_flight"] = timed(lambda: fetch_without_spark(flight, rows))
         for key, make in readers.items():
             s[key] = timed(lambda make=make: materialise(make()))
             if (got := make().count()) != rows:
@@ -127,6 +150,8 @@ LABELS = {
     "read_source_flight": "read: `shaledb` data source over Arrow Flight SQL",
     "read_source_mysql": "read: `shaledb` data source over the MySQL protocol",
     "read_jdbc": "read: Spark JDBC (2 partitions by id range)",
+    "read_fetch_only_flight": "(no Spark) the same tablet queries over Flight, serially, "
+                              "in one process",
 }
 
 
