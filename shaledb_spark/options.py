@@ -12,6 +12,12 @@ spark-doris-connector's names for the same things, so a Doris job runs unchanged
 | label_prefix         | doris.sink.label.prefix        | Stream Load label prefix (`spark`)       |
 | sink.properties.X    | doris.sink.properties.X        | Stream Load header X (e.g. `format`)     |
 | query_port           | doris.query.port               | MySQL port (default: /api/bootstrap's)   |
+| arrow_flight_sql_port| doris.read.arrow-flight-sql.port | Flight SQL port: reads use it  |
+| read_mode            | doris.read.mode                | `arrow` (Flight SQL) / `thrift` (MySQL)  |
+
+Reads go through Arrow Flight SQL when a Flight port is given (`read_mode` then defaults to
+`arrow`; Doris' jobs set both). `read_mode=arrow` without a port is an error; any other
+`read_mode` (Doris' default `thrift`) reads over the MySQL protocol.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ _ALIASES = {
     "doris.request.tablet.size": "tablet_size",
     "doris.sink.label.prefix": "label_prefix",
     "doris.query.port": "query_port",
+    "doris.read.arrow-flight-sql.port": "arrow_flight_sql_port",
+    "doris.read.mode": "read_mode",
 }
 _SINK_PROPS = ("doris.sink.properties.", "sink.properties.")
 
@@ -52,6 +60,8 @@ class ConnectorOptions:
     tablet_size: int = 1
     label_prefix: str = "spark"
     query_port: int | None = None
+    # Arrow Flight SQL port: set means reads stream Arrow batches over Flight (fetch.py)
+    flight_port: int | None = None
     sink_properties: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -84,14 +94,25 @@ def parse_options(raw: Mapping[str, str]) -> ConnectorOptions:
     try:
         tablet_size = int(opts.get("tablet_size", "1"))
         query_port = int(opts["query_port"]) if opts.get("query_port") else None
+        flight_port = (int(opts["arrow_flight_sql_port"])
+                       if opts.get("arrow_flight_sql_port") else None)
     except ValueError as e:
         raise OptionError(f"invalid numeric option: {e}") from None
     if tablet_size < 1:
         raise OptionError("doris.request.tablet.size must be at least 1")
+    read_mode = opts.get("read_mode", "arrow" if flight_port else "thrift").strip().lower()
+    if read_mode not in ("arrow", "thrift"):
+        raise OptionError(f"doris.read.mode must be `arrow` or `thrift`, got {read_mode!r}")
+    if read_mode == "arrow" and flight_port is None:
+        raise OptionError("doris.read.mode=arrow needs doris.read.arrow-flight-sql.port "
+                          "(arrow_flight_sql_port)")
+    if read_mode == "thrift":
+        flight_port = None  # the job asked for the MySQL-protocol read explicitly
     fields = tuple(f.strip() for f in opts.get("read_field", "").split(",") if f.strip())
     return ConnectorOptions(db=db, table=table, host=host, http_port=int(port),
                             user=opts.get("user", "root"), password=opts.get("password", ""),
                             read_fields=fields, filter_query=opts.get("filter_query", ""),
                             tablet_size=tablet_size,
                             label_prefix=opts.get("label_prefix", "spark"),
-                            query_port=query_port, sink_properties=sink)
+                            query_port=query_port, flight_port=flight_port,
+                            sink_properties=sink)

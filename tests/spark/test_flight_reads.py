@@ -1,0 +1,114 @@
+"""Reads of the `shaledb` data source through Arrow Flight SQL (`doris.read.arrow-flight-sql.port`
+/ `arrow_flight_sql_port`): the ADBC driver streams each tablet group's batches. A Flight read of
+every type the round-trip test covers returns exactly what the MySQL-protocol read returns, and
+it is proven to have run over Flight twice over: it still works when the job's MySQL port points
+at a closed port, and fe.audit.log has one line per tablet group's `TABLET(..)` query.
+
+One server for the module (its own: the shared `server` fixture runs without Flight SQL).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+from support.server import ServerProcess
+
+from shaledb_spark.options import OptionError, parse_options
+from tests.spark.test_roundtrip import ALL_TYPES_DDL, ROWS, SCHEMA
+
+
+@pytest.fixture(scope="module")
+def fsrv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(tmp_path_factory.mktemp("spark-flight"), backends=1,
+                        extra_args=("--arrow-flight-sql-port", "0"))
+    srv.start()
+    try:
+        yield srv
+    finally:
+        if srv.running:
+            srv.stop()
+
+
+@pytest.fixture(scope="module")
+def loaded(fsrv: ServerProcess, spark) -> dict[str, str]:
+    """Options of table `flightdb.alltypes`, holding ROWS (written through the data source)."""
+    with fsrv.connect() as c, c.cursor() as cur:
+        cur.execute("CREATE DATABASE flightdb")
+        cur.execute(ALL_TYPES_DDL.replace("CREATE TABLE alltypes",
+                                          "CREATE TABLE flightdb.alltypes"))
+    opts = {"fenodes": f"127.0.0.1:{fsrv.http_port}", "user": "root", "password": "",
+            "table": "flightdb.alltypes"}
+    spark.createDataFrame(ROWS, SCHEMA).repartition(2) \
+        .write.format("shaledb").options(**opts).mode("append").save()
+    return opts
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def audit_lines(srv: ServerProcess, marker: str, expected: int) -> list[str]:
+    """fe.audit.log's lines containing `marker`, once `expected` of them are written (the
+    audit writer runs off the statement's path, so a line lands a moment after its query)."""
+    path = srv.data_dir / "log" / "fe.audit.log"
+    deadline = time.monotonic() + 10
+    while True:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        lines = [ln for ln in text.splitlines() if marker in ln]
+        if len(lines) >= expected or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
+def test_flight_read_equals_mysql_read(spark, fsrv: ServerProcess, loaded: dict[str, str]
+                                       ) -> None:
+    assert fsrv.flight_port is not None
+    via_mysql = spark.read.format("shaledb").options(**loaded).load()
+    mysql_rows = sorted((tuple(r) for r in via_mysql.collect()), key=lambda r: r[0])
+    assert mysql_rows == [tuple(r) for r in ROWS]
+
+    # Doris' option names; the MySQL port is a closed one, so only Flight can answer
+    flight_opts = {**loaded, "doris.read.mode": "arrow",
+                   "doris.read.arrow-flight-sql.port": str(fsrv.flight_port),
+                   "doris.query.port": str(closed_port()),
+                   "doris.filter.query": "id <> 77"}  # marks this job's queries in the audit log
+    via_flight = spark.read.format("shaledb").options(**flight_opts).load()
+    assert [(f.name, f.dataType) for f in via_flight.schema.fields] == \
+        [(f.name, f.dataType) for f in SCHEMA.fields]
+    flight_rows = sorted((tuple(r) for r in via_flight.collect()), key=lambda r: r[0])
+    assert flight_rows == [r for r in mysql_rows if r[0] != 77]
+
+    # one audited query per tablet (3 buckets, tablet size 1), rows as sent over Flight
+    lines = audit_lines(fsrv, "WHERE (id <> 77)", 3)
+    assert len(lines) == 3 and all("TABLET(" in ln and "|State=EOF|" in ln for ln in lines)
+    returned = sum(int(ln.split("|ReturnRows=")[1].split("|")[0]) for ln in lines)
+    assert returned == len(ROWS) - 1
+
+
+def test_flight_read_pushes_filters_and_prunes_columns(spark, fsrv: ServerProcess,
+                                                       loaded: dict[str, str]) -> None:
+    opts = {**loaded, "arrow_flight_sql_port": str(fsrv.flight_port),
+            "query_port": str(closed_port())}
+    df = spark.read.format("shaledb").options(**opts).load() \
+        .where("bi >= 100000 AND v LIKE 'v1%'").select("id", "dec2", "ts6")
+    got = sorted(tuple(r) for r in df.collect())
+    assert got == sorted((r[0], r[9], r[12]) for r in ROWS
+                         if r[4] is not None and r[4] >= 100000 and r[14].startswith("v1"))
+
+
+def test_read_mode_options() -> None:
+    base = {"table": "d.t", "fenodes": "h:8030"}
+    assert parse_options({**base, "arrow_flight_sql_port": "9"}).flight_port == 9
+    # Doris' default mode, thrift, keeps the MySQL-protocol read even with a port given
+    assert parse_options({**base, "doris.read.arrow-flight-sql.port": "9",
+                          "doris.read.mode": "thrift"}).flight_port is None
+    assert parse_options(base).flight_port is None
+    with pytest.raises(OptionError, match="arrow-flight-sql.port"):
+        parse_options({**base, "doris.read.mode": "arrow"})
+    with pytest.raises(OptionError, match="doris.read.mode"):
+        parse_options({**base, "doris.read.mode": "grpc"})
