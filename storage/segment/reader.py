@@ -701,25 +701,30 @@ def decode_data_page(
         raise PageCorrupted(f"page has {n} rows, the ordinal index says {rows}")
     if header.null_count > n:
         raise PageCorrupted("page null count exceeds its rows")
-    validity = None
-    pos = 0
     if header.flags & FLAG_ALL_NULL:
         if body or header.null_count != n:
             raise PageCorrupted("all-null page with values")
-        validity = np.zeros(n, np.bool_)
+        all_null = np.zeros(n, np.bool_)
         if layout.layout is Layout.VARLEN:
-            return Column(dtype, np.zeros(0, np.uint8), validity, np.zeros(n + 1, np.int64))
-        return Column(dtype, np.zeros(n, dtype=layout.dtype), validity)  # object zeros are int 0
+            return Column(dtype, np.zeros(0, np.uint8), all_null, np.zeros(n + 1, np.int64))
+        return Column(dtype, np.zeros(n, dtype=layout.dtype), all_null)  # object zeros are int 0
+    validity, pos = page_validity(header, body, n)
+    return decode_values(body, pos, n, layout, dtype, header.encoding, validity)
+
+
+def page_validity(header: PageHeader, body: bytes, n: int) -> tuple[np.ndarray | None, int]:
+    """A page's validity bitmap (None: no NULLs) and where its values start in `body`, checked
+    against the header's null count."""
     if header.flags & FLAG_VALIDITY:
         nbytes = (n + 7) // 8
         bits = np.frombuffer(body, np.uint8, count=nbytes)
         validity = np.unpackbits(bits, count=n, bitorder="little").astype(np.bool_)
-        pos = nbytes + (-nbytes % 8)
         if n - int(np.count_nonzero(validity)) != header.null_count:
             raise PageCorrupted("validity bitmap does not match the null count")
-    elif header.null_count:
+        return validity, nbytes + (-nbytes % 8)
+    if header.null_count:
         raise PageCorrupted("page has nulls but no validity bitmap")
-    return decode_values(body, pos, n, layout, dtype, header.encoding, validity)
+    return None, 0
 
 
 def decode_dict_page_codes(header: PageHeader, body: bytes, dtype: DataType,
@@ -734,17 +739,7 @@ def decode_dict_page_codes(header: PageHeader, body: bytes, dtype: DataType,
         raise PageCorrupted(f"page has {n} rows, the ordinal index says {rows}")
     if header.null_count > n:
         raise PageCorrupted("page null count exceeds its rows")
-    validity = None
-    pos = 0
-    if header.flags & FLAG_VALIDITY:
-        nbytes = (n + 7) // 8
-        bits = np.frombuffer(body, np.uint8, count=nbytes)
-        validity = np.unpackbits(bits, count=n, bitorder="little").astype(np.bool_)
-        pos = nbytes + (-nbytes % 8)
-        if n - int(np.count_nonzero(validity)) != header.null_count:
-            raise PageCorrupted("validity bitmap does not match the null count")
-    elif header.null_count:
-        raise PageCorrupted("page has nulls but no validity bitmap")
+    validity, pos = page_validity(header, body, n)
     dict_offsets, dict_data, codes = decode_dict_parts(body, pos, n)
     # copies: the body's buffer is the page's, and cached arrays must own their memory
     dictionary = Column(dtype, dict_data.copy(), None, dict_offsets.copy())
