@@ -38,14 +38,9 @@ COLUMNS = ("k INT, name VARCHAR(40), price DECIMAL(10, 2), d DATE, ts DATETIME, 
 
 @pytest.fixture(scope="module")
 def fsrv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(tmp_path_factory.mktemp("flight-data"), backends=1,
-                        extra_args=("--arrow-flight-sql-port", "0"))
-    srv.start()
-    try:
+    with ServerProcess(tmp_path_factory.mktemp("flight-data"), backends=1,
+                       extra_args=("--arrow-flight-sql-port", "0")) as srv:
         yield srv
-    finally:
-        if srv.running:
-            srv.stop()
 
 
 @pytest.fixture(scope="module")

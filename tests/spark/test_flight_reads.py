@@ -10,10 +10,10 @@ One server for the module (its own: the shared `server` fixture runs without Fli
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 
 import pytest
+from support.audit import wait_for_audit_lines
 from support.server import ServerProcess
 
 from shaledb_spark.options import OptionError, parse_options
@@ -22,14 +22,9 @@ from tests.spark.test_roundtrip import ALL_TYPES_DDL, ROWS, SCHEMA
 
 @pytest.fixture(scope="module")
 def fsrv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(tmp_path_factory.mktemp("spark-flight"), backends=1,
-                        extra_args=("--arrow-flight-sql-port", "0"))
-    srv.start()
-    try:
+    with ServerProcess(tmp_path_factory.mktemp("spark-flight"), backends=1,
+                       extra_args=("--arrow-flight-sql-port", "0")) as srv:
         yield srv
-    finally:
-        if srv.running:
-            srv.stop()
 
 
 @pytest.fixture(scope="module")
@@ -52,19 +47,6 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-def audit_lines(srv: ServerProcess, marker: str, expected: int) -> list[str]:
-    """fe.audit.log's lines containing `marker`, once `expected` of them are written (the
-    audit writer runs off the statement's path, so a line lands a moment after its query)."""
-    path = srv.data_dir / "log" / "fe.audit.log"
-    deadline = time.monotonic() + 10
-    while True:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        lines = [ln for ln in text.splitlines() if marker in ln]
-        if len(lines) >= expected or time.monotonic() > deadline:
-            return lines
-        time.sleep(0.05)
-
-
 def test_flight_read_equals_mysql_read(spark, fsrv: ServerProcess, loaded: dict[str, str]
                                        ) -> None:
     assert fsrv.flight_port is not None
@@ -84,7 +66,7 @@ def test_flight_read_equals_mysql_read(spark, fsrv: ServerProcess, loaded: dict[
     assert flight_rows == [r for r in mysql_rows if r[0] != 77]
 
     # one audited query per tablet (3 buckets, tablet size 1), rows as sent over Flight
-    lines = audit_lines(fsrv, "WHERE (id <> 77)", 3)
+    lines = wait_for_audit_lines(fsrv.data_dir, "WHERE (id <> 77)", at_least=3, timeout=10)
     assert len(lines) == 3 and all("TABLET(" in ln and "|State=EOF|" in ln for ln in lines)
     returned = sum(int(ln.split("|ReturnRows=")[1].split("|")[0]) for ln in lines)
     assert returned == len(ROWS) - 1

@@ -6,12 +6,10 @@ filters and tablets into the SQL the server runs (its audit log shows it)."""
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from support.audit import wait_for_audit_lines
 
 DDL = ("CREATE TABLE ev (id BIGINT, grp INT, name VARCHAR(16)) DUPLICATE KEY(id) "
        "DISTRIBUTED BY HASH(id) BUCKETS 4 PROPERTIES('replication_num'='1')")
@@ -120,17 +118,6 @@ def test_schema_mismatch_names_the_column_before_loading(spark, ev, db_conn) -> 
         assert cur.fetchall() == ()  # no load was even started
 
 
-def audit_lines(server, needle: str, timeout: float = 60) -> list[str]:
-    """fe.audit.log lines containing `needle` (the log is written by a background thread)."""
-    path = Path(server.data_dir) / "log" / "fe.audit.log"
-    deadline = time.monotonic() + timeout
-    while True:
-        lines = [x for x in path.read_text(errors="replace").splitlines() if needle in x]
-        if lines or time.monotonic() > deadline:
-            return lines
-        time.sleep(0.2)
-
-
 def test_read_pushes_filters_tablets_and_fields(spark, server, ev, db, db_conn) -> None:
     frame(spark, 1000).write.format("shaledb").options(**ev).mode("append").save()
     with db_conn.cursor() as cur:
@@ -147,7 +134,7 @@ def test_read_pushes_filters_tablets_and_fields(spark, server, ev, db, db_conn) 
     want = sorted(i for i in range(500, 1000) if i % 7 == 3 and str(i).startswith("5"))
     assert sorted(r.id for r in got) == want
     assert all(r.name == f"n{r.id}" for r in got)
-    lines = audit_lines(server, f"FROM `{db}`.`ev` TABLET(")
+    lines = wait_for_audit_lines(server.data_dir, f"FROM `{db}`.`ev` TABLET(")
     pushed = [x for x in lines if " [query] " in x and "`id` >= 500" in x
               and "`name` LIKE 'n5%'" in x and "(grp = 3)" in x]
     assert len(pushed) == 2  # one query per input partition, each with the pushed WHERE

@@ -25,14 +25,9 @@ QUERIES = (
 
 @pytest.fixture(scope="module")
 def small_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(tmp_path_factory.mktemp("cpu-pool"), backends=3,
-                        env={"SHALEDB_CORES": "4", "SHALEDB_CPU_POOL_SLOTS": "2"})
-    srv.start()
-    try:
+    with ServerProcess(tmp_path_factory.mktemp("cpu-pool"), backends=3,
+                       env={"SHALEDB_CORES": "4", "SHALEDB_CPU_POOL_SLOTS": "2"}) as srv:
         yield srv
-    finally:
-        if srv.running:
-            srv.stop()
 
 
 def _instances(cur) -> int:  # type: ignore[no-untyped-def]
