@@ -108,26 +108,19 @@ def index_values(dtype: DataType, layout: PhysicalLayout, values: Sequence[objec
     an integer column they are range-checked in one pass against the dtype's cached bounds
     instead of one `index_value` (and one np.iinfo) per value.
     """
-    if layout.layout is Layout.FIXED and layout.dtype.kind in "iu":
-        lo, hi = _int_bounds(layout.dtype)
-        out: list[object] = []
-        for v in values:
-            if type(v) is int:  # the common case: plain ints, no conversion needed
-                if lo <= v <= hi:
-                    out.append(v)
-                continue
-            try:
-                out.append(index_value(dtype, layout, v))
-            except NotIndexable:
-                continue
-        return out
-    kept: list[object] = []
+    ints = layout.layout is Layout.FIXED and layout.dtype.kind in "iu"
+    lo, hi = _int_bounds(layout.dtype) if ints else (0, -1)
+    out: list[object] = []
     for v in values:
+        if ints and type(v) is int:  # the common case: a plain int needs only the range check
+            if lo <= v <= hi:
+                out.append(v)
+            continue
         try:
-            kept.append(index_value(dtype, layout, v))
+            out.append(index_value(dtype, layout, v))
         except NotIndexable:
             continue
-    return kept
+    return out
 
 
 def _round_up(b: bytes) -> bytes | None:
