@@ -22,6 +22,7 @@ from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
 from mysql_mimic.control import LocalControl
 from mysql_mimic.types import Capabilities
 
+from executor.derived_columns import install as install_derived_columns
 from executor.file_dirs import FileDirs
 from executor.outfile import remove_partial_files
 from server import text_encoding, tls
@@ -102,6 +103,8 @@ class ShaleServer:
         # the result encoder's numba kernels loaded now, not by the first client's first result
         # (server/text_encoding.py warm_up: Connector/J gives connect-time statements 500 ms)
         text_encoding.warm_up()
+        # materialized-view columns defined by expressions, computed on load (storage cannot)
+        install_derived_columns(self.engine)
         self.engine.rollup_jobs.resume()  # ALTER TABLE ADD ROLLUP jobs a restart interrupted
         fe_config = FrontendConfig.of(self.engine)
         for key, type_name, value in (

@@ -17,12 +17,14 @@ from dataclasses import replace
 from storage.catalog.meta import (
     DatabaseMeta,
     DeleteCondition,
+    MaterializedIndexMeta,
     PartitionMeta,
     RowsetMeta,
     TableMeta,
     TxnMeta,
     TxnStatus,
 )
+from storage.catalog.mv import key_for_base_column
 from storage.catalog.repository import Mutation
 from storage.engine import StorageEngine
 from storage.errors import DorisError
@@ -45,6 +47,9 @@ def publish_delete(
         if cat.table_by_id(table.table_id) is None:
             raise DorisError(f"Table [{table.name}] was dropped during the delete")
         m = Mutation()
+        # a materialized view names a base key column `mv_<k>` (storage/catalog/mv.py)
+        per_index = {ix.index_id: _conditions_on(ix, conditions)
+                     for ix in cat.materialized_indexes(table.table_id)}
         for part in partitions:
             live = current.get(part.partition_id)
             if live is None:
@@ -54,7 +59,8 @@ def publish_delete(
                 m.put(RowsetMeta(
                     rowset_id=f"{txn_id}_{tablet.tablet_id}", tablet_id=tablet.tablet_id,
                     start_version=version, end_version=version, num_rows=0, data_size=0,
-                    files=(), create_time=now, delete_predicates=tuple(conditions),
+                    files=(), create_time=now,
+                    delete_predicates=per_index.get(tablet.index_id, tuple(conditions)),
                 ))
             m.put(replace(live, visible_version=version, visible_version_time=now))
         txn = TxnMeta(
@@ -65,3 +71,16 @@ def publish_delete(
         m.put(txn)
         cat.commit(m)
     return txn
+
+
+def _conditions_on(index: MaterializedIndexMeta, conditions: Sequence[DeleteCondition]
+                   ) -> tuple[DeleteCondition, ...]:
+    """The conditions in `index`'s column names (the binder checked every index has them)."""
+    out = []
+    for c in conditions:
+        name = key_for_base_column(index, c.column)
+        if name is None:
+            raise DorisError(f"Column [{c.column}] of the delete condition does not exist in "
+                             f"rollup [{index.name}]")
+        out.append(replace(c, column=name))
+    return tuple(out)

@@ -32,6 +32,7 @@ import numpy as np
 from storage import bitmap, hll
 from storage.batch import Batch, Column
 from storage.catalog.meta import AggType, KeysType, MaterializedIndexMeta, TableMeta
+from storage.catalog.mv import index_table
 
 SEQUENCE_PROPERTY = "function_column.sequence_col"
 _OBJ = np.dtype(object)
@@ -52,6 +53,7 @@ class MergeSpec:
 
     @staticmethod
     def of(table: TableMeta, index: MaterializedIndexMeta) -> MergeSpec:
+        table = index_table(table, index)  # a materialized view merges by its own schema
         keys = tuple(index.keys)
         key_set = {k.lower() for k in keys}
         rules: dict[str, AggType] = {}

@@ -43,6 +43,7 @@ import numpy as np
 
 from storage.batch import Batch, Column
 from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta
+from storage.catalog.mv import index_table
 from storage.errors import DorisError
 from storage.indexes.short_key import SHORT_KEY_INTERVAL
 from storage.merge import MergeSpec, combine, merge_runs, rebatch
@@ -117,6 +118,7 @@ class TabletReader:
         """`sort_duplicates`: DUPLICATE rows come out merge-sorted by key across runs (what
         compaction writes) instead of rowset by rowset. `page_cache`: the engine's, for query
         reads (storage/page_cache.py); None (compaction, ALTER jobs) decodes every page."""
+        table = index_table(table, index)  # a materialized view: its own columns and types
         self._root = root
         self._page_cache = page_cache
         self._sort_duplicates = sort_duplicates

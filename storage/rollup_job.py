@@ -42,16 +42,25 @@ from storage.catalog.meta import (
     TableMeta,
     TabletMeta,
 )
+from storage.catalog.mv import key_for_base_column
 from storage.catalog.repository import Mutation
+from storage.derived_columns import project_to_index
 from storage.engine import StorageEngine
 from storage.faults import fault_point
 from storage.reader import ReadOptions, TabletReader
 from storage.rowset import RowsetWriter
 
 
-def _covers(index: MaterializedIndexMeta, rowset: RowsetMeta) -> bool:
-    names = {c.lower() for c in index.columns}
-    return all(c.column.lower() in names for c in rowset.delete_predicates)
+def _on_index(index: MaterializedIndexMeta, rowset: RowsetMeta) -> RowsetMeta | None:
+    """A delete version's conditions in `index`'s column names (a materialized view names a
+    base key `mv_k`), or None when the index lacks a column they test."""
+    conds = []
+    for c in rowset.delete_predicates:
+        name = key_for_base_column(index, c.column)
+        if name is None:
+            return None
+        conds.append(replace(c, column=name))
+    return replace(rowset, delete_predicates=tuple(conds))
 
 
 def convert_rowset(
@@ -70,10 +79,11 @@ def convert_rowset(
     Files are written and fsynced but invisible until the returned meta is published."""
     rowset_id = f"rollup_{uuid.uuid4().hex}"
     if not rowset.files:
-        if not rowset.delete_predicates or not _covers(dst_index, rowset):
+        on_index = _on_index(dst_index, rowset) if rowset.delete_predicates else None
+        if on_index is None:
             return None  # already applied to the older rows it hides
         return replace(
-            rowset, rowset_id=rowset_id, tablet_id=dst_tablet.tablet_id, create_time=time.time()
+            on_index, rowset_id=rowset_id, tablet_id=dst_tablet.tablet_id, create_time=time.time()
         )
     deletes = [
         r
@@ -86,7 +96,8 @@ def convert_rowset(
         table,
         src_index,
         [single, *deletes],
-        ReadOptions(columns=dst_index.columns),
+        # a materialized view computes its columns from the base ones (storage/derived_columns)
+        ReadOptions(columns=src_index.columns if dst_index.schema else dst_index.columns),
     )
     writer = RowsetWriter(
         engine.backend_root(dst_tablet.backend_id),
@@ -98,7 +109,7 @@ def convert_rowset(
     )
     try:
         for batch in reader:
-            writer.add_batch(batch)
+            writer.add_batch(project_to_index(engine, table, dst_index, batch))
         meta = writer.build()
     except BaseException:
         writer.discard()  # segments flushed before the error; nothing references them

@@ -54,6 +54,7 @@ from storage.catalog.meta import (
     TxnStatus,
 )
 from storage.catalog.repository import Mutation
+from storage.derived_columns import project_to_index
 from storage.distribution import bucket_of_rows
 from storage.engine import StorageEngine
 from storage.errors import DorisError
@@ -355,7 +356,8 @@ class LoadTxn:
                 tablet = self._tablets[(part.partition_id, index.index_id, seq)]
                 writer = self._writer(tablet, index)
                 before = writer.buffered_bytes
-                writer.add_batch(rows.select(index.columns))  # may flush a segment
+                # may flush a segment
+                writer.add_batch(project_to_index(self.engine, self.table, index, rows))
                 self.buffered_bytes += writer.buffered_bytes - before
         self.num_rows += batch.num_rows
         self._limit_memory()

@@ -18,6 +18,7 @@ from server.dynamic_partitions import DynamicPartitionScheduler, check_first_run
 from server.frontend_config import FrontendConfig
 from server.privileges import check
 from server.privileges.model import SELECT
+from server.statements import materialized_view
 from server.statements.common import not_supported, table_parts
 from server.statements.outcomes import OkOutcome, load_ok
 from server.statements.tables import TableUse, resolve_named, resolve_table
@@ -65,6 +66,8 @@ def create(runner: StatementRunner, stmt: exp.Create) -> OkOutcome:
 def _create(runner: StatementRunner, stmt: exp.Create) -> OkOutcome:
     engine = runner.engine
     kind = (stmt.args.get("kind") or "").upper()
+    if materialized_view.is_materialized_view(stmt):
+        return materialized_view.create(runner, stmt)
     if kind == "DATABASE":
         catalog_service.create_database(engine, stmt.this.name, bool(stmt.args.get("exists")))
         return OkOutcome()
@@ -119,6 +122,8 @@ def drop(runner: StatementRunner, stmt: exp.Drop) -> OkOutcome:
     engine = runner.engine
     kind = (stmt.args.get("kind") or "").upper()
     exists = bool(stmt.args.get("exists"))
+    if materialized_view.is_materialized_view(stmt):
+        return materialized_view.drop(runner, stmt)
     if kind == "DATABASE":
         target = (stmt.args.get("tables") or [stmt.this])[0]
         name = target.name
@@ -234,6 +239,8 @@ def _alter(runner: StatementRunner, stmt: exp.Alter) -> OkOutcome:
 def cancel_alter(runner: StatementRunner, stmt: CancelAlter) -> OkOutcome:
     engine = runner.engine
     kind = stmt.args.get("kind")
+    if kind == "MATERIALIZED VIEW":  # the same jobs as ROLLUP (Doris)
+        kind = "ROLLUP"
     if kind not in ("ROLLUP", "COLUMN"):
         raise not_supported(f"CANCEL ALTER TABLE {kind}")
     target = stmt.this

@@ -279,6 +279,7 @@ SHOW_HANDLERS: dict[str, ShowHandler] = {
     "STREAM LOAD": _loads,
     "TRANSACTION": _loads,
     "ALTER TABLE ROLLUP": _alter_rollup,
+    "ALTER TABLE MATERIALIZED VIEW": _alter_rollup,  # the same jobs (Doris)
     "ALTER TABLE COLUMN": _alter_column,
     "EXPORT": _export,
     "VARIABLES": _variables,

@@ -26,6 +26,7 @@ from storage.catalog.meta import (
     PartitionType,
     TableMeta,
 )
+from storage.catalog.mv import key_for_base_column
 from storage.partition import bound_key, key_of
 from storage.types import DataType, TypeError_
 
@@ -184,9 +185,9 @@ def analyze_delete(
         else:
             texts.append(f"{column} {_TEXT_OP[op]} {_quote(literals[0])}")
     for index in catalog.materialized_indexes(table.table_id):
-        cols = {c.lower() for c in index.columns}
         for cond in conditions:
-            if cond.column.lower() not in cols:
+            # a materialized view must hold the column as a plain key (storage/catalog/mv.py)
+            if key_for_base_column(index, cond.column) is None:
                 raise DorisError(
                     f"Column [{cond.column}] of the delete condition does not exist in rollup "
                     f"[{index.name}]; a delete must name columns every index has"

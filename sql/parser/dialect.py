@@ -77,7 +77,7 @@ SHOW statements are all exp.Show. ``this`` is the upper-case kind, which is the 
 spelling: "DATABASES", "TABLES", "TABLE STATUS", "CREATE TABLE", "CREATE DATABASE", "COLUMNS",
 "INDEX" (also for INDEXES and KEYS), "VARIABLES", "STATUS", "PARTITIONS", "TABLETS", "DATA",
 "DYNAMIC PARTITION TABLES", "PROC", "QUERY PROFILE", "ALTER TABLE ROLLUP", "ALTER TABLE COLUMN",
-"DELETE",
+"ALTER TABLE MATERIALIZED VIEW", "DELETE",
 "PROCESSLIST", "BACKENDS", "FRONTENDS", "ENGINES", "CHARACTER SET" (also CHARSET), "COLLATION",
 "WARNINGS", "ERRORS", "TABLET" (SHOW TABLET <id>; SHOW TABLET FROM t is "TABLETS"). Other args:
     target   the table (Identifier) for COLUMNS / INDEX / PARTITIONS / TABLETS / DATA / CREATE ...;
@@ -302,6 +302,8 @@ class ShaleDorisParser(DorisParser):
         "QUERY PROFILE": lambda self: self._parse_show_proc("QUERY PROFILE"),
         "ALTER TABLE ROLLUP": lambda self: self._parse_show_export("ALTER TABLE ROLLUP"),
         "ALTER TABLE COLUMN": lambda self: self._parse_show_export("ALTER TABLE COLUMN"),
+        "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_show_export(
+            "ALTER TABLE MATERIALIZED VIEW"),
         "DELETE": _show("DELETE"),
         "LOAD": lambda self: self._parse_show_load("LOAD"),
         "STREAM LOAD": lambda self: self._parse_show_load("STREAM LOAD"),
@@ -552,13 +554,24 @@ class ShaleDorisParser(DorisParser):
             like = self._parse_doris_string("pattern")
         return self.expression(AdminShowConfig(like=like))
 
+    def _parse_on_property(self) -> exp.Expr | None:
+        """`ON [db.]t` of DROP MATERIALIZED VIEW mv ON t: a qualified name as a Table."""
+        if ((nxt := self._peek(1)) is not None and nxt.token_type == TokenType.DOT
+                and self._curr is not None and self._curr.token_type != TokenType.L_PAREN):
+            return self.expression(exp.OnProperty(this=self._parse_table_parts()))
+        return super()._parse_on_property()
+
     def _parse_cancel_alter(self) -> CancelAlter:
-        """CANCEL ALTER TABLE ROLLUP|COLUMN FROM [db.]t [(job_id, ..)] (after CANCEL ALTER)."""
+        """CANCEL ALTER TABLE ROLLUP|COLUMN|MATERIALIZED VIEW FROM [db.]t [(job_id, ..)]
+        (after CANCEL ALTER)."""
         if not self._match(TokenType.TABLE):
             self.raise_error("Expected TABLE after CANCEL ALTER")
-        if not self._match_texts(("ROLLUP", "COLUMN")):
-            self.raise_error("Expected ROLLUP or COLUMN")
-        kind = self._prev.text.upper()
+        if self._match_text_seq("MATERIALIZED", "VIEW"):
+            kind = "MATERIALIZED VIEW"
+        elif self._match_texts(("ROLLUP", "COLUMN")):
+            kind = self._prev.text.upper()
+        else:
+            self.raise_error("Expected ROLLUP, COLUMN or MATERIALIZED VIEW")
         if not self._match(TokenType.FROM):
             self.raise_error("Expected FROM")
         table = self._parse_table_parts()

@@ -24,6 +24,7 @@ from storage.catalog.meta import (
     PartitionType,
     TableMeta,
 )
+from storage.catalog.mv import index_table
 from storage.catalog.view import CatalogView
 from storage.compaction.policy import version_count
 
@@ -212,13 +213,14 @@ def describe_all(catalog: Catalog, table: TableMeta) -> ShowResult:
     for n, index in enumerate(visible):
         if n:
             rows.append(("",) * len(names))
+        schema = index_table(table, index)  # a materialized view lists its own columns
         for i, cname in enumerate(index.columns):
-            c = table.column(cname)
+            c = schema.column(cname)
             rows.append((
                 index.name if i == 0 else "", index.keys_type.value if i == 0 else "", c.name,
                 c.type.desc_sql(), c.type.internal_sql(), "Yes" if c.nullable else "No",
-                "true" if c.name in index.keys else "false", _default_text(c), _extra(table, c),
-                "true", "", "",
+                "true" if c.name in index.keys else "false", _default_text(c),
+                _extra(schema, c), "true", c.define_expr, "",
             ))
     return ShowResult(names, rows)
 

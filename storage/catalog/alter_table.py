@@ -101,9 +101,10 @@ def add_rollup_indexes(engine: StorageEngine, table: TableMeta, rollups: Sequenc
             index_id, job_id = cat.next_ids(2)
             index = MaterializedIndexMeta(
                 index_id=index_id, name=new.name, columns=new.columns,
-                keys_type=table.keys_type, is_base=False, table_id=table.table_id, keys=new.keys,
+                keys_type=new.keys_type or table.keys_type, is_base=False,
+                table_id=table.table_id, keys=new.keys,
                 short_key_column_count=new.short_key_column_count, create_time=now,
-                state="SHADOW",
+                state="SHADOW", schema=new.schema,
             )
             m.put(index)
             for part in cat.partitions(table.table_id):

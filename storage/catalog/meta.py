@@ -69,6 +69,10 @@ class ColumnMeta:
     has_default: bool = False
     default: str | None = None
     comment: str = ""
+    # A column of a synchronous materialized view (Doris Column.defineExpr): the SQL text of the
+    # expression over base-table columns it stores, as `.sql()` of the bound expression prints
+    # it (`k1` in backquotes, CAST(`v` AS BIGINT), ...). "" for table columns.
+    define_expr: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,15 @@ class MaterializedIndexMeta:
     # NORMAL: visible to queries. SHADOW: being built by an ALTER TABLE ADD ROLLUP job; loads
     # already write it (so it misses no version) but queries never read it.
     state: str = "NORMAL"
+    # A synchronous materialized view (CREATE MATERIALIZED VIEW): its own columns (`mv_..` keys,
+    # `mva_<AGG>__..` values, each with its define_expr and aggregation); `columns` are their
+    # names and `keys_type` is AGG_KEYS when it aggregates. Empty for the base index and rollups,
+    # whose columns are the table's (storage/catalog/mv.py).
+    schema: tuple[ColumnMeta, ...] = ()
+
+    @property
+    def is_materialized_view(self) -> bool:
+        return bool(self.schema)
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,10 @@ class NewIndex:
     columns: tuple[str, ...]
     keys: tuple[str, ...]
     short_key_column_count: int
+    # CREATE MATERIALIZED VIEW: the view's own columns (MaterializedIndexMeta.schema) and keys
+    # type (AGG_KEYS when it aggregates); None / () for a rollup of the table's columns
+    schema: tuple[ColumnMeta, ...] = ()
+    keys_type: KeysType | None = None
 
 
 @dataclass(frozen=True, slots=True)
