@@ -15,6 +15,8 @@ Seed 004 / Doris `SelectMaterializedIndexWithAggregate` / `...WithoutAggregate`:
    and, past a join, the other side's aggregates ignore duplicates (min, max,
    count(DISTINCT)); then any candidate serves. Otherwise PREAGGREGATION OFF with Doris'
    reason and the base index. count(*) never turns it on (seed 004).
+Sync materialized views (CREATE MATERIALIZED VIEW) are chosen first, for a whole aggregate over
+its scan, when one covers it (planner/materialized_view.py).
 3. Among candidates: longest prefix-index match with the filters (leading index keys bound by
    equality, plus one range column), then fewest rows, then fewest columns; base index first
    on ties.
@@ -38,6 +40,7 @@ from planner.logical import (
     LogicalScan,
     ScanRange,
 )
+from planner.materialized_view import rewrite_aggregate
 from planner.rules.prune_scans import ranges_row_count
 from sql.binder.expressions import (
     SWAPPED_OP,
@@ -133,6 +136,9 @@ def _walk(plan: LogicalPlan, catalog: Any, ctx: AggContext | None, joins: bool) 
     if isinstance(plan, LogicalScan):
         return _choose(plan, catalog, ctx)
     if isinstance(plan, LogicalAggregate):
+        on_view = rewrite_aggregate(plan, catalog)  # a covering sync materialized view
+        if on_view is not None:
+            return on_view
         inner = AggContext(tuple(g for _, g in plan.group_by), tuple(a for _, a in plan.aggregates))
         return replace(plan, child=_walk(plan.child, catalog, inner, joins))
     if ctx is not None and isinstance(plan, LogicalProject):
@@ -150,11 +156,13 @@ def _walk(plan: LogicalPlan, catalog: Any, ctx: AggContext | None, joins: bool) 
 
 
 def visible_indexes(catalog: Any, table_id: int) -> list[MaterializedIndexMeta]:
-    """Indexes queries may read: the base and finished rollups (not a rollup job's shadow)."""
+    """Indexes queries may read as the table's columns: the base and finished rollups (not a
+    rollup job's shadow; a materialized view only through planner/materialized_view.py)."""
     return [
         ix
         for ix in catalog.materialized_indexes(table_id)
         if getattr(ix, "state", "NORMAL") == "NORMAL"
+        and not getattr(ix, "is_materialized_view", False)
     ]
 
 

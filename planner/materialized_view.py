@@ -1,0 +1,275 @@
+"""Query rewrite onto a synchronous materialized view (called by rules/choose_rollup.py).
+
+An aggregate over projections / filters over one OLAP scan reads a materialized view instead of
+the base index when the view covers it (Doris `SelectMaterializedIndexWithAggregate` for sync
+MVs, Nereids' `mv_` / `mva_` slot rewrite):
+- every group expression and filter, in the scan's column terms, is built from the view's key
+  expressions (each sub-expression whose SQL text equals a key's define expression becomes that
+  key column; no base column may remain);
+- every aggregate matches a value column: sum(x) a SUM column defined as x (or as the widening
+  CAST of x the view applied), min / max (x) a MIN / MAX column or key expressions, count(x) the
+  SUM column of `CASE WHEN x IS NULL THEN 0 ELSE 1 END`, and a DISTINCT aggregate (or min / max)
+  of key expressions stays as it is over the keys.
+The view's rows are pre-aggregated per tablet and merged on read, so the rewritten aggregate
+re-aggregates them: sum of partial sums, min of minima, count as the sum of partial counts
+(with 0, not NULL, for a global count over no rows). Among covering views the one with the
+fewest rows in the scanned partitions wins (then fewer columns, then the earliest created).
+The scan then reads the view's tablets of the same partitions and buckets at the same versions
+(every load writes every index in the same version).
+Expressions are matched on the SQL text of bound expressions: the view's define expressions
+are bound again against the table (sql/ddl/materialized_view.py `bind_define_expr`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from planner.logical import (
+    LogicalAggregate,
+    LogicalFilter,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+    ScanRange,
+)
+from planner.rules.prune_scans import ranges_row_count
+from planner.rules.push_down_filters import storage_disjunction, storage_predicate
+from sql.binder.expressions import (
+    AggregateCall,
+    And,
+    Case,
+    Cast,
+    ColumnRef,
+    Expr,
+    IsNull,
+    Literal,
+    make_and,
+)
+from sql.ddl.materialized_view import bind_define_expr, count_define
+from sql.errors import DorisError
+from storage.catalog.meta import AggType, MaterializedIndexMeta, TableMeta
+from storage.types import BIGINT, DOUBLE, TypeKind
+
+_NARROW_INTS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT)
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """One view's columns by their define expressions' SQL text."""
+
+    index: MaterializedIndexMeta
+    keys: dict[str, ColumnRef]  # define sql -> key column
+    values: dict[tuple[AggType, str], ColumnRef]  # (aggregation, define sql) -> value column
+
+
+def _view(table: TableMeta, index: MaterializedIndexMeta) -> _View | None:
+    keys: dict[str, ColumnRef] = {}
+    values: dict[tuple[AggType, str], ColumnRef] = {}
+    for col in index.schema:
+        try:
+            text = bind_define_expr(table, col.define_expr).sql()
+        except DorisError:
+            return None  # a base column it reads is gone: never use the view
+        ref = ColumnRef(col.name, col.type)
+        if col.is_key:
+            keys[text] = ref
+        elif col.agg_type in (AggType.SUM, AggType.MIN, AggType.MAX):
+            values[(col.agg_type, text)] = ref
+    return _View(index, keys, values)
+
+
+def _conjuncts(e: Expr) -> tuple[Expr, ...]:
+    return tuple(x for a in e.args for x in _conjuncts(a)) if isinstance(e, And) else (e,)
+
+
+def _chain(agg: LogicalAggregate) -> tuple[LogicalScan, dict[str, Expr], list[Expr]] | None:
+    """The scan under `agg` through projections and filters only, the substitution of the
+    names above the scan into scan terms, and the filters met on the way (in scan terms)."""
+    node = agg.child
+    steps: list[LogicalPlan] = []
+    while isinstance(node, (LogicalProject, LogicalFilter)):
+        steps.append(node)
+        node = node.child
+    if not isinstance(node, LogicalScan):
+        return None
+    mapping: dict[str, Expr] = {}
+    filters: list[Expr] = []
+    for step in reversed(steps):  # bottom-up: each projection sees the names below it
+        if isinstance(step, LogicalFilter):
+            filters.extend(_subst(f, mapping) for f in _conjuncts(step.predicate))
+        else:
+            assert isinstance(step, LogicalProject)
+            mapping = {n: _subst(e, mapping) for n, e in step.exprs}
+    return node, mapping, filters
+
+
+def _subst(e: Expr, mapping: dict[str, Expr]) -> Expr:
+    if not mapping:
+        return e
+    return e.transform(
+        lambda x: mapping.get(x.name) if isinstance(x, ColumnRef) and x.name in mapping else None)
+
+
+def _over_keys(e: Expr, view: _View) -> Expr | None:
+    """`e` with every sub-expression that is a view key replaced by the key column; None when
+    a base column remains."""
+    mv_names = {r.name for r in view.keys.values()}
+
+    def fn(x: Expr) -> Expr | None:
+        ref = view.keys.get(x.sql())
+        return ref if ref is not None else None
+
+    out = e.transform(fn)
+    if any(isinstance(x, ColumnRef) and x.name not in mv_names for x in out.walk()):
+        return None
+    return out
+
+
+def _sum_define_candidates(arg: Expr) -> list[str]:
+    texts = [arg.sql()]
+    if arg.type.kind in _NARROW_INTS:
+        texts.append(Cast(arg, BIGINT).sql())
+    elif arg.type.kind is TypeKind.FLOAT:
+        texts.append(Cast(arg, DOUBLE).sql())
+    return texts
+
+
+def _call(call: Expr, view: _View) -> tuple[AggregateCall, bool] | None:
+    """The aggregate over the view's columns, and whether it is a count turned into a sum."""
+    if not isinstance(call, AggregateCall) or not call.args:
+        return None
+    if call.distinct or call.name in ("min", "max"):
+        args = [_over_keys(a, view) for a in call.args]
+        if all(a is not None for a in args):
+            return replace(call, args=tuple(a for a in args if a is not None)), False
+        if call.distinct:
+            return None
+    if len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    if call.name == "sum":
+        for text in _sum_define_candidates(arg):
+            ref = view.values.get((AggType.SUM, text))
+            if ref is not None:
+                return replace(call, args=(ref,)), False
+        return None
+    if call.name in ("min", "max"):
+        agg = AggType.MIN if call.name == "min" else AggType.MAX
+        ref = view.values.get((agg, arg.sql()))
+        return (replace(call, args=(ref,)), False) if ref is not None else None
+    if call.name == "count":
+        ref = view.values.get((AggType.SUM, count_define(arg).sql()))
+        if ref is not None:
+            return AggregateCall("sum", (ref,), False, call.type), True
+    return None
+
+
+def _row_count(catalog: Any, scan: LogicalScan, index: MaterializedIndexMeta) -> int:
+    parts = dict(scan.partitions)
+    return sum(r.num_rows for t in catalog.tablets(scan.table_id, index_id=index.index_id)
+               if t.partition_id in parts
+               for r in catalog.rowsets(t.tablet_id, parts[t.partition_id]))
+
+
+def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None:
+    """`agg` (and the projections / filters down to its scan) over the best covering
+    materialized view, or None when none covers it."""
+    found = _chain(agg)
+    if found is None:
+        return None
+    scan, mapping, chain_filters = found
+    table = catalog.table_by_id(scan.table_id)
+    if table is None or scan.index_name not in ("", table.name):
+        return None  # already decided (or on a rollup)
+    views = [ix for ix in catalog.materialized_indexes(scan.table_id)
+             if ix.is_materialized_view and ix.state == "NORMAL"]
+    if not views:
+        return None
+    groups = [(n, _subst(e, mapping)) for n, e in agg.group_by]
+    calls = [(n, _subst(e, mapping)) for n, e in agg.aggregates]
+    best: tuple[tuple[int, int, float], LogicalPlan] | None = None
+    for index in views:
+        view = _view(table, index)
+        if view is None:
+            continue
+        plan = _rewrite(agg, scan, view, groups, calls, chain_filters, catalog)
+        if plan is None:
+            continue
+        rank = (_row_count(catalog, scan, index), len(index.columns), index.create_time)
+        if best is None or rank < best[0]:
+            best = (rank, plan)
+    return best[1] if best is not None else None
+
+
+def _rewrite(agg: LogicalAggregate, scan: LogicalScan, view: _View,
+             groups: list[tuple[str, Expr]], calls: list[tuple[str, Expr]],
+             chain_filters: list[Expr], catalog: Any) -> LogicalPlan | None:
+    new_groups = []
+    for n, g in groups:
+        e = _over_keys(g, view)
+        if e is None:
+            return None
+        new_groups.append((n, e))
+    new_calls: list[tuple[str, AggregateCall]] = []
+    counts: list[str] = []
+    for n, c in calls:
+        r = _call(c, view)
+        if r is None:
+            return None
+        new_calls.append((n, r[0]))
+        if r[1]:
+            counts.append(n)
+    scan_filters = []
+    for f in scan.filters:
+        e = _over_keys(f, view)
+        if e is None:
+            return None
+        scan_filters.append(e)
+    above = []
+    for f in chain_filters:
+        e = _over_keys(f, view)
+        if e is None:
+            return None
+        above.append(e)
+    by_slot = {(t.partition_id, t.bucket_seq): t
+               for t in catalog.tablets(scan.table_id, index_id=view.index.index_id)}
+    ranges = []
+    for r in scan.ranges:
+        t = by_slot.get((r.tablet.partition_id, r.tablet.bucket_seq))
+        if t is None:  # layout changed under the plan (e.g. TRUNCATE): keep the base index
+            return None
+        ranges.append(ScanRange(t, r.version))
+    used: set[str] = set()
+    for e in [*(g for _, g in new_groups), *(c for _, c in new_calls), *scan_filters, *above]:
+        used |= {x.name for x in e.walk() if isinstance(x, ColumnRef)}
+    schema = {c.name: c for c in view.index.schema}
+    columns = tuple(c for c in view.index.columns if c in used) or view.index.columns[:1]
+    selection = scan.selection
+    if selection is not None:
+        selection = replace(selection, tablet_ids=tuple(r.tablet.tablet_id for r in ranges))
+    filters = tuple(scan_filters)
+    new_scan = replace(
+        scan, index_id=view.index.index_id, index_name=view.index.name, columns=columns,
+        column_types=tuple(schema[c].type for c in columns), ranges=tuple(ranges),
+        filters=filters,
+        predicates=tuple(p for p in (storage_predicate(f) for f in filters) if p is not None),
+        disjunctions=tuple(d for d in (storage_disjunction(f) for f in filters)
+                           if d is not None),
+        selection=selection, row_count=ranges_row_count(catalog, ranges),
+        preaggregation=True, preagg_reason="")
+    child: LogicalPlan = new_scan
+    pred = make_and(above)
+    if pred is not None:
+        child = LogicalFilter(child, pred)
+    out: LogicalPlan = LogicalAggregate(child, tuple(new_groups), tuple(new_calls))
+    if counts and not new_groups:
+        # a global count over no rows is 0, the sum of no partial counts NULL
+        exprs = []
+        for n, t in zip(agg.names, agg.types, strict=True):
+            ref = ColumnRef(n, t)
+            exprs.append((n, Case(((IsNull(ref), Literal(0, t)),), ref, t) if n in counts
+                          else ref))
+        out = LogicalProject(out, tuple(exprs))
+    return out
+
