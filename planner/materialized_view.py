@@ -214,11 +214,11 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, view: _View,
     new_calls: list[tuple[str, AggregateCall]] = []
     counts: list[str] = []
     for n, c in calls:
-        r = _call(c, view)
-        if r is None:
+        matched = _call(c, view)
+        if matched is None:
             return None
-        new_calls.append((n, r[0]))
-        if r[1]:
+        new_calls.append((n, matched[0]))
+        if matched[1]:
             counts.append(n)
     scan_filters = []
     for f in scan.filters:
