@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from executor.compile import compile_column
 from sql.binder.expressions import Cast
-from sql.ddl.materialized_view import bind_define_expr
+from sql.binder.materialized_view import bind_define_expr
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta, TableMeta
 from storage.derived_columns import DERIVED_COLUMNS

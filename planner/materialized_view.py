@@ -5,7 +5,8 @@ the base index when the view covers it (Doris `SelectMaterializedIndexWithAggreg
 MVs, Nereids' `mv_` / `mva_` slot rewrite):
 - every group expression and filter, in the scan's column terms, is built from the view's key
   expressions (each sub-expression whose SQL text equals a key's define expression becomes that
-  key column; no base column may remain);
+  key column; no base column may remain); a filter on the RANGE partition column that every
+  scanned partition's bounds imply is dropped first (it filters nothing there);
 - every aggregate matches a value column: sum(x) a SUM column defined as x (or as the widening
   CAST of x the view applied), min / max (x) a MIN / MAX column or key expressions, count(x) the
   SUM column of `CASE WHEN x IS NULL THEN 0 ELSE 1 END`, and a DISTINCT aggregate (or min / max)
@@ -36,19 +37,27 @@ from planner.logical import (
 from planner.rules.prune_scans import ranges_row_count
 from planner.rules.push_down_filters import storage_disjunction, storage_predicate
 from sql.binder.expressions import (
+    SWAPPED_OP,
     AggregateCall,
     And,
     Case,
     Cast,
     ColumnRef,
+    Comparison,
     Expr,
     IsNull,
     Literal,
     make_and,
 )
-from sql.ddl.materialized_view import bind_define_expr, count_define
+from sql.binder.materialized_view import bind_define_expr, count_define
 from sql.errors import DorisError
-from storage.catalog.meta import AggType, MaterializedIndexMeta, TableMeta
+from storage.catalog.meta import (
+    AggType,
+    MaterializedIndexMeta,
+    PartitionMeta,
+    PartitionType,
+    TableMeta,
+)
 from storage.types import BIGINT, DOUBLE, TypeKind
 
 _NARROW_INTS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT)
@@ -193,7 +202,7 @@ def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None
         view = _view(table, index)
         if view is None:
             continue
-        plan = _rewrite(agg, scan, view, groups, calls, chain_filters, catalog)
+        plan = _rewrite(agg, scan, table, view, groups, calls, chain_filters, catalog)
         if plan is None:
             continue
         rank = (_row_count(catalog, scan, index), len(index.columns), index.create_time)
@@ -202,7 +211,36 @@ def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None
     return best[1] if best is not None else None
 
 
-def _rewrite(agg: LogicalAggregate, scan: LogicalScan, view: _View,
+def _holds_in_partitions(table: TableMeta, parts: list[PartitionMeta], f: Expr) -> bool:
+    """Whether conjunct `f` holds for every row any of `parts` can hold: a comparison of an
+    integer RANGE partition column with a constant that each partition's [lower, upper) bounds
+    imply (e.g. `d >= 19970101 AND d <= 19981231` on partitions p1997 and p1998). Such a
+    conjunct filters nothing in the scanned partitions, so a view need not hold its column."""
+    info = table.partition_info
+    if info.type is not PartitionType.RANGE or len(info.columns) != 1 or not parts:
+        return False
+    if not isinstance(f, Comparison) or f.op not in (">", ">=", "<", "<="):
+        return False
+    left, right, op = f.left, f.right, f.op
+    if isinstance(left, Literal) and isinstance(right, ColumnRef):
+        left, right, op = right, left, SWAPPED_OP[op]
+    if not (isinstance(left, ColumnRef) and isinstance(right, Literal)
+            and left.name.lower() == info.columns[0].lower() and left.type.is_integer
+            and isinstance(right.value, int)):
+        return False
+    c = right.value
+    for p in parts:
+        lower = int(p.lower[0]) if p.lower is not None else None
+        upper = int(p.upper[0]) if p.upper is not None else None  # exclusive
+        ok = {">": lower is not None and lower > c, ">=": lower is not None and lower >= c,
+              "<": upper is not None and upper - 1 < c,
+              "<=": upper is not None and upper - 1 <= c}[op]
+        if not ok:
+            return False
+    return True
+
+
+def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _View,
              groups: list[tuple[str, Expr]], calls: list[tuple[str, Expr]],
              chain_filters: list[Expr], catalog: Any) -> LogicalPlan | None:
     new_groups = []
@@ -221,7 +259,12 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, view: _View,
         if matched[1]:
             counts.append(n)
     scan_filters = []
+    selected = (set(scan.selection.partition_ids) if scan.selection is not None
+                else {pid for pid, _ in scan.partitions})
+    parts = [p for p in catalog.partitions(scan.table_id) if p.partition_id in selected]
     for f in scan.filters:
+        if _holds_in_partitions(table, parts, f):
+            continue
         e = _over_keys(f, view)
         if e is None:
             return None

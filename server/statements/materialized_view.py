@@ -14,6 +14,7 @@ from sqlglot import expressions as exp
 
 from server.statements.outcomes import OkOutcome
 from server.statements.tables import TableUse, resolve_named, resolve_table
+from sql.binder.materialized_view import analyze
 from sql.ddl import materialized_view as mv
 from sql.errors import DorisError
 
@@ -35,7 +36,7 @@ def create(runner: StatementRunner, stmt: exp.Create) -> OkOutcome:
     spec = mv.describe_create(stmt)
     engine = runner.engine
     table = resolve_named(engine, spec.db or runner.database, spec.table, TableUse.DDL)
-    job_id = mv.create(engine, spec, table)
+    job_id = mv.create(engine, spec, table, analyze)
     if job_id is not None:
         engine.rollup_jobs.start(job_id)
     return OkOutcome()

@@ -244,3 +244,36 @@ def test_create_on_aggregate_table_and_drop(make_db, server) -> None:
     assert _index_of(cur, sql) == "a"
     assert [r[0] for r in _rows(cur, "DESC a ALL") if r[0]] == ["a"]
     conn.close()
+
+
+def test_filters_the_scanned_partitions_imply_need_no_view_column(make_db, server) -> None:
+    """`d >= 202301 AND d < 202501` on yearly partitions p2023, p2024 filters nothing there, so
+    a view keyed by `d DIV 100` answers it; `d >= 202302` cuts a partition and needs `d`, and
+    so does `d <= 202412` (p2024 may hold 202413..202500)."""
+    name = make_db("mv_parts")
+    conn = server.connect(name)
+    cur = conn.cursor()
+    cur.execute("""CREATE TABLE p (d INT NOT NULL, k INT, v INT) DUPLICATE KEY(d)
+        PARTITION BY RANGE(d) (PARTITION p2022 VALUES [("-2147483648"), ("202301")),
+          PARTITION p2023 VALUES [("202301"), ("202401")),
+          PARTITION p2024 VALUES [("202401"), ("202501")))
+        DISTRIBUTED BY HASH(k) BUCKETS 2""")
+    rows = [(202212, 1, 5), (202301, 1, 1), (202305, 2, 2), (202312, 1, 3), (202402, 2, 4),
+            (202411, 1, None)]
+    cur.execute(f"INSERT INTO p VALUES {_values(rows)}")
+    cur.execute("CREATE MATERIALIZED VIEW by_year AS SELECT d DIV 100, k, SUM(v) FROM p "
+                "GROUP BY d DIV 100, k")
+    assert _wait(cur, "by_year")["State"] == "FINISHED"
+    d = duckdb.connect()
+    d.execute("CREATE TABLE p (d INTEGER, k INTEGER, v INTEGER)")
+    insert_rows(d, "p", rows)
+    implied = ("SELECT d DIV 100 AS y, k, SUM(v) FROM p WHERE d >= 202301 AND d < 202501 "
+               "GROUP BY d DIV 100, k")
+    cut = "SELECT k, SUM(v) FROM p WHERE d >= 202302 GROUP BY k"
+    not_implied = "SELECT k, SUM(v) FROM p WHERE d >= 202301 AND d <= 202412 GROUP BY k"
+    assert _index_of(cur, implied) == "by_year"
+    assert _index_of(cur, cut) == "p"
+    assert _index_of(cur, not_implied) == "p"
+    for sql in (implied, cut, not_implied):
+        assert _norm(_rows(cur, sql)) == _norm(d.execute(sql.replace(" DIV ", " // ")).fetchall())
+    conn.close()
