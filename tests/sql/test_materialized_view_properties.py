@@ -138,9 +138,9 @@ def test_views_answer_like_the_base_index(server, make_db, seed: int) -> None:
             cur.execute(f"INSERT INTO t VALUES {_values(rows)}")
             insert_rows(duck, "t", rows)
         if round_no == 0:  # the others are built over existing (and deleted) rows
-            for view in VIEWS:
+            for view, select in VIEWS.items():
                 if view != first:
-                    cur.execute(f"CREATE MATERIALIZED VIEW {view} AS {VIEWS[view]}")
+                    cur.execute(f"CREATE MATERIALIZED VIEW {view} AS {select}")
                     _wait(cur, view)
         if rnd.random() < 0.7:
             victim = rnd.choice(STRS)
