@@ -42,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         suites.add_arguments(p, sf=1.0)
         if name == "ssb-flat":
             p.add_argument("--rollups", action="store_true",
-                           help="also load lineorder_flat with one rollup per query group")
+                           help="also load lineorder_flat with one sync materialized view "
+                                "per query group")
     concurrency.add_arguments(sub.add_parser("concurrency"))
     fixed_cost.add_arguments(sub.add_parser("fixed-cost"))
     for p in list(sub.choices.values()):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,19 @@ def add_arguments(ap: argparse.ArgumentParser, sf: float) -> None:
                     help="skip the pass after background compaction settled")
 
 
+def _wait_alter_jobs(cur, timeout: float = 600.0) -> None:
+    """Until every materialized view / rollup job of the current database has ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cur.execute("SHOW ALTER TABLE MATERIALIZED VIEW")
+        states = [r[8] for r in cur.fetchall()]
+        if all(s in ("FINISHED", "CANCELLED") for s in states):
+            assert "CANCELLED" not in states, "a materialized view build was cancelled"
+            return
+        time.sleep(0.1)
+    raise TimeoutError("materialized view builds did not finish")
+
+
 def _load(v: Variant, srv, args, echo) -> None:
     with srv.connect() as c, c.cursor() as cur:
         cur.execute(f"CREATE DATABASE {v.db}")
@@ -60,6 +74,9 @@ def _load(v: Variant, srv, args, echo) -> None:
     with conn.cursor() as cur:
         for name in v.dataset.tables:
             cur.execute(v.dataset.ddl[name])
+            for stmt in v.dataset.setup.get(name, ()):  # e.g. CREATE MATERIALIZED VIEW
+                cur.execute(stmt)
+                _wait_alter_jobs(cur)
     v.loads = []
     for name, table in v.dataset.tables.items():
         if args.load == "stream":
