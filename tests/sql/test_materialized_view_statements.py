@@ -215,6 +215,8 @@ def test_errors_in_doris_wording(mv_db) -> None:
         assert text in msg, (sql, code, msg)
         if "nope ON" not in sql and "FROM nope" not in sql:
             assert code in (1105, 1054, 1235), (sql, code)
+    code, msg = _error(cur, "CANCEL ALTER TABLE MATERIALIZED VIEW FROM t")  # nothing running
+    assert code == 1105 and "Table[t] is not under ROLLUP" in msg, msg
     cur.execute("CREATE MATERIALIZED VIEW IF NOT EXISTS mv_k1 AS SELECT k1, SUM(v1) FROM t "
                 "GROUP BY k1")  # exists: nothing happens
     cur.execute("DROP MATERIALIZED VIEW IF EXISTS nope ON t")
