@@ -343,6 +343,9 @@ class LoadTxn:
                 f"{self.describe_unplaced(batch, [bad])[0]}. Use `SHOW PARTITIONS FROM "
                 f"{self.table.name}` to see the partitions of this table."
             )
+        # each index's rows (a materialized view's derived columns) computed once per batch
+        projected = [project_to_index(self.engine, self.table, index, batch)
+                     for index in self.indexes]
         groups = part_idx * (1 << 20) + buckets
         order = np.argsort(groups, kind="stable")
         uniq, starts = np.unique(groups[order], return_index=True)
@@ -350,14 +353,13 @@ class LoadTxn:
         for g, (lo, hi) in zip(uniq.tolist(), itertools.pairwise(bounds), strict=True):
             p_i, seq = divmod(int(g), 1 << 20)
             part = self.partitions[p_i]
-            rows = batch.take(order[lo:hi])
+            take = order[lo:hi]
             self._touched.add(part.partition_id)
-            for index in self.indexes:
+            for index, rows in zip(self.indexes, projected, strict=True):
                 tablet = self._tablets[(part.partition_id, index.index_id, seq)]
                 writer = self._writer(tablet, index)
                 before = writer.buffered_bytes
-                # may flush a segment
-                writer.add_batch(project_to_index(self.engine, self.table, index, rows))
+                writer.add_batch(rows.take(take))  # may flush a segment
                 self.buffered_bytes += writer.buffered_bytes - before
         self.num_rows += batch.num_rows
         self._limit_memory()
