@@ -353,7 +353,8 @@ class TabletReader:
         if self._spec.merges:
             need |= set(self._spec.columns_needed())
         read_cols = self._ordered(need)
-        if not self._spec.merges:
+        if not self._spec.merges or (self._options.preaggregated and self._index.schema):
+            # a materialized view under PREAGGREGATION ON: the aggregate above merges partial rows
             self._pushed_disjunctions = disjunctions  # rows are independent
             merged = self._read_duplicate(read_cols, preds)
         else:
