@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from server.audit import AuditLog
 from server.privileges import PrivilegeManager
 from server.privileges.statements import AccountStatements
+from server.statement_cache import ParseCache
 from server.statements import StatementServices
 from server.variables import GlobalVariables
 from storage.engine import StorageEngine
@@ -65,6 +66,8 @@ class SessionServices:
     database_exists: Callable[[str], bool]  # the database named at connect
     # the URL of an error log file served by the HTTP listener (its port is known at start)
     error_log_url: Callable[[str], str]
+    # parse trees by statement text, shared by every session (server/statement_cache.py)
+    parse_cache: ParseCache = field(default_factory=ParseCache)
 
     @property
     def engine(self) -> StorageEngine:
