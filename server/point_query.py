@@ -183,6 +183,11 @@ def literal_value(text: str, kind: str, dtype: DataType) -> tuple[bool, object]:
     return False, None
 
 
+class LiteralMismatch(ValueError):
+    """`learn` saw a literal its column type cannot hold (an INT compared with 3000000000): this
+    execution says nothing about the shape, another one may."""
+
+
 @dataclass(frozen=True, slots=True)
 class PointTemplate:
     """A learned point-lookup plan: what to read and how to label it; the ranges (tablets and
@@ -299,6 +304,9 @@ def learn(stmt: exp.Expression, shape: Shape, planned: PlannedQuery, catalog: Ca
     for name, dtype, text, kind in zip(slot_columns, slot_types, shape.literals, shape.kinds):
         ok, value = literal_value(text, kind, dtype)
         if not ok:
+            if (kind == "int") == (dtype.kind in _INT_BITS) and \
+                    (kind == "str") == (dtype.kind in _STRING_KINDS):
+                raise LiteralMismatch(text)  # out of the type's range: try other literals
             return None
         expected.add((name, "=", (type(value), value)))
     got = {(p.column, p.op, (type(p.values[0]), p.values[0]))

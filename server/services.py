@@ -30,6 +30,7 @@ class ServerStats:
     connections_total: int = 0
     queries_total: int = 0
     insert_fast_path_total: int = 0  # INSERT VALUES statements the literal scanner took
+    point_query_fast_path_total: int = 0  # point lookups run from a template (point_query.py)
     query_err_total: int = 0  # statements answered with an error (audit State=ERR)
     login_failed_total: int = 0  # login attempts refused (wrong password, unknown user or db)
     started_at: float = field(default_factory=time.time)

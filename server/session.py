@@ -33,6 +33,7 @@ from server import tls
 from server.local_infile import LocalInfileOutcome
 from server.point_query import (
     TEMPLATES_PER_SESSION,
+    LiteralMismatch,
     PointTemplate,
     Shape,
     check_privileges,
@@ -251,7 +252,10 @@ class ShaleSession(Session):
                 fast = await self.in_worker(self._run_point, key, template, shape, start_rows)
                 if fast is not None:
                     self.services.stats.queries_total += 1
+                    self.services.stats.point_query_fast_path_total += 1
                     return fast
+                if key not in self.point_templates:  # it was stale: learn from this run
+                    learn = (key, shape)
             elif template is _UNKNOWN:
                 learn = (key, shape)
         return await self.run_statements(self.parse(sql), start_rows, learn)
@@ -303,6 +307,8 @@ class ShaleSession(Session):
                                    self.database, runner.options())
         except ShaleError:
             template = None
+        except LiteralMismatch:
+            return  # these literals do not fit the columns: learn from another execution
         if len(self.point_templates) >= TEMPLATES_PER_SESSION:
             self.point_templates.clear()
         self.point_templates[key] = template
