@@ -59,6 +59,7 @@ _TOKEN = re.compile(r"""
   | (?P<int>-?\d+(?![\w.]))
   | (?P<ident>`[^`]+`|[A-Za-z_][A-Za-z0-9_$]*)
   | (?P<punct>[=,*.;])
+  | (?P<param>\?)
 """, re.VERBOSE)
 
 _INT_BITS = {TypeKind.TINYINT: 8, TypeKind.SMALLINT: 16, TypeKind.INT: 32, TypeKind.BIGINT: 64}
@@ -78,12 +79,24 @@ class Shape:
 def statement_shape(sql: str) -> Shape | None:
     """The shape of a `SELECT .. FROM .. WHERE ..` text, or None when the scanner does not
     understand every character (such statements always take the normal path)."""
+    return _scan(sql, None)
+
+
+def prepared_shape(sql: str, params: list[object]) -> Shape | None:
+    """The shape of a prepared statement's text executed with `params` (COM_STMT_EXECUTE):
+    the shape of the same statement written with those values as literals, so the text and
+    the binary protocol share one template. Only INT and string parameters qualify."""
+    return _scan(sql, params)
+
+
+def _scan(sql: str, params: list[object] | None) -> Shape | None:
     head = sql.lstrip()[:6]
     if head.upper() != "SELECT":
         return None
     key: list[str] = []
     literals: list[str] = []
     kinds: list[str] = []
+    next_param = 0
     pos, end = 0, len(sql)
     while pos < end:
         m = _TOKEN.match(sql, pos)
@@ -94,12 +107,25 @@ def statement_shape(sql: str) -> Shape | None:
         if kind == "ws":
             continue
         text = m.group()
+        if kind == "param":
+            if params is None or next_param >= len(params):
+                return None
+            value = params[next_param]
+            next_param += 1
+            if isinstance(value, int) and not isinstance(value, bool):
+                kind, text = "int", str(value)
+            elif isinstance(value, str):
+                kind, text = "str", "'" + value.replace("'", "''") + "'"
+            else:
+                return None  # NULL, dates, decimals, bytes: the normal path binds them
         if kind in ("str", "int"):
             key.append("?" + kind)
             literals.append(text)
             kinds.append(str(kind))
         else:
             key.append(text)
+    if params is not None and next_param != len(params):
+        return None
     return Shape(tuple(key), tuple(literals), tuple(kinds))
 
 

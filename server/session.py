@@ -37,6 +37,7 @@ from server.point_query import (
     PointTemplate,
     Shape,
     check_privileges,
+    prepared_shape,
     statement_shape,
 )
 from server.point_query import learn as learn_point
@@ -73,6 +74,7 @@ from storage.types import DataType, TypeKind
 StartRows = Callable[[RowsOutcome], Outcome]
 _UNKNOWN = object()  # a statement shape not seen yet in this session
 SHAPE_MAX_SQL = 2048  # longer texts are not point lookups
+Learn = tuple[object, Shape]  # a point-lookup template to learn: (its key, the shape)
 
 
 class ShaleSession(Session):
@@ -260,6 +262,34 @@ class ShaleSession(Session):
                 learn = (key, shape)
         return await self.run_statements(self.parse(sql), start_rows, learn)
 
+    async def run_point_prepared(self, sql: str, params: list[object],
+                                 start_rows: StartRows) -> tuple[Outcome | None, Learn | None]:
+        """COM_STMT_EXECUTE of a point lookup by its learned template: (outcome, None); or
+        (None, what `run_statements` should learn from its normal run, if anything)."""
+        assert self.runner is not None
+        if len(sql) > SHAPE_MAX_SQL or \
+                not self.variables.connection_options().enable_short_circuit_query:
+            return None, None
+        shape = prepared_shape(sql, params)
+        if shape is None:
+            return None, None
+        key = (shape.key, self.database)
+        template = self.point_templates.get(key, _UNKNOWN)
+        if template is _UNKNOWN:
+            return None, (key, shape)
+        if not isinstance(template, PointTemplate):
+            return None, None
+        self._audit_begin(sql)
+        self.runner.begin_statement(sql[:200])
+        self.pool = self.services.pool
+        fast = await self.in_worker(self._run_point, key, template, shape, start_rows)
+        if fast is None:
+            return None, ((key, shape) if key not in self.point_templates else None)
+        self.services.stats.queries_total += 1
+        self.services.stats.point_query_fast_path_total += 1
+        self._audit_outcome(fast)
+        return fast, None
+
     def _point_shape(self, sql: str) -> Shape | None:
         if len(sql) > SHAPE_MAX_SQL or \
                 not self.variables.connection_options().enable_short_circuit_query:
@@ -295,7 +325,7 @@ class ShaleSession(Session):
         outcome = RowsOutcome(list(template.names), list(template.types), batches())
         return start_rows(outcome) if start_rows is not None else outcome
 
-    def _learn_point(self, learn: tuple[object, Shape], stmt: exp.Expression) -> None:
+    def _learn_point(self, learn: Learn, stmt: exp.Expression) -> None:
         """Remember whether the shape just planned is a point lookup (worker thread)."""
         key, shape = learn
         runner = self.runner
@@ -315,7 +345,7 @@ class ShaleSession(Session):
 
     async def run_statements(self, statements: list[exp.Expression],
                              start_rows: StartRows | None = None,
-                             learn: tuple[object, Shape] | None = None) -> Outcome:
+                             learn: Learn | None = None) -> Outcome:
         """Run parsed statements (a COM_QUERY's, or a prepared statement's with its parameters
         bound); the last statement's outcome is returned. `start_rows` (the text protocol's
         first result step, server/connection.py) runs on the same worker thread right after a
@@ -342,7 +372,7 @@ class ShaleSession(Session):
         return outcome
 
     def _run_one(self, stmt: exp.Expression, start_rows: StartRows | None,
-                 learn: tuple[object, Shape] | None = None) -> Outcome:
+                 learn: Learn | None = None) -> Outcome:
         assert self.runner is not None
         pristine = stmt.copy() if learn is not None else None
         outcome = self.runner.run(stmt)

@@ -216,3 +216,29 @@ def test_a_revoke_is_seen_by_a_learned_lookup(server, make_db) -> None:  # type:
                 assert _query(u, "SELECT v FROM t WHERE k = 1")[0] == ("error", 1142)
         finally:
             cur.execute(f"DROP USER IF EXISTS '{user}'@'%'")
+
+
+def test_prepared_point_lookups_share_the_template(server, data) -> None:  # type: ignore[no-untyped-def]
+    """COM_STMT_EXECUTE (mysql-connector-python's server-side prepared statements): the same
+    rows as the text protocol, answered from the point-lookup template."""
+    import mysql.connector
+
+    db, fast, slow, _duck = data
+    conn = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
+                                   password="", database=db, autocommit=True)
+    try:
+        cur = conn.cursor(prepared=True)
+        before = _fast_count(server)
+        rng = random.Random(9)
+        runs = 0
+        for _ in range(40):
+            k, s = rng.choice(K_POOL), rng.choice(S_POOL + ["nope"])
+            for table in ("dup", "uniq", "part"):
+                cur.execute(f"SELECT k, s, v, n FROM {table} WHERE k = %s AND s = %s", (k, s))
+                got = sorted((tuple(r) for r in cur.fetchall()), key=repr)
+                text = f"SELECT k, s, v, n FROM {table} WHERE k = {k} AND s = {_lit(s)}"
+                assert got == _query(slow, text)[1], text
+                runs += 1
+        assert _fast_count(server) - before >= runs - 3  # the first of each table learns
+    finally:
+        conn.close()
