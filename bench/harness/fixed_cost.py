@@ -24,11 +24,11 @@ from typing import Any
 import mysql.connector
 import numpy as np
 import pyarrow as pa
+from support.server import ServerProcess
 
 from harness import loading, report, server
 from harness.latency import p50, percentile
 from harness.machine import MachineLoad
-from support.server import ServerProcess
 
 MARIADB_SELECT1_US = 85.0  # quoted in issue 17 ("MariaDB's measured ~85 us"), not measured here
 POINT_DDL = """CREATE TABLE points (k INT NOT NULL, v VARCHAR(32) NOT NULL, n BIGINT NOT NULL)
@@ -93,7 +93,8 @@ def _prepare(target: Target, db: str) -> None:
     port = target.srv.port if hasattr(target.srv, "port") else target.srv._proc.port
     target.text = target.srv.connect(db)
     target.prepared = mysql.connector.connect(host="127.0.0.1", port=port, user="root",
-                                              password="", database=db, autocommit=True)
+                                              password="", database=db, autocommit=True,
+                                              use_pure=False)  # the C extension
 
 
 def _runners(target: Target, keys: list[int]) -> dict[str, Callable[[int], int]]:
