@@ -48,7 +48,11 @@ from server.privileges.statements import is_account_statement, seconds_until_exp
 from server.results import mysql_column_type
 from server.services import SessionServices
 from server.statement_audit import StatementAudit, audit_login
-from server.statement_cache import runs_inline
+from server.statement_cache import (
+    CONSTANT_RESULTS_PER_SESSION,
+    is_constant_select,
+    runs_inline,
+)
 from server.statements import (
     OkOutcome,
     Outcome,
@@ -101,6 +105,9 @@ class ShaleSession(Session):
         self.opened = time.monotonic()
         # point-lookup templates by (statement shape, current database); None: not a lookup
         self.point_templates: dict[object, PointTemplate | None] = {}
+        # constant SELECTs' rows by text: (query options, names, types, batches)
+        self.constant_results: dict[str, tuple[object, list[str], list[DataType],
+                                               list[Batch]]] = {}
 
     @property
     def access(self) -> Access:
@@ -260,7 +267,7 @@ class ShaleSession(Session):
                     learn = (key, shape)
             elif template is _UNKNOWN:
                 learn = (key, shape)
-        return await self.run_statements(self.parse(sql), start_rows, learn)
+        return await self.run_statements(self.parse(sql), start_rows, learn, from_text=True)
 
     async def run_point_prepared(self, sql: str, params: list[object],
                                  start_rows: StartRows) -> tuple[Outcome | None, Learn | None]:
@@ -345,7 +352,7 @@ class ShaleSession(Session):
 
     async def run_statements(self, statements: list[exp.Expression],
                              start_rows: StartRows | None = None,
-                             learn: Learn | None = None) -> Outcome:
+                             learn: Learn | None = None, from_text: bool = False) -> Outcome:
         """Run parsed statements (a COM_QUERY's, or a prepared statement's with its parameters
         bound); the last statement's outcome is returned. `start_rows` (the text protocol's
         first result step, server/connection.py) runs on the same worker thread right after a
@@ -364,12 +371,41 @@ class ShaleSession(Session):
                 outcome = OkOutcome()
                 continue
             if runs_inline(stmt):  # constants, session variables: no hand-off to a worker
-                outcome = self._run_one(stmt, start_rows)
+                outcome = self._run_inline(stmt, start_rows, from_text)
             else:
                 outcome = await _settled(await self.in_worker(
                     self._run_one, stmt, start_rows, learn if len(statements) == 1 else None))
         self._audit_outcome(outcome)
         return outcome
+
+    def _run_inline(self, stmt: exp.Expression, start_rows: StartRows | None,
+                    from_text: bool) -> Outcome:
+        """A statement `runs_inline` chose, on the event loop. A constant SELECT's rows are
+        kept by text and query options (`SELECT 1` from connection pools: no bind, plan or
+        executor set-up after the first); only a COM_QUERY's text says all of the statement
+        (a prepared statement's text has `?` where its parameters go)."""
+        runner = self.runner
+        assert runner is not None
+        text = stmt.meta.get("sql", "")
+        if not from_text or not text or not is_constant_select(stmt):
+            return self._run_one(stmt, start_rows)
+        options = runner.options()
+        kept = self.constant_results.get(text)
+        if kept is None or kept[0] != options:
+            outcome = runner.run(stmt)
+            if not isinstance(outcome, RowsOutcome):  # pragma: no cover - a SELECT has rows
+                return outcome
+            batches = list(outcome.batches)  # one row of constants
+            kept = (options, outcome.names, outcome.types, batches)
+            if len(self.constant_results) >= CONSTANT_RESULTS_PER_SESSION:
+                self.constant_results.clear()
+            self.constant_results[text] = kept
+        else:
+            runner.last_warnings = []  # as StatementRunner.run does
+            runner.scan_stats = ScanStats()
+        _, names, types, batches = kept
+        rows = RowsOutcome(list(names), list(types), iter(batches))
+        return start_rows(rows) if start_rows is not None else rows
 
     def _run_one(self, stmt: exp.Expression, start_rows: StartRows | None,
                  learn: Learn | None = None) -> Outcome:

@@ -1,6 +1,7 @@
 """Per-server caches on the statement path that save work for statements clients repeat:
-`ParseCache` (sqlglot parse trees by exact statement text) and `runs_inline`, which picks the
-statements cheap enough to answer on the event loop without a hand-off to a worker thread.
+`ParseCache` (sqlglot parse trees by exact statement text), `runs_inline`, which picks the
+statements cheap enough to answer on the event loop without a hand-off to a worker thread, and
+`is_constant_select`, the statements whose result a session may keep by text.
 
 Parsing is the largest fixed cost of a small statement (a sqlglot parse of `SELECT 1` is
 ~0.5-0.8 ms on our 2-core box, docs/performance.md); a copy of a cached tree is ~20x cheaper.
@@ -65,6 +66,20 @@ _INLINE_NODES = (
 )
 _INLINE_SELECT_ARGS = frozenset({"expressions"})
 _INLINE_SET_KINDS = frozenset({"", "SESSION", "LOCAL", "NAMES", "CHARACTER SET"})
+
+
+# A SELECT made of these alone is a constant: its result depends on its text and the query
+# options only (no function, no variable), so a session may keep it (connection pools send
+# `SELECT 1` to validate every connection they hand out).
+_CONSTANT_NODES = (exp.Select, exp.Literal, exp.Neg, exp.Paren, exp.Alias, exp.Null,
+                   exp.Boolean, exp.Identifier)
+CONSTANT_RESULTS_PER_SESSION = 64
+
+
+def is_constant_select(stmt: exp.Expression) -> bool:
+    """`SELECT 1`, `SELECT 'a' AS x, -2, NULL`: literals only, no FROM, no clause."""
+    return isinstance(stmt, exp.Select) and runs_inline(stmt) and all(
+        isinstance(node, _CONSTANT_NODES) for node in stmt.walk())
 
 
 def runs_inline(stmt: exp.Expression) -> bool:

@@ -8,7 +8,7 @@ import pytest
 from sqlglot import expressions as exp
 
 from server.point_query import _grammar, literal_value, statement_shape
-from server.statement_cache import ParseCache, runs_inline
+from server.statement_cache import ParseCache, is_constant_select, runs_inline
 from sql.parser.dialect import parse
 from storage.types import BIGINT, INT, varchar
 
@@ -109,3 +109,12 @@ def test_literal_values_as_the_binder_converts_them() -> None:
     assert literal_value("'it''s 日本'", "str", varchar(10)) == (True, "it's 日本")
     assert literal_value("'5'", "str", INT) == (False, None)  # the binder's cast decides
     assert literal_value("5", "int", varchar(10)) == (False, None)
+
+
+@pytest.mark.parametrize(("sql", "constant"), [
+    ("SELECT 1", True), ("SELECT -1.5 AS x, 'a', NULL, TRUE", True),
+    ("SELECT @@version", False), ("SELECT DATABASE()", False), ("SELECT 1 FROM dual", False),
+    ("SET a = 1", False),
+])
+def test_constant_selects(sql: str, constant: bool) -> None:
+    assert is_constant_select(parse(sql)[0]) is constant
