@@ -23,7 +23,7 @@ def test_repeated_constant_selects_keep_rows_and_metadata(conn) -> None:  # type
         if rows is not None:
             assert first[1] == rows
     desc, rows = _run(conn, "SELECT -1.5 AS x, 'it''s', NULL, TRUE")
-    assert [d[0] for d in desc][0] == "x" and rows[0][1] == "it's" and rows[0][2] is None
+    assert desc[0][0] == "x" and rows[0][1] == "it's" and rows[0][2] is None
 
 
 def test_constant_select_follows_the_session_options(conn) -> None:  # type: ignore[no-untyped-def]
