@@ -34,6 +34,10 @@ MARIADB_SELECT1_US = 85.0  # quoted in issue 17 ("MariaDB's measured ~85 us"), n
 POINT_DDL = """CREATE TABLE points (k INT NOT NULL, v VARCHAR(32) NOT NULL, n BIGINT NOT NULL)
 DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 3"""
 POINT_SQL = "SELECT k, v, n FROM points WHERE k = "
+# One string object: mysql-connector's prepared cursor re-prepares (COM_STMT_CLOSE + PREPARE,
+# two small writes that meet the server's delayed ACK: ~50 ms) when given a new string object,
+# even an equal one.
+POINT_PREPARED = POINT_SQL + "%s"
 PROBES = ("SELECT 1", "point query", "point query, prepared")
 
 
@@ -92,9 +96,10 @@ def points_table(rows: int) -> pa.Table:
 def _prepare(target: Target, db: str) -> None:
     port = target.srv.port if hasattr(target.srv, "port") else target.srv._proc.port
     target.text = target.srv.connect(db)
+    # pure Python: its C extension fails to load once pyarrow is ("static TLS block")
     target.prepared = mysql.connector.connect(host="127.0.0.1", port=port, user="root",
                                               password="", database=db, autocommit=True,
-                                              use_pure=False)  # the C extension
+                                              use_pure=True)
 
 
 def _runners(target: Target, keys: list[int]) -> dict[str, Callable[[int], int]]:
@@ -110,7 +115,7 @@ def _runners(target: Target, keys: list[int]) -> dict[str, Callable[[int], int]]
         return len(cur.fetchall())
 
     def point_prepared(i: int) -> int:
-        pcur.execute(POINT_SQL + "%s", (keys[i],))
+        pcur.execute(POINT_PREPARED, (keys[i],))
         return len(pcur.fetchall())
 
     return dict(zip(PROBES, (select1, point, point_prepared)))
