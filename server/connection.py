@@ -52,7 +52,7 @@ from server.packets import ER_CLIENT_INTERACTION_TIMEOUT, ER_SECURE_TRANSPORT_RE
 from server.prepared import PreparedStatements
 from server.results import column_definition, encode_python_rows, error_packet, ok_packet
 from server.statements import OkOutcome, Outcome, RowsOutcome, TextOutcome
-from server.text_encoding import Chunk, encode_batch
+from server.text_encoding import Chunk, encode_batch, frame_payload
 from sql.errors import DorisError, ErrorCode, ShaleError, unknown_database
 from sql.show.statements import like_match
 from storage.batch import Batch
@@ -66,6 +66,7 @@ logger = logging.getLogger(__name__)
 
 Encoded = tuple[list[Chunk], int, int]  # (packet buffers, rows, next sequence id)
 FIRST_ROWS = 4096  # the first packet run is small so the client sees rows at once
+HEADERS_PER_CONNECTION = 64
 MAX_ROWS = 65536  # rows framed per step: bounds the buffer whatever batch size the plan yields
 TEXT_RESULT_TYPE = varchar(255)
 UTF8MB4 = "utf8mb4"
@@ -167,6 +168,14 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
     _input: PacketInput | None = None
     _kill: KillKind | None  # mysql-mimic's Connection sets it (untyped there)
     session: ShaleSession  # the session_factory's (server/app.py)
+    _headers_cache: dict[object, list[bytes]] | None = None
+
+    @property
+    def _headers(self) -> dict[object, list[bytes]]:
+        """Result headers already built on this connection (`header_packets`)."""
+        if self._headers_cache is None:
+            self._headers_cache = {}
+        return self._headers_cache
 
     async def read_packet(self, idle_timeout: float | None = None) -> bytes:
         """The next client packet (server/packet_io.py): at most max_allowed_packet bytes (the
@@ -572,21 +581,61 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
             return await self.write_rows(outcome)
         return True
 
-    async def write_header(self, names: list[str], types: list[Any]) -> None:
+    def header_packets(self, names: list[str], types: list[Any]) -> list[bytes]:
+        """A result set's header: column count, definitions (and EOF for older clients); kept
+        per connection, as clients repeat their statements (a point lookup's header was ~4%
+        of its server time)."""
+        # the EOF that ends it carries the status flags; definitions carry the results charset
+        key = (tuple(names), tuple(types), self.capabilities, self.status_flags,
+               self.session.variables.get("character_set_results"))
+        cache = self._headers
+        header = cache.get(key)
+        if header is None:
+            header = self._build_header(names, types)
+            if len(cache) >= HEADERS_PER_CONNECTION:
+                cache.clear()
+            cache[key] = header
+        return header
+
+    def _build_header(self, names: list[str], types: list[Any]) -> list[bytes]:
         header = [
             mm_packets.make_column_count(capabilities=self.capabilities, column_count=len(names))
         ]
         header += [column_definition(n, t, self.server_charset) for n, t in zip(names, types)]
         if not self.deprecate_eof():
             header.append(self.eof())
-        self.stream.write_many(header)
+        return header
 
-    async def write_end(self) -> None:
+    async def write_header(self, names: list[str], types: list[Any]) -> None:
+        self.stream.write_many(self.header_packets(names, types))
+
+    def end_packet(self) -> bytes:
         # The end-of-result OK (CLIENT_DEPRECATE_EOF) carries affected_rows=0 as MySQL sends it:
         # MariaDB Connector/J skips that field as a length-prefixed string, so a row count there
         # shifts its read of the status flags past the packet end (docs/mysql-mimic-fixes.md).
-        await self.stream.write(self.ok_or_eof(affected_rows=0), drain=False)
+        return self.ok_or_eof(affected_rows=0)
+
+    async def write_end(self) -> None:
+        await self.stream.write(self.end_packet(), drain=False)
         await self.stream.drain()
+
+    async def write_whole(self, outcome: RowsOutcome, encoded: Encoded) -> None:
+        """A result set whose rows are all in `encoded` (its first step found the end): header,
+        rows and end go out in one write, one send (one TLS record run) instead of three."""
+        stream = self.stream
+        parts: list[Any] = []
+        seq = stream.seq.value
+        for packet in self.header_packets(outcome.names, outcome.types):
+            framed, seq = frame_payload(packet, seq)
+            parts.append(framed)
+        chunks, rows, seq = encoded
+        parts += [c.data if isinstance(c, np.ndarray) else c for c in chunks]
+        framed, seq = frame_payload(self.end_packet(), seq)
+        parts.append(framed)
+        stream.seq.value = seq
+        self.session.statement_audit.add_returned(rows)
+        stream.writer.writelines(parts)
+        await stream.writer.drain()
 
     def _header_packets(self, ncols: int) -> int:
         return 1 + ncols + (0 if self.deprecate_eof() else 1)
@@ -615,6 +664,9 @@ class ShaleConnection(PreparedStatements, mm_connection.Connection):
         else:
             feed = BatchFeed(outcome.batches)
             encoded = await session.in_worker(feed.next_encoded, after_header, FIRST_ROWS, True)
+        if feed.done:  # a small (or empty) result, complete: one write
+            await self.write_whole(outcome, encoded or ([], 0, after_header))
+            return True
         await self.write_header(outcome.names, outcome.types)
         if stream.seq.value != after_header:  # pragma: no cover - mysql-mimic contract changed
             raise RuntimeError("result header used an unexpected number of packets")

@@ -67,6 +67,9 @@ class ServerCollector(Collector):
         yield counter("shaledb_insert_fast_path_total",
                       "INSERT VALUES statements loaded by the literal scanner.",
                       s.insert_fast_path_total)
+        yield counter("shaledb_point_query_fast_path_total",
+                      "Point lookups answered without planning (enable_short_circuit_query).",
+                      s.point_query_fast_path_total)
         yield counter("shaledb_group_commit_loads_total", "Shared loads written by group commit.",
                       server.engine.group_commit.loads)
         yield gauge("shaledb_backends", "Embedded backends.",

@@ -294,8 +294,13 @@ class PreparedStatements:
             if request.types is not None:
                 stmt.param_types = request.types
             stmt.long_data = {}
-            bound = bind(stmt.statements, request.values)
-            outcome = await self.session.run_statements(bound)
+            # a learned point lookup runs from its template (server/point_query.py); either way
+            # the rows are encoded on the statement's worker thread: one hand-off per execution
+            outcome, learn = await self.session.run_point_prepared(
+                stmt.sql, request.values, _encode_first)
+            if outcome is None:
+                bound = bind(stmt.statements, request.values)
+                outcome = await self.session.run_statements(bound, _encode_first, learn)
             await self._write_binary_outcome(stmt, outcome, request.use_cursor)
         except ShaleError as e:
             await self.write_error(e)  # type: ignore[attr-defined]
@@ -325,7 +330,10 @@ class PreparedStatements:
         else:
             assert isinstance(outcome, RowsOutcome)
             names, types = outcome.names, outcome.types
-            rows = await self.session.in_worker(_encode_all, outcome)
+            if isinstance(outcome, EncodedRows):
+                rows = outcome.encoded
+            else:
+                rows = await self.session.in_worker(_encode_all, outcome)
             self.session.statement_audit.add_returned(len(rows))  # server/audit.py ReturnRows
         charset = self.server_charset  # type: ignore[attr-defined]
         header = [
@@ -361,6 +369,18 @@ class PreparedStatements:
         )
         self.stream.write_many(batch)
         await self.stream.write(self.ok_or_eof(flags=flags))  # type: ignore[attr-defined]
+
+
+@dataclass
+class EncodedRows(RowsOutcome):
+    """A result set already encoded in the binary protocol on the statement's worker thread."""
+
+    encoded: list[bytes] = field(default_factory=list)
+
+
+def _encode_first(outcome: RowsOutcome) -> EncodedRows:
+    """Run with the statement (ShaleSession's `start_rows`): its whole result, encoded."""
+    return EncodedRows(outcome.names, outcome.types, iter(()), _encode_all(outcome))
 
 
 def _encode_all(outcome: RowsOutcome) -> list[bytes]:

@@ -11,6 +11,7 @@ each code, which mysql-mimic's own builder does not know for most codes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -121,6 +122,9 @@ def _lenenc_str(data: bytes) -> bytes:
     return lenenc_int(len(data)) + data
 
 
+# A result header repeats the same few column definitions statement after statement (clients
+# re-run their statements): each packet is built once (docs/performance.md).
+@functools.lru_cache(maxsize=4096)
 def column_definition(name: str, dtype: DataType, charset: CharacterSet | None = None,
                       table: str = "", schema: str = "", default: str | None = None,
                       is_field_list: bool = False) -> bytes:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from server.audit import AuditLog
 from server.privileges import PrivilegeManager
 from server.privileges.statements import AccountStatements
+from server.statement_cache import ParseCache
 from server.statements import StatementServices
 from server.variables import GlobalVariables
 from storage.engine import StorageEngine
@@ -29,6 +30,7 @@ class ServerStats:
     connections_total: int = 0
     queries_total: int = 0
     insert_fast_path_total: int = 0  # INSERT VALUES statements the literal scanner took
+    point_query_fast_path_total: int = 0  # point lookups run from a template (point_query.py)
     query_err_total: int = 0  # statements answered with an error (audit State=ERR)
     login_failed_total: int = 0  # login attempts refused (wrong password, unknown user or db)
     started_at: float = field(default_factory=time.time)
@@ -65,6 +67,8 @@ class SessionServices:
     database_exists: Callable[[str], bool]  # the database named at connect
     # the URL of an error log file served by the HTTP listener (its port is known at start)
     error_log_url: Callable[[str], str]
+    # parse trees by statement text, shared by every session (server/statement_cache.py)
+    parse_cache: ParseCache = field(default_factory=ParseCache)
 
     @property
     def engine(self) -> StorageEngine:

@@ -7,7 +7,10 @@ that read no table go to a separate session pool, so they never queue behind que
 (`reads_no_table`: drivers' connect-time statements must answer at once). It answers
 everything itself: none of mysql-mimic's built-in middlewares (which give MySQL, not Doris,
 answers) run. `run_statements` also runs prepared statements with their parameters bound
-(server/prepared.py); `handle_query` serves mysql-mimic's own callers (COM_FIELD_LIST) with
+(server/prepared.py). Statements of constants and session variables (`SELECT 1`, `SET x = 1`,
+`SELECT @@var`: `runs_inline`) are answered on the event loop, which costs less than the two
+thread crossings of a hand-off; parse trees are cached by text (server/statement_cache.py).
+`handle_query` serves mysql-mimic's own callers (COM_FIELD_LIST) with
 fully materialised results.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from types import SimpleNamespace
 from typing import Any
@@ -28,6 +31,16 @@ from sqlglot import expressions as exp
 from executor.load import error_log
 from server import tls
 from server.local_infile import LocalInfileOutcome
+from server.point_query import (
+    TEMPLATES_PER_SESSION,
+    LiteralMismatch,
+    PointTemplate,
+    Shape,
+    check_privileges,
+    prepared_shape,
+    statement_shape,
+)
+from server.point_query import learn as learn_point
 from server.privileges import Access
 from server.privileges.enforce import authorize, may_manage_sessions
 from server.privileges.model import Identity
@@ -35,6 +48,11 @@ from server.privileges.statements import is_account_statement, seconds_until_exp
 from server.results import mysql_column_type
 from server.services import SessionServices
 from server.statement_audit import StatementAudit, audit_login
+from server.statement_cache import (
+    CONSTANT_RESULTS_PER_SESSION,
+    is_constant_select,
+    runs_inline,
+)
 from server.statements import (
     OkOutcome,
     Outcome,
@@ -44,18 +62,23 @@ from server.statements import (
     TextOutcome,
     load_ok,
 )
+from server.statements.query import plan_query
 from server.statements.tables import TableUse, resolve_table
 from server.variables import SessionVariables
-from sql.errors import DorisError, ErrorCode, ShaleError
+from sql.errors import DorisError, ErrorCode, QueryCancelled, ShaleError
 from sql.parser.dialect import SqlSyntaxError, parse
 from sql.show.information_schema import is_information_schema, virtual_table
 from storage.batch import Batch
 from storage.catalog.meta import ColumnMeta
+from storage.scan_stats import ScanStats
 from storage.types import DataType, TypeKind
 
 # The text protocol's first step of a result set, run on the statement's worker thread
 # (server/connection.py ShaleConnection.start_rows).
 StartRows = Callable[[RowsOutcome], Outcome]
+_UNKNOWN = object()  # a statement shape not seen yet in this session
+SHAPE_MAX_SQL = 2048  # longer texts are not point lookups
+Learn = tuple[object, Shape]  # a point-lookup template to learn: (its key, the shape)
 
 
 class ShaleSession(Session):
@@ -80,6 +103,11 @@ class ShaleSession(Session):
         # The audit log's view of this session's statements (server/statement_audit.py).
         self.statement_audit = StatementAudit(services.audit, services.stats)
         self.opened = time.monotonic()
+        # point-lookup templates by (statement shape, current database); None: not a lookup
+        self.point_templates: dict[object, PointTemplate | None] = {}
+        # constant SELECTs' rows by text: (query options, names, types, batches)
+        self.constant_results: dict[str, tuple[object, list[str], list[DataType],
+                                               list[Batch]]] = {}
 
     @property
     def access(self) -> Access:
@@ -186,10 +214,10 @@ class ShaleSession(Session):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.services.session_pool, fn, *args)
 
-    @staticmethod
-    def parse(sql: str) -> list[exp.Expression]:
+    def parse(self, sql: str) -> list[exp.Expression]:
+        """The statements of `sql` (parse trees cached by text, server/statement_cache.py)."""
         try:
-            return parse(sql)
+            return self.services.parse_cache.parse(sql, parse)
         except SqlSyntaxError as e:
             raise ShaleError(str(e), ErrorCode.PARSE_ERROR) from None
 
@@ -222,10 +250,109 @@ class ShaleSession(Session):
                 self.services.stats.queries_total += 1
                 self.services.stats.insert_fast_path_total += 1
                 return await _settled(fast)
-        return await self.run_statements(self.parse(sql), start_rows)
+        learn = None
+        shape = self._point_shape(sql)
+        if shape is not None:  # a point lookup answered without the planner (point_query.py)
+            key = (shape.key, self.database)
+            template = self.point_templates.get(key, _UNKNOWN)
+            if isinstance(template, PointTemplate):
+                self.runner.begin_statement(sql[:200])
+                self.pool = self.services.pool
+                fast = await self.in_worker(self._run_point, key, template, shape, start_rows)
+                if fast is not None:
+                    self.services.stats.queries_total += 1
+                    self.services.stats.point_query_fast_path_total += 1
+                    return fast
+                if key not in self.point_templates:  # it was stale: learn from this run
+                    learn = (key, shape)
+            elif template is _UNKNOWN:
+                learn = (key, shape)
+        return await self.run_statements(self.parse(sql), start_rows, learn, from_text=True)
+
+    async def run_point_prepared(self, sql: str, params: list[object],
+                                 start_rows: StartRows) -> tuple[Outcome | None, Learn | None]:
+        """COM_STMT_EXECUTE of a point lookup by its learned template: (outcome, None); or
+        (None, what `run_statements` should learn from its normal run, if anything)."""
+        assert self.runner is not None
+        if len(sql) > SHAPE_MAX_SQL or \
+                not self.variables.connection_options().enable_short_circuit_query:
+            return None, None
+        shape = prepared_shape(sql, params)
+        if shape is None:
+            return None, None
+        key = (shape.key, self.database)
+        template = self.point_templates.get(key, _UNKNOWN)
+        if template is _UNKNOWN:
+            return None, (key, shape)
+        if not isinstance(template, PointTemplate):
+            return None, None
+        self._audit_begin(sql)
+        self.runner.begin_statement(sql[:200])
+        self.pool = self.services.pool
+        fast = await self.in_worker(self._run_point, key, template, shape, start_rows)
+        if fast is None:
+            return None, ((key, shape) if key not in self.point_templates else None)
+        self.services.stats.queries_total += 1
+        self.services.stats.point_query_fast_path_total += 1
+        self._audit_outcome(fast)
+        return fast, None
+
+    def _point_shape(self, sql: str) -> Shape | None:
+        if len(sql) > SHAPE_MAX_SQL or \
+                not self.variables.connection_options().enable_short_circuit_query:
+            return None
+        return statement_shape(sql)
+
+    def _run_point(self, key: object, template: PointTemplate, shape: Shape,
+                   start_rows: StartRows | None) -> Outcome | None:
+        """A learned point lookup (worker thread); None: the normal path answers instead (the
+        template is stale, or a literal does not fit the column's type)."""
+        runner = self.runner
+        assert runner is not None
+        engine = self.services.engine
+        if not template.still_valid(engine.catalog, runner.options()):
+            self.point_templates.pop(key, None)  # re-learned from the next normal run
+            return None
+        values = template.values(shape)
+        if values is None:
+            return None
+        check_privileges(template, runner.access, self.database)
+        runner.last_warnings = []  # as StatementRunner.run does for every other statement
+        stats = ScanStats()
+        runner.scan_stats = stats
+        cancel = runner.cancel
+
+        def batches() -> Iterator[Batch]:
+            with engine.reading():  # compaction keeps the versions read
+                for batch in template.read(engine, values, stats):
+                    if cancel.is_set():
+                        raise QueryCancelled()
+                    yield batch
+
+        outcome = RowsOutcome(list(template.names), list(template.types), batches())
+        return start_rows(outcome) if start_rows is not None else outcome
+
+    def _learn_point(self, learn: Learn, stmt: exp.Expression) -> None:
+        """Remember whether the shape just planned is a point lookup (worker thread)."""
+        key, shape = learn
+        runner = self.runner
+        assert runner is not None
+        template = None
+        try:
+            planned = plan_query(runner, stmt.copy())
+            template = learn_point(stmt, shape, planned, self.services.engine.catalog,
+                                   self.database, runner.options())
+        except ShaleError:
+            template = None
+        except LiteralMismatch:
+            return  # these literals do not fit the columns: learn from another execution
+        if len(self.point_templates) >= TEMPLATES_PER_SESSION:
+            self.point_templates.clear()
+        self.point_templates[key] = template
 
     async def run_statements(self, statements: list[exp.Expression],
-                             start_rows: StartRows | None = None) -> Outcome:
+                             start_rows: StartRows | None = None,
+                             learn: Learn | None = None, from_text: bool = False) -> Outcome:
         """Run parsed statements (a COM_QUERY's, or a prepared statement's with its parameters
         bound); the last statement's outcome is returned. `start_rows` (the text protocol's
         first result step, server/connection.py) runs on the same worker thread right after a
@@ -243,13 +370,50 @@ class ShaleSession(Session):
                 await self.kill(stmt)
                 outcome = OkOutcome()
                 continue
-            outcome = await _settled(await self.in_worker(self._run_one, stmt, start_rows))
+            if runs_inline(stmt):  # constants, session variables: no hand-off to a worker
+                outcome = self._run_inline(stmt, start_rows, from_text)
+            else:
+                outcome = await _settled(await self.in_worker(
+                    self._run_one, stmt, start_rows, learn if len(statements) == 1 else None))
         self._audit_outcome(outcome)
         return outcome
 
-    def _run_one(self, stmt: exp.Expression, start_rows: StartRows | None) -> Outcome:
+    def _run_inline(self, stmt: exp.Expression, start_rows: StartRows | None,
+                    from_text: bool) -> Outcome:
+        """A statement `runs_inline` chose, on the event loop. A constant SELECT's rows are
+        kept by text and query options (`SELECT 1` from connection pools: no bind, plan or
+        executor set-up after the first); only a COM_QUERY's text says all of the statement
+        (a prepared statement's text has `?` where its parameters go)."""
+        runner = self.runner
+        assert runner is not None
+        text = stmt.meta.get("sql", "")
+        if not from_text or not text or not is_constant_select(stmt):
+            return self._run_one(stmt, start_rows)
+        options = runner.options()
+        kept = self.constant_results.get(text)
+        if kept is None or kept[0] != options:
+            outcome = runner.run(stmt)
+            if not isinstance(outcome, RowsOutcome):  # pragma: no cover - a SELECT has rows
+                return outcome
+            batches = list(outcome.batches)  # one row of constants
+            kept = (options, outcome.names, outcome.types, batches)
+            if len(self.constant_results) >= CONSTANT_RESULTS_PER_SESSION:
+                self.constant_results.clear()
+            self.constant_results[text] = kept
+        else:
+            runner.last_warnings = []  # as StatementRunner.run does
+            runner.scan_stats = ScanStats()
+        _, names, types, batches = kept
+        rows = RowsOutcome(list(names), list(types), iter(batches))
+        return start_rows(rows) if start_rows is not None else rows
+
+    def _run_one(self, stmt: exp.Expression, start_rows: StartRows | None,
+                 learn: Learn | None = None) -> Outcome:
         assert self.runner is not None
+        pristine = stmt.copy() if learn is not None else None
         outcome = self.runner.run(stmt)
+        if pristine is not None and learn is not None and isinstance(outcome, RowsOutcome):
+            self._learn_point(learn, pristine)
         if start_rows is not None and isinstance(outcome, RowsOutcome):
             return start_rows(outcome)
         return outcome

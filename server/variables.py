@@ -158,6 +158,9 @@ VARIABLES: dict[str, Schema] = {
     "enable_nereids_planner": (to_bool, True, True),
     "enable_fallback_to_original_planner": (to_bool, True, True),
     "enable_profile": (to_bool, False, True),
+    # Doris 2.1: key lookups skip the planner (server/point_query.py: here any
+    # `SELECT cols FROM t WHERE col = literal [AND ..]` whose plan is one OLAP scan)
+    "enable_short_circuit_query": (to_bool, True, True),
     "enable_spilling": (to_bool, False, True),
     "enable_sql_cache": (to_bool, False, True),
     "enable_query_cache": (to_bool, False, True),
@@ -214,6 +217,7 @@ class ConnectionOptions:
     version: str  # what the handshake announces
     default_password_lifetime: int  # days; 0 = passwords do not expire
     audit_plugin_max_sql_length: int
+    enable_short_circuit_query: bool  # point lookups by statement shape (server/point_query.py)
 
 
 def _timeout(seconds: int) -> float | None:
@@ -231,6 +235,7 @@ def build_connection_options(variables: Variables) -> ConnectionOptions:
         version=get("version"),
         default_password_lifetime=get("default_password_lifetime"),
         audit_plugin_max_sql_length=get("audit_plugin_max_sql_length"),
+        enable_short_circuit_query=get("enable_short_circuit_query"),
     )
 
 

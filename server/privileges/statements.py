@@ -93,8 +93,13 @@ def tokenize(sql: str) -> list[Tok] | None:
     return toks
 
 
+_FIRST_WORDS = frozenset(lead[0] for lead in _LEADS)
+
+
 def is_account_statement(sql: str) -> bool:
     head = sql.lstrip()[:40].upper().split()
+    if not head or head[0] not in _FIRST_WORDS:  # SELECT, INSERT, ...: checked per statement
+        return False
     return any(tuple(head[:len(lead)]) == lead for lead in _LEADS)
 
 

@@ -136,3 +136,23 @@ def test_slow_statements_get_a_slow_query_line(tmp_path: Path) -> None:
              for line in (tmp_path / "fe.audit.log").read_text().splitlines()]
     assert kinds == [("query", "SELECT fast"), ("query", "SELECT slow"),
                      ("slow_query", "SELECT slow")]
+
+
+def test_lines_reach_the_file_without_close_in_statement_order(tmp_path: Path) -> None:
+    """The writer batches events (one wake-up per flush interval) but still writes every line
+    of a burst, in order, while the log stays open."""
+    audit = AuditLog(tmp_path, flush_seconds=0.01)
+    try:
+        for n in range(50):
+            audit.log(AuditEvent(stmt=f"SELECT {n}"))
+        path = tmp_path / "fe.audit.log"
+        for _ in range(2000):  # waits for the lines (bounded), asserts nothing about time
+            lines = path.read_text().splitlines() if path.exists() else []
+            if len(lines) >= 50:
+                break
+            time.sleep(0.01)
+        stmts = [line.split("|Stmt=")[1].split("|")[0] for line in lines]
+        assert stmts == [f"SELECT {n}" for n in range(50)]
+    finally:
+        audit.close()
+    assert audit.dropped == 0
