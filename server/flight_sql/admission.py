@@ -36,16 +36,19 @@ class CallWork:
 
     def run(self, cancel: threading.Event | None, fn: Callable[..., T], *args: object,
             light: bool = False) -> T:
-        """`fn(*args)` on a worker (the session pool when `light`), waited for; a client gone
-        meanwhile sets `cancel`, and the work's own outcome (QueryCancelled) is returned."""
+        """`fn(*args)` on a worker (the session pool when `light`), waited for. A client gone
+        meanwhile sets `cancel` (the work then ends with its own QueryCancelled); work still
+        queued when its client is gone or `cancel` is set (KILL QUERY) never runs."""
         future = (self.light_pool if light else self.pool).submit(fn, *args)
         while True:
             try:
                 return future.result(timeout=CLIENT_POLL_SECONDS)
             except concurrent.futures.TimeoutError:
-                if self.client_gone():
-                    if cancel is not None:
-                        cancel.set()
-                    if future.cancel():  # still queued: it never runs
-                        raise QueryCancelled("The client cancelled the call") from None
+                gone = self.client_gone()
+                if gone and cancel is not None:
+                    cancel.set()
+                killed = cancel is not None and cancel.is_set()  # KILL QUERY, a stop
+                if (gone or killed) and future.cancel():  # still queued: it never runs
+                    raise QueryCancelled() from None
+                if gone:
                     return future.result()  # the work sees the cancel and ends

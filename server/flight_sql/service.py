@@ -52,26 +52,47 @@ logger = logging.getLogger(__name__)
 AUTH_MIDDLEWARE = "shaledb-auth"
 ACTION_CREATE_PREPARED = "CreatePreparedStatement"
 ACTION_CLOSE_PREPARED = "ClosePreparedStatement"
-T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 STOPPING = ("ShaleDB is stopping: the result was not sent completely; "
             "run the statement again once the server is back")
 
 
-def _guarded(fn: Callable[[], T]) -> T:
-    """Run a call's work, turning our errors into Flight errors (raised from here, so the
-    status message pyarrow builds names no deeper frame)."""
-    try:
-        return fn()
-    except flight.FlightError:
-        raise
-    except ShaleError as e:
-        error = flight_error(e)
-    except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowNotImplementedError) as e:
-        error = e  # errors.py's INVALID_ARGUMENT / NOT_FOUND / UNIMPLEMENTED
-    except Exception as e:
-        logger.exception("internal error in a Flight SQL call")
-        error = internal(e)
-    raise as_raised(error) from None
+def _status(error: BaseException) -> BaseException:
+    """The exception a call ends with for `error`: a Flight error as it is, ours as errors.py
+    maps them, anything else INTERNAL (and logged)."""
+    if isinstance(error, (flight.FlightError, pa.ArrowInvalid, pa.ArrowKeyError,
+                          pa.ArrowNotImplementedError)):
+        return error  # already a status (errors.py's INVALID_ARGUMENT / NOT_FOUND / ...)
+    if isinstance(error, ShaleError):
+        return flight_error(error)
+    logger.error("internal error in a Flight SQL call", exc_info=error)
+    return internal(error)
+
+
+# pyarrow appends the frames of a ValueError / KeyError / NotImplementedError to the status
+# message a client reads; the RPC methods are wrapped by this one function, compiled without a
+# source file, so those frames are pyarrow's and `<flight_sql>`: no server path, no source line.
+_BOUNDARY_SOURCE = """
+def boundary(method):
+    def flight_sql_call(self, *args):
+        try:
+            return method(self, *args)
+        except BaseException as e:
+            error = status(e)
+        raise error.with_traceback(None) from None
+    flight_sql_call.__name__ = method.__name__
+    flight_sql_call.__doc__ = method.__doc__
+    return flight_sql_call
+"""
+
+
+def _make_boundary() -> Callable[[F], F]:
+    namespace: dict[str, Any] = {"status": _status}
+    exec(compile(_BOUNDARY_SOURCE, "<flight_sql>", "exec"), namespace)  # noqa: S102
+    return namespace["boundary"]
+
+
+_status_boundary = _make_boundary()
 
 
 def _result_stream(result: StatementResult, work: CallWork,
@@ -88,7 +109,7 @@ def _result_stream(result: StatementResult, work: CallWork,
                 raise flight.FlightUnavailableError(STOPPING)
             if result.cancel.is_set():
                 raise QueryCancelled()
-            batch = work.run(result.cancel, next, batches, None)
+            batch = work.run(result.cancel, next, batches, None, light=result.light)
             if batch is None:
                 return
             result.rows_sent(batch.num_rows)
@@ -242,112 +263,97 @@ class ShaleFlightSqlServer(flight.FlightServerBase):
         return session.run_prepared(prepared, rows[0], work)
 
     # ---- RPCs -------------------------------------------------------------------------------
+    @_status_boundary
     def get_flight_info(self, context: Any, descriptor: Any) -> flight.FlightInfo:
         session = self._session(context)
         call = self._work(context)
+        command = self._command(descriptor.command)
+        name = m.message_name(command)
+        if name == "CommandStatementQuery":
+            return self._statement_info(session, descriptor,
+                                        session.run_sql(command.query, call))
+        if name == "CommandPreparedStatementQuery":
+            result = self._run_prepared_query(session, command.prepared_statement_handle,
+                                              call)
+            return self._statement_info(session, descriptor, result)
+        if name in _METADATA_COMMANDS:
+            schema = self._metadata_schema(name, command)
+            ticket = flight.Ticket(descriptor.command)  # answered at DoGet
+            return flight.FlightInfo(schema, descriptor,
+                                     [flight.FlightEndpoint(ticket, [])], -1, -1)
+        raise unimplemented(f"{name} is not supported by ShaleDB")
 
-        def work() -> flight.FlightInfo:
-            command = self._command(descriptor.command)
-            name = m.message_name(command)
-            if name == "CommandStatementQuery":
-                return self._statement_info(session, descriptor,
-                                            session.run_sql(command.query, call))
-            if name == "CommandPreparedStatementQuery":
-                result = self._run_prepared_query(session, command.prepared_statement_handle,
-                                                  call)
-                return self._statement_info(session, descriptor, result)
-            if name in _METADATA_COMMANDS:
-                schema = self._metadata_schema(name, command)
-                ticket = flight.Ticket(descriptor.command)  # answered at DoGet
-                return flight.FlightInfo(schema, descriptor,
-                                         [flight.FlightEndpoint(ticket, [])], -1, -1)
-            raise unimplemented(f"{name} is not supported by ShaleDB")
-
-        return _guarded(work)
-
+    @_status_boundary
     def get_schema(self, context: Any, descriptor: Any) -> flight.SchemaResult:
         session = self._session(context)
+        command = self._command(descriptor.command)
+        name = m.message_name(command)
+        if name in _METADATA_COMMANDS:
+            return flight.SchemaResult(self._metadata_schema(name, command))
+        if name == "CommandPreparedStatementQuery":
+            prepared = session.prepared_statement(command.prepared_statement_handle)
+            if prepared.dataset_schema is not None:
+                return flight.SchemaResult(prepared.dataset_schema)
+        raise unimplemented(f"GetSchema of {name} is not supported by ShaleDB")
 
-        def work() -> flight.SchemaResult:
-            command = self._command(descriptor.command)
-            name = m.message_name(command)
-            if name in _METADATA_COMMANDS:
-                return flight.SchemaResult(self._metadata_schema(name, command))
-            if name == "CommandPreparedStatementQuery":
-                prepared = session.prepared_statement(command.prepared_statement_handle)
-                if prepared.dataset_schema is not None:
-                    return flight.SchemaResult(prepared.dataset_schema)
-            raise unimplemented(f"GetSchema of {name} is not supported by ShaleDB")
-
-        return _guarded(work)
-
+    @_status_boundary
     def do_get(self, context: Any, ticket: Any) -> flight.FlightDataStream:
         session = self._session(context)
         call = self._work(context)
+        command = self._command(ticket.ticket)
+        name = m.message_name(command)
+        if name == "TicketStatementQuery":
+            result = self.sessions.take_result(session, command.statement_handle)
+            return flight.GeneratorStream(result.schema,
+                                          _result_stream(result, call, self.sessions))
+        if name in _METADATA_COMMANDS:
+            table = call.run(None, self._metadata_table, session, name, command, light=True)
+            return flight.RecordBatchStream(table)
+        raise unimplemented(f"DoGet of {name} is not supported by ShaleDB")
 
-        def work() -> flight.FlightDataStream:
-            command = self._command(ticket.ticket)
-            name = m.message_name(command)
-            if name == "TicketStatementQuery":
-                result = self.sessions.take_result(session, command.statement_handle)
-                return flight.GeneratorStream(result.schema,
-                                              _result_stream(result, call, self.sessions))
-            if name in _METADATA_COMMANDS:
-                table = call.run(None, self._metadata_table, session, name, command, light=True)
-                return flight.RecordBatchStream(table)
-            raise unimplemented(f"DoGet of {name} is not supported by ShaleDB")
-
-        return _guarded(work)
-
+    @_status_boundary
     def do_put(self, context: Any, descriptor: Any, reader: Any, writer: Any) -> None:
         session = self._session(context)
         call = self._work(context)
+        command = self._command(descriptor.command)
+        name = m.message_name(command)
+        if name == "CommandStatementUpdate":
+            count = _run_update(session.run_sql(command.query, call))
+            writer.write(pa.py_buffer(m.DoPutUpdateResult(
+                record_count=count).SerializeToString()))
+            return
+        if name == "CommandPreparedStatementQuery":
+            prepared = session.prepared_statement(command.prepared_statement_handle)
+            prepared.parameter_rows = _parameter_rows(reader.read_all())
+            return
+        if name == "CommandPreparedStatementUpdate":
+            prepared = session.prepared_statement(command.prepared_statement_handle)
+            rows = _parameter_rows(reader.read_all()) or [[]]
+            total = 0
+            for values in rows:
+                total += max(0, _run_update(session.run_prepared(prepared, values, call)))
+            writer.write(pa.py_buffer(m.DoPutUpdateResult(
+                record_count=total).SerializeToString()))
+            return
+        raise unimplemented(f"DoPut of {name} is not supported by ShaleDB")
 
-        def work() -> None:
-            command = self._command(descriptor.command)
-            name = m.message_name(command)
-            if name == "CommandStatementUpdate":
-                count = _run_update(session.run_sql(command.query, call))
-                writer.write(pa.py_buffer(m.DoPutUpdateResult(
-                    record_count=count).SerializeToString()))
-                return
-            if name == "CommandPreparedStatementQuery":
-                prepared = session.prepared_statement(command.prepared_statement_handle)
-                prepared.parameter_rows = _parameter_rows(reader.read_all())
-                return
-            if name == "CommandPreparedStatementUpdate":
-                prepared = session.prepared_statement(command.prepared_statement_handle)
-                rows = _parameter_rows(reader.read_all()) or [[]]
-                total = 0
-                for values in rows:
-                    total += max(0, _run_update(session.run_prepared(prepared, values, call)))
-                writer.write(pa.py_buffer(m.DoPutUpdateResult(
-                    record_count=total).SerializeToString()))
-                return
-            raise unimplemented(f"DoPut of {name} is not supported by ShaleDB")
-
-        _guarded(work)
-
+    @_status_boundary
     def do_action(self, context: Any, action: Any) -> list[flight.Result]:
         session = self._session(context)
         call = self._work(context)
-
-        def work() -> list[flight.Result]:
-            body = action.body.to_pybytes() if action.body is not None else b""
-            if action.type == ACTION_CREATE_PREPARED:
-                request = self._command(body)
-                handle, prepared = session.prepare(request.query, call)
-                result = m.ActionCreatePreparedStatementResult(prepared_statement_handle=handle)
-                if prepared.dataset_schema is not None:
-                    result.dataset_schema = prepared.dataset_schema.serialize().to_pybytes()
-                return [flight.Result(m.pack(result))]
-            if action.type == ACTION_CLOSE_PREPARED:
-                request = self._command(body)
-                session.prepared.pop(request.prepared_statement_handle, None)
-                return []
-            raise unimplemented(f"Action {action.type} is not supported by ShaleDB")
-
-        return _guarded(work)
+        body = action.body.to_pybytes() if action.body is not None else b""
+        if action.type == ACTION_CREATE_PREPARED:
+            request = self._command(body)
+            handle, prepared = session.prepare(request.query, call)
+            result = m.ActionCreatePreparedStatementResult(prepared_statement_handle=handle)
+            if prepared.dataset_schema is not None:
+                result.dataset_schema = prepared.dataset_schema.serialize().to_pybytes()
+            return [flight.Result(m.pack(result))]
+        if action.type == ACTION_CLOSE_PREPARED:
+            request = self._command(body)
+            session.prepared.pop(request.prepared_statement_handle, None)
+            return []
+        raise unimplemented(f"Action {action.type} is not supported by ShaleDB")
 
     def list_actions(self, context: Any) -> list[tuple[str, str]]:
         return [(ACTION_CREATE_PREPARED, "Prepare a SQL statement"),

@@ -83,6 +83,8 @@ class StatementResult:
     cancel: threading.Event = field(default_factory=threading.Event)
     # called once the result is streamed or dropped (the session's PROCESSLIST row)
     on_done: Callable[[], None] | None = None
+    # its batches are pulled on the session pool: the statement reads no table
+    light: bool = False
 
     def rows_sent(self, rows: int) -> None:
         if self.audit is not None:
@@ -252,7 +254,9 @@ class FlightSession:
             if isinstance(outcome, RowsOutcome) and i < len(statements) - 1:
                 # an earlier statement's rows: run, not sent
                 work.run(self.runner.cancel, _drain, outcome.batches)
-        return outcome_result(outcome)
+        result = outcome_result(outcome)
+        result.light = bool(statements) and reads_no_table(statements[-1])
+        return result
 
     def prepare(self, sql: str, work: CallWork) -> tuple[bytes, PreparedFlightStatement]:
         with self.lock:
