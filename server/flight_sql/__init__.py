@@ -75,6 +75,7 @@ class FlightSqlListener:
         if server is None:
             return True
         server.close_sessions()
+        logger.info("Arrow Flight SQL: stopping (open result streams end with UNAVAILABLE)")
         done = threading.Thread(target=server.shutdown, name="shaledb-flight-stop", daemon=True)
         done.start()
         done.join(grace_seconds)

@@ -9,9 +9,11 @@ One server for the module (its own: the shared `server` fixture runs without Fli
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import decimal
 import secrets
+import threading
 from collections.abc import Iterator
 
 import adbc_driver_manager
@@ -331,17 +333,46 @@ def test_basic_header_is_base64_of_user_and_password(fsrv: ServerProcess) -> Non
     assert client.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"x": 42}]
 
 
-def test_server_stops_cleanly_with_open_flight_sessions(fsrv: ServerProcess, adbc: object,
-                                                        big_db: str) -> None:
-    """Last: SIGTERM with a logged-in session, an unfetched result and a client that stopped
-    reading mid-stream still exits 0 (the stalled call is abandoned after a grace period)."""
+# the ADBC cursor's close fails (the server is gone) and its __del__ closes it again
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_server_stop_during_reads_fails_them_and_exits_cleanly(fsrv: ServerProcess,
+                                                                adbc: object,
+                                                                big_db: str) -> None:
+    """Last: SIGTERM while clients read large results. A client still reading gets an error
+    (UNAVAILABLE), never a cut-off result that ends like a complete one; a client that stopped
+    reading mid-stream, a logged-in session and an unfetched result do not keep the server
+    from exiting 0 (the stalled call is abandoned after a grace period)."""
     client, options = raw_client(fsrv)
     client.get_flight_info(flight.FlightDescriptor.for_command(
         any_command("CommandStatementQuery", bytes_field(1, b"SELECT 1"))), options)
     assert adbc_rows(adbc, "SELECT 1") == [(1,)]
-    stalled = start_stream(fsrv, f"SELECT n, s FROM {big_db}.big")
+    sql = f"SELECT n, s FROM {big_db}.big"
+    stalled = start_stream(fsrv, sql)
     stalled.read_chunk()  # and no more
-    assert fsrv.stop(timeout=30) == 0
+    slow = start_stream(fsrv, sql)
+    rows = slow.read_chunk().data.num_rows
+    cursor = adbc.cursor()  # type: ignore[attr-defined]
+    cursor.execute(sql)
+    adbc_reader = cursor.fetch_record_batch()
+    adbc_rows_read = adbc_reader.read_next_batch().num_rows
+    exit_codes: list[int] = []
+    stopper = threading.Thread(target=lambda: exit_codes.append(fsrv.stop(timeout=60)))
+    stopper.start()
+    fsrv.wait_for_stderr("Arrow Flight SQL: stopping")
+    # both go on reading one batch at a time: what the server had sent arrives, then an error
+    with pytest.raises(flight.FlightUnavailableError, match="ShaleDB is stopping"):
+        for chunk in slow:
+            rows += chunk.data.num_rows
+    assert rows < 1_000_000
+    with pytest.raises(OSError, match="ShaleDB is stopping"):  # the C stream's error
+        for batch in adbc_reader:
+            adbc_rows_read += batch.num_rows
+    assert adbc_rows_read < 1_000_000
+    adbc_reader.close()
+    with contextlib.suppress(adbc_driver_manager.OperationalError):
+        cursor.close()  # its ClosePreparedStatement finds the server gone
+    stopper.join(90)
+    assert exit_codes == [0]
     # Flight statements are in fe.audit.log as the MySQL port's are (rows counted as sent)
     audit = (fsrv.data_dir / "log" / "fe.audit.log").read_text(encoding="utf-8")
     [line] = [ln for ln in audit.splitlines() if "Stmt=SELECT 40 + 2 AS x" in ln]
