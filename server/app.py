@@ -245,7 +245,10 @@ class ShaleServer:
         if self.config.arrow_flight_sql_port >= 0:  # off unless set, as in Doris
             from server.cli import version
 
-            self.flight_sql = FlightSqlListener(self.session_services, version())
+            self.flight_sql = FlightSqlListener(
+                self.session_services, version(),
+                self.config.arrow_flight_token_alive_time_second,
+                self.config.arrow_flight_token_cache_size)
             # binding is quick; the calls are served on gRPC's threads, never on this loop
             tls_files = None
             if self.config.arrow_flight_sql_tls:  # the MySQL port's certificate and key

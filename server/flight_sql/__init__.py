@@ -25,7 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from server.flight_sql.service import ShaleFlightSqlServer
-from server.flight_sql.sessions import FlightSessions
+from server.flight_sql.sessions import TOKEN_ALIVE_SECONDS, TOKEN_CACHE_SIZE, FlightSessions
 from server.services import SessionServices
 
 logger = logging.getLogger(__name__)
@@ -37,9 +37,13 @@ class FlightSqlListener:
     """The Flight SQL server's lifetime: listening from `start` (gRPC's own threads serve
     every call), stopped by `stop` after the running statements are cancelled."""
 
-    def __init__(self, services: SessionServices, server_version: str) -> None:
+    def __init__(self, services: SessionServices, server_version: str,
+                 token_alive_seconds: float = TOKEN_ALIVE_SECONDS,
+                 token_cache_size: int = TOKEN_CACHE_SIZE) -> None:
         self.services = services
         self.server_version = server_version
+        self.token_alive_seconds = token_alive_seconds
+        self.token_cache_size = token_cache_size
         self.server: ShaleFlightSqlServer | None = None
         self.port = 0
 
@@ -52,8 +56,9 @@ class FlightSqlListener:
             cert, key = tls_files
             scheme, certificates = "grpc+tls", [(cert.read_bytes(), key.read_bytes())]
         try:
-            self.server = ShaleFlightSqlServer(f"{scheme}://{bind}:{port}", self.services,
-                                               self.server_version, certificates)
+            self.server = ShaleFlightSqlServer(
+                f"{scheme}://{bind}:{port}", self.services, self.server_version, certificates,
+                FlightSessions(self.services, self.token_alive_seconds, self.token_cache_size))
         except pa.ArrowException as e:  # the port is taken, the address is not ours, ...
             raise OSError(f"cannot listen for Arrow Flight SQL on {host}:{port}: {e}") from None
         self.port = int(self.server.port)

@@ -196,9 +196,10 @@ _METADATA_COMMANDS = ("CommandGetSqlInfo", "CommandGetCatalogs", "CommandGetDbSc
 
 class ShaleFlightSqlServer(flight.FlightServerBase):
     def __init__(self, location: str, services: SessionServices, server_version: str,
-                 tls_certificates: list[tuple[bytes, bytes]] | None = None) -> None:
+                 tls_certificates: list[tuple[bytes, bytes]] | None = None,
+                 sessions: FlightSessions | None = None) -> None:
         self.services = services
-        self.sessions = FlightSessions(services)
+        self.sessions = sessions or FlightSessions(services)
         self.server_version = server_version
         super().__init__(location, auth_handler=_HeaderOnlyAuth(),
                          middleware={AUTH_MIDDLEWARE: _AuthMiddlewareFactory(self.sessions)},

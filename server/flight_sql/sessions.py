@@ -56,7 +56,8 @@ from sql.errors import ErrorCode, ShaleError
 from sql.parser.dialect import SqlSyntaxError, parse
 from storage.scan_stats import ScanStats
 
-# Doris FE defaults: arrow_flight_token_alive_time (minutes) and arrow_flight_token_cache_size.
+# Doris FE defaults: arrow_flight_token_alive_time (4320 minutes; Doris 3's
+# arrow_flight_token_alive_time_second, our setting) and arrow_flight_token_cache_size.
 TOKEN_ALIVE_SECONDS = 4320 * 60
 TOKEN_CACHE_SIZE = 512
 # Results planned (GetFlightInfo) but never fetched are dropped past this many (oldest first).
@@ -151,11 +152,18 @@ class FlightSession:
             current_user=lambda: access.identity.name)
         self.runner.access = access  # every statement is checked, as on the MySQL port
         self.lock = threading.Lock()
-        self.last_used = time.monotonic()
+        self.created = time.monotonic()  # tokens expire this long after the login (Doris)
         self.prepared: dict[bytes, PreparedFlightStatement] = {}
         # results planned and not yet streamed to the end (KILL QUERY cancels them all)
         self._open: set[StatementResult] = set()
         self._open_lock = threading.Lock()
+
+    @property
+    def busy(self) -> bool:
+        """A statement runs or a result is being streamed (an expired token's session is
+        ended only once idle)."""
+        with self._open_lock:
+            return bool(self._open) or self.lock.locked()
 
     @property
     def identity(self) -> Identity:
@@ -324,10 +332,16 @@ def _settled(outcome: Outcome) -> Outcome:
 
 
 class FlightSessions:
-    """The bearer tokens handed out by logins, each with its session."""
+    """The bearer tokens handed out by logins, each with its session: at most `cache_size` of
+    them (the least recently used is dropped past that), each valid for `alive_seconds` after
+    its login; a dropped or expired session's statements are cancelled and it leaves SHOW
+    PROCESSLIST (expired ones once idle, found at the next login, lookup or listing)."""
 
-    def __init__(self, services: SessionServices) -> None:
+    def __init__(self, services: SessionServices, alive_seconds: float = TOKEN_ALIVE_SECONDS,
+                 cache_size: int = TOKEN_CACHE_SIZE) -> None:
         self.services = services
+        self.alive_seconds = alive_seconds
+        self.cache_size = max(1, cache_size)
         self._lock = threading.Lock()
         self._sessions: OrderedDict[str, FlightSession] = OrderedDict()
         self._by_id: dict[int, FlightSession] = {}
@@ -354,15 +368,22 @@ class FlightSessions:
         token = secrets.token_urlsafe(24)
         session = FlightSession(token, self.services, access, next(self._ids))
         self.services.stats.connections_total += 1
-        evicted = []
         with self._lock:
+            ended = self._expired()
             self._sessions[token] = session
             self._by_id[session.connection_id] = session
-            while len(self._sessions) > TOKEN_CACHE_SIZE:
-                evicted.append(self._forget(next(iter(self._sessions))))
-        for old in evicted:
+            while len(self._sessions) > self.cache_size:
+                ended.append(self._forget(next(iter(self._sessions))))
+        for old in ended:
             old.close()
         return session
+
+    def _expired(self) -> list[FlightSession]:
+        """Drop the idle sessions whose token expired (holding the lock); the caller closes
+        them."""
+        deadline = time.monotonic() - self.alive_seconds
+        expired = [t for t, s in self._sessions.items() if s.created <= deadline and not s.busy]
+        return [self._forget(token) for token in expired]
 
     def _forget(self, token: str) -> FlightSession:
         """Drop a token (holding the lock)."""
@@ -371,18 +392,22 @@ class FlightSessions:
         return session
 
     def session(self, token: str) -> FlightSession:
-        now = time.monotonic()
         with self._lock:
+            ended = self._expired()
             session = self._sessions.get(token)
-            if session is not None and now - session.last_used > TOKEN_ALIVE_SECONDS:
-                self._forget(token)
-                session = None
-            if session is None:
-                raise flight.FlightUnauthenticatedError(
-                    "Invalid or expired bearer token: log in again with basic auth")
-            session.last_used = now
-            self._sessions.move_to_end(token)
-            return session
+            if session is not None:
+                if session.created <= time.monotonic() - self.alive_seconds:  # busy right now
+                    session = None
+                else:
+                    self._sessions.move_to_end(token)
+        for old in ended:
+            old.close()
+        if session is None:
+            raise flight.FlightUnauthenticatedError(
+                "Invalid or expired bearer token: log in again with basic auth "
+                f"(tokens live arrow_flight_token_alive_time_second = {self.alive_seconds:g} "
+                f"s, at most arrow_flight_token_cache_size = {self.cache_size} of them)")
+        return session
 
     def keep_result(self, session: FlightSession, result: StatementResult) -> bytes:
         handle = secrets.token_bytes(16)
@@ -415,7 +440,11 @@ class FlightSessions:
     def sessions(self) -> list[object]:
         """Every logged-in session, in connection id order."""
         with self._lock:
-            return [self._by_id[i] for i in sorted(self._by_id)]
+            ended = self._expired()
+            listed: list[object] = [self._by_id[i] for i in sorted(self._by_id)]
+        for old in ended:
+            old.close()
+        return listed
 
     def kill(self, connection_id: int, query_only: bool) -> None:
         """KILL QUERY: the session's statements stop (its client gets CANCELLED); KILL
