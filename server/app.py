@@ -16,9 +16,10 @@ import ssl
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Protocol
 
 from aiohttp import web
-from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
+from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES, KillKind
 from mysql_mimic.control import LocalControl
 from mysql_mimic.types import Capabilities
 
@@ -58,6 +59,16 @@ SERVER_CAPABILITIES = (
 )
 
 
+class OtherSessions(Protocol):
+    """Another listener's sessions (server/flight_sql/sessions.py FlightSessions)."""
+
+    def session_of(self, connection_id: int) -> object | None: ...
+
+    def sessions(self) -> list[object]: ...
+
+    def kill(self, connection_id: int, query_only: bool) -> None: ...
+
+
 class SequentialControl(LocalControl):
     """The server's connection list: the one adapter over mysql-mimic's LocalControl (whose
     `_connections` is private; nothing else reads it). Connection ids 1, 2, 3, ... as Doris
@@ -66,25 +77,48 @@ class SequentialControl(LocalControl):
     def __init__(self) -> None:
         super().__init__(server_id=1)
         self._next = 0
+        # other listeners' sessions (Arrow Flight SQL), listed and killed with these
+        self._other_sessions: list[OtherSessions] = []
+
+    def register_sessions(self, other: OtherSessions) -> None:
+        """Sessions another listener owns (ids apart from ours) join SHOW PROCESSLIST and
+        KILL; `count` (COM_STATISTICS' Threads) stays the MySQL port's."""
+        self._other_sessions.append(other)
+
+    def _owner(self, connection_id: int) -> OtherSessions | None:
+        return next((o for o in self._other_sessions
+                     if o.session_of(connection_id) is not None), None)
+
+    async def kill(self, connection_id: int, kind: KillKind = KillKind.CONNECTION) -> None:
+        owner = self._owner(connection_id)
+        if owner is not None:
+            owner.kill(connection_id, query_only=kind == KillKind.QUERY)
+            return
+        await super().kill(connection_id, kind)
 
     def _new_connection_id(self) -> int:
         self._next += 1
         return self._next
 
     def has(self, connection_id: int) -> bool:
-        return connection_id in self._connections
+        return connection_id in self._connections or self._owner(connection_id) is not None
 
     def count(self) -> int:
         return len(self._connections)
 
     def session_of(self, connection_id: int) -> object | None:
         conn = self._connections.get(connection_id)
-        return conn.session if conn is not None else None
+        if conn is None:
+            owner = self._owner(connection_id)
+            return owner.session_of(connection_id) if owner is not None else None
+        return conn.session
 
     def sessions(self) -> list[object]:
-        """Every open connection's session, in connection id order."""
+        """Every open connection's session, in connection id order (then the other
+        listeners', whose ids come after)."""
         connections = dict(self._connections)  # a copy: connections come and go meanwhile
-        return [connections[i].session for i in sorted(connections)]
+        mine = [connections[i].session for i in sorted(connections)]
+        return mine + [s for o in self._other_sessions for s in o.sessions()]
 
 
 class ShaleServer:
@@ -214,9 +248,19 @@ class ShaleServer:
         if self.config.arrow_flight_sql_port >= 0:  # off unless set, as in Doris
             from server.cli import version
 
-            self.flight_sql = FlightSqlListener(self.session_services, version())
+            self.flight_sql = FlightSqlListener(
+                self.session_services, version(),
+                self.config.arrow_flight_token_alive_time_second,
+                self.config.arrow_flight_token_cache_size)
             # binding is quick; the calls are served on gRPC's threads, never on this loop
-            self.flight_sql.start(self.config.host, self.config.arrow_flight_sql_port)
+            tls_files = None
+            if self.config.arrow_flight_sql_tls:  # the MySQL port's certificate and key
+                tls_files = tls.certificate_paths(Path(self.config.data_dir),
+                                                  self.config.ssl_certificate,
+                                                  self.config.ssl_private_key)
+            self.flight_sql.start(self.config.host, self.config.arrow_flight_sql_port,
+                                  tls_files)
+            self.control.register_sessions(self.flight_sql.sessions)
 
     async def stop(self) -> None:
         if self.mysql is not None:

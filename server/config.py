@@ -26,6 +26,12 @@ class Config:
     http_port: int = 8030
     # Arrow Flight SQL (server/flight_sql/): -1 = off, as in Doris; 0 = pick a free port
     arrow_flight_sql_port: int = -1
+    # serve the Flight SQL port over TLS (grpc+tls) with the MySQL port's certificate and key
+    arrow_flight_sql_tls: bool = False
+    # Flight SQL bearer tokens: valid this long after the login (Doris 3's name; Doris 2.1's
+    # arrow_flight_token_alive_time is the same 3 days in minutes), at most this many kept
+    arrow_flight_token_alive_time_second: int = 4320 * 60
+    arrow_flight_token_cache_size: int = 512
     worker_threads: int = 0
     qe_max_connection: int = 1024
     # TLS on the MySQL port (server/tls.py): a self-signed pair under <data_dir>/ssl unless both
@@ -62,6 +68,9 @@ _SECTIONS = {
     ("server", "query_port"): "query_port",
     ("server", "http_port"): "http_port",
     ("server", "arrow_flight_sql_port"): "arrow_flight_sql_port",
+    ("server", "arrow_flight_sql_tls"): "arrow_flight_sql_tls",
+    ("server", "arrow_flight_token_alive_time_second"): "arrow_flight_token_alive_time_second",
+    ("server", "arrow_flight_token_cache_size"): "arrow_flight_token_cache_size",
     ("server", "worker_threads"): "worker_threads",
     ("server", "qe_max_connection"): "qe_max_connection",
     ("server", "enable_ssl"): "enable_ssl",

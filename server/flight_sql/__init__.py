@@ -4,22 +4,28 @@ statement through the same path as the MySQL port, and fetch results as Arrow re
 converted column by column from the executor's batches.
 
     messages.py       the Flight SQL protobuf messages (descriptor written here) and Any packing
-    sessions.py       basic-auth logins, bearer tokens, one session (StatementRunner) per token
+    sessions.py       basic-auth logins, bearer tokens, one session (StatementRunner) per token;
+                      the sessions' PROCESSLIST rows and KILL
+    admission.py      statement work on the server's worker pools, watching the client's cancel
+    errors.py         our errors as gRPC statuses (with the MySQL code and Doris' text)
     arrow_results.py  executor Batch -> Arrow record batch, Doris' Flight result types
     metadata.py       GetSqlInfo / GetCatalogs / GetDbSchemas / GetTables / GetTableTypes
     service.py        the FlightServerBase: GetFlightInfo, DoGet, DoPut, DoAction
 
-`FlightSqlListener` is what server/app.py starts and stops.
+`FlightSqlListener` is what server/app.py starts and stops; with TLS files (the MySQL port's
+certificate and key, server/tls.py) it serves `grpc+tls`.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 
 import pyarrow as pa
 
 from server.flight_sql.service import ShaleFlightSqlServer
+from server.flight_sql.sessions import TOKEN_ALIVE_SECONDS, TOKEN_CACHE_SIZE, FlightSessions
 from server.services import SessionServices
 
 logger = logging.getLogger(__name__)
@@ -31,22 +37,39 @@ class FlightSqlListener:
     """The Flight SQL server's lifetime: listening from `start` (gRPC's own threads serve
     every call), stopped by `stop` after the running statements are cancelled."""
 
-    def __init__(self, services: SessionServices, server_version: str) -> None:
+    def __init__(self, services: SessionServices, server_version: str,
+                 token_alive_seconds: float = TOKEN_ALIVE_SECONDS,
+                 token_cache_size: int = TOKEN_CACHE_SIZE) -> None:
         self.services = services
         self.server_version = server_version
+        self.token_alive_seconds = token_alive_seconds
+        self.token_cache_size = token_cache_size
         self.server: ShaleFlightSqlServer | None = None
         self.port = 0
 
-    def start(self, host: str, port: int) -> int:
-        """Bind and serve (the constructor binds; gRPC's threads serve); the bound port."""
+    def start(self, host: str, port: int, tls_files: tuple[Path, Path] | None = None) -> int:
+        """Bind and serve (the constructor binds; gRPC's threads serve); the bound port.
+        `tls_files`: the PEM certificate (chain) and key to serve TLS with."""
         bind = "[::]" if host in ("::",) else host
+        scheme, certificates = "grpc+tcp", None
+        if tls_files is not None:
+            cert, key = tls_files
+            scheme, certificates = "grpc+tls", [(cert.read_bytes(), key.read_bytes())]
         try:
-            self.server = ShaleFlightSqlServer(f"grpc+tcp://{bind}:{port}", self.services,
-                                               self.server_version)
+            self.server = ShaleFlightSqlServer(
+                f"{scheme}://{bind}:{port}", self.services, self.server_version, certificates,
+                FlightSessions(self.services, self.token_alive_seconds, self.token_cache_size))
         except pa.ArrowException as e:  # the port is taken, the address is not ours, ...
             raise OSError(f"cannot listen for Arrow Flight SQL on {host}:{port}: {e}") from None
         self.port = int(self.server.port)
         return self.port
+
+    @property
+    def sessions(self) -> FlightSessions:
+        """The logged-in sessions (the server's connection list shows and kills them)."""
+        if self.server is None:
+            raise RuntimeError("Arrow Flight SQL is not started")
+        return self.server.sessions
 
     def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> bool:
         """Cancel the sessions' statements, then shut gRPC down. gRPC's shutdown waits for the
@@ -57,6 +80,7 @@ class FlightSqlListener:
         if server is None:
             return True
         server.close_sessions()
+        logger.info("Arrow Flight SQL: stopping (open result streams end with UNAVAILABLE)")
         done = threading.Thread(target=server.shutdown, name="shaledb-flight-stop", daemon=True)
         done.start()
         done.join(grace_seconds)

@@ -10,7 +10,11 @@ produces them. Metadata commands are answered at DoGet from the command itself (
 DoPut runs CommandStatementUpdate (DDL / DML, its count in DoPutUpdateResult) and binds a
 prepared statement's parameters.
 
-gRPC runs every call on its own threads, never on the MySQL / HTTP event loop.
+gRPC runs every call on its own threads, never on the MySQL / HTTP event loop; the statement
+work of a call runs on the server's worker pools (admission.py). Errors reach the client with
+the gRPC status of their kind and the MySQL error's text (errors.py). A result's stream ends
+with OK only when every batch was sent: a KILL, a failure or a server stop mid-stream ends it
+with an error status, so no client takes a cut-off result for a complete one.
 """
 
 from __future__ import annotations
@@ -18,8 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-import threading
-import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -28,60 +30,108 @@ from pyarrow import flight
 
 from server.flight_sql import messages as m
 from server.flight_sql import metadata
-from server.flight_sql.sessions import FlightSession, FlightSessions, StatementResult
+from server.flight_sql.admission import CallWork
+from server.flight_sql.errors import (
+    as_raised,
+    flight_error,
+    internal,
+    invalid_argument,
+    unimplemented,
+)
+from server.flight_sql.sessions import (
+    FlightSession,
+    FlightSessions,
+    StatementResult,
+    close_result,
+)
 from server.services import SessionServices
-from sql.errors import ErrorCode, ShaleError
+from sql.errors import ErrorCode, QueryCancelled, ShaleError
 
 logger = logging.getLogger(__name__)
 
 AUTH_MIDDLEWARE = "shaledb-auth"
 ACTION_CREATE_PREPARED = "CreatePreparedStatement"
 ACTION_CLOSE_PREPARED = "ClosePreparedStatement"
-# MySQL codes that are privilege refusals: Flight's UNAUTHORIZED rather than a server error
-_DENIED_CODES = frozenset({ErrorCode.ACCESS_DENIED, ErrorCode.DBACCESS_DENIED,
-                           ErrorCode.TABLEACCESS_DENIED, ErrorCode.SPECIFIC_ACCESS_DENIED})
-
-T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+STOPPING = ("ShaleDB is stopping: the result was not sent completely; "
+            "run the statement again once the server is back")
 
 
-def flight_error(error: ShaleError) -> flight.FlightError:
-    """A SQL error as the Flight error clients see: the MySQL error's code, SQLSTATE and
-    Doris' text, as the mysql client prints it."""
-    text = f"ERROR {error.code} ({error.sqlstate}): {error.message}"
-    if error.code in _DENIED_CODES:
-        return flight.FlightUnauthorizedError(text)
-    return flight.FlightServerError(text)
+def _status(error: BaseException) -> BaseException:
+    """The exception a call ends with for `error`: a Flight error as it is, ours as errors.py
+    maps them, anything else INTERNAL (and logged)."""
+    if isinstance(error, (flight.FlightError, pa.ArrowInvalid, pa.ArrowKeyError,
+                          pa.ArrowNotImplementedError)):
+        return error  # already a status (errors.py's INVALID_ARGUMENT / NOT_FOUND / ...)
+    if isinstance(error, ShaleError):
+        return flight_error(error)
+    logger.error("internal error in a Flight SQL call", exc_info=error)
+    return internal(error)
 
 
-def _guarded(fn: Callable[[], T]) -> T:
-    """Run a call's work, turning our errors into Flight errors."""
-    try:
-        return fn()
-    except flight.FlightError:
-        raise
-    except ShaleError as e:
-        raise flight_error(e) from None
-    except Exception as e:
-        logger.exception("internal error in a Flight SQL call")
-        raise flight.FlightServerError(f"Internal error: {e}") from None
+# pyarrow appends the frames of a ValueError / KeyError / NotImplementedError to the status
+# message a client reads; the RPC methods are wrapped by this one function, compiled without a
+# source file, so those frames are pyarrow's and `<flight_sql>`: no server path, no source line.
+_BOUNDARY_SOURCE = """
+def boundary(method):
+    def flight_sql_call(self, *args):
+        try:
+            return method(self, *args)
+        except BaseException as e:
+            error = status(e)
+        raise error.with_traceback(None) from None
+    flight_sql_call.__name__ = method.__name__
+    flight_sql_call.__doc__ = method.__doc__
+    return flight_sql_call
+"""
 
 
-def _guarded_stream(result: StatementResult) -> Iterator[pa.RecordBatch]:
-    """A result's batches; an error while the executor produces them ends the stream with a
-    Flight error (the client never takes a cut-off stream for a complete one). The
+def _make_boundary() -> Callable[[F], F]:
+    namespace: dict[str, Any] = {"status": _status}
+    exec(compile(_BOUNDARY_SOURCE, "<flight_sql>", "exec"), namespace)  # noqa: S102
+    return namespace["boundary"]
+
+
+_status_boundary = _make_boundary()
+
+
+def _result_stream(result: StatementResult, work: CallWork,
+                   sessions: FlightSessions) -> Iterator[pa.RecordBatch]:
+    """A result's batches, each pulled from the executor on a worker. The stream ends OK only
+    after the last batch: a KILL, an error or a server stop ends it with an error status (the
+    client never takes a cut-off stream for a complete one). Closed early (the client
+    cancelled or went away), the executor is closed and releases what it holds. The
     statement's audit line is written when the stream ends."""
+    batches = result.batches
     try:
-        for batch in result.batches:
+        while True:
+            if sessions.stopping:
+                raise flight.FlightUnavailableError(STOPPING)
+            if result.cancel.is_set():
+                raise QueryCancelled()
+            batch = work.run(result.cancel, next, batches, None, light=result.light)
+            if batch is None:
+                return
             result.rows_sent(batch.num_rows)
             yield batch
+    except GeneratorExit:  # dropped by gRPC: the client cancelled or is gone
+        result.cancel.set()
+        raise
+    except flight.FlightError as e:
+        result.failed(ShaleError(str(e), ErrorCode.QUERY_INTERRUPTED))
+        raise
     except ShaleError as e:
         result.failed(e)
-        raise flight_error(e) from None
+        if sessions.stopping:
+            raise flight.FlightUnavailableError(STOPPING) from None
+        error = flight_error(e)
     except Exception as e:
         logger.exception("internal error while streaming a Flight SQL result")
-        raise flight.FlightServerError(f"Internal error: {e}") from None
+        result.failed(ShaleError(f"Internal error: {e}"))
+        error = internal(e)
     finally:
-        result.finished()
+        close_result(result)
+    raise as_raised(error) from None
 
 
 class _BearerMiddleware(flight.ServerMiddleware):
@@ -145,14 +195,19 @@ _METADATA_COMMANDS = ("CommandGetSqlInfo", "CommandGetCatalogs", "CommandGetDbSc
 
 
 class ShaleFlightSqlServer(flight.FlightServerBase):
-    def __init__(self, location: str, services: SessionServices, server_version: str) -> None:
-        self.sessions = FlightSessions(services)
+    def __init__(self, location: str, services: SessionServices, server_version: str,
+                 tls_certificates: list[tuple[bytes, bytes]] | None = None,
+                 sessions: FlightSessions | None = None) -> None:
+        self.services = services
+        self.sessions = sessions or FlightSessions(services)
         self.server_version = server_version
-        # the results being streamed, closed at stop (a stalled client's stays suspended)
-        self._streams: weakref.WeakSet[Iterator[pa.RecordBatch]] = weakref.WeakSet()
-        self._streams_lock = threading.Lock()
         super().__init__(location, auth_handler=_HeaderOnlyAuth(),
-                         middleware={AUTH_MIDDLEWARE: _AuthMiddlewareFactory(self.sessions)})
+                         middleware={AUTH_MIDDLEWARE: _AuthMiddlewareFactory(self.sessions)},
+                         tls_certificates=tls_certificates or [])
+
+    def _work(self, context: Any) -> CallWork:
+        """How this call runs its statement work: on the server's pools, watching its client."""
+        return CallWork(self.services.pool, self.services.session_pool, context.is_cancelled)
 
     # ---- helpers ------------------------------------------------------------------------------
     @staticmethod
@@ -164,9 +219,9 @@ class ShaleFlightSqlServer(flight.FlightServerBase):
 
     @staticmethod
     def _command(data: bytes) -> Any:
-        command = m.unpack_command(data)
+        command = m.unpack_command(data) if data else None  # a path descriptor has none
         if command is None:
-            raise flight.FlightServerError("Unknown or malformed Flight SQL command")
+            raise invalid_argument("Unknown or malformed Flight SQL command")
         return command
 
     def _metadata_schema(self, name: str, command: Any) -> pa.Schema:
@@ -200,131 +255,122 @@ class ShaleFlightSqlServer(flight.FlightServerBase):
         return flight.FlightInfo(result.schema, descriptor, [flight.FlightEndpoint(ticket, [])],
                                  -1, -1)
 
-    def _run_prepared_query(self, session: FlightSession, handle: bytes) -> StatementResult:
+    def _run_prepared_query(self, session: FlightSession, handle: bytes,
+                            work: CallWork) -> StatementResult:
         prepared = session.prepared_statement(handle)
         rows = prepared.parameter_rows or [[]]
         if len(rows) > 1:
-            raise flight.FlightServerError("A query binds one set of parameters at a time")
-        return session.run_prepared(prepared, rows[0])
+            raise invalid_argument("A query binds one set of parameters at a time")
+        return session.run_prepared(prepared, rows[0], work)
 
     # ---- RPCs -------------------------------------------------------------------------------
+    @_status_boundary
     def get_flight_info(self, context: Any, descriptor: Any) -> flight.FlightInfo:
         session = self._session(context)
+        call = self._work(context)
+        command = self._command(descriptor.command)
+        name = m.message_name(command)
+        if name == "CommandStatementQuery":
+            return self._statement_info(session, descriptor,
+                                        session.run_sql(command.query, call))
+        if name == "CommandPreparedStatementQuery":
+            result = self._run_prepared_query(session, command.prepared_statement_handle,
+                                              call)
+            return self._statement_info(session, descriptor, result)
+        if name in _METADATA_COMMANDS:
+            schema = self._metadata_schema(name, command)
+            ticket = flight.Ticket(descriptor.command)  # answered at DoGet
+            return flight.FlightInfo(schema, descriptor,
+                                     [flight.FlightEndpoint(ticket, [])], -1, -1)
+        raise unimplemented(f"{name} is not supported by ShaleDB")
 
-        def work() -> flight.FlightInfo:
-            command = self._command(descriptor.command)
-            name = m.message_name(command)
-            if name == "CommandStatementQuery":
-                return self._statement_info(session, descriptor, session.run_sql(command.query))
-            if name == "CommandPreparedStatementQuery":
-                result = self._run_prepared_query(session, command.prepared_statement_handle)
-                return self._statement_info(session, descriptor, result)
-            if name in _METADATA_COMMANDS:
-                schema = self._metadata_schema(name, command)
-                ticket = flight.Ticket(descriptor.command)  # answered at DoGet
-                return flight.FlightInfo(schema, descriptor,
-                                         [flight.FlightEndpoint(ticket, [])], -1, -1)
-            raise flight.FlightServerError(f"{name} is not supported by ShaleDB")
-
-        return _guarded(work)
-
+    @_status_boundary
     def get_schema(self, context: Any, descriptor: Any) -> flight.SchemaResult:
         session = self._session(context)
+        command = self._command(descriptor.command)
+        name = m.message_name(command)
+        if name in _METADATA_COMMANDS:
+            return flight.SchemaResult(self._metadata_schema(name, command))
+        if name == "CommandPreparedStatementQuery":
+            prepared = session.prepared_statement(command.prepared_statement_handle)
+            if prepared.dataset_schema is not None:
+                return flight.SchemaResult(prepared.dataset_schema)
+        raise unimplemented(f"GetSchema of {name} is not supported by ShaleDB")
 
-        def work() -> flight.SchemaResult:
-            command = self._command(descriptor.command)
-            name = m.message_name(command)
-            if name in _METADATA_COMMANDS:
-                return flight.SchemaResult(self._metadata_schema(name, command))
-            if name == "CommandPreparedStatementQuery":
-                prepared = session.prepared_statement(command.prepared_statement_handle)
-                if prepared.dataset_schema is not None:
-                    return flight.SchemaResult(prepared.dataset_schema)
-            raise flight.FlightServerError(f"GetSchema of {name} is not supported by ShaleDB")
-
-        return _guarded(work)
-
+    @_status_boundary
     def do_get(self, context: Any, ticket: Any) -> flight.FlightDataStream:
         session = self._session(context)
+        call = self._work(context)
+        command = self._command(ticket.ticket)
+        name = m.message_name(command)
+        if name == "TicketStatementQuery":
+            result = self.sessions.take_result(session, command.statement_handle)
+            return flight.GeneratorStream(result.schema,
+                                          _result_stream(result, call, self.sessions))
+        if name in _METADATA_COMMANDS:
+            table = call.run(None, self._metadata_table, session, name, command, light=True)
+            return flight.RecordBatchStream(table)
+        raise unimplemented(f"DoGet of {name} is not supported by ShaleDB")
 
-        def work() -> flight.FlightDataStream:
-            command = self._command(ticket.ticket)
-            name = m.message_name(command)
-            if name == "TicketStatementQuery":
-                result = self.sessions.take_result(session, command.statement_handle)
-                stream = _guarded_stream(result)
-                with self._streams_lock:
-                    self._streams.add(stream)
-                return flight.GeneratorStream(result.schema, stream)
-            if name in _METADATA_COMMANDS:
-                return flight.RecordBatchStream(self._metadata_table(session, name, command))
-            raise flight.FlightServerError(f"DoGet of {name} is not supported by ShaleDB")
-
-        return _guarded(work)
-
+    @_status_boundary
     def do_put(self, context: Any, descriptor: Any, reader: Any, writer: Any) -> None:
         session = self._session(context)
+        call = self._work(context)
+        command = self._command(descriptor.command)
+        name = m.message_name(command)
+        if name == "CommandStatementUpdate":
+            count = _run_update(session.run_sql(command.query, call))
+            writer.write(pa.py_buffer(m.DoPutUpdateResult(
+                record_count=count).SerializeToString()))
+            return
+        if name == "CommandPreparedStatementQuery":
+            prepared = session.prepared_statement(command.prepared_statement_handle)
+            prepared.parameter_rows = _parameter_rows(reader.read_all())
+            return
+        if name == "CommandPreparedStatementUpdate":
+            prepared = session.prepared_statement(command.prepared_statement_handle)
+            rows = _parameter_rows(reader.read_all()) or [[]]
+            total = 0
+            for values in rows:
+                total += max(0, _run_update(session.run_prepared(prepared, values, call)))
+            writer.write(pa.py_buffer(m.DoPutUpdateResult(
+                record_count=total).SerializeToString()))
+            return
+        raise unimplemented(f"DoPut of {name} is not supported by ShaleDB")
 
-        def work() -> None:
-            command = self._command(descriptor.command)
-            name = m.message_name(command)
-            if name == "CommandStatementUpdate":
-                count = session.run_sql(command.query).affected_rows
-                writer.write(pa.py_buffer(m.DoPutUpdateResult(
-                    record_count=count).SerializeToString()))
-                return
-            if name == "CommandPreparedStatementQuery":
-                prepared = session.prepared_statement(command.prepared_statement_handle)
-                prepared.parameter_rows = _parameter_rows(reader.read_all())
-                return
-            if name == "CommandPreparedStatementUpdate":
-                prepared = session.prepared_statement(command.prepared_statement_handle)
-                rows = _parameter_rows(reader.read_all()) or [[]]
-                total = 0
-                for values in rows:
-                    total += max(0, session.run_prepared(prepared, values).affected_rows)
-                writer.write(pa.py_buffer(m.DoPutUpdateResult(
-                    record_count=total).SerializeToString()))
-                return
-            raise flight.FlightServerError(f"DoPut of {name} is not supported by ShaleDB")
-
-        _guarded(work)
-
+    @_status_boundary
     def do_action(self, context: Any, action: Any) -> list[flight.Result]:
         session = self._session(context)
-
-        def work() -> list[flight.Result]:
-            body = action.body.to_pybytes() if action.body is not None else b""
-            if action.type == ACTION_CREATE_PREPARED:
-                request = self._command(body)
-                handle, prepared = session.prepare(request.query)
-                result = m.ActionCreatePreparedStatementResult(prepared_statement_handle=handle)
-                if prepared.dataset_schema is not None:
-                    result.dataset_schema = prepared.dataset_schema.serialize().to_pybytes()
-                return [flight.Result(m.pack(result))]
-            if action.type == ACTION_CLOSE_PREPARED:
-                request = self._command(body)
-                session.prepared.pop(request.prepared_statement_handle, None)
-                return []
-            raise flight.FlightServerError(f"Action {action.type} is not supported by ShaleDB")
-
-        return _guarded(work)
+        call = self._work(context)
+        body = action.body.to_pybytes() if action.body is not None else b""
+        if action.type == ACTION_CREATE_PREPARED:
+            request = self._command(body)
+            handle, prepared = session.prepare(request.query, call)
+            result = m.ActionCreatePreparedStatementResult(prepared_statement_handle=handle)
+            if prepared.dataset_schema is not None:
+                result.dataset_schema = prepared.dataset_schema.serialize().to_pybytes()
+            return [flight.Result(m.pack(result))]
+        if action.type == ACTION_CLOSE_PREPARED:
+            request = self._command(body)
+            session.prepared.pop(request.prepared_statement_handle, None)
+            return []
+        raise unimplemented(f"Action {action.type} is not supported by ShaleDB")
 
     def list_actions(self, context: Any) -> list[tuple[str, str]]:
         return [(ACTION_CREATE_PREPARED, "Prepare a SQL statement"),
                 (ACTION_CLOSE_PREPARED, "Close a prepared statement")]
 
     def close_sessions(self) -> None:
-        """Stop every session's running statement and close the results being streamed
-        (before shutdown): their executors stop and release what they hold."""
+        """Stop every session's running statement (before shutdown): a result being streamed
+        ends with UNAVAILABLE at its next batch, never as if it were complete."""
         self.sessions.close_all()
-        with self._streams_lock:
-            streams = list(self._streams)
-        for stream in streams:
-            try:
-                stream.close()  # type: ignore[attr-defined]
-            except ValueError:  # running on a gRPC thread right now: it sees the cancel
-                pass
+
+
+def _run_update(result: StatementResult) -> int:
+    """A statement sent as an update: its count (a query's rows are run, not sent)."""
+    if result.affected_rows < 0:
+        close_result(result)
+    return result.affected_rows
 
 
 def _parameter_rows(table: pa.Table) -> list[list[object]]:

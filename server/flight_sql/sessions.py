@@ -10,6 +10,11 @@ under a random handle until the client fetches it with DoGet (server/flight_sql/
 server-wide, not per token, since a client may fetch an endpoint over another connection (a
 client that sends basic auth on every call gets a new token each time); only the same user may
 fetch it.
+
+Each session is a connection of the server's: SHOW PROCESSLIST lists it (server/app.py's
+connection list asks `FlightSessions` through `register_sessions`), with its running statement
+from GetFlightInfo until its result is streamed, and `KILL [QUERY] id` on the MySQL port
+cancels its statements (`kill`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ import pyarrow as pa
 from pyarrow import flight
 from sqlglot import expressions as exp
 
+from server.flight_sql.admission import CallWork
 from server.flight_sql.arrow_results import record_batches, result_schema, text_table
+from server.flight_sql.errors import not_found
 from server.local_infile import LocalInfileOutcome
 from server.prepared import bind, describe_result, number_placeholders
 from server.privileges import Access
@@ -34,6 +41,7 @@ from server.privileges.http_auth import password_matches
 from server.privileges.model import Identity
 from server.privileges.statements import is_account_statement
 from server.services import SessionServices
+from server.session import reads_no_table
 from server.statement_audit import StatementAudit
 from server.statements import (
     OkOutcome,
@@ -48,7 +56,8 @@ from sql.errors import ErrorCode, ShaleError
 from sql.parser.dialect import SqlSyntaxError, parse
 from storage.scan_stats import ScanStats
 
-# Doris FE defaults: arrow_flight_token_alive_time (minutes) and arrow_flight_token_cache_size.
+# Doris FE defaults: arrow_flight_token_alive_time (4320 minutes; Doris 3's
+# arrow_flight_token_alive_time_second, our setting) and arrow_flight_token_cache_size.
 TOKEN_ALIVE_SECONDS = 4320 * 60
 TOKEN_CACHE_SIZE = 512
 # Results planned (GetFlightInfo) but never fetched are dropped past this many (oldest first).
@@ -60,7 +69,7 @@ FIRST_CONNECTION_ID = 1 << 24
 AFFECTED_ROWS_COLUMN = "affected_rows"
 
 
-@dataclass
+@dataclass(eq=False)
 class StatementResult:
     """A statement's answer as Arrow: the schema, and the record batches (lazily produced by
     the executor for a query)."""
@@ -71,6 +80,12 @@ class StatementResult:
     # a query's audit line, ended (with its scan counters) once its rows are sent
     audit: StatementAudit | None = None
     scan: ScanStats | None = None
+    # the statement's cancel token (KILL QUERY, the client's cancel, a server stop)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    # called once the result is streamed or dropped (the session's PROCESSLIST row)
+    on_done: Callable[[], None] | None = None
+    # its batches are pulled on the session pool: the statement reads no table
+    light: bool = False
 
     def rows_sent(self, rows: int) -> None:
         if self.audit is not None:
@@ -82,8 +97,14 @@ class StatementResult:
 
     def finished(self) -> None:
         if self.audit is not None:
-            self.audit.end(self.scan)
+            self.audit.end(self.scan, self.cancel.is_set())
             self.audit = None
+        done, self.on_done = self.on_done, None
+        if done is not None:
+            done()
+
+    def __hash__(self) -> int:  # a session's open results are a set of these
+        return id(self)
 
 
 @dataclass
@@ -120,6 +141,7 @@ class FlightSession:
     def __init__(self, token: str, services: SessionServices, access: Access,
                  connection_id: int) -> None:
         self.token = token
+        self.connection_id = connection_id
         self.services = services
         self.access = access
         self.database: str | None = None
@@ -130,23 +152,40 @@ class FlightSession:
             current_user=lambda: access.identity.name)
         self.runner.access = access  # every statement is checked, as on the MySQL port
         self.lock = threading.Lock()
-        self.last_used = time.monotonic()
+        self.created = time.monotonic()  # tokens expire this long after the login (Doris)
         self.prepared: dict[bytes, PreparedFlightStatement] = {}
+        # results planned and not yet streamed to the end (KILL QUERY cancels them all)
+        self._open: set[StatementResult] = set()
+        self._open_lock = threading.Lock()
+
+    @property
+    def busy(self) -> bool:
+        """A statement runs or a result is being streamed (an expired token's session is
+        ended only once idle)."""
+        with self._open_lock:
+            return bool(self._open) or self.lock.locked()
+
+    @property
+    def identity(self) -> Identity:
+        """Who logged in (KILL of another user's session needs ADMIN_PRIV)."""
+        return self.access.identity
 
     def _set_database(self, name: str | None) -> None:
         self.database = name
 
     # ---- statements -------------------------------------------------------------------------
-    def run_sql(self, sql: str) -> StatementResult:
-        """Every statement of `sql`, as a COM_QUERY runs them; the last one's answer."""
+    def run_sql(self, sql: str, work: CallWork) -> StatementResult:
+        """Every statement of `sql`, as a COM_QUERY runs them, on the server's workers; the
+        last one's answer."""
         with self.lock:
             self.services.stats.queries_total += 1
-            return self._audited(sql, lambda: self._run_sql(sql))
+            return self._audited(sql, lambda: self._run_sql(sql, work))
 
-    def _run_sql(self, sql: str) -> StatementResult:
+    def _run_sql(self, sql: str, work: CallWork) -> StatementResult:
         if is_account_statement(sql):  # CREATE USER, GRANT, ... have their own parser
             self.runner.begin_statement(sql[:200])
-            result = self.services.account_statements.run(self.access, sql)
+            result = work.run(self.runner.cancel, self.services.account_statements.run,
+                              self.access, sql, light=True)
             if result.names is None:
                 return _ok_result(0)
             return outcome_result(TextOutcome(result.names, result.rows or []))
@@ -154,7 +193,7 @@ class FlightSession:
             statements = parse(sql)
         except SqlSyntaxError as e:
             raise ShaleError(str(e), ErrorCode.PARSE_ERROR) from None
-        return self._run_statements(statements)
+        return self._run_statements(statements, work)
 
     def _audited(self, sql: str, run: Callable[[], StatementResult]) -> StatementResult:
         """One fe.audit.log line per statement call, as the MySQL port writes (a query's
@@ -169,33 +208,65 @@ class FlightSession:
             code, message = (e.code, e.message) if isinstance(e, ShaleError) else (
                 ErrorCode.UNKNOWN_ERROR, f"Internal error: {e}")
             audit.error(code, message)
-            audit.end(self.runner.scan_stats, db=self.database)
+            audit.end(self.runner.scan_stats, self.runner.cancel.is_set(), db=self.database)
+            self.runner.statement_text = ""
             raise
         if result.affected_rows >= 0:
             audit.outcome("OK", False)
             audit.end(db=self.database)
+            self.runner.statement_text = ""
         else:
             audit.outcome("EOF", True)
             result.audit, result.scan = audit, self.runner.scan_stats
+            self._track(result)
         return result
 
-    def _run_statements(self, statements: list[exp.Expression]) -> StatementResult:
+    def _track(self, result: StatementResult) -> None:
+        """`result` is open until streamed: the session shows its statement meanwhile, and
+        KILL QUERY reaches it through its cancel token."""
+        result.cancel = self.runner.cancel
+        text = self.runner.statement_text
+        with self._open_lock:
+            self._open.add(result)
+
+        def done() -> None:
+            with self._open_lock:
+                self._open.discard(result)
+                idle = not self._open
+            if idle and self.runner.statement_text == text and not self.lock.locked():
+                self.runner.statement_text = ""
+
+        result.on_done = done
+
+    def kill_query(self) -> None:
+        """KILL QUERY: the running statement and every result not yet streamed stop."""
+        self.runner.cancel.set()
+        with self._open_lock:
+            open_results = list(self._open)
+        for result in open_results:
+            result.cancel.set()
+
+    def _run_statements(self, statements: list[exp.Expression],
+                        work: CallWork) -> StatementResult:
         outcome: Outcome = OkOutcome()
         for i, stmt in enumerate(statements):
             self.runner.begin_statement(stmt.meta.get("sql", ""))
             if isinstance(stmt, exp.Kill):
                 raise ShaleError("KILL is not supported over Arrow Flight SQL",
                                  ErrorCode.NOT_SUPPORTED_YET)
-            outcome = _settled(self.runner.run(stmt))
+            outcome = _settled(work.run(self.runner.cancel, self.runner.run, stmt,
+                                        light=reads_no_table(stmt)))
             if isinstance(outcome, LocalInfileOutcome):
                 raise ShaleError("LOAD DATA LOCAL INFILE needs the MySQL protocol",
                                  ErrorCode.NOT_SUPPORTED_YET)
             if isinstance(outcome, RowsOutcome) and i < len(statements) - 1:
-                for _ in outcome.batches:  # an earlier statement's rows: run, not sent
-                    pass
-        return outcome_result(outcome)
+                # an earlier statement's rows: run, not sent
+                work.run(self.runner.cancel, _drain, outcome.batches)
+        result = outcome_result(outcome)
+        result.light = bool(statements) and reads_no_table(statements[-1])
+        return result
 
-    def prepare(self, sql: str) -> tuple[bytes, PreparedFlightStatement]:
+    def prepare(self, sql: str, work: CallWork) -> tuple[bytes, PreparedFlightStatement]:
         with self.lock:
             numbered, count = number_placeholders(sql)
             try:
@@ -207,7 +278,7 @@ class FlightSession:
                                  ErrorCode.NOT_SUPPORTED_YET)
             for stmt in statements:
                 stmt.meta["sql"] = sql
-            names, types = describe_result(self.runner, statements[0], count)
+            names, types = work.run(None, describe_result, self.runner, statements[0], count)
             schema = result_schema(names, types) if names else None
             handle = secrets.token_bytes(16)
             prepared = PreparedFlightStatement(sql, statements, count, schema)
@@ -217,29 +288,37 @@ class FlightSession:
     def prepared_statement(self, handle: bytes) -> PreparedFlightStatement:
         prepared = self.prepared.get(handle)
         if prepared is None:
-            raise flight.FlightServerError("Unknown prepared statement handle")
+            raise not_found("Unknown prepared statement handle")
         return prepared
 
-    def run_prepared(self, prepared: PreparedFlightStatement,
-                     values: list[object]) -> StatementResult:
+    def run_prepared(self, prepared: PreparedFlightStatement, values: list[object],
+                     work: CallWork) -> StatementResult:
         if len(values) != prepared.num_params:
             raise ShaleError(f"The prepared statement has {prepared.num_params} parameter(s), "
                              f"{len(values)} bound", ErrorCode.WRONG_VALUE_COUNT)
         with self.lock:
             self.services.stats.queries_total += 1
             return self._audited(prepared.sql, lambda: self._run_statements(
-                bind(prepared.statements, values)))
+                bind(prepared.statements, values), work))
 
     def close(self) -> None:
-        """Stop the running statement."""
-        self.runner.cancel.set()
+        """Stop the running statement and the results not yet streamed."""
+        self.kill_query()
         self.prepared.clear()
 
 
-def _close(batches: Iterator[pa.RecordBatch]) -> None:
-    close = getattr(batches, "close", None)
+def _drain(batches: Iterator[object]) -> None:
+    for _ in batches:
+        pass
+
+
+def close_result(result: StatementResult) -> None:
+    """A result streamed, failed or dropped: its executor closed (what it holds released) and
+    its audit line written."""
+    close = getattr(result.batches, "close", None)
     if close is not None:
         close()
+    result.finished()
 
 
 def _settled(outcome: Outcome) -> Outcome:
@@ -253,13 +332,21 @@ def _settled(outcome: Outcome) -> Outcome:
 
 
 class FlightSessions:
-    """The bearer tokens handed out by logins, each with its session."""
+    """The bearer tokens handed out by logins, each with its session: at most `cache_size` of
+    them (the least recently used is dropped past that), each valid for `alive_seconds` after
+    its login; a dropped or expired session's statements are cancelled and it leaves SHOW
+    PROCESSLIST (expired ones once idle, found at the next login, lookup or listing)."""
 
-    def __init__(self, services: SessionServices) -> None:
+    def __init__(self, services: SessionServices, alive_seconds: float = TOKEN_ALIVE_SECONDS,
+                 cache_size: int = TOKEN_CACHE_SIZE) -> None:
         self.services = services
+        self.alive_seconds = alive_seconds
+        self.cache_size = max(1, cache_size)
         self._lock = threading.Lock()
         self._sessions: OrderedDict[str, FlightSession] = OrderedDict()
+        self._by_id: dict[int, FlightSession] = {}
         self._ids = itertools.count(FIRST_CONNECTION_ID)
+        self.stopping = False  # set at server stop: open streams end with UNAVAILABLE
         # statement handle -> (the user whose query it is, its result awaiting DoGet)
         self._results: OrderedDict[bytes, tuple[Identity, StatementResult]] = OrderedDict()
 
@@ -281,28 +368,46 @@ class FlightSessions:
         token = secrets.token_urlsafe(24)
         session = FlightSession(token, self.services, access, next(self._ids))
         self.services.stats.connections_total += 1
-        evicted = []
         with self._lock:
+            ended = self._expired()
             self._sessions[token] = session
-            while len(self._sessions) > TOKEN_CACHE_SIZE:
-                evicted.append(self._sessions.popitem(last=False)[1])
-        for old in evicted:
+            self._by_id[session.connection_id] = session
+            while len(self._sessions) > self.cache_size:
+                ended.append(self._forget(next(iter(self._sessions))))
+        for old in ended:
             old.close()
         return session
 
+    def _expired(self) -> list[FlightSession]:
+        """Drop the idle sessions whose token expired (holding the lock); the caller closes
+        them."""
+        deadline = time.monotonic() - self.alive_seconds
+        expired = [t for t, s in self._sessions.items() if s.created <= deadline and not s.busy]
+        return [self._forget(token) for token in expired]
+
+    def _forget(self, token: str) -> FlightSession:
+        """Drop a token (holding the lock)."""
+        session = self._sessions.pop(token)
+        self._by_id.pop(session.connection_id, None)
+        return session
+
     def session(self, token: str) -> FlightSession:
-        now = time.monotonic()
         with self._lock:
+            ended = self._expired()
             session = self._sessions.get(token)
-            if session is not None and now - session.last_used > TOKEN_ALIVE_SECONDS:
-                del self._sessions[token]
-                session = None
-            if session is None:
-                raise flight.FlightUnauthenticatedError(
-                    "Invalid or expired bearer token: log in again with basic auth")
-            session.last_used = now
-            self._sessions.move_to_end(token)
-            return session
+            if session is not None:
+                if session.created <= time.monotonic() - self.alive_seconds:  # busy right now
+                    session = None
+                else:
+                    self._sessions.move_to_end(token)
+        for old in ended:
+            old.close()
+        if session is None:
+            raise flight.FlightUnauthenticatedError(
+                "Invalid or expired bearer token: log in again with basic auth "
+                f"(tokens live arrow_flight_token_alive_time_second = {self.alive_seconds:g} "
+                f"s, at most arrow_flight_token_cache_size = {self.cache_size} of them)")
+        return session
 
     def keep_result(self, session: FlightSession, result: StatementResult) -> bytes:
         handle = secrets.token_bytes(16)
@@ -312,8 +417,7 @@ class FlightSessions:
             while len(self._results) > MAX_PENDING_RESULTS:
                 dropped.append(self._results.popitem(last=False)[1][1])
         for old in dropped:
-            _close(old.batches)
-            old.finished()
+            close_result(old)
         return handle
 
     def take_result(self, session: FlightSession, handle: bytes) -> StatementResult:
@@ -324,18 +428,42 @@ class FlightSessions:
             else:
                 entry = None
         if entry is None:
-            raise flight.FlightServerError(
+            raise not_found(
                 "Unknown or already fetched statement handle (a ticket is fetched once)")
         return entry[1]
 
+    # ---- the server's connection list (SHOW PROCESSLIST, KILL) ----------------------------------
+    def session_of(self, connection_id: int) -> FlightSession | None:
+        with self._lock:
+            return self._by_id.get(connection_id)
+
+    def sessions(self) -> list[object]:
+        """Every logged-in session, in connection id order."""
+        with self._lock:
+            ended = self._expired()
+            listed: list[object] = [self._by_id[i] for i in sorted(self._by_id)]
+        for old in ended:
+            old.close()
+        return listed
+
+    def kill(self, connection_id: int, query_only: bool) -> None:
+        """KILL QUERY: the session's statements stop (its client gets CANCELLED); KILL
+        [CONNECTION] also ends the session (its token is refused from then on)."""
+        with self._lock:
+            session = self._by_id.get(connection_id)
+            if session is not None and not query_only:
+                self._forget(session.token)
+        if session is not None:
+            session.kill_query()
     def close_all(self) -> None:
         with self._lock:
+            self.stopping = True
             sessions = list(self._sessions.values())
             self._sessions.clear()
+            self._by_id.clear()
             results = [r for _, r in self._results.values()]
             self._results.clear()
         for session in sessions:
             session.close()
         for result in results:
-            _close(result.batches)
-            result.finished()
+            close_result(result)

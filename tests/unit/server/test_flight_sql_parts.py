@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pytest
+from pyarrow import flight
 
 from server.config import load_config
 from server.flight_sql import messages as m
+from server.flight_sql.admission import CallWork
 from server.flight_sql.arrow_results import column_array, record_batches, result_schema
+from server.flight_sql.errors import flight_error
 from server.flight_sql.metadata import SQL_INFO_SCHEMA, like_matcher, sql_info_table
+from sql.errors import DorisError, ErrorCode, QueryCancelled, ShaleError, table_not_found
 from storage.batch import Batch, Column
 from storage.types import (
     BIGINT,
@@ -121,3 +127,60 @@ def test_arrow_flight_sql_port_setting(tmp_path) -> None:
     conf.write_text("[server]\narrow_flight_sql_port = 9090\n")
     assert load_config(conf).arrow_flight_sql_port == 9090
     assert load_config(conf, {"arrow_flight_sql_port": 0}).arrow_flight_sql_port == 0
+
+
+# ---- errors.py: the gRPC status of each kind of error -----------------------------------------
+def test_error_kinds_map_to_flight_statuses() -> None:
+    cases = [
+        (ShaleError("You have an error in your SQL syntax", ErrorCode.PARSE_ERROR),
+         pa.ArrowInvalid, "ERROR 1064 (42000): You have an error in your SQL syntax"),
+        (DorisError("Unknown column 'x' in 'table list'"), pa.ArrowInvalid,
+         "ERROR 1105 (HY000): errCode = 2, detailMessage = Unknown column 'x' in 'table list'"),
+        (table_not_found("db", "t"), pa.ArrowKeyError,
+         "Table [t] does not exist in database [db]."),
+        (ShaleError("SELECT command denied", ErrorCode.TABLEACCESS_DENIED),
+         flight.FlightUnauthorizedError, "ERROR 1142 (42000): SELECT command denied"),
+        (ShaleError("Access denied for user 'u'", ErrorCode.ACCESS_DENIED),
+         flight.FlightUnauthenticatedError, "ERROR 1045 (28000): Access denied for user 'u'"),
+        (QueryCancelled(), flight.FlightCancelledError, "ERROR 1317 (70100): Query was cancelled"),
+        (DorisError("Query exceeded time limit of 5 seconds (query_timeout)"),
+         flight.FlightTimedOutError, "Query exceeded time limit of 5 seconds"),
+        (ShaleError("not here", ErrorCode.NOT_SUPPORTED_YET), pa.ArrowNotImplementedError,
+         "ERROR 1235 (42000): not here"),
+        (ShaleError("disk on fire"), flight.FlightInternalError,
+         "ERROR 1105 (HY000): disk on fire"),
+    ]
+    for error, kind, text in cases:
+        got = flight_error(error)
+        assert type(got) is kind, (error, got)
+        assert text in str(got), (error, got)
+
+
+# ---- admission.py: statement work on the server's pools ---------------------------------------
+def test_call_work_runs_on_the_pools_and_drops_cancelled_queued_work() -> None:
+    pool = ThreadPoolExecutor(1, thread_name_prefix="test-worker")
+    light = ThreadPoolExecutor(1, thread_name_prefix="test-light")
+    try:
+        work = CallWork(pool, light)
+        assert work.run(None, lambda: threading.current_thread().name).startswith("test-worker")
+        assert work.run(None, lambda: threading.current_thread().name,
+                        light=True).startswith("test-light")
+        # the only worker is busy: queued work whose statement is killed never runs
+        release, ran = threading.Event(), []
+        pool.submit(release.wait)
+        killed = threading.Event()
+        killed.set()
+        with pytest.raises(QueryCancelled):
+            work.run(killed, ran.append, 1)
+        # a client gone: queued work is dropped too, and the statement's token is set
+        gone = CallWork(pool, light, client_gone=lambda: True)
+        token = threading.Event()
+        with pytest.raises(QueryCancelled):
+            gone.run(token, ran.append, 2)
+        assert token.is_set()
+        release.set()
+        pool.shutdown(wait=True)
+        assert ran == []
+    finally:
+        pool.shutdown(wait=False)
+        light.shutdown(wait=False)
