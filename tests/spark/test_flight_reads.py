@@ -17,7 +17,7 @@ from support.audit import wait_for_audit_lines
 from support.server import ServerProcess
 
 from shaledb_spark.options import OptionError, parse_options
-from tests.spark.test_roundtrip import ALL_TYPES_DDL, ROWS, SCHEMA
+from tests.spark.test_roundtrip import ALL_TYPES_DDL, ROWS, SCHEMA, sketch_round_trip
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +81,15 @@ def test_flight_read_pushes_filters_and_prunes_columns(spark, fsrv: ServerProces
     got = sorted(tuple(r) for r in df.collect())
     assert got == sorted((r[0], r[9], r[12]) for r in ROWS
                          if r[4] is not None and r[4] >= 100000 and r[14].startswith("v1"))
+
+
+def test_flight_reads_sketches_as_binary(spark, fsrv: ServerProcess) -> None:
+    with fsrv.connect() as c, c.cursor() as cur:
+        cur.execute("CREATE DATABASE flightsk")
+        cur.execute("USE flightsk")
+        sketch_round_trip(spark, cur, "flightsk", {
+            "fenodes": f"127.0.0.1:{fsrv.http_port}", "user": "root", "password": "",
+            "arrow_flight_sql_port": str(fsrv.flight_port), "query_port": str(closed_port())})
 
 
 def test_read_mode_options() -> None:
