@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from shaledb_spark import rest
+from shaledb_spark import mysql
 from shaledb_spark.options import ConnectorOptions
 from shaledb_spark.types import OBJECT_TYPES, field_doris_type
 
@@ -107,14 +107,6 @@ def _values(st: T.DataType, values: list[Any]) -> list[Any]:
     return values
 
 
-def connect(opts: ConnectorOptions) -> Any:
-    import pymysql
-
-    return pymysql.connect(host=opts.host, port=rest.query_port(opts), user=opts.user,
-                           password=opts.password, database=opts.db, autocommit=True,
-                           charset="utf8mb4")
-
-
 def arrow_schema_of(schema: T.StructType) -> pa.Schema:
     return pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields])
 
@@ -169,7 +161,7 @@ def fetch_mysql_batches(opts: ConnectorOptions, sql: str, schema: T.StructType
     import pymysql.cursors
 
     arrow_schema = arrow_schema_of(schema)
-    conn = connect(opts)
+    conn = mysql.connect(opts)
     try:
         with conn.cursor(pymysql.cursors.SSCursor) as cur:
             cur.execute(sql)

@@ -20,9 +20,8 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.datasource import (
     DataSourceReader,
@@ -43,9 +42,12 @@ from pyspark.sql.datasource import (
     StringStartsWith,
 )
 
-from shaledb_spark import fetch, rest
+from shaledb_spark import rest
 from shaledb_spark.options import ConnectorOptions
 from shaledb_spark.types import OBJECT_TYPES, field_doris_type
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _COMPARISONS: dict[type, str] = {
     EqualTo: "=", EqualNullSafe: "<=>", GreaterThan: ">", GreaterThanOrEqual: ">=",
@@ -172,4 +174,6 @@ class ShaleDBReader(DataSourceReader):
         assert isinstance(partition, TabletPartition)
         if not partition.tablets:
             return
+        from shaledb_spark import fetch  # pyarrow: on the executors only
+
         yield from fetch.fetch_batches(self.opts, self.query(partition.tablets), self.schema)

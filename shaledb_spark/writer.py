@@ -37,16 +37,18 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
-from shaledb_spark import fetch, rest
+from shaledb_spark import mysql, rest
 from shaledb_spark.options import ConnectorOptions
 from shaledb_spark.reader import quote_ident
 from shaledb_spark.types import OBJECT_TYPES, doris_type
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 STAGING_PREFIX = "__shaledb_spark_stage_"
 _STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"(\d+)_[0-9a-f]+$")
@@ -67,6 +69,7 @@ class LoadCommit(WriterCommitMessage):
 def _ipc_chunks(first: pa.RecordBatch, rest_batches: Iterator[pa.RecordBatch],
                 counter: list[int]) -> Iterator[bytes]:
     """The batches as one Arrow IPC stream, a chunk of bytes per batch."""
+    import pyarrow as pa
     sink = io.BytesIO()
     writer = pa.ipc.new_stream(sink, first.schema)
 
@@ -91,6 +94,7 @@ def _encode_objects(batch: pa.RecordBatch, encoded: dict[int, str]) -> pa.Record
     """The batch with its BITMAP/HLL binary columns as base64 text under `__b64_<name>`."""
     if not encoded:
         return batch
+    import pyarrow as pa
     arrays, names = list(batch.columns), list(batch.schema.names)
     for i in encoded:
         arrays[i] = pa.array([None if v is None else base64.b64encode(v).decode("ascii")
@@ -136,7 +140,7 @@ class ShaleDBWriter(DataSourceArrowWriter):
 
     def _drop_stale_staging(self) -> None:
         """Drop the staging tables of overwrite jobs whose driver died (older than the TTL)."""
-        conn = fetch.connect(self.opts)
+        conn = mysql.connect(self.opts)
         try:
             with conn.cursor() as cur:
                 cur.execute(f"SHOW TABLES FROM {quote_ident(self.opts.db)} "
@@ -154,7 +158,7 @@ class ShaleDBWriter(DataSourceArrowWriter):
         return f"{quote_ident(self.opts.db)}.{quote_ident(table)}"
 
     def _sql(self, *statements: str) -> None:
-        conn = fetch.connect(self.opts)
+        conn = mysql.connect(self.opts)
         try:
             with conn.cursor() as cur:
                 for s in statements:
@@ -164,7 +168,7 @@ class ShaleDBWriter(DataSourceArrowWriter):
 
     def _precommitted_labels(self) -> list[str]:
         prefix = f"{self.opts.label_prefix}_{self.job}_"
-        conn = fetch.connect(self.opts)
+        conn = mysql.connect(self.opts)
         try:
             with conn.cursor() as cur:
                 cur.execute(f"SHOW LOAD FROM {quote_ident(self.opts.db)} "
