@@ -21,8 +21,10 @@ spark-doris-connector's names for the same things, so a Doris job runs unchanged
 | staging_ttl_seconds  |                                | overwrite: drop older staging tables     |
 
 Reads go through Arrow Flight SQL when a Flight port is given (`read_mode` then defaults to
-`arrow`; Doris' jobs set both). `read_mode=arrow` without a port is an error; any other
-`read_mode` (Doris' default `thrift`) reads over the MySQL protocol.
+`arrow`; Doris' jobs set both). Without a port, `read_mode=arrow` and an unset `read_mode`
+ask the server: `/api/backends` advertises its `arrow_flight_sql_port` (reader.py); the
+former fails when Flight SQL is off there, the latter reads over the MySQL protocol then.
+`read_mode=thrift` (Doris' default) always reads over the MySQL protocol.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class ConnectorOptions:
     query_port: int | None = None
     # Arrow Flight SQL port: set means reads stream Arrow batches over Flight (fetch.py)
     flight_port: int | None = None
+    # `arrow`, `thrift` or `auto` (unset: Flight when the server advertises it)
+    read_mode: str = "auto"
     sink_properties: dict[str, str] = field(default_factory=dict)
     # BITMAP read as text: "" (binary, the serialized value), "string" or "base64"
     bitmap_text: str = ""
@@ -145,12 +149,9 @@ def parse_options(raw: Mapping[str, str]) -> ConnectorOptions:
         raise OptionError(f"invalid numeric option: {e}") from None
     if tablet_size < 1:
         raise OptionError("doris.request.tablet.size must be at least 1")
-    read_mode = opts.get("read_mode", "arrow" if flight_port else "thrift").strip().lower()
-    if read_mode not in ("arrow", "thrift"):
+    read_mode = opts.get("read_mode", "arrow" if flight_port else "auto").strip().lower()
+    if read_mode not in ("arrow", "thrift", "auto"):
         raise OptionError(f"doris.read.mode must be `arrow` or `thrift`, got {read_mode!r}")
-    if read_mode == "arrow" and flight_port is None:
-        raise OptionError("doris.read.mode=arrow needs doris.read.arrow-flight-sql.port "
-                          "(arrow_flight_sql_port)")
     if read_mode == "thrift":
         flight_port = None  # the job asked for the MySQL-protocol read explicitly
     fields = tuple(f.strip() for f in opts.get("read_field", "").split(",") if f.strip())
@@ -168,6 +169,7 @@ def parse_options(raw: Mapping[str, str]) -> ConnectorOptions:
                             tablet_size=tablet_size,
                             label_prefix=opts.get("label_prefix", "spark"),
                             query_port=query_port, flight_port=flight_port,
+                            read_mode=read_mode,
                             sink_properties=sink, bitmap_text=bitmap_text,
                             write_columns=write_columns, partitions=partitions,
                             staging_ttl_seconds=staging_ttl)

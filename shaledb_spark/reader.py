@@ -15,6 +15,7 @@ Reading (tasks): fetch.py's `fetch_batches`, pyarrow RecordBatches straight to S
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Iterable, Iterator
@@ -164,6 +165,14 @@ class ShaleDBReader(DataSourceReader):
         return f"SELECT {cols} FROM {table}{where}"
 
     def partitions(self) -> list[InputPartition]:
+        if self.opts.flight_port is None and self.opts.read_mode != "thrift":
+            # on the driver, once: the tasks get the reader (and its options) after this
+            port = rest.advertised_flight_port(self.opts)
+            if port is None and self.opts.read_mode == "arrow":
+                raise rest.ShaleDBError(
+                    "doris.read.mode=arrow: give doris.read.arrow-flight-sql.port, or enable "
+                    "arrow_flight_sql_port on the server (it advertises none)")
+            self.opts = dataclasses.replace(self.opts, flight_port=port)
         plan = rest.query_plan(self.opts, self.query())
         ids = sorted(int(t) for t in plan)
         size = self.opts.tablet_size

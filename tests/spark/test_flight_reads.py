@@ -83,6 +83,15 @@ def test_flight_read_pushes_filters_and_prunes_columns(spark, fsrv: ServerProces
                          if r[4] is not None and r[4] >= 100000 and r[14].startswith("v1"))
 
 
+def test_flight_port_discovered_from_the_server(spark, fsrv: ServerProcess,
+                                               loaded: dict[str, str]) -> None:
+    """No Flight port in the job: /api/backends advertises it, and the read runs over Flight
+    (the MySQL port given is closed)."""
+    opts = {**loaded, "doris.read.mode": "arrow", "query_port": str(closed_port())}
+    got = spark.read.format("shaledb").options(**opts).load().where("id < 10").collect()
+    assert sorted(r.id for r in got) == [r[0] for r in ROWS if r[0] < 10]
+
+
 def test_flight_reads_sketches_as_binary(spark, fsrv: ServerProcess) -> None:
     with fsrv.connect() as c, c.cursor() as cur:
         cur.execute("CREATE DATABASE flightsk")
@@ -98,8 +107,8 @@ def test_read_mode_options() -> None:
     # Doris' default mode, thrift, keeps the MySQL-protocol read even with a port given
     assert parse_options({**base, "doris.read.arrow-flight-sql.port": "9",
                           "doris.read.mode": "thrift"}).flight_port is None
-    assert parse_options(base).flight_port is None
-    with pytest.raises(OptionError, match="arrow-flight-sql.port"):
-        parse_options({**base, "doris.read.mode": "arrow"})
+    # no port: `arrow` and unset both ask the server's /api/backends (reader.partitions)
+    assert parse_options(base).flight_port is None and parse_options(base).read_mode == "auto"
+    assert parse_options({**base, "doris.read.mode": "arrow"}).read_mode == "arrow"
     with pytest.raises(OptionError, match="doris.read.mode"):
         parse_options({**base, "doris.read.mode": "grpc"})
