@@ -185,8 +185,9 @@ class ShaleServer:
             self.statement_services, self.global_vars, self.privileges, self.account_statements,
             self.pool, self.session_pool, self.stats, self.audit, self.control,
             self.database_exists, self.error_log_url)
-        self.http_services = HttpServices(self.engine, self.privileges, self.stats, self.audit,
-                                          lambda: self.mysql_port)
+        self.http_services = HttpServices(
+            self.engine, self.privileges, self.stats, self.audit, lambda: self.mysql_port,
+            lambda: self.flight_sql.port if self.flight_sql is not None else -1)
         self.mysql: ShaleMysqlServer | None = None
         self.http_runner: web.AppRunner | None = None
         self.mysql_port = 0

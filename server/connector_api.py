@@ -8,6 +8,8 @@
 - `GET /api/backends[?is_alive=true]`: the backends (Doris' BackendsAction:
   `{"data": {"backends": [{"ip", "http_port", "is_alive"}]}}`). Our backends are embedded in
   this process, so each names this HTTP listener's port: a Stream Load sent there is served here.
+  ShaleDB adds `arrow_flight_sql_port` (what Doris' SHOW BACKENDS calls ArrowFlightSqlPort; -1
+  when Flight SQL is off), so a reader finds the Flight port without being told it.
 - `POST /api/{db}/{table}/_query_plan` with `{"sql": "select .. from db.t [where ..]"}`:
   Doris' TableQueryPlanAction: the tablets the planner keeps for that single-table
   filter/project query (partition and bucket pruning applied), each with its routing, the
@@ -213,7 +215,9 @@ def add_routes(app: web.Application, server: HttpServices) -> None:
     async def backends(request: web.Request) -> web.Response:
         alive_only = request.query.get("is_alive", "false").strip().lower() == "true"
         port = request.url.port or 8030  # embedded backends: this listener serves their loads
-        out = [{"ip": b.host, "http_port": port, "is_alive": b.alive}
+        flight = server.flight_port()
+        out = [{"ip": b.host, "http_port": port, "is_alive": b.alive,
+                "arrow_flight_sql_port": flight}
                for b in server.engine.catalog.backends() if b.alive or not alive_only]
         return _ok({"backends": out})
 

@@ -84,3 +84,5 @@ class HttpServices:
     stats: ServerStats
     audit: AuditLog  # /metrics reads its dropped-event count
     mysql_port: Callable[[], int]  # /api/bootstrap; bound once the MySQL listener started
+    # /api/backends advertises it (-1: Arrow Flight SQL is off); bound once its listener started
+    flight_port: Callable[[], int] = lambda: -1

@@ -8,6 +8,9 @@
   the Arrow types of Spark's schema (BOOLEAN arrives as its wire type, LARGEINT as text, ...).
 - The MySQL protocol otherwise (pymysql's unbuffered cursor, so a partition is never held
   whole), `BATCH_ROWS` rows per batch, the Arrow columns built here from Python values.
+BITMAP/HLL columns arrive as base64 text (reader.py selects `*_to_base64`) and are decoded to
+binary here; LARGEINT arrives as text and becomes DecimalType(38, 0), a value of more than 38
+digits failing the read with the column's name (pyarrow's cast would wrap it silently).
 Either way a read either yields every row of its query or raises: a dropped connection fails
 the Spark task (which Spark retries) instead of returning part of a partition as if it were
 complete.
@@ -15,14 +18,17 @@ complete.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from shaledb_spark import rest
+from shaledb_spark import mysql
 from shaledb_spark.options import ConnectorOptions
+from shaledb_spark.types import OBJECT_TYPES, field_doris_type
 
 BATCH_ROWS = 65536
 
@@ -55,6 +61,39 @@ def arrow_type(st: T.DataType) -> pa.DataType:
     return pa.string()
 
 
+class ReadError(RuntimeError):
+    """A value the read cannot hand to Spark exactly (the task fails, naming the column)."""
+
+
+def _is_text_wire(f: T.StructField) -> bool:
+    """Columns whose wire form is text that needs more than a cast: base64 of a BITMAP/HLL
+    (to binary) and LARGEINT (to a checked DecimalType(38, 0))."""
+    doris = field_doris_type(f)
+    return (doris in OBJECT_TYPES and isinstance(f.dataType, T.BinaryType)) or \
+        (doris == "LARGEINT" and isinstance(f.dataType, T.DecimalType))
+
+
+def _from_text(f: T.StructField, values: list[Any], target: pa.DataType) -> pa.Array:
+    """A text-wire column (see `_is_text_wire`) as Spark's Arrow type."""
+    texts = [None if v is None else v.decode() if isinstance(v, bytes) else str(v)
+             for v in values]
+    if isinstance(f.dataType, T.BinaryType):
+        return pa.array([None if t is None else base64.b64decode(t) for t in texts], target)
+    limit = 10 ** 38
+    out: list[Decimal | None] = []
+    for t in texts:
+        if t is None:
+            out.append(None)
+            continue
+        n = int(t)
+        if not -limit < n < limit:
+            raise ReadError(f"column `{f.name}`: LARGEINT value {n} does not fit Spark's "
+                            "DecimalType(38,0) (read the column through a CAST to STRING in "
+                            "a view, or filter it with doris.filter.query)")
+        out.append(Decimal(n))
+    return pa.array(out, target)
+
+
 def _values(st: T.DataType, values: list[Any]) -> list[Any]:
     """pymysql's Python values as the Arrow type of `st` wants them."""
     if isinstance(st, T.BooleanType):
@@ -66,14 +105,6 @@ def _values(st: T.DataType, values: list[Any]) -> list[Any]:
         return [None if v is None else v if isinstance(v, bytes) else str(v).encode()
                 for v in values]
     return values
-
-
-def connect(opts: ConnectorOptions) -> Any:
-    import pymysql
-
-    return pymysql.connect(host=opts.host, port=rest.query_port(opts), user=opts.user,
-                           password=opts.password, database=opts.db, autocommit=True,
-                           charset="utf8mb4")
 
 
 def arrow_schema_of(schema: T.StructType) -> pa.Schema:
@@ -94,14 +125,19 @@ def flight_connect(opts: ConnectorOptions) -> Any:
                               db_kwargs={"username": opts.user, "password": opts.password})
 
 
-def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+def conform(batch: pa.RecordBatch, target: pa.Schema,
+            schema: T.StructType | None = None) -> pa.RecordBatch:
     """A Flight batch as Spark's Arrow schema: columns by position, cast where the wire type
     differs (the names are the query's own select list, so they already match)."""
     if batch.num_columns != len(target):
         raise ValueError(f"Flight SQL returned {batch.num_columns} columns, "
                          f"expected {len(target)}")
-    arrays = [col if col.type == field.type else col.cast(field.type, safe=True)
-              for col, field in zip(batch.columns, target)]
+    text_wire = set() if schema is None else \
+        {i for i, f in enumerate(schema.fields) if _is_text_wire(f)}
+    arrays = [_from_text(schema.fields[i], col.to_pylist(), field.type)
+              if schema is not None and i in text_wire else
+              col if col.type == field.type else col.cast(field.type, safe=True)
+              for i, (col, field) in enumerate(zip(batch.columns, target))]
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
@@ -115,7 +151,7 @@ def fetch_flight_batches(opts: ConnectorOptions, sql: str, schema: T.StructType
             reader = cur.fetch_record_batch()
             for batch in reader:
                 if batch.num_rows:
-                    yield conform(batch, target)
+                    yield conform(batch, target, schema)
     finally:
         conn.close()
 
@@ -125,7 +161,7 @@ def fetch_mysql_batches(opts: ConnectorOptions, sql: str, schema: T.StructType
     import pymysql.cursors
 
     arrow_schema = arrow_schema_of(schema)
-    conn = connect(opts)
+    conn = mysql.connect(opts)
     try:
         with conn.cursor(pymysql.cursors.SSCursor) as cur:
             cur.execute(sql)
@@ -134,7 +170,9 @@ def fetch_mysql_batches(opts: ConnectorOptions, sql: str, schema: T.StructType
                 if not rows:
                     break
                 columns = list(zip(*rows))
-                arrays = [pa.array(_values(f.dataType, list(col)), type=arrow_schema.field(i).type)
+                arrays = [_from_text(f, list(col), arrow_schema.field(i).type)
+                          if _is_text_wire(f) else
+                          pa.array(_values(f.dataType, list(col)), type=arrow_schema.field(i).type)
                           for i, (f, col) in enumerate(zip(schema.fields, columns))]
                 yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
     finally:

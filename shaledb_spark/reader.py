@@ -6,20 +6,23 @@ Planning (driver): `pushFilters` turns the filters Spark offers (the Python Data
 as Spark would, and hands the rest back to Spark; `doris.filter.query` is added as written.
 `partitions` asks `_query_plan` (server/connector_api.py) for the tablets that query reads, so
 partition and bucket pruning of the pushed filters drop whole tablets before any task starts.
-Columns: the DataFrame's schema (`doris.read.field` narrows it) is what every query selects.
+Columns: the DataFrame's schema (`doris.read.field` narrows it) is what every query selects;
+a BITMAP or HLL column as its base64 text (`bitmap_to_base64(bm) AS bm`, decoded to binary by
+fetch.py), or `bitmap_to_string` for doris.read.bitmap-to-string. Filters on those columns
+stay with Spark (a sketch has no order; its text is not what the server compares).
 Reading (tasks): fetch.py's `fetch_batches`, pyarrow RecordBatches straight to Spark.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.datasource import (
     DataSourceReader,
@@ -40,8 +43,12 @@ from pyspark.sql.datasource import (
     StringStartsWith,
 )
 
-from shaledb_spark import fetch, rest
+from shaledb_spark import rest
 from shaledb_spark.options import ConnectorOptions
+from shaledb_spark.types import OBJECT_TYPES, field_doris_type
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _COMPARISONS: dict[type, str] = {
     EqualTo: "=", EqualNullSafe: "<=>", GreaterThan: ">", GreaterThanOrEqual: ">=",
@@ -113,6 +120,17 @@ class TabletPartition(InputPartition):
     tablets: tuple[int, ...]
 
 
+def select_item(f: T.StructField, opts: ConnectorOptions) -> str:
+    """The select-list entry that reads field `f` (BITMAP/HLL through their text forms)."""
+    col = quote_ident(f.name)
+    doris = field_doris_type(f)
+    if doris not in OBJECT_TYPES:
+        return col
+    if doris == "BITMAP" and opts.bitmap_text == "string":
+        return f"bitmap_to_string({col}) AS {col}"
+    return f"{doris.lower()}_to_base64({col}) AS {col}"
+
+
 class ShaleDBReader(DataSourceReader):
     def __init__(self, opts: ConnectorOptions, schema: T.StructType) -> None:
         self.opts = opts
@@ -120,7 +138,8 @@ class ShaleDBReader(DataSourceReader):
         self.pushed: list[str] = []
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
-        types = {f.name.lower(): f.dataType for f in self.schema.fields}
+        types = {f.name.lower(): f.dataType for f in self.schema.fields
+                 if field_doris_type(f) not in OBJECT_TYPES}
         kept: list[Filter] = []
         for f in filters:
             sql = filter_sql(f, types)
@@ -137,7 +156,7 @@ class ShaleDBReader(DataSourceReader):
         return conds
 
     def query(self, tablets: tuple[int, ...] | None = None) -> str:
-        cols = ", ".join(quote_ident(f.name) for f in self.schema.fields) or "1"
+        cols = ", ".join(select_item(f, self.opts) for f in self.schema.fields) or "1"
         table = f"{quote_ident(self.opts.db)}.{quote_ident(self.opts.table)}"
         if tablets is not None:
             table += f" TABLET({', '.join(map(str, tablets))})"
@@ -146,6 +165,14 @@ class ShaleDBReader(DataSourceReader):
         return f"SELECT {cols} FROM {table}{where}"
 
     def partitions(self) -> list[InputPartition]:
+        if self.opts.flight_port is None and self.opts.read_mode != "thrift":
+            # on the driver, once: the tasks get the reader (and its options) after this
+            port = rest.advertised_flight_port(self.opts)
+            if port is None and self.opts.read_mode == "arrow":
+                raise rest.ShaleDBError(
+                    "doris.read.mode=arrow: give doris.read.arrow-flight-sql.port, or enable "
+                    "arrow_flight_sql_port on the server (it advertises none)")
+            self.opts = dataclasses.replace(self.opts, flight_port=port)
         plan = rest.query_plan(self.opts, self.query())
         ids = sorted(int(t) for t in plan)
         size = self.opts.tablet_size
@@ -156,4 +183,6 @@ class ShaleDBReader(DataSourceReader):
         assert isinstance(partition, TabletPartition)
         if not partition.tablets:
             return
+        from shaledb_spark import fetch  # pyarrow: on the executors only
+
         yield from fetch.fetch_batches(self.opts, self.query(partition.tablets), self.schema)

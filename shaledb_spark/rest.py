@@ -62,6 +62,16 @@ def query_plan(opts: ConnectorOptions, sql: str) -> dict[str, Any]:
     return dict(data["partitions"])
 
 
+def advertised_flight_port(opts: ConnectorOptions) -> int | None:
+    """The Arrow Flight SQL port `/api/backends` advertises (a ShaleDB field), None if off or
+    not advertised (Doris' own BackendsAction has no such field)."""
+    resp = _POOL.request("GET", f"{opts.base_url}/api/backends?is_alive=true",
+                         headers=_headers(opts))
+    backends = _data(opts, _json(resp, "backends"), "backends").get("backends") or []
+    ports = [int(b.get("arrow_flight_sql_port", -1)) for b in backends]
+    return ports[0] if ports and ports[0] > 0 else None
+
+
 def query_port(opts: ConnectorOptions) -> int:
     """The MySQL port: the `query_port` option, else the frontend's `/api/bootstrap`."""
     if opts.query_port is not None:

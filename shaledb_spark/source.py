@@ -25,15 +25,17 @@ class ShaleDBDataSource(DataSource):
 
     def schema(self) -> T.StructType:
         opts = self._opts()
-        return spark_schema(rest.table_schema(opts), opts.read_fields)
+        return spark_schema(rest.table_schema(opts), opts.read_fields,
+                            bitmap_as_text=bool(opts.bitmap_text))
 
     def reader(self, schema: T.StructType) -> DataSourceReader:
         return ShaleDBReader(self._opts(), schema)
 
     def writer(self, schema: T.StructType, overwrite: bool) -> DataSourceWriter:
         opts = self._opts()
-        check_write_schema(rest.table_schema(opts), schema, f"{opts.db}.{opts.table}")
-        return ShaleDBWriter(opts, schema, overwrite)
+        props = rest.table_schema(opts)
+        check_write_schema(props, schema, f"{opts.db}.{opts.table}", opts.write_sources)
+        return ShaleDBWriter(opts, schema, overwrite, props)
 
 
 class DorisDataSource(ShaleDBDataSource):

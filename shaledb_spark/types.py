@@ -1,15 +1,22 @@
 """Doris column types <-> Spark SQL types (both ways), from `_schema`'s properties.
 
-Read (Doris -> Spark), as spark-doris-connector maps them except where the exact value needs
-more room: BOOLEAN BooleanType; TINYINT..BIGINT Byte/Short/Integer/LongType; LARGEINT
-StringType (its exact digits: 2**127 does not fit DecimalType(38, 0)); FLOAT/DOUBLE; DECIMAL
+Read (Doris -> Spark), as spark-doris-connector maps them: BOOLEAN BooleanType;
+TINYINT..BIGINT Byte/Short/Integer/LongType; LARGEINT DecimalType(38, 0) (a value of 39 digits,
+beyond +-(10**38 - 1), fails the read naming the column, never wraps); FLOAT/DOUBLE; DECIMAL
 (p, s) DecimalType(p, s) up to 38; DATE DateType; DATETIME(p) TimestampNTZType (a Doris
-DATETIME has no time zone); CHAR/VARCHAR/STRING StringType; JSON StringType. HLL, BITMAP and
-the nested types are refused with the column's name (not supported yet).
+DATETIME has no time zone); CHAR/VARCHAR/STRING StringType; JSON StringType.
+BITMAP and HLL: BinaryType, the serialized value (read with bitmap_to_base64 / hll_to_base64,
+decoded on the executor), which a write loads back unchanged. spark-doris-connector reads
+them as a placeholder string instead; its `doris.read.bitmap-to-string` /
+`doris.read.bitmap-to-base64` give a BITMAP column as StringType (`1,2,3` / base64 text) here
+as there. The nested types (ARRAY, MAP, STRUCT) are refused with the column's name: ShaleDB
+tables have none.
 
 Write (Spark -> Doris) accepts a Spark type when every value of it fits the column (or the
 load converts it, as strings into numbers); `check_write_schema` names the first column that
-does not, before any data moves.
+does not, before any data moves. A BinaryType column loads into BITMAP/HLL (bitmap_from_base64 /
+hll_from_base64 in the load's `columns`, writer.py); any other source for them goes through
+`doris.write.fields` expressions (`bm=to_bitmap(uid)`, `h=hll_hash(name)`), as in Doris.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from pyspark.sql import types as T
 
 _SIMPLE: dict[str, T.DataType] = {
     "BOOLEAN": T.BooleanType(), "TINYINT": T.ByteType(), "SMALLINT": T.ShortType(),
-    "INT": T.IntegerType(), "BIGINT": T.LongType(), "LARGEINT": T.StringType(),
+    "INT": T.IntegerType(), "BIGINT": T.LongType(), "LARGEINT": T.DecimalType(38, 0),
     "FLOAT": T.FloatType(), "DOUBLE": T.DoubleType(), "DATE": T.DateType(),
     "DATEV2": T.DateType(), "DATETIME": T.TimestampNTZType(),
     "DATETIMEV2": T.TimestampNTZType(), "CHAR": T.StringType(), "VARCHAR": T.StringType(),
@@ -29,15 +36,23 @@ _SIMPLE: dict[str, T.DataType] = {
 }
 _DECIMALS = ("DECIMAL", "DECIMALV2", "DECIMALV3", "DECIMAL32", "DECIMAL64", "DECIMAL128",
              "DECIMAL256")
+OBJECT_TYPES = ("BITMAP", "HLL")  # serialized sketches: binary in Spark, base64 on the wire
 
 
 class SchemaMismatch(ValueError):
     """A DataFrame column the table cannot take (raised on the driver, before any load)."""
 
 
-def spark_type(prop: dict[str, Any]) -> T.DataType:
-    """The Spark type of one `_schema` property."""
-    name = str(prop["type"]).upper()
+def doris_type(prop: dict[str, Any]) -> str:
+    return str(prop["type"]).upper()
+
+
+def spark_type(prop: dict[str, Any], bitmap_as_text: bool = False) -> T.DataType:
+    """The Spark type of one `_schema` property (`bitmap_as_text`: the job asked for a BITMAP
+    as text, doris.read.bitmap-to-string / -to-base64)."""
+    name = doris_type(prop)
+    if name in OBJECT_TYPES:
+        return T.StringType() if bitmap_as_text and name == "BITMAP" else T.BinaryType()
     if name in _DECIMALS:
         return T.DecimalType(int(prop.get("precision", 38)), int(prop.get("scale", 0)))
     if name in _SIMPLE:
@@ -46,7 +61,8 @@ def spark_type(prop: dict[str, Any]) -> T.DataType:
                          "shaledb Spark data source yet (leave it out with doris.read.field)")
 
 
-def spark_schema(props: list[dict[str, Any]], fields: tuple[str, ...] = ()) -> T.StructType:
+def spark_schema(props: list[dict[str, Any]], fields: tuple[str, ...] = (),
+                 bitmap_as_text: bool = False) -> T.StructType:
     """The table's schema as Spark sees it (only `fields`, in their order, when given)."""
     by_name = {p["name"].lower(): p for p in props}
     chosen = props
@@ -55,8 +71,17 @@ def spark_schema(props: list[dict[str, Any]], fields: tuple[str, ...] = ()) -> T
         if missing:
             raise SchemaMismatch(f"doris.read.field names unknown column `{missing[0]}`")
         chosen = [by_name[f.lower()] for f in fields]
-    return T.StructType([T.StructField(p["name"], spark_type(p), p.get("is_nullable") != "No")
-                         for p in chosen])
+    return T.StructType([T.StructField(p["name"], spark_type(p, bitmap_as_text),
+                                       p.get("is_nullable") != "No",
+                                       {DORIS_TYPE_KEY: doris_type(p)}) for p in chosen])
+
+
+DORIS_TYPE_KEY = "doris_type"  # StructField metadata: the column's Doris type (reader.py)
+
+
+def field_doris_type(f: T.StructField) -> str:
+    """The Doris type a read schema's field came from ("" when the job gave its own schema)."""
+    return str((f.metadata or {}).get(DORIS_TYPE_KEY, ""))
 
 
 _INTS = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -67,6 +92,8 @@ _DORIS_WIDTH = {"TINYINT": 1, "SMALLINT": 2, "INT": 4, "BIGINT": 8, "LARGEINT": 
 def _fits(doris: str, prop: dict[str, Any], st: T.DataType) -> bool:
     if isinstance(st, T.NullType):
         return True
+    if doris in OBJECT_TYPES:  # the serialized value (a read's BinaryType column)
+        return isinstance(st, T.BinaryType)
     if isinstance(st, T.StringType):  # the load parses text into any type (and names bad rows)
         return True
     if doris == "BOOLEAN":
@@ -90,13 +117,19 @@ def _fits(doris: str, prop: dict[str, Any], st: T.DataType) -> bool:
         return isinstance(st, (T.DateType, T.TimestampType, T.TimestampNTZType))
     if doris in ("CHAR", "VARCHAR", "STRING", "TEXT", "JSON", "JSONB"):
         return not isinstance(st, (T.ArrayType, T.MapType, T.StructType, T.BinaryType))
-    return False  # HLL, BITMAP, ARRAY, MAP, STRUCT: not yet
+    return False  # ARRAY, MAP, STRUCT: ShaleDB tables have none
 
 
-def check_write_schema(props: list[dict[str, Any]], schema: T.StructType, table: str) -> None:
-    """Every DataFrame column must name a table column whose type can take it."""
+def check_write_schema(props: list[dict[str, Any]], schema: T.StructType, table: str,
+                       sources: tuple[str, ...] = ()) -> None:
+    """Every DataFrame column must name a table column whose type can take it, or a source
+    column of the load's `columns` (doris.write.fields / sink property `columns`), which the
+    server converts by its expression."""
     by_name = {p["name"].lower(): p for p in props}
+    free = {s.lower() for s in sources if s.lower() not in by_name}
     for f in schema.fields:
+        if f.name.lower() in free:
+            continue
         prop = by_name.get(f.name.lower())
         if prop is None:
             raise SchemaMismatch(f"column `{f.name}` of the DataFrame does not exist in table "

@@ -14,25 +14,45 @@
   aborts it after `stream_load_default_precommit_timeout_second`. Nothing becomes visible.
 - `overwrite` mode: the driver creates a staging table `CREATE TABLE .. LIKE` the target, the
   tasks load into it, and `commit` makes the staged rows visible then swaps them in with one
-  `INSERT OVERWRITE TABLE t SELECT .. FROM staging` (atomic: readers see the old contents or the
-  new, never a mix), then drops the staging table; `abort` drops it.
+  `INSERT OVERWRITE TABLE t [PARTITION (p, ..)] SELECT * FROM staging` (atomic: readers see
+  the old contents or the new, never a mix), then drops the staging table; `abort` drops it.
+  With `doris.sink.properties.partitions` only the named partitions are replaced (every load
+  names them too, so a row of another partition fails the job before anything is visible).
+  A staging table is named `__shaledb_spark_stage_<unix seconds>_<job>`: a driver that dies
+  mid-overwrite leaves it behind, and the next overwrite job of the database drops every
+  staging table older than `staging_ttl_seconds` (default 259200, Doris' longest load
+  timeout, so no live job's staging table is ever that old).
+- BITMAP/HLL: a BinaryType column (the serialized value a read returns) is sent as base64
+  text under `__b64_<name>` and loaded with `columns: .., name=bitmap_from_base64(__b64_name)`
+  (hll_from_base64 for HLL); `doris.write.fields` / the sink property `columns` replace that
+  with the job's own list (`uid, bm=to_bitmap(uid)`), as in Doris.
 """
 
 from __future__ import annotations
 
+import base64
 import io
+import re
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
-from shaledb_spark import fetch, rest
+from shaledb_spark import mysql, rest
 from shaledb_spark.options import ConnectorOptions
 from shaledb_spark.reader import quote_ident
+from shaledb_spark.types import OBJECT_TYPES, doris_type
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+STAGING_PREFIX = "__shaledb_spark_stage_"
+_STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"(\d+)_[0-9a-f]+$")
+_B64_PREFIX = "__b64_"
 
 
 @dataclass
@@ -49,6 +69,7 @@ class LoadCommit(WriterCommitMessage):
 def _ipc_chunks(first: pa.RecordBatch, rest_batches: Iterator[pa.RecordBatch],
                 counter: list[int]) -> Iterator[bytes]:
     """The batches as one Arrow IPC stream, a chunk of bytes per batch."""
+    import pyarrow as pa
     sink = io.BytesIO()
     writer = pa.ipc.new_stream(sink, first.schema)
 
@@ -69,25 +90,75 @@ def _ipc_chunks(first: pa.RecordBatch, rest_batches: Iterator[pa.RecordBatch],
     yield drain()
 
 
+def _encode_objects(batch: pa.RecordBatch, encoded: dict[int, str]) -> pa.RecordBatch:
+    """The batch with its BITMAP/HLL binary columns as base64 text under `__b64_<name>`."""
+    if not encoded:
+        return batch
+    import pyarrow as pa
+    arrays, names = list(batch.columns), list(batch.schema.names)
+    for i in encoded:
+        arrays[i] = pa.array([None if v is None else base64.b64encode(v).decode("ascii")
+                              for v in arrays[i].to_pylist()], pa.string())
+        names[i] = _B64_PREFIX + names[i]
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def load_columns(schema: T.StructType, props: list[dict[str, Any]],
+                 opts: ConnectorOptions) -> tuple[str, dict[int, str]]:
+    """The load's `columns` header and the DataFrame positions sent as base64 (BinaryType
+    columns of BITMAP/HLL table columns), unless the job gave its own `columns` list."""
+    if opts.write_columns:
+        return opts.write_columns, {}
+    types = {p["name"].lower(): doris_type(p) for p in props}
+    encoded = {i: types[f.name.lower()] for i, f in enumerate(schema.fields)
+               if types.get(f.name.lower()) in OBJECT_TYPES}
+    if not encoded:
+        return "", {}
+    sources = [quote_ident(_B64_PREFIX + f.name if i in encoded else f.name)
+               for i, f in enumerate(schema.fields)]
+    mapped = [f"{quote_ident(schema.fields[i].name)}={kind.lower()}_from_base64("
+              f"{quote_ident(_B64_PREFIX + schema.fields[i].name)})"
+              for i, kind in encoded.items()]
+    return ", ".join(sources + mapped), encoded
+
+
 class ShaleDBWriter(DataSourceArrowWriter):
-    def __init__(self, opts: ConnectorOptions, schema: T.StructType, overwrite: bool) -> None:
+    def __init__(self, opts: ConnectorOptions, schema: T.StructType, overwrite: bool,
+                 props: list[dict[str, Any]] | None = None) -> None:
         self.opts = opts
         self.schema = schema
         self.overwrite = overwrite
         self.job = uuid.uuid4().hex[:16]
         self.target = opts.table
         self.staging = ""
+        self.columns, self.encoded = load_columns(schema, props or [], opts)
         if overwrite:  # on the driver: before any task runs
-            self.staging = f"__shaledb_spark_{self.job}"
+            self._drop_stale_staging()
+            self.staging = f"{STAGING_PREFIX}{int(time.time())}_{self.job}"
             self._sql(f"CREATE TABLE {self._ident(self.staging)} LIKE {self._ident(self.target)}")
             self.target = self.staging
+
+    def _drop_stale_staging(self) -> None:
+        """Drop the staging tables of overwrite jobs whose driver died (older than the TTL)."""
+        conn = mysql.connect(self.opts)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"SHOW TABLES FROM {quote_ident(self.opts.db)} "
+                            f"LIKE '{STAGING_PREFIX}%'")
+                now = time.time()
+                for (name,) in cur.fetchall():
+                    m = _STAGING_NAME.match(name)
+                    if m and now - int(m.group(1)) > self.opts.staging_ttl_seconds:
+                        cur.execute(f"DROP TABLE IF EXISTS {self._ident(name)}")
+        finally:
+            conn.close()
 
     # ---- helpers ------------------------------------------------------------------------
     def _ident(self, table: str) -> str:
         return f"{quote_ident(self.opts.db)}.{quote_ident(table)}"
 
     def _sql(self, *statements: str) -> None:
-        conn = fetch.connect(self.opts)
+        conn = mysql.connect(self.opts)
         try:
             with conn.cursor() as cur:
                 for s in statements:
@@ -97,7 +168,7 @@ class ShaleDBWriter(DataSourceArrowWriter):
 
     def _precommitted_labels(self) -> list[str]:
         prefix = f"{self.opts.label_prefix}_{self.job}_"
-        conn = fetch.connect(self.opts)
+        conn = mysql.connect(self.opts)
         try:
             with conn.cursor() as cur:
                 cur.execute(f"SHOW LOAD FROM {quote_ident(self.opts.db)} "
@@ -112,7 +183,9 @@ class ShaleDBWriter(DataSourceArrowWriter):
     def _headers(self) -> dict[str, str]:
         headers = {"format": "arrow", "timezone": "UTC"}
         headers.update({k: v for k, v in self.opts.sink_properties.items()
-                        if k.lower() not in ("two_phase_commit", "label")})
+                        if k.lower() not in ("two_phase_commit", "label", "columns")})
+        if self.columns:
+            headers["columns"] = self.columns
         return headers
 
     # ---- tasks --------------------------------------------------------------------------
@@ -130,7 +203,8 @@ class ShaleDBWriter(DataSourceArrowWriter):
         if first is None:
             return LoadCommit(-1, label, 0, partition, attempt)
         counter = [0]
-        batches = (b for b in iterator if b.num_rows)
+        first = _encode_objects(first, self.encoded)
+        batches = (_encode_objects(b, self.encoded) for b in iterator if b.num_rows)
         result = rest.stream_load(self.opts, self.target, label,
                                   _ipc_chunks(first, batches, counter), self._headers())
         return LoadCommit(int(result["TxnId"]), label, int(result["NumberLoadedRows"]),
@@ -146,10 +220,11 @@ class ShaleDBWriter(DataSourceArrowWriter):
                 raise rest.ShaleDBError(f"commit of {self.opts.db}.{self.opts.table} failed: "
                                         f"{done.get('msg')}")
         if self.overwrite:
-            cols = ", ".join(quote_ident(f.name) for f in self.schema.fields)
-            try:
-                self._sql(f"INSERT OVERWRITE TABLE {self._ident(self.opts.table)} ({cols}) "
-                          f"SELECT {cols} FROM {self._ident(self.staging)}")
+            parts = self.opts.partitions
+            named = f" PARTITION ({', '.join(map(quote_ident, parts))})" if parts else ""
+            try:  # the staging table is LIKE the target: same columns in the same order
+                self._sql(f"INSERT OVERWRITE TABLE {self._ident(self.opts.table)}{named} "
+                          f"SELECT * FROM {self._ident(self.staging)}")
             finally:
                 self._sql(f"DROP TABLE IF EXISTS {self._ident(self.staging)}")
 

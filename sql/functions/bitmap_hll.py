@@ -1,7 +1,9 @@
 """BITMAP and HLL functions (Doris semantics), registered into `sql.functions`.
 
 Scalars: to_bitmap, bitmap_empty, bitmap_hash, bitmap_from_string, bitmap_count,
-bitmap_to_string, hll_hash, hll_empty, hll_cardinality. Aggregates: bitmap_union,
+bitmap_to_string, bitmap_to_base64, bitmap_from_base64, hll_hash, hll_empty, hll_cardinality,
+hll_to_base64, hll_from_base64 (the base64 pair moves a serialized cell through text: the Spark
+data source reads and loads BITMAP/HLL values as binary with them). Aggregates: bitmap_union,
 bitmap_union_count, bitmap_union_int, hll_union (alias hll_raw_agg), hll_union_agg, and
 approx_count_distinct (alias ndv) on an HLL of the values.
 BITMAP/HLL physical values are the serialized cells of `storage.bitmap` / `storage.hll` (bytes
@@ -15,6 +17,8 @@ Upstream: Doris `function_bitmap.cpp`, `function_hll.cpp`, `aggregate_function_b
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
 from typing import TypeVar, cast
 
@@ -164,6 +168,53 @@ _reg("bitmap_count", 1, 1, lambda t: (_needs("bitmap_count", TypeKind.BITMAP)(t)
      _bitmap_count)
 _reg("bitmap_to_string", 1, 1,
      lambda t: (_needs("bitmap_to_string", TypeKind.BITMAP)(t), STRING), _bitmap_to_string, True)
+
+
+# ---- base64 of serialized cells (Doris 2.1's bitmap/hll _to_base64 / _from_base64) ---------
+def _to_base64(empty: bytes) -> Callable[[list[Vec], EvalEnv], Vec]:
+    """bitmap_to_base64 / hll_to_base64 (an empty b"" cell is the empty set's encoding)."""
+    def impl(a: list[Vec], env: EvalEnv) -> Vec:
+        return Vec(STRING, object_array([base64.b64encode(v or empty).decode("ascii")
+                                         if v is not None else None for v in _blobs(a[0])]))
+
+    return impl
+
+
+def _from_base64(t: DataType, decode: Callable[[bytes], object]) -> Callable[[list[Vec], EvalEnv],
+                                                                             Vec]:
+    """bitmap_from_base64 / hll_from_base64: text that is not base64 of a valid cell gives
+    NULL (Doris returns NULL for an invalid input)."""
+    def impl(a: list[Vec], env: EvalEnv) -> Vec:
+        out: list[bytes] = []
+        ok = np.ones(len(a[0]), np.bool_)
+        for i, s in enumerate(_rows(a[0])):
+            try:
+                blob = base64.b64decode(_text_bytes(a[0].type, s), validate=True)
+                decode(blob)
+            except (binascii.Error, ValueError, TypeError, OverflowError, IndexError):
+                out.append(b"")
+                ok[i] = False
+                continue
+            out.append(blob)
+        return Vec(t, object_array(out), None if ok.all() else ok)
+
+    return impl
+
+
+def _text_arg(t: list[DataType]) -> tuple[list[DataType | None], DataType]:
+    return [None if t[0].is_string or t[0].kind is TypeKind.NULL else STRING], STRING
+
+
+_reg("bitmap_to_base64", 1, 1,
+     lambda t: (_needs("bitmap_to_base64", TypeKind.BITMAP)(t), STRING),
+     _to_base64(bitmap.EMPTY), True)
+_reg("bitmap_from_base64", 1, 1, lambda t: (_text_arg(t)[0], BITMAP_T),
+     _from_base64(BITMAP_T, bitmap.decode), True)
+_reg("hll_to_base64", 1, 1,
+     lambda t: (_needs("hll_to_base64", TypeKind.HLL)(t), STRING),
+     _to_base64(hll.EMPTY), True)
+_reg("hll_from_base64", 1, 1, lambda t: (_text_arg(t)[0], HLL_T),
+     _from_base64(HLL_T, hll.Hll.decode), True)
 
 
 # ---- HLL scalars ---------------------------------------------------------------------------

@@ -58,6 +58,8 @@ def test_backends(server) -> None:
     backends = r.json()["data"]["backends"]
     assert len(backends) == 3
     assert all(b["is_alive"] is True and b["http_port"] == server.http_port for b in backends)
+    # Arrow Flight SQL is off on this server: the advertised port says so
+    assert all(b["arrow_flight_sql_port"] == -1 for b in backends)
 
 
 def test_query_plan_all_tablets_and_pruned(server, sales, db_conn) -> None:

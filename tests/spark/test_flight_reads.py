@@ -17,7 +17,7 @@ from support.audit import wait_for_audit_lines
 from support.server import ServerProcess
 
 from shaledb_spark.options import OptionError, parse_options
-from tests.spark.test_roundtrip import ALL_TYPES_DDL, ROWS, SCHEMA
+from tests.spark.test_roundtrip import ALL_TYPES_DDL, ROWS, SCHEMA, sketch_round_trip
 
 
 @pytest.fixture(scope="module")
@@ -83,14 +83,32 @@ def test_flight_read_pushes_filters_and_prunes_columns(spark, fsrv: ServerProces
                          if r[4] is not None and r[4] >= 100000 and r[14].startswith("v1"))
 
 
+def test_flight_port_discovered_from_the_server(spark, fsrv: ServerProcess,
+                                               loaded: dict[str, str]) -> None:
+    """No Flight port in the job: /api/backends advertises it, and the read runs over Flight
+    (the MySQL port given is closed)."""
+    opts = {**loaded, "doris.read.mode": "arrow", "query_port": str(closed_port())}
+    got = spark.read.format("shaledb").options(**opts).load().where("id < 10").collect()
+    assert sorted(r.id for r in got) == [r[0] for r in ROWS if r[0] < 10]
+
+
+def test_flight_reads_sketches_as_binary(spark, fsrv: ServerProcess) -> None:
+    with fsrv.connect() as c, c.cursor() as cur:
+        cur.execute("CREATE DATABASE flightsk")
+        cur.execute("USE flightsk")
+        sketch_round_trip(spark, cur, "flightsk", {
+            "fenodes": f"127.0.0.1:{fsrv.http_port}", "user": "root", "password": "",
+            "arrow_flight_sql_port": str(fsrv.flight_port), "query_port": str(closed_port())})
+
+
 def test_read_mode_options() -> None:
     base = {"table": "d.t", "fenodes": "h:8030"}
     assert parse_options({**base, "arrow_flight_sql_port": "9"}).flight_port == 9
     # Doris' default mode, thrift, keeps the MySQL-protocol read even with a port given
     assert parse_options({**base, "doris.read.arrow-flight-sql.port": "9",
                           "doris.read.mode": "thrift"}).flight_port is None
-    assert parse_options(base).flight_port is None
-    with pytest.raises(OptionError, match="arrow-flight-sql.port"):
-        parse_options({**base, "doris.read.mode": "arrow"})
+    # no port: `arrow` and unset both ask the server's /api/backends (reader.partitions)
+    assert parse_options(base).flight_port is None and parse_options(base).read_mode == "auto"
+    assert parse_options({**base, "doris.read.mode": "arrow"}).read_mode == "arrow"
     with pytest.raises(OptionError, match="doris.read.mode"):
         parse_options({**base, "doris.read.mode": "grpc"})
