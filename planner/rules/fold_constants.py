@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from planner.logical import LogicalPlan
-from sql.binder.expressions import Arithmetic, Call, Cast, Expr, Literal, Negate
+from sql.binder.expressions import Arithmetic, Call, Cast, ColumnRef, Expr, Literal, Negate
 from sql.binder.relations import SortKey
 from sql.functions import EvalEnv, scalar_function
 from sql.functions.cast import cast_vec
@@ -27,13 +27,22 @@ from sql.functions.temporal import in_date_range
 from sql.functions.vector import Vec, and_valid, constant, widen
 from storage.types import TypeKind
 
+# node fields that hold no expressions (scan ranges, VALUES rows, names, types ...): not walked
+_NO_EXPRESSIONS = frozenset({
+    "ranges", "partitions", "selection", "predicates", "disjunctions", "rows", "columns",
+    "column_types", "value_names", "value_types", "paths", "options", "file_columns",
+    "file_types", "db", "table", "kind", "op", "hint", "mark_name", "index_name"})
+
 
 def fold_constants(plan: LogicalPlan, ctx: object) -> LogicalPlan:
-    children = tuple(fold_constants(c, ctx) for c in plan.children)
-    if children:
+    old = plan.children
+    children = tuple(fold_constants(c, ctx) for c in old)
+    if any(a is not b for a, b in zip(children, old)):
         plan = plan.with_children(*children)
     changes: dict[str, object] = {}
     for f in fields(plan):
+        if f.name in _NO_EXPRESSIONS:
+            continue
         v = getattr(plan, f.name)
         if isinstance(v, LogicalPlan) or (isinstance(v, tuple) and v
                                            and isinstance(v[0], LogicalPlan)):
@@ -62,16 +71,34 @@ def _fold_value(v: object) -> object:
 _VOLATILE = frozenset({"rand", "random", "sleep", "uuid", "uuid_numeric", "random_bytes"})
 
 
+_FOLDABLE = (Call, Cast, Arithmetic, Negate)
+
+
 def fold_expression(expr: Expr) -> Expr:
-    """`expr` with every constant call / CAST / arithmetic subtree replaced by its Literal."""
-    return _fold(expr)
+    """`expr` with every constant call / CAST / arithmetic subtree replaced by its Literal
+    (`expr` itself when nothing folds: planning cost stays one cheap walk per expression)."""
+    return _fold(expr) if _has_constant_node(expr) else expr
+
+
+def _has_constant_node(e: Expr) -> bool:
+    """Some foldable node of `e` has only literal operands (folding starts there)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (Literal, ColumnRef)):
+            continue
+        kids = x.children()
+        if isinstance(x, _FOLDABLE) and kids and all(isinstance(k, Literal) for k in kids):
+            return True
+        stack.extend(kids)
+    return False
 
 
 def _fold(e: Expr) -> Expr:
-    if not isinstance(e, (Call, Cast, Arithmetic, Negate)):
-        # other nodes: fold inside them (their own value may depend on rows or short-circuit)
-        return e.transform(lambda x: None if x is e else _fold(x))
-    folded = e.transform(lambda x: None if x is e else _fold(x))
+    folded = e.transform(lambda x: None if x is e else fold_expression(x))
+    if not isinstance(e, _FOLDABLE):
+        # other nodes: folded inside only (their own value may depend on rows or short-circuit)
+        return folded
     args = folded.children()
     if not args or not all(isinstance(a, Literal) for a in args):
         return folded
