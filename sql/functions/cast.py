@@ -175,7 +175,10 @@ def fit_range(data: np.ndarray, valid: np.ndarray | None, t: DataType) -> Vec:
             ok = np.ones(len(data), np.bool_)
         else:
             ok = (data >= lo) & (data <= hi)
-        if t.is_object:
+        if t.is_object and data.dtype.kind in "iu":
+            # int64 -> Python ints in C (`astype(object)`), no per-row Python frame
+            out = np.where(ok, data, 0).astype(object)
+        elif t.is_object:
             out = object_array([int(x) if g else 0 for x, g in zip(data.tolist(), ok)])
         else:
             out = np.where(ok, data, 0).astype(t.numpy_dtype)

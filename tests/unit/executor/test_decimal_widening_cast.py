@@ -55,3 +55,26 @@ def test_widening_cast_takes_no_range_test(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(cast_module, "fit_range", no_range_test)
     out = cast_vec(Vec(dec(15, 2), np.array([5, -7], np.int64)), dec(16, 2))
     assert out.data.tolist() == [5, -7]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(10**15) + 1, 10**15 - 1), max_size=30), st.data())
+def test_cast_to_wide_decimal_gives_python_ints(vals: list[int], data: st.DataObject) -> None:
+    """DECIMAL(15,2) -> DECIMAL(38,4) (Q22's `CAST(c_acctbal AS decimal(38,4)) > avg`)."""
+    nulls = data.draw(st.lists(st.booleans(), min_size=len(vals), max_size=len(vals)))
+    valid = None if not any(nulls) else ~np.array(nulls, np.bool_)
+    out = cast_vec(Vec(dec(15, 2), np.array(vals, np.int64), valid), dec(38, 4))
+    assert out.data.dtype == np.dtype(object)
+    assert all(type(x) is int for x in out.data.tolist())
+    assert out.data.tolist() == [x * 100 for x in vals]
+    got_valid = out.validity if out.validity is not None else np.ones(len(vals), np.bool_)
+    assert got_valid.tolist() == [not n for n in nulls]
+
+
+def test_cast_to_wide_decimal_converts_in_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_row_loop(values: object) -> np.ndarray:
+        raise AssertionError("per-row conversion to Python ints")
+
+    monkeypatch.setattr(cast_module, "object_array", no_row_loop)
+    out = cast_vec(Vec(dec(15, 2), np.array([5, -7], np.int64)), dec(38, 4))
+    assert out.data.tolist() == [500, -700]

@@ -85,6 +85,13 @@ def test_substring_takes_the_text_source_path(monkeypatch: pytest.MonkeyPatch) -
                                                     Literal("", STRING)), False)
     assert compile_predicate(e)(batch).tolist() == [True, False, False, True]
     assert len(calls) == 1
+    # TPC-H Q22 as bound: CAST(substr(c_phone, 1, 2) AS varchar(15)) IN (..) over CHAR(15)
+    vc = DataType(TypeKind.VARCHAR, length=15)
+    batch = Batch(("c",), (Column.from_physical(CH, ["13-x", "31-y", None, "1"]),))
+    e = InList(Cast(_sub(ColumnRef("c", CH), 1, 2), vc), (Literal("13", vc), Literal("1", vc)),
+               False)
+    assert compile_predicate(e)(batch).tolist() == [True, False, False, True]
+    assert len(calls) == 2
 
 
 def test_invalid_utf8_and_negative_positions_take_the_row_path() -> None:
