@@ -27,11 +27,19 @@ from sql.functions.temporal import in_date_range
 from sql.functions.vector import Vec, and_valid, constant, widen
 from storage.types import TypeKind
 
-# node fields that hold no expressions (scan ranges, VALUES rows, names, types ...): not walked
-_NO_EXPRESSIONS = frozenset({
-    "ranges", "partitions", "selection", "predicates", "disjunctions", "rows", "columns",
-    "column_types", "value_names", "value_types", "paths", "options", "file_columns",
-    "file_types", "db", "table", "kind", "op", "hint", "mark_name", "index_name"})
+# the node fields that hold expressions (every other field: names, types, scan ranges, rows ..)
+_EXPRESSION_FIELDS = frozenset({
+    "predicate", "exprs", "condition", "left_keys", "right_keys", "residual", "mark_keys",
+    "group_by", "aggregates", "keys", "windows", "filters"})
+_fields_of: dict[type, tuple[str, ...]] = {}
+
+
+def _expression_fields(cls: type) -> tuple[str, ...]:
+    names = _fields_of.get(cls)
+    if names is None:
+        names = tuple(f.name for f in fields(cls) if f.name in _EXPRESSION_FIELDS)
+        _fields_of[cls] = names
+    return names
 
 
 def fold_constants(plan: LogicalPlan, ctx: object) -> LogicalPlan:
@@ -40,16 +48,11 @@ def fold_constants(plan: LogicalPlan, ctx: object) -> LogicalPlan:
     if any(a is not b for a, b in zip(children, old)):
         plan = plan.with_children(*children)
     changes: dict[str, object] = {}
-    for f in fields(plan):
-        if f.name in _NO_EXPRESSIONS:
-            continue
-        v = getattr(plan, f.name)
-        if isinstance(v, LogicalPlan) or (isinstance(v, tuple) and v
-                                           and isinstance(v[0], LogicalPlan)):
-            continue  # children: done above
+    for name in _expression_fields(type(plan)):
+        v = getattr(plan, name)
         nv = _fold_value(v)
         if nv is not v:
-            changes[f.name] = nv
+            changes[name] = nv
     return replace(plan, **changes) if changes else plan
 
 
