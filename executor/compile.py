@@ -71,7 +71,8 @@ def compile_expr(expr: Expr, cancel: threading.Event | None = None,
     `compact=True` lets a wide DECIMAL arithmetic result stay an exact int64 array (see
     sql/functions/operators.py); only consumers that handle that (SUM/AVG kernels) ask for it.
     """
-    node = _compile_arith(expr, cancel) if compact and _is_arith(expr) else _compile(expr, cancel)
+    node = _compile_compact(expr, cancel) if compact and _is_compactable(expr) else _compile(
+        expr, cancel)
 
     def run(batch: Batch) -> Vec:
         return node(batch, {})
@@ -88,8 +89,8 @@ def compile_column(expr: Expr, cancel: threading.Event | None = None,
     if isinstance(expr, ColumnRef):
         name = expr.name
         return lambda batch: batch.column(name)
-    if compact and _is_arith(expr):
-        node = _compile_arith(expr, cancel)
+    if compact and _is_compactable(expr):
+        node = _compile_compact(expr, cancel)
 
         def run(batch: Batch) -> Column:
             v = node(batch, {})
@@ -191,6 +192,51 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
 
 def _is_arith(e: Expr) -> bool:
     return isinstance(e, (Arithmetic, Negate))
+
+
+def _is_compactable(e: Expr) -> bool:
+    """A wide DECIMAL value that may be computed as exact int64 (compact): arithmetic, and a
+    CASE whose branches are (TPC-H Q14 / Q8: `sum(CASE WHEN .. THEN price * (1 - disc) ELSE 0
+    END)`, which otherwise turned every row's value into a Python int)."""
+    return _is_arith(e) or (isinstance(e, Case) and e.type.is_object and e.type.is_decimal)
+
+
+def _compile_compact(e: Expr, cancel: threading.Event | None) -> Node:
+    if not isinstance(e, Case):
+        return _compile_arith(e, cancel)
+    conds = [_compile(c, cancel) for c, _ in e.whens]
+    thens = [_compact_operand(x, cancel) for _, x in e.whens]
+    default = _compact_operand(e.default, cancel) if e.default is not None else None
+    t = e.type
+
+    def run_case(batch: Batch, cache: Cache) -> Vec:
+        cs = [c(batch, cache) for c in conds]
+        ts = [th(batch, cache) for th in thens]
+        d = default(batch, cache) if default is not None else None
+        if all(v.data.dtype == np.int64 for v in (*ts, *(() if d is None else (d,)))):
+            # every branch is exact int64: choose per row in int64, keep the wide type
+            out = case(cs, ts, d, _COMPACT_LAYOUT, batch.num_rows)
+            return Vec(t, out.data, out.validity)
+        return case(cs, [widen(x) for x in ts], None if d is None else widen(d), t,
+                    batch.num_rows)
+
+    return run_case
+
+
+# the physical layout a compact wide value has (int64), to run `case` over
+_COMPACT_LAYOUT = DataType(TypeKind.BIGINT)
+# a wide literal stays an int64 constant when it is far from int64's range
+_COMPACT_LITERAL_LIMIT = 2**62
+
+
+def _compact_operand(e: Expr, cancel: threading.Event | None) -> Node:
+    if _is_compactable(e):
+        return _compile_compact(e, cancel)
+    if (isinstance(e, Literal) and e.type.is_object and isinstance(e.value, int)
+            and abs(e.value) < _COMPACT_LITERAL_LIMIT):
+        t, value = e.type, e.value
+        return lambda batch, cache: Vec(t, np.full(batch.num_rows, value, np.int64))
+    return _compile(e, cancel)
 
 
 def _compile_arith(e: Expr, cancel: threading.Event | None) -> Node:
