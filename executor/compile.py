@@ -53,13 +53,15 @@ from sql.functions.operators import (
     negate,
 )
 from sql.functions.temporal import in_date_range
+from sql.functions.text_columns import substring_column
 from sql.functions.vector import Vec, and_valid, bool_vec, constant, truthy, widen
 from storage.batch import Batch, Column
 from storage.segment.encoding import varlen_compare_const
-from storage.types import BLOB_KINDS, TypeKind
+from storage.types import BLOB_KINDS, DataType, TypeKind
 
 Cache = dict[str, Vec]
 Node = Callable[[Batch, Cache], Vec]
+TextNode = Callable[[Batch, Cache], Column]  # a text expression as a var-len Column
 
 
 def compile_expr(expr: Expr, cancel: threading.Event | None = None,
@@ -69,7 +71,8 @@ def compile_expr(expr: Expr, cancel: threading.Event | None = None,
     `compact=True` lets a wide DECIMAL arithmetic result stay an exact int64 array (see
     sql/functions/operators.py); only consumers that handle that (SUM/AVG kernels) ask for it.
     """
-    node = _compile_arith(expr, cancel) if compact and _is_arith(expr) else _compile(expr, cancel)
+    node = _compile_compact(expr, cancel) if compact and _is_compactable(expr) else _compile(
+        expr, cancel)
 
     def run(batch: Batch) -> Vec:
         return node(batch, {})
@@ -86,8 +89,8 @@ def compile_column(expr: Expr, cancel: threading.Event | None = None,
     if isinstance(expr, ColumnRef):
         name = expr.name
         return lambda batch: batch.column(name)
-    if compact and _is_arith(expr):
-        node = _compile_arith(expr, cancel)
+    if compact and _is_compactable(expr):
+        node = _compile_compact(expr, cancel)
 
         def run(batch: Batch) -> Column:
             v = node(batch, {})
@@ -124,7 +127,8 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
     if isinstance(e, Cast):
         arg = _compile(e.arg, cancel)
         t = e.type
-        if e.arg.dtype.is_varlen:  # parsing text loops over rows in Python: interruptible
+        if e.arg.dtype.is_varlen and not (_is_text(t) and _is_text(e.arg.dtype)):
+            # parsing text loops over rows in Python: interruptible (text -> text is a relabel)
             def cast_rows(a: list[Vec], env: EvalEnv) -> Vec:
                 return cast_vec(a[0], t)
 
@@ -149,11 +153,12 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
         neg = e.negated
         return lambda batch, cache: is_null(arg(batch, cache), neg)
     if isinstance(e, Like):
-        if (_raw_text_column(e.arg) and isinstance(e.pattern, Literal)
+        src = _text_source(e.arg, cancel)
+        if (src is not None and isinstance(e.pattern, Literal)
                 and isinstance(e.pattern.value, str)):
             prog = like_program(e.pattern.value, e.escape)
             if prog is not None:
-                return _like_text_column(_raw_text_name(e.arg), prog, e)
+                return _like_text_column(src, prog, e)
         arg, pat = _compile(e.arg, cancel), _compile(e.pattern, cancel)
         neg, esc = e.negated, e.escape
 
@@ -177,7 +182,7 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
 
         return run_case
     if isinstance(e, Call):
-        return _call(e, cancel)
+        return _call_value(e, cancel)
     if isinstance(e, AggregateCall):
         # ValueError: what evaluation errors are reported as (not a caller's type mistake)
         raise ValueError(  # noqa: TRY004
@@ -187,6 +192,51 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
 
 def _is_arith(e: Expr) -> bool:
     return isinstance(e, (Arithmetic, Negate))
+
+
+def _is_compactable(e: Expr) -> bool:
+    """A wide DECIMAL value that may be computed as exact int64 (compact): arithmetic, and a
+    CASE whose branches are (TPC-H Q14 / Q8: `sum(CASE WHEN .. THEN price * (1 - disc) ELSE 0
+    END)`, which otherwise turned every row's value into a Python int)."""
+    return _is_arith(e) or (isinstance(e, Case) and e.type.is_object and e.type.is_decimal)
+
+
+def _compile_compact(e: Expr, cancel: threading.Event | None) -> Node:
+    if not isinstance(e, Case):
+        return _compile_arith(e, cancel)
+    conds = [_compile(c, cancel) for c, _ in e.whens]
+    thens = [_compact_operand(x, cancel) for _, x in e.whens]
+    default = _compact_operand(e.default, cancel) if e.default is not None else None
+    t = e.type
+
+    def run_case(batch: Batch, cache: Cache) -> Vec:
+        cs = [c(batch, cache) for c in conds]
+        ts = [th(batch, cache) for th in thens]
+        d = default(batch, cache) if default is not None else None
+        if all(v.data.dtype == np.int64 for v in (*ts, *(() if d is None else (d,)))):
+            # every branch is exact int64: choose per row in int64, keep the wide type
+            out = case(cs, ts, d, _COMPACT_LAYOUT, batch.num_rows)
+            return Vec(t, out.data, out.validity)
+        return case(cs, [widen(x) for x in ts], None if d is None else widen(d), t,
+                    batch.num_rows)
+
+    return run_case
+
+
+# the physical layout a compact wide value has (int64), to run `case` over
+_COMPACT_LAYOUT = DataType(TypeKind.BIGINT)
+# a wide literal stays an int64 constant when it is far from int64's range
+_COMPACT_LITERAL_LIMIT = 2**62
+
+
+def _compact_operand(e: Expr, cancel: threading.Event | None) -> Node:
+    if _is_compactable(e):
+        return _compile_compact(e, cancel)
+    if (isinstance(e, Literal) and e.type.is_object and isinstance(e.value, int)
+            and abs(e.value) < _COMPACT_LITERAL_LIMIT):
+        t, value = e.type, e.value
+        return lambda batch, cache: Vec(t, np.full(batch.num_rows, value, np.int64))
+    return _compile(e, cancel)
 
 
 def _compile_arith(e: Expr, cancel: threading.Event | None) -> Node:
@@ -211,8 +261,9 @@ def _comparison(e: Comparison, cancel: threading.Event | None) -> Node:
     if isinstance(left, Literal) and not isinstance(right, Literal):
         left, right, op = right, left, SWAPPED_OP[op]
     if isinstance(right, Literal) and left.dtype == right.type:
-        if _raw_text_column(left) and right.value is not None and op != "<=>":
-            return _compare_text_column(_raw_text_name(left), op, right.value)
+        src = _text_source(left, cancel)
+        if src is not None and right.value is not None and op != "<=>":
+            return _compare_text_column(src, op, right.value)
         arg = _compile(left, cancel)
         value = right.value
         return lambda batch, cache: compare_scalar(op, arg(batch, cache), value)
@@ -225,8 +276,9 @@ def _in_list(e: InList, cancel: threading.Event | None) -> Node:
     neg = e.negated
     if all(isinstance(v, Literal) and v.type == e.arg.dtype for v in e.values):
         values = [v.value for v in e.values]  # type: ignore[attr-defined]
-        if _raw_text_column(e.arg) and None not in values and len(values) <= 16:
-            return _in_text_column(_raw_text_name(e.arg), values, neg)
+        src = _text_source(e.arg, cancel)
+        if src is not None and None not in values and len(values) <= 16:
+            return _in_text_column(src, values, neg)
         return lambda batch, cache: in_constants(arg(batch, cache), values, neg)
     vals = [_compile(v, cancel) for v in e.values]
     return lambda batch, cache: in_vectors(arg(batch, cache), [v(batch, cache) for v in vals], neg)
@@ -250,17 +302,68 @@ def _raw_text_name(e: Expr) -> str:
     return e.arg.name if isinstance(e, Cast) else e.name  # type: ignore[attr-defined]
 
 
+def _is_text(t: DataType) -> bool:
+    return t.is_varlen and t.kind not in BLOB_KINDS
+
+
+def _retyped(col: Column, t: DataType) -> Column:
+    return col if col.type == t else Column(t, col.data, col.validity, col.offsets)
+
+
+# SUBSTRING(text, pos[, len]) with constant pos/len: computed on the Column by Arrow
+_SUBSTRING_NAMES = frozenset({"substring", "substr", "mid"})
+
+
+def _text_source(e: Expr, cancel: threading.Event | None) -> TextNode | None:
+    """A node giving `e`'s values as a var-len Column (offsets + UTF-8 bytes) without decoding
+    them into Python strings, for the constant comparisons / IN / LIKE above and for SUBSTRING
+    as a value; None when `e` is no such expression (a text column, a text-to-text CAST of
+    one, SUBSTRING of one with constant non-negative position and length)."""
+    if _raw_text_column(e):
+        name = _raw_text_name(e)
+        return lambda batch, cache: batch.column(name)
+    if isinstance(e, Cast) and _is_text(e.type) and _is_text(e.arg.dtype):
+        # text -> text keeps the values (CHAR(15) -> VARCHAR(15) around Q22's SUBSTRING)
+        inner_text = _text_source(e.arg, cancel)
+        if inner_text is None:
+            return None
+        t = e.type
+        return lambda batch, cache: _retyped(inner_text(batch, cache), t)
+    if not (isinstance(e, Call) and e.name in _SUBSTRING_NAMES and 2 <= len(e.args) <= 3
+            and e.type == e.args[0].dtype):
+        return None
+    bounds = e.args[1:]
+    if not all(isinstance(b, Literal) and isinstance(b.value, int) for b in bounds):
+        return None
+    pos = bounds[0].value  # type: ignore[attr-defined]
+    length = bounds[1].value if len(bounds) > 1 else None  # type: ignore[attr-defined]
+    if pos < 0:
+        return None
+    inner = _text_source(e.args[0], cancel)
+    if inner is None:
+        return None
+    rows = _call(e, cancel)  # the row-by-row path: bytes that are not UTF-8
+
+    def run(batch: Batch, cache: Cache) -> Column:
+        out = substring_column(inner(batch, cache), pos, length)
+        if out is None:
+            return rows(batch, cache).to_column()
+        return out
+
+    return run
+
+
 def _sign(col: Column, value: object) -> np.ndarray:
     raw = str(value).encode("utf-8")
     assert col.offsets is not None  # a var-len column (checked by the caller)
     return varlen_compare_const(col.offsets, col.data, np.frombuffer(raw, np.uint8))
 
 
-def _compare_text_column(name: str, op: str, value: object) -> Node:
+def _compare_text_column(src: TextNode, op: str, value: object) -> Node:
     test = _SIGN_TESTS[op]
 
     def run(batch: Batch, cache: Cache) -> Vec:
-        col = batch.column(name)
+        col = src(batch, cache)
         if col.offsets is None:  # not var-len after all: the generic path
             return compare_scalar(op, Vec.from_column(col), value)
         return bool_vec(test(_sign(col, value), 0), col.validity)
@@ -268,12 +371,12 @@ def _compare_text_column(name: str, op: str, value: object) -> Node:
     return run
 
 
-def _like_text_column(name: str, prog: LikeProgram, e: Like) -> Node:
+def _like_text_column(src: TextNode, prog: LikeProgram, e: Like) -> Node:
     pat, starts = prog.packed()
     neg, esc, pattern = e.negated, e.escape, e.pattern.value  # type: ignore[attr-defined]
 
     def run(batch: Batch, cache: Cache) -> Vec:
-        col = batch.column(name)
+        col = src(batch, cache)
         if col.offsets is None:
             v = Vec.from_column(col)
             return like(v, constant(e.pattern.dtype, pattern, len(v)), neg, esc)
@@ -283,9 +386,9 @@ def _like_text_column(name: str, prog: LikeProgram, e: Like) -> Node:
     return run
 
 
-def _in_text_column(name: str, values: list[object], negated: bool) -> Node:
+def _in_text_column(src: TextNode, values: list[object], negated: bool) -> Node:
     def run(batch: Batch, cache: Cache) -> Vec:
-        col = batch.column(name)
+        col = src(batch, cache)
         if col.offsets is None:
             return in_constants(Vec.from_column(col), values, negated)
         hit = np.zeros(len(col), np.bool_)
@@ -294,6 +397,14 @@ def _in_text_column(name: str, values: list[object], negated: bool) -> Node:
         return bool_vec(~hit if negated else hit, col.validity)
 
     return run
+
+
+def _call_value(e: Call, cancel: threading.Event | None) -> Node:
+    """A call; SUBSTRING of a text column runs on the Column (`_text_source`)."""
+    src = _text_source(e, cancel)
+    if src is not None:
+        return lambda batch, cache: Vec.from_column(src(batch, cache))
+    return _call(e, cancel)
 
 
 def _call(e: Call, cancel: threading.Event | None) -> Node:

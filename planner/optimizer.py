@@ -14,6 +14,7 @@ from typing import Any
 from planner.logical import LogicalPlan
 from planner.rules.choose_rollup import choose_rollup
 from planner.rules.commute_semi_joins import commute_semi_joins
+from planner.rules.fold_constants import fold_constants
 from planner.rules.prune_columns import prune_columns
 from planner.rules.prune_scans import prune_scans
 from planner.rules.push_down_filters import push_down_filters
@@ -23,6 +24,7 @@ from planner.rules.reorder_joins import reorder_joins
 Rule = Callable[[LogicalPlan, "OptimizerContext"], LogicalPlan]
 
 RULES: tuple[Rule, ...] = (
+    fold_constants,  # first: the rules after it see folded literals (storage predicates)
     push_down_join_predicates,
     reorder_joins,
     push_down_filters,

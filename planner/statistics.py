@@ -87,7 +87,27 @@ def base_rows(plan: LogicalPlan) -> float:
     return estimate_rows(plan)
 
 
+# Estimates of plan objects already seen, by identity: rules and the distribution planner ask
+# for the estimate of every join's inputs, and each answer recursed over the whole subtree
+# (77,700 calls for 3,680 nodes planning 7 TPC-H queries, 10% of planning). Plans are
+# immutable, so an object's estimate never changes; the entry holds the plan so its id cannot
+# be reused while cached, and the table is simply emptied when it grows past its bound.
+_CACHE_LIMIT = 4096
+_cache: dict[int, tuple[LogicalPlan, float]] = {}
+
+
 def estimate_rows(plan: LogicalPlan) -> float:
+    hit = _cache.get(id(plan))
+    if hit is not None and hit[0] is plan:
+        return hit[1]
+    rows = _estimate_rows(plan)
+    if len(_cache) >= _CACHE_LIMIT:
+        _cache.clear()
+    _cache[id(plan)] = (plan, rows)
+    return rows
+
+
+def _estimate_rows(plan: LogicalPlan) -> float:
     if isinstance(plan, LogicalScan):
         return _filtered(float(max(plan.row_count, 1)), list(plan.filters))
     if isinstance(plan, LogicalFilter):

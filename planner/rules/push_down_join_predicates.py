@@ -156,11 +156,14 @@ def _push_into_join(join: LogicalJoin, parts: list[Expr]) -> tuple[LogicalJoin, 
 
 
 def split_join(join: LogicalJoin) -> LogicalPlan:
-    """Split a join's ON condition into pushed-down filters, hash keys and the residual."""
-    return _split(join)
+    """Split a join's ON condition into pushed-down filters, hash keys and the residual, for a
+    join whose inputs this rule has already seen (reorder_joins' new joins over split
+    subtrees): an input is visited again only when a filter is pushed into it. Revisiting made
+    reordering an n-way cluster re-split the whole tree built so far at each of its n steps."""
+    return _split(join, revisit=False)
 
 
-def _split(join: LogicalJoin) -> LogicalPlan:
+def _split(join: LogicalJoin, revisit: bool = True) -> LogicalPlan:
     left_names, right_names = set(join.left.names), set(join.right.names)
     to_left: list[Expr] = []
     to_right: list[Expr] = []
@@ -188,8 +191,8 @@ def _split(join: LogicalJoin) -> LogicalPlan:
         residual.append(p)
     if kind == "cross" and (lkeys or residual):
         kind = "inner"
-    left = _visit(_filter(join.left, to_left))
-    right = _visit(_filter(join.right, to_right))
+    left = _visit(_filter(join.left, to_left)) if revisit or to_left else join.left
+    right = _visit(_filter(join.right, to_right)) if revisit or to_right else join.right
     return replace(join, left=left, right=right, kind=kind, condition=None,
                    left_keys=tuple(lkeys), right_keys=tuple(rkeys),
                    residual=make_and(residual))

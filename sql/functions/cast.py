@@ -175,7 +175,10 @@ def fit_range(data: np.ndarray, valid: np.ndarray | None, t: DataType) -> Vec:
             ok = np.ones(len(data), np.bool_)
         else:
             ok = (data >= lo) & (data <= hi)
-        if t.is_object:
+        if t.is_object and data.dtype.kind in "iu":
+            # int64 -> Python ints in C (`astype(object)`), no per-row Python frame
+            out = np.where(ok, data, 0).astype(object)
+        elif t.is_object:
             out = object_array([int(x) if g else 0 for x, g in zip(data.tolist(), ok)])
         else:
             out = np.where(ok, data, 0).astype(t.numpy_dtype)
@@ -211,6 +214,14 @@ def _to_decimal(v: Vec, target: DataType) -> Vec:
     t = v.type
     s = target.scale
     if t.is_decimal:
+        if (s >= t.scale and target.precision - s >= t.precision - t.scale
+                and not target.is_object and v.data.dtype != np.dtype(object)):
+            # a widening cast (TPC-H Q1's DECIMAL(15,2) -> (16,2) operands): every value fits,
+            # so no range test; only the scale step, within int64
+            data = v.data.astype(np.int64, copy=False)
+            if s > t.scale:
+                data = data * 10 ** (s - t.scale)
+            return Vec(target, data.astype(target.numpy_dtype, copy=False), v.validity)
         if t.scale == s:
             data, valid = v.data, v.validity
         elif s > t.scale:

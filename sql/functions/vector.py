@@ -17,6 +17,7 @@ from typing import SupportsInt
 
 import numpy as np
 
+from sql.functions.text_columns import decode_text
 from storage.batch import Column
 from storage.types import BLOB_KINDS, DataType, TypeKind
 
@@ -109,6 +110,10 @@ def decode_strings(col: Column) -> np.ndarray:
     out = np.empty(n, dtype=object)
     if n == 0:
         return out
+    if col.type.kind not in BLOB_KINDS:
+        fast = decode_text(col)  # Arrow's C++ decode; None when the bytes are not UTF-8
+        if fast is not None:
+            return fast
     buf = col.data.tobytes()
     offs = col.offsets.tolist()
     if col.type.kind in BLOB_KINDS:

@@ -179,3 +179,21 @@ def test_a_bound_statement_is_planned_under_the_options_alone() -> None:
     assert any(not j.left_keys for j in joins(off.plan))
     assert off.disabled_rules == {"reorder_joins", "prune_scans"}
     assert on.disabled_rules == frozenset()
+
+
+def test_reordering_does_not_resplit_the_joins_built_so_far(monkeypatch) -> None:
+    """Each new join of the cluster is split over inputs already split: the tree built so far
+    is not visited again (that made an n-way cluster cost n re-splits of the whole tree)."""
+    import planner.rules.push_down_join_predicates as pjp
+
+    cat = StarCatalog()
+    bound = bind_select(parse_one(STAR), cat, Session(), sql=STAR)
+    pushed = pjp.push_down_join_predicates(build_logical(bound, cat), None)
+    visits: list[object] = []
+    real = pjp._visit
+    monkeypatch.setattr(pjp, "_visit", lambda p: visits.append(p) or real(p))
+    from planner.rules.reorder_joins import reorder_joins
+
+    out = reorder_joins(pushed, None)
+    assert len(joins(out)) == 3
+    assert not any(isinstance(v, LogicalJoin) for v in visits)
