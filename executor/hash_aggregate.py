@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from executor.compile import compile_column
+from executor.fused_aggregate import FusedGlobalAggregate
 from executor.grouped_state import GroupedState, kernel_supported
 from executor.keys import column_codes, group_codes
 from executor.memory import column_bytes
@@ -71,6 +72,9 @@ class HashAggregate(SinkOperator):
         self._partial_bytes = 0
         self._grouped: GroupedState | None = GroupedState(plan) if kernel_supported(plan) \
             else None
+        # a global aggregate of plain numeric arguments folds batches in one fused kernel
+        # pass (executor/fused_aggregate.py) and hands its totals to `_grouped` at the end
+        self._fused = FusedGlobalAggregate.of(plan) if self._grouped is not None else None
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -83,7 +87,15 @@ class HashAggregate(SinkOperator):
                          for _, a in self.plan.aggregates]
 
     # ---- sink ------------------------------------------------------------------------------
+    def flush_fused(self) -> None:
+        """Hand the fused path's totals to the grouped state (before it is read or merged)."""
+        if self._fused is not None:
+            assert self._grouped is not None
+            self._fused.flush_into(self._grouped)
+
     def sink(self, batch: Batch) -> None:
+        if self._fused is not None and self._fused.sink(batch):
+            return  # else (an int64 bound was reached) the batch takes the general path
         n = batch.num_rows
         keys = [fn(batch) for fn in self._key_fns]
         if self._grouped is not None:
@@ -116,6 +128,8 @@ class HashAggregate(SinkOperator):
         assert isinstance(other, HashAggregate)
         if self._grouped is not None:
             assert other._grouped is not None
+            self.flush_fused()
+            other.flush_fused()
             self._grouped.combine(other._grouped)
             return
         self._partials.extend(other._partials)
@@ -150,6 +164,7 @@ class HashAggregate(SinkOperator):
         plan = self.plan
         names = tuple(n for n, _ in plan.group_by) + tuple(n for n, _ in plan.aggregates)
         if self._grouped is not None:
+            self.flush_fused()
             cols = self._grouped.finalize()
             if cols is not None:
                 yield from chunks(Batch(names, tuple(cols)), self.ctx.batch_size)

@@ -37,6 +37,7 @@ class PartialAggregate(HashAggregate):
             if batch.num_rows:
                 self.sink(batch)
         assert self._grouped is not None
+        self.flush_fused()
         state = self._grouped.to_batch()
         if state is not None:
             yield state

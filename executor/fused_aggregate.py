@@ -1,0 +1,269 @@
+"""The fused path of a global aggregate (no GROUP BY): one nogil kernel pass per batch.
+
+`FusedGlobalAggregate.of(plan)` accepts an aggregate without group keys whose every call is
+COUNT(*), or COUNT / SUM / AVG / MIN / MAX of an argument built from integer and DECIMAL
+(int64-backed) columns and literals by + - * unary minus and widening casts, or of one
+FLOAT / DOUBLE column (COUNT also of any column). Such plans (SSB Q1.x, SSB-flat Q1.x, TPC-H
+Q6: `SUM(price * discount)` over a filtered scan) fold each batch with one call of
+executor/kernels/fused_aggregate.py `global_aggregate`: no array per operator and no Python
+between operators, with the GIL released for the pass. Anything else returns None and keeps
+the general operators (executor/hash_aggregate.py).
+
+Results equal the general path's: integer programs keep intermediates within +-2^62 or report
+OVERFLOW, and that batch is then folded by the general path instead (`sink` returns False);
+exact totals are Python ints across batches; float sums run in row order from the running
+total, like the general SUM kernel. `flush_into` hands the totals to the kernel grouped state
+(executor/grouped_state.py) as one serialized state row, which finalizes them exactly as the
+general path would (result types, AVG division, DECIMAL scales).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from executor.grouped_state import GroupedState, state_names
+from executor.kernels.fused_aggregate import (
+    K_COUNT,
+    K_MAX_FLOAT,
+    K_MAX_INT,
+    K_MIN_FLOAT,
+    K_MIN_INT,
+    K_SUM_FLOAT,
+    K_SUM_INT,
+    OK,
+    OP_ADD,
+    OP_COL,
+    OP_CONST,
+    OP_FCOL,
+    OP_MUL,
+    OP_NEG,
+    OP_SCALE,
+    OP_SUB,
+    global_aggregate,
+)
+from planner.aggregate_phase import AggregateExprs
+from sql.binder.expressions import Arithmetic, Cast, ColumnRef, Expr, Literal, Negate
+from storage.batch import Batch, Column
+from storage.types import BIGINT, DOUBLE, LARGEINT, DataType, TypeKind
+
+_INT_DIGITS = {TypeKind.TINYINT: 3, TypeKind.SMALLINT: 5, TypeKind.INT: 10, TypeKind.BIGINT: 19}
+_ARITH_OPS = {"+": OP_ADD, "-": OP_SUB, "*": OP_MUL}
+_MAX_PROGRAM = 16  # ops per argument (the kernel's stack is deeper than any such program)
+
+
+def _int_like(e: Expr) -> bool:
+    """An exact integer value (integer types up to BIGINT, DECIMAL as its scaled integer);
+    whether it fits int64 is the kernel's check. Columns must also be stored as int64 or
+    narrower (`_int_column`)."""
+    t = e.type
+    return t.kind in _INT_DIGITS or t.is_decimal
+
+
+def _int_column(e: Expr) -> bool:
+    t = e.type
+    return t.kind in _INT_DIGITS or (t.is_decimal and t.precision <= 18)
+
+
+def _scale(e: Expr) -> int:
+    return e.type.scale if e.type.is_decimal else 0
+
+
+def _integer_digits(e: Expr) -> int:
+    t = e.type
+    return t.precision - t.scale if t.is_decimal else _INT_DIGITS[t.kind]
+
+
+class _Program:
+    """Compiles an argument expression into (opcode, operand) rows; columns and constants
+    are numbered in first-use order."""
+
+    def __init__(self, columns: dict[str, int], constants: list[int]) -> None:
+        self.ops: list[tuple[int, int]] = []
+        self.columns = columns
+        self.constants = constants
+
+    def emit(self, e: Expr) -> bool:
+        """Append `e`'s program; False when some part is not supported."""
+        if isinstance(e, ColumnRef):
+            if not _int_column(e):
+                return False
+            self.ops.append((OP_COL, self.columns.setdefault(e.name, len(self.columns))))
+            return True
+        if isinstance(e, Literal):
+            if not _int_like(e) or not isinstance(e.value, int) or isinstance(e.value, bool):
+                return False
+            self.constants.append(e.value)
+            self.ops.append((OP_CONST, len(self.constants) - 1))
+            return True
+        if isinstance(e, Negate):
+            return _int_like(e) and self.emit(e.arg) and self._push(OP_NEG, 0)
+        if isinstance(e, Cast):
+            # a widening cast only: every source value fits, the scale can only grow
+            src = e.arg
+            if not (_int_like(e) and _int_like(src)):
+                return False
+            grow = _scale(e) - _scale(src)
+            if grow < 0 or _integer_digits(e) < _integer_digits(src):
+                return False
+            return self.emit(src) and (grow == 0 or self._push(OP_SCALE, grow))
+        if isinstance(e, Arithmetic):
+            op = _ARITH_OPS.get(e.op)
+            if op is None or not (_int_like(e) and _int_like(e.left) and _int_like(e.right)):
+                return False
+            ls, rs, out = _scale(e.left), _scale(e.right), _scale(e)
+            if (op == OP_MUL and out != ls + rs) or (op != OP_MUL and not ls == rs == out):
+                return False  # the binder aligns scales; anything else is not plain int math
+            return self.emit(e.left) and self.emit(e.right) and self._push(op, 0)
+        return False
+
+    def _push(self, op: int, arg: int) -> bool:
+        self.ops.append((op, arg))
+        return True
+
+
+@dataclass
+class _Call:
+    name: str  # count / sum / avg / min / max
+    kind: int
+    type_arg: DataType | None  # the argument's type (None for COUNT(*))
+
+
+class FusedGlobalAggregate:
+    """Exact running totals of a global aggregate folded by the fused kernel."""
+
+    def __init__(self, plan: AggregateExprs, calls: list[_Call], ops: np.ndarray,
+                 starts: np.ndarray, constants: np.ndarray, int_columns: list[str],
+                 float_columns: list[str]) -> None:
+        self.plan = plan
+        self.calls = calls
+        self._ops = ops
+        self._starts = starts
+        self._kinds = np.array([c.kind for c in calls], np.int64)
+        self._constants = constants
+        self._int_columns = int_columns
+        self._float_columns = float_columns
+        k = len(calls)
+        self.totals: list[int] = [0] * k  # exact SUM totals (Python ints)
+        self.extremes = np.zeros(k, np.int64)  # integer MIN / MAX so far
+        self.fvals = np.zeros(k, np.float64)  # float sums (running) and float MIN / MAX
+        self.has = np.zeros(k, np.bool_)
+        self.counts = np.zeros(k, np.int64)
+        self.rows = 0
+
+    @staticmethod
+    def of(plan: AggregateExprs) -> FusedGlobalAggregate | None:
+        """The fused path for `plan`, or None when it does not have the supported shape."""
+        if plan.group_by or not plan.aggregates:
+            return None
+        columns: dict[str, int] = {}
+        floats: dict[str, int] = {}
+        constants: list[int] = []
+        ops: list[tuple[int, int]] = []
+        starts = [0]
+        calls: list[_Call] = []
+        for _, a in plan.aggregates:
+            if a.distinct or a.name not in ("count", "sum", "avg", "min", "max"):
+                return None
+            if not a.args:
+                if a.name != "count":
+                    return None
+                calls.append(_Call("count", K_COUNT, None))
+                starts.append(len(ops))
+                continue
+            if len(a.args) != 1:
+                return None
+            arg = a.args[0]
+            t = arg.type
+            if isinstance(arg, ColumnRef) and t.is_float:
+                kind = {"count": K_COUNT, "sum": K_SUM_FLOAT, "avg": K_SUM_FLOAT,
+                        "min": K_MIN_FLOAT, "max": K_MAX_FLOAT}[a.name]
+                ops.append((OP_FCOL, floats.setdefault(arg.name, len(floats))))
+            else:
+                prog = _Program(columns, constants)
+                if not prog.emit(arg) or len(prog.ops) > _MAX_PROGRAM:
+                    return None
+                # AVG of a non-DECIMAL argument sums in float64 (executor/grouped_state.py)
+                float_avg = a.name == "avg" and not t.is_decimal
+                kind = {"count": K_COUNT, "sum": K_SUM_INT,
+                        "avg": K_SUM_FLOAT if float_avg else K_SUM_INT,
+                        "min": K_MIN_INT, "max": K_MAX_INT}[a.name]
+                ops.extend(prog.ops)
+            calls.append(_Call(a.name, kind, t))
+            starts.append(len(ops))
+        if any(abs(c) >= 2 ** 62 for c in constants):
+            return None
+        return FusedGlobalAggregate(
+            plan, calls, np.array(ops, np.int64).reshape(-1, 2), np.array(starts, np.int64),
+            np.array(constants, np.int64), list(columns), list(floats))
+
+    def sink(self, batch: Batch) -> bool:
+        """Fold `batch`; False (nothing folded) when the batch must take the general path."""
+        n = batch.num_rows
+        if n == 0:
+            return True
+        ints, int_valid, int_vidx = _matrix(batch, self._int_columns, np.int64, n)
+        floats, float_valid, float_vidx = _matrix(batch, self._float_columns, np.float64, n)
+        k = len(self.calls)
+        sums = self.extremes.copy()
+        sum_kinds = self._kinds == K_SUM_INT
+        sums[sum_kinds] = 0  # integer sums are batch-local, added to the exact totals
+        fvals, has, counts = self.fvals.copy(), self.has.copy(), np.zeros(k, np.int64)
+        status = global_aggregate(self._ops, self._starts, self._kinds, self._constants,
+                                  ints, int_valid, int_vidx, floats, float_valid, float_vidx,
+                                  sums, fvals, has, counts)
+        if status != OK:
+            return False
+        for a in np.flatnonzero(sum_kinds).tolist():
+            self.totals[a] += int(sums[a])
+        self.extremes = np.where(sum_kinds, self.extremes, sums)
+        self.fvals, self.has = fvals, has
+        self.counts += counts
+        self.rows += n
+        return True
+
+    def flush_into(self, grouped: GroupedState) -> None:
+        """Merge the totals into `grouped` (as one serialized state row) and start over."""
+        if self.rows == 0:
+            return
+        cols: list[Column] = []
+        for a, call in enumerate(self.calls):
+            has = np.array([self.has[a]])
+            if call.name in ("min", "max"):
+                t = call.type_arg
+                assert t is not None
+                float_kind = call.kind in (K_MIN_FLOAT, K_MAX_FLOAT)
+                value = self.fvals[a] if float_kind else self.extremes[a]
+                cols.append(Column(t, np.array([value]).astype(t.numpy_dtype), has))
+            if call.name in ("sum", "avg"):
+                if call.kind == K_SUM_FLOAT:
+                    cols.append(Column(DOUBLE, np.array([self.fvals[a]], np.float64), has))
+                else:
+                    total = self.totals[a]
+                    wide = not -(2 ** 63) <= total < 2 ** 63
+                    data = np.array([total], object if wide else np.int64)
+                    cols.append(Column(LARGEINT if wide else BIGINT, data, has))
+            if call.name in ("count", "avg"):
+                cols.append(Column(BIGINT, np.array([self.counts[a]], np.int64)))
+        grouped.merge_batch(Batch(state_names(self.plan), tuple(cols)))
+        fresh = FusedGlobalAggregate(self.plan, self.calls, self._ops, self._starts,
+                                     self._constants, self._int_columns, self._float_columns)
+        self.__dict__.update(fresh.__dict__)
+
+
+def _matrix(batch: Batch, names: list[str], dtype: type[np.generic], n: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(values k x n as `dtype`, validity rows of the columns with NULLs, each column's
+    validity row or -1)."""
+    values: np.ndarray = np.empty((len(names), n), dtype)
+    vidx = np.full(len(names), -1, np.int64)
+    masks: list[np.ndarray] = []
+    for j, name in enumerate(names):
+        col = batch.column(name)
+        values[j] = col.data
+        if col.validity is not None and not col.validity.all():
+            vidx[j] = len(masks)
+            masks.append(col.validity)
+    valid = np.array(masks, np.bool_) if masks else np.ones((0, n), np.bool_)
+    return values, valid, vidx

@@ -1,0 +1,228 @@
+"""Fused global-aggregate kernel (numba, nogil): every aggregate of a batch in one pass.
+
+`global_aggregate` walks the rows of a batch once and, per row, evaluates each aggregate's
+argument with a tiny stack program (`ops`, compiled by executor/fused_aggregate.py from the
+bound expression) and folds it into that aggregate's accumulators: no intermediate array per
+operator, no per-batch Python between the operators, and the GIL released for the whole pass
+(so scan instances on the shared CPU pool aggregate on both cores at once).
+
+Integer programs compute in int64 on physical values (DECIMAL as scaled integers) and keep
+every intermediate within +-2^62: a product or sum that could leave that range stops the
+kernel with OVERFLOW and the caller runs the batch through the general operators instead, so
+overflow behaviour (exact wide sums, errors, NULLs) is the general path's by construction.
+Float columns are summed in row order into the running total the caller passes in, exactly as
+the general SUM kernel (executor/kernels/aggregates.py) does, so float results are
+bit-identical. Upstream: DuckDB's fused `PhysicalUngroupedAggregate` sink over a filtered
+chunk; Doris `VAggregationNode` without GROUP BY (`_execute_without_key`).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# opcodes of the argument programs: (op, operand) pairs
+OP_COL = 0  # push int column `operand` (its validity folds into the row's)
+OP_CONST = 1  # push constants[operand]
+OP_ADD = 2
+OP_SUB = 3
+OP_MUL = 4
+OP_NEG = 5
+OP_SCALE = 6  # multiply the top by 10**operand (a widening DECIMAL cast)
+OP_FCOL = 7  # the argument is float column `operand` (the whole program)
+
+# aggregate kinds
+K_COUNT = 0  # count(*) (empty program) / count(x): valid rows
+K_SUM_INT = 1  # exact int64 sum (batch-local, from 0)
+K_SUM_FLOAT = 2  # float64 sum of the value converted to float, onto the running total
+K_MIN_INT = 3
+K_MAX_INT = 4
+K_MIN_FLOAT = 5
+K_MAX_FLOAT = 6
+
+OK = 0
+OVERFLOW = 1
+LIMIT = 2.0 ** 62  # |intermediate| bound: no int64 operation below it can wrap
+
+STACK_DEPTH = 32
+
+
+@numba.njit(cache=True, nogil=True)
+def global_aggregate(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
+                     constants: np.ndarray, ints: np.ndarray, int_valid: np.ndarray,
+                     int_vidx: np.ndarray, floats: np.ndarray, float_valid: np.ndarray,
+                     float_vidx: np.ndarray, sums: np.ndarray, fvals: np.ndarray,
+                     has: np.ndarray, counts: np.ndarray) -> int:
+    """Fold every row of a batch into the accumulators of every aggregate, in place.
+
+    Aggregate a's program is ops[starts[a]:starts[a + 1]] (rows of (opcode, operand)).
+    `ints` (k x n) holds the int columns as int64, `floats` (m x n) the float columns;
+    `int_vidx[c]` is column c's row in `int_valid` (-1: no NULLs), same for floats.
+    Accumulators per aggregate: `sums` (int64: SUM totals, MIN/MAX values), `fvals` (float64),
+    `has` (saw a value), `counts` (valid values). Returns OK, or OVERFLOW (accumulators then
+    hold garbage: the caller passes copies and drops them)."""
+    n = ints.shape[1] if ints.shape[0] > 0 else floats.shape[1]
+    naggs = len(kinds)
+    stack = np.empty(STACK_DEPTH, np.int64)
+    for i in range(n):
+        for a in range(naggs):
+            kind = kinds[a]
+            lo = starts[a]
+            hi = starts[a + 1]
+            if lo == hi:  # count(*)
+                counts[a] += 1
+                continue
+            if ops[lo, 0] == OP_FCOL:
+                c = ops[lo, 1]
+                vi = float_vidx[c]
+                if vi >= 0 and not float_valid[vi, i]:
+                    continue
+                f = floats[c, i]
+                counts[a] += 1
+                if kind == K_COUNT:
+                    continue
+                if kind == K_SUM_FLOAT:
+                    fvals[a] += f
+                elif not has[a] or f != f or (  # noqa: PLR0124 - f != f: f is NaN (it wins)
+                        f < fvals[a] if kind == K_MIN_FLOAT else f > fvals[a]):
+                    fvals[a] = f
+                has[a] = True
+                continue
+            sp = 0
+            valid = True
+            for k in range(lo, hi):
+                op = ops[k, 0]
+                arg = ops[k, 1]
+                if op == OP_COL:
+                    vi = int_vidx[arg]
+                    if vi >= 0 and not int_valid[vi, i]:
+                        valid = False
+                        break
+                    v = ints[arg, i]
+                    if abs(float(v)) >= LIMIT:
+                        return OVERFLOW
+                    stack[sp] = v
+                    sp += 1
+                elif op == OP_CONST:
+                    stack[sp] = constants[arg]
+                    sp += 1
+                elif op == OP_NEG:
+                    stack[sp - 1] = -stack[sp - 1]
+                elif op == OP_SCALE:
+                    x = stack[sp - 1]
+                    for _ in range(arg):
+                        if abs(float(x)) * 10.0 >= LIMIT:
+                            return OVERFLOW
+                        x = x * 10
+                    stack[sp - 1] = x
+                else:
+                    r = stack[sp - 1]
+                    left = stack[sp - 2]
+                    sp -= 1
+                    if op == OP_MUL:
+                        if abs(float(left) * float(r)) >= LIMIT:
+                            return OVERFLOW
+                        stack[sp - 1] = left * r
+                    else:
+                        res = left + r if op == OP_ADD else left - r
+                        if abs(float(res)) >= LIMIT:
+                            return OVERFLOW
+                        stack[sp - 1] = res
+            if not valid:
+                continue
+            v = stack[0]
+            counts[a] += 1
+            if kind == K_COUNT:
+                continue
+            if kind == K_SUM_INT:
+                s = sums[a] + v
+                if abs(float(s)) >= LIMIT:
+                    return OVERFLOW
+                sums[a] = s
+            elif kind == K_SUM_FLOAT:
+                fvals[a] += float(v)
+            elif not has[a] or (v < sums[a] if kind == K_MIN_INT else v > sums[a]):
+                sums[a] = v  # MIN / MAX (the remaining kinds)
+            has[a] = True
+    return OK
+
+
+def global_aggregate_reference(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
+                               constants: np.ndarray, ints: np.ndarray, int_valid: np.ndarray,
+                               int_vidx: np.ndarray, floats: np.ndarray,
+                               float_valid: np.ndarray, float_vidx: np.ndarray,
+                               sums: np.ndarray, fvals: np.ndarray, has: np.ndarray,
+                               counts: np.ndarray) -> int:
+    """Pure-numpy reference of `global_aggregate` (same contract; tests compare the two):
+    each program evaluated column-wise with Python-int arithmetic, then reduced."""
+    n = ints.shape[1] if ints.shape[0] > 0 else floats.shape[1]
+    for a in range(len(kinds)):
+        lo, hi = int(starts[a]), int(starts[a + 1])
+        kind = int(kinds[a])
+        if lo == hi:
+            counts[a] += n
+            continue
+        if ops[lo, 0] == OP_FCOL:
+            c = int(ops[lo, 1])
+            keep = np.ones(n, np.bool_) if float_vidx[c] < 0 else float_valid[float_vidx[c]]
+            vals = floats[c][keep]
+            counts[a] += len(vals)
+            if len(vals) == 0 or kind == K_COUNT:
+                continue
+            if kind == K_SUM_FLOAT:
+                acc = fvals[a]
+                for f in vals.tolist():  # row order, as the kernel
+                    acc += f
+                fvals[a] = acc
+            else:
+                best = fvals[a]
+                seen = bool(has[a])
+                for f in vals.tolist():  # NaN wins, like the kernel and np.minimum
+                    if not seen or f != f or (  # noqa: PLR0124 - f is NaN
+                            f < best if kind == K_MIN_FLOAT else f > best):
+                        best = f
+                    seen = True
+                fvals[a] = best
+            has[a] = True
+            continue
+        keep = np.ones(n, np.bool_)
+        stack: list[list[int]] = []
+        for op, arg in ops[lo:hi].tolist():
+            if op == OP_COL:
+                if int_vidx[arg] >= 0:
+                    keep &= int_valid[int_vidx[arg]]
+                stack.append(ints[arg].tolist())
+            elif op == OP_CONST:
+                stack.append([int(constants[arg])] * n)
+            elif op == OP_NEG:
+                stack.append([-x for x in stack.pop()])
+            elif op == OP_SCALE:
+                stack.append([x * 10 ** arg for x in stack.pop()])
+            else:
+                r, left = stack.pop(), stack.pop()
+                fn = {OP_ADD: lambda x, y: x + y, OP_SUB: lambda x, y: x - y,
+                      OP_MUL: lambda x, y: x * y}[op]
+                stack.append([fn(x, y) for x, y in zip(left, r)])
+        vals = [v for v, k in zip(stack[0], keep.tolist()) if k]
+        if any(abs(v) >= LIMIT for v in vals):
+            return OVERFLOW  # (the kernel may stop earlier, on an intermediate)
+        counts[a] += len(vals)
+        if not vals or kind == K_COUNT:
+            continue
+        if kind == K_SUM_INT:
+            total = int(sums[a]) + sum(vals)
+            if abs(total) >= LIMIT:
+                return OVERFLOW
+            sums[a] = total
+        elif kind == K_SUM_FLOAT:
+            acc = fvals[a]
+            for v in vals:
+                acc += float(v)
+            fvals[a] = acc
+        elif kind in (K_MIN_INT, K_MAX_INT):
+            best = min(vals) if kind == K_MIN_INT else max(vals)
+            if has[a]:
+                best = min(best, int(sums[a])) if kind == K_MIN_INT else max(best, int(sums[a]))
+            sums[a] = best
+        has[a] = True
+    return OK
