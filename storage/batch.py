@@ -356,22 +356,57 @@ class DictColumn(Column):
 
     @staticmethod
     def concat_codes(columns: Sequence[Column]) -> DictColumn | None:
-        """`columns` as one DictColumn when they all share one dictionary, else None (the
-        caller concatenates the decoded strings)."""
-        first = columns[0]
-        if not isinstance(first, DictColumn) or not all(
-                isinstance(c, DictColumn) and c.dictionary is first.dictionary
-                for c in columns):
+        """`columns` as one DictColumn when they are all DictColumns: on their shared
+        dictionary, or on the union of their dictionaries (sorted, codes remapped) when that is
+        small next to the rows (segments and pages each have their own dictionary); else None
+        (the caller concatenates the decoded strings)."""
+        if not all(isinstance(c, DictColumn) for c in columns):
             return None
         cols = [c for c in columns if isinstance(c, DictColumn)]
+        dictionaries = list({id(c.dictionary): c.dictionary for c in cols}.values())
+        if len(dictionaries) == 1:
+            dictionary = dictionaries[0]
+            codes = np.concatenate([c.codes for c in cols])
+        else:
+            entries = sum(len(d) for d in dictionaries)
+            if entries * _MERGE_ROWS_PER_ENTRY > sum(len(c) for c in cols):
+                return None  # gathering the rows' strings costs no more than merging
+            dictionary, remaps = merge_dictionaries(dictionaries)
+            at = {id(d): r for d, r in zip(dictionaries, remaps)}
+            codes = np.concatenate([at[id(c.dictionary)][c.codes] for c in cols])
         if any(c.validity is not None for c in cols):
             validity: np.ndarray | None = np.concatenate(
                 [c.validity if c.validity is not None else np.ones(len(c), np.bool_)
                  for c in cols])
         else:
             validity = None
-        return DictColumn(first.dictionary, np.concatenate([c.codes for c in cols]), validity,
-                          first.type)
+        return DictColumn(dictionary, codes, validity, cols[0].type)
+
+
+# Dictionaries are merged on concatenation only with at least this many rows per entry.
+_MERGE_ROWS_PER_ENTRY = 4
+
+
+def merge_dictionaries(dictionaries: Sequence[Column]) -> tuple[Column, list[np.ndarray]]:
+    """The sorted union of string dictionaries (each sorted and distinct) and, per input,
+    the code in the union of each of its entries."""
+    from storage.segment.encoding import varlen_list
+
+    lists = []
+    for d in dictionaries:
+        assert d.offsets is not None
+        lists.append(varlen_list(d.offsets, d.data))
+    values = sorted(set().union(*lists))
+    position = {v: i for i, v in enumerate(values)}
+    remaps = [np.fromiter((position[v] for v in vs), np.int64, len(vs)) for vs in lists]
+    codes_type = np.uint8 if len(values) <= 1 << 8 else np.uint16 if len(values) <= 1 << 16 \
+        else np.uint32
+    lengths = np.fromiter((len(v) for v in values), np.int64, len(values))
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.frombuffer(b"".join(values), np.uint8).copy()
+    merged = Column(dictionaries[0].type, data, None, offsets)
+    return merged, [r.astype(codes_type) for r in remaps]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
