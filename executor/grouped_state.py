@@ -31,11 +31,12 @@ from planner.aggregate_phase import AggregateExprs, kernel_state_supported, nump
 from sql.functions import State, aggregate_function
 from sql.functions.aggregate import group_reduce
 from sql.functions.vector import wide_objects
-from storage.batch import Batch, Column
+from storage.batch import Batch, Column, DictColumn
 from storage.types import BIGINT, DOUBLE, LARGEINT, DataType
 
 _OBJ = np.dtype(object)
 _EXACT_LIMIT = 2.0 ** 62  # int64 sums switch to Python ints beyond this bound
+_MAX_REMAPS = 256  # dictionaries remembered per key (one per segment scanned, typically)
 # which aggregates this state runs is part of the plan (it decides aggregate phases)
 kernel_supported = kernel_state_supported
 
@@ -315,6 +316,8 @@ class GroupedState:
         for agg, (_, a) in zip(self.aggs, plan.aggregates):
             if a.name == "avg" and a.args and not a.args[0].dtype.is_decimal:
                 agg.sum = _Sum(True)
+        # per key: id(dictionary) -> (dictionary, its entries' codes) for DictColumn keys
+        self._remaps: list[dict[int, tuple[Column, np.ndarray]]] = [{} for _ in plan.group_by]
         self.key_parts: list[list[Column]] = []
         self._key_bytes = 0
         self.rows = 0  # input rows seen (a global aggregate has one group iff rows > 0)
@@ -327,7 +330,10 @@ class GroupedState:
         mat = np.empty((n, 2 * len(keys)), np.int64)
         for j, col in enumerate(keys):
             d = self.dicts[j]
-            if col.offsets is not None:
+            if isinstance(col, DictColumn):
+                assert d is not None
+                vals = self._dictionary_codes(j, col.dictionary)[col.codes]
+            elif col.offsets is not None:
                 assert d is not None
                 vals = d.codes(col.offsets, col.data)
             elif col.data.dtype.kind == "f":
@@ -343,6 +349,22 @@ class GroupedState:
                 mat[:, 2 * j] = vals
                 mat[:, 2 * j + 1] = 1
         return mat
+
+    def _dictionary_codes(self, j: int, dictionary: Column) -> np.ndarray:
+        """Key j's code (in this state's StringDict) of every entry of a DictColumn's
+        dictionary: interned once per dictionary (a segment's, shared by all its batches),
+        so the rows of a dictionary-encoded key are grouped by one integer lookup each."""
+        cache = self._remaps[j]
+        got = cache.get(id(dictionary))
+        if got is not None and got[0] is dictionary:
+            return got[1]
+        d = self.dicts[j]
+        assert d is not None and dictionary.offsets is not None
+        remap = d.codes(dictionary.offsets, dictionary.data)
+        if len(cache) >= _MAX_REMAPS:
+            cache.clear()
+        cache[id(dictionary)] = (dictionary, remap)  # the dictionary held: its id stays unique
+        return remap
 
     def _group_ids(self, keys: list[Column], n: int) -> np.ndarray:
         if not keys:

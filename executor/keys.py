@@ -4,14 +4,16 @@
 byte order, which is code-point order for UTF-8) and NULL gets its own code; `group_codes`
 combines several key columns into dense group ids; `sort_key` turns a column into an int64 key
 honouring ASC/DESC and NULLS FIRST/LAST for `np.lexsort`. Short strings are compared as
-fixed-width byte rows (numpy 'S' dtype, one memcmp per comparison) instead of Python str objects.
+fixed-width byte rows (numpy 'S' dtype, one memcmp per comparison) instead of Python str objects;
+a dictionary-encoded column (`DictColumn`) is factorized on its codes, which already follow value
+order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from storage.batch import Column
+from storage.batch import Column, DictColumn
 
 _MAX_FIXED_STRING = 64  # longer strings fall back to Python str objects
 
@@ -47,12 +49,28 @@ def _string_codes(col: Column) -> tuple[np.ndarray, int]:
     return inv, len(uniq)
 
 
+def _dictionary_codes(col: DictColumn, valid: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """`column_codes` of a DictColumn: its codes already order like the values (the dictionary
+    is sorted and distinct), so densifying the codes present is enough."""
+    codes = col.codes
+    n = len(codes)
+    if valid is None:
+        uniq, inv = np.unique(codes, return_inverse=True)
+        return inv.astype(np.int64).ravel(), len(uniq)
+    uniq, inv = np.unique(codes[valid], return_inverse=True)
+    out = np.full(n, len(uniq), np.int64)
+    out[valid] = inv.ravel()
+    return out, len(uniq) + 1
+
+
 def column_codes(col: Column) -> tuple[np.ndarray, int]:
     """(codes, cardinality): codes in value order; NULL rows get code `cardinality - 1`."""
     n = len(col)
     valid = col.validity
     if valid is not None and valid.all():
         valid = None
+    if isinstance(col, DictColumn):
+        return _dictionary_codes(col, valid)
     if col.offsets is not None:
         codes, card = _string_codes(col)
         if valid is not None:

@@ -62,9 +62,9 @@ def _suggest(current: int) -> int:
 
 
 def column_bytes(c: Column) -> int:
-    """Bytes of a column's arrays (object arrays counted at 8 bytes a value)."""
-    n = c.data.nbytes + (c.offsets.nbytes if c.offsets is not None else 0)
-    return int(n + (c.validity.nbytes if c.validity is not None else 0))
+    """Bytes of a column's arrays (object arrays counted at 8 bytes a value; a DictColumn's
+    codes and dictionary, without decoding it)."""
+    return c.nbytes
 
 
 def batch_bytes(batch: Batch) -> int:

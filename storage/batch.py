@@ -4,6 +4,10 @@ A `Column` is a numpy array plus an optional bool validity mask (None = no nulls
 Values under a null are always defined (zero / empty), so kernels can run branch-free.
 Variable-length values (CHAR/VARCHAR/STRING, HLL/BITMAP blobs) use the Arrow large_string
 layout: `offsets` (int64, n+1) into a flat uint8 `data` buffer, so numba can hash and compare.
+A `DictColumn` is a string Column still held as integer codes into a sorted dictionary (a scan
+of DICT-encoded pages produces it): operators that understand it work on the codes (GROUP BY
+keys, executor/grouped_state.py), every other reader of `data` / `offsets` gets the strings,
+decoded once on first access, so nothing downstream has to know the encoded form exists.
 A `Batch` is an immutable set of named Columns of equal length (about 64K rows).
 pyarrow appears only at the edges (`to_arrow` / `from_arrow`).
 Upstream concepts: DuckDB `Vector` / `DataChunk`, Doris `vectorized::Block`.
@@ -51,6 +55,12 @@ class Column:
     @property
     def has_nulls(self) -> bool:
         return self.validity is not None and not bool(self.validity.all())
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the column's arrays (object arrays counted at 8 bytes a value)."""
+        n = self.data.nbytes + (self.offsets.nbytes if self.offsets is not None else 0)
+        return int(n + (self.validity.nbytes if self.validity is not None else 0))
 
     def null_mask(self) -> np.ndarray:
         """Bool array, True where NULL."""
@@ -162,6 +172,10 @@ class Column:
     def concat(columns: Sequence[Column]) -> Column:
         if len(columns) == 1:
             return columns[0]
+        if isinstance(columns[0], DictColumn):
+            encoded = DictColumn.concat_codes(columns)
+            if encoded is not None:
+                return encoded
         dtype = columns[0].type
         if any(c.validity is not None for c in columns):
             validity: np.ndarray | None = np.concatenate(
@@ -230,6 +244,171 @@ class Column:
         return Column(dtype, data, validity)
 
 
+# Column's own slots for the decoded strings: a DictColumn fills them on first access.
+_DATA_SLOT = Column.__dict__["data"]
+_OFFSETS_SLOT = Column.__dict__["offsets"]
+
+
+class DictColumn(Column):
+    """A string column as `codes` into `dictionary`: row i is `dictionary[codes[i]]` (NULL
+    where `validity` says so; the code under a NULL is any valid code).
+
+    The dictionary is a plain string Column without NULLs whose values are distinct and sorted
+    in byte order, so codes order like the values (a DICT page's dictionary, or a segment's
+    page dictionaries merged: storage/segment/dict_codes.py). Transforms (`take`, `filter`,
+    `slice`, `concat` of columns sharing a dictionary) stay on the codes; `data` / `offsets`
+    are the decoded strings, gathered once on first access and kept (decoding twice in racing
+    threads is harmless: both write the same arrays).
+    """
+
+    __slots__ = ("codes", "dictionary")
+    codes: np.ndarray
+    dictionary: Column
+
+    def __init__(self, dictionary: Column, codes: np.ndarray,
+                 validity: np.ndarray | None = None, dtype: DataType | None = None) -> None:
+        object.__setattr__(self, "type", dictionary.type if dtype is None else dtype)
+        object.__setattr__(self, "validity", validity)
+        object.__setattr__(self, "codes", codes)
+        object.__setattr__(self, "dictionary", dictionary)
+
+    # ---- the decoded strings (what every other reader sees) -------------------------------
+    def _decode(self) -> None:
+        from storage.segment.encoding import dict_gather
+
+        d = self.dictionary
+        assert d.offsets is not None
+        offsets, data = dict_gather(d.offsets, d.data, self.codes)
+        _DATA_SLOT.__set__(self, data)
+        _OFFSETS_SLOT.__set__(self, offsets)
+
+    @property
+    def data(self) -> np.ndarray:
+        try:
+            return _DATA_SLOT.__get__(self)
+        except AttributeError:
+            self._decode()
+            return _DATA_SLOT.__get__(self)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        try:
+            return _OFFSETS_SLOT.__get__(self)
+        except AttributeError:
+            self._decode()
+            return _OFFSETS_SLOT.__get__(self)
+
+    @property
+    def is_decoded(self) -> bool:
+        """Whether the strings were gathered already (tests prove GROUP BY never needs it)."""
+        try:
+            _DATA_SLOT.__get__(self)
+        except AttributeError:
+            return False
+        return True
+
+    def decoded(self) -> Column:
+        """The same rows as a plain Column."""
+        return Column(self.type, self.data, self.validity, self.offsets)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __repr__(self) -> str:
+        return (f"DictColumn({self.type}, {len(self.codes)} rows, "
+                f"{len(self.dictionary)} dictionary entries)")
+
+    @property
+    def nbytes(self) -> int:
+        n = self.codes.nbytes + self.dictionary.nbytes
+        return int(n + (self.validity.nbytes if self.validity is not None else 0))
+
+    # ---- access ---------------------------------------------------------------------------
+    def value_at(self, i: int) -> object:
+        if self.validity is not None and not self.validity[i]:
+            return None
+        return self.dictionary.value_at(int(self.codes[i]))
+
+    def to_pylist(self) -> list[object]:
+        values = self.dictionary.to_pylist()
+        out = [values[c] for c in self.codes.tolist()]
+        if self.validity is not None:
+            for i in np.flatnonzero(~self.validity).tolist():
+                out[i] = None
+        return out
+
+    # ---- transforms: on the codes ---------------------------------------------------------
+    def take(self, indices: np.ndarray) -> Column:
+        indices = np.asarray(indices, dtype=np.int64)
+        validity = None if self.validity is None else self.validity.take(indices)
+        return DictColumn(self.dictionary, self.codes.take(indices), validity, self.type)
+
+    def filter(self, mask: np.ndarray) -> Column:
+        validity = None if self.validity is None else self.validity[mask]
+        return DictColumn(self.dictionary, self.codes[mask], validity, self.type)
+
+    def slice(self, start: int, stop: int) -> Column:
+        validity = None if self.validity is None else self.validity[start:stop]
+        return DictColumn(self.dictionary, self.codes[start:stop], validity, self.type)
+
+    def with_type(self, dtype: DataType) -> Column:
+        return DictColumn(self.dictionary, self.codes, self.validity, dtype)
+
+    @staticmethod
+    def concat_codes(columns: Sequence[Column]) -> DictColumn | None:
+        """`columns` as one DictColumn when they are all DictColumns: on their shared
+        dictionary, or on the union of their dictionaries (sorted, codes remapped) when that is
+        small next to the rows (segments and pages each have their own dictionary); else None
+        (the caller concatenates the decoded strings)."""
+        if not all(isinstance(c, DictColumn) for c in columns):
+            return None
+        cols = [c for c in columns if isinstance(c, DictColumn)]
+        dictionaries = list({id(c.dictionary): c.dictionary for c in cols}.values())
+        if len(dictionaries) == 1:
+            dictionary = dictionaries[0]
+            codes = np.concatenate([c.codes for c in cols])
+        else:
+            entries = sum(len(d) for d in dictionaries)
+            if entries * _MERGE_ROWS_PER_ENTRY > sum(len(c) for c in cols):
+                return None  # gathering the rows' strings costs no more than merging
+            dictionary, remaps = merge_dictionaries(dictionaries)
+            at = {id(d): r for d, r in zip(dictionaries, remaps)}
+            codes = np.concatenate([at[id(c.dictionary)][c.codes] for c in cols])
+        if any(c.validity is not None for c in cols):
+            validity: np.ndarray | None = np.concatenate(
+                [c.validity if c.validity is not None else np.ones(len(c), np.bool_)
+                 for c in cols])
+        else:
+            validity = None
+        return DictColumn(dictionary, codes, validity, cols[0].type)
+
+
+# Dictionaries are merged on concatenation only with at least this many rows per entry.
+_MERGE_ROWS_PER_ENTRY = 4
+
+
+def merge_dictionaries(dictionaries: Sequence[Column]) -> tuple[Column, list[np.ndarray]]:
+    """The sorted union of string dictionaries (each sorted and distinct) and, per input,
+    the code in the union of each of its entries."""
+    from storage.segment.encoding import varlen_list
+
+    lists = []
+    for d in dictionaries:
+        assert d.offsets is not None
+        lists.append(varlen_list(d.offsets, d.data))
+    values = sorted(set().union(*lists))
+    position = {v: i for i, v in enumerate(values)}
+    remaps = [np.fromiter((position[v] for v in vs), np.int64, len(vs)) for vs in lists]
+    codes_type = np.uint8 if len(values) <= 1 << 8 else np.uint16 if len(values) <= 1 << 16 \
+        else np.uint32
+    lengths = np.fromiter((len(v) for v in values), np.int64, len(values))
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.frombuffer(b"".join(values), np.uint8).copy()
+    merged = Column(dictionaries[0].type, data, None, offsets)
+    return merged, [r.astype(codes_type) for r in remaps]
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Batch:
     """Named columns of equal length. Immutable: every transform returns a new Batch."""
@@ -257,14 +436,7 @@ class Batch:
     @property
     def nbytes(self) -> int:
         """Bytes of the column buffers (values, validity, offsets): what an exchange moves."""
-        total = 0
-        for c in self.columns:
-            total += c.data.nbytes
-            if c.validity is not None:
-                total += c.validity.nbytes
-            if c.offsets is not None:
-                total += c.offsets.nbytes
-        return total
+        return sum(c.nbytes for c in self.columns)
 
     def __len__(self) -> int:
         return self.num_rows

@@ -5,10 +5,11 @@ of its d distinct values and one code per row. A scan's storage predicates on th
 (=, !=, <, <=, >, >=, IN, NOT IN, IS [NOT] NULL, a join's `in_bloom` key filter) are evaluated
 once per dictionary entry (`storage.predicates.evaluate` on the dictionary as a Column: exactly
 the plain path's semantics), giving a code -> bool lookup table; the rows are then selected by
-code (`select_by_code`, numba) and ANDed with the validity (NULL satisfies no comparison). Only
-the rows that survive are gathered into strings (`DictPage.take`), so a string column the scan
-filters on costs a few integer passes instead of a byte comparison per row, and a page whose
-dictionary has no matching entry yields no row without any per-row work
+code (`select_by_code`, numba) and ANDed with the validity (NULL satisfies no comparison). The
+rows that survive leave as a `DictColumn` (storage/batch.py: codes plus the dictionary), whose
+strings are gathered only if an operator reads them (GROUP BY keys never do), so a string
+column the scan filters on costs a few integer passes instead of a byte comparison per row,
+and a page whose dictionary has no matching entry yields no row without any per-row work
 (`pages_skipped_dictionary`). Doris' counterpart: the dictionary-code predicates of
 `ColumnDictionary` / `_dict_code` in BE `SegmentIterator`.
 """
@@ -21,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from storage.batch import Column
+from storage.batch import Column, DictColumn
 from storage.predicates import ColumnPredicate, evaluate
-from storage.segment.encoding import dict_gather, varlen_list
+from storage.segment.encoding import varlen_list
 
 # Operators answered on the dictionary (not `in_bitmap`: integer key sets never meet strings).
 DICT_OPS = frozenset({"=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null",
@@ -99,16 +100,15 @@ class DictPage:
         return DictPage(self.dictionary, self.codes[rows], valid)
 
     def take(self, rows: np.ndarray) -> Column:
-        """Rows `rows` (page-local) gathered into strings: late materialisation."""
-        dictionary = self.dictionary
-        assert dictionary.offsets is not None  # a string column
-        offsets, data = dict_gather(dictionary.offsets, dictionary.data, self.codes[rows])
+        """Rows `rows` (page-local), still as codes (a DictColumn: strings are gathered only
+        if an operator reads them; GROUP BY keys stay codes)."""
         validity = None if self.validity is None else self.validity[rows]
-        return Column(dictionary.type, data, validity, offsets)
+        return DictColumn(self.dictionary, self.codes[rows], validity)
 
     def decode(self) -> Column:
-        """Every row as strings (values under NULLs are the code's, as a DICT page stores)."""
-        return self.take(np.arange(len(self.codes)))
+        """Every row (a DictColumn over the page's codes; its strings are gathered on first
+        access, the values under NULLs being the code's, as a DICT page stores)."""
+        return DictColumn(self.dictionary, self.codes, self.validity)
 
 
 def narrow_codes(codes: np.ndarray, entries: int) -> np.ndarray:

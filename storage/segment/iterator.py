@@ -110,6 +110,8 @@ class SegmentIterator:
         # is plain; the lookup table of its predicates): column-wise scans
         self._whole_codes: dict[int, tuple[DictPage | None, np.ndarray | None]] = {}
         self._columns: dict[int, Column | None] = {}  # column index -> whole column (or None)
+        # column index -> merged codes of a string output column no predicate read (or None)
+        self._output_codes: dict[int, DictPage | None] = {}
         self._column_wise = False
         self._infos: dict[int, ColumnInfo] = {}
         # the bitmap selection (sorted row ids) the windows start from, or None
@@ -518,9 +520,18 @@ class SegmentIterator:
 
     def _merged_codes(self, info: ColumnInfo) -> DictPage | None:
         """The column's merged dictionary codes when a predicate test read them already
-        (`_code_mask`): its output rows are then gathered from the codes."""
+        (`_code_mask`), or, in a column-wise scan, for any string column whose pages are all
+        DICT-encoded: its output rows then leave as codes (a DictColumn, decoded only if an
+        operator reads the strings; GROUP BY keys stay codes)."""
         got = self._whole_codes.get(info.index)
-        return None if got is None else got[0]
+        if got is not None:
+            return got[0]
+        if not (self._column_wise and info.layout.layout is Layout.VARLEN
+                and info.type.is_string):
+            return None
+        if info.index not in self._output_codes:
+            self._output_codes[info.index] = self.reader.read_column_codes(info, self.stats)
+        return self._output_codes[info.index]
 
     def _gather(self, info: ColumnInfo, window: RowRanges, rows: np.ndarray | None) -> Column:
         codes = self._merged_codes(info)
