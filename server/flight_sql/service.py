@@ -133,8 +133,10 @@ def _result_stream(result: StatementResult, work: CallWork,
             raise flight.FlightUnavailableError(STOPPING) from None
         error = flight_error(e)
     except Exception as e:
-        logger.exception("internal error while streaming a Flight SQL result")
         result.failed(ShaleError(f"Internal error: {e}"))
+        if sessions.stopping:  # the worker pool shut down under it
+            raise flight.FlightUnavailableError(STOPPING) from None
+        logger.exception("internal error while streaming a Flight SQL result")
         error = internal(e)
     finally:
         close_result(result)
