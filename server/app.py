@@ -256,9 +256,12 @@ class ShaleServer:
             # binding is quick; the calls are served on gRPC's threads, never on this loop
             tls_files = None
             if self.config.arrow_flight_sql_tls:  # the MySQL port's certificate and key
-                tls_files = tls.certificate_paths(Path(self.config.data_dir),
-                                                  self.config.ssl_certificate,
-                                                  self.config.ssl_private_key)
+                try:
+                    tls_files = tls.certificate_paths(Path(self.config.data_dir),
+                                                      self.config.ssl_certificate,
+                                                      self.config.ssl_private_key)
+                except ValueError as e:  # one of the two paths set: reported as OSErrors are
+                    raise OSError(f"arrow_flight_sql_tls: {e}") from None
             self.flight_sql.start(self.config.host, self.config.arrow_flight_sql_port,
                                   tls_files)
             self.control.register_sessions(self.flight_sql.sessions)

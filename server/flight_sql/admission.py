@@ -43,6 +43,8 @@ class CallWork:
         while True:
             try:
                 return future.result(timeout=CLIENT_POLL_SECONDS)
+            except concurrent.futures.CancelledError:  # the pool shut down (server stop)
+                raise QueryCancelled() from None
             except concurrent.futures.TimeoutError:
                 gone = self.client_gone()
                 if gone and cancel is not None:

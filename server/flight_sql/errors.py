@@ -20,8 +20,8 @@ the message (DorisFlightSqlProducer); we keep that message and tell the kinds ap
 
 pyarrow serves INVALID_ARGUMENT, NOT_FOUND and UNIMPLEMENTED only from the Python exceptions
 ValueError, KeyError and NotImplementedError, and appends the raising frames to their message
-(`. Detail: Python exception: Traceback ...`); `as_raised` drops every frame but the last so
-that detail stays two lines.
+(`. Detail: Python exception: Traceback ...`); service.py raises them from frames compiled
+without a source file, so that detail names no server path or source line.
 """
 
 from __future__ import annotations
@@ -95,8 +95,3 @@ def unimplemented(text: str) -> Exception:
 def internal(error: BaseException) -> Exception:
     return flight.FlightInternalError(f"Internal error: {error}")
 
-
-def as_raised(error: Exception) -> Exception:
-    """`error` without the frames it came through (raised again by the caller: pyarrow lists
-    the frames of a ValueError / KeyError in the status message)."""
-    return error.with_traceback(None)

@@ -32,7 +32,6 @@ from server.flight_sql import messages as m
 from server.flight_sql import metadata
 from server.flight_sql.admission import CallWork
 from server.flight_sql.errors import (
-    as_raised,
     flight_error,
     internal,
     invalid_argument,
@@ -70,8 +69,9 @@ def _status(error: BaseException) -> BaseException:
 
 
 # pyarrow appends the frames of a ValueError / KeyError / NotImplementedError to the status
-# message a client reads; the RPC methods are wrapped by this one function, compiled without a
-# source file, so those frames are pyarrow's and `<flight_sql>`: no server path, no source line.
+# message a client reads; the RPC methods and result streams are wrapped by these functions,
+# compiled without a source file, so those frames are pyarrow's and `<flight_sql>`: no server
+# path, no source line.
 _BOUNDARY_SOURCE = """
 def boundary(method):
     def flight_sql_call(self, *args):
@@ -83,16 +83,23 @@ def boundary(method):
     flight_sql_call.__name__ = method.__name__
     flight_sql_call.__doc__ = method.__doc__
     return flight_sql_call
+
+def stream_boundary(batches):
+    try:
+        yield from batches
+    except GeneratorExit:
+        raise
+    except BaseException as e:
+        error = status(e)
+    else:
+        return
+    raise error.with_traceback(None) from None
 """
-
-
-def _make_boundary() -> Callable[[F], F]:
-    namespace: dict[str, Any] = {"status": _status}
-    exec(compile(_BOUNDARY_SOURCE, "<flight_sql>", "exec"), namespace)  # noqa: S102
-    return namespace["boundary"]
-
-
-_status_boundary = _make_boundary()
+_BOUNDARIES: dict[str, Any] = {"status": _status}
+exec(compile(_BOUNDARY_SOURCE, "<flight_sql>", "exec"), _BOUNDARIES)  # noqa: S102
+_status_boundary: Callable[[F], F] = _BOUNDARIES["boundary"]
+_stream_boundary: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]] = \
+    _BOUNDARIES["stream_boundary"]
 
 
 def _result_stream(result: StatementResult, work: CallWork,
@@ -126,12 +133,14 @@ def _result_stream(result: StatementResult, work: CallWork,
             raise flight.FlightUnavailableError(STOPPING) from None
         error = flight_error(e)
     except Exception as e:
-        logger.exception("internal error while streaming a Flight SQL result")
         result.failed(ShaleError(f"Internal error: {e}"))
+        if sessions.stopping:  # the worker pool shut down under it
+            raise flight.FlightUnavailableError(STOPPING) from None
+        logger.exception("internal error while streaming a Flight SQL result")
         error = internal(e)
     finally:
         close_result(result)
-    raise as_raised(error) from None
+    raise error
 
 
 class _BearerMiddleware(flight.ServerMiddleware):
@@ -305,8 +314,8 @@ class ShaleFlightSqlServer(flight.FlightServerBase):
         name = m.message_name(command)
         if name == "TicketStatementQuery":
             result = self.sessions.take_result(session, command.statement_handle)
-            return flight.GeneratorStream(result.schema,
-                                          _result_stream(result, call, self.sessions))
+            return flight.GeneratorStream(result.schema, _stream_boundary(
+                _result_stream(result, call, self.sessions)))
         if name in _METADATA_COMMANDS:
             table = call.run(None, self._metadata_table, session, name, command, light=True)
             return flight.RecordBatchStream(table)

@@ -86,6 +86,7 @@ class StatementResult:
     on_done: Callable[[], None] | None = None
     # its batches are pulled on the session pool: the statement reads no table
     light: bool = False
+    streaming: bool = False  # fetched (DoGet): its rows are being sent
 
     def rows_sent(self, rows: int) -> None:
         if self.audit is not None:
@@ -163,7 +164,7 @@ class FlightSession:
         """A statement runs or a result is being streamed (an expired token's session is
         ended only once idle)."""
         with self._open_lock:
-            return bool(self._open) or self.lock.locked()
+            return any(r.streaming for r in self._open) or self.lock.locked()
 
     @property
     def identity(self) -> Identity:
@@ -239,12 +240,17 @@ class FlightSession:
         result.on_done = done
 
     def kill_query(self) -> None:
-        """KILL QUERY: the running statement and every result not yet streamed stop."""
+        """KILL QUERY: the running statement and the results being streamed stop (their
+        clients get CANCELLED); results not fetched yet are closed now (executors closed,
+        audit lines written; fetched later, they answer CANCELLED)."""
         self.runner.cancel.set()
         with self._open_lock:
             open_results = list(self._open)
         for result in open_results:
             result.cancel.set()
+        for result in open_results:
+            if not result.streaming:
+                close_result(result)
 
     def _run_statements(self, statements: list[exp.Expression],
                         work: CallWork) -> StatementResult:
@@ -302,7 +308,7 @@ class FlightSession:
                 bind(prepared.statements, values), work))
 
     def close(self) -> None:
-        """Stop the running statement and the results not yet streamed."""
+        """KILL QUERY, and the prepared statements dropped."""
         self.kill_query()
         self.prepared.clear()
 
@@ -317,7 +323,10 @@ def close_result(result: StatementResult) -> None:
     its audit line written."""
     close = getattr(result.batches, "close", None)
     if close is not None:
-        close()
+        try:
+            close()
+        except ValueError:  # being pulled on a worker right now: its stream closes it
+            pass
     result.finished()
 
 
@@ -347,8 +356,8 @@ class FlightSessions:
         self._by_id: dict[int, FlightSession] = {}
         self._ids = itertools.count(FIRST_CONNECTION_ID)
         self.stopping = False  # set at server stop: open streams end with UNAVAILABLE
-        # statement handle -> (the user whose query it is, its result awaiting DoGet)
-        self._results: OrderedDict[bytes, tuple[Identity, StatementResult]] = OrderedDict()
+        # statement handle -> (the session whose query it is, its result awaiting DoGet)
+        self._results: OrderedDict[bytes, tuple[FlightSession, StatementResult]] = OrderedDict()
 
     def login(self, user: str, password: str, host: str) -> FlightSession:
         """Check the password as the MySQL and HTTP ports do; a new session on success."""
@@ -386,9 +395,12 @@ class FlightSessions:
         return [self._forget(token) for token in expired]
 
     def _forget(self, token: str) -> FlightSession:
-        """Drop a token (holding the lock)."""
+        """Drop a token and its results' handles (holding the lock); the caller closes the
+        session, which closes those results."""
         session = self._sessions.pop(token)
         self._by_id.pop(session.connection_id, None)
+        for handle in [h for h, (owner, _) in self._results.items() if owner is session]:
+            del self._results[handle]
         return session
 
     def session(self, token: str) -> FlightSession:
@@ -412,7 +424,7 @@ class FlightSessions:
     def keep_result(self, session: FlightSession, result: StatementResult) -> bytes:
         handle = secrets.token_bytes(16)
         with self._lock:
-            self._results[handle] = (session.access.identity, result)
+            self._results[handle] = (session, result)
             dropped = []
             while len(self._results) > MAX_PENDING_RESULTS:
                 dropped.append(self._results.popitem(last=False)[1][1])
@@ -423,13 +435,15 @@ class FlightSessions:
     def take_result(self, session: FlightSession, handle: bytes) -> StatementResult:
         with self._lock:
             entry = self._results.get(handle)
-            if entry is not None and entry[0] == session.access.identity:
+            # the same user may fetch it over another session (a client that logs in per call)
+            if entry is not None and entry[0].identity == session.identity:
                 del self._results[handle]
             else:
                 entry = None
         if entry is None:
             raise not_found(
                 "Unknown or already fetched statement handle (a ticket is fetched once)")
+        entry[1].streaming = True
         return entry[1]
 
     # ---- the server's connection list (SHOW PROCESSLIST, KILL) ----------------------------------
@@ -454,7 +468,11 @@ class FlightSessions:
             if session is not None and not query_only:
                 self._forget(session.token)
         if session is not None:
-            session.kill_query()
+            if query_only:
+                session.kill_query()
+            else:
+                session.close()
+
     def close_all(self) -> None:
         with self._lock:
             self.stopping = True

@@ -20,7 +20,7 @@ import pytest
 from adbc_driver_manager import AdbcStatusCode
 from pyarrow import flight
 from support.audit import wait_for_audit_lines
-from support.flight_sql import RawSession, adbc_connect, read_rest
+from support.flight_sql import RawSession, adbc_connect, query_descriptor, read_rest
 from support.server import ServerProcess
 
 WORKERS = 2
@@ -136,6 +136,12 @@ def test_raw_client_sees_the_status_of_each_error(fsrv: ServerProcess, raw: RawS
     with pytest.raises(pa.ArrowInvalid, match="Unknown column 'nocol'") as err:
         raw.start(f"SELECT nocol FROM {db}.t")
     assert "server/flight_sql" not in str(err.value)
+    # an error while the rows stream (the executor's overflow): its status too, no server path
+    reader = raw.start(f"SELECT 9223372036854775807 + k FROM {db}.t")
+    with pytest.raises(pa.ArrowInvalid, match=r"ERROR 1690 \(22003\): .*Arithmetic overflow") \
+            as err:
+        read_rest(reader)
+    assert "server/flight_sql" not in str(err.value)
     with pytest.raises(flight.FlightUnauthenticatedError, match="Access denied"):
         RawSession(port(fsrv), "flight_plain", "wrong")
     plain = RawSession(port(fsrv), "flight_plain", "pw")
@@ -183,6 +189,21 @@ def test_flight_session_in_processlist_and_kill_query(fsrv: ServerProcess,
         read_rest(reader)
     assert raw.rows("SELECT 6 * 7 AS x") == [{"x": 42}]  # the session goes on
     assert processlist(fsrv)[cid][6] == "Sleep"
+
+
+def test_kill_query_closes_a_result_not_fetched_yet(fsrv: ServerProcess,
+                                                   raw: RawSession) -> None:
+    cid = raw.connection_id()
+    marker = f"unfetched_{secrets.token_hex(4)}"
+    info = raw.client.get_flight_info(query_descriptor(f"SELECT sleep(60), '{marker}'"),
+                                      raw.options)
+    assert processlist(fsrv)[cid][6] == "Query"  # planned: its rows wait for DoGet
+    kill(fsrv, f"QUERY {cid}")
+    [line] = wait_for_audit_lines(fsrv.data_dir, marker)  # closed now, not at its DoGet
+    assert "|State=ERR|ErrorCode=1317|" in line
+    assert processlist(fsrv)[cid][6] == "Sleep"
+    with pytest.raises(flight.FlightCancelledError, match=r"ERROR 1317 \(70100\)"):
+        read_rest(raw.client.do_get(info.endpoints[0].ticket, raw.options))
 
 
 def test_kill_connection_ends_the_flight_session(fsrv: ServerProcess, raw: RawSession) -> None:
@@ -252,7 +273,7 @@ def test_adbc_cancel_stops_the_server_query(fsrv: ServerProcess) -> None:
 
         worker = threading.Thread(target=fetch)
         worker.start()
-        wait_until_running(fsrv, cid)
+        wait_until_running(fsrv, cid, seconds=1)  # planned, and its rows being fetched
         cur.adbc_cancel()
         worker.join(60)
         assert not worker.is_alive()
