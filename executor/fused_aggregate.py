@@ -203,15 +203,16 @@ class FusedGlobalAggregate:
         n = batch.num_rows
         if n == 0:
             return True
-        ints, int_valid, int_vidx = _matrix(batch, self._int_columns, np.int64, n)
-        floats, float_valid, float_vidx = _matrix(batch, self._float_columns, np.float64, n)
+        ints, int_valid, int_vidx, int_wide = _matrix(batch, self._int_columns, np.int64, n)
+        floats, float_valid, float_vidx, _ = _matrix(batch, self._float_columns, np.float64, n)
         k = len(self.calls)
         sums = self.extremes.copy()
         sum_kinds = self._kinds == K_SUM_INT
         sums[sum_kinds] = 0  # integer sums are batch-local, added to the exact totals
         fvals, has, counts = self.fvals.copy(), self.has.copy(), np.zeros(k, np.int64)
         status = global_aggregate(self._ops, self._starts, self._kinds, self._constants,
-                                  ints, int_valid, int_vidx, floats, float_valid, float_vidx,
+                                  ints, int_valid, int_vidx, int_wide, floats, float_valid,
+                                  float_vidx,
                                   sums, fvals, has, counts)
         if status != OK:
             return False
@@ -253,17 +254,19 @@ class FusedGlobalAggregate:
 
 
 def _matrix(batch: Batch, names: list[str], dtype: type[np.generic], n: int
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(values k x n as `dtype`, validity rows of the columns with NULLs, each column's
-    validity row or -1)."""
+    validity row or -1, whether each column is stored 64 bits wide)."""
     values: np.ndarray = np.empty((len(names), n), dtype)
     vidx = np.full(len(names), -1, np.int64)
+    wide = np.zeros(len(names), np.bool_)
     masks: list[np.ndarray] = []
     for j, name in enumerate(names):
         col = batch.column(name)
         values[j] = col.data
+        wide[j] = col.data.dtype.itemsize >= 8
         if col.validity is not None and not col.validity.all():
             vidx[j] = len(masks)
             masks.append(col.validity)
     valid = np.array(masks, np.bool_) if masks else np.ones((0, n), np.bool_)
-    return values, valid, vidx
+    return values, valid, vidx, wide

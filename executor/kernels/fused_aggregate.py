@@ -45,111 +45,128 @@ OVERFLOW = 1
 LIMIT = 2.0 ** 62  # |intermediate| bound: no int64 operation below it can wrap
 
 STACK_DEPTH = 32
+BLOCK = 1024  # rows per block: the scratch stack stays in cache
 
 
 @numba.njit(cache=True, nogil=True)
 def global_aggregate(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
                      constants: np.ndarray, ints: np.ndarray, int_valid: np.ndarray,
-                     int_vidx: np.ndarray, floats: np.ndarray, float_valid: np.ndarray,
-                     float_vidx: np.ndarray, sums: np.ndarray, fvals: np.ndarray,
-                     has: np.ndarray, counts: np.ndarray) -> int:
+                     int_vidx: np.ndarray, int_wide: np.ndarray, floats: np.ndarray,
+                     float_valid: np.ndarray, float_vidx: np.ndarray, sums: np.ndarray,
+                     fvals: np.ndarray, has: np.ndarray, counts: np.ndarray) -> int:
     """Fold every row of a batch into the accumulators of every aggregate, in place.
 
     Aggregate a's program is ops[starts[a]:starts[a + 1]] (rows of (opcode, operand)).
-    `ints` (k x n) holds the int columns as int64, `floats` (m x n) the float columns;
-    `int_vidx[c]` is column c's row in `int_valid` (-1: no NULLs), same for floats.
-    Accumulators per aggregate: `sums` (int64: SUM totals, MIN/MAX values), `fvals` (float64),
-    `has` (saw a value), `counts` (valid values). Returns OK, or OVERFLOW (accumulators then
-    hold garbage: the caller passes copies and drops them)."""
+    `ints` (k x n) holds the int columns as int64 (`int_wide[c]`: stored as int64, so its
+    values may exceed the bound), `floats` (m x n) the float columns; `int_vidx[c]` is column
+    c's row in `int_valid` (-1: no NULLs), same for floats. Accumulators per aggregate: `sums`
+    (int64: SUM totals, MIN/MAX values), `fvals` (float64), `has` (saw a value), `counts`
+    (valid values). Returns OK, or OVERFLOW (accumulators then hold garbage: the caller
+    passes copies and drops them).
+
+    Rows go in blocks of BLOCK: each program step runs over the block (tight loops over a
+    cache-resident scratch stack, no per-row dispatch), then the block is folded in row
+    order. Values under NULL rows are computed but never checked nor folded."""
     n = ints.shape[1] if ints.shape[0] > 0 else floats.shape[1]
     naggs = len(kinds)
-    stack = np.empty(STACK_DEPTH, np.int64)
-    for i in range(n):
+    stack = np.empty((STACK_DEPTH, BLOCK), np.int64)
+    ok = np.empty(BLOCK, np.bool_)
+    for b0 in range(0, n, BLOCK):
+        m = min(BLOCK, n - b0)
         for a in range(naggs):
             kind = kinds[a]
             lo = starts[a]
             hi = starts[a + 1]
             if lo == hi:  # count(*)
-                counts[a] += 1
+                counts[a] += m
                 continue
             if ops[lo, 0] == OP_FCOL:
                 c = ops[lo, 1]
                 vi = float_vidx[c]
-                if vi >= 0 and not float_valid[vi, i]:
-                    continue
-                f = floats[c, i]
-                counts[a] += 1
-                if kind == K_COUNT:
-                    continue
-                if kind == K_SUM_FLOAT:
-                    fvals[a] += f
-                elif not has[a] or f != f or (  # noqa: PLR0124 - f != f: f is NaN (it wins)
-                        f < fvals[a] if kind == K_MIN_FLOAT else f > fvals[a]):
-                    fvals[a] = f
-                has[a] = True
+                for j in range(m):
+                    i = b0 + j
+                    if vi >= 0 and not float_valid[vi, i]:
+                        continue
+                    f = floats[c, i]
+                    counts[a] += 1
+                    if kind == K_COUNT:
+                        continue
+                    if kind == K_SUM_FLOAT:
+                        fvals[a] += f
+                    elif not has[a] or f != f or (  # noqa: PLR0124 - f != f: f is NaN (it wins)
+                            f < fvals[a] if kind == K_MIN_FLOAT else f > fvals[a]):
+                        fvals[a] = f
+                    has[a] = True
                 continue
+            ok[:m] = True
             sp = 0
-            valid = True
             for k in range(lo, hi):
                 op = ops[k, 0]
                 arg = ops[k, 1]
                 if op == OP_COL:
                     vi = int_vidx[arg]
-                    if vi >= 0 and not int_valid[vi, i]:
-                        valid = False
-                        break
-                    v = ints[arg, i]
-                    if abs(float(v)) >= LIMIT:
-                        return OVERFLOW
-                    stack[sp] = v
+                    if vi >= 0:
+                        for j in range(m):
+                            ok[j] = ok[j] and int_valid[vi, b0 + j]
+                    for j in range(m):
+                        stack[sp, j] = ints[arg, b0 + j]
+                    if int_wide[arg]:
+                        for j in range(m):
+                            if ok[j] and abs(float(stack[sp, j])) >= LIMIT:
+                                return OVERFLOW
                     sp += 1
                 elif op == OP_CONST:
-                    stack[sp] = constants[arg]
+                    stack[sp, :m] = constants[arg]
                     sp += 1
                 elif op == OP_NEG:
-                    stack[sp - 1] = -stack[sp - 1]
+                    for j in range(m):
+                        stack[sp - 1, j] = -stack[sp - 1, j]
                 elif op == OP_SCALE:
-                    x = stack[sp - 1]
+                    factor = 1
                     for _ in range(arg):
-                        if abs(float(x)) * 10.0 >= LIMIT:
+                        factor *= 10
+                    for j in range(m):
+                        x = stack[sp - 1, j]
+                        if ok[j] and abs(float(x)) * float(factor) >= LIMIT:
                             return OVERFLOW
-                        x = x * 10
-                    stack[sp - 1] = x
+                        stack[sp - 1, j] = x * factor
                 else:
-                    r = stack[sp - 1]
-                    left = stack[sp - 2]
                     sp -= 1
-                    if op == OP_MUL:
-                        if abs(float(left) * float(r)) >= LIMIT:
-                            return OVERFLOW
-                        stack[sp - 1] = left * r
-                    else:
-                        res = left + r if op == OP_ADD else left - r
-                        if abs(float(res)) >= LIMIT:
-                            return OVERFLOW
-                        stack[sp - 1] = res
-            if not valid:
-                continue
-            v = stack[0]
-            counts[a] += 1
-            if kind == K_COUNT:
-                continue
-            if kind == K_SUM_INT:
-                s = sums[a] + v
-                if abs(float(s)) >= LIMIT:
-                    return OVERFLOW
-                sums[a] = s
-            elif kind == K_SUM_FLOAT:
-                fvals[a] += float(v)
-            elif not has[a] or (v < sums[a] if kind == K_MIN_INT else v > sums[a]):
-                sums[a] = v  # MIN / MAX (the remaining kinds)
-            has[a] = True
+                    for j in range(m):
+                        left = stack[sp - 1, j]
+                        r = stack[sp, j]
+                        if op == OP_MUL:
+                            if ok[j] and abs(float(left) * float(r)) >= LIMIT:
+                                return OVERFLOW
+                            stack[sp - 1, j] = left * r
+                        else:
+                            res = left + r if op == OP_ADD else left - r
+                            if ok[j] and abs(float(res)) >= LIMIT:
+                                return OVERFLOW
+                            stack[sp - 1, j] = res
+            for j in range(m):
+                if not ok[j]:
+                    continue
+                v = stack[0, j]
+                counts[a] += 1
+                if kind == K_COUNT:
+                    continue
+                if kind == K_SUM_INT:
+                    s = sums[a] + v
+                    if abs(float(s)) >= LIMIT:
+                        return OVERFLOW
+                    sums[a] = s
+                elif kind == K_SUM_FLOAT:
+                    fvals[a] += float(v)
+                elif not has[a] or (v < sums[a] if kind == K_MIN_INT else v > sums[a]):
+                    sums[a] = v  # MIN / MAX (the remaining kinds)
+                has[a] = True
     return OK
 
 
 def global_aggregate_reference(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
                                constants: np.ndarray, ints: np.ndarray, int_valid: np.ndarray,
-                               int_vidx: np.ndarray, floats: np.ndarray,
+                               int_vidx: np.ndarray, int_wide: np.ndarray, floats: np.ndarray,
                                float_valid: np.ndarray, float_vidx: np.ndarray,
                                sums: np.ndarray, fvals: np.ndarray, has: np.ndarray,
                                counts: np.ndarray) -> int:

@@ -66,6 +66,7 @@ from storage.predicates import (
 from storage.scan_stats import ScanStats
 from storage.segment.dict_codes import DICT_OPS, DictPage
 from storage.segment.encoding import Layout
+from storage.segment.range_test import IntegerRange
 from storage.segment.reader import ColumnInfo, SegmentReader
 from storage.segment.row_ranges import RowRanges
 
@@ -392,6 +393,9 @@ class SegmentIterator:
             if (info.layout.layout is Layout.VARLEN and info.type.is_string
                     and all(p.op in DICT_OPS for p in preds)):
                 tests.append(((info,), _DictTest(preds)))
+            elif info.layout.layout is Layout.FIXED and (
+                    rng := IntegerRange.of(preds, info.layout.dtype)) is not None:
+                tests.append(((info,), _range(rng)))
             else:
                 tests.append(((info,), _conjunction(preds)))
         for i, d in enumerate(self.disjunctions):
@@ -738,6 +742,14 @@ class _DictTest:
 
     def __call__(self, cols: list[Column], n: int) -> np.ndarray:
         return self._plain(cols, n)
+
+
+def _range(rng: IntegerRange) -> Callable[[list[Column], int], np.ndarray]:
+    """The conjunction of an integer column's comparisons, in one pass (range_test.py)."""
+    def test(cols: list[Column], n: int) -> np.ndarray:
+        col = cols[0]
+        return rng.mask(col.data, col.validity)
+    return test
 
 
 def _conjunction(preds: list[ColumnPredicate]) -> Callable[[list[Column], int], np.ndarray]:

@@ -66,14 +66,16 @@ def _kernel_inputs(rng: random.Random, n: int, big: bool):  # type: ignore[no-un
                     np.int64).reshape(2, n)
     int_valid = np.array([[rng.random() > 0.2 for _ in range(n)]], np.bool_).reshape(1, n)
     int_vidx = np.array([0, -1], np.int64)  # column 0 has NULLs
+    int_wide = np.array([True, big], np.bool_)
     floats = np.array([[rng.choice([rng.uniform(-5, 5), math.nan]) if rng.random() < 0.1
                         else rng.uniform(-5, 5) for _ in range(n)]], np.float64).reshape(1, n)
     float_valid = np.array([[rng.random() > 0.3 for _ in range(n)]], np.bool_).reshape(1, n)
-    return ints, int_valid, int_vidx, floats, float_valid, np.array([0], np.int64)
+    return ints, int_valid, int_vidx, int_wide, floats, float_valid, np.array([0], np.int64)
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), n=st.sampled_from([0, 1, 7, 300]), big=st.booleans())
+@given(seed=st.integers(0, 10 ** 6), n=st.sampled_from([0, 1, 7, 300, 2500]),
+       big=st.booleans())
 def test_kernel_matches_reference(seed: int, n: int, big: bool) -> None:
     rng = random.Random(seed)
     ops: list[tuple[int, int]] = []
@@ -151,7 +153,7 @@ def _calls() -> list[AggregateCall]:
 def _batches(rng: random.Random, big_x: bool) -> list[Batch]:
     out = []
     for _ in range(rng.randint(0, 6)):
-        n = rng.choice([0, 1, 5, 64, 200])
+        n = rng.choice([0, 1, 5, 64, 200, 2100])
         all_null = rng.random() < 0.15
 
         def maybe(v: object, all_null: bool = all_null) -> object:
