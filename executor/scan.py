@@ -24,7 +24,6 @@ from typing import Protocol
 from executor.compile import compile_predicate
 from executor.operator import Operator
 from executor.runtime_filter import filter_type
-from executor.scan_filters import fold_residual
 from executor.scan_pool import Task, ordered_pool
 from executor.state import RuntimeFilterState
 from planner.physical import OlapScan
@@ -85,12 +84,12 @@ class Scan(Operator):
         # Filters storage evaluates exactly (plain column-vs-constant conjuncts handed down as
         # ColumnPredicates, OR trees of them as Disjunctions) need no second pass here: the
         # scan contract is stated once, in planner/lower.py `split_scan_filters`.
-        # Constants of the residual filter are folded once; conjuncts that become plain
-        # column-vs-constant tests are pushed to storage too (executor/scan_filters.py).
-        folded, predicate = fold_residual(plan.residual_filter)
+        # Constant subexpressions were folded at plan time (planner/rules/fold_constants.py),
+        # so a conjunct whose constant side was an expression is a storage predicate already.
+        predicate = plan.residual_filter
         keep = compile_predicate(predicate, ctx.cancel) if predicate is not None else None
         options = ReadOptions(columns=plan.columns,
-                              predicates=plan.storage_predicates + folded + tuple(
+                              predicates=plan.storage_predicates + tuple(
                                   p for _, _, ps in sorted(self._runtime) for p in ps),
                               batch_size=ctx.batch_size,
                               disjunctions=plan.disjunctions,

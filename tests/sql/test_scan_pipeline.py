@@ -4,7 +4,7 @@ The table has five INSERT batches (five segments, each sorted by its DUPLICATE k
 NULLs in every value column. Global aggregates of the shapes the fused kernel runs
 (executor/fused_aggregate.py: SUM / AVG / MIN / MAX / COUNT of integer and DECIMAL products,
 sums and widening casts, of DOUBLE columns) and residual filters whose constants are folded
-into storage predicates (executor/scan_filters.py: DATE + INTERVAL, DECIMAL arithmetic) return
+into storage predicates (planner/rules/fold_constants.py: DATE + INTERVAL, DECIMAL arithmetic) return
 DuckDB's rows, including when every row is filtered out; the folded date predicate is used by
 storage (the profile's zone-map counters move), as TPC-H Q6's is.
 """
