@@ -266,8 +266,8 @@ def test_filters_the_scanned_partitions_imply_need_no_view_column(make_db, serve
     rows = [(202212, 1, 5), (202301, 1, 1), (202305, 2, 2), (202312, 1, 3), (202402, 2, 4),
             (202411, 1, None)]
     cur.execute(f"INSERT INTO p VALUES {_values(rows)}")
-    cur.execute("CREATE MATERIALIZED VIEW by_year AS SELECT d DIV 100, k, SUM(v) FROM p "
-                "GROUP BY d DIV 100, k")
+    cur.execute("CREATE MATERIALIZED VIEW by_year AS SELECT d DIV 100, k, SUM(v), COUNT(d) "
+                "FROM p GROUP BY d DIV 100, k")
     assert _wait(cur, "by_year")["State"] == "FINISHED"
     d = duckdb.connect()
     d.execute("CREATE TABLE p (d INTEGER, k INTEGER, v INTEGER)")
@@ -276,10 +276,14 @@ def test_filters_the_scanned_partitions_imply_need_no_view_column(make_db, serve
                "GROUP BY d DIV 100, k")
     cut = "SELECT k, SUM(v) FROM p WHERE d >= 202302 GROUP BY k"
     not_implied = "SELECT k, SUM(v) FROM p WHERE d >= 202301 AND d <= 202412 GROUP BY k"
+    # count(*) from the count of NOT NULL d (global: 0 over no rows, not NULL)
+    stars = ["SELECT k, COUNT(*) FROM p GROUP BY k", "SELECT COUNT(*) FROM p WHERE k = 99",
+             "SELECT COUNT(*), COUNT(d) FROM p"]
     assert _index_of(cur, implied) == "by_year"
     assert _index_of(cur, cut) == "p"
     assert _index_of(cur, not_implied) == "p"
-    for sql in (implied, cut, not_implied):
+    assert [_index_of(cur, q) for q in stars] == ["by_year"] * 3
+    for sql in (implied, cut, not_implied, *stars):
         assert _norm(_rows(cur, sql)) == _norm(d.execute(sql.replace(" DIV ", " // ")).fetchall())
     # a partition added later gets the view's tablets too; LIKE .. WITH ROLLUP copies no view
     cur.execute('ALTER TABLE p ADD PARTITION p2025 VALUES [("202501"), ("202601"))')
