@@ -92,8 +92,7 @@ class Scan(Operator):
                               predicates=plan.storage_predicates + tuple(
                                   p for _, _, ps in sorted(self._runtime) for p in ps),
                               batch_size=ctx.batch_size,
-                              disjunctions=plan.disjunctions,
-                              preaggregated=plan.preaggregation)
+                              disjunctions=plan.disjunctions)
         parallel = ctx.parallelism > 1 and len(self.ranges) > 1
 
         def read(rng: ScanRange) -> Iterator[Batch]:

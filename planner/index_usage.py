@@ -27,6 +27,7 @@ from planner.logical import LogicalScan
 from planner.rules.push_down_filters import storage_disjunction, storage_predicate
 from sql.binder.expressions import Expr
 from storage.catalog.meta import MaterializedIndexMeta, TableMeta
+from storage.catalog.mv import index_table
 from storage.indexes.bloom_filter import BLOOM_OPS
 from storage.indexes.short_key import plan_prefix
 from storage.indexes.spec import NO_INDEXES, SegmentIndexSpec, index_spec_of
@@ -63,6 +64,7 @@ class IndexUsage:
         self.short_key: set[ColumnPredicate] = set()
         if table is None or index is None:
             return
+        table = index_table(table, index)  # a materialized view: its own columns
         self.types = {c.name.lower(): c.type for c in table.columns}
         self.spec = index_spec_of(table, index)
         keys = [(k, self.types[k.lower()]) for k in index.keys if k.lower() in self.types]

@@ -9,7 +9,8 @@ MVs, Nereids' `mv_` / `mva_` slot rewrite):
   scanned partition's bounds imply is dropped first (it filters nothing there);
 - every aggregate matches a value column: sum(x) a SUM column defined as x (or as the widening
   CAST of x the view applied), min / max (x) a MIN / MAX column or key expressions, count(x) the
-  SUM column of `CASE WHEN x IS NULL THEN 0 ELSE 1 END`, and a DISTINCT aggregate (or min / max)
+  SUM column of `CASE WHEN x IS NULL THEN 0 ELSE 1 END` (count(*) that of a NOT NULL column),
+  and a DISTINCT aggregate (or min / max)
   of key expressions stays as it is over the keys.
 The view's rows are pre-aggregated per tablet and merged on read, so the rewritten aggregate
 re-aggregates them: sum of partial sums, min of minima, count as the sum of partial counts
@@ -70,22 +71,32 @@ class _View:
     index: MaterializedIndexMeta
     keys: dict[str, ColumnRef]  # define sql -> key column
     values: dict[tuple[AggType, str], ColumnRef]  # (aggregation, define sql) -> value column
+    # a COUNT(col) column of a NOT NULL column: it counts every row, so it answers count(*)
+    count_star: ColumnRef | None = None
 
 
 def _view(table: TableMeta, index: MaterializedIndexMeta) -> _View | None:
     keys: dict[str, ColumnRef] = {}
     values: dict[tuple[AggType, str], ColumnRef] = {}
+    count_star: ColumnRef | None = None
     for col in index.schema:
         try:
-            text = bind_define_expr(table, col.define_expr).sql()
+            bound = bind_define_expr(table, col.define_expr)
         except DorisError:
             return None  # a base column it reads is gone: never use the view
+        text = bound.sql()
         ref = ColumnRef(col.name, col.type)
         if col.is_key:
             keys[text] = ref
         elif col.agg_type in (AggType.SUM, AggType.MIN, AggType.MAX):
             values[(col.agg_type, text)] = ref
-    return _View(index, keys, values)
+            if (col.agg_type is AggType.SUM and isinstance(bound, Case) and bound.whens
+                    and isinstance(bound.whens[0][0], IsNull)
+                    and isinstance(arg := bound.whens[0][0].arg, ColumnRef)
+                    and text == count_define(arg).sql()
+                    and not table.column(arg.name).nullable):
+                count_star = ref
+    return _View(index, keys, values, count_star)
 
 
 def _conjuncts(e: Expr) -> tuple[Expr, ...]:
@@ -146,7 +157,11 @@ def _sum_define_candidates(arg: Expr) -> list[str]:
 
 def _call(call: Expr, view: _View) -> tuple[AggregateCall, bool] | None:
     """The aggregate over the view's columns, and whether it is a count turned into a sum."""
-    if not isinstance(call, AggregateCall) or not call.args:
+    if not isinstance(call, AggregateCall):
+        return None
+    if not call.args:  # count(*): the count of a NOT NULL column counts every row
+        if call.name == "count" and not call.distinct and view.count_star is not None:
+            return AggregateCall("sum", (view.count_star,), False, call.type), True
         return None
     if call.distinct or call.name in ("min", "max"):
         args = [_over_keys(a, view) for a in call.args]

@@ -120,11 +120,6 @@ class ReadOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     # ANDed with `predicates`; each is exact like them (issue 14: OR trees reach the bitmap index)
     disjunctions: tuple[Disjunction, ...] = ()
-    # Doris PREAGGREGATION ON: the reader's caller re-aggregates every value column by its
-    # aggregation and filters keys only, so partial rows of one key may come out unmerged.
-    # Honoured for materialized views (their scans sit under such an aggregate by construction,
-    # planner/materialized_view.py); other indexes still merge on read.
-    preaggregated: bool = False
 
 
 def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:

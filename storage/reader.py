@@ -390,8 +390,7 @@ class TabletReader:
         if self._spec.merges:
             need |= set(self._spec.columns_needed())
         read_cols = self._ordered(need)
-        if not self._spec.merges or (self._options.preaggregated and self._index.schema):
-            # a materialized view under PREAGGREGATION ON: the aggregate above merges partial rows
+        if not self._spec.merges:
             self._pushed_disjunctions = disjunctions  # rows are independent
             merged = self._read_duplicate(read_cols, preds)
         else:

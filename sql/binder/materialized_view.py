@@ -121,8 +121,10 @@ def analyze(stmt: CreateMaterializedView, table: TableMeta) -> ViewIndex:
     select = stmt.select
     if not select.expressions:
         raise DorisError("The materialized view must contain at least one column")
-    if table.keys_type is KeysType.UNIQUE_KEYS and select.args.get("group"):
-        raise DorisError("The materialized view of unique table must not has grouping columns")
+    if table.keys_type is KeysType.UNIQUE_KEYS:
+        # a load's replaced rows would stay in the view: not maintained here
+        raise DorisError("The materialized view on a UNIQUE KEY table is not supported",
+                         ErrorCode.NOT_SUPPORTED_YET)
     binder = _binder(table, True)
     columns: list[ColumnMeta] = []
     keys: list[Expr] = []
@@ -139,9 +141,6 @@ def analyze(stmt: CreateMaterializedView, table: TableMeta) -> ViewIndex:
         bound = binder.bind(node)
         if isinstance(bound, AggregateCall):
             aggregated = True
-            if table.keys_type is KeysType.UNIQUE_KEYS:
-                raise DorisError("The materialized view of unique table must not has grouping "
-                                 "columns")
             columns.append(_value_column(table, bound, text))
             continue
         if aggregated:

@@ -155,8 +155,9 @@ def like_definition(create: exp.Create, source: TableMeta, catalog: CatalogView,
     db, name = V.table_name(target)
     specs: list[RollupSpec] = []
     if rollups is not None:
+        # sync materialized views are not copied (their columns are not the table's)
         existing = [i for i in catalog.materialized_indexes(source.table_id)
-                    if not i.is_base and i.state == "NORMAL"]
+                    if not i.is_base and i.state == "NORMAL" and not i.is_materialized_view]
         wanted = {r.lower() for r in rollups}
         for r in rollups:
             if not any(i.name.lower() == r.lower() for i in existing):

@@ -2,7 +2,8 @@
 index and DuckDB over the same rows.
 
 A DUPLICATE table gets three views (plain keys, an expression key `d DIV 100`, an expression
-aggregate `SUM(v1 * v2)`, sum / min / max / count values; one created before any load, two after
+aggregate `SUM(v1 * v2)`, sum / min / max / count values, count(*) from the count of a NOT NULL
+column; one created before any load, two after
 the first round so their build converts existing rowsets), random loads with NULLs, empty and
 non-ASCII strings (several INSERTs per round, so rowsets merge on read), DELETEs on a key every
 view holds, and random aggregate queries (group keys and filters on view keys or not, global
@@ -37,13 +38,14 @@ VIEWS = {
     "mv_a": "SELECT k2, k1, SUM(v1), MIN(v2), MAX(v3), COUNT(v2) FROM t GROUP BY k2, k1",
     "mv_b": "SELECT d DIV 100, k2, SUM(v1 * v2), COUNT(v1), MAX(v1) FROM t "
             "GROUP BY d DIV 100, k2",
-    "mv_c": "SELECT k2, d, SUM(v3), MIN(v1), SUM(v2) FROM t GROUP BY k2, d",
+    "mv_c": "SELECT k2, d, SUM(v3), MIN(v1), SUM(v2), COUNT(d) FROM t GROUP BY k2, d",
 }
 # what each view can answer: group / filter expressions, aggregates
 KEYS = {"mv_a": ["k2", "k1"], "mv_b": ["d DIV 100", "k2"], "mv_c": ["k2", "d", "d DIV 100"]}
 AGGS = {"mv_a": ["SUM(v1)", "MIN(v2)", "MAX(v3)", "COUNT(v2)", "MAX(k1)", "COUNT(DISTINCT k2)"],
         "mv_b": ["SUM(v1 * v2)", "COUNT(v1)", "MAX(v1)", "MIN(k2)"],
-        "mv_c": ["SUM(v3)", "MIN(v1)", "SUM(v2)", "MAX(d)", "COUNT(DISTINCT d DIV 100)"]}
+        "mv_c": ["SUM(v3)", "MIN(v1)", "SUM(v2)", "MAX(d)", "COUNT(DISTINCT d DIV 100)",
+                 "COUNT(*)"]}
 
 
 def _row(rnd: random.Random) -> tuple:

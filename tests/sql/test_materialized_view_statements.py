@@ -245,6 +245,9 @@ def test_create_on_aggregate_table_and_drop(make_db, server) -> None:
     cur.execute(f"DROP MATERIALIZED VIEW m ON {name}.a")
     assert _index_of(cur, sql) == "a"
     assert [r[0] for r in _rows(cur, "DESC a ALL") if r[0]] == ["a"]
+    cur.execute("CREATE TABLE u (k INT, v INT) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    code, msg = _error(cur, "CREATE MATERIALIZED VIEW mu AS SELECT k, v FROM u")
+    assert code == 1235 and "UNIQUE KEY table is not supported" in msg, msg
     conn.close()
 
 
@@ -263,8 +266,8 @@ def test_filters_the_scanned_partitions_imply_need_no_view_column(make_db, serve
     rows = [(202212, 1, 5), (202301, 1, 1), (202305, 2, 2), (202312, 1, 3), (202402, 2, 4),
             (202411, 1, None)]
     cur.execute(f"INSERT INTO p VALUES {_values(rows)}")
-    cur.execute("CREATE MATERIALIZED VIEW by_year AS SELECT d DIV 100, k, SUM(v) FROM p "
-                "GROUP BY d DIV 100, k")
+    cur.execute("CREATE MATERIALIZED VIEW by_year AS SELECT d DIV 100, k, SUM(v), COUNT(d) "
+                "FROM p GROUP BY d DIV 100, k")
     assert _wait(cur, "by_year")["State"] == "FINISHED"
     d = duckdb.connect()
     d.execute("CREATE TABLE p (d INTEGER, k INTEGER, v INTEGER)")
@@ -273,9 +276,22 @@ def test_filters_the_scanned_partitions_imply_need_no_view_column(make_db, serve
                "GROUP BY d DIV 100, k")
     cut = "SELECT k, SUM(v) FROM p WHERE d >= 202302 GROUP BY k"
     not_implied = "SELECT k, SUM(v) FROM p WHERE d >= 202301 AND d <= 202412 GROUP BY k"
+    # count(*) from the count of NOT NULL d (global: 0 over no rows, not NULL)
+    stars = ["SELECT k, COUNT(*) FROM p GROUP BY k", "SELECT COUNT(*) FROM p WHERE k = 99",
+             "SELECT COUNT(*), COUNT(d) FROM p"]
     assert _index_of(cur, implied) == "by_year"
     assert _index_of(cur, cut) == "p"
     assert _index_of(cur, not_implied) == "p"
-    for sql in (implied, cut, not_implied):
+    assert [_index_of(cur, q) for q in stars] == ["by_year"] * 3
+    for sql in (implied, cut, not_implied, *stars):
         assert _norm(_rows(cur, sql)) == _norm(d.execute(sql.replace(" DIV ", " // ")).fetchall())
+    # a partition added later gets the view's tablets too; LIKE .. WITH ROLLUP copies no view
+    cur.execute('ALTER TABLE p ADD PARTITION p2025 VALUES [("202501"), ("202601"))')
+    cur.execute("INSERT INTO p VALUES (202503, 2, 8), (202503, 2, 1)")
+    d.execute("INSERT INTO p VALUES (202503, 2, 8), (202503, 2, 1)")
+    every = "SELECT d DIV 100 AS y, k, SUM(v) FROM p GROUP BY d DIV 100, k"
+    assert _index_of(cur, every) == "by_year"
+    assert _norm(_rows(cur, every)) == _norm(d.execute(every.replace(" DIV ", " // ")).fetchall())
+    cur.execute("CREATE TABLE p2 LIKE p WITH ROLLUP")
+    assert [r[0] for r in _rows(cur, "DESC p2 ALL") if r[0]] == ["p2"]
     conn.close()
