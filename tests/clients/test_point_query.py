@@ -16,6 +16,7 @@ import random
 import time
 
 import duckdb
+import mysql.connector
 import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -221,9 +222,7 @@ def test_a_revoke_is_seen_by_a_learned_lookup(server, make_db) -> None:  # type:
 def test_prepared_point_lookups_share_the_template(server, data) -> None:  # type: ignore[no-untyped-def]
     """COM_STMT_EXECUTE (mysql-connector-python's server-side prepared statements): the same
     rows as the text protocol, answered from the point-lookup template."""
-    import mysql.connector
-
-    db, fast, slow, _duck = data
+    db, _fast, slow, _duck = data
     conn = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
                                    password="", database=db, autocommit=True)
     try:
