@@ -316,7 +316,7 @@ class GroupedState:
         for agg, (_, a) in zip(self.aggs, plan.aggregates):
             if a.name == "avg" and a.args and not a.args[0].dtype.is_decimal:
                 agg.sum = _Sum(True)
-        # per key: id(dictionary) -> (dictionary, its entries' codes) for DictColumn keys
+        # per key: id(dictionary) -> (dictionary, each entry's code, -1 until a row used it)
         self._remaps: list[dict[int, tuple[Column, np.ndarray]]] = [{} for _ in plan.group_by]
         self.key_parts: list[list[Column]] = []
         self._key_bytes = 0
@@ -332,7 +332,7 @@ class GroupedState:
             d = self.dicts[j]
             if isinstance(col, DictColumn):
                 assert d is not None
-                vals = self._dictionary_codes(j, col.dictionary)[col.codes]
+                vals = self._dictionary_codes(j, col)
             elif col.offsets is not None:
                 assert d is not None
                 vals = d.codes(col.offsets, col.data)
@@ -350,21 +350,34 @@ class GroupedState:
                 mat[:, 2 * j + 1] = 1
         return mat
 
-    def _dictionary_codes(self, j: int, dictionary: Column) -> np.ndarray:
-        """Key j's code (in this state's StringDict) of every entry of a DictColumn's
-        dictionary: interned once per dictionary (a segment's, shared by all its batches),
-        so the rows of a dictionary-encoded key are grouped by one integer lookup each."""
+    def _dictionary_codes(self, j: int, col: DictColumn) -> np.ndarray:
+        """Key j's code (in this state's StringDict) of every row of a DictColumn key.
+
+        Each dictionary (a segment's, shared by all its batches) gets a lookup array from its
+        entries to their codes here, remembered by identity; an entry is interned when a row
+        first uses it, so a scan keeping few rows of a large dictionary hashes only the strings
+        it uses, and every later row is one integer lookup."""
+        dictionary = col.dictionary
         cache = self._remaps[j]
         got = cache.get(id(dictionary))
         if got is not None and got[0] is dictionary:
-            return got[1]
-        d = self.dicts[j]
-        assert d is not None and dictionary.offsets is not None
-        remap = d.codes(dictionary.offsets, dictionary.data)
-        if len(cache) >= _MAX_REMAPS:
-            cache.clear()
-        cache[id(dictionary)] = (dictionary, remap)  # the dictionary held: its id stays unique
-        return remap
+            remap = got[1]
+        else:
+            remap = np.full(len(dictionary), -1, np.int64)
+            if len(cache) >= _MAX_REMAPS:
+                cache.clear()
+            cache[id(dictionary)] = (dictionary, remap)  # held: its id stays unique
+        codes = col.codes
+        vals = remap[codes]
+        unseen = vals < 0
+        if unseen.any():
+            entries = np.unique(codes[unseen])
+            strings = DictColumn(dictionary, entries)
+            d = self.dicts[j]
+            assert d is not None
+            remap[entries] = d.codes(strings.offsets, strings.data)
+            vals = remap[codes]
+        return vals
 
     def _group_ids(self, keys: list[Column], n: int) -> np.ndarray:
         if not keys:
