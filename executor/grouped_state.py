@@ -371,7 +371,9 @@ class GroupedState:
         vals = remap[codes]
         unseen = vals < 0
         if unseen.any():
-            entries = np.unique(codes[unseen])
+            used = np.zeros(len(dictionary), np.bool_)
+            used[codes[unseen]] = True  # (np.unique would sort or hash every row)
+            entries = np.flatnonzero(used)
             strings = DictColumn(dictionary, entries)
             d = self.dicts[j]
             assert d is not None
