@@ -330,10 +330,10 @@ class GroupedState:
         mat = np.empty((n, 2 * len(keys)), np.int64)
         for j, col in enumerate(keys):
             d = self.dicts[j]
-            if isinstance(col, DictColumn):
-                assert d is not None
+            if isinstance(col, DictColumn) and (len(col) >= len(col.dictionary)
+                                                or id(col.dictionary) in self._remaps[j]):
                 vals = self._dictionary_codes(j, col)
-            elif col.offsets is not None:
+            elif col.offsets is not None:  # (a batch smaller than its dictionary: its rows)
                 assert d is not None
                 vals = d.codes(col.offsets, col.data)
             elif col.data.dtype.kind == "f":
@@ -356,7 +356,9 @@ class GroupedState:
         Each dictionary (a segment's, shared by all its batches) gets a lookup array from its
         entries to their codes here, remembered by identity; an entry is interned when a row
         first uses it, so a scan keeping few rows of a large dictionary hashes only the strings
-        it uses, and every later row is one integer lookup."""
+        it uses, and every later row is one integer lookup. (A batch with fewer rows than its
+        dictionary has entries, whose dictionary has no lookup array yet, interns its rows'
+        strings directly instead: fewer steps per batch.)"""
         dictionary = col.dictionary
         cache = self._remaps[j]
         got = cache.get(id(dictionary))
