@@ -37,6 +37,10 @@ from storage.types import BIGINT, DOUBLE, LARGEINT, DataType
 _OBJ = np.dtype(object)
 _EXACT_LIMIT = 2.0 ** 62  # int64 sums switch to Python ints beyond this bound
 _MAX_REMAPS = 256  # dictionaries remembered per key (one per segment scanned, typically)
+# A DictColumn key gets a lookup array from its dictionary once a batch has this many rows per
+# dictionary entry: smaller batches (a selective scan's one batch per segment) intern their
+# rows' strings directly, which takes fewer steps than building the array.
+_ROWS_PER_ENTRY = 8
 # which aggregates this state runs is part of the plan (it decides aggregate phases)
 kernel_supported = kernel_state_supported
 
@@ -330,10 +334,11 @@ class GroupedState:
         mat = np.empty((n, 2 * len(keys)), np.int64)
         for j, col in enumerate(keys):
             d = self.dicts[j]
-            if isinstance(col, DictColumn) and (len(col) >= len(col.dictionary)
-                                                or id(col.dictionary) in self._remaps[j]):
+            if isinstance(col, DictColumn) and (
+                    len(col) >= _ROWS_PER_ENTRY * len(col.dictionary)
+                    or id(col.dictionary) in self._remaps[j]):
                 vals = self._dictionary_codes(j, col)
-            elif col.offsets is not None:  # (a batch smaller than its dictionary: its rows)
+            elif col.offsets is not None:
                 assert d is not None
                 vals = d.codes(col.offsets, col.data)
             elif col.data.dtype.kind == "f":
@@ -356,9 +361,8 @@ class GroupedState:
         Each dictionary (a segment's, shared by all its batches) gets a lookup array from its
         entries to their codes here, remembered by identity; an entry is interned when a row
         first uses it, so a scan keeping few rows of a large dictionary hashes only the strings
-        it uses, and every later row is one integer lookup. (A batch with fewer rows than its
-        dictionary has entries, whose dictionary has no lookup array yet, interns its rows'
-        strings directly instead: fewer steps per batch.)"""
+        it uses, and every later row is one integer lookup. (Used once a batch has
+        `_ROWS_PER_ENTRY` rows per dictionary entry, see `_key_matrix`.)"""
         dictionary = col.dictionary
         cache = self._remaps[j]
         got = cache.get(id(dictionary))
