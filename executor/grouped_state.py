@@ -37,6 +37,10 @@ from storage.types import BIGINT, DOUBLE, LARGEINT, DataType
 _OBJ = np.dtype(object)
 _EXACT_LIMIT = 2.0 ** 62  # int64 sums switch to Python ints beyond this bound
 _MAX_REMAPS = 256  # dictionaries remembered per key (one per segment scanned, typically)
+# A DictColumn key gets a lookup array from its dictionary once a batch has this many rows per
+# dictionary entry: smaller batches (a selective scan's one batch per segment) intern their
+# rows' strings directly, which takes fewer steps than building the array.
+_ROWS_PER_ENTRY = 8
 # which aggregates this state runs is part of the plan (it decides aggregate phases)
 kernel_supported = kernel_state_supported
 
@@ -316,7 +320,7 @@ class GroupedState:
         for agg, (_, a) in zip(self.aggs, plan.aggregates):
             if a.name == "avg" and a.args and not a.args[0].dtype.is_decimal:
                 agg.sum = _Sum(True)
-        # per key: id(dictionary) -> (dictionary, its entries' codes) for DictColumn keys
+        # per key: id(dictionary) -> (dictionary, each entry's code, -1 until a row used it)
         self._remaps: list[dict[int, tuple[Column, np.ndarray]]] = [{} for _ in plan.group_by]
         self.key_parts: list[list[Column]] = []
         self._key_bytes = 0
@@ -330,9 +334,10 @@ class GroupedState:
         mat = np.empty((n, 2 * len(keys)), np.int64)
         for j, col in enumerate(keys):
             d = self.dicts[j]
-            if isinstance(col, DictColumn):
-                assert d is not None
-                vals = self._dictionary_codes(j, col.dictionary)[col.codes]
+            if isinstance(col, DictColumn) and (
+                    len(col) >= _ROWS_PER_ENTRY * len(col.dictionary)
+                    or id(col.dictionary) in self._remaps[j]):
+                vals = self._dictionary_codes(j, col)
             elif col.offsets is not None:
                 assert d is not None
                 vals = d.codes(col.offsets, col.data)
@@ -350,21 +355,37 @@ class GroupedState:
                 mat[:, 2 * j + 1] = 1
         return mat
 
-    def _dictionary_codes(self, j: int, dictionary: Column) -> np.ndarray:
-        """Key j's code (in this state's StringDict) of every entry of a DictColumn's
-        dictionary: interned once per dictionary (a segment's, shared by all its batches),
-        so the rows of a dictionary-encoded key are grouped by one integer lookup each."""
+    def _dictionary_codes(self, j: int, col: DictColumn) -> np.ndarray:
+        """Key j's code (in this state's StringDict) of every row of a DictColumn key.
+
+        Each dictionary (a segment's, shared by all its batches) gets a lookup array from its
+        entries to their codes here, remembered by identity; an entry is interned when a row
+        first uses it, so a scan keeping few rows of a large dictionary hashes only the strings
+        it uses, and every later row is one integer lookup. (Used once a batch has
+        `_ROWS_PER_ENTRY` rows per dictionary entry, see `_key_matrix`.)"""
+        dictionary = col.dictionary
         cache = self._remaps[j]
         got = cache.get(id(dictionary))
         if got is not None and got[0] is dictionary:
-            return got[1]
-        d = self.dicts[j]
-        assert d is not None and dictionary.offsets is not None
-        remap = d.codes(dictionary.offsets, dictionary.data)
-        if len(cache) >= _MAX_REMAPS:
-            cache.clear()
-        cache[id(dictionary)] = (dictionary, remap)  # the dictionary held: its id stays unique
-        return remap
+            remap = got[1]
+        else:
+            remap = np.full(len(dictionary), -1, np.int64)
+            if len(cache) >= _MAX_REMAPS:
+                cache.clear()
+            cache[id(dictionary)] = (dictionary, remap)  # held: its id stays unique
+        codes = col.codes
+        vals = remap[codes]
+        unseen = vals < 0
+        if unseen.any():
+            used = np.zeros(len(dictionary), np.bool_)
+            used[codes[unseen]] = True  # (np.unique would sort or hash every row)
+            entries = np.flatnonzero(used)
+            strings = DictColumn(dictionary, entries)
+            d = self.dicts[j]
+            assert d is not None
+            remap[entries] = d.codes(strings.offsets, strings.data)
+            vals = remap[codes]
+        return vals
 
     def _group_ids(self, keys: list[Column], n: int) -> np.ndarray:
         if not keys:

@@ -51,16 +51,16 @@ def _string_codes(col: Column) -> tuple[np.ndarray, int]:
 
 def _dictionary_codes(col: DictColumn, valid: np.ndarray | None) -> tuple[np.ndarray, int]:
     """`column_codes` of a DictColumn: its codes already order like the values (the dictionary
-    is sorted and distinct), so densifying the codes present is enough."""
+    is sorted and distinct), so ranking the entries present is enough (no sort of the rows)."""
     codes = col.codes
-    n = len(codes)
+    present = np.zeros(len(col.dictionary), np.bool_)
+    present[codes if valid is None else codes[valid]] = True
+    rank = np.cumsum(present, dtype=np.int64) - 1
+    card = int(rank[-1]) + 1 if len(rank) else 0
+    dense = rank[codes]
     if valid is None:
-        uniq, inv = np.unique(codes, return_inverse=True)
-        return inv.astype(np.int64).ravel(), len(uniq)
-    uniq, inv = np.unique(codes[valid], return_inverse=True)
-    out = np.full(n, len(uniq), np.int64)
-    out[valid] = inv.ravel()
-    return out, len(uniq) + 1
+        return dense, card
+    return np.where(valid, dense, card), card + 1
 
 
 def column_codes(col: Column) -> tuple[np.ndarray, int]:
