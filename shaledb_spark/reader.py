@@ -115,9 +115,12 @@ def filter_sql(f: Filter, types: dict[str, T.DataType]) -> str | None:
 
 @dataclass(frozen=True)
 class TabletPartition(InputPartition):
-    """One Spark input partition: the tablets it reads (all at the planned versions)."""
+    """One Spark input partition: the tablets it reads (all at the planned versions), and the
+    Flight SQL port planning found (pyspark pickles the reader for the tasks before it calls
+    `partitions()`, so what planning learns travels in the partitions)."""
 
     tablets: tuple[int, ...]
+    flight_port: int | None = None
 
 
 def select_item(f: T.StructField, opts: ConnectorOptions) -> str:
@@ -165,19 +168,18 @@ class ShaleDBReader(DataSourceReader):
         return f"SELECT {cols} FROM {table}{where}"
 
     def partitions(self) -> list[InputPartition]:
-        if self.opts.flight_port is None and self.opts.read_mode != "thrift":
-            # on the driver, once: the tasks get the reader (and its options) after this
+        port = self.opts.flight_port
+        if port is None and self.opts.read_mode != "thrift":  # on the driver, once
             port = rest.advertised_flight_port(self.opts)
             if port is None and self.opts.read_mode == "arrow":
                 raise rest.ShaleDBError(
                     "doris.read.mode=arrow: give doris.read.arrow-flight-sql.port, or enable "
                     "arrow_flight_sql_port on the server (it advertises none)")
-            self.opts = dataclasses.replace(self.opts, flight_port=port)
         plan = rest.query_plan(self.opts, self.query())
         ids = sorted(int(t) for t in plan)
         size = self.opts.tablet_size
         groups = [tuple(ids[i:i + size]) for i in range(0, len(ids), size)]
-        return [TabletPartition(g) for g in groups] or [TabletPartition(())]
+        return [TabletPartition(g, port) for g in groups] or [TabletPartition((), port)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TabletPartition)
@@ -185,4 +187,5 @@ class ShaleDBReader(DataSourceReader):
             return
         from shaledb_spark import fetch  # pyarrow: on the executors only
 
-        yield from fetch.fetch_batches(self.opts, self.query(partition.tablets), self.schema)
+        opts = dataclasses.replace(self.opts, flight_port=partition.flight_port)
+        yield from fetch.fetch_batches(opts, self.query(partition.tablets), self.schema)

@@ -80,13 +80,24 @@ def test_write_check_names_the_column() -> None:
     with pytest.raises(SchemaMismatch, match=r"column `amount`.*DECIMAL\(12,2\)"):
         check_write_schema(props, scale, "d.t")
     assert spark_schema(props, ("amount",)) == T.StructType(
-        [T.StructField("amount", T.DecimalType(12, 2))])
+        [T.StructField("amount", T.DecimalType(12, 2), metadata={"doris_type": "DECIMAL64"})])
     with_bitmap = [*props, {"name": "users", "type": "BITMAP", "aggregation_type":
-                            "BITMAP_UNION"}]
-    with pytest.raises(SchemaMismatch, match="column `users`: Doris type BITMAP is not "
-                                             "supported"):
-        spark_schema(with_bitmap)
-    assert len(spark_schema(with_bitmap, ("k", "amount")).fields) == 2
-    with pytest.raises(SchemaMismatch, match="column `users`: Spark type binary cannot"):
-        check_write_schema(with_bitmap, T.StructType([T.StructField("users", T.BinaryType())]),
+                            "BITMAP_UNION"}, {"name": "big", "type": "LARGEINT"}]
+    # BITMAP: binary (its serialized value), or text when the job asks for it; LARGEINT as
+    # spark-doris-connector maps it
+    assert [f.dataType for f in spark_schema(with_bitmap).fields[2:]] == [
+        T.BinaryType(), T.DecimalType(38, 0)]
+    assert spark_schema(with_bitmap, ("users",), bitmap_as_text=True).fields[0].dataType == \
+        T.StringType()
+    check_write_schema(with_bitmap, T.StructType([T.StructField("users", T.BinaryType())]),
+                       "d.t")
+    with pytest.raises(SchemaMismatch, match="column `users`: Spark type string cannot"):
+        check_write_schema(with_bitmap, T.StructType([T.StructField("users", T.StringType())]),
+                           "d.t")
+    # ... unless the load's columns list builds it from a source column (doris.write.fields)
+    check_write_schema(with_bitmap, T.StructType([T.StructField("uid", T.LongType())]), "d.t",
+                       sources=("uid",))
+    with pytest.raises(SchemaMismatch, match="column `arr`: Spark type array<int> cannot"):
+        check_write_schema([*props, {"name": "arr", "type": "STRING"}],
+                           T.StructType([T.StructField("arr", T.ArrayType(T.IntegerType()))]),
                            "d.t")
