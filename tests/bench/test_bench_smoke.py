@@ -8,6 +8,7 @@ not checked (benchmarks measure, tests do not time); that the commands work and 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -93,7 +94,10 @@ def test_fixed_cost_and_no_database_left_behind(bench_server: ServerProcess, res
     text = bench(results, attach, "fixed-cost", "--iterations", "30", "--rows", "2000")
     _common(text, "fixed-cost")
     assert "| SELECT 1 |" in text and "quoted in issue 17, not measured here" in text
-    assert "| point query on the short-key prefix |" in text
+    # one row per probe, each with a p50 and a p99 (text protocol and COM_STMT_EXECUTE)
+    for probe in ("point query", "point query, prepared"):
+        row = rf"^\| {re.escape(probe)} \| \w+ \| [\d,]+ \| [\d,]+ \|"
+        assert re.search(row, text, re.MULTILINE), probe
 
     with bench_server.connect() as c, c.cursor() as cur:
         cur.execute("SHOW DATABASES")  # every command above dropped the databases it created
