@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.operators import BatchesSource
 
 from executor.grouped_state import GroupedState
 from executor.hash_aggregate import HashAggregate
@@ -48,15 +49,6 @@ AGGS = (("c", AggregateCall("count", (), False, T.BIGINT)),
         ("sk", AggregateCall("sum", (K,), False, T.BIGINT)),
         ("mn", AggregateCall("min", (K,), False, T.BIGINT)),
         ("mx", AggregateCall("max", (G,), False, T.INT)))
-
-
-class BatchesSource(Operator):
-    def __init__(self, batches: list[Batch]) -> None:
-        super().__init__()
-        self._batches = batches
-
-    def produce(self):  # type: ignore[no-untyped-def]
-        yield from self._batches
 
 
 def run(op: Operator) -> list[Batch]:

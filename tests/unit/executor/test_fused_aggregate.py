@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.operators import BatchesSource
 
 from executor.fused_aggregate import FusedGlobalAggregate
 from executor.hash_aggregate import HashAggregate
@@ -43,7 +44,7 @@ from executor.kernels.fused_aggregate import (
     global_aggregate,
     global_aggregate_reference,
 )
-from executor.operator import ExecContext, Operator
+from executor.operator import ExecContext
 from planner.logical import LogicalAggregate, LogicalValues
 from sql.binder.expressions import AggregateCall, Arithmetic, Cast, ColumnRef, Literal, Negate
 from storage.batch import Batch, Column
@@ -110,14 +111,6 @@ def test_kernel_matches_reference(seed: int, n: int, big: bool) -> None:
 
 # ---- the operator: fused against general -----------------------------------------------------
 
-class _Source(Operator):
-    def __init__(self, batches: list[Batch]) -> None:
-        super().__init__()
-        self._batches = batches
-
-    def produce(self):  # type: ignore[no-untyped-def]
-        yield from self._batches
-
 
 D152 = decimal(15, 2)
 Q, P, DISC, X, F, S = (ColumnRef("q", TINYINT), ColumnRef("p", D152), ColumnRef("d", D152),
@@ -178,7 +171,7 @@ def _run(calls: list[AggregateCall], batches: list[Batch], fused: bool,
          group_by: tuple = ()) -> tuple[list[tuple], bool]:  # type: ignore[type-arg]
     dummy = LogicalValues(NAMES, (TINYINT, D152, D152, BIGINT, DOUBLE, STRING), ())
     plan = LogicalAggregate(dummy, group_by, tuple((f"a{i}", c) for i, c in enumerate(calls)))
-    op = HashAggregate(plan, _Source(batches))
+    op = HashAggregate(plan, BatchesSource(batches))
     had_fused = op._fused is not None
     if not fused:
         op._fused = None

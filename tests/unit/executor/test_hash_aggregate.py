@@ -8,24 +8,16 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from support.operators import BatchesSource
 
 import executor.hash_aggregate as hash_aggregate_module
 from executor.hash_aggregate import HashAggregate
 from executor.keys import column_codes, group_codes
-from executor.operator import ExecContext, Operator
+from executor.operator import ExecContext
 from planner.logical import LogicalAggregate, LogicalValues
 from sql.binder.expressions import AggregateCall, ColumnRef
 from storage.batch import Batch, Column
 from storage.types import BIGINT, DOUBLE, STRING, decimal
-
-
-class BatchesSource(Operator):
-    def __init__(self, batches: list[Batch]) -> None:
-        super().__init__()
-        self._batches = batches
-
-    def produce(self):  # type: ignore[no-untyped-def]
-        yield from self._batches
 
 
 def run_agg(batches: list[Batch], group_by,  # type: ignore[no-untyped-def]

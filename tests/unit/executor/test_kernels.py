@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.operators import BatchesSource
 
 import executor.hash_aggregate as hash_aggregate_module
 from executor.grouped_state import GroupedState, kernel_supported
@@ -22,7 +23,7 @@ from executor.kernels.aggregates import (
     sum_update,
 )
 from executor.kernels.hash_table import GroupTable, StringDict, hash_rows, hash_strings
-from executor.operator import ExecContext, Operator
+from executor.operator import ExecContext
 from planner.logical import LogicalAggregate, LogicalValues
 from sql.binder.expressions import AggregateCall, ColumnRef
 from storage.batch import Batch, Column
@@ -156,13 +157,6 @@ def test_min_max_nan_wins_like_numpy() -> None:
 
 
 # ---- the operator: kernel path == numpy path ------------------------------------------------
-class _Source(Operator):
-    def __init__(self, batches: list[Batch]) -> None:
-        super().__init__()
-        self._batches = batches
-
-    def produce(self):  # type: ignore[no-untyped-def]
-        yield from self._batches
 
 
 K, S, V, M, I = (ColumnRef("k", BIGINT), ColumnRef("s", STRING), ColumnRef("v", DOUBLE),
@@ -202,7 +196,7 @@ def _run(batches: list[Batch], group_by: tuple, kernels: bool,  # type: ignore[t
          monkeypatch: pytest.MonkeyPatch) -> list[tuple]:  # type: ignore[type-arg]
     monkeypatch.setattr(hash_aggregate_module, "kernel_supported", lambda plan: kernels)
     plan = LogicalAggregate(LogicalValues(("k",), (BIGINT,), ()), group_by, AGGS)
-    op = HashAggregate(plan, _Source(batches))
+    op = HashAggregate(plan, BatchesSource(batches))
     assert (op._grouped is not None) == kernels
     op.open(ExecContext(cancel=threading.Event()))
     rows = [r for b in op.batches() for r in b.rows()]

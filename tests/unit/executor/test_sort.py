@@ -9,6 +9,7 @@ import threading
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.operators import BatchesSource
 
 from executor.limit import Limit
 from executor.operator import ExecContext, Operator
@@ -17,15 +18,6 @@ from planner.logical import LogicalSort, LogicalValues, SortKey
 from sql.binder.expressions import ColumnRef
 from storage.batch import Batch, Column
 from storage.types import BIGINT, DOUBLE, STRING
-
-
-class BatchesSource(Operator):
-    def __init__(self, batches: list[Batch]) -> None:
-        super().__init__()
-        self._batches = batches
-
-    def produce(self):  # type: ignore[no-untyped-def]
-        yield from self._batches
 
 
 def to_batches(rows: list[tuple], size: int) -> list[Batch]:  # type: ignore[type-arg]

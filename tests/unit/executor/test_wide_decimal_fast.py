@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.operators import BatchesSource
 
 import executor.hash_aggregate as hash_aggregate_module
 from executor.compile import compile_column, compile_expr
 from executor.grouped_state import GroupedState, kernel_supported
 from executor.hash_aggregate import HashAggregate
-from executor.operator import ExecContext, Operator
+from executor.operator import ExecContext
 from planner.logical import LogicalAggregate, LogicalValues
 from sql.binder.expressions import (
     AggregateCall,
@@ -202,15 +203,6 @@ K = ColumnRef("k", BIGINT)
 M = ColumnRef("m", W)
 
 
-class _Source(Operator):
-    def __init__(self, batches: list[Batch]) -> None:
-        super().__init__()
-        self._b = batches
-
-    def produce(self):  # type: ignore[no-untyped-def]
-        yield from self._b
-
-
 def _agg_plan(arg) -> LogicalAggregate:  # type: ignore[no-untyped-def]
     return LogicalAggregate(LogicalValues(("k",), (BIGINT,), ()), (("gk", K),), (
         ("s", AggregateCall("sum", (arg,), False, decimal(38, arg.type.scale))),
@@ -229,7 +221,7 @@ def test_kernel_supports_wide_decimal_sum_and_avg_only() -> None:
 def _run(batches: list[Batch], plan: LogicalAggregate, kernels: bool,
          monkeypatch: pytest.MonkeyPatch) -> list[tuple]:  # type: ignore[type-arg]
     monkeypatch.setattr(hash_aggregate_module, "kernel_supported", lambda plan: kernels)
-    op = HashAggregate(plan, _Source(batches))
+    op = HashAggregate(plan, BatchesSource(batches))
     assert (op._grouped is not None) == kernels
     op.open(ExecContext(cancel=threading.Event()))
     rows = [r for b in op.batches() for r in b.rows()]
