@@ -13,7 +13,6 @@ and a REVOKE are seen at once.
 from __future__ import annotations
 
 import random
-import time
 
 import duckdb
 import mysql.connector
@@ -21,6 +20,7 @@ import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.alter_jobs import wait_alter_job
 from support.http import scrape_metrics
 from support.names import unique_db_name
 
@@ -178,14 +178,8 @@ def test_loads_and_ddl_between_executions_are_seen(server, make_db) -> None:  # 
         assert _query(c, by_v)[1] == [("z", 1)]
         assert _query(c, by_v)[1] == [("z", 1)]  # learned on the base index
         cur.execute("ALTER TABLE t ADD ROLLUP r_v (v, k)")
-        for _ in range(1200):  # the rollup is a job: wait until it is built
-            cur.execute("SHOW ALTER TABLE ROLLUP")
-            states = list(cur.fetchall())
-            names = [d[0] for d in cur.description]
-            if states and states[-1][names.index("State")] in ("FINISHED", "CANCELLED"):
-                break
-            time.sleep(0.05)
-        assert states[-1][names.index("State")] == "FINISHED"
+        # the rollup is a job: wait until it is built
+        assert wait_alter_job(cur, "r_v")["State"] == "FINISHED"
         before = _fast_count(server)
         assert _query(c, by_v)[1] == [("z", 1)]
         assert _fast_count(server) == before  # a new index: the template was dropped

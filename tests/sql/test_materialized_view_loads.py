@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import duckdb
+from support.alter_jobs import wait_alter_job
 from support.duck import insert_rows
 from support.server import ServerProcess
 from support.stream_load import curl_load
@@ -62,10 +62,7 @@ def test_every_load_path_writes_the_view_and_it_survives_a_restart(tmp_path: Pat
             cur.execute("USE ml")
             cur.execute(TABLE)
             cur.execute(VIEW)
-            deadline = time.monotonic() + 60
-            while _rows(cur, "SHOW ALTER TABLE MATERIALIZED VIEW")[-1][8] != "FINISHED":
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+            assert wait_alter_job(cur, "by_month", "MATERIALIZED VIEW", 60)["State"] == "FINISHED"
             batch = [(20240105, "a", 1, 10), (20240131, "a", None, 11), (20240201, "b", 4, None)]
             _, _, body = curl_load(srv, "ml", "t", _csv(tmp_path / "1.csv", batch),
                                    "column_separator:,")

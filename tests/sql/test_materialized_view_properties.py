@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import random
 import re
-import time
 
 import duckdb
 import pytest
+from support.alter_jobs import wait_alter_job
 from support.duck import insert_rows
 from support.rows import normalize_rows
 from support.seeds import property_seeds
@@ -107,15 +107,7 @@ def _scan_index(cur, sql: str) -> str:
 
 
 def _wait(cur, name: str) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        cur.execute("SHOW ALTER TABLE MATERIALIZED VIEW")
-        states = [r[8] for r in cur.fetchall() if r[5] == name]
-        if states and states[-1] in ("FINISHED", "CANCELLED"):
-            assert states[-1] == "FINISHED"
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"view {name} not built")
+    assert wait_alter_job(cur, name, "MATERIALIZED VIEW")["State"] == "FINISHED", name
 
 
 @pytest.mark.parametrize("seed", property_seeds(DEFAULT_SEEDS))

@@ -5,11 +5,10 @@ was built give the same results as the base index and DuckDB."""
 
 from __future__ import annotations
 
-import time
-
 import duckdb
 import pymysql
 import pytest
+from support.alter_jobs import wait_alter_job
 from support.duck import insert_rows
 from support.names import unique_db_name
 
@@ -35,16 +34,9 @@ def _rows(cur, sql: str) -> list[tuple]:
 
 
 def _wait(cur, name: str, timeout: float = 120.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        cur.execute("SHOW ALTER TABLE MATERIALIZED VIEW")
-        names = [d[0] for d in cur.description]
-        assert names == JOB_COLUMNS
-        jobs = [dict(zip(names, r)) for r in cur.fetchall()]
-        job = [j for j in jobs if j["RollupIndexName"] == name][-1]
-        if job["State"] in ("FINISHED", "CANCELLED") or time.monotonic() > deadline:
-            return job
-        time.sleep(0.05)
+    job = wait_alter_job(cur, name, "MATERIALIZED VIEW", timeout)
+    assert [*job] == JOB_COLUMNS
+    return job
 
 
 def _error(cur, sql: str) -> tuple[int, str]:

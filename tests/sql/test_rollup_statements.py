@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from pathlib import Path
 
 import duckdb
 import pymysql
 import pytest
+from support.alter_jobs import wait_alter_job
 from support.duck import insert_rows
 from support.server import ServerProcess
 
@@ -46,12 +46,7 @@ def _jobs(cur) -> list[dict]:
 
 
 def _wait_job(cur, rollup: str, timeout: float = 120.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        job = next(j for j in _jobs(cur) if j["RollupIndexName"] == rollup)
-        if job["State"] in ("FINISHED", "CANCELLED") or time.monotonic() > deadline:
-            return job
-        time.sleep(0.1)
+    return wait_alter_job(cur, rollup, "ROLLUP", timeout)
 
 
 def _index_names(cur, table: str) -> list[str]:
