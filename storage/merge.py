@@ -376,23 +376,3 @@ def merge_runs(runs: Sequence[Iterator[Batch]], spec: MergeSpec) -> Iterator[Bat
         else:
             yield combine(Batch.concat(parts), spec, np.concatenate(tags))
 
-
-def rebatch(batches: Iterator[Batch], size: int) -> Iterator[Batch]:
-    """Re-chunk a stream into batches of about `size` rows (merges can emit tiny ones)."""
-    buf: list[Batch] = []
-    rows = 0
-    for b in batches:
-        if b.num_rows == 0:
-            continue
-        buf.append(b)
-        rows += b.num_rows
-        if rows >= size:
-            whole = Batch.concat(buf)
-            start = 0
-            while whole.num_rows - start >= size:
-                yield whole.slice(start, start + size)
-                start += size
-            buf = [whole.slice(start, whole.num_rows)] if start < whole.num_rows else []
-            rows = whole.num_rows - start
-    if rows:
-        yield Batch.concat(buf)
