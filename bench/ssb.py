@@ -1,44 +1,23 @@
-"""Star Schema Benchmark: the 13 queries Q1.1-Q4.3 in ShaleDB (over the MySQL protocol) and DuckDB.
+"""Star Schema Benchmark kit: the data generator, Doris' DDL and the 13 queries Q1.1-Q4.3.
 
 Generates the 5 SSB tables (lineorder, customer, supplier, part, dates) with numpy from a fixed
 seed at the chosen scale factor (value domains after the SSB spec, O'Neil et al., so the standard
-queries keep their intended selectivity), loads them into a fresh ShaleDB data dir directly
-through the storage API (LoadTxn) and into an in-memory DuckDB, starts a ShaleDB server on the
-data dir (tests/support/server.py), runs each query `--runs` times on both after one warm-up run,
-checks that both return the same rows (mismatches are printed and written to the results file)
-and prints the median wall time per query, the ratio ShaleDB / DuckDB and the geometric mean of
-the ratios. The table is also written to bench/RESULTS_SSB.md.
+queries keep their intended selectivity) as Arrow tables. The benchmark itself is
+`bench/run.py ssb` (bench/harness/): it loads these tables by Stream Load as users do and
+compares with DuckDB on a database file. This module also loads DuckDB (`load_duckdb`) for the
+single-purpose scripts that need the same rows (bench/point_lookup.py, bench/stream_load.py).
 
 Column names and DDL follow Doris's SSB kit (table `dates`, column `p_brand` = the spec's
 `p_brand1`), without the range partitioning of lineorder.
-
-Run: `.venv/bin/python bench/ssb.py [--sf 1] [--runs 3] [--queries 1.1,3.2]`. Not a test.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import math
-import os
-import platform
-import statistics
-import sys
-import tempfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT, ROOT / "tests", ROOT / "tests" / "tpch"):
-    sys.path.insert(0, str(_p))
-
-import duckdb  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import tpch_common as C  # noqa: E402  (value conversion and result comparison helpers)
-from support.server import ServerProcess  # noqa: E402
-
-from storage.batch import Batch  # noqa: E402
-from storage.engine import StorageEngine  # noqa: E402
+import numpy as np
+import pyarrow as pa
 
 SEED = 20240101
 TABLES = ("dates", "customer", "supplier", "part", "lineorder")
@@ -361,152 +340,10 @@ def generate(sf: float, seed: int = SEED) -> dict[str, pa.Table]:
     return out
 
 
-# ---- loading -------------------------------------------------------------------------------
-def load_shaledb(engine, db: str, data: dict[str, pa.Table],  # noqa: ANN001
-                 batch_rows: int = 200_000) -> None:
-    from sql.ddl import ddl_ops
-    from sql.ddl import specs as V
-    from sql.ddl.create_table import analyze_create_table
-    from sql.parser.dialect import parse_one
-    from storage.catalog import service as catalog_service
-    from storage.txn import LoadTxn
-
-    if engine.catalog.get_database(db) is None:
-        catalog_service.create_database(engine, db, False)
-    backends = len(engine.catalog.backends())
-    for name in TABLES:
-        defn = analyze_create_table(V.describe_create_table(parse_one(DDL[name])), backends)
-        ddl_ops.create_table(engine, db, defn)
-        meta = engine.catalog.get_table(db, name)
-        tbl = data[name]
-        txn = LoadTxn(engine, engine.catalog.get_database(db), meta)
-        for start in range(0, tbl.num_rows, batch_rows):
-            part = tbl.slice(start, batch_rows)
-            cols = tuple(C._column(c.type, part.column(c.name)) for c in meta.columns)
-            txn.add_batch(Batch(tuple(meta.column_names), cols))
-        txn.commit()
-
-
-def load_duckdb(con, data: dict[str, pa.Table]) -> None:  # noqa: ANN001
+# ---- DuckDB --------------------------------------------------------------------------------
+def load_duckdb(con, data: dict[str, pa.Table]) -> None:
+    """Create the SSB tables in the DuckDB connection `con` from `generate`'s Arrow tables."""
     for name in TABLES:
         con.register("_src", data[name])
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM _src")
         con.unregister("_src")
-
-
-# ---- runner ---------------------------------------------------------------------------------
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sf", type=float, default=1.0)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--queries", default="", help="comma-separated query ids, e.g. 1.1,3.2")
-    ap.add_argument("--backends", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=SEED)
-    ap.add_argument("--timeout", type=int, default=120,
-                    help="per-execution ShaleDB timeout in seconds; the server is restarted after one")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "RESULTS_SSB.md"))
-    args = ap.parse_args()
-    queries = [q for q in args.queries.split(",") if q] or list(QUERIES)
-
-    t_gen, data = C.timed(lambda: generate(args.sf, args.seed))
-    counts = {k: v.num_rows for k, v in data.items()}
-    print(f"generated SF {args.sf} in {t_gen:.1f}s: {counts}", flush=True)
-    rows: list[tuple[str, float | None, float, int, str]] = []
-    with tempfile.TemporaryDirectory(prefix="ssb-bench-") as tmp:
-        data_dir = Path(tmp) / "data"
-        eng = StorageEngine(data_dir, backends=args.backends)
-        t_load, _ = C.timed(lambda: load_shaledb(eng, "ssb", data))
-        eng.close()
-        print(f"loaded ShaleDB in {t_load:.1f}s", flush=True)
-        duck = duckdb.connect()
-        t_dload, _ = C.timed(lambda: load_duckdb(duck, data))
-        print(f"loaded DuckDB in {t_dload:.1f}s", flush=True)
-        del data
-
-        srv = ServerProcess(data_dir, backends=args.backends).start()
-        conn = srv.connect("ssb", read_timeout=args.timeout)
-        try:
-            for q in queries:
-                sql = QUERIES[q]
-                cur = conn.cursor()
-
-                def shale() -> list[tuple]:
-                    cur.execute(sql)  # noqa: B023
-                    return list(cur.fetchall())  # noqa: B023
-
-                def duck_run() -> list[tuple]:
-                    return duck.execute(sql).fetchall()  # noqa: B023
-
-                note = ""
-                try:
-                    got = shale()  # warm-up
-                    s_med: float | None = statistics.median(
-                        C.timed(shale)[0] for _ in range(args.runs))
-                except Exception as e:  # noqa: BLE001 - reported in the table
-                    got, s_med = None, None
-                    timed_out = "timed out" in str(e) or "Lost connection" in str(e)
-                    note = (f"TIMEOUT (> {args.timeout}s)" if timed_out
-                            else f"ERROR: {str(e)[:100]}")
-                    if timed_out or not srv.running:  # busy or dead server: start a fresh one
-                        srv.kill()
-                        srv = ServerProcess(data_dir, backends=args.backends).start()
-                        conn = srv.connect("ssb", read_timeout=args.timeout)
-                expected = duck_run()  # warm-up
-                d_med = statistics.median(C.timed(duck_run)[0] for _ in range(args.runs))
-                if got is not None:
-                    diff = C.compare(C.normalize_py(got), C.normalize_py(expected),
-                                     "ORDER BY" in sql)
-                    note = "" if diff is None else f"MISMATCH: {diff[:160]}"
-                rows.append((q, s_med, d_med, len(expected), note))
-                ratio = f"{s_med / d_med:7.2f}x" if s_med is not None else "      -"
-                s_txt = f"{s_med * 1000:9.1f}" if s_med is not None else "        -"
-                print(f"Q{q:<4} shaledb {s_txt} ms  duckdb {d_med * 1000:8.1f} ms  {ratio}  "
-                      f"rows {len(expected):>4} {note}", flush=True)
-            conn.close()
-        finally:
-            if srv.running:
-                srv.kill()
-
-    ok = [r for r in rows if r[1] is not None]
-    ratios = [r[1] / r[2] for r in ok]  # type: ignore[operator]
-    geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
-    mismatches = [r for r in rows if r[4]]
-    over4 = [r[0] for r in ok if r[1] / r[2] > 4.0]  # type: ignore[operator]
-    lines = [
-        "# Star Schema Benchmark (bench/ssb.py)",
-        "",
-        f"SF {args.sf} (lineorder {counts['lineorder']:,} rows, customer {counts['customer']:,}, "
-        f"supplier {counts['supplier']:,}, part {counts['part']:,}, dates {counts['dates']:,}); "
-        f"numpy generator, seed {args.seed}. Median of {args.runs} runs after one warm-up; "
-        f"ShaleDB over the MySQL protocol (pymysql, {args.backends} backends), DuckDB "
-        f"{duckdb.__version__} in-process.",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}. Load: ShaleDB {t_load:.1f}s (storage API), "
-        f"DuckDB {t_dload:.1f}s.",
-        "",
-        "Target (issue): every query within 4x of DuckDB, geometric mean within 2.5x.",
-        "",
-        "| Query | ShaleDB (ms) | DuckDB (ms) | ShaleDB / DuckDB | Rows | Note |",
-        "|---|---:|---:|---:|---:|---|",
-    ]
-    for q, s, d, nrows, note in rows:
-        s_txt = f"{s * 1000:.1f}" if s is not None else "-"
-        r_txt = f"{s / d:.2f}x" if s is not None else "-"
-        lines.append(f"| Q{q} | {s_txt} | {d * 1000:.1f} | {r_txt} | {nrows} | {note} |")
-    lines += [
-        "",
-        f"Geometric mean ratio: **{geo:.2f}x** (target <= 2.5x: "
-        f"{'met' if geo <= 2.5 else 'NOT met'}). Queries over 4x: "
-        f"{', '.join('Q' + q for q in over4) or 'none'}. Result mismatches / errors: "
-        f"{', '.join('Q' + r[0] for r in mismatches) or 'none'}.",
-    ]
-    text = "\n".join(lines) + "\n"
-    Path(args.out).write_text(text)
-    print(text)
-    if mismatches:
-        print(f"!!! {len(mismatches)} QUERIES DISAGREE WITH DUCKDB OR FAILED: "
-              f"{', '.join('Q' + r[0] for r in mismatches)}", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    main()

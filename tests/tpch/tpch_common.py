@@ -1,5 +1,6 @@
-"""TPC-H kit shared by tests/tpch and bench/tpch.py: data generation (tpchgen-cli), Doris DDL,
-loading into ShaleDB (directly through the storage API) and DuckDB, the 22 queries, and result
+"""TPC-H kit shared by tests/tpch and bench/ (bench/harness/datasets.py): data generation
+(tpchgen-cli), Doris DDL, loading into ShaleDB directly through the storage API (tests only: the
+benchmark, `bench/run.py tpch`, loads by Stream Load) and into DuckDB, the 22 queries, and result
 normalisation for comparison.
 """
 
@@ -206,12 +207,3 @@ def compare(actual: list[tuple], expected: list[tuple], ordered: bool,
         if len(a) != len(e) or not all(_close(x, y, s) for x, y, s in zip(a, e, sc)):
             return f"row {i}: {a!r} != expected {e!r}"
     return None
-
-
-def timed(fn):  # type: ignore[no-untyped-def]
-    """(seconds, result) of calling `fn` (bench/tpch.py and bench/ssb.py)."""
-    import time
-
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
