@@ -421,6 +421,10 @@ class GroupedState:
         combos, size = dense
         first = first_rows(combos, size)
         present = np.flatnonzero(first >= 0)
+        # in row order, so new groups are numbered as the hash table numbers them (first
+        # seen first): finalize checks the groups' results (e.g. overflow) in that order
+        by_row = np.argsort(first[present])
+        present = present[by_row]
         reps = first[present]
         lookup = np.zeros(size, np.int64)
         lookup[present] = self._group_ids([k.take(reps) for k in keys], len(reps))
