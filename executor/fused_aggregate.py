@@ -318,7 +318,6 @@ class FusedGroupedAggregate:
         k = len(self._c.calls)
         self.isums = np.zeros((k, cap), np.int64)
         self.fvals = np.zeros((k, cap), np.float64)
-        self.has = np.zeros((k, cap), np.bool_)
         self.counts = np.zeros((k, cap), np.int64)
         self.bounds = np.zeros(k, np.float64)
         self.spills: dict[int, np.ndarray] = {}  # aggregate -> exact sums moved out (objects)
@@ -343,7 +342,7 @@ class FusedGroupedAggregate:
         cap = self.isums.shape[1]
         if groups > cap:
             new = max(groups, 2 * cap, 16)
-            for name in ("isums", "fvals", "has", "counts"):
+            for name in ("isums", "fvals", "counts"):
                 old = getattr(self, name)
                 arr = np.zeros((old.shape[0], new), old.dtype)
                 arr[:, :cap] = old
@@ -378,19 +377,20 @@ class FusedGroupedAggregate:
         c = self._c
         ints, int_valid, int_vidx, int_wide = _matrix(batch, c.int_columns, np.int64, n)
         floats, float_valid, float_vidx, _ = _matrix(batch, c.float_columns, np.float64, n)
+        safe, value_bounds = program_bounds(c.ops, c.starts, c.constants, _max_abs(ints))
         start = 0
         while True:
             status, done = grouped_aggregate(
-                gids, start, c.ops, c.starts, self._kinds, c.constants, ints, int_valid,
-                int_vidx, int_wide, floats, float_valid, float_vidx, self.isums, self.fvals,
-                self.has, self.counts, self.bounds)
+                gids, start, c.ops, c.starts, self._kinds, c.constants, safe, value_bounds,
+                ints, int_valid, int_vidx, int_wide, floats, float_valid, float_vidx,
+                self.isums, self.fvals, self.counts, self.bounds)
             if status != SPILL:
                 return done
             self._spill()
             start = done
 
     def nbytes(self) -> int:
-        arrays = (self.isums, self.fvals, self.has, self.counts)
+        arrays = (self.isums, self.fvals, self.counts)
         return int(sum(a.nbytes for a in arrays) + 8 * sum(len(s) for s in self.spills.values()))
 
     def flush_into(self, grouped: GroupedState) -> None:
@@ -400,22 +400,65 @@ class FusedGroupedAggregate:
             return
         cols: list[Column] = []
         for a, call in enumerate(self._c.calls):
-            has = self.has[a, :g]
+            has = self.counts[a, :g] > 0
             if call.name in ("min", "max"):
                 t = call.type_arg
                 assert t is not None
                 float_kind = call.kind in (K_MIN_FLOAT, K_MAX_FLOAT)
                 value = self.fvals[a, :g] if float_kind else self.isums[a, :g]
-                cols.append(Column(t, value.astype(t.numpy_dtype), has.copy()))
+                cols.append(Column(t, value.astype(t.numpy_dtype), has))
             if call.name in ("sum", "avg"):
                 if call.kind == K_SUM_FLOAT:
-                    cols.append(Column(DOUBLE, self.fvals[a, :g].copy(), has.copy()))
+                    cols.append(Column(DOUBLE, self.fvals[a, :g].copy(), has))
                 elif a in self.spills:
                     total = self.spills[a][:g] + wide_objects(self.isums[a, :g])
-                    cols.append(Column(LARGEINT, total, has.copy()))
+                    cols.append(Column(LARGEINT, total, has))
                 else:
-                    cols.append(Column(BIGINT, self.isums[a, :g].copy(), has.copy()))
+                    cols.append(Column(BIGINT, self.isums[a, :g].copy(), has))
             if call.name in ("count", "avg"):
                 cols.append(Column(BIGINT, self.counts[a, :g].copy()))
         grouped.merge_aligned(cols)
         self._reset(0)
+
+
+def _max_abs(ints: np.ndarray) -> list[int]:
+    """The largest |value| of every row of an int64 matrix (0 for no columns)."""
+    if ints.shape[1] == 0:
+        return [0] * ints.shape[0]
+    lows, highs = ints.min(axis=1).tolist(), ints.max(axis=1).tolist()
+    return [max(-lo, hi) for lo, hi in zip(lows, highs)]
+
+
+def program_bounds(ops: np.ndarray, starts: np.ndarray, constants: np.ndarray,
+                   column_bounds: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(safe, value bound) per aggregate program, by interval arithmetic on exact integers
+    from the columns' largest |value| (NULL rows' placeholders included, so the bounds only
+    get looser): safe when no intermediate can reach 2^62, which lets the kernel skip the
+    per-row overflow checks of that program."""
+    k = len(starts) - 1
+    safe = np.zeros(k, np.bool_)
+    value_bounds = np.zeros(k, np.float64)
+    limit = 2 ** 62
+    for a in range(k):
+        stack: list[int] = []
+        ok = True
+        for op, arg in ops[starts[a]: starts[a + 1]].tolist():
+            if op == OP_FCOL:
+                ok = False
+                break
+            if op == OP_COL:
+                stack.append(column_bounds[arg])
+            elif op == OP_CONST:
+                stack.append(abs(int(constants[arg])))
+            elif op == OP_SCALE:
+                stack.append(stack.pop() * 10 ** arg)
+            elif op != OP_NEG:
+                r, left = stack.pop(), stack.pop()
+                stack.append(left * r if op == OP_MUL else left + r)
+            if stack[-1] >= limit:
+                ok = False
+                break
+        if ok and stack:
+            safe[a] = True
+            value_bounds[a] = float(stack[-1])
+    return safe, value_bounds

@@ -60,10 +60,12 @@ BLOCK = 1024  # rows per block: the scratch stack stays in cache
 @numba.njit(cache=True, nogil=True)
 def eval_program(ops: np.ndarray, lo: int, hi: int, constants: np.ndarray, ints: np.ndarray,
                  int_valid: np.ndarray, int_vidx: np.ndarray, int_wide: np.ndarray, b0: int,
-                 m: int, stack: np.ndarray, ok: np.ndarray) -> bool:
+                 m: int, stack: np.ndarray, ok: np.ndarray, checked: bool) -> bool:
     """Run the integer program ops[lo:hi] over rows b0..b0+m-1: the values land in
-    stack[0, :m], `ok[j]` says whether row b0+j is non-NULL. False when an intermediate of a
-    non-NULL row could leave +-2^62 (the stack then holds garbage)."""
+    stack[0, :m], `ok[j]` says whether row b0+j is non-NULL. `checked`: False when an
+    intermediate of a non-NULL row could leave +-2^62 (the stack then holds garbage);
+    unchecked (the caller proved every intermediate within the bound, `program_bounds`) the
+    loops are plain int64 arithmetic."""
     ok[:m] = True
     sp = 0
     for k in range(lo, hi):
@@ -76,7 +78,7 @@ def eval_program(ops: np.ndarray, lo: int, hi: int, constants: np.ndarray, ints:
                     ok[j] = ok[j] and int_valid[vi, b0 + j]
             for j in range(m):
                 stack[sp, j] = ints[arg, b0 + j]
-            if int_wide[arg]:
+            if checked and int_wide[arg]:
                 for j in range(m):
                     if ok[j] and abs(float(stack[sp, j])) >= LIMIT:
                         return False
@@ -91,25 +93,30 @@ def eval_program(ops: np.ndarray, lo: int, hi: int, constants: np.ndarray, ints:
             factor = 1
             for _ in range(arg):
                 factor *= 10
+            if checked:
+                for j in range(m):
+                    if ok[j] and abs(float(stack[sp - 1, j])) * float(factor) >= LIMIT:
+                        return False
             for j in range(m):
-                x = stack[sp - 1, j]
-                if ok[j] and abs(float(x)) * float(factor) >= LIMIT:
-                    return False
-                stack[sp - 1, j] = x * factor
+                stack[sp - 1, j] = stack[sp - 1, j] * factor
         else:
             sp -= 1
-            for j in range(m):
-                left = stack[sp - 1, j]
-                r = stack[sp, j]
-                if op == OP_MUL:
-                    if ok[j] and abs(float(left) * float(r)) >= LIMIT:
+            if checked:
+                for j in range(m):
+                    left = float(stack[sp - 1, j])
+                    r = float(stack[sp, j])
+                    res = left * r if op == OP_MUL else left + r if op == OP_ADD else left - r
+                    if ok[j] and abs(res) >= LIMIT:
                         return False
-                    stack[sp - 1, j] = left * r
-                else:
-                    res = left + r if op == OP_ADD else left - r
-                    if ok[j] and abs(float(res)) >= LIMIT:
-                        return False
-                    stack[sp - 1, j] = res
+            if op == OP_MUL:
+                for j in range(m):
+                    stack[sp - 1, j] = stack[sp - 1, j] * stack[sp, j]
+            elif op == OP_ADD:
+                for j in range(m):
+                    stack[sp - 1, j] = stack[sp - 1, j] + stack[sp, j]
+            else:
+                for j in range(m):
+                    stack[sp - 1, j] = stack[sp - 1, j] - stack[sp, j]
     return True
 
 
@@ -164,7 +171,7 @@ def global_aggregate(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
                     has[a] = True
                 continue
             if not eval_program(ops, lo, hi, constants, ints, int_valid, int_vidx, int_wide,
-                                b0, m, stack, ok):
+                                b0, m, stack, ok, True):
                 return OVERFLOW
             for j in range(m):
                 if not ok[j]:
@@ -280,22 +287,25 @@ def first_rows(combos: np.ndarray, size: int) -> np.ndarray:
 
 @numba.njit(cache=True, nogil=True)
 def grouped_aggregate(gids: np.ndarray, start: int, ops: np.ndarray, starts: np.ndarray,
-                      kinds: np.ndarray, constants: np.ndarray, ints: np.ndarray,
-                      int_valid: np.ndarray, int_vidx: np.ndarray, int_wide: np.ndarray,
-                      floats: np.ndarray, float_valid: np.ndarray, float_vidx: np.ndarray,
-                      isums: np.ndarray, fvals: np.ndarray, has: np.ndarray,
-                      counts: np.ndarray, bounds: np.ndarray) -> tuple[int, int]:
+                      kinds: np.ndarray, constants: np.ndarray, safe: np.ndarray,
+                      value_bounds: np.ndarray, ints: np.ndarray, int_valid: np.ndarray,
+                      int_vidx: np.ndarray, int_wide: np.ndarray, floats: np.ndarray,
+                      float_valid: np.ndarray, float_vidx: np.ndarray, isums: np.ndarray,
+                      fvals: np.ndarray, counts: np.ndarray, bounds: np.ndarray
+                      ) -> tuple[int, int]:
     """Fold rows start.. of a batch into per-group accumulators, in place.
 
     Programs and columns as in `global_aggregate`; row i belongs to group `gids[i]`.
+    `safe[a]`: every intermediate of aggregate a's program is known to stay within +-2^62
+    for this batch and `value_bounds[a]` bounds its |value| (so its program runs unchecked).
     Accumulators are (aggregates x groups): `isums` (exact int64 sums from 0, int MIN/MAX),
-    `fvals` (float sums onto the running totals, float MIN/MAX), `has`, `counts`; `bounds[a]`
-    bounds every |isums[a, g]| of an int SUM. Returns (OK, n), or (status, b) with every row
-    before b folded and nothing from b on: SPILL (a sum bound would reach 2^62: the caller
-    moves the sums out, zeroes them and their bounds, and resumes at b) or OVERFLOW (an
-    intermediate left +-2^62, or one block's values alone could: rows b.. take the general
-    path). Within a block every aggregate folds in row order, so float sums are those of the
-    general kernels."""
+    `fvals` (float sums onto the running totals, float MIN/MAX), `counts` (values folded; a
+    group has a SUM/MIN/MAX value iff its count is not 0); `bounds[a]` bounds every
+    |isums[a, g]| of an int SUM. Returns (OK, n), or (status, b) with every row before b
+    folded and nothing from b on: SPILL (a sum bound would reach 2^62: the caller moves the
+    sums out, zeroes them and their bounds, and resumes at b) or OVERFLOW (an intermediate
+    left +-2^62, or one block's values alone could: rows b.. take the general path). Each
+    aggregate folds a block in row order, so float sums are those of the general kernels."""
     n = len(gids)
     naggs = len(kinds)
     stack = np.empty((STACK_DEPTH, BLOCK), np.int64)
@@ -313,18 +323,20 @@ def grouped_aggregate(gids: np.ndarray, start: int, ops: np.ndarray, starts: np.
             if lo == hi or ops[lo, 0] == OP_FCOL:
                 continue
             if not eval_program(ops, lo, hi, constants, ints, int_valid, int_vidx, int_wide,
-                                b0, m, stack, ok):
+                                b0, m, stack, ok, not safe[a]):
                 return OVERFLOW, b0
             for j in range(m):
                 vals[a, j] = stack[0, j]
                 oks[a, j] = ok[j]
             if kinds[a] == K_SUM_INT:
-                s = 0.0
-                for j in range(m):
-                    if ok[j]:
-                        s += abs(float(stack[0, j]))
-                if bounds[a] + s >= LIMIT:
-                    return (SPILL if bounds[a] > 0.0 else OVERFLOW), b0
+                s = value_bounds[a] * m if safe[a] else LIMIT
+                if bounds[a] + s >= LIMIT:  # the coarse bound fails: measure the block
+                    s = 0.0
+                    for j in range(m):
+                        if ok[j]:
+                            s += abs(float(stack[0, j]))
+                    if bounds[a] + s >= LIMIT:
+                        return (SPILL if bounds[a] > 0.0 else OVERFLOW), b0
                 added[a] = s
         for a in range(naggs):
             kind = kinds[a]
@@ -333,8 +345,7 @@ def grouped_aggregate(gids: np.ndarray, start: int, ops: np.ndarray, starts: np.
             if lo == hi:  # count(*)
                 for j in range(m):
                     counts[a, gids[b0 + j]] += 1
-                continue
-            if ops[lo, 0] == OP_FCOL:
+            elif ops[lo, 0] == OP_FCOL:
                 c = ops[lo, 1]
                 vi = float_vidx[c]
                 for j in range(m):
@@ -343,34 +354,41 @@ def grouped_aggregate(gids: np.ndarray, start: int, ops: np.ndarray, starts: np.
                         continue
                     g = gids[i]
                     f = floats[c, i]
-                    counts[a, g] += 1
-                    if kind == K_COUNT:
-                        continue
+                    seen = counts[a, g]
+                    counts[a, g] = seen + 1
                     if kind == K_SUM_FLOAT:
                         fvals[a, g] += f
-                    elif not has[a, g] or f != f or (  # noqa: PLR0124 - f is NaN (it wins)
-                            f < fvals[a, g] if kind == K_MIN_FLOAT else f > fvals[a, g]):
+                    elif kind != K_COUNT and (
+                            seen == 0 or f != f  # noqa: PLR0124 - f is NaN (it wins)
+                            or (f < fvals[a, g] if kind == K_MIN_FLOAT else f > fvals[a, g])):
                         fvals[a, g] = f
-                    has[a, g] = True
-                continue
-            for j in range(m):
-                if not oks[a, j]:
-                    continue
-                g = gids[b0 + j]
-                v = vals[a, j]
-                counts[a, g] += 1
-                if kind == K_COUNT:
-                    continue
-                if kind == K_SUM_INT:
-                    isums[a, g] += v
-                elif kind == K_SUM_FLOAT:
-                    fvals[a, g] += float(v)
-                elif not has[a, g] or (v < isums[a, g] if kind == K_MIN_INT
-                                       else v > isums[a, g]):
-                    isums[a, g] = v  # MIN / MAX (the remaining kinds)
-                has[a, g] = True
-            if kind == K_SUM_INT:
+            elif kind == K_SUM_INT:
+                for j in range(m):
+                    if oks[a, j]:
+                        g = gids[b0 + j]
+                        counts[a, g] += 1
+                        isums[a, g] += vals[a, j]
                 bounds[a] += added[a]
+            elif kind == K_SUM_FLOAT:
+                for j in range(m):
+                    if oks[a, j]:
+                        g = gids[b0 + j]
+                        counts[a, g] += 1
+                        fvals[a, g] += float(vals[a, j])
+            elif kind == K_COUNT:
+                for j in range(m):
+                    if oks[a, j]:
+                        counts[a, gids[b0 + j]] += 1
+            else:  # MIN / MAX of integers
+                for j in range(m):
+                    if oks[a, j]:
+                        g = gids[b0 + j]
+                        v = vals[a, j]
+                        seen = counts[a, g]
+                        counts[a, g] = seen + 1
+                        if seen == 0 or (v < isums[a, g] if kind == K_MIN_INT
+                                         else v > isums[a, g]):
+                            isums[a, g] = v
     return OK, n
 
 

@@ -28,7 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.operators import BatchesSource
 
-from executor.fused_aggregate import FusedGroupedAggregate
+from executor.fused_aggregate import FusedGroupedAggregate, program_bounds
 from executor.hash_aggregate import HashAggregate
 from executor.kernels.fused_aggregate import (
     K_COUNT,
@@ -96,17 +96,26 @@ def _columns(rng: random.Random, n: int, hi: int):  # type: ignore[no-untyped-de
             floats, float_valid, np.array([0], np.int64))
 
 
-def _run_kernel(gids, prog, cols, groups: int):  # type: ignore[no-untyped-def]
-    """The kernel over a whole batch from zero accumulators, spilling like the operator."""
+def _run_kernel(gids, prog, cols, groups: int, checked: bool):  # type: ignore[no-untyped-def]
+    """The kernel over a whole batch from zero accumulators, spilling like the operator;
+    `checked`: every program checks its intermediates (else those `program_bounds` proves
+    safe run unchecked)."""
     k = len(KINDS)
     isums, fvals = np.zeros((k, groups), np.int64), np.zeros((k, groups), np.float64)
-    has, counts = np.zeros((k, groups), np.bool_), np.zeros((k, groups), np.int64)
+    counts = np.zeros((k, groups), np.int64)
     bounds = np.zeros(k, np.float64)
+    ops, starts, _, consts = prog
+    if checked:
+        safe, value_bounds = np.zeros(k, np.bool_), np.zeros(k)
+    else:
+        col_bounds = [max(abs(int(v)) for v in row) if len(row) else 0
+                      for row in cols[0].tolist()]
+        safe, value_bounds = program_bounds(ops, starts, consts, col_bounds)
     spilled = [[0] * groups for _ in range(k)]
     start = 0
     while True:
-        status, done = grouped_aggregate(gids, start, *prog, *cols, isums, fvals, has, counts,
-                                         bounds)
+        status, done = grouped_aggregate(gids, start, *prog, safe, value_bounds, *cols, isums,
+                                         fvals, counts, bounds)
         if status == OK:
             break
         if status == OVERFLOW:
@@ -132,7 +141,6 @@ def _run_kernel(gids, prog, cols, groups: int):  # type: ignore[no-untyped-def]
                 v = int(isums[a, g])
             else:
                 v = float(fvals[a, g])
-            assert kind == K_COUNT or has[a, g]
             per[g] = (v, int(counts[a, g]))
         out.append(per)
     return out
@@ -153,17 +161,18 @@ def test_kernel_matches_reference(seed: int, n: int, groups: int, hi: int) -> No
     prog = _program(rng)
     cols = _columns(rng, n, hi)
     gids = np.array([rng.randrange(groups) for _ in range(n)], np.int64)
-    got = _run_kernel(gids, prog, cols, groups)
     want = grouped_aggregate_reference(gids, *prog, *cols, groups)
-    if got is None or want is None:
-        # the kernel checks every intermediate, the reference only the values it reduces
-        assert hi > 1000
-        return
-    for g_a, w_a in zip(got, want):
-        assert set(g_a) == set(w_a)
-        for g in g_a:
-            assert g_a[g][1] == w_a[g][1]
-            assert _same(g_a[g][0], w_a[g][0]), (g, g_a[g], w_a[g])
+    for checked in (True, False):
+        got = _run_kernel(gids, prog, cols, groups, checked)
+        if got is None or want is None:
+            # the kernel checks every intermediate, the reference only the values it reduces
+            assert hi > 1000
+            continue
+        for g_a, w_a in zip(got, want):
+            assert set(g_a) == set(w_a)
+            for g in g_a:
+                assert g_a[g][1] == w_a[g][1]
+                assert _same(g_a[g][0], w_a[g][0]), (g, g_a[g], w_a[g])
 
 
 def test_kernel_spills_exact_sums() -> None:
@@ -179,12 +188,14 @@ def test_kernel_spills_exact_sums() -> None:
             np.array([True], np.bool_), np.zeros((0, n)), np.ones((0, n), np.bool_),
             np.zeros(0, np.int64))
     isums, fvals = np.zeros((1, 1), np.int64), np.zeros((1, 1))
-    has, counts, bounds = np.zeros((1, 1), np.bool_), np.zeros((1, 1), np.int64), np.zeros(1)
+    counts, bounds = np.zeros((1, 1), np.int64), np.zeros(1)
+    safe, value_bounds = program_bounds(*prog[:2], prog[3], [big])
+    assert safe[0] and value_bounds[0] == float(big)
     gids = np.zeros(n, np.int64)
     total, start, spills = 0, 0, 0
     while True:
-        status, done = grouped_aggregate(gids, start, *prog, *args, isums, fvals, has, counts,
-                                         bounds)
+        status, done = grouped_aggregate(gids, start, *prog, safe, value_bounds, *args, isums,
+                                         fvals, counts, bounds)
         if status == OK:
             break
         assert status == SPILL
