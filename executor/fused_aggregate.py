@@ -236,10 +236,11 @@ class FusedGlobalAggregate:
         sum_kinds = self._kinds == K_SUM_INT
         sums[sum_kinds] = 0  # integer sums are batch-local, added to the exact totals
         fvals, has, counts = self.fvals.copy(), self.has.copy(), np.zeros(k, np.int64)
-        status = global_aggregate(self._ops, self._starts, self._kinds, self._constants,
-                                  ints, int_valid, int_vidx, int_wide, floats, float_valid,
-                                  float_vidx,
-                                  sums, fvals, has, counts)
+        safe, value_bounds = program_bounds(self._ops, self._starts, self._constants,
+                                            _max_abs(ints))
+        status = global_aggregate(self._ops, self._starts, self._kinds, self._constants, safe,
+                                  value_bounds, ints, int_valid, int_vidx, int_wide, floats,
+                                  float_valid, float_vidx, sums, fvals, has, counts)
         if status != OK:
             return False
         for a in np.flatnonzero(sum_kinds).tolist():

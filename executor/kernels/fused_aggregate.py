@@ -122,7 +122,8 @@ def eval_program(ops: np.ndarray, lo: int, hi: int, constants: np.ndarray, ints:
 
 @numba.njit(cache=True, nogil=True)
 def global_aggregate(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
-                     constants: np.ndarray, ints: np.ndarray, int_valid: np.ndarray,
+                     constants: np.ndarray, safe: np.ndarray, value_bounds: np.ndarray,
+                     ints: np.ndarray, int_valid: np.ndarray,
                      int_vidx: np.ndarray, int_wide: np.ndarray, floats: np.ndarray,
                      float_valid: np.ndarray, float_vidx: np.ndarray, sums: np.ndarray,
                      fvals: np.ndarray, has: np.ndarray, counts: np.ndarray) -> int:
@@ -133,8 +134,9 @@ def global_aggregate(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
     values may exceed the bound), `floats` (m x n) the float columns; `int_vidx[c]` is column
     c's row in `int_valid` (-1: no NULLs), same for floats. Accumulators per aggregate: `sums`
     (int64: SUM totals, MIN/MAX values), `fvals` (float64), `has` (saw a value), `counts`
-    (valid values). Returns OK, or OVERFLOW (accumulators then hold garbage: the caller
-    passes copies and drops them).
+    (valid values). `safe` / `value_bounds` as in `grouped_aggregate` (a safe program runs
+    unchecked, and its SUM too when the batch cannot reach the bound). Returns OK, or
+    OVERFLOW (accumulators then hold garbage: the caller passes copies and drops them).
 
     Rows go in blocks of BLOCK: each program step runs over the block (tight loops over a
     cache-resident scratch stack, no per-row dispatch), then the block is folded in row
@@ -171,8 +173,9 @@ def global_aggregate(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
                     has[a] = True
                 continue
             if not eval_program(ops, lo, hi, constants, ints, int_valid, int_vidx, int_wide,
-                                b0, m, stack, ok, True):
+                                b0, m, stack, ok, not safe[a]):
                 return OVERFLOW
+            check_sum = not safe[a] or value_bounds[a] * n >= LIMIT
             for j in range(m):
                 if not ok[j]:
                     continue
@@ -182,7 +185,7 @@ def global_aggregate(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
                     continue
                 if kind == K_SUM_INT:
                     s = sums[a] + v
-                    if abs(float(s)) >= LIMIT:
+                    if check_sum and abs(float(s)) >= LIMIT:
                         return OVERFLOW
                     sums[a] = s
                 elif kind == K_SUM_FLOAT:
