@@ -26,6 +26,8 @@ Upstream: DuckDB's fused `PhysicalUngroupedAggregate` sink over a filtered chunk
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -400,16 +402,16 @@ def grouped_aggregate_reference(gids: np.ndarray, ops: np.ndarray, starts: np.nd
                                 int_valid: np.ndarray, int_vidx: np.ndarray,
                                 int_wide: np.ndarray, floats: np.ndarray,
                                 float_valid: np.ndarray, float_vidx: np.ndarray,
-                                groups: int) -> list[dict[int, tuple]] | None:  # type: ignore[type-arg]
+                                groups: int) -> list[dict[int, tuple[Any, int]]] | None:
     """Pure-Python reference of `grouped_aggregate` from zero accumulators: per aggregate,
     {group: (exact value or None, valid count)} (float sums as Python float additions in row
     order; MIN/MAX with NaN winning), or None when some value leaves +-2^62."""
     n = len(gids)
-    out: list[dict[int, tuple]] = []  # type: ignore[type-arg]
+    out: list[dict[int, tuple[Any, int]]] = []
     for a in range(len(kinds)):
         lo, hi = int(starts[a]), int(starts[a + 1])
         kind = int(kinds[a])
-        acc: dict[int, list] = {}  # type: ignore[type-arg]
+        acc: dict[int, list[Any]] = {}
         if lo == hi:
             for g in gids.tolist():
                 acc.setdefault(g, [None, 0])[1] += 1
@@ -418,7 +420,7 @@ def grouped_aggregate_reference(gids: np.ndarray, ops: np.ndarray, starts: np.nd
         if ops[lo, 0] == OP_FCOL:
             c = int(ops[lo, 1])
             keep = [True] * n if float_vidx[c] < 0 else float_valid[float_vidx[c]].tolist()
-            values: list[object] = floats[c].tolist()
+            values: list[Any] = floats[c].tolist()
         else:
             keep = [True] * n
             stack: list[list[int]] = []
@@ -451,11 +453,11 @@ def grouped_aggregate_reference(gids: np.ndarray, ops: np.ndarray, starts: np.nd
             if kind == K_SUM_INT:
                 slot[0] = (0 if slot[0] is None else slot[0]) + v
             elif kind == K_SUM_FLOAT:  # onto 0.0 like the kernel (so -0.0 becomes 0.0)
-                slot[0] = (0.0 if slot[0] is None else slot[0]) + float(v)  # type: ignore[arg-type]
+                slot[0] = (0.0 if slot[0] is None else slot[0]) + float(v)
             else:
                 best = slot[0]
                 low = kind in (K_MIN_INT, K_MIN_FLOAT)
-                if best is None or v != v or (v < best if low else v > best):  # type: ignore[operator]  # noqa: PLR0124
+                if best is None or v != v or (v < best if low else v > best):  # noqa: PLR0124
                     slot[0] = v
         out.append({g: (v, c) for g, (v, c) in acc.items()})
     return out
