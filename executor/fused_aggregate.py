@@ -1,4 +1,4 @@
-"""The fused path of a global aggregate (no GROUP BY): one nogil kernel pass per batch.
+"""The fused path of an aggregate: one nogil kernel pass per batch for every call.
 
 `FusedGlobalAggregate.of(plan)` accepts an aggregate without group keys whose every call is
 COUNT(*), or COUNT / SUM / AVG / MIN / MAX of an argument built from integer and DECIMAL
@@ -15,6 +15,13 @@ exact totals are Python ints across batches; float sums run in row order from th
 total, like the general SUM kernel. `flush_into` hands the totals to the kernel grouped state
 (executor/grouped_state.py) as one serialized state row, which finalizes them exactly as the
 general path would (result types, AVG division, DECIMAL scales).
+
+`FusedGroupedAggregate` is the same for GROUP BY (TPC-H Q1, SSB Q2-Q4, both phases' update
+side): group ids from the grouped state (`GroupedState.batch_group_ids`), the calls folded by
+`grouped_aggregate` into per-group accumulators that merge into that state row for row
+before it is combined, serialized or finalized. `program_bounds` proves per batch which
+programs cannot reach 2^62 (interval arithmetic on the columns' largest values): those run
+without per-row overflow checks in both kernels.
 """
 
 from __future__ import annotations

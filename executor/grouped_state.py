@@ -5,7 +5,9 @@ kernels (executor/kernels/): keys of fixed-width types or strings, and COUNT / S
 AVG (not DISTINCT) over fixed-width numeric arguments. Each batch's key columns become an int64
 key matrix (strings interned to codes, floats by canonical bits, one validity column per key),
 the `GroupTable` gives a global group id per row, and the update kernels fold the arguments
-into state arrays indexed by group id. `combine` merges a twin's state (parallel partial
+into state arrays indexed by group id (the fused path, executor/fused_aggregate.py, takes
+the group ids from `batch_group_ids`, which hashes only one row per dense key combination,
+and merges its accumulators with `merge_aligned`). `combine` merges a twin's state (parallel partial
 aggregation). `finalize` converts the states into the layout of the registered aggregate
 functions (sql/functions/aggregate.py) and calls their `final`, so results and types are those
 of the numpy path; groups come out ordered by key, like that path.

@@ -2,7 +2,9 @@
 
 Fast path: when every key and aggregate fits the numba kernels (`kernel_supported`), batches
 are folded into a `GroupedState` (executor/grouped_state.py: open-addressing hash table of the
-keys, update kernels per aggregate), whose results equal the numpy path below.
+keys, update kernels per aggregate), whose results equal the numpy path below; when every call
+is a plain numeric one, the fused path (executor/fused_aggregate.py) folds all of a batch's
+calls in one nogil kernel pass instead, into accumulators that merge into that state.
 Numpy path (DISTINCT, object-dtype values, BITMAP/HLL and other aggregates): two-phase, like
 Doris' and DuckDB's aggregates: `sink` factorizes each batch's keys into dense codes (numpy
 `np.unique`, see executor/keys.py), reduces the batch to one partial state row per group
