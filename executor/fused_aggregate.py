@@ -1,4 +1,4 @@
-"""The fused path of a global aggregate (no GROUP BY): one nogil kernel pass per batch.
+"""The fused path of an aggregate: one nogil kernel pass per batch for every call.
 
 `FusedGlobalAggregate.of(plan)` accepts an aggregate without group keys whose every call is
 COUNT(*), or COUNT / SUM / AVG / MIN / MAX of an argument built from integer and DECIMAL
@@ -15,6 +15,13 @@ exact totals are Python ints across batches; float sums run in row order from th
 total, like the general SUM kernel. `flush_into` hands the totals to the kernel grouped state
 (executor/grouped_state.py) as one serialized state row, which finalizes them exactly as the
 general path would (result types, AVG division, DECIMAL scales).
+
+`FusedGroupedAggregate` is the same for GROUP BY (TPC-H Q1, SSB Q2-Q4, both phases' update
+side): group ids from the grouped state (`GroupedState.batch_group_ids`), the calls folded by
+`grouped_aggregate` into per-group accumulators that merge into that state row for row
+before it is combined, serialized or finalized. `program_bounds` proves per batch which
+programs cannot reach 2^62 (interval arithmetic on the columns' largest values): those run
+without per-row overflow checks in both kernels.
 """
 
 from __future__ import annotations
@@ -41,10 +48,13 @@ from executor.kernels.fused_aggregate import (
     OP_NEG,
     OP_SCALE,
     OP_SUB,
+    SPILL,
     global_aggregate,
+    grouped_aggregate,
 )
 from planner.aggregate_phase import AggregateExprs
 from sql.binder.expressions import Arithmetic, Cast, ColumnRef, Expr, Literal, Negate
+from sql.functions.vector import wide_objects
 from storage.batch import Batch, Column
 from storage.types import BIGINT, DOUBLE, LARGEINT, DataType, TypeKind
 
@@ -130,6 +140,64 @@ class _Call:
     type_arg: DataType | None  # the argument's type (None for COUNT(*))
 
 
+@dataclass
+class _Compiled:
+    """Every call's kernel kind and argument program, and the columns the programs read."""
+
+    calls: list[_Call]
+    ops: np.ndarray  # (opcode, operand) rows of all programs
+    starts: np.ndarray  # call a's program is ops[starts[a]:starts[a + 1]]
+    constants: np.ndarray
+    int_columns: list[str]
+    float_columns: list[str]
+
+
+def _compile(plan: AggregateExprs) -> _Compiled | None:
+    """The programs of `plan`'s calls, or None when some call is not of a supported shape."""
+    if not plan.aggregates:
+        return None
+    columns: dict[str, int] = {}
+    floats: dict[str, int] = {}
+    constants: list[int] = []
+    ops: list[tuple[int, int]] = []
+    starts = [0]
+    calls: list[_Call] = []
+    for _, a in plan.aggregates:
+        if a.distinct or a.name not in ("count", "sum", "avg", "min", "max"):
+            return None
+        if not a.args:
+            if a.name != "count":
+                return None
+            calls.append(_Call("count", K_COUNT, None))
+            starts.append(len(ops))
+            continue
+        if len(a.args) != 1:
+            return None
+        arg = a.args[0]
+        t = arg.type
+        if isinstance(arg, ColumnRef) and t.is_float:
+            kind = {"count": K_COUNT, "sum": K_SUM_FLOAT, "avg": K_SUM_FLOAT,
+                    "min": K_MIN_FLOAT, "max": K_MAX_FLOAT}[a.name]
+            ops.append((OP_FCOL, floats.setdefault(arg.name, len(floats))))
+        else:
+            prog = _Program(columns, constants)
+            if not prog.emit(arg) or len(prog.ops) > _MAX_PROGRAM:
+                return None
+            # AVG of a non-DECIMAL argument sums in float64 (executor/grouped_state.py)
+            float_avg = a.name == "avg" and not t.is_decimal
+            kind = {"count": K_COUNT, "sum": K_SUM_INT,
+                    "avg": K_SUM_FLOAT if float_avg else K_SUM_INT,
+                    "min": K_MIN_INT, "max": K_MAX_INT}[a.name]
+            ops.extend(prog.ops)
+        calls.append(_Call(a.name, kind, t))
+        starts.append(len(ops))
+    if any(abs(c) >= 2 ** 62 for c in constants):
+        return None
+    return _Compiled(calls, np.array(ops, np.int64).reshape(-1, 2),
+                     np.array(starts, np.int64), np.array(constants, np.int64),
+                     list(columns), list(floats))
+
+
 class FusedGlobalAggregate:
     """Exact running totals of a global aggregate folded by the fused kernel."""
 
@@ -155,48 +223,13 @@ class FusedGlobalAggregate:
     @staticmethod
     def of(plan: AggregateExprs) -> FusedGlobalAggregate | None:
         """The fused path for `plan`, or None when it does not have the supported shape."""
-        if plan.group_by or not plan.aggregates:
+        if plan.group_by:
             return None
-        columns: dict[str, int] = {}
-        floats: dict[str, int] = {}
-        constants: list[int] = []
-        ops: list[tuple[int, int]] = []
-        starts = [0]
-        calls: list[_Call] = []
-        for _, a in plan.aggregates:
-            if a.distinct or a.name not in ("count", "sum", "avg", "min", "max"):
-                return None
-            if not a.args:
-                if a.name != "count":
-                    return None
-                calls.append(_Call("count", K_COUNT, None))
-                starts.append(len(ops))
-                continue
-            if len(a.args) != 1:
-                return None
-            arg = a.args[0]
-            t = arg.type
-            if isinstance(arg, ColumnRef) and t.is_float:
-                kind = {"count": K_COUNT, "sum": K_SUM_FLOAT, "avg": K_SUM_FLOAT,
-                        "min": K_MIN_FLOAT, "max": K_MAX_FLOAT}[a.name]
-                ops.append((OP_FCOL, floats.setdefault(arg.name, len(floats))))
-            else:
-                prog = _Program(columns, constants)
-                if not prog.emit(arg) or len(prog.ops) > _MAX_PROGRAM:
-                    return None
-                # AVG of a non-DECIMAL argument sums in float64 (executor/grouped_state.py)
-                float_avg = a.name == "avg" and not t.is_decimal
-                kind = {"count": K_COUNT, "sum": K_SUM_INT,
-                        "avg": K_SUM_FLOAT if float_avg else K_SUM_INT,
-                        "min": K_MIN_INT, "max": K_MAX_INT}[a.name]
-                ops.extend(prog.ops)
-            calls.append(_Call(a.name, kind, t))
-            starts.append(len(ops))
-        if any(abs(c) >= 2 ** 62 for c in constants):
+        c = _compile(plan)
+        if c is None:
             return None
-        return FusedGlobalAggregate(
-            plan, calls, np.array(ops, np.int64).reshape(-1, 2), np.array(starts, np.int64),
-            np.array(constants, np.int64), list(columns), list(floats))
+        return FusedGlobalAggregate(plan, c.calls, c.ops, c.starts, c.constants,
+                                    c.int_columns, c.float_columns)
 
     def sink(self, batch: Batch) -> bool:
         """Fold `batch`; False (nothing folded) when the batch must take the general path."""
@@ -210,10 +243,11 @@ class FusedGlobalAggregate:
         sum_kinds = self._kinds == K_SUM_INT
         sums[sum_kinds] = 0  # integer sums are batch-local, added to the exact totals
         fvals, has, counts = self.fvals.copy(), self.has.copy(), np.zeros(k, np.int64)
-        status = global_aggregate(self._ops, self._starts, self._kinds, self._constants,
-                                  ints, int_valid, int_vidx, int_wide, floats, float_valid,
-                                  float_vidx,
-                                  sums, fvals, has, counts)
+        safe, value_bounds = program_bounds(self._ops, self._starts, self._constants,
+                                            _max_abs(ints))
+        status = global_aggregate(self._ops, self._starts, self._kinds, self._constants, safe,
+                                  value_bounds, ints, int_valid, int_vidx, int_wide, floats,
+                                  float_valid, float_vidx, sums, fvals, has, counts)
         if status != OK:
             return False
         for a in np.flatnonzero(sum_kinds).tolist():
@@ -270,3 +304,169 @@ def _matrix(batch: Batch, names: list[str], dtype: type[np.generic], n: int
             masks.append(col.validity)
     valid = np.array(masks, np.bool_) if masks else np.ones((0, n), np.bool_)
     return values, valid, vidx, wide
+
+
+class FusedGroupedAggregate:
+    """Per-group accumulators of a GROUP BY folded by the fused kernel.
+
+    Group ids are the grouped state's (`GroupedState.batch_group_ids`: its table and key
+    columns), so `flush_into` merges the accumulators into that state row for row, without
+    hashing the keys again. Rows are (aggregates x groups) arrays that grow with the table;
+    exact int64 sums move into Python ints (`_spill`) when their bound would reach 2^62.
+    """
+
+    def __init__(self, plan: AggregateExprs, compiled: _Compiled) -> None:
+        self.plan = plan
+        self._c = compiled
+        self._kinds = np.array([c.kind for c in compiled.calls], np.int64)
+        self._int_sums = np.flatnonzero(self._kinds == K_SUM_INT).tolist()
+        self._reset(0)
+
+    def _reset(self, cap: int) -> None:
+        k = len(self._c.calls)
+        self.isums = np.zeros((k, cap), np.int64)
+        self.fvals = np.zeros((k, cap), np.float64)
+        self.counts = np.zeros((k, cap), np.int64)
+        self.bounds = np.zeros(k, np.float64)
+        self.spills: dict[int, np.ndarray] = {}  # aggregate -> exact sums moved out (objects)
+        self.groups = 0
+
+    @staticmethod
+    def of(plan: AggregateExprs) -> FusedGroupedAggregate | None:
+        """The fused path for `plan` (with GROUP BY), or None when it does not fit."""
+        if not plan.group_by:
+            return None
+        c = _compile(plan)
+        if c is None:
+            return None
+        for call in c.calls:  # MIN / MAX states keep the argument's own integer type
+            if call.kind in (K_MIN_INT, K_MAX_INT):
+                assert call.type_arg is not None
+                if np.dtype(call.type_arg.numpy_dtype).kind != "i":
+                    return None
+        return FusedGroupedAggregate(plan, c)
+
+    def _grow(self, groups: int) -> None:
+        cap = self.isums.shape[1]
+        if groups > cap:
+            new = max(groups, 2 * cap, 16)
+            for name in ("isums", "fvals", "counts"):
+                old = getattr(self, name)
+                arr = np.zeros((old.shape[0], new), old.dtype)
+                arr[:, :cap] = old
+                setattr(self, name, arr)
+            for a, spill in self.spills.items():
+                grown = np.zeros(new, object)
+                grown[:] = 0
+                grown[: len(spill)] = spill
+                self.spills[a] = grown
+        self.groups = max(self.groups, groups)
+
+    def _spill(self) -> None:
+        """Move the exact int64 sums into Python ints and restart them (and their bounds)."""
+        cap = self.isums.shape[1]
+        for a in self._int_sums:
+            spill = self.spills.get(a)
+            if spill is None:
+                spill = np.zeros(cap, object)
+                spill[:] = 0
+            self.spills[a] = spill + wide_objects(self.isums[a])
+            self.isums[a] = 0
+            self.bounds[a] = 0.0
+
+    def sink(self, grouped: GroupedState, keys: list[Column], batch: Batch) -> int:
+        """Fold `batch` (its key columns evaluated): the number of leading rows folded; the
+        rest (an int64 bound was reached) must take the general path."""
+        n = batch.num_rows
+        if n == 0:
+            return 0
+        gids = grouped.batch_group_ids(keys, n)
+        self._grow(grouped.groups)
+        c = self._c
+        ints, int_valid, int_vidx, int_wide = _matrix(batch, c.int_columns, np.int64, n)
+        floats, float_valid, float_vidx, _ = _matrix(batch, c.float_columns, np.float64, n)
+        safe, value_bounds = program_bounds(c.ops, c.starts, c.constants, _max_abs(ints))
+        start = 0
+        while True:
+            status, done = grouped_aggregate(
+                gids, start, c.ops, c.starts, self._kinds, c.constants, safe, value_bounds,
+                ints, int_valid, int_vidx, int_wide, floats, float_valid, float_vidx,
+                self.isums, self.fvals, self.counts, self.bounds)
+            if status != SPILL:
+                return done
+            self._spill()
+            start = done
+
+    def nbytes(self) -> int:
+        arrays = (self.isums, self.fvals, self.counts)
+        return int(sum(a.nbytes for a in arrays) + 8 * sum(len(s) for s in self.spills.values()))
+
+    def flush_into(self, grouped: GroupedState) -> None:
+        """Merge the accumulators into `grouped` (whose groups 0.. they are) and start over."""
+        g = self.groups
+        if g == 0:
+            return
+        cols: list[Column] = []
+        for a, call in enumerate(self._c.calls):
+            has = self.counts[a, :g] > 0
+            if call.name in ("min", "max"):
+                t = call.type_arg
+                assert t is not None
+                float_kind = call.kind in (K_MIN_FLOAT, K_MAX_FLOAT)
+                value = self.fvals[a, :g] if float_kind else self.isums[a, :g]
+                cols.append(Column(t, value.astype(t.numpy_dtype), has))
+            if call.name in ("sum", "avg"):
+                if call.kind == K_SUM_FLOAT:
+                    cols.append(Column(DOUBLE, self.fvals[a, :g].copy(), has))
+                elif a in self.spills:
+                    total = self.spills[a][:g] + wide_objects(self.isums[a, :g])
+                    cols.append(Column(LARGEINT, total, has))
+                else:
+                    cols.append(Column(BIGINT, self.isums[a, :g].copy(), has))
+            if call.name in ("count", "avg"):
+                cols.append(Column(BIGINT, self.counts[a, :g].copy()))
+        grouped.merge_aligned(cols)
+        self._reset(0)
+
+
+def _max_abs(ints: np.ndarray) -> list[int]:
+    """The largest |value| of every row of an int64 matrix (0 for no columns)."""
+    if ints.shape[1] == 0:
+        return [0] * ints.shape[0]
+    lows, highs = ints.min(axis=1).tolist(), ints.max(axis=1).tolist()
+    return [max(-lo, hi) for lo, hi in zip(lows, highs)]
+
+
+def program_bounds(ops: np.ndarray, starts: np.ndarray, constants: np.ndarray,
+                   column_bounds: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(safe, value bound) per aggregate program, by interval arithmetic on exact integers
+    from the columns' largest |value| (NULL rows' placeholders included, so the bounds only
+    get looser): safe when no intermediate can reach 2^62, which lets the kernel skip the
+    per-row overflow checks of that program."""
+    k = len(starts) - 1
+    safe = np.zeros(k, np.bool_)
+    value_bounds = np.zeros(k, np.float64)
+    limit = 2 ** 62
+    for a in range(k):
+        stack: list[int] = []
+        ok = True
+        for op, arg in ops[starts[a]: starts[a + 1]].tolist():
+            if op == OP_FCOL:
+                ok = False
+                break
+            if op == OP_COL:
+                stack.append(column_bounds[arg])
+            elif op == OP_CONST:
+                stack.append(abs(int(constants[arg])))
+            elif op == OP_SCALE:
+                stack.append(stack.pop() * 10 ** arg)
+            elif op != OP_NEG:
+                r, left = stack.pop(), stack.pop()
+                stack.append(left * r if op == OP_MUL else left + r)
+            if stack[-1] >= limit:
+                ok = False
+                break
+        if ok and stack:
+            safe[a] = True
+            value_bounds[a] = float(stack[-1])
+    return safe, value_bounds

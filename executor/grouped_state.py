@@ -5,7 +5,9 @@ kernels (executor/kernels/): keys of fixed-width types or strings, and COUNT / S
 AVG (not DISTINCT) over fixed-width numeric arguments. Each batch's key columns become an int64
 key matrix (strings interned to codes, floats by canonical bits, one validity column per key),
 the `GroupTable` gives a global group id per row, and the update kernels fold the arguments
-into state arrays indexed by group id. `combine` merges a twin's state (parallel partial
+into state arrays indexed by group id (the fused path, executor/fused_aggregate.py, takes
+the group ids from `batch_group_ids`, which hashes only one row per dense key combination,
+and merges its accumulators with `merge_aligned`). `combine` merges a twin's state (parallel partial
 aggregation). `finalize` converts the states into the layout of the registered aggregate
 functions (sql/functions/aggregate.py) and calls their `final`, so results and types are those
 of the numpy path; groups come out ordered by key, like that path.
@@ -24,6 +26,7 @@ from executor.kernels.aggregates import (
     min_update,
     sum_update,
 )
+from executor.kernels.fused_aggregate import first_rows
 from executor.kernels.hash_table import GroupTable, StringDict
 from executor.keys import group_codes
 from executor.memory import column_bytes
@@ -41,6 +44,9 @@ _MAX_REMAPS = 256  # dictionaries remembered per key (one per segment scanned, t
 # dictionary entry: smaller batches (a selective scan's one batch per segment) intern their
 # rows' strings directly, which takes fewer steps than building the array.
 _ROWS_PER_ENTRY = 8
+# The fused path looks groups up by dense key combination while they number at most
+# max(batch rows, this): the lookup array then costs no more than a pass over the rows.
+_DENSE_MIN = 4096
 # which aggregates this state runs is part of the plan (it decides aggregate phases)
 kernel_supported = kernel_state_supported
 
@@ -400,6 +406,76 @@ class GroupedState:
             self._key_bytes += sum(column_bytes(c) for c in part)
         return gids
 
+    def batch_group_ids(self, keys: list[Column], n: int) -> np.ndarray:
+        """The group id of every row of a batch's key columns (inserting new groups): what
+        `sink` uses, for the fused path (executor/fused_aggregate.py), which folds the rows.
+
+        When every key has a small dense code per row (a DictColumn's dictionary entry, a
+        string's code in this state's StringDict, an integer's offset from the batch's
+        minimum; NULL one more code) and their combinations number at most
+        max(rows, `_DENSE_MIN`), only the first row of each combination present goes through
+        the hash table; the other rows look their group up by combination (no key matrix,
+        no hashing per row). Otherwise every row goes through the table."""
+        self.rows += n
+        dense = self._dense_codes(keys, n)
+        if dense is None:
+            return self._group_ids(keys, n)
+        combos, size = dense
+        first = first_rows(combos, size)
+        present = np.flatnonzero(first >= 0)
+        # in row order, so new groups are numbered as the hash table numbers them (first
+        # seen first): finalize checks the groups' results (e.g. overflow) in that order
+        by_row = np.argsort(first[present])
+        present = present[by_row]
+        reps = first[present]
+        lookup = np.zeros(size, np.int64)
+        lookup[present] = self._group_ids([k.take(reps) for k in keys], len(reps))
+        return lookup[combos]
+
+    def _dense_codes(self, keys: list[Column], n: int) -> tuple[np.ndarray, int] | None:
+        """(combination code per row, number of combinations), or None when some key has no
+        small dense code or the combinations are too many."""
+        limit = max(n, _DENSE_MIN)
+        parts: list[tuple[np.ndarray, int]] = []
+        size = 1
+        for j, col in enumerate(keys):
+            valid = col.validity
+            if valid is not None and valid.all():
+                valid = None
+            if isinstance(col, DictColumn):
+                codes, card = col.codes, len(col.dictionary)
+            elif col.offsets is not None:
+                d = self.dicts[j]
+                assert d is not None
+                codes = d.codes(col.offsets, col.data)
+                card = d.count
+            elif col.data.dtype.kind in "ib" or (col.data.dtype.kind == "u"
+                                                 and col.data.dtype.itemsize < 8):
+                data = col.data
+                live = data if valid is None else data[valid]
+                if len(live) == 0:
+                    codes, card = np.zeros(n, np.int64), 1
+                else:
+                    low, high = int(live.min()), int(live.max())
+                    card = high - low + 1
+                    if card > limit:
+                        return None
+                    codes = data.astype(np.int64) - low
+            else:
+                return None
+            if valid is not None:
+                codes = np.where(valid, codes, card)
+                card += 1
+            size *= card
+            if size > limit:
+                return None
+            parts.append((codes, card))
+        combos = np.zeros(n, np.int64)
+        for codes, card in parts:
+            combos *= card
+            combos += codes
+        return combos, size
+
     def sink(self, keys: list[Column], args: list[Column | None], n: int) -> None:
         """Fold one batch: its key columns and each aggregate's argument (None for COUNT(*))."""
         if n == 0:
@@ -458,9 +534,21 @@ class GroupedState:
         cols = list(batch.columns)
         nkeys = len(self.plan.group_by)
         self.rows += n
-        gids = self._group_ids(cols[:nkeys], n)
+        self._merge_states(self._group_ids(cols[:nkeys], n), cols[nkeys:])
+
+    def merge_aligned(self, cols: list[Column]) -> None:
+        """Merge aggregate state columns (laid out as `to_batch` writes them after the keys)
+        whose row g is a state of this table's group g (the fused path's accumulators)."""
+        n = len(cols[0])
+        if n == 0:
+            return
+        self.rows += n
+        self._merge_states(np.arange(n, dtype=np.int64), cols)
+
+    def _merge_states(self, gids: np.ndarray, cols: list[Column]) -> None:
+        n = len(gids)
         groups = self.groups
-        at = nkeys
+        at = 0
         for agg in self.aggs:
             width = len(_state_suffixes(agg.name))
             agg.grow(groups)

@@ -2,7 +2,9 @@
 
 Fast path: when every key and aggregate fits the numba kernels (`kernel_supported`), batches
 are folded into a `GroupedState` (executor/grouped_state.py: open-addressing hash table of the
-keys, update kernels per aggregate), whose results equal the numpy path below.
+keys, update kernels per aggregate), whose results equal the numpy path below; when every call
+is a plain numeric one, the fused path (executor/fused_aggregate.py) folds all of a batch's
+calls in one nogil kernel pass instead, into accumulators that merge into that state.
 Numpy path (DISTINCT, object-dtype values, BITMAP/HLL and other aggregates): two-phase, like
 Doris' and DuckDB's aggregates: `sink` factorizes each batch's keys into dense codes (numpy
 `np.unique`, see executor/keys.py), reduces the batch to one partial state row per group
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from executor.compile import compile_column
-from executor.fused_aggregate import FusedGlobalAggregate
+from executor.fused_aggregate import FusedGlobalAggregate, FusedGroupedAggregate
 from executor.grouped_state import GroupedState, kernel_supported
 from executor.keys import column_codes, group_codes
 from executor.memory import column_bytes
@@ -75,6 +77,9 @@ class HashAggregate(SinkOperator):
         # a global aggregate of plain numeric arguments folds batches in one fused kernel
         # pass (executor/fused_aggregate.py) and hands its totals to `_grouped` at the end
         self._fused = FusedGlobalAggregate.of(plan) if self._grouped is not None else None
+        # with GROUP BY the same kernel folds every aggregate of a batch per group id
+        self._fused_grouped = FusedGroupedAggregate.of(plan) if self._grouped is not None \
+            else None
 
     def open(self, ctx: ExecContext) -> None:
         super().open(ctx)
@@ -92,12 +97,30 @@ class HashAggregate(SinkOperator):
         if self._fused is not None:
             assert self._grouped is not None
             self._fused.flush_into(self._grouped)
+        if self._fused_grouped is not None:
+            assert self._grouped is not None
+            self._fused_grouped.flush_into(self._grouped)
 
     def sink(self, batch: Batch) -> None:
         if self._fused is not None and self._fused.sink(batch):
             return  # else (an int64 bound was reached) the batch takes the general path
         n = batch.num_rows
         keys = [fn(batch) for fn in self._key_fns]
+        fused = self._fused_grouped
+        if fused is not None and n:
+            assert self._grouped is not None
+            done = fused.sink(self._grouped, keys, batch)
+            if done == n:
+                self.ctx.memory.set(self, "HashAggregate",
+                                    self._grouped.nbytes() + fused.nbytes())
+                return
+            # an int64 bound was reached: the rest of this batch and every later one take the
+            # general path, after the accumulators (so float sums stay in row order)
+            fused.flush_into(self._grouped)
+            self._fused_grouped = None
+            batch = batch.slice(done, n)
+            keys = [k.slice(done, n) for k in keys]
+            n = batch.num_rows
         if self._grouped is not None:
             args = [fn(batch) if fn is not None else None for fn in self._arg_fns]
             self._grouped.sink(keys, args, n)
