@@ -98,6 +98,8 @@ def _pairs(t: DataType, value: object) -> list[tuple[object, object]]:
 
 def _struct_tree(t: DataType, value: object) -> Tree:
     names = t.field_names
+    if isinstance(value, StructValue):
+        value = list(value.values())
     if isinstance(value, (Mapping, _Pairs)):
         lower = {str(key).lower(): v for key, v in value.items()}
         unknown = set(lower) - {n.lower() for n in names}
@@ -135,8 +137,14 @@ def python_value(t: DataType, tree: Tree) -> object:
         key_t, val_t = t.children
         return {python_value(key_t, kk): python_value(val_t, vv) for kk, vv in tree}
     if k is TypeKind.STRUCT:
-        return {n: python_value(c, v) for n, c, v in zip(t.field_names, t.children, tree)}
+        return StructValue(
+            (n, python_value(c, v)) for n, c, v in zip(t.field_names, t.children, tree))
     return t.to_python(tree)
+
+
+class StructValue(dict):
+    """A STRUCT value read from a cell: its fields by name, in declaration order. Converting
+    it to another STRUCT type goes by position, as Doris casts struct to struct."""
 
 
 # ---- Doris text ---------------------------------------------------------------------------
