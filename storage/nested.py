@@ -189,6 +189,9 @@ def parse_text(t: DataType, text: str) -> object:
     return value
 
 
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+
+
 class _TextParser:
     """Recursive descent over Doris' nested text: brackets, braces, quoted and bare scalars."""
 
@@ -271,8 +274,7 @@ class _TextParser:
         while self.pos < len(self.text):
             ch = self.text[self.pos]
             if ch == "\\" and self.pos + 1 < len(self.text):
-                out.append(self.text[self.pos + 1])
-                self.pos += 2
+                out.append(self._escape())
                 continue
             if ch == quote:
                 self.pos += 1
@@ -280,6 +282,30 @@ class _TextParser:
             out.append(ch)
             self.pos += 1
         raise self._fail()
+
+    def _escape(self) -> str:
+        """A backslash escape (JSON's, as a JSON load hands nested values over as text)."""
+        nxt = self.text[self.pos + 1]
+        hex_digits = self.text[self.pos + 2:self.pos + 6]
+        if nxt == "u" and len(hex_digits) == 4:
+            try:
+                code = int(hex_digits, 16)
+            except ValueError:
+                code = -1
+            if code >= 0:
+                self.pos += 6
+                low = self.text[self.pos:self.pos + 6]
+                if 0xD800 <= code < 0xDC00 and low.startswith("\\u"):  # surrogate pair
+                    try:
+                        code2 = int(low[2:], 16)
+                    except ValueError:
+                        code2 = -1
+                    if 0xDC00 <= code2 < 0xE000:
+                        self.pos += 6
+                        return chr(0x10000 + ((code - 0xD800) << 10) + (code2 - 0xDC00))
+                return chr(code)
+        self.pos += 2
+        return _ESCAPES.get(nxt, nxt)
 
     def _bare(self) -> object:
         start = self.pos
