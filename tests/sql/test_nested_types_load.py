@@ -110,3 +110,23 @@ def test_bad_nested_value_strict_and_not(server, table, tmp_path):
     assert body["NumberFilteredRows"] == 1
     _ok(curl_load(server, table, "t", path, "format: json", "read_json_by_line: true"))
     assert _select(server, table) == [(1, None, None, None, None)]
+
+
+def test_flight_sql_returns_arrow_nested_types(tmp_path_factory):
+    """ADBC's Flight SQL driver reads list / map / struct arrays equal to the loaded values."""
+    from support.flight_sql import adbc_connect
+    from support.server import ServerProcess
+
+    with ServerProcess(tmp_path_factory.mktemp("nested-flight"), backends=1,
+                       extra_args=("--arrow-flight-sql-port", "0")) as srv:
+        with srv.connect() as c, c.cursor() as cur:
+            cur.execute("CREATE DATABASE nf")
+            cur.execute(_DDL.format(name="nf.t"))
+            cur.execute("INSERT INTO nf.t VALUES "
+                        "(1, [1, NULL, 3], {'x': 1.5, 'y': NULL}, {1, 'é'}, [1.25]), "
+                        "(2, [], {}, {NULL, NULL}, []), (3, NULL, NULL, NULL, NULL)")
+        with adbc_connect(srv.flight_port) as conn, conn.cursor() as cur:
+            cur.execute("SELECT k, a, m, s, d FROM nf.t ORDER BY k")
+            table = cur.fetch_arrow_table()
+    assert table.schema == ARROW_SCHEMA
+    assert table.to_pylist() == _arrow_table().to_pylist()
