@@ -58,6 +58,12 @@ def arrow_type(st: T.DataType) -> pa.DataType:
         return pa.timestamp("us", tz="UTC")
     if isinstance(st, T.BinaryType):
         return pa.binary()
+    if isinstance(st, T.ArrayType):  # nested: Arrow list / map / struct of the elements
+        return pa.list_(arrow_type(st.elementType))
+    if isinstance(st, T.MapType):
+        return pa.map_(arrow_type(st.keyType), arrow_type(st.valueType))
+    if isinstance(st, T.StructType):
+        return pa.struct([pa.field(f.name, arrow_type(f.dataType)) for f in st.fields])
     return pa.string()
 
 

@@ -9,8 +9,9 @@ BITMAP and HLL: BinaryType, the serialized value (read with bitmap_to_base64 / h
 decoded on the executor), which a write loads back unchanged. spark-doris-connector reads
 them as a placeholder string instead; its `doris.read.bitmap-to-string` /
 `doris.read.bitmap-to-base64` give a BITMAP column as StringType (`1,2,3` / base64 text) here
-as there. The nested types (ARRAY, MAP, STRUCT) are refused with the column's name: ShaleDB
-tables have none.
+as there. ARRAY<T> / MAP<K,V> / STRUCT<f:T,..> are ArrayType / MapType / StructType of the
+element types (from `_schema`'s `full_type`, e.g. `ARRAY<DECIMAL(10,2)>`), read through Flight
+SQL as Arrow list / map / struct arrays and written through Arrow Stream Load.
 
 Write (Spark -> Doris) accepts a Spark type when every value of it fits the column (or the
 load converts it, as strings into numbers); `check_write_schema` names the first column that
@@ -57,8 +58,53 @@ def spark_type(prop: dict[str, Any], bitmap_as_text: bool = False) -> T.DataType
         return T.DecimalType(int(prop.get("precision", 38)), int(prop.get("scale", 0)))
     if name in _SIMPLE:
         return _SIMPLE[name]
+    if name in NESTED_TYPES and prop.get("full_type"):
+        return nested_spark_type(str(prop["full_type"]))
     raise SchemaMismatch(f"column `{prop['name']}`: Doris type {name} is not supported by the "
                          "shaledb Spark data source yet (leave it out with doris.read.field)")
+
+
+NESTED_TYPES = ("ARRAY", "MAP", "STRUCT")
+
+
+def _split_top(text: str) -> list[str]:
+    """`a,b<c,d>,e(1,2)` -> ['a', 'b<c,d>', 'e(1,2)']: commas outside <..> and (..)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "<("
+        depth -= ch in ">)"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def nested_spark_type(text: str) -> T.DataType:
+    """A Doris type as DESC prints it (`ARRAY<INT>`, `MAP<TEXT,DECIMAL(10,2)>`,
+    `STRUCT<f1:INT,f2:ARRAY<TEXT>>`, or a scalar) -> the Spark type (elements nullable)."""
+    text = text.strip()
+    lt = text.find("<")
+    if lt > 0 and text.endswith(">"):
+        name, inner = text[:lt].strip().upper(), text[lt + 1:-1]
+        parts = _split_top(inner)
+        if name == "ARRAY" and len(parts) == 1:
+            return T.ArrayType(nested_spark_type(parts[0]), True)
+        if name == "MAP" and len(parts) == 2:
+            return T.MapType(nested_spark_type(parts[0]), nested_spark_type(parts[1]), True)
+        if name == "STRUCT":
+            fields = [p.split(":", 1) for p in parts]
+            return T.StructType([T.StructField(n.strip(), nested_spark_type(t), True)
+                                 for n, t in fields])
+        raise SchemaMismatch(f"unknown nested type {text}")
+    base, _, params = text.partition("(")
+    name = base.strip().upper()
+    args = [int(a) for a in params.rstrip(")").split(",") if a.strip()] if params else []
+    if name in _DECIMALS:
+        return T.DecimalType(*(args or [9, 0])) if len(args) != 1 else T.DecimalType(args[0], 0)
+    if name in _SIMPLE:
+        return _SIMPLE[name]
+    raise SchemaMismatch(f"Doris type {text} is not supported by the shaledb Spark data source")
 
 
 def spark_schema(props: list[dict[str, Any]], fields: tuple[str, ...] = (),
@@ -117,7 +163,10 @@ def _fits(doris: str, prop: dict[str, Any], st: T.DataType) -> bool:
         return isinstance(st, (T.DateType, T.TimestampType, T.TimestampNTZType))
     if doris in ("CHAR", "VARCHAR", "STRING", "TEXT", "JSON", "JSONB"):
         return not isinstance(st, (T.ArrayType, T.MapType, T.StructType, T.BinaryType))
-    return False  # ARRAY, MAP, STRUCT: ShaleDB tables have none
+    if doris in NESTED_TYPES:  # the same kind of nested value (elements convert in the load)
+        return isinstance(st, {"ARRAY": T.ArrayType, "MAP": T.MapType,
+                               "STRUCT": T.StructType}[doris])
+    return False
 
 
 def check_write_schema(props: list[dict[str, Any]], schema: T.StructType, table: str,
