@@ -247,3 +247,19 @@ def test_compaction_keeps_nested_values(server, make_db):
             time.sleep(0.1)
         cur.execute("SELECT * FROM u ORDER BY k")
         assert cur.fetchall() == before
+
+
+def test_prepared_statement_binary_protocol(server, nested_db):
+    """Server-side prepared statements (binary result rows) carry the same Doris text."""
+    import mysql.connector
+
+    conn = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
+                                   database=nested_db)
+    try:
+        cur = conn.cursor(prepared=True)
+        cur.execute("SELECT a, m, s FROM t WHERE k = ?", (1,))
+        row = [v.decode() if isinstance(v, (bytes, bytearray)) else v for v in cur.fetchone()]
+        assert row == ["[1, 2, null]", '{"a":1, "b":null}', '{"f1":1, "f2":"x"}']
+        cur.close()
+    finally:
+        conn.close()
