@@ -195,3 +195,101 @@ def _doris_spelling(prop: dict[str, Any]) -> str:
     if name in _DECIMALS:
         return f"DECIMAL({prop.get('precision')},{prop.get('scale')})"
     return name
+
+
+# ---- nested values from Doris' text (reads over the MySQL protocol) --------------------------
+def nested_from_text(st: T.DataType, text: str | None) -> Any:
+    """Doris' text of an ARRAY / MAP / STRUCT value (`[1, null]`, `{"k":1}`, `{"f1":1}`) as the
+    Python value Spark's Arrow conversion takes for `st` (list, list of pairs, dict)."""
+    if text is None:
+        return None
+    parser = _DorisText(text)
+    return _typed(st, parser.value())
+
+
+class _Pairs(list):
+    """`{k:v, ..}` read from text: a MAP's entries or a STRUCT's fields by name."""
+
+
+class _DorisText:
+    """Recursive descent over Doris' nested text: [..], {..}, "quoted" and bare scalars."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos = text, 0
+
+    def _space(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def value(self) -> Any:
+        self._space()
+        ch = self.text[self.pos:self.pos + 1]
+        if ch in ("[", "{"):
+            return self._items("]" if ch == "[" else "}")
+        if ch in ('"', "'"):
+            end = self.text.index(ch, self.pos + 1)
+            out = self.text[self.pos + 1:end]
+            self.pos = end + 1
+            return out
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in ",]}:":
+            self.pos += 1
+        token = self.text[start:self.pos].strip()
+        return None if token == "null" else _Bare(token)
+
+    def _items(self, close: str) -> Any:
+        self.pos += 1
+        values: list[Any] = []
+        pairs = _Pairs()
+        self._space()
+        if self.text[self.pos:self.pos + 1] == close:
+            self.pos += 1
+            return pairs if close == "}" else values
+        while True:
+            item = self.value()
+            self._space()
+            if self.text[self.pos:self.pos + 1] == ":":
+                self.pos += 1
+                pairs.append((item, self.value()))
+                self._space()
+            else:
+                values.append(item)
+            ch = self.text[self.pos:self.pos + 1]
+            self.pos += 1
+            if ch == close:
+                return pairs if pairs else values
+            if ch != ",":
+                raise ValueError(f"not a Doris nested value: {self.text[:60]}")
+
+
+class _Bare(str):
+    """An unquoted scalar token (a number or boolean)."""
+
+
+def _typed(st: T.DataType, v: Any) -> Any:
+    import datetime as _dt
+    from decimal import Decimal
+
+    if v is None:
+        return None
+    if isinstance(st, T.ArrayType):
+        return [_typed(st.elementType, x) for x in v]
+    if isinstance(st, T.MapType):
+        return [(_typed(st.keyType, k), _typed(st.valueType, x)) for k, x in v]
+    if isinstance(st, T.StructType):
+        by_name = {str(k).lower(): x for k, x in v} if isinstance(v, _Pairs) else \
+            {f.name.lower(): x for f, x in zip(st.fields, v)}
+        return {f.name: _typed(f.dataType, by_name.get(f.name.lower())) for f in st.fields}
+    if isinstance(st, T.BooleanType):
+        return str(v).lower() in ("1", "true")
+    if isinstance(st, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return int(v)
+    if isinstance(st, (T.FloatType, T.DoubleType)):
+        return float(v)
+    if isinstance(st, T.DecimalType):
+        return Decimal(str(v))
+    if isinstance(st, T.DateType):
+        return _dt.date.fromisoformat(str(v))
+    if isinstance(st, (T.TimestampNTZType, T.TimestampType)):
+        return _dt.datetime.fromisoformat(str(v))
+    return str(v)

@@ -1,6 +1,7 @@
 """ARRAY / MAP / STRUCT columns through the `shaledb` data source on local[2]: Spark's
 ArrayType / MapType / StructType written with Arrow Stream Load (two-phase, one commit) and read
-back through Flight SQL, equal to the DataFrame written and to what pymysql reads as Doris text.
+back through Flight SQL (and over the MySQL protocol, parsing Doris' text), equal to the
+DataFrame written and to what pymysql reads as Doris text.
 A DataFrame column of another kind than the table's is refused before any data moves."""
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ def test_spark_round_trip(spark, fsrv: ServerProcess) -> None:
         [(f.name, f.dataType) for f in SCHEMA.fields]
     got = sorted((_normal(r) for r in read.collect()), key=lambda r: r[0])
     assert got == [_normal(r) for r in ROWS]
+    # the same read over the MySQL protocol parses Doris' text back into Spark's types
+    via_mysql = spark.read.format("shaledb").options(
+        **_opts(fsrv), **{"doris.read.mode": "thrift"}).load()
+    assert sorted((_normal(r) for r in via_mysql.collect()), key=lambda r: r[0]) == got
 
 
 def test_spark_write_refuses_another_kind(spark, fsrv: ServerProcess) -> None:
