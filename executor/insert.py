@@ -160,7 +160,9 @@ def check_object_type(col: ColumnMeta, source: DataType) -> None:
     kind = col.type.kind
     if col.type.is_nested or source.is_nested:
         # nested cells come from a value of the same nested kind or from Doris' text form
-        if source.kind is not kind and not (col.type.is_nested and source.is_string):
+        by_name = kind is TypeKind.STRUCT and source.kind is TypeKind.MAP  # {'f1': 1, ..}
+        if source.kind is not kind and not (col.type.is_nested and source.is_string) \
+                and not by_name:
             raise DorisError(
                 f"can not cast from origin type {source.sql().upper()} to target type="
                 f"{col.type.sql().upper()}, column={col.name}"

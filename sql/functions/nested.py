@@ -346,7 +346,9 @@ def cast_nested(v: Vec, target: DataType) -> Vec:
             return scalar_out(target if target.is_string else STRING, texts)
         raise DorisError(f"can not cast from origin type {src.sql().upper()} to target type="
                          f"{target.sql().upper()}")
-    if not (src.is_nested or src.is_string) or (src.is_nested and src.kind is not target.kind):
+    by_name = src.kind is TypeKind.MAP and target.kind is TypeKind.STRUCT  # {'f1': 1, ..}
+    if not (src.is_nested or src.is_string) or (
+            src.is_nested and src.kind is not target.kind and not by_name):
         raise DorisError(f"can not cast from origin type {src.sql().upper()} to target type="
                          f"{target.sql().upper()}")
     out: list[Any] = []

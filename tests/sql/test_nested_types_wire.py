@@ -105,6 +105,17 @@ def test_element_access_and_functions(server, nested_db):
                  ) == [(1,), (4,)]
 
 
+def test_struct_from_map_literal_by_field_name(server, make_db):
+    """`{'f1': 1, 'f2': 'x'}` fills a STRUCT column by field name (a missing field is NULL)."""
+    db = make_db("nested_sm")
+    with server.connect(db) as c, c.cursor() as cur:
+        cur.execute("CREATE TABLE s (k INT, s STRUCT<f1:INT, f2:STRING>) DUPLICATE KEY(k) "
+                    "DISTRIBUTED BY HASH(k) BUCKETS 1")
+        cur.execute("INSERT INTO s VALUES (1, {'f1': 1, 'f2': 'x'}), (2, {'f2': 'y'})")
+        cur.execute("SELECT * FROM s ORDER BY k")
+        assert cur.fetchall() == ((1, '{"f1":1, "f2":"x"}'), (2, '{"f1":null, "f2":"y"}'))
+
+
 def test_casts(server, nested_db):
     assert _rows(server, nested_db,
                  "SELECT CAST('[1, 2]' AS ARRAY<INT>), CAST([1, 2] AS STRING), "
