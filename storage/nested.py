@@ -294,10 +294,11 @@ class _TextParser:
                 code = -1
             if code >= 0:
                 self.pos += 6
-                low = self.text[self.pos:self.pos + 6]
-                if 0xD800 <= code < 0xDC00 and low.startswith("\\u"):  # surrogate pair
+                marker = self.text[self.pos:self.pos + 2]
+                low_digits = self.text[self.pos + 2:self.pos + 6]
+                if 0xD800 <= code < 0xDC00 and marker == "\\u":  # surrogate pair
                     try:
-                        code2 = int(low[2:], 16)
+                        code2 = int(low_digits, 16)
                     except ValueError:
                         code2 = -1
                     if 0xDC00 <= code2 < 0xE000:
