@@ -68,9 +68,13 @@ def physical_tree(t: DataType, value: object) -> Tree:
         return None
     k = t.kind
     if k is TypeKind.ARRAY:
-        if isinstance(value, (str, bytes, Mapping, _Pairs)) or not isinstance(value, Iterable):
+        if type(value) is not list and (isinstance(value, (str, bytes, Mapping, _Pairs))
+                                        or not isinstance(value, Iterable)):
             raise TypeError_(f"'{_short(value)}' is not a valid {t.sql().upper()}")
         child = t.children[0]
+        if not child.is_nested:  # the common case: one converter, no recursion per element
+            convert = _scalar_converter(child)
+            return [None if v is None else convert(v) for v in value]
         return [physical_tree(child, v) for v in value]
     if k is TypeKind.MAP:
         key_t, val_t = t.children
@@ -182,6 +186,9 @@ def _format(t: DataType, tree: Tree) -> str:
     k = t.kind
     if k is TypeKind.ARRAY:
         child = t.children[0]
+        if not child.is_nested:  # one formatter for all elements, no recursion per element
+            fmt = _scalar_formatter(child)
+            return "[" + ", ".join("null" if v is None else fmt(v) for v in tree) + "]"
         return "[" + ", ".join(_format(child, v) for v in tree) + "]"
     if k is TypeKind.MAP:
         key_t, val_t = t.children
@@ -190,12 +197,20 @@ def _format(t: DataType, tree: Tree) -> str:
     if k is TypeKind.STRUCT:
         return "{" + ", ".join(f'"{n}":{_format(c, v)}'
                                for n, c, v in zip(t.field_names, t.children, tree)) + "}"
+    return _scalar_formatter(t)(tree)
+
+
+@functools.lru_cache(maxsize=512)
+def _scalar_formatter(t: DataType) -> Callable[[Any], str]:
+    """Doris' text of one non-NULL scalar element of type t (quoted strings and dates)."""
+    k = t.kind
     if k in INTEGER_KINDS:
-        return str(tree)
-    if k is TypeKind.STRING:
-        return f'"{tree}"'
-    text = t.format_value(tree) or ""
-    return f'"{text}"' if k in _QUOTED_KINDS else text
+        return str
+    if k in (TypeKind.CHAR, TypeKind.VARCHAR, TypeKind.STRING):
+        return lambda v: f'"{v}"'
+    if k in _QUOTED_KINDS:
+        return lambda v: f'"{t.format_value(v) or ""}"'
+    return lambda v: t.format_value(v) or ""
 
 
 def parse_text(t: DataType, text: str) -> object:
