@@ -32,7 +32,6 @@ import pyarrow as pa
 
 from storage.types import (
     INTEGER_KINDS,
-    NESTED_KINDS,
     DataType,
     TypeError_,
     TypeKind,
@@ -422,7 +421,3 @@ def to_arrow(t: DataType, blobs: Sequence[bytes | None]) -> pa.Array:
 def from_arrow(t: DataType, array: pa.Array | pa.ChunkedArray) -> list[bytes | None]:
     """An Arrow list/map/struct array (or a string array of Doris text) -> cells."""
     return [None if v is None else encode(t, v) for v in array.to_pylist()]
-
-
-def is_nested(t: DataType) -> bool:
-    return t.kind in NESTED_KINDS
