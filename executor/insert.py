@@ -158,6 +158,16 @@ def check_object_type(col: ColumnMeta, source: DataType) -> None:
     """BITMAP/HLL cells only come from values of the same type (Doris never casts into or out
     of them): a plain number for a BITMAP column is an error, not a silently stored blob."""
     kind = col.type.kind
+    if col.type.is_nested or source.is_nested:
+        # nested cells come from a value of the same nested kind or from Doris' text form
+        by_name = kind is TypeKind.STRUCT and source.kind is TypeKind.MAP  # {'f1': 1, ..}
+        if source.kind is not kind and not (col.type.is_nested and source.is_string) \
+                and not by_name:
+            raise DorisError(
+                f"can not cast from origin type {source.sql().upper()} to target type="
+                f"{col.type.sql().upper()}, column={col.name}"
+            )
+        return
     if kind in BLOB_KINDS and source.kind is not kind:
         raise DorisError(
             f"Column's type is {kind.value}, the value must be a {kind.value} column or the "

@@ -92,6 +92,10 @@ def schema_properties(table: TableMeta) -> list[dict[str, object]]:
             prop["scale"] = c.type.scale  # DATETIMEV2's fractional digits
         elif c.type.kind in (TypeKind.CHAR, TypeKind.VARCHAR):
             prop["length"] = c.type.length
+        elif c.type.is_nested:
+            # ShaleDB addition: the element types, as DESC prints them (ARRAY<INT>,
+            # MAP<TEXT,INT>, STRUCT<f1:INT,f2:TEXT>); `type` stays Doris' ARRAY / MAP / STRUCT
+            prop["full_type"] = c.type.desc_sql()
         out.append(prop)
     return out
 

@@ -50,6 +50,10 @@ _COLUMN_TYPES = {
     TypeKind.HLL: ColumnType.STRING,
     TypeKind.BITMAP: ColumnType.STRING,
     TypeKind.NULL: ColumnType.NULL,
+    # nested values travel as their Doris text (`[1, 2]`, `{"a":1}`)
+    TypeKind.ARRAY: ColumnType.STRING,
+    TypeKind.MAP: ColumnType.STRING,
+    TypeKind.STRUCT: ColumnType.STRING,
 }
 
 # Doris `MysqlSerializer.getMysqlTypeLength`: the display width of each type.
@@ -80,7 +84,8 @@ CHARSET_BINARY = 63
 # (pymysql, mysqlclient, Connector/J's getObject). We send it with the text charset, as MySQL
 # sends TEXT columns: the type code (BLOB) still says TEXT, the values decode as str.
 _TEXT_KINDS = frozenset({TypeKind.CHAR, TypeKind.VARCHAR, TypeKind.STRING, TypeKind.HLL,
-                         TypeKind.BITMAP, TypeKind.LARGEINT})
+                         TypeKind.BITMAP, TypeKind.LARGEINT, TypeKind.ARRAY, TypeKind.MAP,
+                         TypeKind.STRUCT})
 
 
 def mysql_column_type(dtype: DataType) -> ColumnType:
@@ -149,10 +154,13 @@ def format_column(col: Column) -> list[bytes | None]:
     t = col.type
     k = t.kind
     n = len(col)
-    if col.offsets is not None:
+    out: list[bytes | None]
+    if t.is_nested:
+        out = [None if v is None else str(t.format_value(v)).encode() for v in col.to_pylist()]
+    elif col.offsets is not None:
         buf = col.data.tobytes()
         offs = col.offsets.tolist()
-        out: list[bytes | None] = [buf[offs[i]: offs[i + 1]] for i in range(n)]
+        out = [buf[offs[i]: offs[i + 1]] for i in range(n)]
     elif k is TypeKind.DATE:
         out = [s.encode() for s in col.data.astype("datetime64[D]").astype(str).tolist()]
     elif k is TypeKind.DATETIME:

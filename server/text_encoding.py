@@ -53,6 +53,8 @@ def _double_texts(values: list[float]) -> tuple[np.ndarray, np.ndarray]:
 def column_text(col: Column) -> tuple[np.ndarray, np.ndarray]:
     """Text of every row of `col` as (offsets int64 n+1, data uint8); NULL rows: any text."""
     kind = col.type.kind
+    if col.type.is_nested:  # cells are canonical blobs: print Doris' text
+        return _python_layout(col)
     if col.offsets is not None:
         return col.offsets, col.data
     if kind in _INT_KINDS:

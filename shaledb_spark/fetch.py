@@ -28,7 +28,7 @@ from pyspark.sql import types as T
 
 from shaledb_spark import mysql
 from shaledb_spark.options import ConnectorOptions
-from shaledb_spark.types import OBJECT_TYPES, field_doris_type
+from shaledb_spark.types import OBJECT_TYPES, field_doris_type, nested_from_text
 
 BATCH_ROWS = 65536
 
@@ -58,6 +58,12 @@ def arrow_type(st: T.DataType) -> pa.DataType:
         return pa.timestamp("us", tz="UTC")
     if isinstance(st, T.BinaryType):
         return pa.binary()
+    if isinstance(st, T.ArrayType):  # nested: Arrow list / map / struct of the elements
+        return pa.list_(arrow_type(st.elementType))
+    if isinstance(st, T.MapType):
+        return pa.map_(arrow_type(st.keyType), arrow_type(st.valueType))
+    if isinstance(st, T.StructType):
+        return pa.struct([pa.field(f.name, arrow_type(f.dataType)) for f in st.fields])
     return pa.string()
 
 
@@ -73,12 +79,19 @@ def _is_text_wire(f: T.StructField) -> bool:
         (doris == "LARGEINT" and isinstance(f.dataType, T.DecimalType))
 
 
+def _is_nested(f: T.StructField) -> bool:
+    """ARRAY / MAP / STRUCT: Doris' text over the MySQL protocol, Arrow nested over Flight."""
+    return isinstance(f.dataType, (T.ArrayType, T.MapType, T.StructType))
+
+
 def _from_text(f: T.StructField, values: list[Any], target: pa.DataType) -> pa.Array:
     """A text-wire column (see `_is_text_wire`) as Spark's Arrow type."""
     texts = [None if v is None else v.decode() if isinstance(v, bytes) else str(v)
              for v in values]
     if isinstance(f.dataType, T.BinaryType):
         return pa.array([None if t is None else base64.b64decode(t) for t in texts], target)
+    if isinstance(f.dataType, (T.ArrayType, T.MapType, T.StructType)):  # Doris' text
+        return pa.array([nested_from_text(f.dataType, t) for t in texts], target)
     limit = 10 ** 38
     out: list[Decimal | None] = []
     for t in texts:
@@ -171,7 +184,7 @@ def fetch_mysql_batches(opts: ConnectorOptions, sql: str, schema: T.StructType
                     break
                 columns = list(zip(*rows))
                 arrays = [_from_text(f, list(col), arrow_schema.field(i).type)
-                          if _is_text_wire(f) else
+                          if _is_text_wire(f) or _is_nested(f) else
                           pa.array(_values(f.dataType, list(col)), type=arrow_schema.field(i).type)
                           for i, (f, col) in enumerate(zip(schema.fields, columns))]
                 yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)

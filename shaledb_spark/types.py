@@ -9,8 +9,9 @@ BITMAP and HLL: BinaryType, the serialized value (read with bitmap_to_base64 / h
 decoded on the executor), which a write loads back unchanged. spark-doris-connector reads
 them as a placeholder string instead; its `doris.read.bitmap-to-string` /
 `doris.read.bitmap-to-base64` give a BITMAP column as StringType (`1,2,3` / base64 text) here
-as there. The nested types (ARRAY, MAP, STRUCT) are refused with the column's name: ShaleDB
-tables have none.
+as there. ARRAY<T> / MAP<K,V> / STRUCT<f:T,..> are ArrayType / MapType / StructType of the
+element types (from `_schema`'s `full_type`, e.g. `ARRAY<DECIMAL(10,2)>`), read through Flight
+SQL as Arrow list / map / struct arrays and written through Arrow Stream Load.
 
 Write (Spark -> Doris) accepts a Spark type when every value of it fits the column (or the
 load converts it, as strings into numbers); `check_write_schema` names the first column that
@@ -57,8 +58,53 @@ def spark_type(prop: dict[str, Any], bitmap_as_text: bool = False) -> T.DataType
         return T.DecimalType(int(prop.get("precision", 38)), int(prop.get("scale", 0)))
     if name in _SIMPLE:
         return _SIMPLE[name]
+    if name in NESTED_TYPES and prop.get("full_type"):
+        return nested_spark_type(str(prop["full_type"]))
     raise SchemaMismatch(f"column `{prop['name']}`: Doris type {name} is not supported by the "
                          "shaledb Spark data source yet (leave it out with doris.read.field)")
+
+
+NESTED_TYPES = ("ARRAY", "MAP", "STRUCT")
+
+
+def _split_top(text: str) -> list[str]:
+    """`a,b<c,d>,e(1,2)` -> ['a', 'b<c,d>', 'e(1,2)']: commas outside <..> and (..)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "<("
+        depth -= ch in ">)"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def nested_spark_type(text: str) -> T.DataType:
+    """A Doris type as DESC prints it (`ARRAY<INT>`, `MAP<TEXT,DECIMAL(10,2)>`,
+    `STRUCT<f1:INT,f2:ARRAY<TEXT>>`, or a scalar) -> the Spark type (elements nullable)."""
+    text = text.strip()
+    lt = text.find("<")
+    if lt > 0 and text.endswith(">"):
+        name, inner = text[:lt].strip().upper(), text[lt + 1:-1]
+        parts = _split_top(inner)
+        if name == "ARRAY" and len(parts) == 1:
+            return T.ArrayType(nested_spark_type(parts[0]), True)
+        if name == "MAP" and len(parts) == 2:
+            return T.MapType(nested_spark_type(parts[0]), nested_spark_type(parts[1]), True)
+        if name == "STRUCT":
+            fields = [p.split(":", 1) for p in parts]
+            return T.StructType([T.StructField(n.strip(), nested_spark_type(t), True)
+                                 for n, t in fields])
+        raise SchemaMismatch(f"unknown nested type {text}")
+    base, _, params = text.partition("(")
+    name = base.strip().upper()
+    args = [int(a) for a in params.rstrip(")").split(",") if a.strip()] if params else []
+    if name in _DECIMALS:
+        return T.DecimalType(*(args or [9, 0])) if len(args) != 1 else T.DecimalType(args[0], 0)
+    if name in _SIMPLE:
+        return _SIMPLE[name]
+    raise SchemaMismatch(f"Doris type {text} is not supported by the shaledb Spark data source")
 
 
 def spark_schema(props: list[dict[str, Any]], fields: tuple[str, ...] = (),
@@ -117,7 +163,10 @@ def _fits(doris: str, prop: dict[str, Any], st: T.DataType) -> bool:
         return isinstance(st, (T.DateType, T.TimestampType, T.TimestampNTZType))
     if doris in ("CHAR", "VARCHAR", "STRING", "TEXT", "JSON", "JSONB"):
         return not isinstance(st, (T.ArrayType, T.MapType, T.StructType, T.BinaryType))
-    return False  # ARRAY, MAP, STRUCT: ShaleDB tables have none
+    if doris in NESTED_TYPES:  # the same kind of nested value (elements convert in the load)
+        return isinstance(st, {"ARRAY": T.ArrayType, "MAP": T.MapType,
+                               "STRUCT": T.StructType}[doris])
+    return False
 
 
 def check_write_schema(props: list[dict[str, Any]], schema: T.StructType, table: str,
@@ -146,3 +195,101 @@ def _doris_spelling(prop: dict[str, Any]) -> str:
     if name in _DECIMALS:
         return f"DECIMAL({prop.get('precision')},{prop.get('scale')})"
     return name
+
+
+# ---- nested values from Doris' text (reads over the MySQL protocol) --------------------------
+def nested_from_text(st: T.DataType, text: str | None) -> Any:
+    """Doris' text of an ARRAY / MAP / STRUCT value (`[1, null]`, `{"k":1}`, `{"f1":1}`) as the
+    Python value Spark's Arrow conversion takes for `st` (list, list of pairs, dict)."""
+    if text is None:
+        return None
+    parser = _DorisText(text)
+    return _typed(st, parser.value())
+
+
+class _Pairs(list):
+    """`{k:v, ..}` read from text: a MAP's entries or a STRUCT's fields by name."""
+
+
+class _DorisText:
+    """Recursive descent over Doris' nested text: [..], {..}, "quoted" and bare scalars."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos = text, 0
+
+    def _space(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def value(self) -> Any:
+        self._space()
+        ch = self.text[self.pos:self.pos + 1]
+        if ch in ("[", "{"):
+            return self._items("]" if ch == "[" else "}")
+        if ch in ('"', "'"):
+            end = self.text.index(ch, self.pos + 1)
+            out = self.text[self.pos + 1:end]
+            self.pos = end + 1
+            return out
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in ",]}:":
+            self.pos += 1
+        token = self.text[start:self.pos].strip()
+        return None if token == "null" else _Bare(token)
+
+    def _items(self, close: str) -> Any:
+        self.pos += 1
+        values: list[Any] = []
+        pairs = _Pairs()
+        self._space()
+        if self.text[self.pos:self.pos + 1] == close:
+            self.pos += 1
+            return pairs if close == "}" else values
+        while True:
+            item = self.value()
+            self._space()
+            if self.text[self.pos:self.pos + 1] == ":":
+                self.pos += 1
+                pairs.append((item, self.value()))
+                self._space()
+            else:
+                values.append(item)
+            ch = self.text[self.pos:self.pos + 1]
+            self.pos += 1
+            if ch == close:
+                return pairs if pairs else values
+            if ch != ",":
+                raise ValueError(f"not a Doris nested value: {self.text[:60]}")
+
+
+class _Bare(str):
+    """An unquoted scalar token (a number or boolean)."""
+
+
+def _typed(st: T.DataType, v: Any) -> Any:
+    import datetime as _dt
+    from decimal import Decimal
+
+    if v is None:
+        return None
+    if isinstance(st, T.ArrayType):
+        return [_typed(st.elementType, x) for x in v]
+    if isinstance(st, T.MapType):
+        return [(_typed(st.keyType, k), _typed(st.valueType, x)) for k, x in v]
+    if isinstance(st, T.StructType):
+        by_name = {str(k).lower(): x for k, x in v} if isinstance(v, _Pairs) else \
+            {f.name.lower(): x for f, x in zip(st.fields, v)}
+        return {f.name: _typed(f.dataType, by_name.get(f.name.lower())) for f in st.fields}
+    if isinstance(st, T.BooleanType):
+        return str(v).lower() in ("1", "true")
+    if isinstance(st, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return int(v)
+    if isinstance(st, (T.FloatType, T.DoubleType)):
+        return float(v)
+    if isinstance(st, T.DecimalType):
+        return Decimal(str(v))
+    if isinstance(st, T.DateType):
+        return _dt.date.fromisoformat(str(v))
+    if isinstance(st, (T.TimestampNTZType, T.TimestampType)):
+        return _dt.datetime.fromisoformat(str(v))
+    return str(v)

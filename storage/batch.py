@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from storage.types import DataType, TypeKind
+from storage import nested
+from storage.types import BLOB_KINDS, DataType
 
 DEFAULT_BATCH_SIZE = 65536
 
@@ -108,7 +109,7 @@ class Column:
             return None
         if self.offsets is not None:
             raw = self.data[self.offsets[i]: self.offsets[i + 1]].tobytes()
-            return raw if self.type.kind in (TypeKind.HLL, TypeKind.BITMAP) else raw.decode("utf-8")
+            return raw if self.type.kind in BLOB_KINDS else raw.decode("utf-8")
         v = self.data[i]
         return v.item() if isinstance(v, np.generic) else v
 
@@ -118,7 +119,7 @@ class Column:
         if self.offsets is not None:
             buf = self.data.tobytes()
             offs = self.offsets.tolist()
-            blob = self.type.kind in (TypeKind.HLL, TypeKind.BITMAP)
+            blob = self.type.kind in BLOB_KINDS
             out: list[object] = [
                 buf[offs[i]: offs[i + 1]] if blob else buf[offs[i]: offs[i + 1]].decode("utf-8")
                 for i in range(n)
@@ -199,8 +200,10 @@ class Column:
         n = len(self)
         mask = (None if self.validity is None
                 else pa.py_buffer(np.packbits(self.validity, bitorder="little")))
+        if self.type.is_nested:
+            return nested.to_arrow(self.type, self.to_pylist())  # type: ignore[arg-type]
         if self.offsets is not None:
-            binary = self.type.kind in (TypeKind.HLL, TypeKind.BITMAP)
+            binary = self.type.kind in BLOB_KINDS
             atype = pa.large_binary() if binary else pa.large_string()
             return pa.Array.from_buffers(
                 atype, n, [mask, pa.py_buffer(self.offsets), pa.py_buffer(self.data)]
@@ -221,6 +224,10 @@ class Column:
         validity = None
         if arr.null_count:
             validity = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)
+        if dtype.is_nested and pa.types.is_nested(arr.type):
+            return Column.from_physical(dtype, nested.from_arrow(dtype, arr))
+        if dtype.is_nested and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            return Column.from_physical(dtype, nested.from_arrow(dtype, arr))
         if dtype.is_varlen:
             if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
                 arr = arr.cast(pa.large_binary() if pa.types.is_binary(arr.type)

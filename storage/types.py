@@ -11,6 +11,8 @@ Physical layouts (all fixed-width columns are little-endian numpy arrays):
 - DECIMAL(p, s): unscaled integers, int64 when p <= 18, object (Python int) above.
 - DATE: int32 days since 1970-01-01. DATETIME(p): int64 microseconds since 1970-01-01.
 - CHAR/VARCHAR/STRING (and HLL/BITMAP blobs): Arrow large_string layout in the Column.
+- ARRAY<T> / MAP<K,V> / STRUCT<f:T,...>: one canonical serialized cell per row in the same
+  var-len layout (storage/nested.py owns that form and its conversions).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import datetime as _dt
 import enum
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation
 
@@ -43,6 +46,9 @@ class TypeKind(enum.Enum):
     HLL = "HLL"
     BITMAP = "BITMAP"
     NULL = "NULL"  # type of a bare NULL literal before it is coerced
+    ARRAY = "ARRAY"
+    MAP = "MAP"
+    STRUCT = "STRUCT"
 
 
 INTEGER_KINDS = frozenset(
@@ -50,7 +56,9 @@ INTEGER_KINDS = frozenset(
 )
 FLOAT_KINDS = frozenset({TypeKind.FLOAT, TypeKind.DOUBLE})
 STRING_KINDS = frozenset({TypeKind.CHAR, TypeKind.VARCHAR, TypeKind.STRING})
-BLOB_KINDS = frozenset({TypeKind.HLL, TypeKind.BITMAP})
+NESTED_KINDS = frozenset({TypeKind.ARRAY, TypeKind.MAP, TypeKind.STRUCT})
+# var-len cells that are not text: no zone maps, dictionaries, bloom filters or text kernels
+BLOB_KINDS = frozenset({TypeKind.HLL, TypeKind.BITMAP}) | NESTED_KINDS
 VARLEN_KINDS = STRING_KINDS | BLOB_KINDS
 TEMPORAL_KINDS = frozenset({TypeKind.DATE, TypeKind.DATETIME})
 
@@ -113,12 +121,16 @@ class TypeError_(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class DataType:
-    """A Doris scalar type. `length` for CHAR/VARCHAR; `precision`/`scale` for DECIMAL/DATETIME."""
+    """A Doris type. `length` for CHAR/VARCHAR; `precision`/`scale` for DECIMAL/DATETIME;
+    `children` for nested types (ARRAY: the element; MAP: key, value; STRUCT: the fields, named
+    by `field_names`)."""
 
     kind: TypeKind
     length: int = 0
     precision: int = 0
     scale: int = 0
+    children: tuple[DataType, ...] = ()
+    field_names: tuple[str, ...] = ()
 
     # ---- classification -------------------------------------------------------------------
     @property
@@ -144,6 +156,10 @@ class DataType:
     @property
     def is_varlen(self) -> bool:
         return self.kind in VARLEN_KINDS
+
+    @property
+    def is_nested(self) -> bool:
+        return self.kind in NESTED_KINDS
 
     @property
     def is_temporal(self) -> bool:
@@ -173,6 +189,8 @@ class DataType:
     def sql(self) -> str:
         """Doris' own spelling, as SHOW CREATE TABLE and DESC print it (lower case)."""
         k = self.kind
+        if k in NESTED_KINDS:
+            return self._nested_sql(lambda c: c.sql())
         if k is TypeKind.DECIMAL:
             return f"decimal({self.precision},{self.scale})"
         if k is TypeKind.DATETIME:
@@ -191,6 +209,8 @@ class DataType:
         DECIMAL prints its precision and scale only when scale > 0 and precision != 9.
         """
         k = self.kind
+        if k in NESTED_KINDS:
+            return self._nested_sql(DataType.desc_child, upper=True)
         if k is TypeKind.DECIMAL:
             if self.scale > 0 and self.precision != 9:
                 return f"DECIMAL({self.precision}, {self.scale})"
@@ -198,6 +218,23 @@ class DataType:
         if k is TypeKind.STRING:
             return "TEXT"
         return self.sql().upper()
+
+    def desc_child(self) -> str:
+        """An element type inside a nested type in DESC: upper-case `sql()` (DECIMAL keeps
+        its precision and scale there), field names as declared."""
+        if self.kind in NESTED_KINDS:
+            return self._nested_sql(DataType.desc_child, upper=True)
+        return self.sql().upper()
+
+    def _nested_sql(self, child_sql: Callable[[DataType], str], upper: bool = False) -> str:
+        """`array<int>`, `map<text,int>`, `struct<f1:int,f2:text>` (DESC: upper-case type
+        names, field names as declared)."""
+        name = self.kind.value if upper else self.kind.value.lower()
+        if self.kind is TypeKind.STRUCT:
+            inner = ",".join(f"{n}:{child_sql(c)}" for n, c in zip(self.field_names, self.children))
+        else:
+            inner = ",".join(child_sql(c) for c in self.children)
+        return f"{name}<{inner}>"
 
     def internal_sql(self) -> str:
         """The InternalType column of DESC ALL (DATEV2, DATETIMEV2(s), DECIMALV3(p,s), ...)."""
@@ -212,6 +249,8 @@ class DataType:
             return f"CHAR({self.length})"
         if k is TypeKind.VARCHAR:
             return f"VARCHAR({self.length})"
+        if k in NESTED_KINDS:
+            return self.desc_sql()
         return k.value
 
     def __str__(self) -> str:
@@ -268,6 +307,9 @@ class DataType:
                         f"input: {s[:40]} length: {n}, schema length: {self.length}"
                     )
             return s
+        if k in NESTED_KINDS:
+            from storage import nested  # deferred: nested builds on this module
+            return nested.encode(self, value)
         if k in BLOB_KINDS:
             return value if isinstance(value, (bytes, str)) else str(value)
         raise TypeError_(f"unsupported type {self.sql()}")
@@ -290,6 +332,9 @@ class DataType:
             return int(physical)  # type: ignore[call-overload]
         if k in FLOAT_KINDS:
             return float(physical)  # type: ignore[arg-type]
+        if k in NESTED_KINDS and isinstance(physical, bytes):
+            from storage import nested  # deferred: nested builds on this module
+            return nested.to_python(self, physical)
         return physical
 
     def format_value(self, physical: object) -> str | None:
@@ -309,6 +354,9 @@ class DataType:
             return format_float(float(physical))  # type: ignore[arg-type]
         if k in INTEGER_KINDS or k is TypeKind.BOOLEAN:
             return str(int(physical))  # type: ignore[call-overload]
+        if k in NESTED_KINDS and isinstance(physical, bytes):
+            from storage import nested  # deferred: nested builds on this module
+            return nested.format_text(self, physical)
         if isinstance(physical, bytes):
             return physical.decode("utf-8", "replace")
         return str(physical)
@@ -347,8 +395,55 @@ def char(length: int) -> DataType:
 _TYPE_TEXT = re.compile(r"^\s*([a-z_]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*$", re.IGNORECASE)
 
 
+def array_of(element: DataType) -> DataType:
+    return DataType(TypeKind.ARRAY, children=(element,))
+
+
+def map_of(key: DataType, value: DataType) -> DataType:
+    return DataType(TypeKind.MAP, children=(key, value))
+
+
+def struct_of(fields: Sequence[tuple[str, DataType]]) -> DataType:
+    return DataType(TypeKind.STRUCT, children=tuple(t for _, t in fields),
+                    field_names=tuple(n for n, _ in fields))
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split at `sep` outside <...> and (...)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _parse_nested(name: str, inner: str) -> DataType:
+    parts = [p.strip() for p in _split_top(inner, ",")]
+    if name == "ARRAY" and len(parts) == 1:
+        return array_of(parse_type(parts[0]))
+    if name == "MAP" and len(parts) == 2:
+        return map_of(parse_type(parts[0]), parse_type(parts[1]))
+    if name == "STRUCT" and parts and all(":" in p for p in parts):
+        fields = []
+        for p in parts:
+            fname, ftype = p.split(":", 1)
+            fields.append((fname.strip().strip("`"), parse_type(ftype)))
+        return struct_of(fields)
+    raise ValueError(f"unknown type {name}<{inner}>")
+
+
 def parse_type(text: str) -> DataType:
     """Parse our own spelling back (the catalog stores `DataType.sql()` text)."""
+    stripped = text.strip()
+    lt = stripped.find("<")
+    if lt > 0 and stripped.endswith(">"):
+        return _parse_nested(stripped[:lt].strip().upper(), stripped[lt + 1:-1])
     m = _TYPE_TEXT.match(text)
     if not m:
         raise ValueError(f"unknown type {text!r}")

@@ -139,7 +139,7 @@ def spec_from_properties(catalog: Catalog, db_name: str, table: TableMeta,
         except MappingError as e:
             raise LoadFailed(f"[{e.tag}]{e.message}") from None
     for c in (targets if mapping is None else mapping.direct.values()):
-        if c.type.kind in BLOB_KINDS:
+        if c.type.kind in BLOB_KINDS and not c.type.is_nested:  # nested cells load as values
             raise LoadFailed(f"[INVALID_ARGUMENT]column {c.name} of type {c.type.sql()} needs "
                              "a columns expression (to_bitmap, hll_hash)")
     chosen = ({c.name.lower() for c in targets} if mapping is None

@@ -5,7 +5,8 @@ built (numbers, dates and strings are buffer views or vectorised casts).
 The Arrow types are those of Doris' Arrow Flight SQL results (and of our OUTFILE parquet,
 executor/outfile.py `arrow_array`): integers, floats and BOOLEAN natively, DECIMAL(p, s) as
 decimal128(p, s), DATE as date32, DATETIME as timestamp[us], CHAR / VARCHAR / STRING and
-LARGEINT (exact digits) as utf8, HLL / BITMAP as binary.
+LARGEINT (exact digits) as utf8, HLL / BITMAP as binary, ARRAY / MAP / STRUCT as Arrow list /
+map / struct of their element types (storage/nested.py `arrow_type`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import pyarrow as pa
 
 from executor.outfile import arrow_array
+from storage import nested
 from storage.batch import Batch, Column
 from storage.types import DataType, TypeKind
 
@@ -23,6 +25,8 @@ _BLOB_KINDS = (TypeKind.HLL, TypeKind.BITMAP)
 
 def column_array(dtype: DataType, column: Column) -> pa.Array:
     """One result column as Arrow in its Flight SQL type."""
+    if dtype.is_nested:
+        return nested.to_arrow(dtype, column.to_pylist())  # type: ignore[arg-type]
     if dtype.kind in _BLOB_KINDS:
         return column.to_arrow().cast(pa.binary())
     return arrow_array(dtype, column)

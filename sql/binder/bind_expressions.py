@@ -42,6 +42,7 @@ from sql.binder.literals import (
     strftime_to_mysql,
     value_literal,
 )
+from sql.binder.nested_nodes import check_comparable, nested_call_type
 from sql.errors import DorisError, ErrorCode
 from sql.functions import aggregate_function, check_arity, scalar_function
 from sql.functions.coercion import (
@@ -355,6 +356,7 @@ class ExpressionBinder:
         return Arithmetic(op, coerce(a, lt), coerce(b, rt), res)
 
     def comparison(self, op: str, a: Expr, b: Expr) -> Expr:
+        check_comparable(a.type, b.type)
         a, b = self._literal_side(a, b), self._literal_side(b, a)
         if a.type.kind is TypeKind.DATE and b.type.kind is TypeKind.DATETIME:
             a = coerce(a, b.type)
@@ -501,6 +503,8 @@ class ExpressionBinder:
             ret = date_add_result_type(ret, str(_constant(bound, 2)))
         if fn.name == "str_to_date":
             ret = str_to_date_type(_constant(bound, 1))
+        if fn.name in ("named_struct", "struct_element"):  # field names are constants
+            ret = nested_call_type(fn.name, bound)
         if fn.name in ("round", "truncate"):  # round(x) rounds to 0 digits: scale 0 too
             digits = _constant(bound, 1) if len(bound) > 1 else 0
             ret = round_result_type(ret, as_int(digits) if digits is not None else 0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sql.binder.literals import strftime_to_mysql
+from sql.binder.nested_nodes import translate_nested
 
 Translation = tuple[str, list[exp.Expression | None]]
 
@@ -56,6 +57,9 @@ def _mysql_format(fmt: exp.Expression | None) -> exp.Expression | None:
 
 def translate(node: exp.Expression) -> Translation | exp.Expression | None:
     """The call `node` stands for: (name, argument nodes), a rewritten node, or None."""
+    nested_call = translate_nested(node)  # ARRAY / MAP / STRUCT syntax
+    if nested_call is not None:
+        return nested_call
     if type(node) in FUNCS:
         name, argnames = FUNCS[type(node)]
         args: list[exp.Expression | None] = [node.args.get(a) for a in argnames]

@@ -39,6 +39,7 @@ from sql.binder.expressions import (
     contains_window,
 )
 from sql.binder.naming import generated_name, select_item_texts
+from sql.binder.nested_nodes import check_comparable
 from sql.binder.relations import (  # noqa: F401 - re-exported: the bound query types live there
     NO_FROM,
     BoundQuery,
@@ -241,6 +242,7 @@ class SelectBinder(FromBinder):
                                      f"{g.name}")
             else:
                 e = gb.bind(g)
+            check_comparable(e.type)
             if e not in out:
                 out.append(e)
         return out
@@ -258,15 +260,20 @@ class SelectBinder(FromBinder):
             desc = bool(o.args.get("desc"))
             nulls_first = bool(o.args.get("nulls_first"))
             if isinstance(node, exp.Literal) and not node.is_string:
-                out.append((_ordinal(node, len(names), "order clause"), desc, nulls_first))
+                k = _ordinal(node, len(names), "order clause")
+                check_comparable(proj[k].type)
+                out.append((k, desc, nulls_first))
                 continue
             if isinstance(node, exp.Column) and not node.table:
                 low = node.name.lower()
                 idx = next((i for i, n in enumerate(names) if n.lower() == low), None)
                 if idx is not None:
+                    check_comparable(proj[idx].type)
                     out.append((idx, desc, nulls_first))
                     continue
-            out.append((ob.bind(node), desc, nulls_first))
+            bound = ob.bind(node)
+            check_comparable(bound.type)
+            out.append((bound, desc, nulls_first))
         return out
 
 

@@ -130,6 +130,17 @@ def analyze_type(type_sql: str, column: str) -> DataType:
     if t.kind is TypeKind.DATETIME and not 0 <= t.scale <= 6:
         raise DorisError(
             f"Scale of Datetime/Time must between 0 and 6. Scale was set to: {t.scale}.")
+    for child in t.children:
+        if child.kind in (TypeKind.HLL, TypeKind.BITMAP):
+            raise DorisError(f"{t.kind.value} unsupported sub-type: {child.sql().upper()}")
+        analyze_type(child.sql(), column)
+    if t.kind is TypeKind.MAP and t.children[0].is_nested:
+        raise DorisError(f"MAP unsupported sub-type: {t.children[0].sql().upper()}")
+    if t.kind is TypeKind.STRUCT:
+        names = [n.lower() for n in t.field_names]
+        if len(set(names)) != len(names):
+            dup = next(n for n in t.field_names if names.count(n.lower()) > 1)
+            raise DorisError(f"Duplicate field name {dup} in struct {t.desc_sql()}")
     return t
 
 
@@ -144,6 +155,8 @@ def _agg_compatible(agg: AggType, t: DataType) -> bool:
         return t.kind is TypeKind.BITMAP
     if agg in (AggType.REPLACE, AggType.REPLACE_IF_NOT_NULL):
         return True
+    if t.is_nested:  # only REPLACE-style aggregation keeps a whole nested value
+        return False
     return agg is AggType.GENERIC
 
 
@@ -164,7 +177,8 @@ def _default_keys(cols: Sequence[ColumnClause]) -> tuple[KeysType, list[str]]:
             if not keys and t.is_string:
                 keys.append(c.name)
             break
-        if t.is_float or t.kind in (TypeKind.STRING, TypeKind.HLL, TypeKind.BITMAP):
+        if t.is_float or t.is_nested or t.kind in (TypeKind.STRING, TypeKind.HLL,
+                                                   TypeKind.BITMAP):
             break
         keys.append(c.name)
         if t.kind is TypeKind.VARCHAR:
@@ -221,6 +235,11 @@ def _analyze_columns(cols: Sequence[ColumnClause], keys_type: KeysType, keys: Se
                 raise DorisError(f"String Type should not be used in key column[{c.name}].")
             if t.kind in (TypeKind.HLL, TypeKind.BITMAP):
                 raise DorisError(f"Key column can not set complex type:{c.name}")
+            if t.is_nested:  # Doris ColumnDefinition.validate
+                raise DorisError(f"{t.kind.value.capitalize()} can only be used in the non-key "
+                                 "column of the duplicate table at present.")
+        if agg is not None and t.is_nested and not _agg_compatible(agg, t):
+            raise DorisError(f"{t.kind.value} column can't support aggregation {agg.value}")
         if agg is not None and not _agg_compatible(agg, t):
             raise DorisError(
                 f"Aggregate type {agg.value} is not compatible with primitive type {t.sql()}")
@@ -296,6 +315,9 @@ def _analyze_distribution(ast: DistributionClause | None, columns: Sequence[Colu
         if col.type.is_float:
             raise DorisError(
                 f"Floating point type column can not be distribution column: {col.name}")
+        if col.type.is_nested:  # Doris HashDistributionDesc.analyze
+            raise DorisError(f"{col.type.kind.value.capitalize()} Type should not be used in "
+                             f"distribution column[{col.name}].")
         names.append(col.name)
     return DistributionInfo(DistributionType.HASH, tuple(names), buckets, auto_buckets=auto)
 
@@ -341,7 +363,8 @@ def _analyze_partitioning(ast: PartitionClause | None, columns: Sequence[ColumnM
             raise DorisError("The partition column could not be aggregated column")
         if col.type.is_float:
             raise DorisError("Floating point type column can not be partition column")
-        if col.type.kind in (TypeKind.STRING, TypeKind.HLL, TypeKind.BITMAP):
+        if col.type.is_nested or col.type.kind in (TypeKind.STRING, TypeKind.HLL,
+                                                   TypeKind.BITMAP):
             raise DorisError(
                 f"Column[{col.name}] type[{col.type.sql()}] cannot be a range partition key.")
         if ptype is PartitionType.RANGE and col.type.is_string:
@@ -499,7 +522,8 @@ def _analyze_indexes(indexes: Sequence[IndexClause], columns: Sequence[ColumnMet
 
 def check_index_column(itype: str, name: str, col: ColumnMeta, keys_type: KeysType) -> None:
     """Doris `IndexDef.checkColumn`: the column's type first, then the AGG_KEYS value rule."""
-    if col.type.is_float or col.type.kind in (TypeKind.HLL, TypeKind.BITMAP):
+    if col.type.is_float or col.type.is_nested or col.type.kind in (TypeKind.HLL,
+                                                                    TypeKind.BITMAP):
         raise DorisError(
             f"{col.type.kind.value} is not supported in {itype} index. invalid column: {col.name}")
     if keys_type is KeysType.AGG_KEYS and not col.is_key:

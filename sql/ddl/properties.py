@@ -45,7 +45,8 @@ KNOWN_KEYS = frozenset({
 })
 
 _BLOOM_UNSUPPORTED = {TypeKind.TINYINT, TypeKind.FLOAT, TypeKind.DOUBLE, TypeKind.BOOLEAN,
-                      TypeKind.HLL, TypeKind.BITMAP}
+                      TypeKind.HLL, TypeKind.BITMAP, TypeKind.ARRAY, TypeKind.MAP,
+                      TypeKind.STRUCT}
 
 _TIME_UNITS = ("HOUR", "DAY", "WEEK", "MONTH", "YEAR")
 

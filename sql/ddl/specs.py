@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sql.errors import DorisError
 from sql.parser.dialect import (
     AddPartition,
     AddRollup,
@@ -364,6 +365,8 @@ def type_sql(dtype: exp.DataType) -> str:
         return str(dtype.args.get("kind") or "").upper()
     if kind in _SIMPLE_TYPES:
         return _SIMPLE_TYPES[kind]
+    if kind in (exp.DType.ARRAY, exp.DType.MAP, exp.DType.STRUCT):
+        return _nested_type_sql(dtype)
     params = _int_params(dtype)
     if kind == exp.DType.DECIMAL:
         precision, scale = [*params, 0][:2] if params else DEFAULT_DECIMAL
@@ -376,6 +379,22 @@ def type_sql(dtype: exp.DataType) -> str:
     if kind == exp.DType.VARCHAR:
         return f"VARCHAR({params[0] if params else DEFAULT_VARCHAR_LENGTH})"
     return dtype.sql(dialect=ShaleDoris).upper()
+
+
+def _nested_type_sql(dtype: exp.DataType) -> str:
+    """ARRAY<T>, MAP<K,V>, STRUCT<name:T,...> with every element type normalised."""
+    parts = []
+    for child in dtype.expressions:
+        if isinstance(child, exp.ColumnDef):  # a STRUCT field: name and type
+            kind = child.args.get("kind")
+            if not isinstance(kind, exp.DataType):
+                raise DorisError(f"Unsupported data type: {dtype.sql()}")
+            parts.append(f"{child.name}:{type_sql(kind)}")
+        elif isinstance(child, exp.DataType):
+            parts.append(type_sql(child))
+        else:
+            raise DorisError(f"Unsupported data type: {dtype.sql()}")
+    return f"{dtype.this.value}<{','.join(parts)}>"
 
 
 # --------------------------------------------------------------------------------------------

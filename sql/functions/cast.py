@@ -37,6 +37,9 @@ def cast_vec(v: Vec, target: DataType) -> Vec:
     src = v.type
     if src == target:
         return v
+    if src.is_nested or target.is_nested:  # element-wise, in sql/functions/nested.py
+        from sql.functions.nested import cast_nested
+        return cast_nested(v, target)
     n = len(v)
     if src.kind is TypeKind.NULL:
         return constant(target, None, n)

@@ -124,6 +124,8 @@ def common_type(types: Sequence[DataType]) -> DataType:
     first = ts[0]
     if all(t == first for t in ts):
         return first
+    if all(t.is_nested and t.kind is first.kind for t in ts):
+        return _nested_common(ts)
     if all(t.is_numeric for t in ts):
         out = ts[0]
         for t in ts[1:]:
@@ -140,6 +142,18 @@ def common_type(types: Sequence[DataType]) -> DataType:
     if any(t.is_temporal for t in ts) and all(t.is_temporal or t.is_numeric for t in ts):
         return DOUBLE if any(t.is_float for t in ts) else BIGINT
     raise DorisError(f"can not find common type for {', '.join(t.sql() for t in ts)}")
+
+
+def _nested_common(ts: Sequence[DataType]) -> DataType:
+    """ARRAY/MAP/STRUCT of the element-wise common types (STRUCT fields named by the first)."""
+    first = ts[0]
+    if any(len(t.children) != len(first.children) for t in ts):
+        raise DorisError(f"can not find common type for {', '.join(t.sql() for t in ts)}")
+    children = []
+    for i in range(len(first.children)):
+        child = common_type([t.children[i] for t in ts])
+        children.append(child)
+    return DataType(first.kind, children=tuple(children), field_names=first.field_names)
 
 
 def comparison_type(a: DataType, b: DataType) -> DataType:
@@ -237,10 +251,27 @@ def _type_params(dt: exp.DataType) -> list[int]:
     return out
 
 
+def _nested_from_sqlglot(dt: exp.DataType) -> DataType:
+    """ARRAY<T> / MAP<K,V> / STRUCT<f:T,..> cast targets, element types recursively."""
+    children: list[DataType] = []
+    names: list[str] = []
+    for child in dt.expressions:
+        if isinstance(child, exp.ColumnDef) and isinstance(child.args.get("kind"), exp.DataType):
+            names.append(child.name)
+            children.append(from_sqlglot_type(child.args["kind"]))
+        elif isinstance(child, exp.DataType):
+            children.append(from_sqlglot_type(child))
+        else:
+            raise DorisError(f"cast to {dt.sql()} is not supported yet")
+    return DataType(TypeKind(dt.this.value), children=tuple(children), field_names=tuple(names))
+
+
 def from_sqlglot_type(dt: exp.DataType, for_cast: bool = True) -> DataType:
     """Map a sqlglot DataType (CAST target) to our DataType."""
     T = exp.DataType.Type
     kind = dt.this
+    if kind in (T.ARRAY, T.MAP, T.STRUCT):
+        return _nested_from_sqlglot(dt)
     params = _type_params(dt)
     if kind in (T.TINYINT, T.UTINYINT):
         return TINYINT

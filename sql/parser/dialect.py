@@ -260,7 +260,11 @@ def _date_trunc_call(args: list[exp.Expr]) -> exp.Expr:
 class ShaleDorisParser(DorisParser):
     """Doris parser with typed nodes for Doris DDL, SHOW, EXPLAIN and join hints."""
 
-    FUNCTIONS: t.ClassVar = {**DorisParser.FUNCTIONS, "DATE_TRUNC": _date_trunc_call}
+    FUNCTIONS: t.ClassVar = {
+        **DorisParser.FUNCTIONS, "DATE_TRUNC": _date_trunc_call,
+        # Doris' map(k1, v1, k2, v2, ..): any even number of arguments (sqlglot takes two)
+        "MAP": lambda args: exp.Anonymous(this="map", expressions=args),
+    }
     PARTITION_KEYWORDS: t.ClassVar = {*DorisParser.PARTITION_KEYWORDS, "PARTITIONS",
                                       *TEMPORARY_PARTITION_KEYWORDS}
     # sqlglot spells the level "UNCOMITTED", so `SET [SESSION] TRANSACTION ISOLATION LEVEL READ

@@ -191,7 +191,7 @@ _KEY_LABEL = {KeysType.DUP_KEYS: "DUP", KeysType.AGG_KEYS: "AGG", KeysType.UNIQU
 def _column_row(db: str, table: str, pos: int, c: ColumnMeta, keys: KeysType | None
                 ) -> tuple[object, ...]:
     t = c.type
-    data_type = t.sql().split("(")[0]
+    data_type = t.sql() if t.is_nested else t.sql().split("(")[0]  # nested: element types too
     char_len = t.length if t.is_string else None
     octets = char_len * 4 if char_len is not None else None
     num_prec: int | None = None
