@@ -119,3 +119,85 @@ def is_identity(indices: np.ndarray) -> bool:
         if indices[i] != i:
             return False
     return True
+
+
+# ---- direct-address tables: one integer key over a span not much wider than the build ------
+# A dimension's primary key (SSB's d_datekey, c_custkey, s_suppkey, p_partkey; TPC-H's keys)
+# spans few more values than the build has rows, so `heads[key - lo]` finds a key's first
+# build row with one load: no hashing of either side, no chain walk past other keys, and no
+# verification pass (the slot *is* the key). Duplicate build keys chain through `nexts`
+# exactly as in `build_chains` (ascending build rows), so pairs come out in the same order.
+
+
+@njit(cache=True, nogil=True)
+def build_direct(keys: np.ndarray, valid: np.ndarray, lo: int, span: int
+                 ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Slots `heads[key - lo]` -> first build row with that key, `nexts` per row (-1 ends),
+    and whether every key is unique. Rows with valid[i] False (NULL keys) are left out;
+    an empty `valid` means every row is valid. Every valid key lies in [lo, lo + span)."""
+    heads = np.full(span, -1, np.int64)
+    nexts = np.full(keys.shape[0], -1, np.int64)
+    all_valid = valid.shape[0] == 0
+    unique = True
+    for i in range(keys.shape[0] - 1, -1, -1):  # reverse: chains list rows ascending
+        if all_valid or valid[i]:
+            s = np.int64(keys[i]) - lo
+            if heads[s] >= 0:
+                unique = False
+            nexts[i] = heads[s]
+            heads[s] = i
+    return heads, nexts, unique
+
+
+@njit(cache=True, nogil=True)
+def probe_direct_unique(keys: np.ndarray, valid: np.ndarray, lo: int, hi: int,
+                        heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(probe row, build row) pairs against a table of unique keys: at most one per probe
+    row, so one pass fills them (empty `valid`: every probe row is valid)."""
+    n = keys.shape[0]
+    all_valid = valid.shape[0] == 0
+    pi = np.empty(n, np.int64)
+    bi = np.empty(n, np.int64)
+    k = 0
+    for i in range(n):
+        if all_valid or valid[i]:
+            v = np.int64(keys[i])
+            if lo <= v <= hi:  # compared before subtracting: no int64 wrap-around
+                j = heads[v - lo]
+                if j >= 0:
+                    pi[k] = i
+                    bi[k] = j
+                    k += 1
+    return pi[:k], bi[:k]
+
+
+@njit(cache=True, nogil=True)
+def probe_direct(keys: np.ndarray, valid: np.ndarray, lo: int, hi: int, heads: np.ndarray,
+                 nexts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (probe row, build row) pair with equal keys, probe-row major, build rows
+    ascending (duplicate build keys): a counting pass sizes the output, a second fills it."""
+    n = keys.shape[0]
+    all_valid = valid.shape[0] == 0
+    total = 0
+    for i in range(n):
+        if all_valid or valid[i]:
+            v = np.int64(keys[i])
+            if lo <= v <= hi:  # compared before subtracting: no int64 wrap-around
+                j = heads[v - lo]
+                while j >= 0:
+                    total += 1
+                    j = nexts[j]
+    pi = np.empty(total, np.int64)
+    bi = np.empty(total, np.int64)
+    k = 0
+    for i in range(n):
+        if all_valid or valid[i]:
+            v = np.int64(keys[i])
+            if lo <= v <= hi:  # compared before subtracting: no int64 wrap-around
+                j = heads[v - lo]
+                while j >= 0:
+                    pi[k] = i
+                    bi[k] = j
+                    k += 1
+                    j = nexts[j]
+    return pi, bi
