@@ -67,7 +67,7 @@ def _chain(node: LogicalPlan, negated: dict[str, Not], parts: list[Expr],
         return node, set()
     left, done = _chain(node.left, negated, parts, catalog)
     if left is not node.left:
-        node = node.with_children(left, node.right)  # type: ignore[assignment]
+        node = node.with_children(left, node.right)
     assert isinstance(node, LogicalJoin)
     mark = node.mark_name
     if (mark is None or mark not in negated or node.mark_keys is None
