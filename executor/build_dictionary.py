@@ -23,7 +23,7 @@ from storage.batch import Batch, Column, DictColumn
 
 # Build sides up to this many rows get their strings encoded (a dimension's filtered rows);
 # a bigger build side (a fact table joined to a fact table) keeps them as they came.
-MAX_ENCODED_ROWS = 1 << 20
+MAX_ENCODED_ROWS = 1 << 17
 
 
 def dictionary_encoded(col: Column) -> Column:

@@ -19,6 +19,7 @@ import numpy as np
 from executor.kernels.join_hash import (
     build_chains,
     build_direct,
+    build_direct_groups,
     hash_int64,
     hash_strings,
     probe_count,
@@ -36,6 +37,7 @@ from storage.batch import Column
 DIRECT_SPAN_PER_ROW = 8
 DIRECT_SPAN_SMALL = 1 << 18
 _EMPTY_VALID = np.zeros(0, np.bool_)
+_NO_ROWS = np.zeros(0, np.int64)
 
 
 def direct_key(col: Column) -> np.ndarray | None:
@@ -110,7 +112,8 @@ class JoinTable:
             valid &= sub
         self._valid = valid
         self._hashed = False
-        # direct-address form: (lo, hi, heads, nexts, unique), or None
+        # direct-address form, or None: (lo, hi, heads, -, True) for unique keys,
+        # (lo, hi, starts, rows, False) when keys repeat (build_direct_groups)
         self.direct: tuple[int, int, np.ndarray, np.ndarray, bool] | None = None
         keys = direct_key(cols[0]) if len(cols) == 1 else None
         if keys is not None:
@@ -121,9 +124,13 @@ class JoinTable:
             lo, hi = int(present.min()), int(present.max())
             span = hi - lo + 1
             if span <= max(DIRECT_SPAN_PER_ROW * len(present), DIRECT_SPAN_SMALL):
-                heads, nexts, unique = build_direct(
-                    keys, _EMPTY_VALID if len(present) == n else valid, lo, span)
-                self.direct = (lo, hi, heads, nexts, bool(unique))
+                live = _EMPTY_VALID if len(present) == n else valid
+                heads, _, unique = build_direct(keys, live, lo, span)
+                if unique:
+                    self.direct = (lo, hi, heads, _NO_ROWS, True)
+                else:  # repeated keys: rows grouped by key (contiguous runs to copy)
+                    starts, rows = build_direct_groups(keys, live, lo, span)
+                    self.direct = (lo, hi, starts, rows, False)
                 return
         self._hash()
 
@@ -140,12 +147,12 @@ class JoinTable:
         if self.direct is not None:
             keys = direct_key(cols[0])
             if keys is not None:
-                lo, hi, heads, dnexts, unique = self.direct
+                lo, hi, heads, rows, unique = self.direct
                 v = cols[0].validity
                 valid = _EMPTY_VALID if v is None else v
                 if unique:
                     return probe_direct_unique(keys, valid, lo, hi, heads)
-                return probe_direct(keys, valid, lo, hi, heads, dnexts)
+                return probe_direct(keys, valid, lo, hi, heads, rows)
             if not self._hashed:  # a probe key a direct table cannot index (not expected)
                 self._hash()
         h = hash_keys(cols, n)

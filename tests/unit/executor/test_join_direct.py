@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 
 import executor.join_table as jt
 from executor.join_table import JoinTable
-from executor.kernels.join_hash import build_direct, probe_direct, probe_direct_unique
+from executor.kernels.join_hash import (
+    build_direct,
+    build_direct_groups,
+    probe_direct,
+    probe_direct_unique,
+)
 from storage.batch import Column
 from storage.types import BIGINT, INT, SMALLINT, TINYINT, DataType
 
@@ -101,14 +106,15 @@ def test_kernels_against_numpy_reference(dtype: type) -> None:
     probe = rng.integers(0, 60, 200).astype(dtype)
     pvalid = rng.random(200) > 0.1
     lo, hi = int(build[bvalid].min()), int(build[bvalid].max())
-    heads, nexts, unique = build_direct(build, bvalid, lo, hi - lo + 1)
-    pi, bi = probe_direct(probe, pvalid, lo, hi, heads, nexts)
+    _, _, unique = build_direct(build, bvalid, lo, hi - lo + 1)
+    starts, rows = build_direct_groups(build, bvalid, lo, hi - lo + 1)
+    pi, bi = probe_direct(probe, pvalid, lo, hi, starts, rows)
     ref = [(i, j) for i in range(200) for j in range(30)
            if pvalid[i] and bvalid[j] and probe[i] == build[j]]
     assert list(zip(pi.tolist(), bi.tolist())) == ref
     assert not unique
     ub = np.unique(build)  # unique keys: the one-pass probe gives the same pairs
-    heads, nexts, unique = build_direct(ub, np.zeros(0, np.bool_), int(ub.min()),
+    heads, _nexts, unique = build_direct(ub, np.zeros(0, np.bool_), int(ub.min()),
                                         int(ub.max()) - int(ub.min()) + 1)
     assert unique
     pi, bi = probe_direct_unique(probe, pvalid, int(ub.min()), int(ub.max()), heads)
