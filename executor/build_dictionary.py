@@ -24,6 +24,8 @@ from storage.batch import Batch, Column, DictColumn
 # Build sides up to this many rows get their strings encoded (a dimension's filtered rows);
 # a bigger build side (a fact table joined to a fact table) keeps them as they came.
 MAX_ENCODED_ROWS = 1 << 17
+# A column with more distinct values than this fraction of its rows stays plain.
+MAX_DISTINCT_FRACTION = 0.5
 
 
 def dictionary_encoded(col: Column) -> Column:
@@ -36,6 +38,8 @@ def dictionary_encoded(col: Column) -> Column:
                                 [None, pa.py_buffer(col.offsets), pa.py_buffer(col.data)])
     encoded = pc.dictionary_encode(raw)
     distinct = encoded.dictionary
+    if len(distinct) > n * MAX_DISTINCT_FRACTION:
+        return col  # mostly unique (names, addresses): sorting them costs more than it saves
     order = pc.sort_indices(distinct).to_numpy()  # binary: bytewise, as the contract wants
     rank = np.empty(len(order), np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
