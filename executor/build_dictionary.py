@@ -31,7 +31,8 @@ MAX_DISTINCT_FRACTION = 0.5
 def dictionary_encoded(col: Column) -> Column:
     """`col` as a DictColumn over its distinct values (sorted bytewise); other columns as
     they are. The codes under NULLs point at whatever string lay there (any valid code)."""
-    if isinstance(col, DictColumn) or col.offsets is None or len(col) == 0:
+    if (isinstance(col, DictColumn) or col.offsets is None or len(col) == 0
+            or not col.type.is_string):  # BITMAP / HLL / JSON bytes keep their own form
         return col
     n = len(col)
     raw = pa.Array.from_buffers(pa.large_binary(), n,

@@ -52,3 +52,11 @@ def test_batch_encodes_only_plain_strings() -> None:
     assert with_encoded_strings(empty) is empty
     unique = Batch(("s",), (Column.from_physical(varchar(5), ["a", "b", "c"]),))
     assert with_encoded_strings(unique) is unique
+
+
+def test_non_string_varlen_columns_stay_plain() -> None:
+    from storage.types import DataType, TypeKind
+
+    blobs = np.frombuffer(b"abababab", np.uint8).copy()  # four equal blobs
+    col = Column(DataType(TypeKind.BITMAP), blobs, None, np.array([0, 2, 4, 6, 8], np.int64))
+    assert dictionary_encoded(col) is col
