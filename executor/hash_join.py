@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from executor.build_dictionary import with_encoded_strings
 from executor.compile import compile_column, compile_expr, compile_predicate
 from executor.join_table import JoinTable
 from executor.kernels.join_hash import is_identity
@@ -81,7 +82,8 @@ class HashJoin(BufferedInput, Operator):
         """Concatenate the build rows and hash their keys into the join table(s)."""
         p = self.plan
         parts = self.take_buffered()
-        self._build_batch = (Batch.concat(parts) if parts
+        # string payloads on codes: each probe gathers int32 codes, not strings
+        self._build_batch = (with_encoded_strings(Batch.concat(parts)) if parts
                              else Batch.empty(p.right_names, p.right_types))
         b = self._build_batch
         n = b.num_rows

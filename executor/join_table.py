@@ -5,7 +5,11 @@ comparison type). Fixed-width keys are hashed as int64 bit patterns (floats with
 into 0.0), strings through their offsets+bytes buffers, LARGEINT / wide DECIMAL (Python ints)
 through Python's hash. Candidate pairs with equal hashes are verified column by column, so
 hash collisions never produce wrong matches. A row with any NULL key never matches.
-Kernels: executor/kernels/join_hash.py. Upstream: DuckDB `JoinHashTable`.
+One integer key whose build values span few more slots than the build has rows (a dimension's
+primary key) is a direct-address table instead: `heads[key - min]`, no hashing, no
+verification (`DIRECT_SPAN_*` say how wide a span is worth it); pairs come out in the same
+order either way. Kernels: executor/kernels/join_hash.py. Upstream: DuckDB `JoinHashTable`
+(and its perfect hash join for small integer key ranges).
 """
 
 from __future__ import annotations
@@ -14,13 +18,37 @@ import numpy as np
 
 from executor.kernels.join_hash import (
     build_chains,
+    build_direct,
+    build_direct_groups,
     hash_int64,
     hash_strings,
     probe_count,
+    probe_direct,
+    probe_direct_unique,
     probe_fill,
     strings_equal,
 )
 from storage.batch import Column
+
+# A direct-address table is used when the key span is at most DIRECT_SPAN_PER_ROW slots per
+# build row (memory no larger than the hash table's buckets, chains and hashes) or at most
+# DIRECT_SPAN_SMALL slots (2 MiB of heads: cheap whatever the build, e.g. a filtered
+# dimension whose few keys spread over its whole key range).
+DIRECT_SPAN_PER_ROW = 8
+DIRECT_SPAN_SMALL = 1 << 18
+_EMPTY_VALID = np.zeros(0, np.bool_)
+_NO_ROWS = np.zeros(0, np.int64)
+
+
+def direct_key(col: Column) -> np.ndarray | None:
+    """The values of a key column a direct-address table can index (any signed integer width,
+    unsigned below 64 bits: compared as int64 without loss), else None."""
+    if col.offsets is not None:
+        return None
+    data = col.data
+    if data.dtype.kind == "i" or (data.dtype.kind == "u" and data.dtype.itemsize < 8):
+        return np.ascontiguousarray(data)
+    return None
 
 
 def key_as_int64(col: Column) -> np.ndarray:
@@ -82,13 +110,51 @@ class JoinTable:
             sub = np.zeros(n, np.bool_)
             sub[rows] = True
             valid &= sub
-        self.hashes = hash_keys(cols, n)
+        self._valid = valid
+        self._hashed = False
+        # direct-address form, or None: (lo, hi, heads, -, True) for unique keys,
+        # (lo, hi, starts, rows, False) when keys repeat (build_direct_groups)
+        self.direct: tuple[int, int, np.ndarray, np.ndarray, bool] | None = None
+        keys = direct_key(cols[0]) if len(cols) == 1 else None
+        if keys is not None:
+            present = keys[valid] if not valid.all() else keys
+            if len(present) == 0:  # no key can match: an empty direct table
+                self.direct = (0, -1, np.zeros(0, np.int64), np.zeros(0, np.int64), True)
+                return
+            lo, hi = int(present.min()), int(present.max())
+            span = hi - lo + 1
+            if span <= max(DIRECT_SPAN_PER_ROW * len(present), DIRECT_SPAN_SMALL):
+                live = _EMPTY_VALID if len(present) == n else valid
+                heads, _, unique = build_direct(keys, live, lo, span)
+                if unique:
+                    self.direct = (lo, hi, heads, _NO_ROWS, True)
+                else:  # repeated keys: rows grouped by key (contiguous runs to copy)
+                    starts, rows = build_direct_groups(keys, live, lo, span)
+                    self.direct = (lo, hi, starts, rows, False)
+                return
+        self._hash()
+
+    def _hash(self) -> None:
+        """The hashed (bucket chain) form of the table."""
+        self.hashes = hash_keys(self.cols, self.n)
         nb = 1
-        while nb < 2 * max(n, 1):
+        while nb < 2 * max(self.n, 1):
             nb *= 2
-        self.heads, self.nexts = build_chains(self.hashes, valid, nb)
+        self.heads, self.nexts = build_chains(self.hashes, self._valid, nb)
+        self._hashed = True
 
     def probe(self, cols: list[Column], n: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.direct is not None:
+            keys = direct_key(cols[0])
+            if keys is not None:
+                lo, hi, heads, rows, unique = self.direct
+                v = cols[0].validity
+                valid = _EMPTY_VALID if v is None else v
+                if unique:
+                    return probe_direct_unique(keys, valid, lo, hi, heads)
+                return probe_direct(keys, valid, lo, hi, heads, rows)
+            if not self._hashed:  # a probe key a direct table cannot index (not expected)
+                self._hash()
         h = hash_keys(cols, n)
         valid = keys_valid(cols, n)
         counts = probe_count(h, valid, self.heads, self.nexts, self.hashes)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.logical import LogicalPlan
+from planner.rules.anti_join_not_in import anti_join_not_in
 from planner.rules.choose_rollup import choose_rollup
 from planner.rules.commute_semi_joins import commute_semi_joins
 from planner.rules.fold_constants import fold_constants
@@ -25,6 +26,7 @@ Rule = Callable[[LogicalPlan, "OptimizerContext"], LogicalPlan]
 
 RULES: tuple[Rule, ...] = (
     fold_constants,  # first: the rules after it see folded literals (storage predicates)
+    anti_join_not_in,  # before push_down_join_predicates: its `x = y` becomes a hash key
     push_down_join_predicates,
     reorder_joins,
     push_down_filters,

@@ -90,6 +90,19 @@ def runtime_filters(join: LogicalJoin, join_path: PlanPath,
     return out
 
 
+def resolve_scan_column(plan: LogicalPlan, name: str) -> tuple[LogicalScan, str] | None:
+    """The scan and its column that `plan`'s output column `name` passes through unchanged
+    (and never NULL-extended by an outer join), or None."""
+    hit = _resolve(plan, name)
+    if hit is None:
+        return None
+    path, column = hit
+    for i in path:
+        plan = plan.children[i]
+    assert isinstance(plan, LogicalScan)
+    return plan, column
+
+
 def _resolve(plan: LogicalPlan, name: str) -> tuple[PlanPath, str] | None:
     path: list[int] = []
     while True:

@@ -154,7 +154,8 @@ def test_prune_columns_reads_only_needed_columns() -> None:
 
 
 def test_rules_can_be_switched_off_by_name() -> None:
-    assert [r.__name__ for r in RULES] == ["fold_constants", "push_down_join_predicates",
+    assert [r.__name__ for r in RULES] == ["fold_constants", "anti_join_not_in",
+                                           "push_down_join_predicates",
                                            "reorder_joins",
                                            "push_down_filters", "commute_semi_joins",
                                            "prune_columns", "prune_scans", "choose_rollup"]
