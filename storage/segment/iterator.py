@@ -54,7 +54,17 @@ from storage.batch import Batch, Column, selection
 from storage.indexes.bitmap_index import BITMAP_OPS, BitmapIndexReader
 from storage.indexes.bloom_filter import BLOOM_OPS
 from storage.indexes.short_key import encode_row, key_ranges
-from storage.indexes.zone_map import NotIndexable, index_value, index_values
+from storage.indexes.zone_map import (
+    EXACT,
+    HAS_NOT_NULL,
+    HAS_NULL,
+    MAX_VALID,
+    MIN_VALID,
+    NotIndexable,
+    ZoneEntry,
+    index_value,
+    index_values,
+)
 from storage.predicates import (
     ColumnPredicate,
     Disjunction,
@@ -121,6 +131,25 @@ class SegmentIterator:
         self._answered_disjunctions: set[int] = set()  # positions the bitmaps answered
 
     # ---- pruning ------------------------------------------------------------------------
+    def _drop_covered_predicates(self) -> None:
+        """Forget the predicates every row of this segment satisfies, by its segment zone map
+        (integer columns without NULLs whose [min, max] lies inside the predicate's range:
+        `lo_orderdate BETWEEN 19930101 AND 19931231` on a segment of 1993). They could drop no
+        row, yet would cost a short-key search, page zone maps and a test of every row."""
+        covered = set()
+        for info, p, values in self._indexable:
+            layout = info.layout
+            if (layout.layout is Layout.FIXED and layout.dtype.kind in "iu"  # type: ignore[union-attr]
+                    and segment_satisfies(self.reader.zone_map(info, self.stats).segment_entry(),
+                                          p.op, values)):
+                covered.add(id(p))
+        if not covered:
+            return
+        self.predicates = [(i, p) for i, p in self.predicates if id(p) not in covered]
+        self._index_predicates = [(i, p) for i, p in self._index_predicates
+                                  if id(p) not in covered]
+        self._indexable = [e for e in self._indexable if id(e[1]) not in covered]
+
     def _short_key_ranges(self, n: int) -> RowRanges:
         if not self.predicates or self.reader.footer.short_key is None:
             return RowRanges.full(n)
@@ -576,6 +605,7 @@ class SegmentIterator:
                 stats.segments_skipped_zone_map += 1
                 stats.rows_skipped_zone_map += n
                 return
+        self._drop_covered_predicates()
         ranges = self._short_key_ranges(n)
         stats.rows_skipped_short_key += n - ranges.count
         if ranges.count == 0:
@@ -767,3 +797,35 @@ def _disjunction(d: Disjunction, names: list[str]) -> Callable[[list[Column], in
         by_name = dict(zip(names, cols))
         return evaluate_disjunction(d, lambda c: by_name[c.lower()], n)
     return test
+
+
+def segment_satisfies(entry: ZoneEntry, op: str, values: Sequence[object]) -> bool:
+    """Whether every row of a segment satisfies `op values`, by its segment zone map entry
+    (`values`: index values). Only exact bounds of a column without NULLs prove it (a NULL
+    satisfies no comparison); False whenever unsure."""
+    flags, lo, hi = entry
+    if flags & HAS_NULL or not flags & HAS_NOT_NULL:
+        return False
+    if op == "is_not_null":
+        return True
+    need = MIN_VALID | MAX_VALID | EXACT
+    if flags & need != need:
+        return False
+    try:
+        if op == "<":
+            return bool(hi < values[0])  # type: ignore[operator]
+        if op == "<=":
+            return bool(hi <= values[0])  # type: ignore[operator]
+        if op == ">":
+            return bool(lo > values[0])  # type: ignore[operator]
+        if op == ">=":
+            return bool(lo >= values[0])  # type: ignore[operator]
+        if op == "=":
+            return bool(lo == hi == values[0])
+        if op == "in":
+            return bool(lo == hi) and any(lo == v for v in values)
+        if op in ("!=", "not_in"):
+            return all(v < lo or v > hi for v in values)  # type: ignore[operator]
+    except TypeError:  # a constant of another kind than the bounds: not provable here
+        return False
+    return False
