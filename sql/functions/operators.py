@@ -165,6 +165,10 @@ def _divide_by_positive_constant(x: np.ndarray, y: np.ndarray) -> np.ndarray | N
 
 
 def _int_divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
+    q = (_divide_by_positive_constant(a.data, b.data)
+         if a.type.is_integer and b.type.is_integer else None)
+    if q is not None:  # no zero divisor: validity unchanged
+        return Vec(t, q, valid)
     nz = _nonzero(b)
     valid = and_valid(valid, None if nz.all() else nz)
     if a.type.is_float or b.type.is_float:
@@ -179,9 +183,6 @@ def _int_divide(a: Vec, b: Vec, t: DataType, valid: np.ndarray | None) -> Vec:
         data_o = object_array(out)
         check_bounds("DIV", a.data, b.data, data_o, t, valid)
         return Vec(t, data_o if t.is_object else data_o.astype(np.int64), valid)
-    q = _divide_by_positive_constant(a.data, b.data)
-    if q is not None:
-        return Vec(t, q, valid)
     x = a.data.astype(np.int64)
     y = np.where(nz, b.data, 1).astype(np.int64)
     # the one overflowing quotient: MIN DIV -1 (np.abs(MIN) wraps to MIN in int64)

@@ -1,6 +1,8 @@
 """Predicates a whole segment satisfies (storage/segment/iterator.py `segment_satisfies`,
 `SegmentIterator._drop_covered_predicates`): dropped before the short key, the page zone maps
-and the row tests, with the same rows returned.
+and the row tests, with the same rows returned; and ranges on the leading key column found by
+binary search over the cached column (`SegmentIterator._leading_key_rows`) instead of the
+short key index (with a page cache: that path; without one: the short key).
 
 Random integer key and value columns (every width, NULLs or not, narrow and wide value ranges)
 under random conjunctions of every storage operator return the rows a pure-Python evaluation
@@ -56,8 +58,10 @@ def case(draw: st.DrawFn) -> tuple[T.DataType, list[int | None], list[int | None
     rng = np.random.default_rng(draw(st.integers(0, 2**31)))
     lo = draw(st.integers(-50, 50))
     width = draw(st.sampled_from([0, 1, 5, 100]))
-    keys = sorted(int(x) for x in rng.integers(lo, lo + width + 1, n))
     null_share = draw(st.sampled_from([0.0, 0.0, 0.1]))
+    null_keys = int(n * null_share * rng.random())  # sorted first, as rowsets sort NULL
+    keys: list[int | None] = [None] * null_keys + sorted(
+        int(x) for x in rng.integers(lo, lo + width + 1, n - null_keys))
     values: list[int | None] = [None if rng.random() < null_share else int(x)
                                 for x in rng.integers(lo, lo + width + 1, n)]
     consts = st.integers(lo - 3, lo + width + 3)
@@ -76,7 +80,7 @@ def case(draw: st.DrawFn) -> tuple[T.DataType, list[int | None], list[int | None
 
 def _batch(vtype: T.DataType, keys: list[int | None], values: list[int | None]) -> Batch:
     n = len(keys)
-    return Batch(NAMES, (Column(T.INT, np.asarray(keys, np.int32)),
+    return Batch(NAMES, (Column.from_physical(T.INT, keys),
                          Column.from_physical(vtype, values),
                          Column.from_physical(T.varchar(10), [f"r{i}" for i in range(n)])))
 
@@ -87,8 +91,9 @@ def _batch(vtype: T.DataType, keys: list[int | None], values: list[int | None]) 
 def test_covered_predicates_return_the_same_rows(case, page_size: int, batch_size: int) -> None:
     vtype, keys, values, spec = case
     expected = sorted(
-        (k, v, f"r{i}") for i, (k, v) in enumerate(zip(keys, values))
-        if all(holds(op, k if col == "k" else v, c) for col, op, c in spec))
+        ((k, v, f"r{i}") for i, (k, v) in enumerate(zip(keys, values))
+         if all(holds(op, k if col == "k" else v, c) for col, op, c in spec)),
+        key=lambda r: r[2])
     preds = [ColumnPredicate(col, op, c) for col, op, c in spec]
     types = {"k": T.INT, "v": vtype, "s": T.varchar(10)}
     with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as d:
@@ -100,7 +105,7 @@ def test_covered_predicates_return_the_same_rows(case, page_size: int, batch_siz
             with SegmentReader(path, types, page_cache=cache) as reader:
                 rows = [r for b in reader.read(list(NAMES), preds, stats=stats,
                                                batch_size=batch_size) for r in b.rows()]
-            assert sorted(rows) == expected  # type: ignore[type-var]
+            assert sorted(rows, key=lambda r: r[2]) == expected
             assert stats.rows_returned == len(expected)
 
 
@@ -143,3 +148,25 @@ def test_a_covered_key_range_skips_the_short_key_and_the_row_test(tmp_path: Path
         rows = [r for b in it for r in b.rows()]
         assert [p for _, p in it.predicates] == [preds[2]]  # the key range was dropped
     assert rows == [(k, v) for v, k in enumerate(keys) if v < 10]
+
+
+def test_leading_key_range_by_binary_search_matches_the_short_key(tmp_path: Path) -> None:
+    n = 9000
+    keys = sorted(19920101 + (i * 7) % 2500 for i in range(n))
+    path = tmp_path / "keys.seg"
+    write_segment(path, _batch(T.INT, keys, list(range(n))), ["k"], 1)
+    cases = [[(">=", 19920300), ("<=", 19920400)], [(">", 19920300), ("<", 19920400)],
+             [("=", 19920507)], [(">=", 19930000)], [("<", 19920000)], [("<=", 19940000)],
+             [(">", 19920300), (">=", 19920300), ("<", 19921000), ("<=", 19920999)]]
+    for spec in cases:
+        preds = [ColumnPredicate("k", op, (v,)) for op, v in spec]
+        expected = [(k, v) for v, k in enumerate(keys) if all(holds(op, k, (c,))
+                                                               for op, c in spec)]
+        for cache in (None, PageCache(1 << 22)):
+            stats = ScanStats()
+            with SegmentReader(path, {"k": T.INT, "v": T.INT}, page_cache=cache) as reader:
+                rows = [r for b in reader.read(["k", "v"], preds, stats=stats, batch_size=4096)
+                        for r in b.rows()]
+            assert rows == expected, spec
+            assert stats.rows_skipped_short_key + stats.rows_skipped_zone_map >= \
+                n - len(expected) - 1024 * 2, spec  # the index skipped all but <= 2 blocks
