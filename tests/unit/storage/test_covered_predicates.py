@@ -170,3 +170,23 @@ def test_leading_key_range_by_binary_search_matches_the_short_key(tmp_path: Path
             assert rows == expected, spec
             assert stats.rows_skipped_short_key + stats.rows_skipped_zone_map >= \
                 n - len(expected) - 1024 * 2, spec  # the index skipped all but <= 2 blocks
+
+
+def test_indexed_constants_are_remembered_per_type_and_constant_kind() -> None:
+    from storage.indexes.zone_map import NotIndexable, index_value
+    from storage.segment.encoding import layout_of
+    from storage.segment.prune import indexed_constants
+
+    for t, consts in ((T.INT, (3, 19930101)), (T.TINYINT, (3,)), (T.varchar(5), ("é", ""))):
+        layout = layout_of(t)
+        want = [index_value(t, layout, v) for v in consts]
+        assert indexed_constants(t, layout, "in", consts) == want
+        assert indexed_constants(t, layout, "in", consts) == want  # from the memo
+    layout = layout_of(T.INT)
+    assert indexed_constants(T.INT, layout, ">=", (3,)) == [3]
+    with pytest.raises(NotIndexable):  # 3.0 == 3, but a float constant is not an INT index value
+        indexed_constants(T.INT, layout, ">=", (3.0,))
+    with pytest.raises(NotIndexable):  # out of TINYINT's range, remembered as such
+        indexed_constants(T.TINYINT, layout_of(T.TINYINT), "<", (300,))
+    with pytest.raises(NotIndexable):
+        indexed_constants(T.TINYINT, layout_of(T.TINYINT), "<", (300,))
