@@ -140,7 +140,7 @@ class SegmentIterator:
         covered = set()
         for info, p, values in self._indexable:
             layout = info.layout
-            if (layout.layout is Layout.FIXED and layout.dtype.kind in "iu"  # type: ignore[union-attr]
+            if (layout.layout is Layout.FIXED and layout.dtype.kind in "iu"
                     and segment_satisfies(self.reader.segment_zone(info, self.stats),
                                           p.op, values)):
                 covered.add(id(p))
@@ -196,7 +196,7 @@ class SegmentIterator:
         per query). None when the
         column is not such, or its predicates are not all comparisons (the short key then)."""
         layout = info.layout
-        if (layout.layout is not Layout.FIXED or layout.dtype.kind not in "iu"  # type: ignore[union-attr]
+        if (layout.layout is not Layout.FIXED or layout.dtype.kind not in "iu"
                 or info.type != info.stored):
             return None
         lo: tuple[int, bool] | None = None  # (value, inclusive)
