@@ -86,6 +86,9 @@ MAX_BITMAPS_PER_PREDICATE = 1024
 # filters and the bitmap indexes (its [min, max] goes to the zone maps anyway).
 MAX_KEY_SET_PROBES = 1024
 SELECTION_GAP = 1024  # selected rows closer than this are walked as one row range
+# The leading key column is decoded whole for a binary search (`_leading_key_rows`) only in
+# segments of at most this many rows (a few pages of an integer column).
+MAX_KEY_DECODE_ROWS = 1 << 18
 # A row test of a window: the columns it reads and its mask over them.
 RowTest = tuple[tuple[ColumnInfo, ...], Callable[[list[Column], int], np.ndarray]]
 
@@ -193,8 +196,8 @@ class SegmentIterator:
         over that column itself (rows are sorted by the key) when it is an integer column
         without NULLs, decoded whole once into the page cache: two `searchsorted` calls
         instead of the short-key search, which decodes a row key per probe (~20 per segment
-        per query). None when the
-        column is not such, or its predicates are not all comparisons (the short key then)."""
+        per query). None when the column is not such, or its predicates are not all range
+        comparisons (`=` stays with the short key: a point lookup decodes ~2 pages)."""
         layout = info.layout
         if (layout.layout is not Layout.FIXED or layout.dtype.kind not in "iu"
                 or info.type != info.stored):
@@ -204,18 +207,21 @@ class SegmentIterator:
         for i, p, values in self._indexable:
             if i.index != info.index:
                 continue
-            if p.op not in ("=", "<", "<=", ">", ">=") or not isinstance(values[0], int):
+            # `=` is a point lookup: the short key finds it decoding ~2 pages, cold or not
+            if p.op not in ("<", "<=", ">", ">=") or not isinstance(values[0], int):
                 return None
             v = values[0]
-            if p.op in ("=", ">", ">="):
+            if p.op in (">", ">="):
                 b = (v, p.op != ">")
                 lo = b if lo is None or (b[0], not b[1]) > (lo[0], not lo[1]) else lo
-            if p.op in ("=", "<", "<="):
+            if p.op in ("<", "<="):
                 b = (v, p.op != "<")
                 hi = b if hi is None or (b[0], b[1]) < (hi[0], hi[1]) else hi
         if (lo is None and hi is None) or not self.reader.has_page_cache:
             return None  # without a page cache the whole column would be decoded every time
-        col = self.reader.read_column(info, self.stats)
+        # decoded whole only in segments of modest size; in a bigger one the column is used
+        # only when a column-wise scan has cached it already (else the short key)
+        col = self.reader.read_column(info, self.stats, decode=n <= MAX_KEY_DECODE_ROWS)
         if col is None or col.validity is not None or len(col) != n:
             return None
         data = col.data

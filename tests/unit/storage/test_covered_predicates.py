@@ -190,3 +190,25 @@ def test_indexed_constants_are_remembered_per_type_and_constant_kind() -> None:
         indexed_constants(T.TINYINT, layout_of(T.TINYINT), "<", (300,))
     with pytest.raises(NotIndexable):
         indexed_constants(T.TINYINT, layout_of(T.TINYINT), "<", (300,))
+
+
+def test_binary_search_answers_ranges_and_leaves_points_to_the_short_key(
+        tmp_path: Path) -> None:
+    n = 6000
+    keys = sorted(i // 3 for i in range(n))
+    path = tmp_path / "points.seg"
+    write_segment(path, _batch(T.INT, keys, list(range(n))), ["k"], 1)
+    types = {"k": T.INT, "v": T.INT}
+    cache = PageCache(1 << 22)
+    with SegmentReader(path, types, page_cache=cache) as reader:
+        ranged = SegmentIterator(reader, ["k"], [ColumnPredicate("k", ">", (10,)),
+                                                 ColumnPredicate("k", "<=", (20,))],
+                                 ScanStats(), 1024)
+        got = ranged._leading_key_rows(reader.column("k"), n)
+        assert got is not None and (int(got.starts[0]), int(got.stops[0])) == (33, 63)
+        point = SegmentIterator(reader, ["k"], [ColumnPredicate("k", "=", (10,))],
+                                ScanStats(), 1024)
+        assert point._leading_key_rows(reader.column("k"), n) is None
+    with SegmentReader(path, types) as reader:  # no page cache: the short key
+        it = SegmentIterator(reader, ["k"], [ColumnPredicate("k", ">", (10,))], ScanStats(), 1024)
+        assert it._leading_key_rows(reader.column("k"), n) is None
