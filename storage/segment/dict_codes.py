@@ -46,6 +46,27 @@ def select_by_code_reference(codes: np.ndarray, table: np.ndarray) -> np.ndarray
     return table[codes.astype(np.int64)]
 
 
+# Lookup tables remembered per (dictionary object, predicates): the dictionary is kept in
+# the entry, so its id cannot be reused by another object while the entry lives.
+MAX_LOOKUP_TABLES = 4096
+_LOOKUP_TABLES: dict[tuple[int, tuple[ColumnPredicate, ...]],
+                     tuple[Column, np.ndarray | None]] = {}
+
+
+def _table_key(dictionary: Column, predicates: Sequence[ColumnPredicate]
+               ) -> tuple[int, tuple[ColumnPredicate, ...]] | None:
+    """The cache key of a lookup table, or None for predicates not worth keeping (a join's
+    runtime `in_bloom` filter lives for one query) or not hashable."""
+    preds = tuple(predicates)
+    if any(p.op == "in_bloom" for p in preds):
+        return None
+    try:
+        hash(preds)
+    except TypeError:
+        return None
+    return (id(dictionary), preds)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class DictPage:
     """One DICT data page as read: its sorted dictionary (a Column of the read type, no
@@ -60,7 +81,24 @@ class DictPage:
 
     def lookup_table(self, predicates: Sequence[ColumnPredicate]) -> np.ndarray | None:
         """Which dictionary entries satisfy every value predicate of `predicates` (None when
-        none of them compares values: only IS [NOT] NULL)."""
+        none of them compares values: only IS [NOT] NULL). Remembered with the dictionary
+        (`_LOOKUP_TABLES`): the page cache hands every scan the same dictionary object, and
+        repeated queries would otherwise compare every entry again per segment per query."""
+        key = _table_key(self.dictionary, predicates)
+        if key is not None:
+            got = _LOOKUP_TABLES.get(key)
+            if got is not None and got[0] is self.dictionary:
+                return got[1]
+        table = self._compute_table(predicates)
+        if key is not None:
+            if table is not None:
+                table.flags.writeable = False  # shared by later scans
+            if len(_LOOKUP_TABLES) >= MAX_LOOKUP_TABLES:
+                _LOOKUP_TABLES.clear()  # crude bound; a miss only recomputes
+            _LOOKUP_TABLES[key] = (self.dictionary, table)
+        return table
+
+    def _compute_table(self, predicates: Sequence[ColumnPredicate]) -> np.ndarray | None:
         table = None
         for p in predicates:
             if p.op in ("is_null", "is_not_null"):

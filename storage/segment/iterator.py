@@ -54,7 +54,18 @@ from storage.batch import Batch, Column, selection
 from storage.indexes.bitmap_index import BITMAP_OPS, BitmapIndexReader
 from storage.indexes.bloom_filter import BLOOM_OPS
 from storage.indexes.short_key import encode_row, key_ranges
-from storage.indexes.zone_map import NotIndexable, index_value, index_values
+from storage.indexes.zone_map import (
+    EXACT,
+    HAS_NOT_NULL,
+    HAS_NULL,
+    MAX_VALID,
+    MIN_VALID,
+    NotIndexable,
+    ZoneEntry,
+    entry_may_match,
+    index_value,
+    index_values,
+)
 from storage.predicates import (
     ColumnPredicate,
     Disjunction,
@@ -75,6 +86,9 @@ MAX_BITMAPS_PER_PREDICATE = 1024
 # filters and the bitmap indexes (its [min, max] goes to the zone maps anyway).
 MAX_KEY_SET_PROBES = 1024
 SELECTION_GAP = 1024  # selected rows closer than this are walked as one row range
+# The leading key column is decoded whole for a binary search (`_leading_key_rows`) only in
+# segments of at most this many rows (a few pages of an integer column).
+MAX_KEY_DECODE_ROWS = 1 << 18
 # A row test of a window: the columns it reads and its mask over them.
 RowTest = tuple[tuple[ColumnInfo, ...], Callable[[list[Column], int], np.ndarray]]
 
@@ -121,6 +135,25 @@ class SegmentIterator:
         self._answered_disjunctions: set[int] = set()  # positions the bitmaps answered
 
     # ---- pruning ------------------------------------------------------------------------
+    def _drop_covered_predicates(self) -> None:
+        """Forget the predicates every row of this segment satisfies, by its segment zone map
+        (integer columns without NULLs whose [min, max] lies inside the predicate's range:
+        `lo_orderdate BETWEEN 19930101 AND 19931231` on a segment of 1993). They could drop no
+        row, yet would cost a short-key search, page zone maps and a test of every row."""
+        covered = set()
+        for info, p, values in self._indexable:
+            layout = info.layout
+            if (layout.layout is Layout.FIXED and layout.dtype.kind in "iu"
+                    and segment_satisfies(self.reader.segment_zone(info, self.stats),
+                                          p.op, values)):
+                covered.add(id(p))
+        if not covered:
+            return
+        self.predicates = [(i, p) for i, p in self.predicates if id(p) not in covered]
+        self._index_predicates = [(i, p) for i, p in self._index_predicates
+                                  if id(p) not in covered]
+        self._indexable = [e for e in self._indexable if id(e[1]) not in covered]
+
     def _short_key_ranges(self, n: int) -> RowRanges:
         if not self.predicates or self.reader.footer.short_key is None:
             return RowRanges.full(n)
@@ -128,12 +161,18 @@ class SegmentIterator:
         if sk is None:
             return RowRanges.full(n)
         parts, index = sk
-        infos = [self.reader.column(p.name) for p in parts]
-        if not all(i.indexable for i in infos):
-            return RowRanges.full(n)
         by_column: dict[str, list[ColumnPredicate]] = {}
         for info, p in self._index_predicates:
             by_column.setdefault(info.footer.name.lower(), []).append(p)
+        if parts[0].name.lower() not in by_column:
+            return RowRanges.full(n)  # no constraint on the leading key column
+        infos = [self.reader.column(p.name) for p in parts]
+        if not all(i.indexable for i in infos):
+            return RowRanges.full(n)
+        if not any(p.name.lower() in by_column for p in parts[1:]):
+            exact = self._leading_key_rows(infos[0], n)
+            if exact is not None:
+                return exact
         ranges = key_ranges(parts, by_column)
         if ranges is None:
             return RowRanges.full(n)
@@ -152,11 +191,51 @@ class SegmentIterator:
         self._cache.clear()
         return result
 
+    def _leading_key_rows(self, info: ColumnInfo, n: int) -> RowRanges | None:
+        """The rows whose leading key column satisfies its range predicates, by binary search
+        over that column itself (rows are sorted by the key) when it is an integer column
+        without NULLs, decoded whole once into the page cache: two `searchsorted` calls
+        instead of the short-key search, which decodes a row key per probe (~20 per segment
+        per query). None when the column is not such, or its predicates are not all range
+        comparisons (`=` stays with the short key: a point lookup decodes ~2 pages)."""
+        layout = info.layout
+        if (layout.layout is not Layout.FIXED or layout.dtype.kind not in "iu"
+                or info.type != info.stored):
+            return None
+        lo: tuple[int, bool] | None = None  # (value, inclusive)
+        hi: tuple[int, bool] | None = None
+        for i, p, values in self._indexable:
+            if i.index != info.index:
+                continue
+            # `=` is a point lookup: the short key finds it decoding ~2 pages, cold or not
+            if p.op not in ("<", "<=", ">", ">=") or not isinstance(values[0], int):
+                return None
+            v = values[0]
+            if p.op in (">", ">="):
+                b = (v, p.op != ">")
+                lo = b if lo is None or (b[0], not b[1]) > (lo[0], not lo[1]) else lo
+            if p.op in ("<", "<="):
+                b = (v, p.op != "<")
+                hi = b if hi is None or (b[0], b[1]) < (hi[0], hi[1]) else hi
+        if (lo is None and hi is None) or not self.reader.has_page_cache:
+            return None  # without a page cache the whole column would be decoded every time
+        # decoded whole only in segments of modest size; in a bigger one the column is used
+        # only when a column-wise scan has cached it already (else the short key)
+        col = self.reader.read_column(info, self.stats, decode=n <= MAX_KEY_DECODE_ROWS)
+        if col is None or col.validity is not None or len(col) != n:
+            return None
+        data = col.data
+        start = 0 if lo is None else int(np.searchsorted(
+            data, lo[0], side="left" if lo[1] else "right"))
+        stop = n if hi is None else int(np.searchsorted(
+            data, hi[0], side="right" if hi[1] else "left"))
+        return RowRanges.of([(start, stop)])
+
     def _zone_map_ranges(self, ranges: RowRanges) -> RowRanges | None:
         """Ranges left after the zone maps; None when the segment zone map excludes it."""
         keep_by_column: dict[int, tuple[ColumnInfo, np.ndarray]] = {}
         for info, p, values in self._indexable:
-            match = self.reader.zone_map(info, self.stats).may_match(p.op, values)
+            match = self.reader.page_zone_match(info, p.op, values, self.stats)
             if not match[-1]:
                 return None
             prev = keep_by_column.get(info.index)
@@ -571,11 +650,12 @@ class SegmentIterator:
         # the segment zone maps first (Doris Segment::new_iterator): cheapest, and a segment
         # they exclude needs no short-key search
         for info, p, values in self._indexable:
-            if not self.reader.zone_map(info, stats).segment_may_match(p.op, values):
+            if not entry_may_match(self.reader.segment_zone(info, stats), p.op, values):
                 stats.segments_skipped += 1
                 stats.segments_skipped_zone_map += 1
                 stats.rows_skipped_zone_map += n
                 return
+        self._drop_covered_predicates()
         ranges = self._short_key_ranges(n)
         stats.rows_skipped_short_key += n - ranges.count
         if ranges.count == 0:
@@ -767,3 +847,35 @@ def _disjunction(d: Disjunction, names: list[str]) -> Callable[[list[Column], in
         by_name = dict(zip(names, cols))
         return evaluate_disjunction(d, lambda c: by_name[c.lower()], n)
     return test
+
+
+def segment_satisfies(entry: ZoneEntry, op: str, values: Sequence[object]) -> bool:
+    """Whether every row of a segment satisfies `op values`, by its segment zone map entry
+    (`values`: index values). Only exact bounds of a column without NULLs prove it (a NULL
+    satisfies no comparison); False whenever unsure."""
+    flags, lo, hi = entry
+    if flags & HAS_NULL or not flags & HAS_NOT_NULL:
+        return False
+    if op == "is_not_null":
+        return True
+    need = MIN_VALID | MAX_VALID | EXACT
+    if flags & need != need:
+        return False
+    try:
+        if op == "<":
+            return bool(hi < values[0])  # type: ignore[operator]
+        if op == "<=":
+            return bool(hi <= values[0])  # type: ignore[operator]
+        if op == ">":
+            return bool(lo > values[0])  # type: ignore[operator]
+        if op == ">=":
+            return bool(lo >= values[0])  # type: ignore[operator]
+        if op == "=":
+            return bool(lo == hi == values[0])
+        if op == "in":
+            return bool(lo == hi) and any(lo == v for v in values)
+        if op in ("!=", "not_in"):
+            return all(v < lo or v > hi for v in values)  # type: ignore[operator]
+    except TypeError:  # a constant of another kind than the bounds: not provable here
+        return False
+    return False

@@ -46,6 +46,8 @@ from storage.segment.footer import ColumnFooter, SegmentFooter
 from storage.types import DataType
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from storage.segment.reader import ColumnInfo
 
 Identity = tuple[str, int, int, int]  # (path, inode, mtime_ns, size)
@@ -89,6 +91,9 @@ class SegmentMeta:
     # whole column): saves rebuilding them for every scan. A key whose id the page cache has
     # since forgotten only misses (ids are never reused), and the next read renews it.
     infos: dict[str, tuple[DataType, ColumnInfo, tuple[int, int]]] = field(default_factory=dict)
+    # (column, op, index values) -> the page zone maps' verdict (reader.page_zone_match)
+    zone_matches: dict[tuple[str, str, tuple[object, ...]], np.ndarray] = field(
+        default_factory=dict)
     num_rows: int = field(init=False)
 
     def __post_init__(self) -> None:

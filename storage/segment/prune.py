@@ -16,10 +16,44 @@ from collections.abc import Mapping, Sequence
 
 from storage.indexes.zone_map import NotIndexable, entry_may_match, index_value
 from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
+from storage.segment.encoding import PhysicalLayout
 from storage.segment.meta_cache import SegmentMeta, StoredColumn
 from storage.types import DataType
 
 Forms = list[tuple[str, list[object]]]  # (operator, index values) a zone map can test
+
+# index values of predicate constants per (stored type, its layout, operator, constants): every
+# tablet and segment of a scan (and the next run of the same query) converts the same
+# constants; `index_value` costs microseconds each. A constant the type cannot hold exactly
+# is remembered as None (NotIndexable).
+MAX_INDEX_VALUES = 4096
+_INDEX_VALUES: dict[tuple[object, ...], list[object] | None] = {}
+
+
+def indexed_constants(stored: DataType, layout: PhysicalLayout, op: str,
+                      values: tuple[object, ...]) -> list[object]:
+    """`[index_value(stored, layout, v) for v in values]`, remembered; raises NotIndexable as
+    that would. Do not modify the returned list (it is shared)."""
+    try:
+        # the constants' types too: 3 == 3.0 == True, but index_value treats them apart
+        key = (stored, layout, op, values, tuple(type(v) for v in values))
+        got = _INDEX_VALUES.get(key, _MISSING)
+    except TypeError:  # an unhashable constant: convert every time
+        return [index_value(stored, layout, v) for v in values]
+    if got is _MISSING:
+        try:
+            got = [index_value(stored, layout, v) for v in values]
+        except NotIndexable:
+            got = None
+        if len(_INDEX_VALUES) >= MAX_INDEX_VALUES:
+            _INDEX_VALUES.clear()  # crude bound; a miss only converts again
+        _INDEX_VALUES[key] = got
+    if got is None:
+        raise NotIndexable
+    return got  # type: ignore[return-value]
+
+
+_MISSING = object()
 
 
 class ZonePruner:
@@ -91,7 +125,7 @@ class ZonePruner:
                 if f.op not in INDEXABLE_OPS:
                     continue
                 try:
-                    out.append((f.op, [index_value(c.stored, c.layout, v) for v in f.values]))
+                    out.append((f.op, indexed_constants(c.stored, c.layout, f.op, f.values)))
                 except NotIndexable:
                     continue
         return out

@@ -40,7 +40,7 @@ from storage.indexes.spec import (
     NO_INDEXES,
     SegmentIndexSpec,
 )
-from storage.indexes.zone_map import NotIndexable, ZoneMap, index_value
+from storage.indexes.zone_map import NotIndexable, ZoneEntry, ZoneMap
 from storage.page_cache import PageCache
 from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
 from storage.scan_stats import ScanStats
@@ -63,7 +63,7 @@ from storage.segment.page import (
     PageKind,
     parse_page,
 )
-from storage.segment.prune import ZonePruner
+from storage.segment.prune import ZonePruner, indexed_constants
 from storage.types import DataType, parse_type
 
 # What decoding a damaged page can raise before a check catches it.
@@ -71,6 +71,8 @@ _DECODE_ERRORS = (ValueError, struct.error, lz4.block.LZ4BlockError, IndexError,
 # The whole-column key a reader without a page cache records: no cache issues id -1 (ids count
 # up from 0), so a lookup with it only misses.
 NO_CACHE_KEY = (-1, -1)
+# Page zone-map verdicts remembered per segment (`SegmentReader.page_zone_match`)
+MAX_ZONE_MATCHES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +139,10 @@ class SegmentReader:
     @property
     def path(self) -> Path:
         return Path(self._path)
+
+    @property
+    def has_page_cache(self) -> bool:
+        return self._cache is not None
 
     @property
     def meta(self) -> SegmentMeta:
@@ -288,6 +294,37 @@ class SegmentReader:
                 raise self.corrupted(f"zone map of column {info.footer.name}: {e}") from None
             self._meta.add_zone_map(key, zm)
         return zm
+
+    def segment_zone(self, info: ColumnInfo, stats: ScanStats | None = None) -> ZoneEntry:
+        """The segment-level zone map entry of a column as Python scalars (kept with the
+        cached metadata: no conversion per scan)."""
+        key = info.footer.name.lower()
+        entry = self._meta.segment_zones.get(key)
+        if entry is None:
+            self.zone_map(info, stats)
+            entry = self._meta.segment_zones[key]
+        return entry
+
+    def page_zone_match(self, info: ColumnInfo, op: str, values: Sequence[object],
+                        stats: ScanStats | None = None) -> np.ndarray:
+        """`ZoneMap.may_match(op, values)` of a column, remembered with the segment's cached
+        metadata (`SegmentMeta.zone_matches`): the files never change, and dashboards ask the
+        same predicates again, where comparing every page's bounds (strings: one Python
+        comparison per page) was a fixed cost per segment per query. Read-only result."""
+        try:
+            key = (info.footer.name.lower(), op, tuple(values))
+            hash(key)
+        except TypeError:
+            return self.zone_map(info, stats).may_match(op, values)
+        memo = self._meta.zone_matches
+        got = memo.get(key)
+        if got is None:
+            got = self.zone_map(info, stats).may_match(op, values)
+            got.flags.writeable = False
+            if len(memo) >= MAX_ZONE_MATCHES:
+                memo.clear()  # crude bound; a miss only recomputes
+            memo[key] = got
+        return got
 
     def written_indexes(self) -> SegmentIndexSpec:
         """The bitmap indexes and bloom filters this segment holds (lower-case column names;
@@ -582,7 +619,7 @@ class SegmentReader:
                 if f.op not in INDEXABLE_OPS:
                     continue
                 try:
-                    values = [index_value(info.stored, info.layout, v) for v in f.values]
+                    values = indexed_constants(info.stored, info.layout, f.op, f.values)
                 except NotIndexable:
                     continue
                 out.append((info, f, values))

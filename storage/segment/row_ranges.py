@@ -20,7 +20,9 @@ class RowRanges:
 
     @staticmethod
     def full(n: int) -> RowRanges:
-        return RowRanges.of([(0, n)])
+        if n <= 0:
+            return RowRanges.of(())
+        return RowRanges(np.array([0], np.int64), np.array([n], np.int64))
 
     @staticmethod
     def of(pairs: Iterable[tuple[int, int]]) -> RowRanges:
@@ -47,6 +49,8 @@ class RowRanges:
 
     @property
     def count(self) -> int:
+        if len(self.starts) == 1:  # the usual case, asked per segment and per window
+            return int(self.stops[0]) - int(self.starts[0])
         return int((self.stops - self.starts).sum())
 
     def __len__(self) -> int:
