@@ -40,6 +40,7 @@ from planner.query import PlannedQuery
 from server.privileges.enforce import authorize
 from sql.binder.expressions import ColumnRef
 from sql.options import QueryOptions
+from storage import point_lookup
 from storage.batch import Batch, Column
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import DistributionType, MaterializedIndexMeta, TableMeta
@@ -272,8 +273,11 @@ class PointTemplate:
             for tablet in catalog.tablets(table_id, part.partition_id, self.index_id):
                 if bucket is not None and tablet.bucket_seq != bucket:
                     continue
-                for batch in storage.read_tablet(
-                        tablet, part.visible_version, options, stats):
+                found = point_lookup.lookup(storage, tablet, part.visible_version,
+                                            self.read_columns, predicates, stats)
+                batches = (storage.read_tablet(tablet, part.visible_version, options, stats)
+                           if found is None else (found,))
+                for batch in batches:
                     if batch.num_rows == 0:
                         continue
                     if batch.names != self.read_columns:
