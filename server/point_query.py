@@ -34,6 +34,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 from sqlglot import expressions as exp
 
 from planner.physical import Exchange, FoldedProject, OlapScan
@@ -50,7 +51,7 @@ from storage.catalog.meta import (
     TableMeta,
     TabletMeta,
 )
-from storage.distribution import bucket_of_rows
+from storage.distribution import hash_columns
 from storage.engine import StorageEngine
 from storage.predicates import ColumnPredicate, ReadOptions
 from storage.scan_stats import ScanStats
@@ -295,6 +296,13 @@ def literal_value(text: str, kind: str, dtype: DataType) -> tuple[bool, object]:
     return False, None
 
 
+def _one_value(dtype: DataType, value: object) -> Column:
+    """A one-row column of a non-NULL key value (integers without `from_physical`'s passes)."""
+    if dtype.kind in _INT_BITS:
+        return Column(dtype, np.array([value], dtype.numpy_dtype))
+    return Column.from_physical(dtype, [value])
+
+
 class LiteralMismatch(ValueError):
     """`learn` saw a literal its column type cannot hold (an INT compared with 3000000000): this
     execution says nothing about the shape, another one may."""
@@ -342,15 +350,15 @@ class PointTemplate:
                  ) -> Iterator[tuple[TabletMeta, int]]:
         """The tablets that can hold the key, with the version to read each at."""
         catalog = storage.catalog
-        key_columns = None
-        if self.bucket_slots is not None:
-            key_columns = [Column.from_physical(self.slot_types[s], [values[s]])
-                           for s in self.bucket_slots]
+        key_hash = None
+        if self.bucket_slots is not None:  # the storage hash, once for every partition
+            key_hash = int(hash_columns([_one_value(self.slot_types[s], values[s])
+                                         for s in self.bucket_slots])[0])
         table_id = self.table.table_id
         for part in catalog.partitions(table_id):
             bucket = None
-            if key_columns is not None:
-                bucket = int(bucket_of_rows(key_columns, part.buckets)[0])
+            if key_hash is not None:
+                bucket = key_hash % part.buckets  # as bucket_of_rows computes it
             for tablet in catalog.tablets(table_id, part.partition_id, self.index_id):
                 if bucket is None or tablet.bucket_seq == bucket:
                     yield tablet, part.visible_version

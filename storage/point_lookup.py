@@ -42,7 +42,13 @@ import numpy as np
 from storage.batch import Batch, Column
 from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta, TabletMeta
 from storage.catalog.mv import index_table
-from storage.indexes.short_key import KeyPart, encode_component, key_ranges
+from storage.indexes.short_key import (
+    KeyPart,
+    KeyRange,
+    ShortKeyIndex,
+    encode_component,
+    key_ranges,
+)
 from storage.merge import MergeSpec, combine
 from storage.page_cache import PageCache
 from storage.predicates import ColumnPredicate, evaluate
@@ -59,6 +65,8 @@ PLANS_CACHED = 4096  # tablet plans kept (a few hundred bytes each, plus shared 
 # A key range of more rows than this (a DUPLICATE key repeated many times) is a scan, not a
 # lookup: the TabletReader streams it in batches instead of one Batch here.
 MAX_LOOKUP_ROWS = 4096
+# Candidate blocks tested vectorised before the bounds are narrowed row by row instead.
+CANDIDATE_BLOCKS = 4
 
 Conditions = tuple[ColumnPredicate, ...]
 
@@ -229,20 +237,23 @@ def read(plan: TabletPlan, columns: Sequence[str], predicates: Sequence[ColumnPr
     pieces: list[Batch] = []
     owners: list[int] = []
     total = 0
-    for run_no, run in enumerate(plan.runs):
-        deletes = [conds for version, conds in plan.deletes if version > run.end_version]
-        for seg in run.segments:
-            found = _segment_rows(seg, plan, read_cols, before, by_column, page_cache, stats)
-            if found is None:
-                return None
-            if found.num_rows and deletes:
-                found = _without_deleted(found, deletes)
-            if found.num_rows:
-                total += found.num_rows
-                if total > MAX_LOOKUP_ROWS:
-                    return None
-                pieces.append(found)
-                owners.append(run_no)
+    ranges: dict[tuple[KeyPart, ...], list[KeyRange] | None] = {}  # per prefix layout
+    try:
+        for run_no, run in enumerate(plan.runs):
+            deletes = [conds for version, conds in plan.deletes if version > run.end_version]
+            for seg in run.segments:
+                found = _segment_rows(seg, plan, read_cols, before, by_column, ranges,
+                                      page_cache, stats)
+                if found is not None and deletes:
+                    found = _without_deleted(found, deletes)
+                if found is not None and found.num_rows:
+                    total += found.num_rows
+                    if total > MAX_LOOKUP_ROWS:
+                        return None
+                    pieces.append(found)
+                    owners.append(run_no)
+    except _NotALookup:
+        return None
     out_names = tuple(columns)
     if not pieces:
         return Batch(out_names, tuple(Column.from_physical(plan.types[c.lower()], [])
@@ -315,46 +326,109 @@ class _KeyProbe:
         return b"".join(pieces)[:self._limit]
 
 
+class _NotALookup(Exception):
+    """A segment the lookup cannot serve (see the module doc): the caller scans instead."""
+
+
 def _segment_rows(seg: _Segment, plan: TabletPlan, read_cols: Sequence[str],
                   preds: Conditions, by_column: dict[str, list[ColumnPredicate]],
+                  ranges: dict[tuple[KeyPart, ...], list[KeyRange] | None],
                   page_cache: PageCache | None, stats: ScanStats | None) -> Batch | None:
-    """The rows of one segment satisfying `preds` (`read_cols`); None: no lookup here."""
+    """The rows of one segment satisfying `preds` (`read_cols`), None when there are none.
+
+    The sparse short-key entries bound the candidate rows to whole blocks (the block before
+    the first entry at or above the key, up to the first entry above it); the predicate
+    columns of those rows are tested at once (vectorised), and the other columns are read for
+    the rows found only. Only when the candidates are many blocks (a key repeated across
+    blocks, or a prefix of a string key) are the bounds narrowed row by row first."""
     meta = seg.meta
     if meta.num_rows == 0:
-        return Batch(tuple(read_cols), tuple(Column.from_physical(plan.types[c.lower()], [])
-                                             for c in read_cols))
-    if meta.footer.short_key is None:
         return None
+    if meta.footer.short_key is None:
+        raise _NotALookup()
     with SegmentReader(seg.path, plan.types, plan.tablet_id, published=meta,
                        page_cache=page_cache) as reader:
         sk = reader.short_key(stats)
         if sk is None:
-            return None
+            raise _NotALookup()
         parts, index = sk
+        layout = tuple(parts)
+        if layout not in ranges:
+            ranges[layout] = key_ranges(parts, by_column)
+        key_range = ranges[layout]
+        if key_range is None:
+            raise _NotALookup()  # the predicates do not constrain the leading short-key column
         infos = [reader.column(p.name) for p in parts]
         if not all(i.indexable for i in infos):
-            return None
-        ranges = key_ranges(parts, by_column)
-        if ranges is None:
-            return None  # the predicates do not constrain the leading short-key column
-        probe = _KeyProbe(reader, parts, infos, stats)
-        spans = index.row_ranges(ranges, probe)
-        rows = sum(b - a for a, b in spans)
+            raise _NotALookup()
         if stats is not None:
             stats.rows_total += meta.num_rows
-        if rows > MAX_LOOKUP_ROWS:
+        spans = _block_spans(index, key_range)
+        if sum(b - a for a, b in spans) > CANDIDATE_BLOCKS * index.interval:
+            spans = index.row_ranges(key_range, _KeyProbe(reader, parts, infos, stats))
+            if sum(b - a for a, b in spans) > MAX_LOOKUP_ROWS:
+                raise _NotALookup()
+        if not spans:
             return None
-        if rows == 0:
-            return Batch(tuple(read_cols), tuple(
-                Column.from_physical(plan.types[c.lower()], []) for c in read_cols))
-        cols = tuple(_column_rows(reader, reader.column(c), spans, stats)
-                     for c in read_cols)
-    batch = Batch(tuple(read_cols), cols)
-    keep = _matches(batch, preds)
-    if stats is not None:
-        kept = batch.num_rows if keep is None else int(np.count_nonzero(keep))
-        stats.rows_filtered_predicate += batch.num_rows - kept
-    return batch if keep is None else batch.filter(keep)
+        # the predicate columns of the candidate rows, tested at once
+        tested = {p.column for p in preds}
+        cols = {c: _column_rows(reader, reader.column(c), spans, stats) for c in tested}
+        probe = Batch(tuple(cols), tuple(cols.values()))
+        keep = _matches(probe, preds)
+        n = probe.num_rows
+        kept = n if keep is None else int(np.count_nonzero(keep))
+        if stats is not None:
+            stats.rows_filtered_predicate += n - kept
+        if kept == 0:
+            return None
+        narrowed: np.ndarray | None = None  # the rows found within `rows`, when not all
+        if keep is None:
+            rows = spans
+            found = cols
+        else:
+            ids = np.concatenate([np.arange(a, b) for a, b in spans])[keep]
+            first, last = int(ids[0]), int(ids[-1]) + 1
+            rows = [(first, last)]
+            found = {c: col.filter(keep) for c, col in cols.items()}
+            if last - first != kept:
+                narrowed = np.zeros(last - first, np.bool_)
+                narrowed[ids - first] = True
+        out = []
+        for c in read_cols:
+            col = found.get(c)
+            if col is None:
+                col = _column_rows(reader, reader.column(c), rows, stats)
+                if narrowed is not None:
+                    col = col.filter(narrowed)
+            out.append(col)
+    return Batch(tuple(read_cols), tuple(out))
+
+
+def _block_spans(index: ShortKeyIndex, key_ranges_: Sequence[KeyRange]
+                 ) -> list[tuple[int, int]]:
+    """Whole short-key blocks that can hold the rows of each key range (merged, in order)."""
+    entries, interval, n = index.entries, index.interval, index.num_rows
+    spans: list[tuple[int, int]] = []
+    for kr in key_ranges_:
+        lo, hi = 0, n
+        if kr.lower is not None:
+            key = kr.lower.key
+            width = len(key)
+            search = bisect.bisect_left if kr.lower.inclusive else bisect.bisect_right
+            i = search(entries, key, key=lambda e: e[:width])
+            lo = max(i - 1, 0) * interval
+        if kr.upper is not None:
+            key = kr.upper.key
+            width = len(key)
+            search = bisect.bisect_right if kr.upper.inclusive else bisect.bisect_left
+            hi = min(search(entries, key, key=lambda e: e[:width]) * interval, n)
+        if hi <= lo:
+            continue
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+        else:
+            spans.append((lo, hi))
+    return spans
 
 
 def _column_rows(reader: SegmentReader, info: ColumnInfo, spans: Sequence[tuple[int, int]],
