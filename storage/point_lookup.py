@@ -33,7 +33,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -75,6 +75,9 @@ Conditions = tuple[ColumnPredicate, ...]
 class _Segment:
     path: str
     meta: SegmentMeta
+    # lower-case column -> its pages' first rows (and the row count at the end), as a list:
+    # bisect on it costs less than numpy's searchsorted on a few dozen values
+    page_starts: dict[str, list[int]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,7 +375,7 @@ def _segment_rows(seg: _Segment, plan: TabletPlan, read_cols: Sequence[str],
             return None
         # the predicate columns of the candidate rows, tested at once
         tested = {p.column for p in preds}
-        cols = {c: _column_rows(reader, reader.column(c), spans, stats) for c in tested}
+        cols = {c: _column_rows(seg, reader, reader.column(c), spans, stats) for c in tested}
         probe = Batch(tuple(cols), tuple(cols.values()))
         keep = _matches(probe, preds)
         n = probe.num_rows
@@ -397,7 +400,7 @@ def _segment_rows(seg: _Segment, plan: TabletPlan, read_cols: Sequence[str],
         for c in read_cols:
             col = found.get(c)
             if col is None:
-                col = _column_rows(reader, reader.column(c), rows, stats)
+                col = _column_rows(seg, reader, reader.column(c), rows, stats)
                 if narrowed is not None:
                     col = col.filter(narrowed)
             out.append(col)
@@ -431,15 +434,21 @@ def _block_spans(index: ShortKeyIndex, key_ranges_: Sequence[KeyRange]
     return spans
 
 
-def _column_rows(reader: SegmentReader, info: ColumnInfo, spans: Sequence[tuple[int, int]],
-                 stats: ScanStats | None) -> Column:
+def _column_rows(seg: _Segment, reader: SegmentReader, info: ColumnInfo,
+                 spans: Sequence[tuple[int, int]], stats: ScanStats | None) -> Column:
     """Rows `spans` of one column, reading only the pages that hold them."""
-    ordinal = reader.ordinal(info, stats)
+    key = info.footer.name.lower()
+    starts = seg.page_starts.get(key)
+    if starts is None:
+        ordinal = reader.ordinal(info, stats)
+        starts = seg.page_starts[key] = [*ordinal.first_rows.tolist(), ordinal.num_rows]
     out = []
     for start, stop in spans:
-        for page in ordinal.pages_between(start, stop):
-            first, end = ordinal.page_rows(page)
+        page = bisect.bisect_right(starts, start) - 1
+        while page < len(starts) - 1 and starts[page] < stop:
+            first, end = starts[page], starts[page + 1]
             col = reader.read_page(info, page, stats)
             a, b = max(start, first), min(stop, end)
             out.append(col if (a, b) == (first, end) else col.slice(a - first, b - first))
+            page += 1
     return out[0] if len(out) == 1 else Column.concat(out)
