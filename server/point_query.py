@@ -29,10 +29,12 @@ touches sockets or the event loop.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 from sqlglot import expressions as exp
 
 from planner.physical import Exchange, FoldedProject, OlapScan
@@ -40,10 +42,16 @@ from planner.query import PlannedQuery
 from server.privileges.enforce import authorize
 from sql.binder.expressions import ColumnRef
 from sql.options import QueryOptions
+from storage import point_lookup
 from storage.batch import Batch, Column
 from storage.catalog.catalog import Catalog
-from storage.catalog.meta import DistributionType, MaterializedIndexMeta, TableMeta
-from storage.distribution import bucket_of_rows
+from storage.catalog.meta import (
+    DistributionType,
+    MaterializedIndexMeta,
+    TableMeta,
+    TabletMeta,
+)
+from storage.distribution import hash_columns
 from storage.engine import StorageEngine
 from storage.predicates import ColumnPredicate, ReadOptions
 from storage.scan_stats import ScanStats
@@ -74,6 +82,8 @@ class Shape:
     key: tuple[str, ...]
     literals: tuple[str, ...]
     kinds: tuple[str, ...]  # "int" | "str" per literal
+    # where each literal is in the text (statement_shape only): LiteralSlot is built from it
+    spans: tuple[tuple[int, int], ...] = field(default=(), compare=False)
 
 
 def statement_shape(sql: str) -> Shape | None:
@@ -85,17 +95,90 @@ def statement_shape(sql: str) -> Shape | None:
 def prepared_shape(sql: str, params: list[object]) -> Shape | None:
     """The shape of a prepared statement's text executed with `params` (COM_STMT_EXECUTE):
     the shape of the same statement written with those values as literals, so the text and
-    the binary protocol share one template. Only INT and string parameters qualify."""
-    return _scan(sql, params)
+    the binary protocol share one template. Only INT and string parameters qualify. The text
+    is scanned once (`_skeleton`, cached by text); each execution only places its values."""
+    skeleton = _skeleton(sql)
+    if skeleton is None or skeleton.count(None) != len(params):
+        return None
+    key: list[str] = []
+    literals: list[str] = []
+    kinds: list[str] = []
+    values = iter(params)
+    for tok in skeleton:
+        if tok is not None:
+            key.append(tok)
+            continue
+        value = next(values)
+        if isinstance(value, int) and not isinstance(value, bool):
+            kind, text = "int", str(value)
+        elif isinstance(value, str):
+            kind, text = "str", "'" + value.replace("'", "''") + "'"
+        else:
+            return None  # NULL, dates, decimals, bytes: the normal path binds them
+        key.append("?" + kind)
+        literals.append(text)
+        kinds.append(kind)
+    return Shape(tuple(key), tuple(literals), tuple(kinds))
 
 
-def _scan(sql: str, params: list[object] | None) -> Shape | None:
+@functools.lru_cache(maxsize=1024)
+def _skeleton(sql: str) -> tuple[str | None, ...] | None:
+    """A prepared text's shape tokens with None for each `?` (literals written in the text
+    stay in the key as their kind, as `_scan` gives them: the text's own literals then make a
+    prepared statement a shape of its own)."""
+    shape = _scan(sql, None, params_as_slots=True)
+    return None if shape is None else tuple(None if t == "?param" else t for t in shape.key)
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralSlot:
+    """A learned statement text with one literal, cut around it: texts with the same prefix
+    and suffix and one literal of the same kind between them have the learned shape (checked
+    with string operations instead of the scanner). Only cut where the scanner's tokens cannot
+    depend on the literal: after whitespace, `=` or `,`, and before whitespace, `;` or the end."""
+
+    prefix: str
+    suffix: str
+    kind: str
+    key: tuple[str, ...]
+
+    @staticmethod
+    def of(sql: str, shape: Shape) -> LiteralSlot | None:
+        if len(shape.spans) != 1:
+            return None
+        start, end = shape.spans[0]
+        prefix, suffix = sql[:start], sql[end:]
+        if not prefix or prefix[-1] not in " \t\n\r=," or \
+                (suffix and suffix[0] not in " \t\n\r;"):
+            return None
+        return LiteralSlot(prefix, suffix, shape.kinds[0], shape.key)
+
+    def shape(self, sql: str) -> Shape | None:
+        """The shape of `sql` when it is this slot's text with another literal, else None."""
+        prefix, suffix = self.prefix, self.suffix
+        if len(sql) <= len(prefix) + len(suffix) or not sql.startswith(prefix) \
+                or not sql.endswith(suffix):
+            return None
+        literal = sql[len(prefix):len(sql) - len(suffix)]
+        if self.kind == "int":
+            digits = literal[1:] if literal[0] == "-" else literal
+            if not (digits.isascii() and digits.isdigit()):
+                return None
+        elif (len(literal) < 2 or literal[0] != "'" or literal[-1] != "'"
+              or "'" in literal[1:-1] or "\\" in literal):
+            return None  # quotes inside (doubled or not) and escapes: the scanner decides
+        return Shape(self.key, (literal,), (self.kind,))
+
+
+def _scan(sql: str, params: list[object] | None, params_as_slots: bool = False
+          ) -> Shape | None:
     head = sql.lstrip()[:6]
     if head.upper() != "SELECT":
         return None
     key: list[str] = []
     literals: list[str] = []
     kinds: list[str] = []
+    spans: list[tuple[int, int]] = []
     next_param = 0
     pos, end = 0, len(sql)
     while pos < end:
@@ -107,6 +190,9 @@ def _scan(sql: str, params: list[object] | None) -> Shape | None:
         if kind == "ws":
             continue
         text = m.group()
+        if kind == "param" and params_as_slots:
+            key.append("?param")
+            continue
         if kind == "param":
             if params is None or next_param >= len(params):
                 return None
@@ -122,11 +208,12 @@ def _scan(sql: str, params: list[object] | None) -> Shape | None:
             key.append("?" + kind)
             literals.append(text)
             kinds.append(str(kind))
+            spans.append((m.start(), pos))
         else:
             key.append(text)
     if params is not None and next_param != len(params):
         return None
-    return Shape(tuple(key), tuple(literals), tuple(kinds))
+    return Shape(tuple(key), tuple(literals), tuple(kinds), tuple(spans))
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +296,13 @@ def literal_value(text: str, kind: str, dtype: DataType) -> tuple[bool, object]:
     return False, None
 
 
+def _one_value(dtype: DataType, value: object) -> Column:
+    """A one-row column of a non-NULL key value (integers without `from_physical`'s passes)."""
+    if dtype.kind in _INT_BITS:
+        return Column(dtype, np.array([value], dtype.numpy_dtype))
+    return Column.from_physical(dtype, [value])
+
+
 class LiteralMismatch(ValueError):
     """`learn` saw a literal its column type cannot hold (an INT compared with 3000000000): this
     execution says nothing about the shape, another one may."""
@@ -252,33 +346,62 @@ class PointTemplate:
             out.append(value)
         return out
 
-    def read(self, storage: StorageEngine, values: list[object],
-             stats: ScanStats) -> Iterator[Batch]:
-        """The rows, read as the plan's scan reads them (same ReadOptions per tablet)."""
+    def _tablets(self, storage: StorageEngine, values: list[object]
+                 ) -> Iterator[tuple[TabletMeta, int]]:
+        """The tablets that can hold the key, with the version to read each at."""
         catalog = storage.catalog
-        predicates = tuple(ColumnPredicate(c, "=", (v,))
-                           for c, v in zip(self.slot_columns, values))
-        options = ReadOptions(columns=self.read_columns, predicates=predicates,
-                              batch_size=BATCH_SIZE)
-        key_columns = None
-        if self.bucket_slots is not None:
-            key_columns = [Column.from_physical(self.slot_types[s], [values[s]])
-                           for s in self.bucket_slots]
+        key_hash = None
+        if self.bucket_slots is not None:  # the storage hash, once for every partition
+            key_hash = int(hash_columns([_one_value(self.slot_types[s], values[s])
+                                         for s in self.bucket_slots])[0])
         table_id = self.table.table_id
         for part in catalog.partitions(table_id):
             bucket = None
-            if key_columns is not None:
-                bucket = int(bucket_of_rows(key_columns, part.buckets)[0])
+            if key_hash is not None:
+                bucket = key_hash % part.buckets  # as bucket_of_rows computes it
             for tablet in catalog.tablets(table_id, part.partition_id, self.index_id):
-                if bucket is not None and tablet.bucket_seq != bucket:
-                    continue
-                for batch in storage.read_tablet(
-                        tablet, part.visible_version, options, stats):
-                    if batch.num_rows == 0:
-                        continue
-                    if batch.names != self.read_columns:
-                        batch = batch.rename(self.read_columns)
-                    yield batch.select(self.output).rename(self.names)
+                if bucket is None or tablet.bucket_seq == bucket:
+                    yield tablet, part.visible_version
+
+    def _predicates(self, values: list[object]) -> tuple[ColumnPredicate, ...]:
+        return tuple(ColumnPredicate(c, "=", (v,)) for c, v in zip(self.slot_columns, values))
+
+    def _label(self, batch: Batch) -> Batch:
+        if batch.names != self.read_columns:
+            batch = batch.rename(self.read_columns)
+        return batch.select(self.output).rename(self.names)
+
+    def lookup(self, storage: StorageEngine, values: list[object],
+               stats: ScanStats) -> list[Batch] | None:
+        """Every row, read at once by storage/point_lookup.py; None when some tablet needs a
+        scan instead (a key range too wide for a lookup, see `lookup`'s conditions): the
+        caller then reads with `read`. Bounded work, so the session may run it inline."""
+        predicates = self._predicates(values)
+        out = []
+        for tablet, version in self._tablets(storage, values):
+            found = point_lookup.lookup(storage, tablet, version, self.read_columns,
+                                        predicates, stats)
+            if found is None:
+                return None
+            if found.num_rows:
+                out.append(self._label(found))
+        return out
+
+    def read(self, storage: StorageEngine, values: list[object],
+             stats: ScanStats) -> Iterator[Batch]:
+        """The rows, read as the plan's scan reads them (same ReadOptions per tablet) where a
+        point lookup does not apply."""
+        predicates = self._predicates(values)
+        options = ReadOptions(columns=self.read_columns, predicates=predicates,
+                              batch_size=BATCH_SIZE)
+        for tablet, version in self._tablets(storage, values):
+            found = point_lookup.lookup(storage, tablet, version, self.read_columns,
+                                        predicates, stats)
+            batches = (storage.read_tablet(tablet, version, options, stats)
+                       if found is None else (found,))
+            for batch in batches:
+                if batch.num_rows:
+                    yield self._label(batch)
 
 
 def learn(stmt: exp.Expression, shape: Shape, planned: PlannedQuery, catalog: Catalog,

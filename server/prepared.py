@@ -45,6 +45,7 @@ from server.binary_protocol import (
 from server.privileges.enforce import authorize
 from server.results import ok_packet
 from server.statements import OkOutcome, Outcome, RowsOutcome, StatementRunner, TextOutcome
+from server.text_encoding import frame_payload
 from sql.errors import DorisError, ErrorCode, ShaleError
 from sql.parser.dialect import LoadDataInfile, ShaleDoris
 from storage.types import STRING, DataType
@@ -58,6 +59,7 @@ _PARAM_PREFIX = "shale_param_"
 ER_UNKNOWN_STMT_HANDLER = 1243
 ER_UNSUPPORTED_PS = 1295
 _MAX_STMT_ID = 2**32 - 1
+BINARY_HEADERS_PER_CONNECTION = 64
 
 
 @dataclass
@@ -335,11 +337,7 @@ class PreparedStatements:
             else:
                 rows = await self.session.in_worker(_encode_all, outcome)
             self.session.statement_audit.add_returned(len(rows))  # server/audit.py ReturnRows
-        charset = self.server_charset  # type: ignore[attr-defined]
-        header = [
-            mm_packets.make_column_count(capabilities=self.capabilities, column_count=len(names))
-        ]
-        header += [binary_column_definition(n, t, charset) for n, t in zip(names, types)]
+        header = list(self._binary_header(names, types))
         if use_cursor:
             stmt.cursor = rows
             header.append(self.ok_or_eof(flags=ServerStatus.SERVER_STATUS_CURSOR_EXISTS))  # type: ignore[attr-defined]
@@ -348,9 +346,35 @@ class PreparedStatements:
             return
         if not self.deprecate_eof():  # type: ignore[attr-defined]
             header.append(self.eof())  # type: ignore[attr-defined]
-        self.stream.write_many(header)
-        self.stream.write_many(rows)
-        await self.write_end()  # type: ignore[attr-defined]
+        # header, rows and end in one write (one send), as the text protocol's small results
+        stream = self.stream
+        seq = stream.seq.value
+        parts = []
+        for packet in (*header, *rows, self.end_packet()):  # type: ignore[attr-defined]
+            framed, seq = frame_payload(packet, seq)
+            parts.append(framed)
+        stream.seq.value = seq
+        stream.writer.writelines(parts)
+        await stream.writer.drain()
+
+    def _binary_header(self, names: list[str], types: list[DataType]) -> tuple[bytes, ...]:
+        """Column count and definitions of a binary result set, kept per connection by names
+        and types: a prepared point lookup returns the same columns every execution."""
+        charset = self.server_charset  # type: ignore[attr-defined]
+        key = (tuple(names), tuple(types), self.capabilities, charset)
+        cache: dict[object, tuple[bytes, ...]] | None = getattr(self, "_shale_headers", None)
+        if cache is None:
+            cache = {}
+            self._shale_headers = cache
+        header = cache.get(key)
+        if header is None:
+            header = (mm_packets.make_column_count(capabilities=self.capabilities,
+                                                   column_count=len(names)),
+                      *(binary_column_definition(n, t, charset) for n, t in zip(names, types)))
+            if len(cache) >= BINARY_HEADERS_PER_CONNECTION:
+                cache.clear()
+            cache[key] = header
+        return header
 
     async def handle_stmt_fetch(self, data: bytes) -> None:
         try:

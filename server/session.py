@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from types import SimpleNamespace
 from typing import Any
@@ -31,16 +31,8 @@ from sqlglot import expressions as exp
 from executor.load import error_log
 from server import tls
 from server.local_infile import LocalInfileOutcome
-from server.point_query import (
-    TEMPLATES_PER_SESSION,
-    LiteralMismatch,
-    PointTemplate,
-    Shape,
-    check_privileges,
-    prepared_shape,
-    statement_shape,
-)
-from server.point_query import learn as learn_point
+from server.point_query import PointTemplate
+from server.point_session import UNKNOWN, Learn, PointLookups, counted
 from server.privileges import Access
 from server.privileges.enforce import authorize, may_manage_sessions
 from server.privileges.model import Identity
@@ -62,10 +54,9 @@ from server.statements import (
     TextOutcome,
     load_ok,
 )
-from server.statements.query import plan_query
 from server.statements.tables import TableUse, resolve_table
 from server.variables import SessionVariables
-from sql.errors import DorisError, ErrorCode, QueryCancelled, ShaleError
+from sql.errors import DorisError, ErrorCode, ShaleError
 from sql.parser.dialect import SqlSyntaxError, parse
 from sql.show.information_schema import is_information_schema, virtual_table
 from storage.batch import Batch
@@ -76,9 +67,6 @@ from storage.types import DataType, TypeKind
 # The text protocol's first step of a result set, run on the statement's worker thread
 # (server/connection.py ShaleConnection.start_rows).
 StartRows = Callable[[RowsOutcome], Outcome]
-_UNKNOWN = object()  # a statement shape not seen yet in this session
-SHAPE_MAX_SQL = 2048  # longer texts are not point lookups
-Learn = tuple[object, Shape]  # a point-lookup template to learn: (its key, the shape)
 
 
 class ShaleSession(Session):
@@ -103,8 +91,8 @@ class ShaleSession(Session):
         # The audit log's view of this session's statements (server/statement_audit.py).
         self.statement_audit = StatementAudit(services.audit, services.stats)
         self.opened = time.monotonic()
-        # point-lookup templates by (statement shape, current database); None: not a lookup
-        self.point_templates: dict[object, PointTemplate | None] = {}
+        # short-circuit point lookups: learned templates (server/point_session.py)
+        self.points = PointLookups(self)
         # constant SELECTs' rows by text: (query options, names, types, batches)
         self.constant_results: dict[str, tuple[object, list[str], list[DataType],
                                                list[Batch]]] = {}
@@ -251,21 +239,20 @@ class ShaleSession(Session):
                 self.services.stats.insert_fast_path_total += 1
                 return await _settled(fast)
         learn = None
-        shape = self._point_shape(sql)
+        shape = self.points.shape(sql)
         if shape is not None:  # a point lookup answered without the planner (point_query.py)
-            key = (shape.key, self.database)
-            template = self.point_templates.get(key, _UNKNOWN)
+            key = self.points.key(shape)
+            template = self.points.template(key)
             if isinstance(template, PointTemplate):
                 self.runner.begin_statement(sql[:200])
                 self.pool = self.services.pool
-                fast = await self.in_worker(self._run_point, key, template, shape, start_rows)
+                fast = await self.points.run(key, template, shape, start_rows)
                 if fast is not None:
-                    self.services.stats.queries_total += 1
-                    self.services.stats.point_query_fast_path_total += 1
+                    counted(self)
                     return fast
-                if key not in self.point_templates:  # it was stale: learn from this run
+                if self.points.template(key) is UNKNOWN:  # it was stale: learn from this run
                     learn = (key, shape)
-            elif template is _UNKNOWN:
+            elif template is UNKNOWN:
                 learn = (key, shape)
         return await self.run_statements(self.parse(sql), start_rows, learn, from_text=True)
 
@@ -274,81 +261,24 @@ class ShaleSession(Session):
         """COM_STMT_EXECUTE of a point lookup by its learned template: (outcome, None); or
         (None, what `run_statements` should learn from its normal run, if anything)."""
         assert self.runner is not None
-        if len(sql) > SHAPE_MAX_SQL or \
-                not self.variables.connection_options().enable_short_circuit_query:
-            return None, None
-        shape = prepared_shape(sql, params)
+        shape = self.points.prepared_shape(sql, params)
         if shape is None:
             return None, None
-        key = (shape.key, self.database)
-        template = self.point_templates.get(key, _UNKNOWN)
-        if template is _UNKNOWN:
+        key = self.points.key(shape)
+        template = self.points.template(key)
+        if template is UNKNOWN:
             return None, (key, shape)
         if not isinstance(template, PointTemplate):
             return None, None
         self._audit_begin(sql)
         self.runner.begin_statement(sql[:200])
         self.pool = self.services.pool
-        fast = await self.in_worker(self._run_point, key, template, shape, start_rows)
+        fast = await self.points.run(key, template, shape, start_rows)
         if fast is None:
-            return None, ((key, shape) if key not in self.point_templates else None)
-        self.services.stats.queries_total += 1
-        self.services.stats.point_query_fast_path_total += 1
+            return None, ((key, shape) if self.points.template(key) is UNKNOWN else None)
+        counted(self)
         self._audit_outcome(fast)
         return fast, None
-
-    def _point_shape(self, sql: str) -> Shape | None:
-        if len(sql) > SHAPE_MAX_SQL or \
-                not self.variables.connection_options().enable_short_circuit_query:
-            return None
-        return statement_shape(sql)
-
-    def _run_point(self, key: object, template: PointTemplate, shape: Shape,
-                   start_rows: StartRows | None) -> Outcome | None:
-        """A learned point lookup (worker thread); None: the normal path answers instead (the
-        template is stale, or a literal does not fit the column's type)."""
-        runner = self.runner
-        assert runner is not None
-        engine = self.services.engine
-        if not template.still_valid(engine.catalog, runner.options()):
-            self.point_templates.pop(key, None)  # re-learned from the next normal run
-            return None
-        values = template.values(shape)
-        if values is None:
-            return None
-        check_privileges(template, runner.access, self.database)
-        runner.last_warnings = []  # as StatementRunner.run does for every other statement
-        stats = ScanStats()
-        runner.scan_stats = stats
-        cancel = runner.cancel
-
-        def batches() -> Iterator[Batch]:
-            with engine.reading():  # compaction keeps the versions read
-                for batch in template.read(engine, values, stats):
-                    if cancel.is_set():
-                        raise QueryCancelled()
-                    yield batch
-
-        outcome = RowsOutcome(list(template.names), list(template.types), batches())
-        return start_rows(outcome) if start_rows is not None else outcome
-
-    def _learn_point(self, learn: Learn, stmt: exp.Expression) -> None:
-        """Remember whether the shape just planned is a point lookup (worker thread)."""
-        key, shape = learn
-        runner = self.runner
-        assert runner is not None
-        template = None
-        try:
-            planned = plan_query(runner, stmt.copy())
-            template = learn_point(stmt, shape, planned, self.services.engine.catalog,
-                                   self.database, runner.options())
-        except ShaleError:
-            template = None
-        except LiteralMismatch:
-            return  # these literals do not fit the columns: learn from another execution
-        if len(self.point_templates) >= TEMPLATES_PER_SESSION:
-            self.point_templates.clear()
-        self.point_templates[key] = template
 
     async def run_statements(self, statements: list[exp.Expression],
                              start_rows: StartRows | None = None,
@@ -413,7 +343,7 @@ class ShaleSession(Session):
         pristine = stmt.copy() if learn is not None else None
         outcome = self.runner.run(stmt)
         if pristine is not None and learn is not None and isinstance(outcome, RowsOutcome):
-            self._learn_point(learn, pristine)
+            self.points.learn(learn, pristine)
         if start_rows is not None and isinstance(outcome, RowsOutcome):
             return start_rows(outcome)
         return outcome

@@ -235,3 +235,25 @@ def test_prepared_point_lookups_share_the_template(server, data) -> None:  # typ
         assert _fast_count(server) - before >= runs - 3  # the first of each table learns
     finally:
         conn.close()
+
+
+def test_a_key_too_wide_for_a_lookup_is_scanned_by_the_template(server, make_db) -> None:  # type: ignore[no-untyped-def]
+    """More rows of one key in a tablet than storage/point_lookup.py serves (MAX_LOOKUP_ROWS):
+    the learned template reads that tablet by a scan on a worker thread; same rows as the
+    normal path, and the fast path still answered (the counter); a narrow key of the same
+    table is a lookup again."""
+    db = make_db("point_wide")
+    wide = 4200
+    with server.connect(db) as c, c.cursor() as cur:
+        cur.execute("CREATE TABLE w (k INT NOT NULL, n INT) DUPLICATE KEY(k) "
+                    "DISTRIBUTED BY HASH(k) BUCKETS 2")
+        cur.execute("INSERT INTO w VALUES " + ", ".join(f"(7, {i})" for i in range(wide))
+                    + ", (8, -1), (9, -2)")
+        for k, want in ((7, [(7, i) for i in range(wide)]), (8, [(8, -1)]), (9, [(9, -2)])):
+            sql = f"SELECT k, n FROM w WHERE k = {k}"
+            _query(c, sql)  # learned (or already learned) for this shape
+            before = _fast_count(server)
+            assert _query(c, sql)[1] == sorted(want, key=repr)
+            assert _fast_count(server) == before + 1
+        cur.execute("SET enable_short_circuit_query = false")
+        assert len(_query(c, "SELECT k, n FROM w WHERE k = 7")[1]) == wide
