@@ -64,6 +64,7 @@ from storage.catalog.meta import (
     PartitionType,
     TableMeta,
 )
+from storage.stored_bounds import comparison_holds
 from storage.types import BIGINT, DOUBLE, TypeKind
 
 _NARROW_INTS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT)
@@ -354,6 +355,30 @@ def _holds_in_partitions(table: TableMeta, parts: list[PartitionMeta], f: Expr) 
     return True
 
 
+def _holds_for_stored_rows(catalog: Any, table: TableMeta, scan: LogicalScan, f: Expr) -> bool:
+    """Whether conjunct `f`, a comparison of an integer column with an integer constant, holds
+    for every row the scan captures, proved by the segment zone maps of the base index at the
+    scanned versions (storage/stored_bounds.py). `lo_orderdate >= 19920101 AND lo_orderdate
+    <= 19971231` over yearly partitions 1992-1997 holding dates of those years only is such a
+    filter: it selects every stored row, so a year-keyed view answers the query soundly, while
+    the same filter over data holding 19971299 keeps the base index. Checked only for a filter
+    no view key can express, after the partition bounds (which need no I/O)."""
+    if not isinstance(f, Comparison) or f.op not in (">", ">=", "<", "<="):
+        return False
+    left, right, op = f.left, f.right, f.op
+    if isinstance(left, Literal) and isinstance(right, ColumnRef):
+        left, right, op = right, left, SWAPPED_OP[op]
+    if not (isinstance(left, ColumnRef) and isinstance(right, Literal)
+            and isinstance(right.value, int) and not isinstance(right.value, bool)
+            and left.type.is_integer and right.type.is_integer):
+        return False
+    try:
+        column = table.column(left.name)
+    except (KeyError, DorisError):
+        return False
+    return comparison_holds(catalog, scan.ranges, column.name, column.type, op, right.value)
+
+
 def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _View,
              groups: list[tuple[str, Expr]], calls: list[tuple[str, Expr]],
              chain_filters: list[Expr], catalog: Any) -> LogicalPlan | None:
@@ -381,6 +406,8 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
             continue
         e = _over_keys(f, view)
         if e is None:
+            if _holds_for_stored_rows(catalog, table, scan, f):
+                continue  # every captured row satisfies it: it filters nothing
             return None
         scan_filters.append(e)
     above = []

@@ -158,3 +158,36 @@ def test_a_view_as_large_as_the_base_is_not_read(tmp_path: Path) -> None:
         assert len(p.query(fine)) == n
     finally:
         p.close()
+
+
+@pytest.mark.parametrize("outside", ["(19971299, 'a', 100)", "(NULL, 'a', 100)",
+                                     "(-19971231, 'a', 100)", "(19911231, 'b', 7)"])
+def test_filters_every_stored_row_satisfies_are_dropped_for_a_year_view(
+        tmp_path: Path, outside: str) -> None:
+    """Zone maps prove `d >= 19920101 AND d <= 19971231` for every stored row, so a view keyed
+    on `d DIV 10000` answers; one stored row outside (19971299, a NULL, a negative, 19911231)
+    and the proof fails, so the base index answers. Rewrite on and off agree at every step.
+    (A DELETE cannot name `d`, which the view lacks, so deleted rows are not exercised.)"""
+    p = InProcess(tmp_path)
+    try:
+        install(p.engine)
+        p.run("CREATE DATABASE d; USE d")
+        p.run("CREATE TABLE t (d INT, k VARCHAR(4), v INT) DUPLICATE KEY(d) "
+              "DISTRIBUTED BY HASH(d) BUCKETS 2")
+        p.run("CREATE MATERIALIZED VIEW m_year AS SELECT d DIV 10000, k, SUM(v) FROM t "
+              "GROUP BY d DIV 10000, k")
+        _wait_views(p)
+        p.run("INSERT INTO t VALUES (19920101, 'a', 1), (19931231, 'b', 2), (19971231, 'a', 3)")
+        p.run("INSERT INTO t VALUES (19950615, '', 4), (19960229, 'ü', NULL)")
+        ranged = ("SELECT d DIV 10000 AS y, k, sum(v) FROM t WHERE d >= 19920101 AND "
+                  "19971231 >= d GROUP BY y, k")
+        narrower = "SELECT k, sum(v) FROM t WHERE d >= 19930101 GROUP BY k"
+        assert _index(p, ranged) == "m_year"
+        assert _index(p, narrower) == "t"  # 19920101 is stored: the filter removes rows
+        for sql in (ranged, narrower):
+            assert _norm(p.query(sql)) == _norm(p.query(sql, OFF))
+        p.run(f"INSERT INTO t VALUES {outside}")
+        assert _index(p, ranged) == "t"
+        assert _norm(p.query(ranged)) == _norm(p.query(ranged, OFF))
+    finally:
+        p.close()
