@@ -5,8 +5,10 @@ the base index when the view covers it (Doris `SelectMaterializedIndexWithAggreg
 MVs, Nereids' `mv_` / `mva_` slot rewrite):
 - every group expression and filter, in the scan's column terms, is built from the view's key
   expressions (each sub-expression whose SQL text equals a key's define expression becomes that
-  key column; no base column may remain); a filter on the RANGE partition column that every
-  scanned partition's bounds imply is dropped first (it filters nothing there);
+  key column, or derives from a key `e DIV a` by the sound rules of `_derived_from_div_key`;
+  no base column may remain); a filter on the RANGE partition column that every scanned
+  partition's bounds imply, or an integer comparison the base rowsets' zone maps prove for
+  every captured row (`_holds_for_stored_rows`), is dropped first (it filters nothing there);
 - every aggregate matches a value column: sum(x) a SUM column defined as x (or as the widening
   CAST of x the view applied), min / max (x) a MIN / MAX column or key expressions, count(x) the
   SUM column of `CASE WHEN x IS NULL THEN 0 ELSE 1 END` (count(*) that of a NOT NULL column),
