@@ -18,7 +18,7 @@ The view's rows are pre-aggregated per tablet and merged on read, so the rewritt
 re-aggregates them: sum of partial sums, min of minima, count as the sum of partial counts
 (with 0, not NULL, for a global count over no rows). Among covering views the one with the
 fewest rows in the scanned partitions wins (then fewer columns, then the earliest created), and
-only if it is clearly smaller than the base rows the scan would read (`_worth_reading`): a view
+only if it is much smaller than the base rows the scan would read (`_worth_reading`): a view
 row costs more than a base row (merge-on-read of its keys, re-aggregation), so a view keyed
 finely enough to hold nearly every base row (day-level dates, every bucket of a partition
 holding part of each group) is never read instead of the base it would slow down.
@@ -71,9 +71,12 @@ from storage.types import BIGINT, DOUBLE, TypeKind
 
 _NARROW_INTS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT)
 # A view replaces the base scan only when it holds at most this fraction of the rows the base
-# scan captures. Measured (docs/performance.md, "mvflat"): a merged-on-read view row costs
-# about twice a DUPLICATE base row to read and re-aggregate.
-MAX_VIEW_ROW_FRACTION = 0.5
+# scan captures. Measured (docs/performance.md, "mvflat", SSB-flat SF 0.2, rewrite on vs off
+# in one process): `mv_q2` with 23% of the base rows was 1.4-1.7x SLOWER than the base (a view
+# row over 56 small tablets costs ~5-7x a base row: per-tablet and per-segment set-up, the
+# short-key seek, merge-on-read, re-aggregation); `mv_q4s` at 14.5% was as fast or faster,
+# the year views at ~3% 2.5-4.5x faster.
+MAX_VIEW_ROW_FRACTION = 0.2
 # Below this many base rows either scan costs about the same fixed set-up; the view is taken
 # whenever it covers the query, so small tables keep a predictable plan.
 COST_CHECK_MIN_ROWS = 1024

@@ -4,7 +4,8 @@ its cost check, on a real in-process engine:
 - `e >= c` / `e < c` (and `>` / `<=` as `>= c + 1` / `< c + 1`) from that key only when
   c > 0 is a multiple of `a`; every other bound (e.g. `d >= 19940101`, `d >= 0`, `d < -200`)
   must stay on the base index;
-- a covering view holding more than half the rows of a large base scan is not read.
+- a covering view holding more than MAX_VIEW_ROW_FRACTION of the rows of a large base
+  scan is not read.
 Property: random bounds and divisors around the boundaries (negative ints, 0, multiples of
 100 and their neighbours, INT's limits, NULLs) give the same rows with the rewrite on and off,
 equal to a pure-Python reference (truncating DIV, NULL-filtering comparisons), and the plan
@@ -21,7 +22,7 @@ import pytest
 from inprocess import InProcess
 
 from executor.derived_columns import install
-from planner.materialized_view import COST_CHECK_MIN_ROWS
+from planner.materialized_view import COST_CHECK_MIN_ROWS, MAX_VIEW_ROW_FRACTION
 
 OFF = frozenset({"choose_rollup"})
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -148,10 +149,16 @@ def test_a_view_as_large_as_the_base_is_not_read(tmp_path: Path) -> None:
         _wait_views(p)  # one view job at a time per table
         p.run("CREATE MATERIALIZED VIEW m_coarse AS SELECT k, SUM(v) FROM t GROUP BY k")
         _wait_views(p)
+        p.run("CREATE MATERIALIZED VIEW m_third AS SELECT d DIV 3, SUM(v) FROM t GROUP BY d DIV 3")
+        _wait_views(p)
         n = COST_CHECK_MIN_ROWS * 2
         p.run("INSERT INTO t VALUES " + ", ".join(f"({i}, {i % 3}, {i})" for i in range(n)))
         fine = "SELECT d, k, sum(v) FROM t GROUP BY d, k"
         assert _index(p, fine) == "t"  # m_fine holds every base row
+        assert MAX_VIEW_ROW_FRACTION < 1 / 3
+        third = "SELECT d DIV 3 AS g, sum(v) FROM t GROUP BY g"
+        assert _index(p, third) == "t"  # m_third holds a third of the base rows
+        assert _norm(p.query(third)) == _norm(p.query(third, OFF))
         coarse = "SELECT k, sum(v) FROM t GROUP BY k"
         assert _index(p, coarse) == "m_coarse"
         assert _norm(p.query(coarse)) == _norm(p.query(coarse, OFF))
