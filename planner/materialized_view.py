@@ -5,8 +5,10 @@ the base index when the view covers it (Doris `SelectMaterializedIndexWithAggreg
 MVs, Nereids' `mv_` / `mva_` slot rewrite):
 - every group expression and filter, in the scan's column terms, is built from the view's key
   expressions (each sub-expression whose SQL text equals a key's define expression becomes that
-  key column; no base column may remain); a filter on the RANGE partition column that every
-  scanned partition's bounds imply is dropped first (it filters nothing there);
+  key column, or derives from a key `e DIV a` by the sound rules of `_derived_from_div_key`;
+  no base column may remain); a filter on the RANGE partition column that every scanned
+  partition's bounds imply, or an integer comparison the base rowsets' zone maps prove for
+  every captured row (`_holds_for_stored_rows`), is dropped first (it filters nothing there);
 - every aggregate matches a value column: sum(x) a SUM column defined as x (or as the widening
   CAST of x the view applied), min / max (x) a MIN / MAX column or key expressions, count(x) the
   SUM column of `CASE WHEN x IS NULL THEN 0 ELSE 1 END` (count(*) that of a NOT NULL column),
@@ -15,7 +17,11 @@ MVs, Nereids' `mv_` / `mva_` slot rewrite):
 The view's rows are pre-aggregated per tablet and merged on read, so the rewritten aggregate
 re-aggregates them: sum of partial sums, min of minima, count as the sum of partial counts
 (with 0, not NULL, for a global count over no rows). Among covering views the one with the
-fewest rows in the scanned partitions wins (then fewer columns, then the earliest created).
+fewest rows in the scanned partitions wins (then fewer columns, then the earliest created), and
+only if it is much smaller than the base rows the scan would read (`_worth_reading`): a view
+row costs more than a base row (merge-on-read of its keys, re-aggregation), so a view keyed
+finely enough to hold nearly every base row (day-level dates, every bucket of a partition
+holding part of each group) is never read instead of the base it would slow down.
 The scan then reads the view's tablets of the same partitions and buckets at the same versions
 (every load writes every index in the same version).
 Expressions are matched on the SQL text of bound expressions: the view's define expressions
@@ -24,7 +30,7 @@ are bound again against the table (sql/ddl/materialized_view.py `bind_define_exp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner.logical import (
@@ -41,6 +47,7 @@ from sql.binder.expressions import (
     SWAPPED_OP,
     AggregateCall,
     And,
+    Arithmetic,
     Case,
     Cast,
     ColumnRef,
@@ -59,9 +66,20 @@ from storage.catalog.meta import (
     PartitionType,
     TableMeta,
 )
+from storage.stored_bounds import comparison_holds
 from storage.types import BIGINT, DOUBLE, TypeKind
 
 _NARROW_INTS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT)
+# A view replaces the base scan only when it holds at most this fraction of the rows the base
+# scan captures. Measured (docs/performance.md, "mvflat", SSB-flat SF 0.2, rewrite on vs off
+# in one process): `mv_q2` with 23% of the base rows was 1.4-1.7x SLOWER than the base (a view
+# row over 56 small tablets costs ~5-7x a base row: per-tablet and per-segment set-up, the
+# short-key seek, merge-on-read, re-aggregation); `mv_q4s` at 14.5% was as fast or faster,
+# the year views at ~3% 2.5-4.5x faster.
+MAX_VIEW_ROW_FRACTION = 0.2
+# Below this many base rows either scan costs about the same fixed set-up; the view is taken
+# whenever it covers the query, so small tables keep a predictable plan.
+COST_CHECK_MIN_ROWS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +91,35 @@ class _View:
     values: dict[tuple[AggType, str], ColumnRef]  # (aggregation, define sql) -> value column
     # a COUNT(col) column of a NOT NULL column: it counts every row, so it answers count(*)
     count_star: ColumnRef | None = None
+    # keys `e DIV a` (a > 0 an integer literal) by the SQL text of `e`: [(a, key column)]
+    div_keys: dict[str, tuple[tuple[int, ColumnRef], ...]] = field(default_factory=dict)
+
+
+# Binding every view's define expressions again for every query was ~7% of a short query's
+# server time (py-spy, SSB-flat Q3.1 with 8 views): the result depends only on the table's
+# schema and the view's columns, both immutable catalog objects, so it is cached by identity
+# (a schema change makes new objects; the cache keeps the last few hundred).
+_VIEW_CACHE: dict[tuple[int, int], tuple[TableMeta, MaterializedIndexMeta, _View | None]] = {}
+_VIEW_CACHE_SIZE = 512
 
 
 def _view(table: TableMeta, index: MaterializedIndexMeta) -> _View | None:
+    key = (id(table), id(index))
+    hit = _VIEW_CACHE.get(key)
+    if hit is not None and hit[0] is table and hit[1] is index:
+        return hit[2]
+    view = _bind_view(table, index)
+    if len(_VIEW_CACHE) >= _VIEW_CACHE_SIZE:
+        _VIEW_CACHE.clear()
+    _VIEW_CACHE[key] = (table, index, view)
+    return view
+
+
+def _bind_view(table: TableMeta, index: MaterializedIndexMeta) -> _View | None:
     keys: dict[str, ColumnRef] = {}
     values: dict[tuple[AggType, str], ColumnRef] = {}
     count_star: ColumnRef | None = None
+    div_keys: dict[str, list[tuple[int, ColumnRef]]] = {}
     for col in index.schema:
         try:
             bound = bind_define_expr(table, col.define_expr)
@@ -88,6 +129,10 @@ def _view(table: TableMeta, index: MaterializedIndexMeta) -> _View | None:
         ref = ColumnRef(col.name, col.type)
         if col.is_key:
             keys[text] = ref
+            divisor = _positive_divisor(bound)
+            if divisor is not None:
+                assert isinstance(bound, Arithmetic)
+                div_keys.setdefault(bound.left.sql(), []).append((divisor, ref))
         elif col.agg_type in (AggType.SUM, AggType.MIN, AggType.MAX):
             values[(col.agg_type, text)] = ref
             if (col.agg_type is AggType.SUM and isinstance(bound, Case) and bound.whens
@@ -96,7 +141,57 @@ def _view(table: TableMeta, index: MaterializedIndexMeta) -> _View | None:
                     and text == count_define(arg).sql()
                     and not table.column(arg.name).nullable):
                 count_star = ref
-    return _View(index, keys, values, count_star)
+    return _View(index, keys, values, count_star,
+                 {k: tuple(v) for k, v in div_keys.items()})
+
+
+def _positive_divisor(e: Expr) -> int | None:
+    """`a` when `e` is `x DIV a` over integers with `a` a positive integer literal."""
+    if (isinstance(e, Arithmetic) and e.op == "DIV" and isinstance(e.right, Literal)
+            and isinstance(e.right.value, int) and not isinstance(e.right.value, bool)
+            and e.right.value > 0 and e.left.type.is_integer and e.type.is_integer):
+        return e.right.value
+    return None
+
+
+def _derived_from_div_key(x: Expr, view: _View) -> Expr | None:
+    """`x` over a view key `e DIV a` when that is sound for every integer value of `e`
+    (NULL gives NULL on both sides):
+    - `e DIV n` with `a` dividing `n`: `(e DIV a) DIV (n / a)`. Truncating division composes,
+      trunc(trunc(e / a) / b) = trunc(e / (a * b)) for a, b > 0 (e >= 0: floors compose;
+      e < 0: trunc(-y) = -trunc(y)); a month key `d DIV 100` answers `d DIV 10000` (year).
+    - `e >= c`, `e < c` with c > 0 a multiple of `a`: `(e DIV a) >= c / a`, `(e DIV a) < c / a`
+      (`e > c`, `e <= c` as `e >= c + 1`, `e < c + 1`). Proof of `>=`: e >= c > 0 gives
+      e DIV a >= c / a; 0 <= e < c gives e DIV a <= (c - 1) DIV a = c / a - 1; e < 0 gives
+      e DIV a <= 0 < c / a. `<` is its negation. Only these: `d >= 19940101` is NOT answerable
+      by `d DIV 100` (19940100 would pass the key test), nor is any bound c <= 0 (e = -50
+      has e DIV 100 = 0 under truncation).
+    The literal's type is kept (the key has the type of `e DIV a`, the type of `e`)."""
+    n = _positive_divisor(x)
+    if n is not None:
+        assert isinstance(x, Arithmetic) and isinstance(x.right, Literal)
+        for a, ref in view.div_keys.get(x.left.sql(), ()):
+            if n % a == 0 and n > a:
+                return Arithmetic("DIV", ref, Literal(n // a, x.right.type), x.type)
+        return None
+    if not isinstance(x, Comparison) or x.op not in (">", ">=", "<", "<="):
+        return None
+    left, right, op = x.left, x.right, x.op
+    if isinstance(left, Literal) and not isinstance(right, Literal):
+        left, right, op = right, left, SWAPPED_OP[op]
+    if not (isinstance(right, Literal) and isinstance(right.value, int)
+            and not isinstance(right.value, bool) and right.type.is_integer
+            and left.type.is_integer):
+        return None
+    keys = view.div_keys.get(left.sql())
+    if not keys or left.sql() in view.keys:
+        return None  # `e` itself a key: matched as it is below
+    c = right.value + (1 if op in (">", "<=") else 0)
+    new_op = ">=" if op in (">", ">=") else "<"
+    for a, ref in keys:
+        if c > 0 and c % a == 0:
+            return Comparison(new_op, ref, Literal(c // a, right.type), x.type)
+    return None
 
 
 def _conjuncts(e: Expr) -> tuple[Expr, ...]:
@@ -138,7 +233,9 @@ def _over_keys(e: Expr, view: _View) -> Expr | None:
 
     def fn(x: Expr) -> Expr | None:
         ref = view.keys.get(x.sql())
-        return ref if ref is not None else None
+        if ref is not None:
+            return ref
+        return _derived_from_div_key(x, view) if view.div_keys else None
 
     out = e.transform(fn)
     if any(isinstance(x, ColumnRef) and x.name not in mv_names for x in out.walk()):
@@ -223,7 +320,15 @@ def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None
         rank = (_row_count(catalog, scan, index), len(index.columns), index.create_time)
         if best is None or rank < best[0]:
             best = (rank, plan)
-    return best[1] if best is not None else None
+    if best is None or not _worth_reading(best[0][0], scan.row_count):
+        return None
+    return best[1]
+
+
+def _worth_reading(view_rows: int, base_rows: int) -> bool:
+    """Whether a covering view with `view_rows` rows (in the scanned partitions) should replace
+    a base scan capturing `base_rows`."""
+    return base_rows < COST_CHECK_MIN_ROWS or view_rows <= base_rows * MAX_VIEW_ROW_FRACTION
 
 
 def _holds_in_partitions(table: TableMeta, parts: list[PartitionMeta], f: Expr) -> bool:
@@ -255,6 +360,30 @@ def _holds_in_partitions(table: TableMeta, parts: list[PartitionMeta], f: Expr) 
     return True
 
 
+def _holds_for_stored_rows(catalog: Any, table: TableMeta, scan: LogicalScan, f: Expr) -> bool:
+    """Whether conjunct `f`, a comparison of an integer column with an integer constant, holds
+    for every row the scan captures, proved by the segment zone maps of the base index at the
+    scanned versions (storage/stored_bounds.py). `lo_orderdate >= 19920101 AND lo_orderdate
+    <= 19971231` over yearly partitions 1992-1997 holding dates of those years only is such a
+    filter: it selects every stored row, so a year-keyed view answers the query soundly, while
+    the same filter over data holding 19971299 keeps the base index. Checked only for a filter
+    no view key can express, after the partition bounds (which need no I/O)."""
+    if not isinstance(f, Comparison) or f.op not in (">", ">=", "<", "<="):
+        return False
+    left, right, op = f.left, f.right, f.op
+    if isinstance(left, Literal) and isinstance(right, ColumnRef):
+        left, right, op = right, left, SWAPPED_OP[op]
+    if not (isinstance(left, ColumnRef) and isinstance(right, Literal)
+            and isinstance(right.value, int) and not isinstance(right.value, bool)
+            and left.type.is_integer and right.type.is_integer):
+        return False
+    try:
+        column = table.column(left.name)
+    except (KeyError, DorisError):
+        return False
+    return comparison_holds(catalog, scan.ranges, column.name, column.type, op, right.value)
+
+
 def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _View,
              groups: list[tuple[str, Expr]], calls: list[tuple[str, Expr]],
              chain_filters: list[Expr], catalog: Any) -> LogicalPlan | None:
@@ -282,6 +411,8 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
             continue
         e = _over_keys(f, view)
         if e is None:
+            if _holds_for_stored_rows(catalog, table, scan, f):
+                continue  # every captured row satisfies it: it filters nothing
             return None
         scan_filters.append(e)
     above = []

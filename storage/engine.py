@@ -28,6 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from storage import stored_bounds
 from storage.batch import Batch
 from storage.catalog.catalog import Catalog
 from storage.catalog.meta import (
@@ -76,6 +77,7 @@ class StorageEngine:
         self.page_cache = PageCache(default_capacity())
         try:
             self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
+            stored_bounds.register(self.catalog, self.data_dir)  # the MV rewrite's zone maps
             # Reads in progress and the rowsets compaction replaced (storage/compaction/stale.py).
             self.read_epochs = ReadEpochs()
             self.stale_rowsets = StaleRowsets(self.read_epochs)

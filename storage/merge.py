@@ -28,9 +28,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from storage import bitmap, hll
-from storage.batch import Batch, Column
+from storage.batch import Batch, Column, DictColumn
 from storage.catalog.meta import AggType, KeysType, MaterializedIndexMeta, TableMeta
 from storage.catalog.mv import index_table
 
@@ -88,13 +90,38 @@ def _blobs(col: Column) -> np.ndarray:
     return out
 
 
+def string_ranks(col: Column) -> np.ndarray:
+    """Dense ranks (int64, 0 = smallest) of a var-len column's cells in byte (memcmp) order,
+    computed in Arrow: hash the cells into a dictionary, rank the (few) distinct values, and
+    map each row to its value's rank. Equal to `np.unique(_blobs(col), return_inverse=True)`'s
+    inverse without a Python `bytes` per cell, which made merge-on-read and compaction of
+    string keys (sync materialized views over SSB-flat) spend most of their time in np.unique."""
+    assert col.offsets is not None
+    n = len(col)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.ascontiguousarray(col.offsets, dtype=np.int64)
+    data = np.ascontiguousarray(col.data, dtype=np.uint8)
+    arr = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    encoded = pc.dictionary_encode(arr)
+    # pc.rank is 1-based; binary values compare bytewise (memcmp order)
+    value_rank = pc.rank(encoded.dictionary, sort_keys="ascending", tiebreaker="dense")
+    rank_of = value_rank.to_numpy().astype(np.int64) - 1
+    return rank_of[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
 def sortable(col: Column) -> tuple[np.ndarray, np.ndarray]:
     """(valid, values) arrays whose lexicographic order is the column's storage order: NULL
-    first, values under NULL zeroed so NULLs tie. Strings and Python-int columns become dense
-    ranks (np.unique uses Python comparison, so bytes sort by memcmp and ints exactly)."""
+    first, values under NULL zeroed so NULLs tie. A dictionary-coded string column sorts by its
+    codes (its dictionary is sorted, so codes order like the strings); other strings become
+    dense ranks in byte order (`string_ranks`), Python-int columns dense ranks (np.unique uses
+    Python comparison, so ints compare exactly)."""
     valid = col.validity if col.validity is not None else np.ones(len(col), np.bool_)
-    if col.offsets is not None:
-        _, values = np.unique(_blobs(col), return_inverse=True)
+    if isinstance(col, DictColumn):
+        values = col.codes.astype(np.int64, copy=False)
+    elif col.offsets is not None:
+        values = string_ranks(col)
     elif col.data.dtype == _OBJ:
         _, values = np.unique(col.data, return_inverse=True)
     else:
@@ -165,9 +192,12 @@ def _extreme(col: Column, starts: np.ndarray, is_max: bool) -> Column:
         out = ufunc.reduceat(data, starts)
         return _with_validity(Column(col.type, out), _any_valid(valid, starts))
     # strings / Python ints: reduce dense ranks, then take a row holding the winning rank
-    values = _blobs(col) if col.offsets is not None else col.data
-    uniq, first, ranks = np.unique(values, return_index=True, return_inverse=True)
-    ranks = ranks.ravel().astype(np.int64)
+    if col.offsets is not None:
+        ranks = string_ranks(col)
+        uniq, first = np.unique(ranks, return_index=True)  # ranks are 0..k-1: uniq[r] == r
+    else:
+        uniq, first, ranks = np.unique(col.data, return_index=True, return_inverse=True)
+        ranks = ranks.ravel().astype(np.int64)
     if valid is not None:
         ranks = np.where(valid, ranks, -1 if is_max else len(uniq))
     best = ufunc.reduceat(ranks, starts)

@@ -1,0 +1,85 @@
+"""Whether every stored row of some tablets satisfies a comparison, from segment zone maps.
+
+The sync materialized view rewrite (planner/materialized_view.py) may drop a filter such as
+`lo_orderdate <= 19971231` when it holds for every row the scan captures: a view keyed on
+`lo_orderdate DIV 10000` then answers the query although the key alone could not express the
+bound (19971299 would be a legal INT). The proof is data-dependent and exact:
+- every segment of every rowset of the scanned tablets at the scanned versions is consulted
+  (the rows a view aggregates at a version are the rows of the base index at that version:
+  every load writes all indexes in one version);
+- the segment-level zone map entry of an integer column holds the exact min and max of its
+  non-NULL values (integers are never truncated), so `min >= c` proves `x >= c` for every row
+  of the segment; a segment holding a NULL proves nothing (NULL fails the comparison);
+- rows hidden by DELETE versions are still in the segments: the proof covers a superset;
+- anything unknown (a file gone under compaction, an unreadable footer, a non-integer
+  column) answers False, and the caller keeps the base index.
+The engine registers its data dir for its catalog (`register`), since the planner only holds
+the catalog; segment metadata comes from the shared SEGMENT_META_CACHE, so a repeated query
+costs one cached lookup per segment.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from storage.indexes.zone_map import HAS_NOT_NULL, HAS_NULL, MAX_VALID, MIN_VALID
+from storage.segment.meta_cache import SEGMENT_META_CACHE
+from storage.segment.reader import SegmentReader
+from storage.types import DataType
+
+_DATA_DIRS: weakref.WeakKeyDictionary[Any, Path] = weakref.WeakKeyDictionary()
+
+
+def register(catalog: Any, data_dir: Path) -> None:
+    """Make `catalog`'s segment files findable (called by the engine that opened it)."""
+    _DATA_DIRS[catalog] = Path(data_dir)
+
+
+def _entry_implies(entry: tuple[int, object, object], op: str, c: int) -> bool:
+    flags, lo, hi = entry
+    if flags & HAS_NULL:
+        return False
+    if not flags & HAS_NOT_NULL:
+        return True  # no values at all
+    if not (flags & MIN_VALID and flags & MAX_VALID):
+        return False
+    if not isinstance(lo, int) or not isinstance(hi, int):
+        return False
+    return {">=": lo >= c, ">": lo > c, "<=": hi <= c, "<": hi < c}[op]
+
+
+def comparison_holds(catalog: Any, ranges: Iterable[Any], column: str, column_type: DataType,
+                     op: str, c: int) -> bool:
+    """Whether `column op c` (op in >=, >, <=, <; an integer column) holds for every row of
+    the rowsets the scan ranges (`planner.logical.ScanRange`: tablet and version) capture."""
+    if op not in (">=", ">", "<=", "<") or not column_type.is_integer:
+        return False
+    data_dir = _DATA_DIRS.get(catalog)
+    if data_dir is None:
+        return False
+    latest = SEGMENT_META_CACHE.latest
+    types = {column: column_type}
+    try:
+        for rng in ranges:
+            tablet = rng.tablet
+            root_path = catalog.backend(tablet.backend_id).root_path
+            # normalised as storage/reader.py spells it, so the metadata cache hits
+            root = os.path.join(os.path.normpath(os.fspath(data_dir / root_path)), "")
+            for rowset in catalog.rowsets(tablet.tablet_id, rng.version):
+                for rel in rowset.files:
+                    path = root + rel
+                    with SegmentReader(path, types, tablet.tablet_id,
+                                       published=latest(path)) as reader:
+                        if reader.meta.num_rows == 0:
+                            continue
+                        info = reader.column(column)
+                        entry = reader.zone_map(info).segment_entry()
+                    if not _entry_implies(entry, op, c):
+                        return False
+    except Exception:  # noqa: BLE001 - a missing or damaged file proves nothing
+        return False
+    return True
