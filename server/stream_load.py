@@ -7,7 +7,8 @@ This module owns the HTTP side; parsing and loading are executor/load/'s:
   LOAD_PRIV on it, the headers and the label were checked (executor/load/spec.py), so a wrong
   password, an unknown table or a used label fail before curl sends the body;
 - the body is read by the worker thread through `BodyReader`, a blocking file-like bridge to
-  the aiohttp request stream, a block at a time (never held whole in memory);
+  the aiohttp request stream that the event loop fills up to 16 MB ahead, so the client keeps
+  sending while the load converts (never held whole in memory);
 - the response is Doris' JSON (TxnId, Label, Status, Message, row counts, LoadBytes and the
   phase timings); a label already used is `Label Already Exists` with `ExistingJobStatus`
   (RUNNING while the label's load runs or waits for its two-phase commit, FINISHED once it is
@@ -25,8 +26,10 @@ Upstream: Doris `StreamLoadAction` (BE http/action/stream_load.cpp), `StreamLoad
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, BinaryIO, cast
 
@@ -101,33 +104,104 @@ def existing_job_status(server: HttpServices, db_name: str, label: str) -> str:
     return "RUNNING"
 
 
+# How far the event loop reads a body ahead of the load thread. The load thread works on
+# 64K-row batches (a few MB) at a time; with only aiohttp's 64 KiB stream buffer between them
+# the client (a Spark task, curl) stalled on TCP back-pressure whenever the load thread was
+# busy, so sending and loading took turns instead of overlapping (docs/performance.md).
+PREFETCH_BYTES = 16 << 20
+
+
 class BodyReader(ForwardStream):
     """A blocking, file-like view of the request body for pyarrow (called from a worker
-    thread): each read waits on the event loop for at most `n` bytes of the stream."""
+    thread), filled ahead by a task on the event loop (`start`, on the loop): the task reads
+    the body into a buffer of up to PREFETCH_BYTES while the load thread converts what it
+    has; `read(n)` waits (at most the load's remaining timeout) for `n` bytes or the end.
+    An error reading the body (a cut upload) is raised by the `read` that reaches it."""
 
     def __init__(self, request: web.Request, loop: asyncio.AbstractEventLoop,
                  options: TxnOptions | None = None) -> None:
         self._content = request.content
         self._loop = loop
         self._options = options
+        self._cond = threading.Condition()
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._buffered = 0
+        self._eof = False
+        self._error: BaseException | None = None
+        self._paused = False  # the pump waits for room (set under _cond)
+        self._room: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start reading ahead (on the event loop's thread)."""
+        self._room = asyncio.Event()
+        self._room.set()
+        self._task = asyncio.ensure_future(self._pump())
+
+    def stop(self) -> None:
+        """Stop reading ahead (on the event loop's thread, once the load is over)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def _pump(self) -> None:
+        assert self._room is not None
+        try:
+            while True:
+                await self._room.wait()
+                chunk = await self._content.readany()
+                with self._cond:
+                    if chunk:
+                        self._chunks.append(chunk)
+                        self._buffered += len(chunk)
+                        if self._buffered >= PREFETCH_BYTES:
+                            self._paused = True
+                            self._room.clear()
+                    else:
+                        self._eof = True
+                    self._cond.notify_all()
+                if not chunk:
+                    return
+        except asyncio.CancelledError:
+            with self._cond:
+                self._error = ConnectionResetError("the load stopped reading its body")
+                self._cond.notify_all()
+            raise
+        # any failure reading the body (a cut upload, a bad chunk) is the load's to report:
+        # the load thread would otherwise wait for bytes until its timeout
+        except Exception as e:  # noqa: BLE001
+            with self._cond:
+                self._error = e
+                self._cond.notify_all()
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
             n = READ_BLOCK
-        out = bytearray()
-        while len(out) < n:
-            future = asyncio.run_coroutine_threadsafe(self._content.read(n - len(out)),
-                                                      self._loop)
-            try:  # a body that stalls past the load's timeout fails the load
-                chunk = future.result(self._options.remaining() if self._options else None)
-            except TimeoutError:
-                future.cancel()
-                assert self._options is not None
-                raise timeout_failure(self._options) from None
-            if not chunk:
-                break
-            out += chunk
-        return bytes(out)
+        parts: list[bytes] = []
+        want = n
+        with self._cond:
+            while want > 0:
+                while not self._chunks and not self._eof and self._error is None:
+                    # a body that stalls past the load's timeout fails the load
+                    timeout = self._options.remaining() if self._options else None
+                    if not self._cond.wait(timeout) and not self._chunks:
+                        assert self._options is not None
+                        raise timeout_failure(self._options)
+                if not self._chunks:
+                    if self._error is not None and not self._eof:
+                        raise self._error
+                    break  # the end of the body
+                chunk = self._chunks.popleft()
+                if len(chunk) > want:
+                    self._chunks.appendleft(chunk[want:])
+                    chunk = chunk[:want]
+                parts.append(chunk)
+                want -= len(chunk)
+                self._buffered -= len(chunk)
+            if self._paused and self._buffered < PREFETCH_BYTES // 2:
+                self._paused = False
+                assert self._room is not None
+                self._loop.call_soon_threadsafe(self._room.set)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def response_body(label: str, status: str, message: str, stats: LoadStats | None,
@@ -251,13 +325,18 @@ def add_routes(app: web.Application, server: HttpServices) -> None:
             options: TxnOptions = request[_OPTIONS_KEY]
             # run_load declares typing.BinaryIO; BodyReader has the read surface pyarrow uses
             # (executor/load/chunks.py ForwardStream), which is all the loaders call
-            body = cast(BinaryIO, BodyReader(request, asyncio.get_running_loop(), options))
-            if options.group_commit != "off_mode":
-                stats, group_label = await asyncio.to_thread(
-                    run_group_commit_load, server.engine, req, body, options)
-                req.label = group_label or req.label
-            else:
-                stats = await asyncio.to_thread(run_load, server.engine, req, body, options)
+            reader = BodyReader(request, asyncio.get_running_loop(), options)
+            body = cast(BinaryIO, reader)
+            reader.start()
+            try:
+                if options.group_commit != "off_mode":
+                    stats, group_label = await asyncio.to_thread(
+                        run_group_commit_load, server.engine, req, body, options)
+                    req.label = group_label or req.label
+                else:
+                    stats = await asyncio.to_thread(run_load, server.engine, req, body, options)
+            finally:
+                reader.stop()
         except LoadFailed as e:
             return _failed_response(server, request, e, started, req.label if req else None,
                                     started_wall)

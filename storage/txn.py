@@ -25,7 +25,6 @@ Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, `MemTableMemoryLimiter`, 
 
 from __future__ import annotations
 
-import itertools
 import random
 import threading
 import time
@@ -87,6 +86,39 @@ def _build_all(writers: list[RowsetWriter]) -> list[RowsetMeta]:
     if len(writers) <= 1:
         return [_build_one(w) for w in writers]
     return list(_BUILD_POOL.map(_build_one, writers))
+
+
+def _partitions_used(part_idx: np.ndarray) -> list[int]:
+    """The distinct partition indexes >= 0 of `part_idx`, ascending (a bincount: partition
+    indexes are small, and np.unique sorts)."""
+    placed = part_idx[part_idx >= 0] if len(part_idx) and part_idx.min() < 0 else part_idx
+    if not len(placed):
+        return []
+    return np.flatnonzero(np.bincount(placed)).tolist()
+
+
+def _tablet_groups(part_idx: np.ndarray, buckets: np.ndarray
+                   ) -> list[tuple[tuple[int, int], np.ndarray | None]]:
+    """((partition index, bucket seq), row positions in input order) of each tablet the rows
+    go to, ordered by partition then bucket; positions None: every row goes there. A counting
+    sort: group ids are small dense ints, so numpy's stable sort of a uint16 array is a radix
+    sort (an int64 argsort plus np.unique's own sort were a fifth of a Stream Load's CPU,
+    docs/performance.md)."""
+    width = int(buckets.max()) + 1 if len(buckets) else 1
+    groups = part_idx * width + buckets
+    counts = np.bincount(groups)
+    present = np.flatnonzero(counts)
+    if len(present) == 1:
+        g = int(present[0])
+        return [(divmod(g, width), None)]
+    if len(counts) <= np.iinfo(np.uint16).max:
+        order = np.argsort(groups.astype(np.uint16), kind="stable")
+    else:
+        order = np.argsort(groups, kind="stable")
+    ends = np.cumsum(counts[present])
+    starts = ends - counts[present]
+    return [(divmod(int(g), width), order[lo:hi])
+            for g, lo, hi in zip(present.tolist(), starts.tolist(), ends.tolist(), strict=True)]
 
 
 class RunningTxns:
@@ -259,16 +291,22 @@ class LoadTxn:
         if self._allowed is not None:
             part_idx[~np.isin(part_idx, list(self._allowed))] = -1
         dist = self.table.distribution
+        used = _partitions_used(part_idx)
         if dist.type is DistributionType.HASH:
+            if len(used) == 1 and int(part_idx.min()) >= 0:
+                # every row in one partition (an unpartitioned table, or a load of one
+                # partition's rows): hash the columns as they are, no per-partition copies
+                cols = [batch.column(c) for c in dist.columns]
+                return part_idx, bucket_of_rows(cols, self.partitions[used[0]].buckets)
             buckets = np.zeros(batch.num_rows, dtype=np.int64)
-            for p_i in np.unique(part_idx[part_idx >= 0]).tolist():
+            for p_i in used:
                 mask = part_idx == p_i
                 cols = [batch.column(c).filter(mask) for c in dist.columns]
                 buckets[mask] = bucket_of_rows(cols, self.partitions[p_i].buckets)
         else:
             # RANDOM distribution: Doris writes one load to one tablet per partition.
             buckets = np.zeros(batch.num_rows, dtype=np.int64)
-            for p_i in np.unique(part_idx[part_idx >= 0]).tolist():
+            for p_i in used:
                 seq = self._random_bucket.setdefault(
                     p_i, random.randrange(self.partitions[p_i].buckets)
                 )
@@ -346,20 +384,14 @@ class LoadTxn:
         # each index's rows (a materialized view's derived columns) computed once per batch
         projected = [project_to_index(self.engine, self.table, index, batch)
                      for index in self.indexes]
-        groups = part_idx * (1 << 20) + buckets
-        order = np.argsort(groups, kind="stable")
-        uniq, starts = np.unique(groups[order], return_index=True)
-        bounds = list(starts) + [len(order)]
-        for g, (lo, hi) in zip(uniq.tolist(), itertools.pairwise(bounds), strict=True):
-            p_i, seq = divmod(int(g), 1 << 20)
+        for (p_i, seq), take in _tablet_groups(part_idx, buckets):
             part = self.partitions[p_i]
-            take = order[lo:hi]
             self._touched.add(part.partition_id)
             for index, rows in zip(self.indexes, projected, strict=True):
                 tablet = self._tablets[(part.partition_id, index.index_id, seq)]
                 writer = self._writer(tablet, index)
                 before = writer.buffered_bytes
-                writer.add_batch(rows.take(take))  # may flush a segment
+                writer.add_batch(rows if take is None else rows.take(take))  # may flush
                 self.buffered_bytes += writer.buffered_bytes - before
         self.num_rows += batch.num_rows
         self._limit_memory()
