@@ -104,7 +104,8 @@ class PointLookups:
         with engine.reading():  # compaction keeps the versions read
             found = template.lookup(engine, values, stats)
         if found is not None:
-            outcome = RowsOutcome(list(template.names), list(template.types), iter(found))
+            outcome = session.client_rows(
+                RowsOutcome(list(template.names), list(template.types), iter(found)))
             return start_rows(outcome) if start_rows is not None else outcome
         return await session.in_worker(self._scan, template, values, stats, start_rows)
 
@@ -141,7 +142,8 @@ class PointLookups:
                         raise QueryCancelled()
                     yield batch
 
-        outcome = RowsOutcome(list(template.names), list(template.types), batches())
+        outcome = self._session.client_rows(
+            RowsOutcome(list(template.names), list(template.types), batches()))
         return start_rows(outcome) if start_rows is not None else outcome
 
     def learn(self, learn: Learn, stmt: exp.Expression) -> None:

@@ -83,9 +83,10 @@ CHARSET_BINARY = 63
 # Doris also sends STRING as binary, which makes every driver return TEXT columns as bytes
 # (pymysql, mysqlclient, Connector/J's getObject). We send it with the text charset, as MySQL
 # sends TEXT columns: the type code (BLOB) still says TEXT, the values decode as str.
-_TEXT_KINDS = frozenset({TypeKind.CHAR, TypeKind.VARCHAR, TypeKind.STRING, TypeKind.HLL,
-                         TypeKind.BITMAP, TypeKind.LARGEINT, TypeKind.ARRAY, TypeKind.MAP,
-                         TypeKind.STRUCT})
+# BITMAP / HLL are binary: NULL unless return_object_data_as_binary, then the stored bytes,
+# which drivers must not decode as text (server/object_columns.py).
+_TEXT_KINDS = frozenset({TypeKind.CHAR, TypeKind.VARCHAR, TypeKind.STRING, TypeKind.LARGEINT,
+                         TypeKind.ARRAY, TypeKind.MAP, TypeKind.STRUCT})
 
 
 def mysql_column_type(dtype: DataType) -> ColumnType:

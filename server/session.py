@@ -31,6 +31,7 @@ from sqlglot import expressions as exp
 from executor.load import error_log
 from server import tls
 from server.local_infile import LocalInfileOutcome
+from server.object_columns import hide_object_values
 from server.point_query import PointTemplate
 from server.point_session import UNKNOWN, Learn, PointLookups, counted
 from server.privileges import Access
@@ -344,9 +345,17 @@ class ShaleSession(Session):
         outcome = self.runner.run(stmt)
         if pristine is not None and learn is not None and isinstance(outcome, RowsOutcome):
             self.points.learn(learn, pristine)
-        if start_rows is not None and isinstance(outcome, RowsOutcome):
-            return start_rows(outcome)
+        if isinstance(outcome, RowsOutcome):
+            outcome = self.client_rows(outcome)
+            if start_rows is not None:
+                return start_rows(outcome)
         return outcome
+
+    def client_rows(self, outcome: RowsOutcome) -> RowsOutcome:
+        """A result as this protocol sends it: BITMAP / HLL values NULL unless
+        return_object_data_as_binary (server/object_columns.py)."""
+        as_binary = self.variables.connection_options().return_object_data_as_binary
+        return hide_object_values(outcome, as_binary)
 
     # ---- audit log (server/audit.py) ----------------------------------------------------------
     def _audit_begin(self, sql: str) -> None:

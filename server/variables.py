@@ -218,6 +218,7 @@ class ConnectionOptions:
     default_password_lifetime: int  # days; 0 = passwords do not expire
     audit_plugin_max_sql_length: int
     enable_short_circuit_query: bool  # point lookups by statement shape (server/point_query.py)
+    return_object_data_as_binary: bool  # BITMAP / HLL as bytes, else NULL (object_columns.py)
 
 
 def _timeout(seconds: int) -> float | None:
@@ -236,6 +237,7 @@ def build_connection_options(variables: Variables) -> ConnectionOptions:
         default_password_lifetime=get("default_password_lifetime"),
         audit_plugin_max_sql_length=get("audit_plugin_max_sql_length"),
         enable_short_circuit_query=get("enable_short_circuit_query"),
+        return_object_data_as_binary=get("return_object_data_as_binary"),
     )
 
 

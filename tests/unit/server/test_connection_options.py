@@ -16,7 +16,7 @@ SERVER = Path(__file__).resolve().parents[3] / "server"
 CONNECTION_VARIABLES = {
     "max_allowed_packet", "connect_timeout", "wait_timeout", "net_read_timeout",
     "require_secure_transport", "default_password_lifetime", "audit_plugin_max_sql_length",
-    "enable_short_circuit_query",
+    "enable_short_circuit_query", "return_object_data_as_binary",
 }
 
 
@@ -27,7 +27,7 @@ def test_defaults_are_typed_and_a_zero_timeout_is_none() -> None:
         max_allowed_packet=16777216, connect_timeout=10.0, wait_timeout=28800.0,
         net_read_timeout=600.0, require_secure_transport=False, version="5.7.99",
         default_password_lifetime=0, audit_plugin_max_sql_length=4096,
-        enable_short_circuit_query=True)
+        enable_short_circuit_query=True, return_object_data_as_binary=False)
     session.set("wait_timeout", "0")  # SET wait_timeout = '0': text converted at SET
     assert session.connection_options().wait_timeout is None
     assert isinstance(session.connection_options().max_allowed_packet, int)
