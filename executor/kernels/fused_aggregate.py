@@ -198,6 +198,33 @@ def global_aggregate(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
     return OK
 
 
+def _program_values_reference(ops: np.ndarray, lo: int, hi: int, constants: np.ndarray,
+                              ints: np.ndarray, int_valid: np.ndarray, int_vidx: np.ndarray,
+                              n: int) -> tuple[list[int], list[bool]]:
+    """Pure-Python reference of `eval_program` for the references below: the exact value of
+    program ops[lo:hi] per row (Python ints, no overflow) and whether every column it reads
+    is non-NULL there."""
+    keep = [True] * n
+    stack: list[list[int]] = []
+    for op, arg in ops[lo:hi].tolist():
+        if op == OP_COL:
+            if int_vidx[arg] >= 0:
+                keep = [k and bool(v) for k, v in zip(keep, int_valid[int_vidx[arg]].tolist())]
+            stack.append(ints[arg].tolist())
+        elif op == OP_CONST:
+            stack.append([int(constants[arg])] * n)
+        elif op == OP_NEG:
+            stack.append([-x for x in stack.pop()])
+        elif op == OP_SCALE:
+            stack.append([x * 10 ** arg for x in stack.pop()])
+        else:
+            r, left = stack.pop(), stack.pop()
+            fn = {OP_ADD: lambda x, y: x + y, OP_SUB: lambda x, y: x - y,
+                  OP_MUL: lambda x, y: x * y}[op]
+            stack.append([fn(x, y) for x, y in zip(left, r)])
+    return stack[0], keep
+
+
 def global_aggregate_reference(ops: np.ndarray, starts: np.ndarray, kinds: np.ndarray,
                                constants: np.ndarray, ints: np.ndarray, int_valid: np.ndarray,
                                int_vidx: np.ndarray, int_wide: np.ndarray, floats: np.ndarray,
@@ -236,25 +263,9 @@ def global_aggregate_reference(ops: np.ndarray, starts: np.ndarray, kinds: np.nd
                 fvals[a] = best
             has[a] = True
             continue
-        keep = np.ones(n, np.bool_)
-        stack: list[list[int]] = []
-        for op, arg in ops[lo:hi].tolist():
-            if op == OP_COL:
-                if int_vidx[arg] >= 0:
-                    keep &= int_valid[int_vidx[arg]]
-                stack.append(ints[arg].tolist())
-            elif op == OP_CONST:
-                stack.append([int(constants[arg])] * n)
-            elif op == OP_NEG:
-                stack.append([-x for x in stack.pop()])
-            elif op == OP_SCALE:
-                stack.append([x * 10 ** arg for x in stack.pop()])
-            else:
-                r, left = stack.pop(), stack.pop()
-                fn = {OP_ADD: lambda x, y: x + y, OP_SUB: lambda x, y: x - y,
-                      OP_MUL: lambda x, y: x * y}[op]
-                stack.append([fn(x, y) for x, y in zip(left, r)])
-        vals = [v for v, k in zip(stack[0], keep.tolist()) if k]
+        values, keep_rows = _program_values_reference(ops, lo, hi, constants, ints, int_valid,
+                                                      int_vidx, n)
+        vals = [v for v, k in zip(values, keep_rows) if k]
         if any(abs(v) >= LIMIT for v in vals):
             return OVERFLOW  # (the kernel may stop earlier, on an intermediate)
         counts[a] += len(vals)
@@ -422,26 +433,9 @@ def grouped_aggregate_reference(gids: np.ndarray, ops: np.ndarray, starts: np.nd
             keep = [True] * n if float_vidx[c] < 0 else float_valid[float_vidx[c]].tolist()
             values: list[Any] = floats[c].tolist()
         else:
-            keep = [True] * n
-            stack: list[list[int]] = []
-            for op, arg in ops[lo:hi].tolist():
-                if op == OP_COL:
-                    if int_vidx[arg] >= 0:
-                        keep = [k and bool(v) for k, v in zip(keep, int_valid[int_vidx[arg]])]
-                    stack.append(ints[arg].tolist())
-                elif op == OP_CONST:
-                    stack.append([int(constants[arg])] * n)
-                elif op == OP_NEG:
-                    stack.append([-x for x in stack.pop()])
-                elif op == OP_SCALE:
-                    stack.append([x * 10 ** arg for x in stack.pop()])
-                else:
-                    r, left = stack.pop(), stack.pop()
-                    fn = {OP_ADD: lambda x, y: x + y, OP_SUB: lambda x, y: x - y,
-                          OP_MUL: lambda x, y: x * y}[op]
-                    stack.append([fn(x, y) for x, y in zip(left, r)])
-            values = list(stack[0])
-            if any(k and abs(v) >= LIMIT for v, k in zip(stack[0], keep)):
+            values, keep = _program_values_reference(ops, lo, hi, constants, ints, int_valid,
+                                                     int_vidx, n)
+            if any(k and abs(v) >= LIMIT for v, k in zip(values, keep)):
                 return None
         for g, v, k in zip(gids.tolist(), values, keep):
             if not k:

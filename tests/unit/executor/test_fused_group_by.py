@@ -146,10 +146,17 @@ def _run_kernel(gids, prog, cols, groups: int, checked: bool):  # type: ignore[n
     return out
 
 
-def _same(a: object, b: object) -> bool:
+def _same(a: object, b: object, split_float_sums: bool = False) -> bool:
+    """Equal values of the same type, floats bit for bit. `split_float_sums`: a batch went to
+    the general path after an int64 bound was reached, so float sums were added in two runs
+    (the fused total and the general path's) combined at the end, as any two-phase plan adds
+    them; SQL leaves float summation order open, so those agree to the last few ulps."""
     if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) ==
-                                                     math.copysign(1, b))
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        if split_float_sums:
+            return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-9)
+        return a == b and math.copysign(1, a) == math.copysign(1, b)
     return a == b and type(a) is type(b)
 
 
@@ -351,10 +358,12 @@ def _two_phase(plan: LogicalAggregate, batches: list[Batch], fused: bool) -> lis
     return _rows(merge)
 
 
-def _assert_same(got: list[tuple], want: list[tuple]) -> None:  # type: ignore[type-arg]
+def _assert_same(got: list[tuple], want: list[tuple],  # type: ignore[type-arg]
+                 split_float_sums: bool = False) -> None:
     assert len(got) == len(want), (got, want)
     for g, w in zip(got, want):
-        assert len(g) == len(w) and all(_same(a, b) for a, b in zip(g, w)), (g, w)
+        assert len(g) == len(w) and all(_same(a, b, split_float_sums)
+                                        for a, b in zip(g, w)), (g, w)
 
 
 @settings(max_examples=40, deadline=None)
@@ -365,11 +374,12 @@ def test_fused_equals_general(seed: int, keys: str, big_x: bool) -> None:
     batches = _batches(rng, big_x, many=keys == "x")
     plan = _plan(_calls(), keys)
     want = _rows(_operator(plan, batches, fused=False))
-    _assert_same(_rows(_operator(plan, batches, fused=True)), want)
-    _assert_same(_combined(plan, batches, fused=True), _combined(plan, batches, fused=False))
+    _assert_same(_rows(_operator(plan, batches, fused=True)), want, big_x)
+    _assert_same(_combined(plan, batches, fused=True), _combined(plan, batches, fused=False),
+                 big_x)
     if want and len(want[0]) > 1:  # (not an error)
         _assert_same(_two_phase(plan, batches, fused=True),
-                     _two_phase(plan, batches, fused=False))
+                     _two_phase(plan, batches, fused=False), big_x)
 
 
 def _python_group_by(batches: list[Batch], key: str, arg: str) -> dict:  # type: ignore[type-arg]
