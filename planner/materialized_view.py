@@ -339,16 +339,10 @@ def _holds_in_partitions(table: TableMeta, parts: list[PartitionMeta], f: Expr) 
     info = table.partition_info
     if info.type is not PartitionType.RANGE or len(info.columns) != 1 or not parts:
         return False
-    if not isinstance(f, Comparison) or f.op not in (">", ">=", "<", "<="):
+    bound = _integer_bound(f)
+    if bound is None or bound[0].name.lower() != info.columns[0].lower():
         return False
-    left, right, op = f.left, f.right, f.op
-    if isinstance(left, Literal) and isinstance(right, ColumnRef):
-        left, right, op = right, left, SWAPPED_OP[op]
-    if not (isinstance(left, ColumnRef) and isinstance(right, Literal)
-            and left.name.lower() == info.columns[0].lower() and left.type.is_integer
-            and isinstance(right.value, int)):
-        return False
-    c = right.value
+    _, op, c = bound
     for p in parts:
         lower = int(p.lower[0]) if p.lower is not None else None
         upper = int(p.upper[0]) if p.upper is not None else None  # exclusive
@@ -368,20 +362,30 @@ def _holds_for_stored_rows(catalog: Any, table: TableMeta, scan: LogicalScan, f:
     filter: it selects every stored row, so a year-keyed view answers the query soundly, while
     the same filter over data holding 19971299 keeps the base index. Checked only for a filter
     no view key can express, after the partition bounds (which need no I/O)."""
-    if not isinstance(f, Comparison) or f.op not in (">", ">=", "<", "<="):
+    bound = _integer_bound(f)
+    if bound is None:
         return False
+    ref, op, c = bound
+    try:
+        column = table.column(ref.name)
+    except (KeyError, DorisError):
+        return False
+    return comparison_holds(catalog, scan.ranges, column.name, column.type, op, c)
+
+
+def _integer_bound(f: Expr) -> tuple[ColumnRef, str, int] | None:
+    """`f` as (integer column, op, integer constant) with the column on the left, when it is a
+    comparison `col op c` / `c op col` with op in >, >=, <, <=; else None."""
+    if not isinstance(f, Comparison) or f.op not in (">", ">=", "<", "<="):
+        return None
     left, right, op = f.left, f.right, f.op
     if isinstance(left, Literal) and isinstance(right, ColumnRef):
         left, right, op = right, left, SWAPPED_OP[op]
     if not (isinstance(left, ColumnRef) and isinstance(right, Literal)
             and isinstance(right.value, int) and not isinstance(right.value, bool)
             and left.type.is_integer and right.type.is_integer):
-        return False
-    try:
-        column = table.column(left.name)
-    except (KeyError, DorisError):
-        return False
-    return comparison_holds(catalog, scan.ranges, column.name, column.type, op, right.value)
+        return None
+    return left, op, right.value
 
 
 def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _View,

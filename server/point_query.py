@@ -108,13 +108,10 @@ def prepared_shape(sql: str, params: list[object]) -> Shape | None:
         if tok is not None:
             key.append(tok)
             continue
-        value = next(values)
-        if isinstance(value, int) and not isinstance(value, bool):
-            kind, text = "int", str(value)
-        elif isinstance(value, str):
-            kind, text = "str", "'" + value.replace("'", "''") + "'"
-        else:
+        literal = _parameter_literal(next(values))
+        if literal is None:
             return None  # NULL, dates, decimals, bytes: the normal path binds them
+        kind, text = literal
         key.append("?" + kind)
         literals.append(text)
         kinds.append(kind)
@@ -196,14 +193,11 @@ def _scan(sql: str, params: list[object] | None, params_as_slots: bool = False
         if kind == "param":
             if params is None or next_param >= len(params):
                 return None
-            value = params[next_param]
+            literal = _parameter_literal(params[next_param])
             next_param += 1
-            if isinstance(value, int) and not isinstance(value, bool):
-                kind, text = "int", str(value)
-            elif isinstance(value, str):
-                kind, text = "str", "'" + value.replace("'", "''") + "'"
-            else:
+            if literal is None:
                 return None  # NULL, dates, decimals, bytes: the normal path binds them
+            kind, text = literal
         if kind in ("str", "int"):
             key.append("?" + kind)
             literals.append(text)
@@ -480,3 +474,13 @@ def check_privileges(template: PointTemplate, access: object, current_db: str | 
     """The normal path's check (server/privileges/enforce.py) on the statement's tables."""
     if access is not None:
         authorize(access, template.stmt, current_db)  # type: ignore[arg-type]
+
+
+def _parameter_literal(value: object) -> tuple[str, str] | None:
+    """A prepared statement's parameter as (kind, SQL literal text): "int" or "str" (quotes
+    doubled); None for any other value, which the normal path binds."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "int", str(value)
+    if isinstance(value, str):
+        return "str", "'" + value.replace("'", "''") + "'"
+    return None
