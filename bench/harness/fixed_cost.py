@@ -126,8 +126,10 @@ def run(args: argparse.Namespace, results: Path, echo=print) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-fixed-") as tmp:
         targets = [Target("after", server.start(Path(tmp), args))]
         if args.before is not None:
+            before_work = Path(tmp) / "before"
             targets.append(Target("before", CheckoutServer(
-                args.before, Path(tmp) / "before", backends=args.backends).start()))
+                args.before, before_work / "data", backends=args.backends,
+                extra_args=server.conf_args(before_work, args)).start()))
         db = server.db_name("fixed")
         try:
             table = points_table(args.rows)

@@ -44,13 +44,21 @@ class AttachedServer:
 def start(work: Path, args: argparse.Namespace) -> ServerProcess | AttachedServer:
     if args.attach:
         return AttachedServer(args.attach)
-    extra: list[str] = []
-    if args.quiet_seconds is not None:
-        conf = work / "shaledb.toml"
-        conf.write_text("[compaction]\n"
-                        f"cumulative_compaction_quiet_seconds = {args.quiet_seconds}\n")
-        extra = ["--conf", str(conf)]
-    return ServerProcess(work / "data", backends=args.backends, extra_args=extra).start()
+    return ServerProcess(work / "data", backends=args.backends,
+                         extra_args=conf_args(work, args)).start()
+
+
+def conf_args(work: Path, args: argparse.Namespace) -> list[str]:
+    """The server's command-line additions for this run's settings (a config file overriding
+    the quiet-tablet compaction delay when `--quiet-seconds` is given), written under `work`.
+    Every server a run compares gets the same ones."""
+    if args.quiet_seconds is None:
+        return []
+    work.mkdir(parents=True, exist_ok=True)
+    conf = work / "shaledb.toml"
+    conf.write_text("[compaction]\n"
+                    f"cumulative_compaction_quiet_seconds = {args.quiet_seconds}\n")
+    return ["--conf", str(conf)]
 
 
 def db_name(label: str) -> str:
