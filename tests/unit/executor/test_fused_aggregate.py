@@ -20,6 +20,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.fused_aggregates import (
+    D152,
+    INT_PROGRAMS,
+    NAMES,
+    P,
+    Q,
+    S,
+    X,
+    aggregate_calls,
+    same,
+)
 from support.operators import BatchesSource
 
 from executor.fused_aggregate import FusedGlobalAggregate, program_bounds
@@ -33,32 +44,19 @@ from executor.kernels.fused_aggregate import (
     K_SUM_FLOAT,
     K_SUM_INT,
     OK,
-    OP_ADD,
-    OP_COL,
-    OP_CONST,
     OP_FCOL,
-    OP_MUL,
-    OP_NEG,
-    OP_SCALE,
-    OP_SUB,
     global_aggregate,
     global_aggregate_reference,
 )
 from executor.operator import ExecContext
 from planner.logical import LogicalAggregate, LogicalValues
-from sql.binder.expressions import AggregateCall, Arithmetic, Cast, ColumnRef, Literal, Negate
+from sql.binder.expressions import AggregateCall, Arithmetic, Cast
 from storage.batch import Batch, Column
 from storage.errors import DorisError
 from storage.types import BIGINT, DOUBLE, INT, STRING, TINYINT, decimal
 
 # ---- the kernel against its reference ------------------------------------------------------
 
-INT_PROGRAMS = [
-    [(OP_COL, 0)],
-    [(OP_COL, 0), (OP_COL, 1), (OP_MUL, 0)],
-    [(OP_COL, 0), (OP_CONST, 0), (OP_COL, 1), (OP_SUB, 0), (OP_MUL, 0)],
-    [(OP_COL, 1), (OP_SCALE, 2), (OP_COL, 0), (OP_ADD, 0), (OP_NEG, 0)],
-]
 
 
 def _kernel_inputs(rng: random.Random, n: int, big: bool):  # type: ignore[no-untyped-def]
@@ -117,35 +115,10 @@ def test_kernel_matches_reference(seed: int, n: int, big: bool) -> None:
 # ---- the operator: fused against general -----------------------------------------------------
 
 
-D152 = decimal(15, 2)
-Q, P, DISC, X, F, S = (ColumnRef("q", TINYINT), ColumnRef("p", D152), ColumnRef("d", D152),
-                       ColumnRef("x", BIGINT), ColumnRef("f", DOUBLE), ColumnRef("s", STRING))
-NAMES = ("q", "p", "d", "x", "f", "s")
-ONE = Literal(100, decimal(3, 2))
 
 
 def _calls() -> list[AggregateCall]:
-    wide = decimal(31, 4)
-    disc_price = Arithmetic("*", P, Arithmetic("-", Cast(ONE, decimal(16, 2)),
-                                               Cast(DISC, decimal(16, 2)), decimal(16, 2)),
-                            wide)
-    return [
-        AggregateCall("count", (), False, BIGINT),
-        AggregateCall("sum", (Arithmetic("*", P, DISC, wide),), False, decimal(38, 4)),
-        AggregateCall("sum", (disc_price,), False, decimal(38, 4)),
-        AggregateCall("sum", (Cast(Q, BIGINT),), False, BIGINT),
-        AggregateCall("avg", (Q,), False, DOUBLE),
-        AggregateCall("avg", (P,), False, decimal(38, 6)),
-        AggregateCall("min", (Negate(X, BIGINT),), False, BIGINT),
-        AggregateCall("max", (Arithmetic("+", X, Cast(Q, BIGINT), BIGINT),), False, BIGINT),
-        AggregateCall("sum", (X,), False, BIGINT),
-        AggregateCall("count", (DISC,), False, BIGINT),
-        AggregateCall("sum", (F,), False, DOUBLE),
-        AggregateCall("min", (F,), False, DOUBLE),
-        AggregateCall("max", (F,), False, DOUBLE),
-        AggregateCall("avg", (F,), False, DOUBLE),
-        AggregateCall("min", (DISC,), False, D152),
-    ]
+    return aggregate_calls()
 
 
 def _batches(rng: random.Random, big_x: bool) -> list[Batch]:
@@ -189,20 +162,6 @@ def _run(calls: list[AggregateCall], batches: list[Batch], fused: bool,
     return rows, had_fused
 
 
-def _same(a: object, b: object, split_float_sums: bool = False) -> bool:
-    """Equal values of the same type, floats bit for bit. `split_float_sums`: a batch went to
-    the general path after an int64 bound was reached, so float sums were added in two runs
-    (the fused total and the general path's) combined at the end, as any two-phase plan adds
-    them; SQL leaves float summation order open, so those agree to the last few ulps."""
-    if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        if split_float_sums:
-            return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-9)
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    return a == b and type(a) is type(b)
-
-
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10 ** 6), big_x=st.booleans())
 def test_fused_equals_general(seed: int, big_x: bool) -> None:
@@ -213,7 +172,7 @@ def test_fused_equals_general(seed: int, big_x: bool) -> None:
     want, _ = _run(calls, batches, fused=False)
     assert used
     assert len(got) == len(want) == 1 and len(got[0]) == len(want[0])
-    assert all(_same(g, w, split_float_sums=big_x) for g, w in zip(got[0], want[0])), (
+    assert all(same(g, w, split_float_sums=big_x) for g, w in zip(got[0], want[0])), (
         got, want)
 
 

@@ -26,6 +26,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.fused_aggregates import (
+    D152,
+    INT_PROGRAMS,
+    P,
+    Q,
+    S,
+    X,
+    aggregate_calls,
+    same,
+)
+from support.fused_aggregates import NAMES as BASE_NAMES
+from support.fused_aggregates import TYPES as BASE_TYPES
 from support.operators import BatchesSource
 
 from executor.fused_aggregate import FusedGroupedAggregate, program_bounds
@@ -39,14 +51,8 @@ from executor.kernels.fused_aggregate import (
     K_SUM_FLOAT,
     K_SUM_INT,
     OK,
-    OP_ADD,
     OP_COL,
-    OP_CONST,
     OP_FCOL,
-    OP_MUL,
-    OP_NEG,
-    OP_SCALE,
-    OP_SUB,
     OVERFLOW,
     SPILL,
     grouped_aggregate,
@@ -55,19 +61,13 @@ from executor.kernels.fused_aggregate import (
 from executor.operator import ExecContext
 from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
 from planner.logical import LogicalAggregate, LogicalValues
-from sql.binder.expressions import AggregateCall, Arithmetic, Cast, ColumnRef, Literal, Negate
+from sql.binder.expressions import AggregateCall, Arithmetic, Cast, ColumnRef
 from storage.batch import Batch, Column, DictColumn
 from storage.errors import DorisError
 from storage.types import BIGINT, DOUBLE, STRING, TINYINT, decimal
 
 # ---- the kernel against its reference ------------------------------------------------------
 
-INT_PROGRAMS = [
-    [(OP_COL, 0)],
-    [(OP_COL, 0), (OP_COL, 1), (OP_MUL, 0)],
-    [(OP_COL, 0), (OP_CONST, 0), (OP_COL, 1), (OP_SUB, 0), (OP_MUL, 0)],
-    [(OP_COL, 1), (OP_SCALE, 2), (OP_COL, 0), (OP_ADD, 0), (OP_NEG, 0)],
-]
 KINDS = (K_COUNT, K_SUM_INT, K_SUM_FLOAT, K_MIN_INT, K_MAX_INT, K_MIN_FLOAT, K_MAX_FLOAT,
          K_SUM_FLOAT, K_COUNT)
 
@@ -146,20 +146,6 @@ def _run_kernel(gids, prog, cols, groups: int, checked: bool):  # type: ignore[n
     return out
 
 
-def _same(a: object, b: object, split_float_sums: bool = False) -> bool:
-    """Equal values of the same type, floats bit for bit. `split_float_sums`: a batch went to
-    the general path after an int64 bound was reached, so float sums were added in two runs
-    (the fused total and the general path's) combined at the end, as any two-phase plan adds
-    them; SQL leaves float summation order open, so those agree to the last few ulps."""
-    if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        if split_float_sums:
-            return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-9)
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    return a == b and type(a) is type(b)
-
-
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10 ** 6), n=st.sampled_from([0, 1, 7, 1024, 3000]),
        groups=st.sampled_from([1, 3, 500]), hi=st.sampled_from([1000, 2 ** 40, 2 ** 61]))
@@ -179,7 +165,7 @@ def test_kernel_matches_reference(seed: int, n: int, groups: int, hi: int) -> No
             assert set(g_a) == set(w_a)
             for g in g_a:
                 assert g_a[g][1] == w_a[g][1]
-                assert _same(g_a[g][0], w_a[g][0]), (g, g_a[g], w_a[g])
+                assert same(g_a[g][0], w_a[g][0]), (g, g_a[g], w_a[g])
 
 
 def test_kernel_spills_exact_sums() -> None:
@@ -217,11 +203,9 @@ def test_kernel_spills_exact_sums() -> None:
 
 # ---- the operator: fused against general ---------------------------------------------------
 
-D152 = decimal(15, 2)
-NAMES = ("q", "p", "d", "x", "f", "s", "w", "r")
-TYPES = (TINYINT, D152, D152, BIGINT, DOUBLE, STRING, BIGINT, DOUBLE)
-Q, P, DISC, X, F, S, W, R = (ColumnRef(n, t) for n, t in zip(NAMES, TYPES))
-ONE = Literal(100, decimal(3, 2))
+NAMES = (*BASE_NAMES, "w", "r")
+TYPES = (*BASE_TYPES, BIGINT, DOUBLE)
+W, R = ColumnRef("w", BIGINT), ColumnRef("r", DOUBLE)
 POOL = ["", "a", "AIR", "b", "é", "日本", "🙂", "a\x00", "ZZ"]
 KEYS = {
     "q": (("q", Q),),
@@ -234,28 +218,7 @@ KEYS = {
 
 
 def _calls() -> list[AggregateCall]:
-    wide = decimal(31, 4)
-    disc_price = Arithmetic("*", P, Arithmetic("-", Cast(ONE, decimal(16, 2)),
-                                               Cast(DISC, decimal(16, 2)), decimal(16, 2)),
-                            wide)
-    return [
-        AggregateCall("count", (), False, BIGINT),
-        AggregateCall("sum", (Arithmetic("*", P, DISC, wide),), False, decimal(38, 4)),
-        AggregateCall("sum", (disc_price,), False, decimal(38, 4)),
-        AggregateCall("sum", (Cast(Q, BIGINT),), False, BIGINT),
-        AggregateCall("avg", (Q,), False, DOUBLE),
-        AggregateCall("avg", (P,), False, decimal(38, 6)),
-        AggregateCall("min", (Negate(X, BIGINT),), False, BIGINT),
-        AggregateCall("max", (Arithmetic("+", X, Cast(Q, BIGINT), BIGINT),), False, BIGINT),
-        AggregateCall("sum", (X,), False, BIGINT),
-        AggregateCall("count", (DISC,), False, BIGINT),
-        AggregateCall("sum", (F,), False, DOUBLE),
-        AggregateCall("min", (F,), False, DOUBLE),
-        AggregateCall("max", (F,), False, DOUBLE),
-        AggregateCall("avg", (F,), False, DOUBLE),
-        AggregateCall("min", (DISC,), False, D152),
-        AggregateCall("max", (Q,), False, TINYINT),
-    ]
+    return [*aggregate_calls(), AggregateCall("max", (Q,), False, TINYINT)]
 
 
 def _string_column(rng: random.Random, values: list[object]) -> Column:
@@ -358,11 +321,11 @@ def _two_phase(plan: LogicalAggregate, batches: list[Batch], fused: bool) -> lis
     return _rows(merge)
 
 
-def _assert_same(got: list[tuple], want: list[tuple],  # type: ignore[type-arg]
+def _assertsame(got: list[tuple], want: list[tuple],  # type: ignore[type-arg]
                  split_float_sums: bool = False) -> None:
     assert len(got) == len(want), (got, want)
     for g, w in zip(got, want):
-        assert len(g) == len(w) and all(_same(a, b, split_float_sums)
+        assert len(g) == len(w) and all(same(a, b, split_float_sums)
                                         for a, b in zip(g, w)), (g, w)
 
 
@@ -374,11 +337,11 @@ def test_fused_equals_general(seed: int, keys: str, big_x: bool) -> None:
     batches = _batches(rng, big_x, many=keys == "x")
     plan = _plan(_calls(), keys)
     want = _rows(_operator(plan, batches, fused=False))
-    _assert_same(_rows(_operator(plan, batches, fused=True)), want, big_x)
-    _assert_same(_combined(plan, batches, fused=True), _combined(plan, batches, fused=False),
+    _assertsame(_rows(_operator(plan, batches, fused=True)), want, big_x)
+    _assertsame(_combined(plan, batches, fused=True), _combined(plan, batches, fused=False),
                  big_x)
     if want and len(want[0]) > 1:  # (not an error)
-        _assert_same(_two_phase(plan, batches, fused=True),
+        _assertsame(_two_phase(plan, batches, fused=True),
                      _two_phase(plan, batches, fused=False), big_x)
 
 
