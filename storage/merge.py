@@ -35,6 +35,7 @@ from storage import bitmap, hll
 from storage.batch import Batch, Column, DictColumn
 from storage.catalog.meta import AggType, KeysType, MaterializedIndexMeta, TableMeta
 from storage.catalog.mv import index_table
+from storage.overflow import check_wide_values
 
 SEQUENCE_PROPERTY = "function_column.sequence_col"
 _OBJ = np.dtype(object)
@@ -174,6 +175,7 @@ def _sum(col: Column, starts: np.ndarray) -> Column:
     if col.validity is not None:
         data = np.where(col.validity, data, np.zeros(1, data.dtype))
     out = np.add.reduceat(data, starts).astype(col.data.dtype, copy=False)
+    check_wide_values(col.type, out)  # Python-int sums (LARGEINT) never wrap: range-checked
     return _with_validity(Column(col.type, out), _any_valid(col.validity, starts))
 
 
