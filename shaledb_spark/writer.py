@@ -3,11 +3,20 @@
 - `write` (each Spark task): streams its partition's Arrow record batches as one Arrow IPC
   stream through `PUT /api/{db}/{table}/_stream_load` with `two_phase_commit: true`, label
   `<prefix>_<job>_<partition>_<attempt>`, and returns the precommitted txn in its
-  `LoadCommit`. A retried task first aborts whatever an earlier attempt of its partition may
-  have precommitted (labels of attempts 0..n-1), so a retry never loads its rows twice; a task
-  that dies mid-stream leaves no txn at all (the server fails a load whose body is cut).
-- `commit` (driver, all tasks done): commits every task's txn in one `_stream_load_2pc` call
-  (`txn_id: 1,2,3`, ShaleDB's multi-txn commit: one visible version, all or nothing).
+  `LoadCommit`. A task that dies mid-stream leaves no txn at all (the server fails a load
+  whose body is cut). Several attempts of one partition may each precommit a txn: a retry
+  after a failure that came after the precommit, or a speculative copy (spark.speculation)
+  racing the original; Spark keeps one winner's message per partition. A task never aborts
+  another attempt's txn (with speculation that attempt may be the winner); instead an attempt
+  that precommitted after a sibling attempt of its partition was committed aborts its own txn
+  (it lost: its rows are already in), and the driver aborts the rest (below).
+- `commit` (driver, all tasks done): commits the winners' txns (the messages Spark passes) in
+  one `_stream_load_2pc` call (`txn_id: 1,2,3`, ShaleDB's multi-txn commit: one visible
+  version, all or nothing), then aborts every load of the job still precommitted (SHOW LOAD
+  by the job's label prefix, state LOADING): the losing and failed attempts' txns. Ordering
+  makes this complete: an attempt that precommits before the driver's sweep is swept; one
+  that precommits after it checks after its precommit, finds the committed sibling (committed
+  before the sweep) and aborts itself. Nothing is left PRECOMMITTED to expire.
 - `abort` (driver, some task failed for good): aborts every txn it was given and every load
   of the job still precommitted (SHOW LOAD by the job's label prefix); a task Spark could not
   cancel in time may still precommit afterwards: that txn is never committed, and the server
@@ -166,16 +175,32 @@ class ShaleDBWriter(DataSourceArrowWriter):
         finally:
             conn.close()
 
-    def _precommitted_labels(self) -> list[str]:
+    def _job_loads(self, partition: int | None = None) -> list[tuple[str, str]]:
+        """(label, SHOW LOAD state) of this job's loads (of one partition's attempts): LOADING
+        is precommitted, FINISHED committed."""
         prefix = f"{self.opts.label_prefix}_{self.job}_"
+        if partition is not None:
+            prefix += f"{partition}_"
         conn = mysql.connect(self.opts)
         try:
             with conn.cursor() as cur:
                 cur.execute(f"SHOW LOAD FROM {quote_ident(self.opts.db)} "
                             f"WHERE LABEL LIKE '{prefix}%'")
-                return [row[1] for row in cur.fetchall() if row[2] == "LOADING"]
+                rows = cur.fetchall()
         finally:
             conn.close()
+        # LIKE's `_` matches any character: keep exactly `<prefix>[<partition>_]<digits>...`
+        return [(row[1], row[2]) for row in rows if row[1].startswith(prefix)
+                and (partition is None or row[1][len(prefix):].isdigit())]
+
+    def _precommitted_labels(self) -> list[str]:
+        return [label for label, state in self._job_loads() if state == "LOADING"]
+
+    def _sibling_committed(self, partition: int, attempt: int) -> bool:
+        """Another attempt of `partition` was committed already (this attempt lost)."""
+        mine = self._label(partition, attempt)
+        return any(state == "FINISHED" and label != mine
+                   for label, state in self._job_loads(partition))
 
     def _label(self, partition: int, attempt: int) -> str:
         return f"{self.opts.label_prefix}_{self.job}_{partition}_{attempt}"
@@ -195,9 +220,6 @@ class ShaleDBWriter(DataSourceArrowWriter):
         ctx = TaskContext.get()
         partition = ctx.partitionId() if ctx is not None else 0
         attempt = ctx.attemptNumber() if ctx is not None else 0
-        for earlier in range(attempt):  # a retry: no earlier attempt's load may survive
-            rest.two_phase(self.opts, self.target, "abort",
-                           label=self._label(partition, earlier))
         label = self._label(partition, attempt)
         first = next((b for b in iterator if b.num_rows), None)
         if first is None:
@@ -207,8 +229,11 @@ class ShaleDBWriter(DataSourceArrowWriter):
         batches = (_encode_objects(b, self.encoded) for b in iterator if b.num_rows)
         result = rest.stream_load(self.opts, self.target, label,
                                   _ipc_chunks(first, batches, counter), self._headers())
-        return LoadCommit(int(result["TxnId"]), label, int(result["NumberLoadedRows"]),
-                          partition, attempt)
+        txn = int(result["TxnId"])
+        if self._sibling_committed(partition, attempt):  # a speculative race lost: rows are in
+            rest.two_phase(self.opts, self.target, "abort", txn_ids=[txn])
+            return LoadCommit(-1, label, 0, partition, attempt)
+        return LoadCommit(txn, label, int(result["NumberLoadedRows"]), partition, attempt)
 
     # ---- driver -------------------------------------------------------------------------
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
@@ -219,6 +244,11 @@ class ShaleDBWriter(DataSourceArrowWriter):
                 self.abort(messages)
                 raise rest.ShaleDBError(f"commit of {self.opts.db}.{self.opts.table} failed: "
                                         f"{done.get('msg')}")
+        # the losing / failed attempts' precommitted txns (none of them in `messages`)
+        winners = {m.label for m in messages if isinstance(m, LoadCommit)}
+        for label in self._precommitted_labels():
+            if label not in winners:
+                rest.two_phase(self.opts, self.target, "abort", label=label)
         if self.overwrite:
             parts = self.opts.partitions
             named = f" PARTITION ({', '.join(map(quote_ident, parts))})" if parts else ""
