@@ -9,7 +9,7 @@ of failure it is, as Flight SQL servers use them:
                        wrong values, a malformed Flight SQL command
     NOT_FOUND          an unknown table, database or thread; an unknown statement handle
     UNAUTHENTICATED    a failed login, an expired token
-    PERMISSION_DENIED  a missing privilege
+    PERMISSION_DENIED  a missing privilege; a login past the user's max_user_connections
     CANCELLED          KILL QUERY / KILL, the client's own cancel, a server stop
     DEADLINE_EXCEEDED  the query ran past `query_timeout`
     UNIMPLEMENTED      a statement or command this server does not serve over Flight SQL
@@ -37,7 +37,7 @@ _UNAUTHENTICATED = frozenset({ErrorCode.ACCESS_DENIED, ErrorCode.PASSWORD_EXPIRE
                               ErrorCode.ACCOUNT_LOCKED})
 _DENIED = frozenset({ErrorCode.DBACCESS_DENIED, ErrorCode.TABLEACCESS_DENIED,
                      ErrorCode.SPECIFIC_ACCESS_DENIED, ErrorCode.KILL_DENIED,
-                     ErrorCode.SECURE_TRANSPORT_REQUIRED})
+                     ErrorCode.SECURE_TRANSPORT_REQUIRED, ErrorCode.TOO_MANY_USER_CONNECTIONS})
 _NOT_FOUND = frozenset({ErrorCode.NO_SUCH_TABLE, ErrorCode.BAD_DB_ERROR,
                         ErrorCode.UNKNOWN_TABLE_IN_DB, ErrorCode.BAD_TABLE_ERROR,
                         ErrorCode.NO_SUCH_THREAD, ErrorCode.DROP_PARTITION_NON_EXISTENT})

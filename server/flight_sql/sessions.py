@@ -15,6 +15,18 @@ Each session is a connection of the server's: SHOW PROCESSLIST lists it (server/
 connection list asks `FlightSessions` through `register_sessions`), with its running statement
 from GetFlightInfo until its result is streamed, and `KILL [QUERY] id` on the MySQL port
 cancels its statements (`kill`).
+
+A session counts against its user's `max_user_connections` (SET PROPERTY) from its login (the
+basic-auth call or Handshake that returned its bearer token) until it ends: KILL CONNECTION,
+its token dropped past `arrow_flight_token_cache_size`, its token's alive time over, idle
+(no call, nothing running or streaming) for its `wait_timeout` (as Doris' connection checker
+ends any idle connection, its Arrow Flight ones included), or a server stop. MySQL logins count
+the user's Flight sessions and Flight logins its MySQL connections. A Flight login that would
+pass the limit first ends the user's least recently used idle Flight session (Doris likewise
+evicts a user's oldest bearer token, its per-user LRU in FlightTokenManagerImpl), so a client
+that logs in again per call never locks itself out; with none idle it is refused with MySQL's
+1203 and Doris' text, `User <name> already has more than 'max_user_connections' active
+connections` (gRPC PERMISSION_DENIED).
 """
 
 from __future__ import annotations
@@ -33,7 +45,7 @@ from sqlglot import expressions as exp
 
 from server.flight_sql.admission import CallWork
 from server.flight_sql.arrow_results import record_batches, result_schema, text_table
-from server.flight_sql.errors import not_found
+from server.flight_sql.errors import flight_error, not_found
 from server.local_infile import LocalInfileOutcome
 from server.prepared import bind, describe_result, number_placeholders
 from server.privileges import Access
@@ -154,6 +166,11 @@ class FlightSession:
         self.runner.access = access  # every statement is checked, as on the MySQL port
         self.lock = threading.Lock()
         self.created = time.monotonic()  # tokens expire this long after the login (Doris)
+        self.logged_in = True  # a connection of its user (max_user_connections counts it)
+        # idle from `last_used` for `idle_limit` seconds (wait_timeout, re-read after each
+        # statement since SET wait_timeout may change it), the session ends
+        self.last_used = self.created
+        self.idle_limit = self._wait_timeout()
         self.prepared: dict[bytes, PreparedFlightStatement] = {}
         # results planned and not yet streamed to the end (KILL QUERY cancels them all)
         self._open: set[StatementResult] = set()
@@ -174,13 +191,31 @@ class FlightSession:
     def _set_database(self, name: str | None) -> None:
         self.database = name
 
+    def _wait_timeout(self) -> float | None:
+        return self.variables.connection_options().wait_timeout
+
+    def touch(self, reread: bool = False) -> None:
+        """A call came in or a statement ended: the idle clock starts again (`reread`:
+        wait_timeout too, a statement may have SET it)."""
+        self.last_used = time.monotonic()
+        if reread:
+            self.idle_limit = self._wait_timeout()
+
+    def idle_expired(self, now: float) -> bool:
+        """Idle past its wait_timeout (the caller checks it is not busy)."""
+        limit = self.idle_limit
+        return limit is not None and limit > 0 and now - self.last_used >= limit
+
     # ---- statements -------------------------------------------------------------------------
     def run_sql(self, sql: str, work: CallWork) -> StatementResult:
         """Every statement of `sql`, as a COM_QUERY runs them, on the server's workers; the
         last one's answer."""
         with self.lock:
             self.services.stats.queries_total += 1
-            return self._audited(sql, lambda: self._run_sql(sql, work))
+            try:
+                return self._audited(sql, lambda: self._run_sql(sql, work))
+            finally:
+                self.touch(reread=True)
 
     def _run_sql(self, sql: str, work: CallWork) -> StatementResult:
         if is_account_statement(sql):  # CREATE USER, GRANT, ... have their own parser
@@ -231,6 +266,7 @@ class FlightSession:
             self._open.add(result)
 
         def done() -> None:
+            self.touch()  # a long stream ended: idle from now
             with self._open_lock:
                 self._open.discard(result)
                 idle = not self._open
@@ -304,8 +340,11 @@ class FlightSession:
                              f"{len(values)} bound", ErrorCode.WRONG_VALUE_COUNT)
         with self.lock:
             self.services.stats.queries_total += 1
-            return self._audited(prepared.sql, lambda: self._run_statements(
-                bind(prepared.statements, values), work))
+            try:
+                return self._audited(prepared.sql, lambda: self._run_statements(
+                    bind(prepared.statements, values), work))
+            finally:
+                self.touch(reread=True)
 
     def close(self) -> None:
         """KILL QUERY, and the prepared statements dropped."""
@@ -372,26 +411,56 @@ class FlightSessions:
             raise flight.FlightUnauthenticatedError(denied)
         if account.locked_until == -1 or account.locked_until > time.time():
             raise flight.FlightUnauthenticatedError(f"{denied}: the account is locked")
-        manager.login_succeeded(account)
-        access = Access(manager, Identity(account.name, account.host), host)
+        ident = Identity(account.name, account.host)
+        # the user's MySQL connections (listed before taking our lock: the list asks us too)
+        mysql_open = sum(1 for s in self.services.connections.sessions()
+                         if not isinstance(s, FlightSession) and getattr(s, "logged_in", False)
+                         and getattr(s, "identity", None) == ident)
+        access = Access(manager, ident, host)
         token = secrets.token_urlsafe(24)
         session = FlightSession(token, self.services, access, next(self._ids))
-        self.services.stats.connections_total += 1
         with self._lock:
             ended = self._expired()
-            self._sessions[token] = session
-            self._by_id[session.connection_id] = session
-            while len(self._sessions) > self.cache_size:
-                ended.append(self._forget(next(iter(self._sessions))))
+            try:
+                ended += self._make_room(ident, account.max_user_connections - mysql_open)
+            except ShaleError:
+                refused = True
+            else:
+                refused = False
+                self._sessions[token] = session
+                self._by_id[session.connection_id] = session
+                while len(self._sessions) > self.cache_size:
+                    ended.append(self._forget(next(iter(self._sessions))))
         for old in ended:
             old.close()
+        if refused:
+            raise flight_error(ShaleError(
+                f"User {account.name} already has more than 'max_user_connections' active "
+                "connections", ErrorCode.TOO_MANY_USER_CONNECTIONS))
+        manager.login_succeeded(account)
+        self.services.stats.connections_total += 1
         return session
+
+    def _make_room(self, ident: Identity, flight_limit: int) -> list[FlightSession]:
+        """Room for one more Flight session of `ident` when it may have `flight_limit` of them
+        (holding the lock): its least recently used idle sessions are dropped (returned, for
+        the caller to close); ShaleError when the busy ones alone fill the limit."""
+        mine = [s for s in self._sessions.values() if s.identity == ident]  # LRU first
+        excess = len(mine) - max(0, flight_limit) + 1
+        if excess <= 0:
+            return []
+        idle = [s for s in mine if not s.busy]
+        if len(idle) < excess:
+            raise ShaleError("max_user_connections", ErrorCode.TOO_MANY_USER_CONNECTIONS)
+        return [self._forget(s.token) for s in idle[:excess]]
 
     def _expired(self) -> list[FlightSession]:
         """Drop the idle sessions whose token expired (holding the lock); the caller closes
         them."""
-        deadline = time.monotonic() - self.alive_seconds
-        expired = [t for t, s in self._sessions.items() if s.created <= deadline and not s.busy]
+        now = time.monotonic()
+        deadline = now - self.alive_seconds
+        expired = [t for t, s in self._sessions.items()
+                   if (s.created <= deadline or s.idle_expired(now)) and not s.busy]
         return [self._forget(token) for token in expired]
 
     def _forget(self, token: str) -> FlightSession:
@@ -412,6 +481,7 @@ class FlightSessions:
                     session = None
                 else:
                     self._sessions.move_to_end(token)
+                    session.touch()
         for old in ended:
             old.close()
         if session is None:
