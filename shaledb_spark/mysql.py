@@ -15,3 +15,10 @@ def connect(opts: ConnectorOptions) -> Any:
     return pymysql.connect(host=opts.host, port=rest.query_port(opts), user=opts.user,
                            password=opts.password, database=opts.db, autocommit=True,
                            charset="utf8mb4")
+
+
+def unreachable(error: BaseException) -> bool:
+    """`connect` failed because the MySQL port cannot be reached (pymysql's 2003)."""
+    import pymysql
+
+    return isinstance(error, pymysql.err.OperationalError) and error.args[:1] == (2003,)

@@ -16,7 +16,9 @@
   by the job's label prefix, state LOADING): the losing and failed attempts' txns. Ordering
   makes this complete: an attempt that precommits before the driver's sweep is swept; one
   that precommits after it checks after its precommit, finds the committed sibling (committed
-  before the sweep) and aborts itself. Nothing is left PRECOMMITTED to expire.
+  before the sweep) and aborts itself. Nothing is left PRECOMMITTED to expire. (Both read
+  SHOW LOAD over the MySQL port; a job that cannot reach it skips them, and such txns expire
+  after `stream_load_default_precommit_timeout_second` as before.)
 - `abort` (driver, some task failed for good): aborts every txn it was given and every load
   of the job still precommitted (SHOW LOAD by the job's label prefix); a task Spark could not
   cancel in time may still precommit afterwards: that txn is never committed, and the server
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import base64
 import io
+import logging
 import re
 import time
 import uuid
@@ -59,6 +62,7 @@ from shaledb_spark.types import OBJECT_TYPES, doris_type
 if TYPE_CHECKING:
     import pyarrow as pa
 
+logger = logging.getLogger(__name__)
 STAGING_PREFIX = "__shaledb_spark_stage_"
 _STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"(\d+)_[0-9a-f]+$")
 _B64_PREFIX = "__b64_"
@@ -175,13 +179,23 @@ class ShaleDBWriter(DataSourceArrowWriter):
         finally:
             conn.close()
 
-    def _job_loads(self, partition: int | None = None) -> list[tuple[str, str]]:
+    def _job_loads(self, partition: int | None = None,
+                   required: bool = True) -> list[tuple[str, str]]:
         """(label, SHOW LOAD state) of this job's loads (of one partition's attempts): LOADING
-        is precommitted, FINISHED committed."""
+        is precommitted, FINISHED committed. Not `required` (a commit's sweep, a task's check)
+        and the MySQL port unreachable (a job given only the HTTP and Flight ports): none, so
+        a losing attempt's txn is left to the server's precommit timeout, as before."""
         prefix = f"{self.opts.label_prefix}_{self.job}_"
         if partition is not None:
             prefix += f"{partition}_"
-        conn = mysql.connect(self.opts)
+        try:
+            conn = mysql.connect(self.opts)
+        except Exception as e:
+            if required or not mysql.unreachable(e):
+                raise
+            logger.warning("shaledb writer: the MySQL port is unreachable (%s): precommitted "
+                           "loads of losing attempts are left to the precommit timeout", e)
+            return []
         try:
             with conn.cursor() as cur:
                 cur.execute(f"SHOW LOAD FROM {quote_ident(self.opts.db)} "
@@ -193,14 +207,15 @@ class ShaleDBWriter(DataSourceArrowWriter):
         return [(row[1], row[2]) for row in rows if row[1].startswith(prefix)
                 and (partition is None or row[1][len(prefix):].isdigit())]
 
-    def _precommitted_labels(self) -> list[str]:
-        return [label for label, state in self._job_loads() if state == "LOADING"]
+    def _precommitted_labels(self, required: bool = True) -> list[str]:
+        return [label for label, state in self._job_loads(required=required)
+                if state == "LOADING"]
 
     def _sibling_committed(self, partition: int, attempt: int) -> bool:
         """Another attempt of `partition` was committed already (this attempt lost)."""
         mine = self._label(partition, attempt)
         return any(state == "FINISHED" and label != mine
-                   for label, state in self._job_loads(partition))
+                   for label, state in self._job_loads(partition, required=False))
 
     def _label(self, partition: int, attempt: int) -> str:
         return f"{self.opts.label_prefix}_{self.job}_{partition}_{attempt}"
@@ -246,7 +261,7 @@ class ShaleDBWriter(DataSourceArrowWriter):
                                         f"{done.get('msg')}")
         # the losing / failed attempts' precommitted txns (none of them in `messages`)
         winners = {m.label for m in messages if isinstance(m, LoadCommit)}
-        for label in self._precommitted_labels():
+        for label in self._precommitted_labels(required=False):
             if label not in winners:
                 rest.two_phase(self.opts, self.target, "abort", label=label)
         if self.overwrite:
