@@ -252,7 +252,9 @@ class ShaleServer:
             self.flight_sql = FlightSqlListener(
                 self.session_services, version(),
                 self.config.arrow_flight_token_alive_time_second,
-                self.config.arrow_flight_token_cache_size)
+                self.config.arrow_flight_token_cache_size,
+                self.config.arrow_flight_sql_max_calls,
+                self.config.arrow_flight_sql_call_queue_size)
             # binding is quick; the calls are served on gRPC's threads, never on this loop
             tls_files = None
             if self.config.arrow_flight_sql_tls:  # the MySQL port's certificate and key

@@ -32,6 +32,9 @@ class Config:
     # arrow_flight_token_alive_time is the same 3 days in minutes), at most this many kept
     arrow_flight_token_alive_time_second: int = 4320 * 60
     arrow_flight_token_cache_size: int = 512
+    # Flight calls served at once (each on a gRPC thread) and waiting; past both: UNAVAILABLE
+    arrow_flight_sql_max_calls: int = 64
+    arrow_flight_sql_call_queue_size: int = 256
     worker_threads: int = 0
     qe_max_connection: int = 1024
     # TLS on the MySQL port (server/tls.py): a self-signed pair under <data_dir>/ssl unless both
@@ -71,6 +74,8 @@ _SECTIONS = {
     ("server", "arrow_flight_sql_tls"): "arrow_flight_sql_tls",
     ("server", "arrow_flight_token_alive_time_second"): "arrow_flight_token_alive_time_second",
     ("server", "arrow_flight_token_cache_size"): "arrow_flight_token_cache_size",
+    ("server", "arrow_flight_sql_max_calls"): "arrow_flight_sql_max_calls",
+    ("server", "arrow_flight_sql_call_queue_size"): "arrow_flight_sql_call_queue_size",
     ("server", "worker_threads"): "worker_threads",
     ("server", "qe_max_connection"): "qe_max_connection",
     ("server", "enable_ssl"): "enable_ssl",

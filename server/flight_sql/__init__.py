@@ -6,7 +6,8 @@ converted column by column from the executor's batches.
     messages.py       the Flight SQL protobuf messages (descriptor written here) and Any packing
     sessions.py       basic-auth logins, bearer tokens, one session (StatementRunner) per token;
                       the sessions' PROCESSLIST rows and KILL
-    admission.py      statement work on the server's worker pools, watching the client's cancel
+    admission.py      statement work on the server's worker pools, watching the client's cancel;
+                      the cap on calls served at once (gRPC's threads) and waiting
     errors.py         our errors as gRPC statuses (with the MySQL code and Doris' text)
     arrow_results.py  executor Batch -> Arrow record batch, Doris' Flight result types
     metadata.py       GetSqlInfo / GetCatalogs / GetDbSchemas / GetTables / GetTableTypes
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from server.flight_sql.admission import CALL_QUEUE_SIZE, MAX_CALLS, CallSlots
 from server.flight_sql.service import ShaleFlightSqlServer
 from server.flight_sql.sessions import TOKEN_ALIVE_SECONDS, TOKEN_CACHE_SIZE, FlightSessions
 from server.services import SessionServices
@@ -39,11 +41,14 @@ class FlightSqlListener:
 
     def __init__(self, services: SessionServices, server_version: str,
                  token_alive_seconds: float = TOKEN_ALIVE_SECONDS,
-                 token_cache_size: int = TOKEN_CACHE_SIZE) -> None:
+                 token_cache_size: int = TOKEN_CACHE_SIZE, max_calls: int = MAX_CALLS,
+                 call_queue_size: int = CALL_QUEUE_SIZE) -> None:
         self.services = services
         self.server_version = server_version
         self.token_alive_seconds = token_alive_seconds
         self.token_cache_size = token_cache_size
+        self.max_calls = max_calls
+        self.call_queue_size = call_queue_size
         self.server: ShaleFlightSqlServer | None = None
         self.port = 0
 
@@ -58,7 +63,8 @@ class FlightSqlListener:
         try:
             self.server = ShaleFlightSqlServer(
                 f"{scheme}://{bind}:{port}", self.services, self.server_version, certificates,
-                FlightSessions(self.services, self.token_alive_seconds, self.token_cache_size))
+                FlightSessions(self.services, self.token_alive_seconds, self.token_cache_size),
+                CallSlots(self.max_calls, self.call_queue_size))
         except pa.ArrowException as e:  # the port is taken, the address is not ours, ...
             raise OSError(f"cannot listen for Arrow Flight SQL on {host}:{port}: {e}") from None
         self.port = int(self.server.port)

@@ -8,6 +8,14 @@ MySQL port), so Flight statements share the MySQL port's admission and never add
 run queries. While it waits, the call watches its client: a client that cancelled the call or
 went away cancels the statement (its executor stops at its next cancellation check and
 releases what it holds).
+
+gRPC's synchronous server (pyarrow exposes none of its settings) serves each call in flight on
+a thread of its own and creates threads without bound. `CallSlots` bounds them: at most
+`arrow_flight_sql_max_calls` calls are served at once (a result stream holds its slot until it
+ends), at most `arrow_flight_sql_call_queue_size` more wait for a slot (each waiting on its
+gRPC thread), and a call past both is refused at once with UNAVAILABLE and MySQL's 1040 text,
+its thread handed back to gRPC. So a flood of Flight clients costs at most max_calls +
+queue_size gRPC threads; it queues, then fails clearly, and never exhausts the server.
 """
 
 from __future__ import annotations
@@ -18,11 +26,72 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TypeVar
 
+from pyarrow import flight
+
 from sql.errors import QueryCancelled
 
 T = TypeVar("T")
 # How often a waiting call looks at its client (a cancel is noticed within this).
 CLIENT_POLL_SECONDS = 0.1
+# Defaults of arrow_flight_sql_max_calls / arrow_flight_sql_call_queue_size (conf/shaledb.toml)
+MAX_CALLS = 64
+CALL_QUEUE_SIZE = 256
+
+
+class CallSlots:
+    """The Flight calls served at once (`max_calls`) and waiting for a turn (`queue_size`).
+    `acquire` when a call starts (before its login), `release` once it completed, its result
+    stream included."""
+
+    def __init__(self, max_calls: int = MAX_CALLS, queue_size: int = CALL_QUEUE_SIZE) -> None:
+        self.max_calls = max(1, max_calls)
+        self.queue_size = max(0, queue_size)
+        self._cond = threading.Condition()
+        self.running = 0
+        self.waiting = 0
+        self.refused_total = 0  # calls turned away with the queue full
+        self.queued_total = 0  # calls that waited for a slot
+        self.closed = False  # the server stops: waiting and new calls are refused
+
+    def acquire(self) -> None:
+        """A slot for this call, waiting (FIFO is not promised) while all are taken; with the
+        queue full too, FlightUnavailableError (ERROR 1040, retry later)."""
+        with self._cond:
+            if self.closed:
+                raise flight.FlightUnavailableError("ShaleDB is stopping")
+            if self.running < self.max_calls and not self.waiting:
+                self.running += 1
+                return
+            if self.waiting >= self.queue_size:
+                self.refused_total += 1
+                raise flight.FlightUnavailableError(
+                    "ERROR 1040 (08004): Too many connections: ShaleDB's Arrow Flight SQL "
+                    f"port serves {self.max_calls} calls at once (arrow_flight_sql_max_calls) "
+                    f"and {self.queue_size} more are waiting (arrow_flight_sql_call_queue_size"
+                    "); retry later")
+            self.waiting += 1
+            self.queued_total += 1
+            try:
+                # a call whose client left meanwhile still takes its turn: its statement work
+                # notices the client is gone (CallWork) and ends at once
+                while self.running >= self.max_calls and not self.closed:
+                    self._cond.wait()
+                if self.closed:
+                    raise flight.FlightUnavailableError("ShaleDB is stopping")
+                self.running += 1
+            finally:
+                self.waiting -= 1
+
+    def release(self) -> None:
+        with self._cond:
+            self.running -= 1
+            self._cond.notify()
+
+    def close(self) -> None:
+        """Server stop: the waiting calls end with UNAVAILABLE, new ones too."""
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
 
 
 class CallWork:

@@ -30,7 +30,7 @@ from pyarrow import flight
 
 from server.flight_sql import messages as m
 from server.flight_sql import metadata
-from server.flight_sql.admission import CallWork
+from server.flight_sql.admission import CallSlots, CallWork
 from server.flight_sql.errors import (
     flight_error,
     internal,
@@ -144,27 +144,47 @@ def _result_stream(result: StatementResult, work: CallWork,
 
 
 class _BearerMiddleware(flight.ServerMiddleware):
-    def __init__(self, session: FlightSession) -> None:
+    """The call's session, and its call slot (admission.py) given back when the call
+    completed (a result stream once it ended)."""
+
+    def __init__(self, session: FlightSession, slots: CallSlots) -> None:
         self.session = session
+        self.slots: CallSlots | None = slots
 
     def sending_headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.session.token}"}
 
+    def call_completed(self, exception: Any) -> None:
+        slots, self.slots = self.slots, None
+        if slots is not None:
+            slots.release()
+
 
 class _AuthMiddlewareFactory(flight.ServerMiddlewareFactory):
-    """Basic credentials log in (a new session); a bearer token finds its session."""
+    """Every call first takes a call slot (waits its turn, or is refused past the queue),
+    then logs in: basic credentials log in (a new session); a bearer token finds its
+    session."""
 
-    def __init__(self, sessions: FlightSessions) -> None:
+    def __init__(self, sessions: FlightSessions, slots: CallSlots) -> None:
         self.sessions = sessions
+        self.slots = slots
 
     def start_call(self, info: Any, headers: dict[str, list[str]]) -> _BearerMiddleware:
+        self.slots.acquire()
+        try:
+            return _BearerMiddleware(self._session(info, headers), self.slots)
+        except BaseException:
+            self.slots.release()  # refused calls never complete through the middleware
+            raise
+
+    def _session(self, info: Any, headers: dict[str, list[str]]) -> FlightSession:
         values = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
         if not values:
             raise flight.FlightUnauthenticatedError(
                 "Need auth information: log in with basic auth (user and password)")
         scheme, _, credential = values[0].partition(" ")
         if scheme.lower() == "bearer":
-            return _BearerMiddleware(self.sessions.session(credential.strip()))
+            return self.sessions.session(credential.strip())
         if scheme.lower() != "basic":
             raise flight.FlightUnauthenticatedError(f"Unsupported authorization scheme {scheme}")
         try:
@@ -174,7 +194,7 @@ class _AuthMiddlewareFactory(flight.ServerMiddlewareFactory):
             user, _, password = base64.b64decode(encoded).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError):
             raise flight.FlightUnauthenticatedError("Malformed basic auth header") from None
-        return _BearerMiddleware(self.sessions.login(user, password, _client_host(info)))
+        return self.sessions.login(user, password, _client_host(info))
 
 
 def _client_host(info: Any) -> str:
@@ -206,12 +226,15 @@ _METADATA_COMMANDS = ("CommandGetSqlInfo", "CommandGetCatalogs", "CommandGetDbSc
 class ShaleFlightSqlServer(flight.FlightServerBase):
     def __init__(self, location: str, services: SessionServices, server_version: str,
                  tls_certificates: list[tuple[bytes, bytes]] | None = None,
-                 sessions: FlightSessions | None = None) -> None:
+                 sessions: FlightSessions | None = None,
+                 slots: CallSlots | None = None) -> None:
         self.services = services
         self.sessions = sessions or FlightSessions(services)
+        self.slots = slots or CallSlots()
         self.server_version = server_version
         super().__init__(location, auth_handler=_HeaderOnlyAuth(),
-                         middleware={AUTH_MIDDLEWARE: _AuthMiddlewareFactory(self.sessions)},
+                         middleware={AUTH_MIDDLEWARE: _AuthMiddlewareFactory(self.sessions,
+                                                                             self.slots)},
                          tls_certificates=tls_certificates or [])
 
     def _work(self, context: Any) -> CallWork:
@@ -371,7 +394,9 @@ class ShaleFlightSqlServer(flight.FlightServerBase):
 
     def close_sessions(self) -> None:
         """Stop every session's running statement (before shutdown): a result being streamed
-        ends with UNAVAILABLE at its next batch, never as if it were complete."""
+        ends with UNAVAILABLE at its next batch, never as if it were complete; calls waiting
+        for a call slot end with UNAVAILABLE."""
+        self.slots.close()
         self.sessions.close_all()
 
 
