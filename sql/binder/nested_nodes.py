@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from sql.binder.expressions import Expr, Literal
+from sql.binder.expressions import Call, ColumnRef, Expr, Literal
 from sql.errors import DorisError
 from sql.functions.nested import named_struct_type, struct_field_index
 from storage.types import DataType, TypeKind
@@ -81,9 +81,24 @@ def nested_call_type(name: str, args: Sequence[Expr]) -> DataType:
     struct_t, field = args[0].type, args[1]
     if struct_t.kind is not TypeKind.STRUCT:
         raise DorisError("struct_element only applies to STRUCT values")
-    value = _constant_text(field, "struct_element field")
+    call = f"struct_element({', '.join(_doris_sql(a) for a in args)})"
+    if not isinstance(field, Literal) or field.value is None or not (
+            field.type.is_integer or field.type.is_string):
+        raise DorisError(  # Doris' StructElement text
+            f"struct_element only allows constant int or string second parameter: {call}")
+    value = field.value.decode() if isinstance(field.value, bytes) else field.value
     key: object = int(value) if field.type.is_integer else str(value)  # type: ignore[call-overload]
-    return struct_t.children[struct_field_index(struct_t, key)]
+    return struct_t.children[struct_field_index(struct_t, key, call)]
+
+
+def _doris_sql(e: Expr) -> str:
+    """An argument as Doris' FE prints it in an error (Expression.toSql(): columns by bare
+    name)."""
+    if isinstance(e, ColumnRef):
+        return e.name
+    if isinstance(e, Call):
+        return f"{e.name}({', '.join(_doris_sql(a) for a in e.args)})"
+    return e.sql()
 
 
 # Doris `Type.OnlyMetricTypeErrorMsg`: complex values are neither compared, grouped nor sorted

@@ -229,16 +229,19 @@ def _struct_element_sig(types: list[DataType]) -> tuple[list[DataType | None], D
     return [None, None], types[0]  # the binder sets the field's type (needs the constant)
 
 
-def struct_field_index(t: DataType, field: object) -> int:
-    """The position of a field given by name or 1-based position (Doris' struct_element)."""
+def struct_field_index(t: DataType, field: object, call_sql: str | None = None) -> int:
+    """The position of a field given by name or 1-based position (Doris' struct_element).
+    Errors end with the call as Doris' FE prints it (`call_sql`, StructElement.toSql()),
+    else with the struct's type."""
+    where = call_sql if call_sql is not None else t.desc_sql()
     if isinstance(field, int):
         if not 1 <= field <= len(t.children):
-            raise DorisError(f"the specified field index out of bound: {field}")
+            raise DorisError(f"the specified field index out of bound: {where}")
         return field - 1
     names = [n.lower() for n in t.field_names]
     name = str(field).lower()
     if name not in names:
-        raise DorisError(f"the specified field name {field} was not found: {t.desc_sql()}")
+        raise DorisError(f"the specified field name {field} was not found: {where}")
     return names.index(name)
 
 
