@@ -59,6 +59,12 @@ def test_struct_element_errors(conn, arg: str, message: str) -> None:
         1105, f"errCode = 2, detailMessage = {message}")
 
 
+def test_struct_element_of_null_has_no_signature(conn) -> None:
+    assert error_of(conn, "SELECT struct_element(NULL, 5)") == (
+        1105, ("errCode = 2, detailMessage = Can not find the compatibility function signature: "
+              "struct_element(NULL, TINYINT)"))
+
+
 def test_struct_element_on_a_column(db_conn) -> None:
     with db_conn.cursor() as cur:
         cur.execute("CREATE TABLE t (k INT, s STRUCT<f1:INT, f2:VARCHAR(10)>, inv INT) "
