@@ -100,12 +100,18 @@ class RowRanges:
     def take(self, positions: np.ndarray) -> np.ndarray:
         """The row ids at `positions` (0-based, into `row_ids()`): `row_ids()[positions]`
         without materialising every row id of a single range (a window of 64k rows)."""
-        if len(self.starts) == 1:
-            return positions.astype(np.int64) + self.starts[0]
+        if len(self.starts) == 1:  # one pass (flatnonzero's positions are int64 already)
+            return positions.astype(np.int64, copy=False) + int(self.starts[0])
         return self.row_ids()[positions]
 
     def windows(self, max_rows: int) -> Iterator[RowRanges]:
         """Consecutive pieces of at most `max_rows` rows each, in row order."""
+        if len(self.starts) == 1:  # the common case: one range cut into whole windows
+            a, b = int(self.starts[0]), int(self.stops[0])
+            for lo in range(a, b, max_rows):
+                yield RowRanges(np.array([lo], np.int64),
+                                np.array([min(lo + max_rows, b)], np.int64))
+            return
         starts: list[int] = []
         stops: list[int] = []
         room = max_rows
