@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from storage.batch import DEFAULT_BATCH_SIZE, Column
+
+if TYPE_CHECKING:
+    from storage.membership import MembershipTable
 
 OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null", "in_bitmap",
        "in_bloom")
@@ -33,11 +37,14 @@ class IntegerSet:
 
     Equality is identity (a filter built for one query is never compared by value)."""
 
-    __slots__ = ("bits", "lo")
+    __slots__ = ("_count", "_table", "bits", "lo")
 
     def __init__(self, lo: int, bits: np.ndarray) -> None:
         self.lo = int(lo)
-        self.bits = bits  # bool per value lo, lo + 1, ...
+        self.bits = bits  # bool per value lo, lo + 1, ... (never modified once built)
+        # built on first use, kept for every segment and window the filter tests
+        self._table: MembershipTable | None = None
+        self._count: int | None = None
 
     @classmethod
     def of(cls, values: np.ndarray) -> IntegerSet:
@@ -53,15 +60,19 @@ class IntegerSet:
         return self.lo + len(self.bits) - 1
 
     def __len__(self) -> int:
-        return int(np.count_nonzero(self.bits))
+        if self._count is None:  # asked per segment (IN-list probes of the indexes)
+            self._count = int(np.count_nonzero(self.bits))
+        return self._count
 
     def __repr__(self) -> str:
         return f"IntegerSet(lo={self.lo}, span={len(self.bits)}, count={len(self)})"
 
     def contains(self, values: np.ndarray) -> np.ndarray:
-        from storage.membership import bitmap_contains
+        if self._table is None:
+            from storage.membership import MembershipTable
 
-        return bitmap_contains(np.ascontiguousarray(values), self.lo, self.bits)
+            self._table = MembershipTable(self.lo, self.bits)
+        return self._table.contains(values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,15 +136,16 @@ class ReadOptions:
 def evaluate(pred: ColumnPredicate, col: Column) -> np.ndarray:
     """Bool mask of the rows of `col` that satisfy `pred` (NULL rows never match except IS NULL)."""
     n = len(col)
+    if pred.op == "in_bitmap":  # a runtime key set: one membership pass, no NULL mask to build
+        (members,) = pred.values
+        hit = members.contains(col.data)  # type: ignore[attr-defined]
+        return hit if col.validity is None else hit & col.validity
     nulls = col.null_mask()
     if pred.op == "is_null":
         return nulls.copy()
     if pred.op == "is_not_null":
         return ~nulls
     op = pred.op
-    if op == "in_bitmap":
-        (members,) = pred.values
-        return members.contains(col.data) & ~nulls  # type: ignore[attr-defined]
     if op == "in_bloom":
         (keys,) = pred.values
         return keys.contains(col) & ~nulls  # type: ignore[attr-defined]

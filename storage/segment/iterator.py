@@ -79,7 +79,7 @@ from storage.segment.dict_codes import DICT_OPS, DictPage
 from storage.segment.encoding import Layout
 from storage.segment.range_test import IntegerRange
 from storage.segment.reader import ColumnInfo, SegmentReader
-from storage.segment.row_ranges import RowRanges
+from storage.segment.row_ranges import RowRanges, sorted_span
 
 MAX_BITMAPS_PER_PREDICATE = 1024
 # A join's runtime key set (`in_bitmap`) this small is probed as an IN list in the bloom
@@ -224,12 +224,7 @@ class SegmentIterator:
         col = self.reader.read_column(info, self.stats, decode=n <= MAX_KEY_DECODE_ROWS)
         if col is None or col.validity is not None or len(col) != n:
             return None
-        data = col.data
-        start = 0 if lo is None else int(np.searchsorted(
-            data, lo[0], side="left" if lo[1] else "right"))
-        stop = n if hi is None else int(np.searchsorted(
-            data, hi[0], side="right" if hi[1] else "left"))
-        return RowRanges.of([(start, stop)])
+        return RowRanges.of([sorted_span(col.data, lo, hi)])
 
     def _zone_map_ranges(self, ranges: RowRanges) -> RowRanges | None:
         """Ranges left after the zone maps; None when the segment zone map excludes it."""
@@ -427,7 +422,9 @@ class SegmentIterator:
         try:
             probes = list(self._indexable)
             for info, p in self.predicates:
-                if p.op == "in_bitmap" and info.indexable:
+                # no bloom filter on the column: no IN list to build (Python per key)
+                if (p.op == "in_bitmap" and info.indexable
+                        and info.footer.bloom_filter is not None):
                     q = _key_set_as_in(p, info)
                     if q.op == "in":
                         probes.append((info, q, _index_values(q, info)))
@@ -748,7 +745,7 @@ class SegmentIterator:
                     break
                 if alive * 8 < total:
                     local = np.flatnonzero(mask)
-                    sel_rows = (window.row_ids() if rows is None else rows)[local]
+                    sel_rows = window.take(local) if rows is None else rows[local]
                     decoded = {k: c.take(local) for k, c in decoded.items()}
                     mask = None
             elif not hit.all():
@@ -780,7 +777,7 @@ class SegmentIterator:
                   and info.layout.layout is Layout.VARLEN):
                 # late materialisation: gather only the surviving rows' strings
                 local = keep if keep is not None else np.flatnonzero(mask)
-                ids = (window.row_ids() if rows is None else rows)[local]
+                ids = window.take(local) if rows is None else rows[local]
                 decoded[info.index] = self._select(info, ids)
             else:
                 col = self._gather(info, window, rows)

@@ -97,8 +97,21 @@ class RowRanges:
         base = np.repeat(self.starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
         return base + np.arange(int(lengths.sum()), dtype=np.int64)
 
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        """The row ids at `positions` (0-based, into `row_ids()`): `row_ids()[positions]`
+        without materialising every row id of a single range (a window of 64k rows)."""
+        if len(self.starts) == 1:  # one pass (flatnonzero's positions are int64 already)
+            return positions.astype(np.int64, copy=False) + int(self.starts[0])
+        return self.row_ids()[positions]
+
     def windows(self, max_rows: int) -> Iterator[RowRanges]:
         """Consecutive pieces of at most `max_rows` rows each, in row order."""
+        if len(self.starts) == 1:  # the common case: one range cut into whole windows
+            a, b = int(self.starts[0]), int(self.stops[0])
+            for lo in range(a, b, max_rows):
+                yield RowRanges(np.array([lo], np.int64),
+                                np.array([min(lo + max_rows, b)], np.int64))
+            return
         starts: list[int] = []
         stops: list[int] = []
         room = max_rows
@@ -114,3 +127,29 @@ class RowRanges:
                     starts, stops, room = [], [], max_rows
         if starts:
             yield RowRanges(np.asarray(starts, np.int64), np.asarray(stops, np.int64))
+
+
+def sorted_span(data: np.ndarray, lo: tuple[int, bool] | None,
+                hi: tuple[int, bool] | None) -> tuple[int, int]:
+    """[start, stop) of the rows of sorted integer `data` inside the bounds ((value,
+    inclusive), None: unbounded), by binary search. The constants are cast to the column's
+    own dtype first (clamped to its range): numpy would otherwise convert the whole column
+    to the constant's type (int32 -> int64, a copy of every row) for each search."""
+    n = len(data)
+    info = np.iinfo(data.dtype)
+    start, stop = 0, n
+    if lo is not None:
+        v, inclusive = lo
+        if v > info.max or (v == info.max and not inclusive):
+            return 0, 0
+        if v >= info.min:
+            start = int(np.searchsorted(data, data.dtype.type(v),
+                                        side="left" if inclusive else "right"))
+    if hi is not None:
+        v, inclusive = hi
+        if v < info.min or (v == info.min and not inclusive):
+            return 0, 0
+        if v <= info.max:
+            stop = int(np.searchsorted(data, data.dtype.type(v),
+                                       side="right" if inclusive else "left"))
+    return start, max(start, stop)
