@@ -293,6 +293,30 @@ def _row_count(catalog: Any, scan: LogicalScan, index: MaterializedIndexMeta) ->
                for r in catalog.rowsets(t.tablet_id, parts[t.partition_id]))
 
 
+def view_ranges(catalog: Any, scan: LogicalScan,
+                index: MaterializedIndexMeta) -> tuple[ScanRange, ...] | None:
+    """The view's tablets to read for `scan`: every tablet of `index` holding rows in the
+    partitions the base ranges cover, at the same versions, or None when a partition has no
+    tablet of the view. Not the view tablets of the base ranges' buckets: a finished view
+    places its rows by its own keys (storage/view_routing.py), so the base's bucket pruning
+    says nothing about where a view row is; tablets with no rows at the version are skipped
+    (a view fills only some of a partition's tablets)."""
+    versions = {r.tablet.partition_id: r.version for r in scan.ranges}
+    by_partition: dict[int, list[ScanRange]] = {pid: [] for pid in versions}
+    for t in catalog.tablets(scan.table_id, index_id=index.index_id):
+        version = versions.get(t.partition_id)
+        if version is not None:
+            by_partition[t.partition_id].append(ScanRange(t, version))
+    out: list[ScanRange] = []
+    for pid, found in by_partition.items():
+        if not found:
+            return None
+        full = [r for r in found
+                if any(rs.num_rows for rs in catalog.rowsets(r.tablet.tablet_id, r.version))]
+        out.extend(full)
+    return tuple(out)
+
+
 def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None:
     """`agg` (and the projections / filters down to its scan) over the best covering
     materialized view, or None when none covers it."""
@@ -425,14 +449,9 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
         if e is None:
             return None
         above.append(e)
-    by_slot = {(t.partition_id, t.bucket_seq): t
-               for t in catalog.tablets(scan.table_id, index_id=view.index.index_id)}
-    ranges = []
-    for r in scan.ranges:
-        t = by_slot.get((r.tablet.partition_id, r.tablet.bucket_seq))
-        if t is None:  # layout changed under the plan (e.g. TRUNCATE): keep the base index
-            return None
-        ranges.append(ScanRange(t, r.version))
+    ranges = view_ranges(catalog, scan, view.index)
+    if ranges is None:  # layout changed under the plan (e.g. TRUNCATE): keep the base index
+        return None
     used: set[str] = set()
     for e in [*(g for _, g in new_groups), *(c for _, c in new_calls), *scan_filters, *above]:
         used |= {x.name for x in e.walk() if isinstance(x, ColumnRef)}
