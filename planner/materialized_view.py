@@ -308,7 +308,7 @@ def view_ranges(catalog: Any, scan: LogicalScan,
         if version is not None:
             by_partition[t.partition_id].append(ScanRange(t, version))
     out: list[ScanRange] = []
-    for pid, found in by_partition.items():
+    for found in by_partition.values():
         if not found:
             return None
         full = [r for r in found
