@@ -61,8 +61,6 @@ def comparison_holds(catalog: Any, ranges: Iterable[Any], column: str, column_ty
     data_dir = _DATA_DIRS.get(catalog)
     if data_dir is None:
         return False
-    latest = SEGMENT_META_CACHE.latest
-    types = {column: column_type}
     try:
         for rng in ranges:
             tablet = rng.tablet
@@ -70,16 +68,41 @@ def comparison_holds(catalog: Any, ranges: Iterable[Any], column: str, column_ty
             # normalised as storage/reader.py spells it, so the metadata cache hits
             root = os.path.join(os.path.normpath(os.fspath(data_dir / root_path)), "")
             for rowset in catalog.rowsets(tablet.tablet_id, rng.version):
-                for rel in rowset.files:
-                    path = root + rel
-                    with SegmentReader(path, types, tablet.tablet_id,
-                                       published=latest(path)) as reader:
-                        if reader.meta.num_rows == 0:
-                            continue
-                        info = reader.column(column)
-                        entry = reader.zone_map(info).segment_entry()
+                for entry in _rowset_entries(root, rowset, tablet.tablet_id, column,
+                                             column_type):
                     if not _entry_implies(entry, op, c):
                         return False
     except Exception:  # noqa: BLE001 - a missing or damaged file proves nothing
         return False
     return True
+
+
+# Segment-level zone-map entries of one column of one rowset, by (root, rowset id, column,
+# type): a rowset's files never change once written, so the entries are fixed. Opening every
+# segment of every scanned tablet for each query and each candidate view was 16% of the
+# server's samples in SSB-flat Q3.3 with views (py-spy, docs/performance.md "mvflat2").
+_ENTRIES: dict[tuple[str, str, str, DataType], tuple[tuple[int, object, object], ...]] = {}
+_ENTRIES_SIZE = 65536
+
+
+def _rowset_entries(root: str, rowset: Any, tablet_id: int, column: str,
+                    column_type: DataType) -> tuple[tuple[int, object, object], ...]:
+    key = (root, rowset.rowset_id, column, column_type)
+    hit = _ENTRIES.get(key)
+    if hit is not None:
+        return hit
+    latest = SEGMENT_META_CACHE.latest
+    types = {column: column_type}
+    entries = []
+    for rel in rowset.files:
+        path = root + rel
+        with SegmentReader(path, types, tablet_id, published=latest(path)) as reader:
+            if reader.meta.num_rows == 0:
+                continue
+            info = reader.column(column)
+            entries.append(reader.zone_map(info).segment_entry())
+    out = tuple(entries)
+    if len(_ENTRIES) >= _ENTRIES_SIZE:
+        _ENTRIES.clear()
+    _ENTRIES[key] = out
+    return out
