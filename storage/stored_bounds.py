@@ -61,12 +61,16 @@ def comparison_holds(catalog: Any, ranges: Iterable[Any], column: str, column_ty
     data_dir = _DATA_DIRS.get(catalog)
     if data_dir is None:
         return False
+    roots: dict[int, str] = {}  # backend id -> its root (a few backends, many tablets)
     try:
         for rng in ranges:
             tablet = rng.tablet
-            root_path = catalog.backend(tablet.backend_id).root_path
-            # normalised as storage/reader.py spells it, so the metadata cache hits
-            root = os.path.join(os.path.normpath(os.fspath(data_dir / root_path)), "")
+            root = roots.get(tablet.backend_id)
+            if root is None:
+                root_path = catalog.backend(tablet.backend_id).root_path
+                # normalised as storage/reader.py spells it, so the metadata cache hits
+                root = os.path.join(os.path.normpath(os.fspath(data_dir / root_path)), "")
+                roots[tablet.backend_id] = root
             for rowset in catalog.rowsets(tablet.tablet_id, rng.version):
                 for entry in _rowset_entries(root, rowset, tablet.tablet_id, column,
                                              column_type):
