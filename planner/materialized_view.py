@@ -67,7 +67,7 @@ from storage.catalog.meta import (
     PartitionType,
     TableMeta,
 )
-from storage.stored_bounds import comparison_holds
+from storage.stored_bounds import StoredBounds
 from storage.types import BIGINT, DOUBLE, TypeKind
 
 _NARROW_INTS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT)
@@ -318,9 +318,11 @@ def view_ranges(catalog: Any, scan: LogicalScan,
     return tuple(out)
 
 
-def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None:
+def rewrite_aggregate(agg: LogicalAggregate, catalog: Any,
+                      bounds: StoredBounds | None = None) -> LogicalPlan | None:
     """`agg` (and the projections / filters down to its scan) over the best covering
-    materialized view, or None when none covers it."""
+    materialized view, or None when none covers it. `bounds` proves filters from the stored
+    rows' zone maps (storage/stored_bounds.py); without it no filter is dropped that way."""
     found = _chain(agg)
     if found is None:
         return None
@@ -339,7 +341,8 @@ def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None
         view = _view(table, index)
         if view is None:
             continue
-        found_plan = _rewrite(agg, scan, table, view, groups, calls, chain_filters, catalog)
+        found_plan = _rewrite(agg, scan, table, view, groups, calls, chain_filters, catalog,
+                              bounds)
         if found_plan is None:
             continue
         plan, view_scan = found_plan
@@ -405,7 +408,8 @@ def _holds_in_partitions(table: TableMeta, parts: list[PartitionMeta], f: Expr) 
     return True
 
 
-def _holds_for_stored_rows(catalog: Any, table: TableMeta, scan: LogicalScan, f: Expr) -> bool:
+def _holds_for_stored_rows(bounds: StoredBounds, table: TableMeta, scan: LogicalScan,
+                           f: Expr) -> bool:
     """Whether conjunct `f`, a comparison of an integer column with an integer constant, holds
     for every row the scan captures, proved by the segment zone maps of the base index at the
     scanned versions (storage/stored_bounds.py). `lo_orderdate >= 19920101 AND lo_orderdate
@@ -421,7 +425,7 @@ def _holds_for_stored_rows(catalog: Any, table: TableMeta, scan: LogicalScan, f:
         column = table.column(ref.name)
     except (KeyError, DorisError):
         return False
-    return comparison_holds(catalog, scan.ranges, column.name, column.type, op, c)
+    return bounds.comparison_holds(scan.ranges, column.name, column.type, op, c)
 
 
 def _integer_bound(f: Expr) -> tuple[ColumnRef, str, int] | None:
@@ -441,7 +445,7 @@ def _integer_bound(f: Expr) -> tuple[ColumnRef, str, int] | None:
 
 def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _View,
              groups: list[tuple[str, Expr]], calls: list[tuple[str, Expr]],
-             chain_filters: list[Expr], catalog: Any
+             chain_filters: list[Expr], catalog: Any, bounds: StoredBounds | None
              ) -> tuple[LogicalPlan, LogicalScan] | None:
     new_groups = []
     for n, g in groups:
@@ -467,7 +471,7 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
             continue
         e = _over_keys(f, view)
         if e is None:
-            if _holds_for_stored_rows(catalog, table, scan, f):
+            if bounds is not None and _holds_for_stored_rows(bounds, table, scan, f):
                 continue  # every captured row satisfies it: it filters nothing
             return None
         scan_filters.append(e)
