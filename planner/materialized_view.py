@@ -41,7 +41,6 @@ from planner.logical import (
     LogicalScan,
     ScanRange,
 )
-from planner.rules.prune_scans import ranges_row_count
 from planner.rules.push_down_filters import storage_disjunction, storage_predicate
 from sql.binder.expressions import (
     SWAPPED_OP,
@@ -66,6 +65,7 @@ from storage.catalog.meta import (
     PartitionMeta,
     PartitionType,
     TableMeta,
+    TabletMeta,
 )
 from storage.stored_bounds import StoredBounds
 from storage.types import BIGINT, DOUBLE, TypeKind
@@ -294,28 +294,31 @@ def _call(call: Expr, view: _View) -> tuple[AggregateCall, bool] | None:
     return None
 
 
-def view_ranges(catalog: Any, scan: LogicalScan,
-                index: MaterializedIndexMeta) -> tuple[ScanRange, ...] | None:
-    """The view's tablets to read for `scan`: every tablet of `index` holding rows in the
-    partitions the base ranges cover, at the same versions, or None when a partition has no
-    tablet of the view. Not the view tablets of the base ranges' buckets: a finished view
-    places its rows by its own keys (storage/view_routing.py), so the base's bucket pruning
-    says nothing about where a view row is; tablets with no rows at the version are skipped
-    (a view fills only some of a partition's tablets)."""
+def view_ranges(catalog: Any, scan: LogicalScan, tablets: list[TabletMeta]
+                ) -> tuple[tuple[ScanRange, ...], int] | None:
+    """The view's tablets to read for `scan` (`tablets`: every tablet of the view) and the
+    rows they hold: every tablet holding rows in the partitions the base ranges cover, at the
+    same versions, or None when such a partition has no tablet of the view. Not the view
+    tablets of the base ranges' buckets: a finished view places its rows by its own keys
+    (storage/view_routing.py), so the base's bucket pruning says nothing about where a view
+    row is; tablets with no rows at the version are skipped (a view fills only some of a
+    partition's tablets)."""
     versions = {r.tablet.partition_id: r.version for r in scan.ranges}
-    by_partition: dict[int, list[ScanRange]] = {pid: [] for pid in versions}
-    for t in catalog.tablets(scan.table_id, index_id=index.index_id):
-        version = versions.get(t.partition_id)
-        if version is not None:
-            by_partition[t.partition_id].append(ScanRange(t, version))
+    seen: set[int] = set()
     out: list[ScanRange] = []
-    for found in by_partition.values():
-        if not found:
-            return None
-        full = [r for r in found
-                if any(rs.num_rows for rs in catalog.rowsets(r.tablet.tablet_id, r.version))]
-        out.extend(full)
-    return tuple(out)
+    total = 0
+    for t in tablets:
+        version = versions.get(t.partition_id)
+        if version is None:
+            continue
+        seen.add(t.partition_id)
+        rows = sum(rs.num_rows for rs in catalog.rowsets(t.tablet_id, version))
+        if rows:
+            out.append(ScanRange(t, version))
+            total += rows
+    if len(seen) != len(versions):
+        return None
+    return tuple(out), total
 
 
 def rewrite_aggregate(agg: LogicalAggregate, catalog: Any,
@@ -336,13 +339,19 @@ def rewrite_aggregate(agg: LogicalAggregate, catalog: Any,
         return None
     groups = [(n, _subst(e, mapping)) for n, e in agg.group_by]
     calls = [(n, _subst(e, mapping)) for n, e in agg.aggregates]
+    # one pass over the table's tablets for every candidate view (each view's scan reads
+    # its own tablets of the scanned partitions)
+    tablets: dict[int, list[TabletMeta]] = {ix.index_id: [] for ix in views}
+    for t in catalog.tablets(scan.table_id):
+        if t.index_id in tablets:
+            tablets[t.index_id].append(t)
     best: tuple[tuple[float, int, float], LogicalPlan] | None = None
     for index in views:
         view = _view(table, index)
         if view is None:
             continue
         found_plan = _rewrite(agg, scan, table, view, groups, calls, chain_filters, catalog,
-                              bounds)
+                              bounds, tablets[index.index_id])
         if found_plan is None:
             continue
         plan, view_scan = found_plan
@@ -445,8 +454,8 @@ def _integer_bound(f: Expr) -> tuple[ColumnRef, str, int] | None:
 
 def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _View,
              groups: list[tuple[str, Expr]], calls: list[tuple[str, Expr]],
-             chain_filters: list[Expr], catalog: Any, bounds: StoredBounds | None
-             ) -> tuple[LogicalPlan, LogicalScan] | None:
+             chain_filters: list[Expr], catalog: Any, bounds: StoredBounds | None,
+             tablets: list[TabletMeta]) -> tuple[LogicalPlan, LogicalScan] | None:
     new_groups = []
     for n, g in groups:
         e = _over_keys(g, view)
@@ -481,9 +490,10 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
         if e is None:
             return None
         above.append(e)
-    ranges = view_ranges(catalog, scan, view.index)
-    if ranges is None:  # layout changed under the plan (e.g. TRUNCATE): keep the base index
+    found = view_ranges(catalog, scan, tablets)
+    if found is None:  # layout changed under the plan (e.g. TRUNCATE): keep the base index
         return None
+    ranges, view_rows = found
     used: set[str] = set()
     for e in [*(g for _, g in new_groups), *(c for _, c in new_calls), *scan_filters, *above]:
         used |= {x.name for x in e.walk() if isinstance(x, ColumnRef)}
@@ -500,7 +510,7 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
         predicates=tuple(p for p in (storage_predicate(f) for f in filters) if p is not None),
         disjunctions=tuple(d for d in (storage_disjunction(f) for f in filters)
                            if d is not None),
-        selection=selection, row_count=ranges_row_count(catalog, ranges),
+        selection=selection, row_count=view_rows,
         preaggregation=True, preagg_reason="")
     child: LogicalPlan = new_scan
     pred = make_and(above)
