@@ -11,6 +11,11 @@ distribution column (`k1 = c`: the base scan reads one bucket, the view every fi
 Each query runs with the rewrite on and forced off; both must equal DuckDB, and EXPLAIN must
 show the views answering.
 
+A second test builds a view while loads run (a load held open before CREATE MATERIALIZED VIEW,
+one that begins while the job waits for it, one after the view is finished): loads that began
+while the view was a shadow place its rows as the base does, so the build job's per-tablet
+"missing version" check converts nothing twice, and later loads place them by the view's keys.
+
 Reproduce a failure with the seed in the assertion message:
 `SHALEDB_PROPERTY_SEED=<seed> pytest tests/sql/test_materialized_view_routing.py`.
 """
@@ -19,13 +24,18 @@ from __future__ import annotations
 
 import random
 import re
+import threading
+import urllib.request
+from pathlib import Path
 
 import duckdb
 import pytest
 from support.alter_jobs import wait_alter_job
 from support.duck import insert_rows
+from support.http import authorized
 from support.rows import normalize_rows
 from support.seeds import property_seeds
+from support.server import ServerProcess
 
 DEFAULT_SEEDS = (7, 1999)
 ROUNDS = 4
@@ -136,3 +146,63 @@ def test_views_placed_by_their_keys_answer_like_the_base(server, make_db, seed: 
             checked += 1
     assert hits >= checked // 2, (seed, hits, checked)
     conn.close()
+
+
+def _debug_point(srv: ServerProcess, op: str, query: str = "") -> None:
+    req = authorized(f"http://127.0.0.1:{srv.http_port}/api/debug_point/{op}/"
+                     f"load_before_publish{query}", method="POST")
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        assert resp.status == 200
+
+
+def _insert(rows: list[tuple]) -> str:
+    return f"INSERT INTO t VALUES {_values(rows)}"
+
+
+def test_a_view_built_while_loads_run_counts_every_row_once(tmp_path: Path) -> None:
+    rnd = random.Random(5)
+    batches = [[_row(rnd) for _ in range(60)] for _ in range(4)]
+    with ServerProcess(tmp_path / "data", env={"SHALEDB_ENABLE_DEBUG_POINTS": "1"}) as srv:
+        conn = srv.connect()
+        cur = conn.cursor()
+        cur.execute("CREATE DATABASE mvb")
+        cur.execute("USE mvb")
+        cur.execute("CREATE TABLE t (k1 INT, k2 VARCHAR(8), d INT NOT NULL, v INT) "
+                    "DUPLICATE KEY(k1, k2) DISTRIBUTED BY HASH(k1) BUCKETS 16")
+        cur.execute(_insert(batches[0]))
+        _debug_point(srv, "add", "?execute=1")  # hold the next load before its publish
+        errors: list[BaseException] = []
+
+        def held() -> None:
+            try:
+                with srv.connect("mvb") as c2, c2.cursor() as cur2:
+                    cur2.execute(_insert(batches[1]))
+            except BaseException as e:  # noqa: BLE001 - reported to the test
+                errors.append(e)
+
+        th = threading.Thread(target=held, daemon=True)
+        th.start()
+        srv.wait_for_stderr("DEBUG POINT load_before_publish reached", timeout=60)
+        cur.execute(f"CREATE MATERIALIZED VIEW mv_first AS {VIEWS['mv_first']}")
+        cur.execute(_insert(batches[2]))  # began while the view is a shadow
+        _debug_point(srv, "remove")
+        th.join(60)
+        assert not errors
+        assert wait_alter_job(cur, "mv_first", "MATERIALIZED VIEW")["State"] == "FINISHED"
+        cur.execute(_insert(batches[3]))  # placed by the view's keys
+        duck = duckdb.connect()
+        duck.execute("CREATE TABLE t (k1 INTEGER, k2 VARCHAR, d INTEGER, v INTEGER)")
+        for b in batches:
+            insert_rows(duck, "t", b)
+        for sql in ("SELECT k1, k2, SUM(v), COUNT(v), MIN(v), MAX(v) FROM t GROUP BY k1, k2",
+                    "SELECT d DIV 100 AS m, SUM(v) FROM t WHERE k1 = 0 GROUP BY d DIV 100",
+                    "SELECT SUM(v), COUNT(v) FROM t WHERE k2 = ''"):
+            expected = normalize_rows(duck.execute(sql.replace(" DIV ", " // ")).fetchall())
+            cur.execute(VIEWS_ON)
+            assert _scan_index(cur, sql) == "mv_first", sql
+            cur.execute(sql)
+            assert normalize_rows(cur.fetchall()) == expected, sql
+            cur.execute(FORCE_BASE)
+            cur.execute(sql)
+            assert normalize_rows(cur.fetchall()) == expected, sql
+        conn.close()
