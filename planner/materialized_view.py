@@ -16,14 +16,15 @@ MVs, Nereids' `mv_` / `mva_` slot rewrite):
   of key expressions stays as it is over the keys.
 The view's rows are pre-aggregated per tablet and merged on read, so the rewritten aggregate
 re-aggregates them: sum of partial sums, min of minima, count as the sum of partial counts
-(with 0, not NULL, for a global count over no rows). Among covering views the one with the
-fewest rows in the scanned partitions wins (then fewer columns, then the earliest created), and
-only if it is much smaller than the base rows the scan would read (`_worth_reading`): a view
-row costs more than a base row (merge-on-read of its keys, re-aggregation), so a view keyed
-finely enough to hold nearly every base row (day-level dates, every bucket of a partition
-holding part of each group) is never read instead of the base it would slow down.
-The scan then reads the view's tablets of the same partitions and buckets at the same versions
-(every load writes every index in the same version).
+(with 0, not NULL, for a global count over no rows). Among covering views the one expected to
+read the fewest rows wins (its rows in the scanned partitions, narrowed for each leading key the
+query binds by `=` / IN: `_bound_prefix`; then fewer columns, then the earliest created), and
+only if that is much less than the base rows the scan would read (`_worth_reading`): a view row
+costs more than a base row (merge-on-read of its keys, re-aggregation), so a view keyed finely
+enough to hold nearly every base row is not read instead of the base it would slow down.
+The scan then reads every view tablet holding rows in the scanned partitions at the same
+versions (every load writes every index in the same version; a finished view places its rows
+by its own keys, not by the base's buckets: storage/view_routing.py).
 Expressions are matched on the SQL text of bound expressions: the view's define expressions
 are bound again against the table (sql/ddl/materialized_view.py `bind_define_expr`).
 """
