@@ -303,7 +303,10 @@ class _Planner:
         line = index_line(plan, usage, self.text)  # EXPLAIN VERBOSE: the index of each filter
         if line is not None:
             node.verbose = [line]
-        if meta is None or meta.distribution.type is not DistributionType.HASH:
+        if (meta is None or meta.distribution.type is not DistributionType.HASH
+                or (scanned is not None and scanned.is_materialized_view)):
+            # a view's rows are placed by its own keys, not the table's distribution
+            # (storage/view_routing.py)
             return node, _Layout(RANDOM)
         cols = tuple(frozenset({c}) if c in plan.columns else frozenset()
                      for c in meta.distribution.columns)

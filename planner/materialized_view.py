@@ -16,14 +16,15 @@ MVs, Nereids' `mv_` / `mva_` slot rewrite):
   of key expressions stays as it is over the keys.
 The view's rows are pre-aggregated per tablet and merged on read, so the rewritten aggregate
 re-aggregates them: sum of partial sums, min of minima, count as the sum of partial counts
-(with 0, not NULL, for a global count over no rows). Among covering views the one with the
-fewest rows in the scanned partitions wins (then fewer columns, then the earliest created), and
-only if it is much smaller than the base rows the scan would read (`_worth_reading`): a view
-row costs more than a base row (merge-on-read of its keys, re-aggregation), so a view keyed
-finely enough to hold nearly every base row (day-level dates, every bucket of a partition
-holding part of each group) is never read instead of the base it would slow down.
-The scan then reads the view's tablets of the same partitions and buckets at the same versions
-(every load writes every index in the same version).
+(with 0, not NULL, for a global count over no rows). Among covering views the one expected to
+read the fewest rows wins (its rows in the scanned partitions, narrowed for each leading key the
+query binds by `=` / IN: `_bound_prefix`; then fewer columns, then the earliest created), and
+only if that is much less than the base rows the scan would read (`_worth_reading`): a view row
+costs more than a base row (merge-on-read of its keys, re-aggregation), so a view keyed finely
+enough to hold nearly every base row is not read instead of the base it would slow down.
+The scan then reads every view tablet holding rows in the scanned partitions at the same
+versions (every load writes every index in the same version; a finished view places its rows
+by its own keys, not by the base's buckets: storage/view_routing.py).
 Expressions are matched on the SQL text of bound expressions: the view's define expressions
 are bound again against the table (sql/ddl/materialized_view.py `bind_define_expr`).
 """
@@ -41,7 +42,6 @@ from planner.logical import (
     LogicalScan,
     ScanRange,
 )
-from planner.rules.prune_scans import ranges_row_count
 from planner.rules.push_down_filters import storage_disjunction, storage_predicate
 from sql.binder.expressions import (
     SWAPPED_OP,
@@ -53,6 +53,7 @@ from sql.binder.expressions import (
     ColumnRef,
     Comparison,
     Expr,
+    InList,
     IsNull,
     Literal,
     make_and,
@@ -65,8 +66,9 @@ from storage.catalog.meta import (
     PartitionMeta,
     PartitionType,
     TableMeta,
+    TabletMeta,
 )
-from storage.stored_bounds import comparison_holds
+from storage.stored_bounds import StoredBounds
 from storage.types import BIGINT, DOUBLE, TypeKind
 
 _NARROW_INTS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT)
@@ -77,6 +79,13 @@ _NARROW_INTS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT)
 # short-key seek, merge-on-read, re-aggregation); `mv_q4s` at 14.5% was as fast or faster,
 # the year views at ~3% 2.5-4.5x faster.
 MAX_VIEW_ROW_FRACTION = 0.2
+# The planner has no column statistics: each leading view key bound by `=` / IN is taken to
+# keep this fraction of the view's rows (SSB-flat: `c_nation = 'UNITED STATES'` keeps 1/25,
+# `p_category = 'MFGR#14'` 1/25, `c_city IN (2 cities)` 1/125), counting at most
+# PREFIX_KEYS_COUNTED keys. A view keyed by city pairs holds 27% of the SSB-flat base rows at
+# SF 0.2, yet a query fixing its leading key reads a few percent of them.
+PREFIX_KEY_SELECTIVITY = 0.1
+PREFIX_KEYS_COUNTED = 2
 # Below this many base rows either scan costs about the same fixed set-up; the view is taken
 # whenever it covers the query, so small tables keep a predictable plan.
 COST_CHECK_MIN_ROWS = 1024
@@ -286,16 +295,72 @@ def _call(call: Expr, view: _View) -> tuple[AggregateCall, bool] | None:
     return None
 
 
-def _row_count(catalog: Any, scan: LogicalScan, index: MaterializedIndexMeta) -> int:
-    parts = dict(scan.partitions)
-    return sum(r.num_rows for t in catalog.tablets(scan.table_id, index_id=index.index_id)
-               if t.partition_id in parts
-               for r in catalog.rowsets(t.tablet_id, parts[t.partition_id]))
+def view_ranges(catalog: Any, scan: LogicalScan, tablets: list[TabletMeta]
+                ) -> tuple[tuple[ScanRange, ...], int] | None:
+    """The view's tablets to read for `scan` (`tablets`: every tablet of the view) and the
+    rows they hold: every tablet holding rows in the partitions the base ranges cover, at the
+    same versions, or None when such a partition has no tablet of the view. Not the view
+    tablets of the base ranges' buckets: a finished view places its rows by its own keys
+    (storage/view_routing.py), so the base's bucket pruning says nothing about where a view
+    row is; tablets with no rows at the version are skipped (a view fills only some of a
+    partition's tablets)."""
+    versions = {r.tablet.partition_id: r.version for r in scan.ranges}
+    seen: set[int] = set()
+    out: list[ScanRange] = []
+    total = 0
+    for t in tablets:
+        version = versions.get(t.partition_id)
+        if version is None:
+            continue
+        seen.add(t.partition_id)
+        rows = sum(rs.num_rows for rs in catalog.rowsets(t.tablet_id, version))
+        if rows:
+            out.append(ScanRange(t, version))
+            total += rows
+    if len(seen) != len(versions):
+        return None
+    return tuple(out), total
 
 
-def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None:
+class _Shared:
+    """What every candidate view of one aggregate shares, computed at most once and only when
+    a view needs it (the rewrite runs for every aggregate of every query: the table's tablets
+    and the zone-map proofs were a fifth of planning an SSB-flat query with 8 views)."""
+
+    def __init__(self, catalog: Any, scan: LogicalScan, views: list[MaterializedIndexMeta],
+                 bounds: StoredBounds | None) -> None:
+        self._catalog = catalog
+        self._scan = scan
+        self._views = views
+        self._bounds = bounds
+        self._tablets: dict[int, list[TabletMeta]] | None = None
+        self._proved: dict[str, bool] = {}
+
+    def tablets(self, index_id: int) -> list[TabletMeta]:
+        """The view's tablets in the partitions the scan reads."""
+        if self._tablets is None:
+            self._tablets = {ix.index_id: [] for ix in self._views}
+            for pid in sorted({r.tablet.partition_id for r in self._scan.ranges}):
+                for t in self._catalog.tablets(self._scan.table_id, pid):
+                    if t.index_id in self._tablets:
+                        self._tablets[t.index_id].append(t)
+        return self._tablets.get(index_id, [])
+
+    def holds_for_stored_rows(self, table: TableMeta, f: Expr) -> bool:
+        if self._bounds is None:
+            return False
+        key = f.sql()
+        hit = self._proved.get(key)
+        if hit is None:
+            hit = self._proved[key] = _holds_for_stored_rows(self._bounds, table, self._scan, f)
+        return hit
+
+
+def rewrite_aggregate(agg: LogicalAggregate, catalog: Any,
+                      bounds: StoredBounds | None = None) -> LogicalPlan | None:
     """`agg` (and the projections / filters down to its scan) over the best covering
-    materialized view, or None when none covers it."""
+    materialized view, or None when none covers it. `bounds` proves filters from the stored
+    rows' zone maps (storage/stored_bounds.py); without it no filter is dropped that way."""
     found = _chain(agg)
     if found is None:
         return None
@@ -309,15 +374,20 @@ def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None
         return None
     groups = [(n, _subst(e, mapping)) for n, e in agg.group_by]
     calls = [(n, _subst(e, mapping)) for n, e in agg.aggregates]
-    best: tuple[tuple[int, int, float], LogicalPlan] | None = None
+    shared = _Shared(catalog, scan, views, bounds)
+    best: tuple[tuple[float, int, float], LogicalPlan] | None = None
     for index in views:
         view = _view(table, index)
         if view is None:
             continue
-        plan = _rewrite(agg, scan, table, view, groups, calls, chain_filters, catalog)
-        if plan is None:
+        found_plan = _rewrite(agg, scan, table, view, groups, calls, chain_filters, catalog,
+                              shared)
+        if found_plan is None:
             continue
-        rank = (_row_count(catalog, scan, index), len(index.columns), index.create_time)
+        plan, view_scan = found_plan
+        reads = view_scan.row_count * PREFIX_KEY_SELECTIVITY ** _bound_prefix(
+            index, view_scan.filters)
+        rank = (reads, len(index.columns), index.create_time)
         if best is None or rank < best[0]:
             best = (rank, plan)
     if best is None or not _worth_reading(best[0][0], scan.row_count):
@@ -325,10 +395,33 @@ def rewrite_aggregate(agg: LogicalAggregate, catalog: Any) -> LogicalPlan | None
     return best[1]
 
 
-def _worth_reading(view_rows: int, base_rows: int) -> bool:
-    """Whether a covering view with `view_rows` rows (in the scanned partitions) should replace
-    a base scan capturing `base_rows`."""
-    return base_rows < COST_CHECK_MIN_ROWS or view_rows <= base_rows * MAX_VIEW_ROW_FRACTION
+def _worth_reading(view_reads: float, base_rows: int) -> bool:
+    """Whether a covering view expected to read `view_reads` rows (its rows in the scanned
+    partitions, narrowed by its prefix index) should replace a base scan capturing
+    `base_rows`."""
+    return base_rows < COST_CHECK_MIN_ROWS or view_reads <= base_rows * MAX_VIEW_ROW_FRACTION
+
+
+def _bound_prefix(index: MaterializedIndexMeta, filters: tuple[Expr, ...]) -> int:
+    """How many leading keys of `index` (at most PREFIX_KEYS_COUNTED) the view scan's filters
+    bind by `=` / IN: the segment iterator seeks to them through the short-key index and page
+    zone maps of the sorted keys, so the scan reads only their rows."""
+    bound: set[str] = set()
+    for f in filters:
+        if isinstance(f, Comparison) and f.op == "=":
+            left, right = f.left, f.right
+            if isinstance(left, Literal):
+                left, right = right, left
+            if isinstance(left, ColumnRef) and isinstance(right, Literal):
+                bound.add(left.name)
+        elif isinstance(f, InList) and not f.negated and isinstance(f.arg, ColumnRef):
+            bound.add(f.arg.name)
+    n = 0
+    for key in index.keys[:PREFIX_KEYS_COUNTED]:
+        if key not in bound:
+            break
+        n += 1
+    return n
 
 
 def _holds_in_partitions(table: TableMeta, parts: list[PartitionMeta], f: Expr) -> bool:
@@ -354,7 +447,8 @@ def _holds_in_partitions(table: TableMeta, parts: list[PartitionMeta], f: Expr) 
     return True
 
 
-def _holds_for_stored_rows(catalog: Any, table: TableMeta, scan: LogicalScan, f: Expr) -> bool:
+def _holds_for_stored_rows(bounds: StoredBounds, table: TableMeta, scan: LogicalScan,
+                           f: Expr) -> bool:
     """Whether conjunct `f`, a comparison of an integer column with an integer constant, holds
     for every row the scan captures, proved by the segment zone maps of the base index at the
     scanned versions (storage/stored_bounds.py). `lo_orderdate >= 19920101 AND lo_orderdate
@@ -370,7 +464,7 @@ def _holds_for_stored_rows(catalog: Any, table: TableMeta, scan: LogicalScan, f:
         column = table.column(ref.name)
     except (KeyError, DorisError):
         return False
-    return comparison_holds(catalog, scan.ranges, column.name, column.type, op, c)
+    return bounds.comparison_holds(scan.ranges, column.name, column.type, op, c)
 
 
 def _integer_bound(f: Expr) -> tuple[ColumnRef, str, int] | None:
@@ -390,7 +484,8 @@ def _integer_bound(f: Expr) -> tuple[ColumnRef, str, int] | None:
 
 def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _View,
              groups: list[tuple[str, Expr]], calls: list[tuple[str, Expr]],
-             chain_filters: list[Expr], catalog: Any) -> LogicalPlan | None:
+             chain_filters: list[Expr], catalog: Any, shared: _Shared
+             ) -> tuple[LogicalPlan, LogicalScan] | None:
     new_groups = []
     for n, g in groups:
         e = _over_keys(g, view)
@@ -415,7 +510,7 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
             continue
         e = _over_keys(f, view)
         if e is None:
-            if _holds_for_stored_rows(catalog, table, scan, f):
+            if shared.holds_for_stored_rows(table, f):
                 continue  # every captured row satisfies it: it filters nothing
             return None
         scan_filters.append(e)
@@ -425,14 +520,10 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
         if e is None:
             return None
         above.append(e)
-    by_slot = {(t.partition_id, t.bucket_seq): t
-               for t in catalog.tablets(scan.table_id, index_id=view.index.index_id)}
-    ranges = []
-    for r in scan.ranges:
-        t = by_slot.get((r.tablet.partition_id, r.tablet.bucket_seq))
-        if t is None:  # layout changed under the plan (e.g. TRUNCATE): keep the base index
-            return None
-        ranges.append(ScanRange(t, r.version))
+    found = view_ranges(catalog, scan, shared.tablets(view.index.index_id))
+    if found is None:  # layout changed under the plan (e.g. TRUNCATE): keep the base index
+        return None
+    ranges, view_rows = found
     used: set[str] = set()
     for e in [*(g for _, g in new_groups), *(c for _, c in new_calls), *scan_filters, *above]:
         used |= {x.name for x in e.walk() if isinstance(x, ColumnRef)}
@@ -449,7 +540,7 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
         predicates=tuple(p for p in (storage_predicate(f) for f in filters) if p is not None),
         disjunctions=tuple(d for d in (storage_disjunction(f) for f in filters)
                            if d is not None),
-        selection=selection, row_count=ranges_row_count(catalog, ranges),
+        selection=selection, row_count=view_rows,
         preaggregation=True, preagg_reason="")
     child: LogicalPlan = new_scan
     pred = make_and(above)
@@ -464,5 +555,5 @@ def _rewrite(agg: LogicalAggregate, scan: LogicalScan, table: TableMeta, view: _
             exprs.append((n, Case(((IsNull(ref), Literal(0, t)),), ref, t) if n in counts
                           else ref))
         out = LogicalProject(out, tuple(exprs))
-    return out
+    return out, new_scan
 

@@ -41,6 +41,8 @@ RULES: tuple[Rule, ...] = (
 class OptimizerContext:
     disabled_rules: frozenset[str] = frozenset()
     catalog: Any = None  # storage Catalog; rules that need partitions / indexes skip without it
+    # storage/stored_bounds.py StoredBounds (zone-map proofs for the materialized-view rewrite)
+    stored_bounds: Any = None
 
 
 def optimize(plan: LogicalPlan, ctx: OptimizerContext | None = None) -> LogicalPlan:

@@ -11,7 +11,7 @@ executor/query.py runs. Every session knob the planner honours arrives as a type
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from sqlglot import exp
 
@@ -60,15 +60,17 @@ def plan_select(select_ast: exp.Expression, catalog: CatalogView, ctx: SessionCo
     if not isinstance(select_ast, (exp.Select, exp.SetOperation)):
         raise not_supported(f"statement {type(select_ast).__name__}")
     bound = bind_query(select_ast, catalog, ctx, sql=sql)
-    return plan_bound(bound, catalog, ctx.options, disabled_rules)
+    return plan_bound(bound, catalog, ctx.options, disabled_rules, ctx.stored_bounds)
 
 
 def plan_bound(bound: BoundQuery, catalog: CatalogView, options: QueryOptions,
-               disabled_rules: frozenset[str] = frozenset()) -> PlannedQuery:
+               disabled_rules: frozenset[str] = frozenset(),
+               stored_bounds: Any = None) -> PlannedQuery:
     """Plan a bound statement under `options`: logical plan, optimizer rules (minus those the
     session or `disabled_rules` switched off), fragments and exchanges."""
     disabled_rules = disabled_rules | optimizer_rules_off(options)
-    plan = optimize(build_logical(bound, catalog), OptimizerContext(disabled_rules, catalog))
+    plan = optimize(build_logical(bound, catalog),
+                    OptimizerContext(disabled_rules, catalog, stored_bounds))
     decided = distribute(plan, catalog, distribute_options(options, catalog))
     dplan = lower(decided, list(bound.names))
     return PlannedQuery(plan, bound.names, bound.types, disabled_rules, dplan)

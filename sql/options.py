@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sql.binder.table_functions import FileFunctionResolver
 
@@ -69,3 +70,6 @@ class SessionContext:
     system_variables: SystemVariableLookup | None = None
     # resolves `FROM local(..)` (executor/file_scan.py LocalFiles); None: no table functions
     table_functions: FileFunctionResolver | None = None
+    # storage/stored_bounds.py StoredBounds: the materialized-view rewrite's zone-map proofs
+    # (planner/materialized_view.py); None: nothing is proved from stored data
+    stored_bounds: Any = None

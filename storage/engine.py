@@ -77,7 +77,8 @@ class StorageEngine:
         self.page_cache = PageCache(default_capacity())
         try:
             self.catalog = Catalog(self.data_dir / "fe" / "catalog.db")
-            stored_bounds.register(self.catalog, self.data_dir)  # the MV rewrite's zone maps
+            # the MV rewrite's zone-map proofs (given to the planner through the session)
+            self.stored_bounds = stored_bounds.StoredBounds(self.catalog, self.data_dir)
             # Reads in progress and the rowsets compaction replaced (storage/compaction/stale.py).
             self.read_epochs = ReadEpochs()
             self.stale_rowsets = StaleRowsets(self.read_epochs)

@@ -61,6 +61,7 @@ from storage.faults import fault_point
 from storage.partition import PartitionRouter
 from storage.rowset import RowsetWriter
 from storage.tablet_move import copy_files
+from storage.view_routing import routes_by_own_keys, view_buckets
 
 # Rowset writers of a load run side by side: each one's fsyncs (file, then directory) wait on
 # the disk without the GIL, so a load touching many tablets pays about one fsync latency
@@ -384,17 +385,31 @@ class LoadTxn:
         # each index's rows (a materialized view's derived columns) computed once per batch
         projected = [project_to_index(self.engine, self.table, index, batch)
                      for index in self.indexes]
+        # a finished view places its rows by its own keys (storage/view_routing.py)
+        own = [routes_by_own_keys(index) for index in self.indexes]
         for (p_i, seq), take in _tablet_groups(part_idx, buckets):
             part = self.partitions[p_i]
             self._touched.add(part.partition_id)
-            for index, rows in zip(self.indexes, projected, strict=True):
-                tablet = self._tablets[(part.partition_id, index.index_id, seq)]
-                writer = self._writer(tablet, index)
-                before = writer.buffered_bytes
-                writer.add_batch(rows if take is None else rows.take(take))  # may flush
-                self.buffered_bytes += writer.buffered_bytes - before
+            for index, rows, by_keys in zip(self.indexes, projected, own, strict=True):
+                if not by_keys:
+                    self._write(part, index, seq, rows if take is None else rows.take(take))
+        if any(own):
+            part_buckets = np.array([p.buckets for p in self.partitions], dtype=np.int64)
+            for index, rows, by_keys in zip(self.indexes, projected, own, strict=True):
+                if by_keys:
+                    seqs = view_buckets(index, rows, part_buckets[part_idx])
+                    for (p_i, seq), take in _tablet_groups(part_idx, seqs):
+                        self._write(self.partitions[p_i], index, seq,
+                                    rows if take is None else rows.take(take))
         self.num_rows += batch.num_rows
         self._limit_memory()
+
+    def _write(self, part: PartitionMeta, index: MaterializedIndexMeta, seq: int,
+               rows: Batch) -> None:
+        writer = self._writer(self._tablets[(part.partition_id, index.index_id, seq)], index)
+        before = writer.buffered_bytes
+        writer.add_batch(rows)  # may flush
+        self.buffered_bytes += writer.buffered_bytes - before
 
     def _limit_memory(self) -> None:
         """Flush this load's largest memtables while all loads together hold too much."""

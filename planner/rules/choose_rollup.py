@@ -63,7 +63,8 @@ def choose_rollup(plan: LogicalPlan, ctx: Any) -> LogicalPlan:
     if not hasattr(catalog, "materialized_indexes") or not hasattr(catalog, "table_by_id"):
         return plan
     through_join = THROUGH_JOIN_SWITCH not in getattr(ctx, "disabled_rules", frozenset())
-    return _walk(plan, catalog, None, through_join)
+    bounds = getattr(ctx, "stored_bounds", None)
+    return _walk(plan, catalog, None, through_join, bounds)
 
 
 # `SET disable_nereids_rules = 'PREAGG_THROUGH_JOIN'`: Doris 2.1's behaviour, where a scan under
@@ -128,7 +129,8 @@ def _into_join_side(ctx: AggContext, join: LogicalJoin, side: LogicalPlan) -> Ag
     )
 
 
-def _walk(plan: LogicalPlan, catalog: Any, ctx: AggContext | None, joins: bool) -> LogicalPlan:
+def _walk(plan: LogicalPlan, catalog: Any, ctx: AggContext | None, joins: bool,
+          bounds: Any = None) -> LogicalPlan:
     """Decide every scan, carrying the context of the nearest aggregate above it through
     projections, filters and (unless `joins` is off) joins; any other node (sort, limit,
     window, set operation, ...) changes which rows the aggregate sees, so below it a scan has
@@ -136,22 +138,23 @@ def _walk(plan: LogicalPlan, catalog: Any, ctx: AggContext | None, joins: bool) 
     if isinstance(plan, LogicalScan):
         return _choose(plan, catalog, ctx)
     if isinstance(plan, LogicalAggregate):
-        on_view = rewrite_aggregate(plan, catalog)  # a covering sync materialized view
+        on_view = rewrite_aggregate(plan, catalog, bounds)  # a covering sync materialized view
         if on_view is not None:
             return on_view
         inner = AggContext(tuple(g for _, g in plan.group_by), tuple(a for _, a in plan.aggregates))
-        return replace(plan, child=_walk(plan.child, catalog, inner, joins))
+        return replace(plan, child=_walk(plan.child, catalog, inner, joins, bounds))
     if ctx is not None and isinstance(plan, LogicalProject):
-        return replace(plan, child=_walk(plan.child, catalog, _through_project(ctx, plan), joins))
+        inner = _through_project(ctx, plan)
+        return replace(plan, child=_walk(plan.child, catalog, inner, joins, bounds))
     if ctx is not None and isinstance(plan, LogicalFilter):
         inner = replace(ctx, filters=ctx.filters + _conjuncts(plan.predicate))
-        return replace(plan, child=_walk(plan.child, catalog, inner, joins))
+        return replace(plan, child=_walk(plan.child, catalog, inner, joins, bounds))
     if ctx is not None and joins and isinstance(plan, LogicalJoin):
         return plan.with_children(
-            _walk(plan.left, catalog, _into_join_side(ctx, plan, plan.left), joins),
-            _walk(plan.right, catalog, _into_join_side(ctx, plan, plan.right), joins),
+            _walk(plan.left, catalog, _into_join_side(ctx, plan, plan.left), joins, bounds),
+            _walk(plan.right, catalog, _into_join_side(ctx, plan, plan.right), joins, bounds),
         )
-    children = tuple(_walk(c, catalog, None, joins) for c in plan.children)
+    children = tuple(_walk(c, catalog, None, joins, bounds) for c in plan.children)
     return plan.with_children(*children) if children else plan
 
 

@@ -129,6 +129,7 @@ class StatementRunner:
             current_user=f"'{self.user}'@'{host}'", options=self.options(),
             cancel=self.cancel, system_variables=self.lookup_variable, table_functions=LocalFiles(
                 self.file_dirs, lambda: [b.backend_id for b in self.engine.catalog.backends()]),
+            stored_bounds=getattr(self.engine, "stored_bounds", None),
         )
 
     def visible_catalog(self) -> Any:
