@@ -8,16 +8,50 @@ sort. Rollups of AGGREGATE tables aggregate on their own (smaller) key set with 
 aggregation types. The result is ONE sorted run with unique keys (AGG/UNIQUE), which
 `RowsetWriter` writes as segments and merge-on-read relies on. `nbytes` is what the writer
 compares with `write_buffer_size` to flush a memtable before the load ends.
+Rows of a DUPLICATE memtable that arrived already in key order (a file loaded in key order,
+Spark's range partitions) are that sort's result as they are: checked in one pass over the keys
+(`in_key_order`), they skip the sort and its copy of every value.
 Upstream: Doris BE `MemTable` (insert, `_sort`, `_aggregate`, flush, `memory_usage`).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
-from storage.batch import Batch
+import numpy as np
+
+from storage.batch import Batch, DictColumn
 from storage.catalog.meta import MaterializedIndexMeta, TableMeta
-from storage.merge import MergeSpec, combine
+from storage.merge import MergeSpec, combine, sortable
+
+# Key dtypes compared as they are stored (numpy's comparisons order them as the sort does; a
+# NaN compares false both ways and so sends the rows to the sort).
+_COMPARABLE_KINDS = "biufmM"
+
+
+def in_key_order(batch: Batch, keys: Sequence[str]) -> bool:
+    """Whether the rows are already non-decreasing by `keys` (NULL first, as `sortable`
+    orders), so a stable sort by them would keep every row in place. One vectorised pass
+    over fixed-width keys; a string key answers False (its ranks cost what the sort does)."""
+    n = batch.num_rows
+    if n < 2:
+        return True
+    greater = np.zeros(n - 1, np.bool_)  # row i+1 > row i on the keys compared so far
+    equal = np.ones(n - 1, np.bool_)
+    for name in keys:
+        col = batch.column(name)
+        if (isinstance(col, DictColumn) or col.offsets is not None
+                or col.data.dtype.kind not in _COMPARABLE_KINDS):
+            return False
+        parts = [col.data] if col.validity is None else list(sortable(col))
+        for values in parts:
+            a, b = values[:-1], values[1:]
+            greater |= equal & (b > a)
+            equal &= b == a
+            if not (greater | equal).all():
+                return False
+    return True
 
 
 class MemTable:
@@ -62,6 +96,9 @@ class MemTable:
         if not batches:
             return None
         rows = Batch.concat(batches)
+        if (not self.spec.merges and self.spec.sequence is None
+                and in_key_order(rows, self.spec.keys)):
+            return rows  # DUPLICATE rows that arrived sorted: the stable sort keeps them so
         # Load order breaks ties: REPLACE / UNIQUE keep the later row (`combine` defaults the
         # arrival order to the position in the concatenated batch).
         return combine(rows, self.spec)

@@ -504,24 +504,28 @@ def encode_varlen(offsets: np.ndarray, data: np.ndarray, encoding: Encoding,
     if encoding is Encoding.PLAIN:
         return rel.tobytes() + payload.tobytes()
     if encoding is Encoding.DICT:
-        from storage.segment.varlen_dict import dictionary as build_dictionary
+        from storage.segment.varlen_dict import dictionary_arrays
 
-        built = build_dictionary(rel, payload, groups)
+        built = dictionary_arrays(rel, payload, groups)
         if built is not None:
-            dictionary, codes = built
+            dict_offsets, dict_data, codes = built
+            d = len(dict_offsets) - 1
+            words = dict_data.tobytes()
         else:  # two different values share a 64-bit hash: the exact, slower path
             values = varlen_list(rel, payload)
             dictionary = sorted(set(values))
             index = {v: i for i, v in enumerate(dictionary)}
             codes = np.fromiter((index[v] for v in values), np.uint64, len(values))
-        bits = max(len(dictionary) - 1, 0).bit_length()
-        dict_offsets = np.zeros(len(dictionary) + 1, np.int64)
-        np.cumsum([len(v) for v in dictionary], out=dict_offsets[1:])
+            d = len(dictionary)
+            dict_offsets = np.zeros(d + 1, np.int64)
+            np.cumsum([len(v) for v in dictionary], out=dict_offsets[1:])
+            words = b"".join(dictionary)
+        bits = max(d - 1, 0).bit_length()
         return b"".join(
             (
-                _DICT_HEAD.pack(len(dictionary), bits),
+                _DICT_HEAD.pack(d, bits),
                 dict_offsets.tobytes(),
-                _padded(b"".join(dictionary)),
+                _padded(words),
                 bitpack(codes, bits).tobytes(),
             )
         )

@@ -2,10 +2,13 @@
 
 The page's values are grouped by their 64-bit FNV-1a hash (`varlen_hashes`, numba), each group
 checked byte for byte against its first value (so a hash collision can never merge two
-different strings: the caller then falls back to the exact set-based path), and only the
-distinct values become Python bytes, to sort the dictionary. Low-cardinality columns (SSB's
-lo_shipmode, lo_orderpriority) thus cost a few numpy passes per page instead of a list, a set
-and a dict lookup per row. Doris' counterpart: BinaryDictPageBuilder (BE segment_v2).
+different strings: the caller then falls back to the exact set-based path), and the distinct
+values are sorted and gathered into the dictionary by numba kernels too (`sort_rows`,
+`gather_rows`), so no Python object is made per value or per distinct value. Low-cardinality
+columns (SSB's lo_shipmode) and many-valued ones (SSB-flat's c_address, p_name: a few rows per
+value) alike cost a few numba passes per page; sorting the distinct values as Python bytes
+was a quarter of an SSB-flat Stream Load's CPU (docs/performance.md, branch ingest).
+Doris' counterpart: BinaryDictPageBuilder (BE segment_v2).
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from storage.segment.encoding import varlen_hashes
+from storage.segment.encoding import _compare_bytes, varlen_hashes
+
+# Ranges this small are insertion-sorted by `sort_rows` (a numpy sort's own cost is more).
+_INSERTION_RANGE = 16
 
 
 @njit(cache=True, nogil=True)
@@ -97,16 +103,140 @@ def distinct_values(offsets: np.ndarray, data: np.ndarray,
     return len(first), int((offsets[first + 1] - offsets[first]).sum())
 
 
-def dictionary(offsets: np.ndarray, data: np.ndarray,
-               groups: tuple[np.ndarray, np.ndarray] | None = None,
-               ) -> tuple[list[bytes], np.ndarray] | None:
-    """(sorted distinct values, each row's code into them), or None on a hash collision.
-    `groups` must be `hash_groups` of the same values (offsets may be shifted)."""
+@njit(cache=True, nogil=True)
+def _shared_prefix(offsets: np.ndarray, data: np.ndarray, a: np.ndarray, lo: int, hi: int,
+                   depth: int) -> int:
+    """How many bytes from `depth` on every value of a[lo:hi] shares with the first."""
+    r0 = a[lo]
+    shared = offsets[r0 + 1] - offsets[r0] - depth
+    for k in range(lo + 1, hi):
+        r = a[k]
+        size = min(shared, offsets[r + 1] - offsets[r] - depth)
+        j = 0
+        while j < size and data[offsets[r] + depth + j] == data[offsets[r0] + depth + j]:
+            j += 1
+        shared = j
+        if shared == 0:
+            break
+    return shared
+
+
+@njit(cache=True, nogil=True)
+def _insertion_sort(offsets: np.ndarray, data: np.ndarray, a: np.ndarray, lo: int, hi: int,
+                    depth: int) -> None:
+    """a[lo:hi], whose values share their first `depth` bytes, ordered by value in place
+    (stable)."""
+    for i in range(lo + 1, hi):
+        v = a[i]
+        j = i - 1
+        while j >= lo and _compare_bytes(data, offsets[v] + depth, offsets[v + 1],
+                                         offsets[a[j]] + depth, offsets[a[j] + 1]) < 0:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
+
+
+@njit(cache=True, nogil=True)
+def sort_rows(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`rows` ordered by their values in unsigned byte order (a prefix before its extensions),
+    stable. An MSD radix sort by 7-byte chunks: each chunk, big endian and zero-padded, with
+    the bytes left in the value (at most 8) as the low byte, is a uint64 key whose order is the
+    values' order on those bytes (the low byte puts a value before its extensions); numpy's
+    stable sort orders a range by it, and a run of equal keys whose values go on past the
+    chunk is sorted by the next one. Bytes every value of a range shares (`Customer#0000`) are
+    skipped first."""
+    n = rows.shape[0]
+    a = rows.copy()
+    if n < 2:
+        return a
+    # work stack of ranges (lo, hi, depth): a[lo:hi] share their first `depth` bytes
+    stack = np.empty((max(n, 1), 3), dtype=np.int64)
+    stack[0, 0], stack[0, 1], stack[0, 2] = 0, n, 0
+    top = 1
+    keys = np.empty(n, dtype=np.uint64)
+    while top:
+        top -= 1
+        lo, hi, depth = stack[top, 0], stack[top, 1], stack[top, 2]
+        depth += _shared_prefix(offsets, data, a, lo, hi, depth)
+        if hi - lo <= _INSERTION_RANGE:
+            _insertion_sort(offsets, data, a, lo, hi, depth)
+            continue
+        for k in range(lo, hi):
+            r = a[k]
+            start = offsets[r] + depth
+            left = offsets[r + 1] - start
+            key = np.uint64(0)
+            for j in range(7):
+                byte = np.uint64(data[start + j]) if j < left else np.uint64(0)
+                key = (key << np.uint64(8)) | byte
+            keys[k] = (key << np.uint64(8)) | np.uint64(min(left, 8))
+        order = np.argsort(keys[lo:hi], kind="mergesort")
+        a[lo:hi] = a[lo:hi][order]
+        keys[lo:hi] = keys[lo:hi][order]
+        run = lo
+        while run < hi:
+            end = run + 1
+            while end < hi and keys[end] == keys[run]:
+                end += 1
+            # equal keys with fewer than 8 bytes left are equal values: that run is done
+            if end - run > 1 and (keys[run] & np.uint64(0xFF)) == np.uint64(8):
+                stack[top, 0], stack[top, 1], stack[top, 2] = run, end, depth + 7
+                top += 1
+            run = end
+    return a
+
+
+def sort_rows_reference(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Plain-Python twin of `sort_rows` (tests): a stable sort by the values as bytes."""
+    values = [data[offsets[r]:offsets[r + 1]].tobytes() for r in rows.tolist()]
+    return rows[np.array(sorted(range(len(values)), key=values.__getitem__), dtype=np.int64)]
+
+
+@njit(cache=True, nogil=True)
+def gather_rows(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets from 0, bytes) of the values of `rows`, in that order."""
+    out_offsets = np.empty(rows.shape[0] + 1, dtype=np.int64)
+    out_offsets[0] = 0
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        out_offsets[k + 1] = out_offsets[k] + offsets[r + 1] - offsets[r]
+    out = np.empty(out_offsets[-1], dtype=np.uint8)
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        start = offsets[r]
+        dst = out_offsets[k]
+        for j in range(offsets[r + 1] - start):
+            out[dst + j] = data[start + j]
+    return out_offsets, out
+
+
+def dictionary_arrays(offsets: np.ndarray, data: np.ndarray,
+                      groups: tuple[np.ndarray, np.ndarray] | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(dictionary offsets from 0, dictionary bytes, each row's code as uint64) with the
+    distinct values sorted, or None on a hash collision. `groups` must be `hash_groups` of
+    the same values (offsets may be shifted)."""
     first, inverse = groups or hash_groups(offsets, data)
     if not equal_to_rep(offsets, data, first[inverse]):
         return None
-    values = [data[offsets[k]:offsets[k + 1]].tobytes() for k in first.tolist()]
-    order = sorted(range(len(values)), key=values.__getitem__)
-    rank = np.empty(len(values), dtype=np.uint64)
-    rank[order] = np.arange(len(values), dtype=np.uint64)
-    return [values[k] for k in order], rank[inverse]
+    order = sort_rows(offsets, data, first)  # distinct values' first rows, sorted by value
+    dict_offsets, dict_data = gather_rows(offsets, data, order)
+    # group g's code: the position of its first row in the sorted order
+    rank_of_row = np.empty(len(offsets) - 1, dtype=np.uint64)
+    rank_of_row[order] = np.arange(len(order), dtype=np.uint64)
+    return dict_offsets, dict_data, rank_of_row[first][inverse]
+
+
+def dictionary(offsets: np.ndarray, data: np.ndarray,
+               groups: tuple[np.ndarray, np.ndarray] | None = None,
+               ) -> tuple[list[bytes], np.ndarray] | None:
+    """(sorted distinct values, each row's code into them), or None on a hash collision:
+    `dictionary_arrays` with the values as bytes (the bitmap index's dictionary pages)."""
+    built = dictionary_arrays(offsets, data, groups)
+    if built is None:
+        return None
+    dict_offsets, dict_data, codes = built
+    blob = dict_data.tobytes()
+    bounds = dict_offsets.tolist()
+    return [blob[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1)], codes
