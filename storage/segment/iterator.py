@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 
 import numpy as np
 from pyroaring import BitMap
@@ -75,6 +76,7 @@ from storage.predicates import (
     index_forms,
 )
 from storage.scan_stats import ScanStats
+from storage.segment import scan_plan
 from storage.segment.dict_codes import DICT_OPS, DictPage
 from storage.segment.encoding import Layout
 from storage.segment.range_test import IntegerRange
@@ -113,9 +115,7 @@ class SegmentIterator:
         for d in self.disjunctions:
             for c in d.columns():
                 reader.column(c)  # a missing column fails here, as for predicates
-        self._index_predicates = [(info, f) for info, p in self.predicates for f in index_forms(p)]
-        # index forms whose constants compare exactly with the stored index values
-        self._indexable = reader.index_predicates(predicates) if predicates else []
+        self._given = predicates  # `_indexable` and `_index_predicates` are built on first use
         self.stats = stats
         self.batch_size = batch_size
         # column index -> page -> decoded page (or a DICT string page's codes, dict_codes.py)
@@ -644,6 +644,60 @@ class SegmentIterator:
 
     # ---- the scan -----------------------------------------------------------------------
     def __iter__(self) -> Iterator[Batch]:
+        pruned = self._planned()
+        if pruned is None:
+            return
+        n = self.reader.num_rows
+        # reading most of the segment: decode (and cache) whole columns instead of pages; a
+        # bitmap selection reads only the pages holding selected rows
+        self._column_wise = self._selection is None and pruned.count * 4 >= n
+        for window in pruned.windows(self.batch_size):
+            batch = self._scan_window(window)
+            self._evict(int(window.stops[-1]))
+            if batch is not None:
+                yield batch
+        self._cache.clear()
+
+    def _planned(self) -> RowRanges | None:
+        """The row ranges to walk (None: skip the segment), from the segment's cached scan
+        plan for these predicates when an earlier scan pruned it (storage/segment/
+        scan_plan.py), else pruned now and remembered."""
+        reader = self.reader
+        key = scan_plan.plan_key(
+            (reader.has_page_cache, *self.names),
+            [(info.cache_parts, p) for info, p in self.predicates],
+            self.disjunctions, lambda c: reader.column(c).cache_parts)
+        plans = reader.meta.scan_plans
+        if key is not None:
+            plan = plans.get(key)
+            if isinstance(plan, scan_plan.ScanPlan):
+                scan_plan.replay(self.stats, plan.counts)
+                self._tests = list(plan.tests)  # type: ignore[arg-type]
+                self._selection = plan.selection
+                self._answered_disjunctions = set(plan.answered_disjunctions)
+                return plan.ranges
+        before = scan_plan.counts(self.stats)
+        ranges = self._prune()
+        if key is not None:
+            scan_plan.remember(plans, key, ranges, self._tests, self._selection,
+                               self._answered_disjunctions, before,
+                               scan_plan.counts(self.stats))
+        return ranges
+
+    # Pruning's inputs, built when a scan prunes (one whose plan is cached needs neither).
+    @cached_property
+    def _index_predicates(self) -> list[tuple[ColumnInfo, ColumnPredicate]]:
+        """The predicates' index forms."""
+        return [(info, f) for info, p in self.predicates for f in index_forms(p)]
+
+    @cached_property
+    def _indexable(self) -> list[tuple[ColumnInfo, ColumnPredicate, list[object]]]:
+        """Index forms whose constants compare exactly with the stored index values."""
+        return self.reader.index_predicates(self._given) if self._given else []
+
+    def _prune(self) -> RowRanges | None:
+        """Steps 1-5 of the module doc: the row ranges whose rows the windows test (None: no
+        row of the segment can match). Sets the row tests and the bitmap selection."""
         stats = self.stats
         n = self.reader.num_rows
         stats.rows_total += n
@@ -654,30 +708,30 @@ class SegmentIterator:
                 stats.segments_skipped += 1
                 stats.segments_skipped_zone_map += 1
                 stats.rows_skipped_zone_map += n
-                return
+                return None
         self._drop_covered_predicates()
         ranges = self._short_key_ranges(n)
         stats.rows_skipped_short_key += n - ranges.count
         if ranges.count == 0:
             stats.segments_skipped += 1
-            return
+            return None
         self._tests = self._row_tests()
         ranges = self._apply_bitmap_indexes(ranges)
         if ranges.count == 0:
             stats.segments_skipped += 1
-            return
+            return None
         before = ranges.count
         pruned = self._zone_map_ranges(ranges)
         if pruned is None:
             stats.segments_skipped += 1
             stats.rows_skipped_zone_map += before
-            return
+            return None
         if self.disjunctions:
             pruned = self._disjunction_zone_ranges(pruned)
         stats.rows_skipped_zone_map += before - pruned.count
         if pruned.count == 0:
             stats.segments_skipped += 1
-            return
+            return None
         answered = set()
         if self._selection is not None:  # columns whose predicates the bitmaps answered
             remaining = {i.index for infos, _ in self._tests for i in infos}
@@ -685,17 +739,9 @@ class SegmentIterator:
         pruned = self._bloom_filter_ranges(pruned, answered)
         if pruned.count == 0:
             stats.segments_skipped += 1
-            return
+            return None
         stats.segments_read += 1
-        # reading most of the segment: decode (and cache) whole columns instead of pages; a
-        # bitmap selection reads only the pages holding selected rows
-        self._column_wise = self._selection is None and pruned.count * 4 >= n
-        for window in pruned.windows(self.batch_size):
-            batch = self._scan_window(window)
-            self._evict(int(window.stops[-1]))
-            if batch is not None:
-                yield batch
-        self._cache.clear()
+        return pruned
 
     def _window_selection(self, window: RowRanges) -> np.ndarray:
         """The bitmap-selected rows inside `window` (sorted row ids)."""
