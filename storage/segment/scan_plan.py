@@ -16,7 +16,8 @@ under a key of the predicates' columns (as read), operators and constants:
   read: a hit reads none).
 Constants are keyed with their Python type: `3`, `3.0`, `True` and `Decimal(3)` compare and hash
 equal but do not index alike (storage/indexes/zone_map.py `index_value`). Scans with a join's
-runtime key set (`in_bitmap`, a different set per query) or unhashable constants are not kept,
+runtime filter (`in_bitmap`, `in_bloom`: a different one per query) or unhashable constants are
+not kept,
 nor are plans whose bitmap selection is large (memory). Upstream: Doris caches segment metadata
 and, with its SQL / partition caches, whole results; it prunes again per scan.
 """
@@ -28,7 +29,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from storage.predicates import ColumnPredicate, Disjunction
+from storage.predicates import RUNTIME_FILTER_OPS, ColumnPredicate, Disjunction
 from storage.scan_stats import ScanStats
 from storage.segment.row_ranges import RowRanges
 
@@ -65,9 +66,9 @@ def plan_key(columns: Sequence[object], predicates: Sequence[tuple[object, Colum
     whether the reader has a page cache (the leading-key search needs one), each
     predicate with its column as read (`column_key(name)`: the segment's column and the type
     it is read as) and typed constants, the disjunctions alike. None when it must not be kept
-    (a runtime key set, an unhashable constant)."""
-    if any(p.op == "in_bitmap" for _, p in predicates) or any(
-            p.op == "in_bitmap" for d in disjunctions for b in d.branches for p in b):
+    (a join's runtime filter, an unhashable constant)."""
+    if any(p.op in RUNTIME_FILTER_OPS for _, p in predicates) or any(
+            p.op in RUNTIME_FILTER_OPS for d in disjunctions for b in d.branches for p in b):
         return None
     key = (tuple(columns),
            tuple(_predicate_key(p, ck) for ck, p in predicates),
