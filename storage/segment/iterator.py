@@ -772,6 +772,8 @@ class SegmentIterator:
             sel = self._select_rows(infos, test, window, start, stop, sel)
             if len(sel) == 0:
                 break
+            if len(sel) == total:
+                sel = None  # every row so far: later tests and outputs read slices, not takes
         selected = total if sel is None else len(sel)
         stats.rows_filtered_predicate += total - selected
         stats.rows_returned += selected
