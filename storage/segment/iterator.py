@@ -34,7 +34,11 @@ Doris `SegmentIterator` (seed 003): the rows a scan reads shrink in this order
 6. the surviving rows are walked in windows of at most `batch_size` rows: predicate columns are
    decoded and every remaining predicate and disjunction evaluated exactly
    (`storage.predicates.evaluate` / `evaluate_disjunction`), then the other requested columns
-   are decoded only in pages that still hold a selected row.
+   are decoded only in pages that still hold a selected row. A scan reading most of the
+   segment (column-wise, one row range per window) runs its tests on selection vectors
+   (storage/segment/selection.py): each test narrows the row numbers the previous ones kept.
+Steps 1-5 depend only on the segment and the predicates: their outcome is kept per segment and
+predicate set (storage/segment/scan_plan.py), so a repeated query starts at step 6.
 Indexes only ever remove rows that cannot match (the bitmap selection is exact), so the result
 is that of step 6 alone. (The tablet reader reads segments of at most one short-key block,
 about one page per column, whole without this iterator: no index could skip a page there.)
