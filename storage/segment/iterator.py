@@ -675,7 +675,9 @@ class SegmentIterator:
             if isinstance(plan, scan_plan.ScanPlan):
                 scan_plan.replay(self.stats, plan.counts)
                 self._tests = list(plan.tests)  # type: ignore[arg-type]
-                self._selection = plan.selection
+                # int64 again: row arithmetic on uint32 would wrap below zero
+                self._selection = (None if plan.selection is None
+                                   else plan.selection.astype(np.int64))
                 self._answered_disjunctions = set(plan.answered_disjunctions)
                 return plan.ranges
         before = scan_plan.counts(self.stats)

@@ -34,7 +34,9 @@ from storage.scan_stats import ScanStats
 from storage.segment.row_ranges import RowRanges
 
 MAX_PLANS_PER_SEGMENT = 32  # distinct predicate sets remembered per segment (then forgotten)
-MAX_SELECTION_ROWS = 8192  # bitmap selections kept with a plan (int64 row ids: 64 KiB)
+# Bitmap selections kept with a plan, as uint32 row ids (8 KiB): with MAX_PLANS_PER_SEGMENT a
+# segment's plans stay within ~256 KiB however many distinct predicates a workload sends.
+MAX_SELECTION_ROWS = 2048
 # The counters pruning adds that a hit replays (see the module doc).
 REPLAYED = tuple(f.name for f in fields(ScanStats) if f.name not in (
     "pages_read", "pages_cached", "bytes_read", "bitmap_index_filter_ns", "bloom_filter_ns"))
@@ -46,7 +48,7 @@ class ScanPlan:
 
     ranges: RowRanges | None  # rows left to walk; None: the segment is skipped
     tests: tuple[object, ...]  # the iterator's row tests (RowTest), in order
-    selection: np.ndarray | None  # bitmap-selected row ids (read-only), or None
+    selection: np.ndarray | None  # bitmap-selected row ids (uint32, read-only), or None
     answered_disjunctions: frozenset[int]
     counts: tuple[int, ...]  # REPLAYED counters added while pruning
 
@@ -99,7 +101,7 @@ def remember(plans: dict[object, object], key: object, ranges: RowRanges | None,
     if selection is not None:
         if len(selection) > MAX_SELECTION_ROWS:
             return
-        selection = selection.copy()
+        selection = selection.astype(np.uint32)  # a copy; segment rows are < 2**32
         selection.flags.writeable = False
     if len(plans) >= MAX_PLANS_PER_SEGMENT:
         plans.clear()  # a workload of many distinct predicates: start over

@@ -56,7 +56,7 @@ def holds(op: str, v: object, consts: tuple[object, ...]) -> bool:
 def case(draw: st.DrawFn):  # type: ignore[no-untyped-def]
     ktype = draw(st.sampled_from(INT_TYPES))
     vtype = draw(st.sampled_from(INT_TYPES))
-    n = draw(st.integers(1, 3000))
+    n = draw(st.integers(1, scan_plan.MAX_SELECTION_ROWS))  # a bitmap selection is kept
     rng = np.random.default_rng(draw(st.integers(0, 2**31)))
     lo = draw(st.integers(-50, 24))  # lo + width + 3 stays inside TINYINT
     width = draw(st.sampled_from([0, 5, 100]))
@@ -158,3 +158,31 @@ def test_plans_per_segment_are_bounded() -> None:
     big = np.arange(scan_plan.MAX_SELECTION_ROWS + 1)
     scan_plan.remember(plans, "big", None, (), big, set(), counts, counts)
     assert "big" not in plans
+
+
+def test_a_plan_keeps_the_bitmap_selection(tmp_path: Path) -> None:
+    """A bitmap-index selection (few rows of a string column) is kept with the plan and gives
+    the same rows from it, far into the segment (row ids past the first pages)."""
+    n = 20_000
+    strings = ["AIR" if i % 997 == 5 else f"x{i}" for i in range(n)]
+    batch = Batch(NAMES, (Column(T.INT, np.arange(n, dtype=np.int32)),
+                          Column(T.INT, np.arange(n, dtype=np.int32) % 7),
+                          Column.from_physical(T.varchar(40), strings)))
+    path = tmp_path / "seg.seg"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(writer, "PAGE_SIZE", 4096)
+        write_segment(path, batch, ["k"], 1, INDEXES)
+    types = {"k": T.INT, "v": T.INT, "s": T.varchar(40)}
+    preds = [ColumnPredicate("s", "=", ("AIR",))]
+    expected = [(i, i % 7, "AIR") for i in range(n) if i % 997 == 5]
+    first, pruned = _read(path, types, preds, None, 1000)
+    with SegmentReader(path, types) as reader:
+        plans = [p for p in reader.meta.scan_plans.values()
+                 if isinstance(p, scan_plan.ScanPlan)]
+    assert plans and all(p.selection is not None and p.selection.dtype == np.uint32
+                         for p in plans)
+    with pytest.MonkeyPatch.context() as no_pruning:
+        no_pruning.setattr(SegmentIterator, "_prune", _fail)
+        again, planned = _read(path, types, preds, None, 1000)
+    assert first == again == expected
+    assert planned.rows_skipped_bitmap_index == pruned.rows_skipped_bitmap_index > 0
