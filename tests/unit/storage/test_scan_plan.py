@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.predicate_reference import holds
 
 from storage import types as T
 from storage.batch import Batch, Column
@@ -34,22 +35,6 @@ INT_TYPES = [T.TINYINT, T.SMALLINT, T.INT, T.BIGINT]
 OPS = ["=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null"]
 POOL = ["", "a", "AIR", "ASIA", "é", "日本", "🙂", "MAIL", "ÆØÅ"]
 INDEXES = SegmentIndexSpec(frozenset({"s"}), frozenset({"s", "v"}))
-
-
-def holds(op: str, v: object, consts: tuple[object, ...]) -> bool:
-    if op == "is_null":
-        return v is None
-    if op == "is_not_null":
-        return v is not None
-    if v is None:
-        return False
-    if op == "in":
-        return v in consts
-    if op == "not_in":
-        return v not in consts
-    c = consts[0]
-    return {"=": v == c, "!=": v != c, "<": v < c, "<=": v <= c,  # type: ignore[operator]
-            ">": v > c, ">=": v >= c}[op]  # type: ignore[operator]
 
 
 @st.composite

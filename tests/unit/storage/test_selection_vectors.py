@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.predicate_reference import holds
 
 from storage import types as T
 from storage.batch import Batch, Column
@@ -67,22 +68,6 @@ def test_code_kernels_match_numpy(n, entries, seed, nulls, narrow, share) -> Non
 NAMES = ("k", "v", "w", "s")
 POOL = ["", "a", "AIR", "é", "日本", "🙂", "ÆØÅ", "MAIL"]
 OPS = ["=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null"]
-
-
-def holds(op: str, v: object, consts: tuple[object, ...]) -> bool:
-    if op == "is_null":
-        return v is None
-    if op == "is_not_null":
-        return v is not None
-    if v is None:
-        return False
-    if op == "in":
-        return v in consts
-    if op == "not_in":
-        return v not in consts
-    c = consts[0]
-    return {"=": v == c, "!=": v != c, "<": v < c, "<=": v <= c,  # type: ignore[operator]
-            ">": v > c, ">=": v >= c}[op]  # type: ignore[operator]
 
 
 @st.composite
