@@ -238,7 +238,7 @@ class TabletReader:
         every returned row must satisfy may be passed (the caller's contract); the pushed
         disjunctions (`_pushed_disjunctions`, set before) prune too."""
         stats = self._stats
-        pruner = ZonePruner(self._types, preds, self._pushed_disjunctions)
+        pruner = ZonePruner.shared(self._types, preds, self._pushed_disjunctions)
         # normalised as pathlib spells it, so paths match what deletes forget
         root = os.path.join(os.path.normpath(os.fspath(self._root)), "")
         latest = SEGMENT_META_CACHE.latest

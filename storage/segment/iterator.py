@@ -34,7 +34,11 @@ Doris `SegmentIterator` (seed 003): the rows a scan reads shrink in this order
 6. the surviving rows are walked in windows of at most `batch_size` rows: predicate columns are
    decoded and every remaining predicate and disjunction evaluated exactly
    (`storage.predicates.evaluate` / `evaluate_disjunction`), then the other requested columns
-   are decoded only in pages that still hold a selected row.
+   are decoded only in pages that still hold a selected row. A scan reading most of the
+   segment (column-wise, one row range per window) runs its tests on selection vectors
+   (storage/segment/selection.py): each test narrows the row numbers the previous ones kept.
+Steps 1-5 depend only on the segment and the predicates: their outcome is kept per segment and
+predicate set (storage/segment/scan_plan.py), so a repeated query starts at step 6.
 Indexes only ever remove rows that cannot match (the bitmap selection is exact), so the result
 is that of step 6 alone. (The tablet reader reads segments of at most one short-key block,
 about one page per column, whole without this iterator: no index could skip a page there.)
@@ -46,6 +50,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 
 import numpy as np
 from pyroaring import BitMap
@@ -75,6 +80,8 @@ from storage.predicates import (
     index_forms,
 )
 from storage.scan_stats import ScanStats
+from storage.segment import scan_plan
+from storage.segment import selection as selection_kernels
 from storage.segment.dict_codes import DICT_OPS, DictPage
 from storage.segment.encoding import Layout
 from storage.segment.range_test import IntegerRange
@@ -85,6 +92,7 @@ MAX_BITMAPS_PER_PREDICATE = 1024
 # A join's runtime key set (`in_bitmap`) this small is probed as an IN list in the bloom
 # filters and the bitmap indexes (its [min, max] goes to the zone maps anyway).
 MAX_KEY_SET_PROBES = 1024
+_NO_VALIDITY = np.ones(0, np.bool_)  # the kernels' validity argument for a column without NULLs
 SELECTION_GAP = 1024  # selected rows closer than this are walked as one row range
 # The leading key column is decoded whole for a binary search (`_leading_key_rows`) only in
 # segments of at most this many rows (a few pages of an integer column).
@@ -113,9 +121,7 @@ class SegmentIterator:
         for d in self.disjunctions:
             for c in d.columns():
                 reader.column(c)  # a missing column fails here, as for predicates
-        self._index_predicates = [(info, f) for info, p in self.predicates for f in index_forms(p)]
-        # index forms whose constants compare exactly with the stored index values
-        self._indexable = reader.index_predicates(predicates) if predicates else []
+        self._given = predicates  # `_indexable` and `_index_predicates` are built on first use
         self.stats = stats
         self.batch_size = batch_size
         # column index -> page -> decoded page (or a DICT string page's codes, dict_codes.py)
@@ -471,7 +477,7 @@ class SegmentIterator:
                 tests.append(((info,), _DictTest(preds)))
             elif info.layout.layout is Layout.FIXED and (
                     rng := IntegerRange.of(preds, info.layout.dtype)) is not None:
-                tests.append(((info,), _range(rng)))
+                tests.append(((info,), _RangeTest(rng)))
             else:
                 tests.append(((info,), _conjunction(preds)))
         for i, d in enumerate(self.disjunctions):
@@ -513,11 +519,7 @@ class SegmentIterator:
         row ids, None: the window's single range), page by page: DICT pages on their codes,
         plain pages on their decoded strings. No string is gathered for a DICT page."""
         if self._column_wise:  # most of the segment: one merged dictionary for the scan
-            if info.index not in self._whole_codes:
-                whole = self.reader.read_column_codes(info, self.stats)
-                table = None if whole is None else whole.lookup_table(test.predicates)
-                self._whole_codes[info.index] = (whole, table)
-            whole, table = self._whole_codes[info.index]
+            whole, table = self._whole_codes_of(info, test)
             if whole is not None:
                 part = whole.select(rows) if rows is not None else \
                     whole.slice(int(window.starts[0]), int(window.stops[0]))
@@ -641,6 +643,62 @@ class SegmentIterator:
 
     # ---- the scan -----------------------------------------------------------------------
     def __iter__(self) -> Iterator[Batch]:
+        pruned = self._planned()
+        if pruned is None:
+            return
+        n = self.reader.num_rows
+        # reading most of the segment: decode (and cache) whole columns instead of pages; a
+        # bitmap selection reads only the pages holding selected rows
+        self._column_wise = self._selection is None and pruned.count * 4 >= n
+        for window in pruned.windows(self.batch_size):
+            batch = self._scan_window(window)
+            self._evict(int(window.stops[-1]))
+            if batch is not None:
+                yield batch
+        self._cache.clear()
+
+    def _planned(self) -> RowRanges | None:
+        """The row ranges to walk (None: skip the segment), from the segment's cached scan
+        plan for these predicates when an earlier scan pruned it (storage/segment/
+        scan_plan.py), else pruned now and remembered."""
+        reader = self.reader
+        key = scan_plan.plan_key(
+            (reader.has_page_cache, *self.names),
+            [(info.cache_parts, p) for info, p in self.predicates],
+            self.disjunctions, lambda c: reader.column(c).cache_parts)
+        plans = reader.meta.scan_plans
+        if key is not None:
+            plan = plans.get(key)
+            if isinstance(plan, scan_plan.ScanPlan):
+                scan_plan.replay(self.stats, plan.counts)
+                self._tests = list(plan.tests)  # type: ignore[arg-type]
+                # int64 again: row arithmetic on uint32 would wrap below zero
+                self._selection = (None if plan.selection is None
+                                   else plan.selection.astype(np.int64))
+                self._answered_disjunctions = set(plan.answered_disjunctions)
+                return plan.ranges
+        before = scan_plan.counts(self.stats)
+        ranges = self._prune()
+        if key is not None:
+            scan_plan.remember(plans, key, ranges, self._tests, self._selection,
+                               self._answered_disjunctions, before,
+                               scan_plan.counts(self.stats))
+        return ranges
+
+    # Pruning's inputs, built when a scan prunes (one whose plan is cached needs neither).
+    @cached_property
+    def _index_predicates(self) -> list[tuple[ColumnInfo, ColumnPredicate]]:
+        """The predicates' index forms."""
+        return [(info, f) for info, p in self.predicates for f in index_forms(p)]
+
+    @cached_property
+    def _indexable(self) -> list[tuple[ColumnInfo, ColumnPredicate, list[object]]]:
+        """Index forms whose constants compare exactly with the stored index values."""
+        return self.reader.index_predicates(self._given) if self._given else []
+
+    def _prune(self) -> RowRanges | None:
+        """Steps 1-5 of the module doc: the row ranges whose rows the windows test (None: no
+        row of the segment can match). Sets the row tests and the bitmap selection."""
         stats = self.stats
         n = self.reader.num_rows
         stats.rows_total += n
@@ -651,30 +709,30 @@ class SegmentIterator:
                 stats.segments_skipped += 1
                 stats.segments_skipped_zone_map += 1
                 stats.rows_skipped_zone_map += n
-                return
+                return None
         self._drop_covered_predicates()
         ranges = self._short_key_ranges(n)
         stats.rows_skipped_short_key += n - ranges.count
         if ranges.count == 0:
             stats.segments_skipped += 1
-            return
+            return None
         self._tests = self._row_tests()
         ranges = self._apply_bitmap_indexes(ranges)
         if ranges.count == 0:
             stats.segments_skipped += 1
-            return
+            return None
         before = ranges.count
         pruned = self._zone_map_ranges(ranges)
         if pruned is None:
             stats.segments_skipped += 1
             stats.rows_skipped_zone_map += before
-            return
+            return None
         if self.disjunctions:
             pruned = self._disjunction_zone_ranges(pruned)
         stats.rows_skipped_zone_map += before - pruned.count
         if pruned.count == 0:
             stats.segments_skipped += 1
-            return
+            return None
         answered = set()
         if self._selection is not None:  # columns whose predicates the bitmaps answered
             remaining = {i.index for infos, _ in self._tests for i in infos}
@@ -682,17 +740,9 @@ class SegmentIterator:
         pruned = self._bloom_filter_ranges(pruned, answered)
         if pruned.count == 0:
             stats.segments_skipped += 1
-            return
+            return None
         stats.segments_read += 1
-        # reading most of the segment: decode (and cache) whole columns instead of pages; a
-        # bitmap selection reads only the pages holding selected rows
-        self._column_wise = self._selection is None and pruned.count * 4 >= n
-        for window in pruned.windows(self.batch_size):
-            batch = self._scan_window(window)
-            self._evict(int(window.stops[-1]))
-            if batch is not None:
-                yield batch
-        self._cache.clear()
+        return pruned
 
     def _window_selection(self, window: RowRanges) -> np.ndarray:
         """The bitmap-selected rows inside `window` (sorted row ids)."""
@@ -705,12 +755,97 @@ class SegmentIterator:
             rows = rows[rows < window.stops[at]]
         return rows
 
+    def _selective(self, window: RowRanges) -> bool:
+        """Whether the window runs on selection vectors (`_scan_selected`): one row range of
+        a column-wise scan without a bitmap selection."""
+        return self._column_wise and self._selection is None and len(window) == 1
+
+    def _scan_selected(self, window: RowRanges) -> Batch | None:
+        """The window's rows through selection vectors (storage/segment/selection.py): the
+        first test yields the window rows it keeps, each later one narrows them, looking only
+        at those rows; the outputs are gathered at the survivors. Dictionary-code and integer
+        range tests run as kernels on the scan's whole columns; any other test evaluates its
+        columns (decoded for the window) at the surviving rows; a string column with plain
+        pages is tested page by page as in `_scan_window` (`_code_mask`)."""
+        stats = self.stats
+        start, stop = int(window.starts[0]), int(window.stops[0])
+        total = stop - start
+        sel: np.ndarray | None = None  # surviving rows, window-relative; None: all
+        for infos, test in self._tests:
+            sel = self._select_rows(infos, test, window, start, stop, sel)
+            if len(sel) == 0:
+                break
+            if len(sel) == total:
+                sel = None  # every row so far: later tests and outputs read slices, not takes
+        selected = total if sel is None else len(sel)
+        stats.rows_filtered_predicate += total - selected
+        stats.rows_returned += selected
+        if selected == 0:
+            return None
+        if sel is None:
+            cols = tuple(self._gather(info, window, None) for info in self.outputs)
+        else:
+            ids = sel + start
+            cols = tuple(self._select(info, ids) for info in self.outputs)
+        return Batch(self.names, cols)
+
+    def _select_rows(self, infos: tuple[ColumnInfo, ...], test: Callable[..., np.ndarray],
+                     window: RowRanges, start: int, stop: int, sel: np.ndarray | None
+                     ) -> np.ndarray:
+        """The rows of `sel` (window-relative; None: every row) passing `test`."""
+        info = infos[0]
+        if isinstance(test, _DictTest) and not any(
+                p.op == "is_null" for p in test.predicates):
+            whole, table = self._whole_codes_of(info, test)
+            if whole is not None and table is not None:
+                codes = whole.codes[start:stop]
+                valid = whole.validity
+                has = valid is not None
+                v = valid[start:stop] if valid is not None else _NO_VALIDITY
+                return (selection_kernels.codes_first(codes, table, v, has) if sel is None
+                        else selection_kernels.codes_next(codes, table, v, has, sel))
+        if isinstance(test, _DictTest):  # page by page: DICT pages on their codes
+            hit = self._code_mask(info, test, window, None if sel is None else sel + start)
+            return np.flatnonzero(hit) if sel is None else sel[hit]
+        if isinstance(test, _RangeTest):
+            whole_col = self._whole(info)
+            if whole_col is not None and whole_col.offsets is None:
+                rng = test.rng
+                data = whole_col.data[start:stop]
+                if rng.lo > rng.hi:
+                    return np.zeros(0, np.int64)
+                as_values = data.dtype.type
+                lo, hi = as_values(rng.lo), as_values(rng.hi)
+                has = whole_col.validity is not None
+                v = whole_col.validity[start:stop] if has else _NO_VALIDITY  # type: ignore[index]
+                return (selection_kernels.range_first(data, v, has, lo, hi, rng.excluded)
+                        if sel is None else selection_kernels.range_next(
+                            data, v, has, lo, hi, rng.excluded, sel))
+        cols = [self._gather(i, window, None) for i in infos]
+        if sel is not None:
+            cols = [c.take(sel) for c in cols]
+        hit = test(cols, stop - start if sel is None else len(sel))
+        return np.flatnonzero(hit) if sel is None else sel[hit]
+
+    def _whole_codes_of(self, info: ColumnInfo, test: _DictTest
+                        ) -> tuple[DictPage | None, np.ndarray | None]:
+        """The column's pages merged into one DictPage (None when some page is plain) and the
+        lookup table of `test`'s predicates on it, read once per scan."""
+        got = self._whole_codes.get(info.index)
+        if got is None:
+            whole = self.reader.read_column_codes(info, self.stats)
+            table = None if whole is None else whole.lookup_table(test.predicates)
+            got = self._whole_codes[info.index] = (whole, table)
+        return got
+
     def _scan_window(self, window: RowRanges) -> Batch | None:
         """Run the row tests column by column. While many rows survive, each test's columns
         are decoded for the whole window and the masks are ANDed (contiguous decoding is
         cheapest); once few rows are left (< 1/8), or from the start when a bitmap selection
         picks the rows, later columns are decoded only for the surviving rows, in the pages
         that hold them. Then the other requested columns."""
+        if self._selective(window):
+            return self._scan_selected(window)
         stats = self.stats
         rows = None if len(window) == 1 else window.row_ids()
         total = window.count
@@ -821,12 +956,18 @@ class _DictTest:
         return self._plain(cols, n)
 
 
-def _range(rng: IntegerRange) -> Callable[[list[Column], int], np.ndarray]:
-    """The conjunction of an integer column's comparisons, in one pass (range_test.py)."""
-    def test(cols: list[Column], n: int) -> np.ndarray:
+class _RangeTest:
+    """The conjunction of an integer column's comparisons, in one pass (range_test.py); the
+    selection-vector windows use its range directly (selection.py)."""
+
+    __slots__ = ("rng",)
+
+    def __init__(self, rng: IntegerRange) -> None:
+        self.rng = rng
+
+    def __call__(self, cols: list[Column], n: int) -> np.ndarray:
         col = cols[0]
-        return rng.mask(col.data, col.validity)
-    return test
+        return self.rng.mask(col.data, col.validity)
 
 
 def _conjunction(preds: list[ColumnPredicate]) -> Callable[[list[Column], int], np.ndarray]:

@@ -94,6 +94,10 @@ class SegmentMeta:
     # (column, op, index values) -> the page zone maps' verdict (reader.page_zone_match)
     zone_matches: dict[tuple[str, str, tuple[object, ...]], np.ndarray] = field(
         default_factory=dict)
+    # (columns, predicates, disjunctions) of a scan -> what the segment iterator's pruning
+    # concluded for them (storage/segment/scan_plan.py): repeated queries skip the zone maps,
+    # short key, bitmap indexes and bloom filters of a segment they pruned before
+    scan_plans: dict[object, object] = field(default_factory=dict)
     num_rows: int = field(init=False)
 
     def __post_init__(self) -> None:

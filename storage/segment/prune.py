@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from storage.indexes.zone_map import NotIndexable, entry_may_match, index_value
-from storage.predicates import INDEXABLE_OPS, ColumnPredicate, Disjunction, index_forms
+from storage.predicates import (
+    INDEXABLE_OPS,
+    RUNTIME_FILTER_OPS,
+    ColumnPredicate,
+    Disjunction,
+    index_forms,
+)
 from storage.segment.encoding import PhysicalLayout
 from storage.segment.meta_cache import SegmentMeta, StoredColumn
 from storage.types import DataType
@@ -56,8 +62,42 @@ def indexed_constants(stored: DataType, layout: PhysicalLayout, op: str,
 _MISSING = object()
 
 
+# Pruners by (the scan's column types, its predicates and disjunctions with typed constants):
+# every tablet of a scan, and every run of a repeated query, asks with equal predicates; a
+# pruner converts its constants to index values once per (column, stored type) and keeps them.
+MAX_SHARED_PRUNERS = 256
+_SHARED: dict[object, tuple[Mapping[str, DataType], ZonePruner]] = {}
+
+
+def _typed(p: ColumnPredicate) -> tuple[object, ...]:
+    return (p.column.lower(), p.op, tuple((type(v), v) for v in p.values))
+
+
 class ZonePruner:
     """Segment-level zone map checks of one scan's predicates (see the module doc)."""
+
+    @staticmethod
+    def shared(types: Mapping[str, DataType], predicates: Sequence[ColumnPredicate],
+               disjunctions: Sequence[Disjunction] = ()) -> ZonePruner:
+        """A pruner equal to `ZonePruner(types, predicates, disjunctions)`, shared by scans
+        with the same `types` object (the catalog's per schema object, storage/reader.py) and
+        equal predicates: its converted constants are reused across tablets and queries."""
+        if any(p.op in RUNTIME_FILTER_OPS for p in predicates) or any(
+                p.op in RUNTIME_FILTER_OPS for d in disjunctions for b in d.branches for p in b):
+            return ZonePruner(types, predicates, disjunctions)  # a new filter every query
+        try:
+            key = (id(types), tuple(map(_typed, predicates)),
+                   tuple(tuple(tuple(map(_typed, b)) for b in d.branches) for d in disjunctions))
+            got = _SHARED.get(key)
+        except TypeError:  # an unhashable constant
+            return ZonePruner(types, predicates, disjunctions)
+        if got is not None and got[0] is types:
+            return got[1]
+        pruner = ZonePruner(types, predicates, disjunctions)
+        if len(_SHARED) >= MAX_SHARED_PRUNERS:
+            _SHARED.clear()  # crude bound; a miss only converts again
+        _SHARED[key] = (types, pruner)  # keeps `types` alive: its id is not reused meanwhile
+        return pruner
 
     def __init__(self, types: Mapping[str, DataType],
                  predicates: Sequence[ColumnPredicate],
