@@ -19,11 +19,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-import numpy as np
-
-from storage.batch import Batch, DictColumn
+from storage.batch import Batch
 from storage.catalog.meta import MaterializedIndexMeta, TableMeta
-from storage.merge import MergeSpec, combine, sortable
+from storage.merge import MergeSpec, combine, key_steps
 
 # Key dtypes compared as they are stored (numpy's comparisons order them as the sort does; a
 # NaN compares false both ways and so sends the rows to the sort).
@@ -34,24 +32,8 @@ def in_key_order(batch: Batch, keys: Sequence[str]) -> bool:
     """Whether the rows are already non-decreasing by `keys` (NULL first, as `sortable`
     orders), so a stable sort by them would keep every row in place. One vectorised pass
     over fixed-width keys; a string key answers False (its ranks cost what the sort does)."""
-    n = batch.num_rows
-    if n < 2:
-        return True
-    greater = np.zeros(n - 1, np.bool_)  # row i+1 > row i on the keys compared so far
-    equal = np.ones(n - 1, np.bool_)
-    for name in keys:
-        col = batch.column(name)
-        if (isinstance(col, DictColumn) or col.offsets is not None
-                or col.data.dtype.kind not in _COMPARABLE_KINDS):
-            return False
-        parts = [col.data] if col.validity is None else list(sortable(col))
-        for values in parts:
-            a, b = values[:-1], values[1:]
-            greater |= equal & (b > a)
-            equal &= b == a
-            if not (greater | equal).all():
-                return False
-    return True
+    steps = key_steps(batch, keys, _COMPARABLE_KINDS)
+    return steps is not None and bool((steps[0] | steps[1]).all())
 
 
 class MemTable:

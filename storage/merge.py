@@ -262,25 +262,34 @@ def reduce_groups(batch: Batch, starts: np.ndarray, spec: MergeSpec) -> Batch:
     return Batch(batch.names, tuple(cols))
 
 
-def _strictly_increasing(batch: Batch, keys: Sequence[str]) -> bool:
-    """Rows already in key order with no key twice: what many small loads of disjoint key
-    ranges (an append-only feed) give merge-on-read. Checked in O(rows) on fixed-width keys
-    only (others would need the ranks `sortable` computes, the cost this check avoids)."""
+def key_steps(batch: Batch, keys: Sequence[str],
+              kinds: str = "biu") -> tuple[np.ndarray, np.ndarray] | None:
+    """Compare each row with the next on `keys` (NULL first, as `sortable` orders): `greater`
+    where row i+1 sorts after row i, `equal` where their keys are equal; None when a key is not
+    fixed-width of a dtype kind in `kinds` (strings and dictionary codes would need the ranks
+    `sortable` computes, the cost this O(rows) check exists to avoid). A NaN compares false both
+    ways, so it is neither greater nor equal."""
     n = batch.num_rows
-    if n < 2:
-        return True
-    greater = np.zeros(n - 1, np.bool_)  # row i+1 > row i on the keys compared so far
-    equal = np.ones(n - 1, np.bool_)
+    greater = np.zeros(max(n - 1, 0), np.bool_)  # row i+1 > row i on the keys compared so far
+    equal = np.ones(max(n - 1, 0), np.bool_)
     for name in keys:
         col = batch.column(name)
-        if col.offsets is not None or col.data.dtype.kind not in "biu":
-            return False
+        if (isinstance(col, DictColumn) or col.offsets is not None
+                or col.data.dtype.kind not in kinds):
+            return None
         parts = [col.data] if col.validity is None else list(sortable(col))
         for values in parts:
             a, b = values[:-1], values[1:]
             greater |= equal & (b > a)
             equal &= b == a
-    return bool(greater.all())
+    return greater, equal
+
+
+def _strictly_increasing(batch: Batch, keys: Sequence[str]) -> bool:
+    """Rows already in key order with no key twice: what many small loads of disjoint key
+    ranges (an append-only feed) give merge-on-read. Integer keys only."""
+    steps = key_steps(batch, keys)
+    return steps is not None and bool(steps[0].all())
 
 
 def combine(batch: Batch, spec: MergeSpec, arrival: np.ndarray | None = None) -> Batch:

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.predicate_reference import holds
 
 from storage import types as T
 from storage.batch import Batch, Column
@@ -33,21 +34,6 @@ NAMES = ("k", "v", "s")
 INT_TYPES = [T.TINYINT, T.SMALLINT, T.INT, T.BIGINT]
 OPS = ["=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null"]
 BOUNDS = MIN_VALID | MAX_VALID | EXACT | HAS_NOT_NULL
-
-
-def holds(op: str, v: int | None, consts: tuple[int, ...]) -> bool:
-    if op == "is_null":
-        return v is None
-    if op == "is_not_null":
-        return v is not None
-    if v is None:
-        return False
-    if op == "in":
-        return v in consts
-    if op == "not_in":
-        return v not in consts
-    c = consts[0]
-    return {"=": v == c, "!=": v != c, "<": v < c, "<=": v <= c, ">": v > c, ">=": v >= c}[op]
 
 
 @st.composite

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.predicate_reference import holds as py_holds
 
 from storage import types as T
 from storage.batch import Batch, Column
@@ -37,23 +38,6 @@ OPS = ["=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null"
 
 def _plain_only(offsets: np.ndarray, data: np.ndarray) -> tuple[Encoding, bytes]:
     return Encoding.PLAIN, encode_varlen(offsets, data, Encoding.PLAIN)
-
-
-def py_holds(op: str, v: str | None, consts: tuple[object, ...]) -> bool:
-    """SQL semantics in plain Python (str order is code point order = UTF-8 byte order)."""
-    if op == "is_null":
-        return v is None
-    if op == "is_not_null":
-        return v is not None
-    if v is None:
-        return False
-    if op in ("in", "in_bloom"):
-        return v in consts
-    if op == "not_in":
-        return v not in consts
-    c = consts[0]
-    return {"=": v == c, "!=": v != c, "<": v < c, "<=": v <= c,  # type: ignore[operator]
-            ">": v > c, ">=": v >= c}[op]  # type: ignore[operator]
 
 
 def duck_sql(op: str, consts: tuple[object, ...]) -> str:

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from segment_data import random_values
+from support.predicate_reference import holds as py_holds
 
 from storage import types as T
 from storage.batch import Batch, Column
@@ -28,27 +29,6 @@ MENU = [T.INT, T.BIGINT, T.LARGEINT, T.DATE, T.datetime(6), T.decimal(9, 2),
         T.decimal(38, 6), T.varchar(32), T.STRING, T.BOOLEAN]
 OPS = ["=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null"]
 NAMES = ("k", "a", "b", "c")
-
-
-def py_holds(op: str, v: object, consts: tuple[object, ...]) -> bool:
-    """SQL semantics of one predicate on one value, in plain Python (str order is code point
-    order, which is UTF-8 byte order)."""
-    if op == "is_null":
-        return v is None
-    if op == "is_not_null":
-        return v is not None
-    if v is None:
-        return False
-    if op == "in":
-        return v in consts
-    if op == "in_bitmap":  # a join's runtime key set
-        (keys,) = consts
-        return keys.lo <= v <= keys.hi and bool(keys.bits[v - keys.lo])  # type: ignore
-    if op == "not_in":
-        return v not in consts
-    c = consts[0]
-    return {"=": v == c, "!=": v != c, "<": v < c, "<=": v <= c,  # type: ignore[operator]
-            ">": v > c, ">=": v >= c}[op]  # type: ignore[operator]
 
 
 def py_rows(rows: list[tuple[object, ...]], preds: list[ColumnPredicate],
