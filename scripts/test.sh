@@ -3,7 +3,8 @@
 # system packages (mariadb client, the MariaDB C library mysqlclient builds against, Connector/J,
 # sqlline and a JDK for the JDBC and Spark tests), a .venv
 # with ShaleDB and its test extras, then ruff and mypy (on the packages pyproject.toml's
-# [tool.mypy] files lists), then pytest. Extra arguments go to pytest.
+# [tool.mypy] files lists), then pytest. Extra arguments go to pytest (test paths given there
+# replace the whole suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -39,4 +40,5 @@ print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["tool"]["mypy"]["file
 [ ${#CHECKED[@]} -gt 0 ] || { echo "pyproject.toml: [tool.mypy] files lists no package" >&2; exit 1; }
 .venv/bin/python -m ruff check "${CHECKED[@]}"
 .venv/bin/python -m mypy "${CHECKED[@]}"
-exec .venv/bin/python -m pytest tests -q "$@"
+# pyproject.toml's testpaths is tests/: no arguments run the whole suite, paths run just those.
+exec .venv/bin/python -m pytest -q "$@"

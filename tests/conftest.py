@@ -7,11 +7,13 @@ start a server. Tests that need their own server (crash/restart tests) use
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 # mysql-connector's C extension (tests/clients test it, not the pure-Python fallback) needs a
 # static TLS block from libstdc++ that is no longer available once pyarrow's libraries are
@@ -21,6 +23,14 @@ try:
     import _mysql_connector  # noqa: F401
 except ImportError:  # the extension is missing or broken: test_auth says so itself
     pass
+
+# Property tests draw the same examples on every run (seeded from each test's name), so the suite
+# fails only when code or tests change, never on a newly drawn example while CI judges a change;
+# `HYPOTHESIS_PROFILE=explore ./scripts/test.sh ...` draws fresh random examples to hunt for bugs.
+# Tests' own @settings (example counts, deadlines) apply on top of the loaded profile.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent
