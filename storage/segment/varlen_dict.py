@@ -4,10 +4,11 @@ The page's values are grouped by their 64-bit FNV-1a hash (`varlen_hashes`, numb
 checked byte for byte against its first value (so a hash collision can never merge two
 different strings: the caller then falls back to the exact set-based path), and the distinct
 values are sorted and gathered into the dictionary by numba kernels too (`sort_rows`,
-`gather_rows`), so no Python object is made per value or per distinct value. Low-cardinality
-columns (SSB's lo_shipmode) and many-valued ones (SSB-flat's c_address, p_name: a few rows per
-value) alike cost a few numba passes per page; sorting the distinct values as Python bytes
-was a quarter of an SSB-flat Stream Load's CPU (docs/performance.md, branch ingest).
+`encoding.dict_gather`), so no Python object is made per value or per distinct value.
+Low-cardinality columns (SSB's lo_shipmode) and many-valued ones (SSB-flat's c_address,
+p_name: a few rows per value) alike cost a few numba passes per page; sorting the distinct
+values as Python bytes was a quarter of an SSB-flat Stream Load's CPU (docs/performance.md,
+branch ingest).
 Doris' counterpart: BinaryDictPageBuilder (BE segment_v2).
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from storage.segment.encoding import _compare_bytes, varlen_hashes
+from storage.segment.encoding import _compare_bytes, dict_gather, varlen_hashes
 
 # Ranges this small are insertion-sorted by `sort_rows` (a numpy sort's own cost is more).
 _INSERTION_RANGE = 16
@@ -192,25 +193,6 @@ def sort_rows_reference(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray)
     return rows[np.array(sorted(range(len(values)), key=values.__getitem__), dtype=np.int64)]
 
 
-@njit(cache=True, nogil=True)
-def gather_rows(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets from 0, bytes) of the values of `rows`, in that order."""
-    out_offsets = np.empty(rows.shape[0] + 1, dtype=np.int64)
-    out_offsets[0] = 0
-    for k in range(rows.shape[0]):
-        r = rows[k]
-        out_offsets[k + 1] = out_offsets[k] + offsets[r + 1] - offsets[r]
-    out = np.empty(out_offsets[-1], dtype=np.uint8)
-    for k in range(rows.shape[0]):
-        r = rows[k]
-        start = offsets[r]
-        dst = out_offsets[k]
-        for j in range(offsets[r + 1] - start):
-            out[dst + j] = data[start + j]
-    return out_offsets, out
-
-
 def dictionary_arrays(offsets: np.ndarray, data: np.ndarray,
                       groups: tuple[np.ndarray, np.ndarray] | None = None,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -221,7 +203,7 @@ def dictionary_arrays(offsets: np.ndarray, data: np.ndarray,
     if not equal_to_rep(offsets, data, first[inverse]):
         return None
     order = sort_rows(offsets, data, first)  # distinct values' first rows, sorted by value
-    dict_offsets, dict_data = gather_rows(offsets, data, order)
+    dict_offsets, dict_data = dict_gather(offsets, data, order)  # the sorted values' bytes
     # group g's code: the position of its first row in the sorted order
     rank_of_row = np.empty(len(offsets) - 1, dtype=np.uint64)
     rank_of_row[order] = np.arange(len(order), dtype=np.uint64)

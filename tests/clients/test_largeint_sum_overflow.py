@@ -5,10 +5,10 @@ error packet, never an internal error; nothing of the failed load becomes visibl
 
 from __future__ import annotations
 
-import time
-
 import pymysql
 import pytest
+
+from support.alter_jobs import wait_alter_job
 
 LARGEINT_MAX = 2**127 - 1
 LARGEINT_MIN = -(2**127)
@@ -31,13 +31,9 @@ def error_of(conn: pymysql.connections.Connection, sql: str) -> tuple[int, str]:
 
 def view_job(conn: pymysql.connections.Connection, view: str) -> tuple[str, str]:
     """(State, Msg) of `view`'s build job once it ended (bounded wait)."""
-    deadline = time.monotonic() + 120
-    while True:
-        rows = [r for r in run(conn, "SHOW ALTER TABLE MATERIALIZED VIEW") if r[5] == view]
-        if rows and rows[-1][8] in ("FINISHED", "CANCELLED"):
-            return rows[-1][8], rows[-1][9]
-        assert time.monotonic() < deadline, rows
-        time.sleep(0.2)
+    with conn.cursor() as cur:
+        job = wait_alter_job(cur, view, kind="MATERIALIZED VIEW")
+    return job["State"], job["Msg"]
 
 
 def test_aggregate_key_sum_overflow_is_an_error_packet(db_conn) -> None:

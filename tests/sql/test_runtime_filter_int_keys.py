@@ -13,6 +13,7 @@ import duckdb
 import pytest
 from support.duck import insert_rows
 from support.names import unique_db_name
+from support.runtime_filter_checks import fact_scan, sorted_rows
 
 WIDTHS = {"TINYINT": (-128, 127), "SMALLINT": (-32768, 32767),
           "INT": (-(2 ** 31), 2 ** 31 - 1), "BIGINT": (-(2 ** 63), 2 ** 63 - 1)}
@@ -53,20 +54,6 @@ def star(server):  # type: ignore[no-untyped-def]
     conn.close()
 
 
-def _sorted(rows) -> list[tuple]:  # type: ignore[no-untyped-def]
-    return sorted((tuple(r) for r in rows), key=lambda r: [(v is None, v) for v in r])
-
-
-def _fact_scan(cur) -> tuple[int, str]:  # type: ignore[no-untyped-def]
-    cur.execute('SHOW QUERY PROFILE "/"')
-    latest = cur.fetchone()[0]
-    cur.execute(f'SHOW QUERY PROFILE "/{latest}"')
-    scans = [dict(part.split(": ", 1) for part in v.split(", ") if ": " in part)
-             for k, v in cur.fetchall() if k.endswith(":VOlapScanNode")]
-    fact = max(scans, key=lambda c: int(c["RowsTotal"]) if "RowsTotal" in c else 0)
-    return int(fact["RowsReturned"]), fact.get("RuntimeFilters", "")
-
-
 # (dimension filter, whether the key set stays within a few values or spans ~400k)
 FILTERS = [("d.g = 1 AND d.k BETWEEN -40 AND 40", "narrow"),
            ("d.g < 3 AND d.k BETWEEN -200000 AND 200000", "wide"),  # INT / BIGINT: packed
@@ -84,14 +71,14 @@ def test_integer_key_filters_match_duckdb(star, width: str, where: str, span: st
     with conn.cursor() as cur:
         cur.execute("SET enable_profile = true")
         cur.execute(sql)
-        on = _sorted(cur.fetchall())
-        rows_on, kinds_on = _fact_scan(cur)
+        on = sorted_rows(cur.fetchall())
+        rows_on, kinds_on = fact_scan(cur)
         cur.execute("SET runtime_filter_mode = 'OFF'")
         cur.execute(sql)
-        off = _sorted(cur.fetchall())
+        off = sorted_rows(cur.fetchall())
         cur.execute("SET runtime_filter_mode = 'GLOBAL'")
         cur.execute("SET enable_profile = false")
-    assert on == off == _sorted(duck.execute(sql).fetchall())
+    assert on == off == sorted_rows(duck.execute(sql).fetchall())
     assert on, "the filter keeps some rows"
     if span != "extremes":
         assert kinds_on == "bitmap"

@@ -12,6 +12,7 @@ import duckdb
 import pytest
 from support.duck import insert_rows
 from support.names import unique_db_name
+from support.runtime_filter_checks import fact_scan, sorted_rows
 
 NAMES = [f"名{i:04d}-{'x' * (i % 5)}" for i in range(3000)]
 
@@ -57,22 +58,6 @@ def star(server):  # type: ignore[no-untyped-def]
     conn.close()
 
 
-def _sorted(rows) -> list[tuple]:  # type: ignore[no-untyped-def]
-    return sorted((tuple(r) for r in rows), key=lambda r: [(v is None, v) for v in r])
-
-
-def _fact_scan(cur) -> tuple[int, str]:  # type: ignore[no-untyped-def]
-    """Rows the fact table's scan returned in the newest query profile, and the runtime filter
-    types it applied."""
-    cur.execute('SHOW QUERY PROFILE "/"')
-    latest = cur.fetchone()[0]
-    cur.execute(f'SHOW QUERY PROFILE "/{latest}"')
-    scans = [dict(part.split(": ", 1) for part in v.split(", ") if ": " in part)
-             for k, v in cur.fetchall() if k.endswith(":VOlapScanNode")]
-    fact = max(scans, key=lambda c: int(c["RowsTotal"]) if "RowsTotal" in c else 0)
-    return int(fact["RowsReturned"]), fact.get("RuntimeFilters", "")
-
-
 # (query, filter kind the dimension's keys make): grp = 3 keeps 300 keys (`in`), grp < 5 keeps
 # 1500 (> 1024: bloom filter + min / max)
 QUERIES = [
@@ -92,15 +77,15 @@ def test_string_and_float_key_filters_prune_with_duckdb_rows(star, sql: str, kin
     with conn.cursor() as cur:
         cur.execute("SET enable_profile = true")
         cur.execute(sql)
-        on = _sorted(cur.fetchall())
-        rows_on, kinds_on = _fact_scan(cur)
+        on = sorted_rows(cur.fetchall())
+        rows_on, kinds_on = fact_scan(cur)
         cur.execute("SET runtime_filter_mode = 'OFF'")
         cur.execute(sql)
-        off = _sorted(cur.fetchall())
-        rows_off, kinds_off = _fact_scan(cur)
+        off = sorted_rows(cur.fetchall())
+        rows_off, kinds_off = fact_scan(cur)
         cur.execute("SET runtime_filter_mode = 'GLOBAL'")
         cur.execute("SET enable_profile = false")
-    assert on == off == _sorted(duck.execute(sql).fetchall())
+    assert on == off == sorted_rows(duck.execute(sql).fetchall())
     assert rows_off == 30000 and kinds_off == "" and kinds_on == kind
     # `in` is exact; the bloom filter passes a few false positives (FPP 0.05 of the others)
     limit = 0.15 if kind == "in" else 0.65
@@ -153,6 +138,6 @@ def test_keys_without_a_filter_form_report_none(db_conn) -> None:  # type: ignor
         cur.execute("SET enable_profile = true")
         cur.execute("SELECT big.v FROM big JOIN small ON big.k = small.k WHERE small.g = 3")
         rows = sorted(r[0] for r in cur.fetchall())
-        _, kinds = _fact_scan(cur)
+        _, kinds = fact_scan(cur)
         cur.execute("SET enable_profile = false")
     assert rows == list(range(3, 100, 10)) and kinds == ""

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 from support.duck import insert_rows
 from support.names import unique_db_name
+from support.runtime_filter_checks import sorted_rows
 from test_query_profile import _profile
 
 
@@ -46,13 +47,9 @@ def star(server):  # type: ignore[no-untyped-def]
     conn.close()
 
 
-def _sorted(rows) -> list[tuple]:  # type: ignore[no-untyped-def]
-    return sorted((tuple(r) for r in rows), key=lambda r: [(v is None, v) for v in r])
-
-
 def _rows(cur, sql: str) -> list[tuple]:
     cur.execute(sql)
-    return _sorted(cur.fetchall())
+    return sorted_rows(cur.fetchall())
 
 
 def test_dimension_filter_prunes_fact_scan(star) -> None:  # type: ignore[no-untyped-def]
@@ -67,7 +64,7 @@ def test_dimension_filter_prunes_fact_scan(star) -> None:  # type: ignore[no-unt
         off = _rows(cur, sql)
         p_off = _profile(cur)
         cur.execute("SET runtime_filter_mode = 'GLOBAL'")
-    assert on == off == _sorted(duck.execute(sql).fetchall())
+    assert on == off == sorted_rows(duck.execute(sql).fetchall())
     # f_date is fact's sort key: the key range [min, max] of the 9 dimension keys cuts the
     # scan through the short-key index, and the key set removes the rest before `v` is read
     assert p_on["RowsReturned"] < p_off["RowsReturned"] / 100
@@ -99,7 +96,7 @@ def test_every_join_kind_same_rows_with_and_without_filters(star, sql: str) -> N
         off = _rows(cur, sql)
         cur.execute("SET runtime_filter_mode = 'GLOBAL'")
     assert on == off
-    assert on == _sorted(duck.execute(sql).fetchall())
+    assert on == sorted_rows(duck.execute(sql).fetchall())
 
 
 def test_repeated_scan_is_served_by_the_page_cache(star) -> None:  # type: ignore[no-untyped-def]
@@ -126,4 +123,4 @@ def test_disable_join_reorder_keeps_from_order_with_same_rows(star) -> None:  # 
         assert cur.fetchone()[0] == 1
         as_written = _rows(cur, sql)
         cur.execute("SET disable_join_reorder = false")
-    assert reordered == as_written == _sorted(duck.execute(sql).fetchall())
+    assert reordered == as_written == sorted_rows(duck.execute(sql).fetchall())
