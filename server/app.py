@@ -14,6 +14,7 @@ import os
 import signal
 import ssl
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
@@ -294,9 +295,34 @@ class ShaleServer:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        if os.environ.get(STOP_ON_STDIN_EOF_ENV) == "1":
+            _stop_on_stdin_eof(loop, stop)
         await stop.wait()
         logger.info("shutting down")
         await self.stop()
+
+
+# Set by the test harness (tests/support/server.py), which holds the write end of the server's
+# stdin: when the harness process dies, however it dies (a killed pytest run, a crashed bench),
+# the pipe reaches EOF and the server shuts down cleanly instead of living on as an orphan.
+STOP_ON_STDIN_EOF_ENV = "SHALEDB_STOP_ON_STDIN_EOF"
+
+
+def _stop_on_stdin_eof(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    """Set `stop` once stdin reaches end of file (a blocking read on a daemon thread)."""
+
+    def watch() -> None:
+        # os.read on the descriptor, not sys.stdin: a daemon thread blocked inside a buffered
+        # reader holds its lock, and the interpreter aborts at exit when it cannot take it.
+        try:
+            while os.read(0, 65536):
+                pass
+        except (OSError, ValueError):
+            pass  # no usable stdin: treat as closed
+        logger.info("stdin closed (%s): shutting down", STOP_ON_STDIN_EOF_ENV)
+        loop.call_soon_threadsafe(stop.set)
+
+    threading.Thread(target=watch, name="stdin-eof-watch", daemon=True).start()
 
 
 def serve(config: Config) -> int:

@@ -94,11 +94,15 @@ class ServerProcess:
         env = dict(os.environ)
         env.update(self.env)
         env["PYTHONUNBUFFERED"] = "1"
+        # We hold the write end of the server's stdin and never write to it: if this process
+        # dies (a killed pytest, a crashed bench), the pipe closes and the server stops itself
+        # instead of living on with its ports and data dir (server/app.py).
+        env["SHALEDB_STOP_ON_STDIN_EOF"] = "1"
         self.proc = subprocess.Popen(
             self.command,
             cwd=str(REPO_ROOT),
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -169,6 +173,8 @@ class ServerProcess:
     def _join_readers(self) -> None:
         for t in self._threads:
             t.join(timeout=10)
+        if self.proc is not None and self.proc.stdin is not None and self.proc.poll() is not None:
+            self.proc.stdin.close()  # the process is gone; nothing reads the pipe any more
 
     def _terminate_hard(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
