@@ -188,7 +188,8 @@ class ShaleServer:
             self.database_exists, self.error_log_url)
         self.http_services = HttpServices(
             self.engine, self.privileges, self.stats, self.audit, lambda: self.mysql_port,
-            lambda: self.flight_sql.port if self.flight_sql is not None else -1)
+            lambda: self.flight_sql.port if self.flight_sql is not None else -1,
+            lambda: self.flight_sql.metric_families() if self.flight_sql is not None else ())
         self.mysql: ShaleMysqlServer | None = None
         self.http_runner: web.AppRunner | None = None
         self.mysql_port = 0

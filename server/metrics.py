@@ -77,6 +77,7 @@ class ServerCollector(Collector):
         yield from compaction_api.metric_families(server.engine)
         yield from load_status.metric_families(server.engine)
         yield from dynamic_partitions.metric_families(server.engine)
+        yield from server.flight_metrics()
 
 
 def registry_for(server: HttpServices) -> CollectorRegistry:

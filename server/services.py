@@ -9,10 +9,10 @@ and read without the whole server (statements have had `StatementServices` since
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from server.audit import AuditLog
 from server.privileges import PrivilegeManager
@@ -21,6 +21,9 @@ from server.statement_cache import ParseCache
 from server.statements import StatementServices
 from server.variables import GlobalVariables
 from storage.engine import StorageEngine
+
+if TYPE_CHECKING:
+    from prometheus_client.registry import Metric
 
 
 @dataclass
@@ -86,3 +89,5 @@ class HttpServices:
     mysql_port: Callable[[], int]  # /api/bootstrap; bound once the MySQL listener started
     # /api/backends advertises it (-1: Arrow Flight SQL is off); bound once its listener started
     flight_port: Callable[[], int] = lambda: -1
+    # /metrics: the Flight port's call slots and sessions (none while it is off)
+    flight_metrics: Callable[[], Iterable[Metric]] = lambda: ()

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Metric
 
 from server.flight_sql.admission import CALL_QUEUE_SIZE, MAX_CALLS, CallSlots
 from server.flight_sql.service import ShaleFlightSqlServer
@@ -51,6 +54,7 @@ class FlightSqlListener:
         self.call_queue_size = call_queue_size
         self.server: ShaleFlightSqlServer | None = None
         self.port = 0
+        self.slots = CallSlots(max_calls, call_queue_size)  # /metrics reads its counters
 
     def start(self, host: str, port: int, tls_files: tuple[Path, Path] | None = None) -> int:
         """Bind and serve (the constructor binds; gRPC's threads serve); the bound port.
@@ -64,7 +68,7 @@ class FlightSqlListener:
             self.server = ShaleFlightSqlServer(
                 f"{scheme}://{bind}:{port}", self.services, self.server_version, certificates,
                 FlightSessions(self.services, self.token_alive_seconds, self.token_cache_size),
-                CallSlots(self.max_calls, self.call_queue_size))
+                self.slots)
         except pa.ArrowException as e:  # the port is taken, the address is not ours, ...
             raise OSError(f"cannot listen for Arrow Flight SQL on {host}:{port}: {e}") from None
         self.port = int(self.server.port)
@@ -76,6 +80,26 @@ class FlightSqlListener:
         if self.server is None:
             raise RuntimeError("Arrow Flight SQL is not started")
         return self.server.sessions
+
+    def metric_families(self) -> Iterator[Metric]:
+        """The Flight port's call slots and sessions, for /metrics (server/metrics.py)."""
+        slots = self.slots
+        yield GaugeMetricFamily("shaledb_flight_sql_calls_running",
+                                "Arrow Flight SQL calls holding a slot now "
+                                "(at most arrow_flight_sql_max_calls).", value=slots.running)
+        yield GaugeMetricFamily("shaledb_flight_sql_calls_waiting",
+                                "Arrow Flight SQL calls waiting for a slot now "
+                                "(at most arrow_flight_sql_call_queue_size).", value=slots.waiting)
+        yield CounterMetricFamily("shaledb_flight_sql_calls_queued",
+                                  "Arrow Flight SQL calls that waited for a slot since start.",
+                                  value=slots.queued_total)
+        yield CounterMetricFamily("shaledb_flight_sql_calls_refused",
+                                  "Arrow Flight SQL calls refused with the queue full "
+                                  "(ERROR 1040) since start.", value=slots.refused_total)
+        server = self.server
+        yield GaugeMetricFamily("shaledb_flight_sql_sessions",
+                                "Logged-in Arrow Flight SQL sessions.",
+                                value=len(server.sessions.sessions()) if server else 0)
 
     def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> bool:
         """Cancel the sessions' statements, then shut gRPC down. gRPC's shutdown waits for the

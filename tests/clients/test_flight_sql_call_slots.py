@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from pyarrow import flight
 from support.flight_sql import RawSession, adbc_connect, read_rest
+from support.http import scrape_metrics
 from support.server import ServerProcess
 
 CLIENTS = 12
@@ -38,6 +39,11 @@ def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """Two calls at once, one waiting."""
     with flight_server(tmp_path_factory.mktemp("flight-slots-t"), 2, 1) as srv:
         yield srv
+
+
+def flight_metrics(srv: ServerProcess) -> dict[str, float]:
+    assert srv.http_port is not None
+    return {k: v for k, v in scrape_metrics(srv.http_port).items() if "flight_sql" in k}
 
 
 def port(srv: ServerProcess) -> int:
@@ -122,6 +128,11 @@ def test_a_call_past_the_queue_is_refused_then_slots_come_back(tight: ServerProc
                            match=r"ERROR 1040 \(08004\): Too many connections: .*"
                                  r"arrow_flight_sql_max_calls.*retry later"):
             refused.rows("SELECT 1")
+        # /metrics shows the same moment: both slots held, the queue full, one refusal
+        assert flight_metrics(tight) == {
+            "shaledb_flight_sql_calls_running": 2, "shaledb_flight_sql_calls_waiting": 1,
+            "shaledb_flight_sql_calls_queued_total": 1,
+            "shaledb_flight_sql_calls_refused_total": 1, "shaledb_flight_sql_sessions": 4}
     finally:
         with tight.connect() as c, c.cursor() as cur:
             for sid in holder_ids:
@@ -137,5 +148,8 @@ def test_a_call_past_the_queue_is_refused_then_slots_come_back(tight: ServerProc
     with pytest.raises(KeyError, match="1049"):  # pyarrow's NOT_FOUND
         refused.rows("SELECT * FROM no_such_db.t")
     assert refused.rows("SELECT 1 AS one") == [{"one": 1}]
+    after = flight_metrics(tight)
+    assert (after["shaledb_flight_sql_calls_running"], after["shaledb_flight_sql_calls_waiting"],
+            after["shaledb_flight_sql_calls_refused_total"]) == (0, 0, 1)
     for s in (*holders, waiter, refused):
         s.close()
