@@ -189,6 +189,8 @@ def text_array(t: DataType, col: Column) -> pa.Array:
     """A result column for CSV: Arrow types whose CSV text is Doris' text form (DATETIME at
     its scale, BOOLEAN as 1 / 0); pyarrow's CSV writer never quotes these."""
     k = t.kind
+    if t.is_nested:  # Doris' text form, `[1, 2, null]` / `{"k":1}`, as a Stream Load reads it
+        return pa.array([t.format_value(v) for v in col.to_pylist()], pa.string())
     if k is TypeKind.DATETIME and t.scale not in (0, 3, 6):
         return pa.array([t.format_value(v) for v in col.to_pylist()], pa.string())
     arr = arrow_array(t, col)
