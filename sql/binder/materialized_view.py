@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from sql.binder.bind_expressions import ExpressionBinder
 from sql.binder.expressions import AggregateCall, Case, Cast, ColumnRef, Expr, IsNull, Literal
+from sql.binder.grouping_sets import has_grouping_sets
 from sql.ddl.create_table import (
     SHORTKEY_MAX_BYTES,
     SHORTKEY_MAX_COLUMNS,
@@ -188,6 +189,9 @@ def _as_value(c: ColumnMeta) -> ColumnMeta:
 def _check_group_by(select: exp.Select, binder: ExpressionBinder, keys: list[Expr],
                     aggregated: bool) -> None:
     group = select.args.get("group")
+    if has_grouping_sets(select):
+        raise DorisError("The grouping sets clause is not supported in materialized view: "
+                         "use a plain GROUP BY")
     groups = [binder.bind(g) for g in group.expressions] if group is not None else []
     key_sql = [k.sql() for k in keys]
     if aggregated or groups:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from sql.binder import grouping_sets
 from sql.binder.bind_expressions import ExpressionBinder, SessionLike, not_supported
 from sql.binder.bind_from import (  # noqa: F401 - re-exported for callers of the binder
     FromBinder,
@@ -63,12 +64,6 @@ def check_supported(select: exp.Select) -> None:
     for j in select.args.get("joins") or []:
         if (j.method or "").upper() == "NATURAL":
             raise not_supported("NATURAL JOIN")
-    group = select.args.get("group")
-    if group is not None and (
-            any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets"))
-            or any(isinstance(g, exp.Rollup | exp.Cube | exp.GroupingSets)
-                   for g in group.expressions)):
-        raise not_supported("GROUPING SETS / ROLLUP / CUBE")
 
 
 class SelectBinder(FromBinder):
@@ -92,6 +87,9 @@ class SelectBinder(FromBinder):
 
     # ---- main ------------------------------------------------------------------------------
     def bind(self, select: exp.Select, sql: str | None = None) -> BoundSelect:
+        if grouping_sets.has_grouping_sets(select):  # a UNION ALL of one GROUP BY per set
+            text = sql if sql is not None or self.parent is not None else select.meta.get("sql")
+            return self.bind(grouping_sets.expand(select, text))
         check_supported(select)
         if not select.expressions:
             raise DorisError("Syntax error: the SELECT list is empty", ErrorCode.PARSE_ERROR)
