@@ -23,6 +23,7 @@ from executor.scan import Scan
 from executor.set_operation import SetOperation
 from executor.sort import Sort
 from executor.state import InstanceStates
+from executor.table_function import TableFunction
 from executor.top_n import TopN
 from executor.two_phase_aggregate import MergeAggregate, PartialAggregate
 from executor.values import Values
@@ -113,6 +114,9 @@ class _Builder:
             return Sort(node.keys, kids[0])
         if isinstance(node, ph.Window):
             return Window(node.windows, kids[0])
+        if isinstance(node, ph.TableFunction):
+            return TableFunction(node.function, node.args, node.gen_names, node.gen_types,
+                                 kids[0])
         if isinstance(node, ph.SetOp):
             return SetOperation(node.op, node.names, node.types, *kids)
         if isinstance(node, ph.Values):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from planner.logical import (
     LogicalAggregate,
     LogicalFileScan,
+    LogicalGenerate,
     LogicalJoin,
     LogicalLimit,
     LogicalPlan,
@@ -35,6 +36,7 @@ from sql.binder.relations import (
     BoundDerived,
     BoundFileRel,
     BoundJoin,
+    BoundLateral,
     BoundQuery,
     BoundRelation,
     BoundSetOp,
@@ -89,6 +91,12 @@ def build_relation(rel: BoundRelation, catalog: CatalogView) -> LogicalPlan:
         inner = build_logical(rel.query, catalog)
         return LogicalProject(inner, tuple((c.internal, ColumnRef(f"_c{i}", c.type))
                                            for i, c in enumerate(rel.columns)))
+    if isinstance(rel, BoundLateral):
+        if any(_has_subquery(a) for a in rel.args):
+            raise not_supported("subquery in a LATERAL VIEW function")
+        return LogicalGenerate(build_relation(rel.input, catalog), rel.function, rel.args,
+                               tuple(c.internal for c in rel.columns),
+                               tuple(c.type for c in rel.columns))
     if isinstance(rel, BoundJoin):
         if _has_subquery(rel.condition):
             raise not_supported("subquery in a JOIN ... ON condition")

@@ -47,6 +47,7 @@ from planner.logical import (
     LogicalAssertOneRow,
     LogicalFileScan,
     LogicalFilter,
+    LogicalGenerate,
     LogicalJoin,
     LogicalLimit,
     LogicalPlan,
@@ -79,6 +80,7 @@ from planner.physical import (
     PhysicalNode,
     SetOp,
     Sort,
+    TableFunction,
     TopN,
     Values,
     Window,
@@ -250,6 +252,11 @@ class _Planner:
             node = self.gather(node, dist, self._path + (0,))
             keys = tuple((self.text(k.expr), k.desc) for k in plan.keys)
             return self.node(Sort, [node], shape="PhysicalQuickSort", order_by=keys), GATHER
+        if isinstance(plan, LogicalGenerate):  # row-local: the child's layout holds
+            node, dist = self.child(plan, 0)
+            text = f"{plan.function}(" + ", ".join(self.text(a) for a in plan.args) + ")"
+            return self.node(TableFunction, [node], shape="PhysicalGenerate",
+                             function_text=text), dist
         if isinstance(plan, LogicalWindow):
             node, dist = self.child(plan, 0)
             node = self.gather(node, dist, self._path + (0,))

@@ -372,3 +372,31 @@ class LogicalWindow(_Unary):
 
     def describe(self) -> str:
         return "LogicalWindow(" + ", ".join(f"{w.sql()} AS {n}" for n, w in self.windows) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalGenerate(_Unary):
+    """LATERAL VIEW: each child row repeated once per row `function(args)` generates for it
+    (none for the plain functions when it generates nothing, one all-NULL row for `_outer`);
+    outputs the child's columns followed by `gen_names`. Upstream: Doris Nereids
+    `LogicalGenerate`."""
+
+    function: str
+    args: tuple[Expr, ...]
+    gen_names: tuple[str, ...]
+    gen_types: tuple[DataType, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.child.names + self.gen_names
+
+    @property
+    def types(self) -> tuple[DataType, ...]:
+        return self.child.types + self.gen_types
+
+    def call_sql(self) -> str:
+        return f"{self.function}(" + ", ".join(a.sql() for a in self.args) + ")"
+
+    def describe(self) -> str:
+        return (f"LogicalGenerate({self.call_sql()} AS "
+                + ", ".join(self.gen_names) + ")")

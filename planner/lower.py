@@ -30,6 +30,7 @@ from planner.logical import (
     LogicalAggregate,
     LogicalFileScan,
     LogicalFilter,
+    LogicalGenerate,
     LogicalJoin,
     LogicalLimit,
     LogicalPlan,
@@ -55,6 +56,7 @@ from planner.physical import (
     PhysicalNode,
     SetOp,
     Sort,
+    TableFunction,
     Values,
     Window,
 )
@@ -225,6 +227,10 @@ def _payload(cls: type[PhysicalNode], plan: LogicalPlan) -> dict[str, object]:
     if cls is Sort:
         assert isinstance(plan, LogicalSort)
         return {"keys": plan.keys}
+    if cls is TableFunction:
+        assert isinstance(plan, LogicalGenerate)
+        return {"function": plan.function, "args": plan.args, "gen_names": plan.gen_names,
+                "gen_types": plan.gen_types}
     if cls is Window:
         assert isinstance(plan, LogicalWindow)
         return {"windows": plan.windows}

@@ -330,6 +330,21 @@ class Window(PhysicalNode):
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
+class TableFunction(PhysicalNode):
+    """LATERAL VIEW (logical.LogicalGenerate): row-local, so it runs where its child runs."""
+
+    name: ClassVar[str] = "TABLE FUNCTION NODE"
+    function: str
+    args: tuple[Expr, ...]
+    gen_names: tuple[str, ...]
+    gen_types: tuple[DataType, ...]
+    function_text: str
+
+    def own_lines(self) -> list[str]:
+        return [f"table function: {self.function_text}"]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
 class SetOp(PhysicalNode):
     op: str  # union_all / intersect / except
     names: tuple[str, ...]

@@ -14,6 +14,7 @@ from planner.logical import (
     LogicalAggregate,
     LogicalFileScan,
     LogicalFilter,
+    LogicalGenerate,
     LogicalJoin,
     LogicalLimit,
     LogicalPlan,
@@ -95,6 +96,12 @@ def _prune(plan: LogicalPlan, required: set[str] | None) -> LogicalPlan:
         return replace(plan, child=_prune(plan.child, need))
     if isinstance(plan, LogicalLimit):
         return replace(plan, child=_prune(plan.child, required))
+    if isinstance(plan, LogicalGenerate):  # kept even when no generated column is read:
+        need = set(plan.child.names) if required is None else set(required)  # it sets the rows
+        need -= set(plan.gen_names)
+        for arg in plan.args:
+            need |= column_names(arg)
+        return replace(plan, child=_prune(plan.child, need))
     if isinstance(plan, LogicalWindow):
         windows = plan.windows if required is None else tuple(
             (n, w) for n, w in plan.windows if n in required)

@@ -24,6 +24,7 @@ from sql.binder.relations import (
     BoundDerived,
     BoundFileRel,
     BoundJoin,
+    BoundLateral,
     BoundQuery,
     BoundRelation,
     BoundSelect,
@@ -39,6 +40,7 @@ from sql.binder.relations import (
 )
 from sql.binder.table_functions import FileSource, table_function_call
 from sql.errors import DorisError, no_database_selected, table_not_found, unknown_database
+from sql.functions import generators
 from sql.functions.coercion import common_type, comparison_type
 from sql.parser.dialect_nodes import TABLETS_META, TEMPORARY_PARTITION_META
 from sql.show.information_schema import (
@@ -115,6 +117,8 @@ def _single_column(q: BoundQuery) -> DataType:
 def _columns_of(rel: BoundRelation) -> tuple[RelColumn, ...]:
     if isinstance(rel, BoundJoin):
         return _columns_of(rel.left) + _columns_of(rel.right)
+    if isinstance(rel, BoundLateral):
+        return _columns_of(rel.input) + rel.columns
     return rel.columns
 
 
@@ -258,10 +262,14 @@ class FromBinder:
         self.scope = Scope(parent=self.parent)
         frm = select.args.get("from_")
         joins = select.args.get("joins") or []
+        laterals = select.args.get("laterals") or []
         if frm is None:
+            if laterals:
+                raise DorisError("LATERAL VIEW needs a FROM clause")
             return NO_FROM
         first = frm.this
-        simple = (self.parent is None and not joins and isinstance(first, exp.Table)
+        simple = (self.parent is None and not joins and not laterals
+                  and isinstance(first, exp.Table)
                   and not (not first.text("db") and first.name.lower() in self.ctes))
         if simple:
             # a plain single-table query keeps the table's own column names (no renaming)
@@ -276,10 +284,56 @@ class FromBinder:
                 cols = tuple(RelColumn(c, c, t) for c, t in zip(src.names, src.types))
                 self.scope.add(src.alias, src.alias, INFORMATION_SCHEMA, cols)
             return src
-        rel = self._relation(first)
-        for j in joins:
-            rel = self._join(rel, j)
+        # A LATERAL VIEW belongs to the relation before it (Doris' grammar), but sqlglot keeps
+        # the views apart from the joins: each is applied as soon as its arguments bind, so
+        # `t LATERAL VIEW explode(t.a) v AS x JOIN u ON u.k = x` works.
+        pending = list(laterals)
+        rel = self._laterals(self._relation(first), pending, last=not joins)
+        for i, j in enumerate(joins):
+            rel = self._laterals(self._join(rel, j), pending, last=i == len(joins) - 1)
         return rel
+
+    def _laterals(self, rel: BoundRelation, pending: list[exp.Lateral],
+                  last: bool) -> BoundRelation:
+        while pending:
+            try:
+                rel = self._lateral(rel, pending[0])
+            except DorisError:
+                if last:
+                    raise
+                break  # it reads a relation joined later
+            pending.pop(0)
+        return rel
+
+    def _lateral(self, rel: BoundRelation, lateral: exp.Lateral) -> BoundLateral:
+        """`LATERAL VIEW fn(args) alias AS c1[, c2]` over the relation built so far."""
+        call = lateral.this
+        if not lateral.args.get("view") or not isinstance(call, exp.Func):
+            raise not_supported("LATERAL (other than LATERAL VIEW <table function>)")
+        if isinstance(call, exp.Anonymous):
+            name, arg_nodes = call.name, list(call.expressions)
+        else:
+            name = {exp.Explode: "explode", exp.ExplodeOuter: "explode_outer",
+                    exp.Posexplode: "posexplode", exp.PosexplodeOuter: "posexplode_outer",
+                    }.get(type(call), call.sql_name().lower())
+            arg_nodes = [call.this, *call.expressions]
+        if lateral.args.get("outer") and not name.lower().endswith("_outer"):
+            name += "_outer"  # Hive's LATERAL VIEW OUTER
+        binder = self._binder(self._resolve_source, False, "LATERAL VIEW")
+        args = tuple(binder.bind(a) for a in arg_nodes)
+        types = generators.output_types(name, [a.type for a in args])
+        alias = lateral.args.get("alias")
+        table = alias.name if isinstance(alias, exp.TableAlias) else ""
+        names = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+        if len(names) != len(types):
+            raise DorisError(f"table function {name.lower()} generates {len(types)} column(s), "
+                             f"but LATERAL VIEW {table} names {len(names)}: write "
+                             f"`LATERAL VIEW {name.lower()}(..) {table or 'tmp'} AS "
+                             + ", ".join(f"c{i + 1}" for i in range(len(types))) + "`")
+        n = self._fresh()
+        cols = tuple(RelColumn(c, f"{c}#{n}", t) for c, t in zip(names, types))
+        self.scope.add(table or f"__lateral{n}", table, "", cols)
+        return BoundLateral(rel, name.lower(), args, cols)
 
     def _join(self, left: BoundRelation, j: exp.Join) -> BoundRelation:
         right = self._relation(j.this)

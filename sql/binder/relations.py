@@ -130,7 +130,19 @@ class BoundJoin:
     hint: str | None = None
 
 
-BoundRelation: TypeAlias = BoundTable | BoundValuesRel | BoundFileRel | BoundDerived | BoundJoin
+@dataclass(frozen=True, slots=True)
+class BoundLateral:
+    """`input LATERAL VIEW function(args) alias AS columns`: every row of `input` repeated once
+    per row the table function generates for it (sql/functions/generators.py)."""
+
+    input: BoundRelation
+    function: str  # lower-case, with its `_outer` suffix when it has one
+    args: tuple[Expr, ...]
+    columns: tuple[RelColumn, ...]  # the generated columns
+
+
+BoundRelation: TypeAlias = (BoundTable | BoundValuesRel | BoundFileRel | BoundDerived | BoundJoin
+                            | BoundLateral)
 
 
 @dataclass(frozen=True, slots=True)

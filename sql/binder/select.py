@@ -57,7 +57,7 @@ from storage import clock
 
 
 def check_supported(select: exp.Select) -> None:
-    for key, what in (("laterals", "LATERAL VIEW"), ("pivots", "PIVOT"), ("windows", "WINDOW"),
+    for key, what in (("pivots", "PIVOT"), ("windows", "WINDOW"),
                       ("qualify", "QUALIFY"), ("into", "SELECT INTO"), ("sample", "TABLESAMPLE")):
         if select.args.get(key):
             raise not_supported(what)
