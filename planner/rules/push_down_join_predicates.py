@@ -25,7 +25,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from planner.logical import LogicalFilter, LogicalJoin, LogicalPlan, LogicalProject
+from planner.logical import (
+    LogicalFilter,
+    LogicalGenerate,
+    LogicalJoin,
+    LogicalPlan,
+    LogicalProject,
+)
 from sql.binder.expressions import (
     ColumnRef,
     Comparison,
@@ -99,6 +105,13 @@ def _visit(plan: LogicalPlan) -> LogicalPlan:
                                      if isinstance(x, ColumnRef) else None) for p in down]
                 inner = _visit(_filter(child.child, moved))
                 return _filter(LogicalProject(inner, child.exprs), keep)
+        if isinstance(child, LogicalGenerate):  # LATERAL VIEW: filters on its input go below
+            down = [p for p in parts if column_names(p) <= set(child.child.names)]
+            if down:
+                keep = [p for p in parts if p not in down]
+                inner = _visit(_filter(child.child, down))
+                return _filter(LogicalGenerate(inner, child.function, child.args,
+                                               child.gen_names, child.gen_types), keep)
         return LogicalFilter(_visit(child), plan.predicate)
     if isinstance(plan, LogicalJoin):
         return _split(plan)

@@ -139,6 +139,15 @@ def test_explain_shows_the_table_function_node(server, tables) -> None:  # type:
     text = "\n".join(r[0] for r in _ours(
         server, db, "EXPLAIN SELECT k, x FROM t LATERAL VIEW explode(a) tmp AS x"))
     assert "TABLE FUNCTION NODE" in text and "table function: explode(" in text
+    # a filter on the view's input goes below it, to the scan (bucket pruning); one on the
+    # generated column stays above
+    text = "\n".join(r[0] for r in _ours(
+        server, db, "EXPLAIN SELECT k, x FROM t LATERAL VIEW explode(a) tmp AS x "
+                    "WHERE k = 3 AND x > 1"))
+    table_fn, scan = text.index("TABLE FUNCTION NODE"), text.index("VOlapScanNode")
+    assert "tablets=1/3" in text[scan:]
+    select = text.index("VSELECT")
+    assert select < table_fn and "> 1" in text[select:table_fn] and "= 3" not in text[select:table_fn]
 
 
 def test_errors(server, tables) -> None:  # type: ignore[no-untyped-def]
