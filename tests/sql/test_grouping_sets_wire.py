@@ -11,7 +11,7 @@ import duckdb
 import pymysql
 import pytest
 from support.duck import insert_rows
-from support.names import unique_db_name
+from support.names import scratch_database
 from support.rows import normalize_rows
 
 N_ROWS = 3000
@@ -53,10 +53,12 @@ def _rows(seed: int) -> list[tuple[object, ...]]:
 
 @pytest.fixture(scope="module")
 def tables(server):  # type: ignore[no-untyped-def]
-    db = unique_db_name("grouping_sets")
     rows = _rows(7)
-    with server.connect() as c, c.cursor() as cur:
-        cur.execute(f"CREATE DATABASE {db}")
+    with scratch_database(server, "grouping_sets") as db:
+        yield db, _load(server, db, rows)
+
+
+def _load(server, db: str, rows: list[tuple[object, ...]]) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
     with server.connect(db) as c, c.cursor() as cur:
         cur.execute("CREATE TABLE t (a VARCHAR(8), b INT, c INT, s VARCHAR(4), v INT) "
                     "DUPLICATE KEY(a) DISTRIBUTED BY HASH(s) BUCKETS 3 "
@@ -69,9 +71,7 @@ def tables(server):  # type: ignore[no-untyped-def]
     duck = duckdb.connect()
     duck.execute("CREATE TABLE t (a VARCHAR, b INTEGER, c INTEGER, s VARCHAR, v INTEGER)")
     insert_rows(duck, "t", rows)
-    yield db, duck
-    with server.connect() as c, c.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {db}")
+    return duck
 
 
 @pytest.mark.parametrize("sql", QUERIES)

@@ -14,7 +14,7 @@ import duckdb
 import pymysql
 import pytest
 from support.duck import insert_rows
-from support.names import unique_db_name
+from support.names import scratch_database
 from support.rows import normalize_rows
 
 N_ROWS = 400
@@ -49,10 +49,12 @@ def _sql_value(v: object) -> str:
 
 @pytest.fixture(scope="module")
 def tables(server):  # type: ignore[no-untyped-def]
-    db = unique_db_name("lateral_view")
     rows = _rows(11)
-    with server.connect() as c, c.cursor() as cur:
-        cur.execute(f"CREATE DATABASE {db}")
+    with scratch_database(server, "lateral_view") as db:
+        yield db, _load(server, db, rows), rows
+
+
+def _load(server, db: str, rows: list[tuple]) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
     with server.connect(db) as c, c.cursor() as cur:
         cur.execute("CREATE TABLE t (k INT, a ARRAY<INT>, m MAP<STRING, INT>, s VARCHAR(20), "
                     "j STRING) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 3 "
@@ -62,9 +64,7 @@ def tables(server):  # type: ignore[no-untyped-def]
     duck = duckdb.connect()
     duck.execute("CREATE TABLE t (k INTEGER, a INTEGER[])")
     insert_rows(duck, "t", [(r[0], r[1]) for r in rows])
-    yield db, duck, rows
-    with server.connect() as c, c.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {db}")
+    return duck
 
 
 def _ours(server, db: str, sql: str) -> list[tuple]:  # type: ignore[no-untyped-def]
