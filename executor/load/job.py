@@ -15,6 +15,7 @@ import pyarrow as pa
 from executor.insert import begin
 from executor.load.convert import to_batch
 from executor.load.mapping import map_batch
+from executor.load.prefetch import parsed_ahead
 from executor.load.sources import CountedStream, record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, label_exists, label_used
 from executor.load.txn_options import TxnOptions, timeout_failure
@@ -77,9 +78,12 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     now = clock.now()
     write_s = 0.0
     try:
-        # a read()-only file-like view of the body: all record_batches reads of a BinaryIO
-        body = record_batches(stream, req, stats,  # type: ignore[arg-type]
-                              engine.data_dir / "tmp" / "load")
+        # a read()-only file-like view of the body: all record_batches reads of a BinaryIO;
+        # parsed on a thread of its own, ahead of the conversion and routing here
+        spool = engine.data_dir / "tmp" / "load"
+        body = parsed_ahead(
+            lambda recorder: record_batches(stream, req, recorder,  # type: ignore[arg-type]
+                                            spool), stats)
         for rb in coalesced(body, COALESCE_ROWS):
             if options.expired():
                 raise timeout_failure(options)
