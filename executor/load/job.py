@@ -27,7 +27,7 @@ from storage.txn import LabelAlreadyUsed
 # Parsed blocks are joined to about STYLE.md's 64K-row batches before conversion and routing:
 # a 1 MB CSV block is ~10k rows of SSB lineorder, and the per-batch costs (one cast per column,
 # one take per column per tablet) dominated at that size (py-spy, docs/performance.md).
-COALESCE_ROWS = 65536
+COALESCE_ROWS = 1 << 18
 
 
 def coalesced(batches: Iterator[pa.RecordBatch], min_rows: int) -> Iterator[pa.RecordBatch]:
