@@ -27,7 +27,9 @@ from storage.txn import LabelAlreadyUsed
 # Parsed blocks are joined to about STYLE.md's 64K-row batches before conversion and routing:
 # a 1 MB CSV block is ~10k rows of SSB lineorder, and the per-batch costs (one cast per column,
 # one take per column per tablet) dominated at that size (py-spy, docs/performance.md).
-COALESCE_ROWS = 1 << 18
+# 256k-row batches saved some of those calls but raised an SF 1 load's peak RSS from ~870 MB
+# to ~1.1 GB (the 1 GB target; branch load13).
+COALESCE_ROWS = 65536
 
 
 def coalesced(batches: Iterator[pa.RecordBatch], min_rows: int) -> Iterator[pa.RecordBatch]:

@@ -1,5 +1,5 @@
 """Stream Load of an SSB-lineorder-like CSV (`|`-separated, 17 columns, 300k rows: many
-reader blocks, several 256k-row conversion batches, 7 yearly range partitions x 8 hash
+reader blocks, several 64k-row conversion batches, 7 yearly range partitions x 8 hash
 buckets) through curl: the rows ShaleDB returns equal DuckDB's reading of the same file,
 and a few bad lines deep in the file are filtered with the rest loaded. Covers the load path
 end to end: the body parsed on its own thread (executor/load/prefetch.py), conversion without
