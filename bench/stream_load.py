@@ -15,9 +15,10 @@ between the `stream_load` markers, replaced on each run).
 
 Run: `.venv/bin/python bench/stream_load.py [--sf 1] [--only csv,cli,parquet,insert,duckdb]
 [--profile out.svg] [--results FILE]` (`--profile` records the server with py-spy during the
-curl load). `--rounds N --repo DIR` times only the curl CSV load, alternating this checkout and
-DIR's on fresh servers (a shared machine's noise hits both alike), with the server's CPU per
-row and how many cores it kept busy. Not a test.
+curl load: every thread, or only the GIL holder with PYSPY_MODE=--gil). `--rounds N --repo
+DIR` times only the curl CSV load, alternating this checkout and DIR's on fresh servers (a
+shared machine's noise hits both alike), with the server's CPU per row and how many cores it
+kept busy. Not a test.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for _p in (ROOT, ROOT / "tests", ROOT / "tests" / "tpch", ROOT / "bench"):
     sys.path.insert(0, str(_p))
 
-import duckdb
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
-from support.server import ServerProcess
+import duckdb  # noqa: E402  (after the sys.path setup above)
+import pyarrow.csv as pacsv  # noqa: E402  (after the sys.path setup above)
+import pyarrow.parquet as pq  # noqa: E402  (after the sys.path setup above)
+from support.server import ServerProcess  # noqa: E402  (after the sys.path setup above)
 
 COLUMNS = ("lo_orderdate INT NOT NULL, lo_orderkey INT NOT NULL, lo_linenumber INT NOT NULL, "
            "lo_custkey INT NOT NULL, lo_partkey INT NOT NULL, lo_suppkey INT NOT NULL, "
@@ -223,7 +224,8 @@ def main() -> None:
     args.work_dir.mkdir(parents=True, exist_ok=True)
     csv_path, pq_path, nrows = generate(args.work_dir, args.sf)
     csv_mb, pq_mb = csv_path.stat().st_size / 2**20, pq_path.stat().st_size / 2**20
-    results: list[tuple[str, str, float, float, float, str]] = []  # what, file, s, MB/s, rows/s, RSS
+    # what, file, seconds, MB/s, rows/s, RSS
+    results: list[tuple[str, str, float, float, float, str]] = []
 
     def add(what: str, file_mb: float, fname: str, seconds: float, rss: int | None) -> None:
         rss_text = f"{rss / 2**20:,.0f} MB" if rss else "-"
@@ -257,10 +259,12 @@ def main() -> None:
                 pid = restarted()
                 spy = None
                 if args.profile:
+                    # --threads: every thread (--gil, via PYSPY_MODE, only the GIL holder)
+                    mode = os.environ.get("PYSPY_MODE", "--threads").split()
+                    fmt = "raw" if args.profile.suffix == ".txt" else "flamegraph"
                     spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record",
                                             "-p", str(pid), "-o", str(args.profile), "-r", "250",
-                                            "--nonblocking", *os.environ.get("PYSPY_MODE", "--threads").split(), "--format",
-                                            "raw" if args.profile.suffix == ".txt" else "flamegraph"])
+                                            "--nonblocking", *mode, "--format", fmt])
                 with RssPeak(pid) as rss:
                     t0 = time.perf_counter()
                     body = curl_load(srv, "lo_curl", csv_path, "csv")
@@ -271,8 +275,9 @@ def main() -> None:
                 assert body["Status"] == "Success", body
                 assert body["NumberLoadedRows"] == nrows == count(srv, "lo_curl")
                 add("Stream Load, curl -T (one load)", csv_mb, "CSV", elapsed, rss.peak)
-                print(f"   server CPU {rss.cpu_s:.1f} s; phases: read {body['ReadDataTimeMs']} ms, write "
-                      f"{body['WriteDataTimeMs']} ms, commit {body['CommitAndPublishTimeMs']} ms")
+                print(f"   server CPU {rss.cpu_s:.1f} s; phases: read {body['ReadDataTimeMs']} ms, "
+                      f"write {body['WriteDataTimeMs']} ms, commit "
+                      f"{body['CommitAndPublishTimeMs']} ms")
             if "cli" in only:
                 create(srv, "lo_cli")
                 pid = restarted()
@@ -351,7 +356,8 @@ def write_results(out: Path, args: argparse.Namespace, nrows: int, csv_mb: float
          f"3 embedded backends. Machine: {os.cpu_count()} cores ({platform.machine()}), "
          f"shared; server idle RSS {idle / 2**20:,.0f} MB. "
          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."),
-        "", "| load | file | seconds | MB/s | rows/s | server peak RSS |", "|---|---|---:|---:|---:|---:|"]
+        "", "| load | file | seconds | MB/s | rows/s | server peak RSS |",
+        "|---|---|---:|---:|---:|---:|"]
     for what, fname, sec, mbs, rps, rss in results:
         lines.append(f"| {what} | {fname} | {sec:.1f} | {mbs:.1f} | {rps:,.0f} | {rss} |")
     if insert_rate:
