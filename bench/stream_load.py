@@ -9,13 +9,16 @@ a temporary data dir (tests/support/server.py) and loads into Doris' SSB lineord
 - a sample of rows with multi-row INSERT statements of 5,000 rows over pymysql;
 and the same files with DuckDB's `COPY lineorder FROM ..` into a DuckDB database file.
 Reports MB/s (file bytes / wall time), rows/s and the server's peak RSS during each load
-(psutil, sampled every 50 ms; the server is restarted before each load, so the query cache
+(/proc, sampled every 50 ms; the server is restarted before each load, so the query cache
 of the previous check does not count), and writes the table into bench/RESULTS.md (the section
 between the `stream_load` markers, replaced on each run).
 
 Run: `.venv/bin/python bench/stream_load.py [--sf 1] [--only csv,cli,parquet,insert,duckdb]
-[--profile out.svg]` (`--profile` records the server with py-spy during the curl load). Not a
-test.
+[--profile out.svg] [--results FILE]` (`--profile` records the server with py-spy during the
+curl load: every thread, or only the GIL holder with PYSPY_MODE=--gil). `--rounds N --repo
+DIR` times only the curl CSV load, alternating this checkout and DIR's on fresh servers (a
+shared machine's noise hits both alike), with the server's CPU per row and how many cores it
+kept busy. Not a test.
 """
 
 from __future__ import annotations
@@ -36,11 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for _p in (ROOT, ROOT / "tests", ROOT / "tests" / "tpch", ROOT / "bench"):
     sys.path.insert(0, str(_p))
 
-import duckdb
-import psutil
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
-from support.server import ServerProcess
+import duckdb  # noqa: E402  (after the sys.path setup above)
+import pyarrow.csv as pacsv  # noqa: E402  (after the sys.path setup above)
+import pyarrow.parquet as pq  # noqa: E402  (after the sys.path setup above)
+from support.server import ServerProcess  # noqa: E402  (after the sys.path setup above)
 
 COLUMNS = ("lo_orderdate INT NOT NULL, lo_orderkey INT NOT NULL, lo_linenumber INT NOT NULL, "
            "lo_custkey INT NOT NULL, lo_partkey INT NOT NULL, lo_suppkey INT NOT NULL, "
@@ -80,12 +82,26 @@ def generate(work: Path, sf: float) -> tuple[Path, Path, int]:
     return csv_path, pq_path, json.loads(meta.read_text())["rows"]
 
 
+def _rss(pid: int) -> int:
+    """Resident bytes of `pid` (Linux /proc; psutil is not needed for this)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of every thread of `pid` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class RssPeak:
     """The peak RSS of a process while the block runs (sampled) and the CPU seconds it used
     (user + system: less sensitive than wall time to other jobs on a shared machine)."""
 
     def __init__(self, pid: int) -> None:
-        self.proc = psutil.Process(pid)
+        self.pid = pid
         self.peak = 0
         self.cpu_s = 0.0
         self._stop = threading.Event()
@@ -93,14 +109,13 @@ class RssPeak:
     def _sample(self) -> None:
         while not self._stop.wait(0.05):
             try:
-                self.peak = max(self.peak, self.proc.memory_info().rss)
-            except psutil.Error:
+                self.peak = max(self.peak, _rss(self.pid))
+            except OSError:
                 return
 
     def __enter__(self) -> Self:
-        self.peak = self.proc.memory_info().rss
-        t = self.proc.cpu_times()
-        self._cpu0 = t.user + t.system
+        self.peak = _rss(self.pid)
+        self._cpu0 = _cpu_seconds(self.pid)
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
         return self
@@ -108,8 +123,7 @@ class RssPeak:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        t = self.proc.cpu_times()
-        self.cpu_s = t.user + t.system - self._cpu0
+        self.cpu_s = _cpu_seconds(self.pid) - self._cpu0
 
 
 def count(srv: ServerProcess, table: str) -> int:
@@ -194,13 +208,24 @@ def main() -> None:
                     help="start the server with disable_auto_compaction (to tell a load's own "
                          "memory from compaction merging the rowsets of earlier chunks)")
     ap.add_argument("--profile", type=Path, help="py-spy flame graph of the curl CSV load")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
+    ap.add_argument("--out", "--results", type=Path, default=ROOT / "bench" / "RESULTS.md",
+                    help="the results file whose stream_load section is replaced")
+    ap.add_argument("--repo", type=Path, action="append", default=[],
+                    help="(with --rounds) also time the curl CSV load on the server of this "
+                         "checkout, alternating with this one (e.g. a `git archive` of main)")
+    ap.add_argument("--rounds", type=int, default=0,
+                    help="only the curl CSV load, this many rounds alternating this checkout "
+                         "and each --repo, on fresh servers; prints wall, MB/s, server CPU "
+                         "per row and cores busy (CPU / wall), writes no results file")
     args = ap.parse_args()
+    if args.rounds:
+        return alternate(args)
     only = set(args.only.split(","))
     args.work_dir.mkdir(parents=True, exist_ok=True)
     csv_path, pq_path, nrows = generate(args.work_dir, args.sf)
     csv_mb, pq_mb = csv_path.stat().st_size / 2**20, pq_path.stat().st_size / 2**20
-    results: list[tuple[str, str, float, float, float, str]] = []  # what, file, s, MB/s, rows/s, RSS
+    # what, file, seconds, MB/s, rows/s, RSS
+    results: list[tuple[str, str, float, float, float, str]] = []
 
     def add(what: str, file_mb: float, fname: str, seconds: float, rss: int | None) -> None:
         rss_text = f"{rss / 2**20:,.0f} MB" if rss else "-"
@@ -219,7 +244,7 @@ def main() -> None:
         try:
             with srv.connect() as c, c.cursor() as cur:
                 cur.execute("CREATE DATABASE bench")
-            idle = psutil.Process(srv.proc.pid).memory_info().rss
+            idle = _rss(srv.proc.pid)
             print(f"server idle RSS {idle / 2**20:.0f} MB")
 
             def restarted() -> int:
@@ -234,10 +259,12 @@ def main() -> None:
                 pid = restarted()
                 spy = None
                 if args.profile:
+                    # --threads: every thread (--gil, via PYSPY_MODE, only the GIL holder)
+                    mode = os.environ.get("PYSPY_MODE", "--threads").split()
+                    fmt = "raw" if args.profile.suffix == ".txt" else "flamegraph"
                     spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record",
                                             "-p", str(pid), "-o", str(args.profile), "-r", "250",
-                                            "--nonblocking", "--gil", "--format",
-                                            "raw" if args.profile.suffix == ".txt" else "flamegraph"])
+                                            "--nonblocking", *mode, "--format", fmt])
                 with RssPeak(pid) as rss:
                     t0 = time.perf_counter()
                     body = curl_load(srv, "lo_curl", csv_path, "csv")
@@ -248,8 +275,9 @@ def main() -> None:
                 assert body["Status"] == "Success", body
                 assert body["NumberLoadedRows"] == nrows == count(srv, "lo_curl")
                 add("Stream Load, curl -T (one load)", csv_mb, "CSV", elapsed, rss.peak)
-                print(f"   server CPU {rss.cpu_s:.1f} s; phases: read {body['ReadDataTimeMs']} ms, write "
-                      f"{body['WriteDataTimeMs']} ms, commit {body['CommitAndPublishTimeMs']} ms")
+                print(f"   server CPU {rss.cpu_s:.1f} s; phases: read {body['ReadDataTimeMs']} ms, "
+                      f"write {body['WriteDataTimeMs']} ms, commit "
+                      f"{body['CommitAndPublishTimeMs']} ms")
             if "cli" in only:
                 create(srv, "lo_cli")
                 pid = restarted()
@@ -285,6 +313,40 @@ def main() -> None:
     write_results(args.out, args, nrows, csv_mb, pq_mb, results, insert_rate, idle)
 
 
+def alternate(args: argparse.Namespace) -> None:
+    """The curl CSV load, `args.rounds` rounds alternating checkouts, one fresh server each."""
+    import support.server
+
+    csv_path, _, nrows = generate(args.work_dir, args.sf)
+    csv_mb = csv_path.stat().st_size / 2**20
+    for r in range(args.rounds):
+        for repo in [ROOT, *args.repo]:
+            support.server.REPO_ROOT = repo.resolve()  # ServerProcess runs `-m server` there
+            with tempfile.TemporaryDirectory() as tmp:
+                srv = ServerProcess(Path(tmp) / "data", backends=3)
+                srv.start()
+                try:
+                    with srv.connect() as c, c.cursor() as cur:
+                        cur.execute("CREATE DATABASE bench")
+                    create(srv, "lo_curl")
+                    srv.stop()
+                    srv.start()
+                    with RssPeak(srv.proc.pid) as rss:
+                        load1 = os.getloadavg()[0]
+                        t0 = time.perf_counter()
+                        body = curl_load(srv, "lo_curl", csv_path, "csv")
+                        elapsed = time.perf_counter() - t0
+                    assert body["Status"] == "Success", body
+                    assert body["NumberLoadedRows"] == nrows == count(srv, "lo_curl")
+                finally:
+                    srv.stop()
+            print(f"round {r} {repo}: wall {elapsed:.2f} s, {csv_mb / elapsed:.1f} MB/s, "
+                  f"server CPU {rss.cpu_s:.2f} s = {rss.cpu_s / nrows * 1e6:.2f} us/row, "
+                  f"cores busy {rss.cpu_s / elapsed:.2f}, peak RSS {rss.peak / 2**20:.0f} MB, "
+                  f"read {body['ReadDataTimeMs']} ms, write {body['WriteDataTimeMs']} ms, commit "
+                  f"{body['CommitAndPublishTimeMs']} ms, load avg {load1:.1f}", flush=True)
+
+
 def write_results(out: Path, args: argparse.Namespace, nrows: int, csv_mb: float, pq_mb: float,
                   results: list, insert_rate: float | None, idle: int) -> None:
     lines = [
@@ -294,7 +356,8 @@ def write_results(out: Path, args: argparse.Namespace, nrows: int, csv_mb: float
          f"3 embedded backends. Machine: {os.cpu_count()} cores ({platform.machine()}), "
          f"shared; server idle RSS {idle / 2**20:,.0f} MB. "
          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."),
-        "", "| load | file | seconds | MB/s | rows/s | server peak RSS |", "|---|---|---:|---:|---:|---:|"]
+        "", "| load | file | seconds | MB/s | rows/s | server peak RSS |",
+        "|---|---|---:|---:|---:|---:|"]
     for what, fname, sec, mbs, rps, rss in results:
         lines.append(f"| {what} | {fname} | {sec:.1f} | {mbs:.1f} | {rps:,.0f} | {rss} |")
     if insert_rate:

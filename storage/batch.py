@@ -223,7 +223,7 @@ class Column:
         n = len(arr)
         validity = None
         if arr.null_count:
-            validity = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)
+            validity = _arrow_bits(arr.is_valid())
         if dtype.is_nested and pa.types.is_nested(arr.type):
             return Column.from_physical(dtype, nested.from_arrow(dtype, arr))
         if dtype.is_nested and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
@@ -245,10 +245,47 @@ class Column:
             data = np.empty(n, dtype=object)
             data[:] = [0 if v is None else int(v) for v in vals]
             return Column(dtype, data, validity)
-        filled = arr.fill_null(0) if arr.null_count else arr
-        data = np.asarray(filled.to_numpy(zero_copy_only=False)).astype(dtype.numpy_dtype,
-                                                                         copy=True)
+        view = _arrow_fixed_view(arr)
+        if view is None:
+            filled = arr.fill_null(0) if arr.null_count else arr
+            view = np.asarray(filled.to_numpy(zero_copy_only=False))
+        data = view.astype(dtype.numpy_dtype, copy=True)
+        if validity is not None and view is not None:
+            data[~validity] = 0  # Arrow leaves the values under a NULL undefined
         return Column(dtype, data, validity)
+
+
+def _arrow_bits(arr: pa.Array) -> np.ndarray:
+    """A boolean Arrow array's bits as a numpy bool array (any value under a NULL), read from
+    its bit buffer (`to_numpy(zero_copy_only=False)` would import pandas, ~0.5-1 CPU-s on a
+    server's first load: docs/performance.md)."""
+    n = len(arr)
+    bits = np.frombuffer(arr.buffers()[1], dtype=np.uint8)
+    first = arr.offset
+    raw = np.unpackbits(bits[first // 8:(first + n + 7) // 8 + 1], bitorder="little")
+    return raw[first % 8:first % 8 + n].astype(np.bool_)
+
+
+def _arrow_fixed_view(arr: pa.Array) -> np.ndarray | None:
+    """A fixed-width Arrow array's values (any value under a NULL) as a numpy view of its
+    data buffer (no copy, no pandas import), or None for a type read some other way."""
+    ty = arr.type
+    if pa.types.is_boolean(ty):
+        return _arrow_bits(arr)
+    if not (pa.types.is_integer(ty) or pa.types.is_floating(ty) or pa.types.is_date32(ty)
+            or pa.types.is_date64(ty) or pa.types.is_timestamp(ty) or pa.types.is_time(ty)
+            or pa.types.is_duration(ty)) or pa.types.is_float16(ty):
+        return None
+    width = ty.bit_width // 8
+    if pa.types.is_floating(ty):
+        np_type = np.dtype(f"f{width}")
+    else:
+        signed = not pa.types.is_unsigned_integer(ty)
+        np_type = np.dtype(f"{'i' if signed else 'u'}{width}")
+    buf = arr.buffers()[1]
+    if buf is None:
+        return np.zeros(len(arr), np_type)
+    return np.frombuffer(buf, dtype=np_type, count=len(arr), offset=arr.offset * width)
 
 
 # Column's own slots for the decoded strings: a DictColumn fills them on first access.

@@ -69,6 +69,9 @@ def _pyarrow_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
     escape = opts.escape if opts.escape is not None else b"\\"  # Doris' default escape
     if opts.enclose and escape != opts.enclose:  # an escape equal to enclose (`""`): pyarrow's
         stream = _EscapeFolding(stream, escape, opts.enclose)  # type: ignore[assignment]
+    # pyarrow's streaming reader parses one block after another whatever use_threads says
+    # (measured: no faster with it; its invalid-row handler would then run on Arrow's
+    # threads): parsing overlaps the rest of a load on a thread of its own (prefetch.py)
     read_opts = pacsv.ReadOptions(column_names=names, skip_rows=opts.skip_rows,
                                   block_size=READ_BLOCK, use_threads=False)
     parse_opts = pacsv.ParseOptions(

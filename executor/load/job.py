@@ -15,6 +15,7 @@ import pyarrow as pa
 from executor.insert import begin
 from executor.load.convert import to_batch
 from executor.load.mapping import map_batch
+from executor.load.prefetch import parsed_ahead
 from executor.load.sources import CountedStream, record_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats, label_exists, label_used
 from executor.load.txn_options import TxnOptions, timeout_failure
@@ -26,6 +27,8 @@ from storage.txn import LabelAlreadyUsed
 # Parsed blocks are joined to about STYLE.md's 64K-row batches before conversion and routing:
 # a 1 MB CSV block is ~10k rows of SSB lineorder, and the per-batch costs (one cast per column,
 # one take per column per tablet) dominated at that size (py-spy, docs/performance.md).
+# 256k-row batches saved some of those calls but raised an SF 1 load's peak RSS from ~870 MB
+# to ~1.1 GB (the 1 GB target; branch load13).
 COALESCE_ROWS = 65536
 
 
@@ -77,9 +80,12 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
     now = clock.now()
     write_s = 0.0
     try:
-        # a read()-only file-like view of the body: all record_batches reads of a BinaryIO
-        body = record_batches(stream, req, stats,  # type: ignore[arg-type]
-                              engine.data_dir / "tmp" / "load")
+        # a read()-only file-like view of the body: all record_batches reads of a BinaryIO;
+        # parsed on a thread of its own, ahead of the conversion and routing here
+        spool = engine.data_dir / "tmp" / "load"
+        body = parsed_ahead(
+            lambda recorder: record_batches(stream, req, recorder,  # type: ignore[arg-type]
+                                            spool), stats)
         for rb in coalesced(body, COALESCE_ROWS):
             if options.expired():
                 raise timeout_failure(options)

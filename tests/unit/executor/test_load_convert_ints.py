@@ -34,3 +34,23 @@ def test_out_of_range_goes_to_the_per_value_path() -> None:
     assert strict.to_pylist() == [1, None, None, None]
     assert bad.tolist() == [False, True, True, True]
     assert "value: 128" in reasons[1] and "value: -129" in reasons[2]
+
+
+def test_text_that_is_not_utf8_in_a_typed_column_is_a_bad_row() -> None:
+    """Typed columns convert before the UTF-8 check (a cast that succeeds read only ASCII);
+    a value that is not UTF-8 still makes its row bad with Doris' reason, strict or not."""
+    from storage.types import DATE, DOUBLE
+    raw = [b"1", b"\xe3\x28", None, b"4"]
+    text = pa.Array.from_buffers(pa.string(), 4, pa.array(raw, pa.binary()).buffers())
+    for t in (INT, BIGINT, DOUBLE):
+        for strict in (False, True):
+            bad = np.zeros(4, np.bool_)
+            reasons: dict[int, str] = {}
+            col = convert_column(ColumnMeta("c", t), text, strict, bad, reasons)
+            assert bad.tolist() == [False, True, False, False]
+            assert "only support csv data in utf8 codec" in reasons[1]
+            assert col.to_pylist() == [1, None, None, 4]
+    dates = pa.array(["2024-01-02", None], pa.string())
+    bad = np.zeros(2, np.bool_)
+    col = convert_column(ColumnMeta("d", DATE), dates, True, bad, {})
+    assert not bad.any() and col.validity is not None and col.validity.tolist() == [True, False]
