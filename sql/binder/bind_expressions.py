@@ -59,6 +59,7 @@ from sql.functions.scalar import round_result_type
 from sql.functions.temporal import date_add_result_type
 from sql.functions.vector import as_int
 from sql.options import QueryOptions, SystemVariableLookup
+from storage import nested as nested_cells
 from storage.types import (
     BIGINT,
     BOOLEAN,
@@ -70,6 +71,7 @@ from storage.types import (
     DataType,
     TypeError_,
     TypeKind,
+    array_of,
     date_to_days,
     datetime,
     datetime_to_micros,
@@ -92,6 +94,19 @@ class SessionLike(Protocol):
     def options(self) -> QueryOptions: ...
     @property
     def system_variables(self) -> SystemVariableLookup | None: ...
+
+
+def _aggregate_constant(e: Expr) -> Expr:
+    """A constant argument of an aggregate as a Literal its `bind` can read: a DECIMAL literal's
+    value is unscaled, so numbers go over as DOUBLE (PERCENTILE's p), and an ARRAY of number
+    literals (PERCENTILE_ARRAY's ps) as one ARRAY<DOUBLE> literal in its canonical cell form."""
+    if e.type.is_decimal:
+        return coerce(e, DOUBLE)
+    if isinstance(e, Call) and e.name == "array" and all(isinstance(a, Literal) for a in e.args):
+        items = [coerce(a, DOUBLE) if a.type.is_numeric else a for a in e.args]
+        values = [getattr(a, "value", None) for a in items]
+        return Literal(nested_cells.dump(values), array_of(DOUBLE))
+    return e
 
 
 def _constant(bound: list[Expr], pos: int) -> object:
@@ -572,9 +587,8 @@ class ExpressionBinder:
             bound = [self.bind(a) for a in arg_nodes]
         finally:
             self._in_aggregate = False
-        cols, consts = bound[:ncols], bound[ncols:]
-        # a DECIMAL literal's value is unscaled: hand fractions (PERCENTILE's p) over as DOUBLE
-        consts = [coerce(c, DOUBLE) if c.type.is_decimal else c for c in consts]
+        cols = bound[:ncols]
+        consts = [_aggregate_constant(c) for c in bound[ncols:]]
         for c in consts:
             if not isinstance(c, Literal):
                 raise DorisError(f"the constant arguments of {name} must be constants")
