@@ -1,5 +1,5 @@
 """Collecting and boolean/bitwise aggregates: COLLECT_LIST, COLLECT_SET, ARRAY_AGG, COUNT_IF,
-BOOL_OR / BOOL_AND, GROUP_BIT_OR / _AND / _XOR, MULTI_DISTINCT_COUNT / _SUM and TOPN.
+BOOL_OR / BOOL_AND, GROUP_BIT_OR / _AND / _XOR, MULTI_DISTINCT_COUNT / _SUM, TOPN and RETENTION.
 
 Same partial -> merge -> final contract as `aggregate.py` (dense group codes). The collecting
 ones keep one Python list per group (a row loop, like GROUP_CONCAT in statistics.py) holding the
@@ -11,7 +11,9 @@ BOOL_OR / BOOL_AND and GROUP_BIT_* give NULL for a group without non-NULL input.
 MULTI_DISTINCT_COUNT / _SUM are COUNT / SUM of the distinct non-NULL values (the rewrite Doris
 applies to several DISTINCT aggregates). TOPN(x, n) is Doris' JSON text of the n most frequent
 non-NULL values with their counts, most frequent first (Doris approximates with space-saving;
-this count is exact, ties broken by the value's text).
+this count is exact, ties broken by the value's text). RETENTION(c1, .., cn) is ARRAY<BOOLEAN>:
+r[0] = some row met c1, r[i] = r[0] and some row (any row) met c(i+1); its conditions are packed
+into one STRUCT argument by the binder like MAX_BY's pair (`AggregateFunction.columns = -1`).
 Upstream: Doris `aggregate_function_collect.h`, `aggregate_function_count_by_enum`,
 `aggregate_function_bit.h`, `aggregate_function_topn.h`, `aggregate_function_distinct.h`.
 """
@@ -389,3 +391,79 @@ def _topn_function(n: int) -> AggregateFunction:
 
 
 register_aggregate(_topn_function(1))
+
+
+# ---- RETENTION -----------------------------------------------------------------------------
+def _condition_flags(arg: Vec) -> np.ndarray:
+    """Rows x conditions boolean matrix (NULL = false): one BOOLEAN argument, or several
+    packed into one STRUCT by the binder (`AggregateFunction.columns = -1`)."""
+    if not arg.type.is_nested:
+        return _true_rows(arg)[:, None]
+    rows = element_values(arg)
+    width = len(arg.type.children)
+    flags = np.zeros((len(rows), width), np.bool_)
+    for i, row in enumerate(rows):
+        if row is not None:
+            flags[i] = [bool(x) for x in row]
+    return flags
+
+
+def _retention_partial(arg: Vec | None, codes: np.ndarray, groups: int) -> State:
+    """Per group and condition: did any row meet it (a groups x conditions matrix in one
+    object cell per group, so the state stays one entry per group)."""
+    assert arg is not None
+    flags = _condition_flags(arg)
+    seen = np.zeros((groups, flags.shape[1]), np.bool_)
+    np.logical_or.at(seen, codes, flags)
+    out = np.empty(groups, dtype=object)
+    for g in range(groups):
+        out[g] = seen[g]
+    return (out,)
+
+
+def _retention_merge(state: State, codes: np.ndarray, groups: int) -> State:
+    out = np.empty(groups, dtype=object)
+    out[:] = None
+    for c, flags in zip(codes.tolist(), state[0].tolist()):
+        out[c] = flags if out[c] is None else out[c] | flags
+    return (out,)
+
+
+def _retention_final(state: State, t: DataType) -> Vec:
+    """Doris: r[0] = some row met the first condition; r[i] = r[0] and some row met the i-th."""
+    lists = []
+    for flags in state[0].tolist():
+        first = bool(flags[0])
+        lists.append([int(first and bool(f)) for f in flags])
+    return nested_out(t, lists)
+
+
+def _retention_empty(groups: int, t: DataType) -> State:
+    """No rows: every condition unmet (`t` is the argument type: one BOOLEAN or the STRUCT of
+    the conditions)."""
+    width = len(t.children) if t.is_nested else 1
+    out = np.empty(groups, dtype=object)
+    for g in range(groups):
+        out[g] = np.zeros(width, np.bool_)
+    return (out,)
+
+
+def _retention_args(t: list[DataType]) -> list[DataType]:
+    if not 1 <= len(t) <= 32:
+        raise DorisError("retention requires 1 to 32 conditions")
+    for x in t:
+        if not (x.is_numeric or x.kind in (TypeKind.BOOLEAN, TypeKind.NULL)):
+            raise DorisError(f"retention requires boolean conditions: retention({x.sql()})")
+    return [BOOLEAN] * len(t)
+
+
+register_aggregate(AggregateFunction(
+    "retention",
+    arg_types=_retention_args,
+    return_type=lambda t: array_of(BOOLEAN),
+    partial=_retention_partial,
+    merge=_retention_merge,
+    final=_retention_final,
+    empty=_retention_empty,
+    columns=-1,
+))

@@ -187,3 +187,25 @@ def test_errors(server, tables, sql: str) -> None:  # type: ignore[no-untyped-de
     db, _, _ = tables
     with server.connect(db) as c, c.cursor() as cur, pytest.raises(pymysql.MySQLError):
         cur.execute(sql)
+
+
+def test_retention_doris_example(server, make_db) -> None:  # type: ignore[no-untyped-def]
+    """Doris docs' retention_test example (3 buckets: the conditions of one uid meet in the
+    merge), plus an empty input."""
+    db = make_db("agg_retention")
+    with server.connect(db) as c, c.cursor() as cur:
+        cur.execute("CREATE TABLE retention_test (uid INT, `date` DATETIME) DUPLICATE KEY(uid) "
+                    "DISTRIBUTED BY HASH(uid) BUCKETS 3 PROPERTIES ('replication_num' = '1')")
+        cur.execute("INSERT INTO retention_test VALUES (0, '2022-10-12'), (0, '2022-10-13'), "
+                    "(0, '2022-10-14'), (1, '2022-10-12'), (1, '2022-10-13'), (2, '2022-10-12')")
+        cur.execute("INSERT INTO retention_test VALUES (3, '2022-10-13'), (3, NULL)")
+        cur.execute("SELECT uid, RETENTION(`date` = '2022-10-12') AS r, "
+                    "RETENTION(`date` = '2022-10-12', `date` = '2022-10-13') AS r2, "
+                    "RETENTION(`date` = '2022-10-12', `date` = '2022-10-13', "
+                    "`date` = '2022-10-14') AS r3 FROM retention_test GROUP BY uid ORDER BY uid")
+        assert list(cur.fetchall()) == [
+            (0, "[1]", "[1, 1]", "[1, 1, 1]"), (1, "[1]", "[1, 1]", "[1, 1, 0]"),
+            (2, "[1]", "[1, 0]", "[1, 0, 0]"), (3, "[0]", "[0, 0]", "[0, 0, 0]")]
+        cur.execute("SELECT RETENTION(`date` = '2022-10-12', `date` = '2022-10-13') "
+                    "FROM retention_test WHERE uid < 0")
+        assert list(cur.fetchall()) == [("[0, 0]",)]
