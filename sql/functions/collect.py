@@ -21,6 +21,7 @@ Upstream: Doris `aggregate_function_collect.h`, `aggregate_function_count_by_enu
 from __future__ import annotations
 
 import json
+import operator
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -213,13 +214,14 @@ def _integer_arg(name: str) -> Callable[[list[DataType]], list[DataType]]:
     return rule
 
 
-def _bit_functions(ufunc: np.ufunc) -> tuple[Callable[..., State], Callable[..., State]]:
+def _bit_functions(ufunc: np.ufunc, op: Callable[[int, int], int]
+                   ) -> tuple[Callable[..., State], Callable[..., State]]:
     def reduce(vals: np.ndarray, cs: np.ndarray, groups: int) -> State:
-        if vals.dtype == np.dtype(object):  # LARGEINT: Python ints
+        if vals.dtype == np.dtype(object):  # LARGEINT: Python ints, past int64 for numpy
             out = np.zeros(groups, dtype=object)
             has = np.zeros(groups, np.bool_)
             for c, v in zip(cs.tolist(), vals.tolist()):
-                out[c] = ufunc(out[c], v) if has[c] else v
+                out[c] = op(out[c], int(v)) if has[c] else int(v)
                 has[c] = True
             return out, has
         return group_reduce(vals, cs, groups, ufunc)
@@ -248,9 +250,10 @@ def _bit_empty(groups: int, t: DataType) -> State:
     return vals, np.zeros(groups, np.bool_)
 
 
-for _name, _uf in (("group_bit_or", np.bitwise_or), ("group_bit_and", np.bitwise_and),
-                   ("group_bit_xor", np.bitwise_xor)):
-    _p, _m = _bit_functions(_uf)
+for _name, _uf, _op in (("group_bit_or", np.bitwise_or, operator.or_),
+                        ("group_bit_and", np.bitwise_and, operator.and_),
+                        ("group_bit_xor", np.bitwise_xor, operator.xor)):
+    _p, _m = _bit_functions(_uf, _op)
     register_aggregate(AggregateFunction(
         _name,
         arg_types=_integer_arg(_name),

@@ -21,7 +21,7 @@ import pytest
 from sql.functions import aggregate_function
 from sql.functions.vector import Vec, object_array
 from storage import nested
-from storage.types import BIGINT, DOUBLE, INT, STRING, DataType, array_of, struct_of
+from storage.types import BIGINT, DOUBLE, INT, LARGEINT, STRING, DataType, array_of, struct_of
 
 GROUPS = 5
 
@@ -184,3 +184,15 @@ def test_merge_of_partials_matches_one_pass_and_reference(seed: int) -> None:
         return 0.0 if sx == 0 or sy == 0 else (_covar(p, False) or 0.0) / (sx * sy)
 
     check("corr", xy, DOUBLE, ref(corr))
+
+
+def test_group_bit_ops_on_largeint_past_int64() -> None:
+    big = [2**126 + 5, -(2**100), None, 3]
+    ok = np.array([v is not None for v in big], np.bool_)
+    arg = Vec(LARGEINT, object_array([0 if v is None else v for v in big]), ok)
+    codes = np.zeros(4, np.int64)
+    for name, want in (("group_bit_or", (2**126 + 5) | -(2**100) | 3),
+                       ("group_bit_and", (2**126 + 5) & -(2**100) & 3),
+                       ("group_bit_xor", (2**126 + 5) ^ -(2**100) ^ 3)):
+        whole, merged = _run(name, arg, codes, LARGEINT, (), [slice(0, 1), slice(1, 4)])
+        assert whole == merged == [want] + [None] * (GROUPS - 1)
