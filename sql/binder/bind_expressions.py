@@ -44,7 +44,7 @@ from sql.binder.literals import (
 )
 from sql.binder.nested_nodes import check_comparable, nested_call_type
 from sql.errors import DorisError, ErrorCode
-from sql.functions import aggregate_function, check_arity, scalar_function
+from sql.functions import AggregateFunction, aggregate_function, check_arity, scalar_function
 from sql.functions.coercion import (
     arithmetic_type,
     common_type,
@@ -59,6 +59,7 @@ from sql.functions.scalar import round_result_type
 from sql.functions.temporal import date_add_result_type
 from sql.functions.vector import as_int
 from sql.options import QueryOptions, SystemVariableLookup
+from storage import nested as nested_cells
 from storage.types import (
     BIGINT,
     BOOLEAN,
@@ -70,6 +71,7 @@ from storage.types import (
     DataType,
     TypeError_,
     TypeKind,
+    array_of,
     date_to_days,
     datetime,
     datetime_to_micros,
@@ -92,6 +94,19 @@ class SessionLike(Protocol):
     def options(self) -> QueryOptions: ...
     @property
     def system_variables(self) -> SystemVariableLookup | None: ...
+
+
+def _aggregate_constant(e: Expr) -> Expr:
+    """A constant argument of an aggregate as a Literal its `bind` can read: a DECIMAL literal's
+    value is unscaled, so numbers go over as DOUBLE (PERCENTILE's p), and an ARRAY of number
+    literals (PERCENTILE_ARRAY's ps) as one ARRAY<DOUBLE> literal in its canonical cell form."""
+    if e.type.is_decimal:
+        return coerce(e, DOUBLE)
+    if isinstance(e, Call) and e.name == "array" and all(isinstance(a, Literal) for a in e.args):
+        items = [coerce(a, DOUBLE) if a.type.is_numeric else a for a in e.args]
+        values = [getattr(a, "value", None) for a in items]
+        return Literal(nested_cells.dump(values), array_of(DOUBLE))
+    return e
 
 
 def _constant(bound: list[Expr], pos: int) -> object:
@@ -523,6 +538,8 @@ class ExpressionBinder:
             raise DorisError("aggregate function cannot contain aggregate parameters")
         arg_nodes = list(node.expressions) if isinstance(node, exp.Anonymous) else (
             [node.this] if node.this is not None else [])
+        if not isinstance(node, exp.Anonymous) and node.args.get("expression") is not None:
+            arg_nodes.append(node.args["expression"])  # MAX_BY(x, y), CORR(x, y), ...
         distinct = False
         if len(arg_nodes) == 1 and isinstance(arg_nodes[0], exp.Distinct):
             distinct = True
@@ -539,6 +556,8 @@ class ExpressionBinder:
             finally:
                 self._in_aggregate = False
             return AggregateCall("count", (self.call_bound("__tuple_key", parts),), True, BIGINT)
+        if fn.columns != 1 or (fn.bind is not None and len(arg_nodes) > 1):
+            return self._multi_arg_aggregate(name, fn, arg_nodes, distinct)
         if len(arg_nodes) != 1:
             raise not_supported(f"{name.upper()} with {len(arg_nodes)} arguments")
         self._in_aggregate = True
@@ -553,6 +572,31 @@ class ExpressionBinder:
         if name in ("min", "max", "count"):
             distinct = distinct and name == "count"
         return AggregateCall(name, tuple(args), distinct, fn.return_type([a.type for a in args]))
+
+    def _multi_arg_aggregate(self, name: str, fn: AggregateFunction,
+                             arg_nodes: list[exp.Expression], distinct: bool) -> Expr:
+        """An aggregate of several columns and/or constants (MAX_BY(x, y), PERCENTILE(x, p)):
+        the columns packed into one STRUCT argument when more than one (see
+        `AggregateFunction.columns`), the constants after it for `AggregateFunction.bind`."""
+        ncols = len(arg_nodes) if fn.columns < 0 else fn.columns
+        if len(arg_nodes) < max(ncols, 1) or (len(arg_nodes) > ncols and fn.bind is None):
+            raise DorisError(f"Can not found function '{name.upper()}' which has "
+                             f"{len(arg_nodes)} arity.")
+        self._in_aggregate = True
+        try:
+            bound = [self.bind(a) for a in arg_nodes]
+        finally:
+            self._in_aggregate = False
+        cols = bound[:ncols]
+        consts = [_aggregate_constant(c) for c in bound[ncols:]]
+        for c in consts:
+            if not isinstance(c, Literal):
+                raise DorisError(f"the constant arguments of {name} must be constants")
+        targets = fn.arg_types([a.type for a in cols])
+        cols = [coerce(a, t) for a, t in zip(cols, targets)]
+        ret = fn.return_type([a.type for a in cols])
+        arg = self.call_bound("struct", cols) if len(cols) > 1 else cols[0]
+        return AggregateCall(name, (arg, *consts), distinct, ret)
 
     def _group_concat(self, node: exp.GroupConcat) -> Expr:
         """GROUP_CONCAT([DISTINCT] x [, sep] [ORDER BY x [ASC|DESC]]) -> group_concat(x, sep,

@@ -42,6 +42,13 @@ AGG_NAMES: dict[type, str] = {
     exp.Variance: "var_samp", exp.VariancePop: "var_pop", exp.StddevPop: "stddev_pop",
     exp.StddevSamp: "stddev_samp", exp.Stddev: "stddev_samp",
 }
+# aggregates sqlglot parses into its own node names (branch aggs; sql/functions/collect.py,
+# pairs.py): COLLECT_SET is ArrayUniqueAgg, BOOL_OR LogicalOr, MAX_BY ArgMax, ...
+AGGREGATE_NODE_NAMES: dict[type, str] = {
+    exp.ArrayUniqueAgg: "collect_set", exp.LogicalOr: "bool_or", exp.LogicalAnd: "bool_and",
+    exp.ArgMax: "max_by", exp.ArgMin: "min_by",
+}
+AGG_NAMES.update(AGGREGATE_NODE_NAMES)
 
 
 def _undate(node: exp.Expression) -> exp.Expression:

@@ -4,7 +4,8 @@ Each entry pairs a type rule (argument coercion + return type, used by the binde
 implementation over `Vec`s (used by the executor's expression compiler and, for aggregates, by
 the hash aggregate operator). Keeping both in one place means a function is added in exactly one
 module: `scalar.py` / `strings.py` / `mathematics.py` (scalars), `temporal.py` / `datetimes.py`
-(dates), `aggregate.py` / `statistics.py` / `bitmap_hll.py` (aggregates).
+(dates), `aggregate.py` / `statistics.py` / `collect.py` / `pairs.py` / `percentile.py` /
+`bitmap_hll.py` (aggregates).
 Upstream: Doris `FunctionSet` / Nereids `BuiltinScalarFunctions`, DuckDB `BuiltinFunctions`.
 """
 
@@ -78,6 +79,11 @@ class AggregateFunction:
     # constant arguments after the first (e.g. GROUP_CONCAT's separator) -> the function
     # specialised for them; the executor calls it with the literal values
     bind: Callable[[tuple[object, ...]], AggregateFunction] | None = None
+    # leading non-constant arguments (-1: all of them, e.g. RETENTION). With more than one the
+    # binder packs them into one STRUCT argument (`struct(a, b)`), so the executor still
+    # compiles one argument: `arg_types` / `return_type` see the unpacked column types and
+    # `partial` decodes the struct cells (sql/functions/pairs.py)
+    columns: int = 1
 
 
 SCALAR: dict[str, ScalarFunction] = {}
@@ -122,9 +128,12 @@ def check_arity(fn: ScalarFunction, args: Sequence[object]) -> None:
 # import must come last (a deliberate, acyclic-at-runtime bottom import).
 from sql.functions import aggregate as _aggregate  # noqa: E402,F401
 from sql.functions import bitmap_hll as _bitmap_hll  # noqa: E402,F401
+from sql.functions import collect as _collect  # noqa: E402,F401
 from sql.functions import datetimes as _datetimes  # noqa: E402,F401
 from sql.functions import mathematics as _mathematics  # noqa: E402,F401
 from sql.functions import nested as _nested  # noqa: E402,F401
+from sql.functions import pairs as _pairs  # noqa: E402,F401
+from sql.functions import percentile as _percentile  # noqa: E402,F401
 from sql.functions import scalar as _scalar  # noqa: E402,F401
 from sql.functions import statistics as _statistics  # noqa: E402,F401
 from sql.functions import strings as _strings  # noqa: E402,F401
