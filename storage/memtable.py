@@ -69,6 +69,30 @@ class MemTable:
         flushing early, never late."""
         return self._bytes
 
+    @property
+    def streams(self) -> bool:
+        """Whether rows in key order may leave before the load ends (`take_in_order`): a
+        DUPLICATE index without a sequence column keeps every row as it is."""
+        return not self.spec.merges and self.spec.sequence is None
+
+    def take_in_order(self, after: Batch | None) -> Batch | None:
+        """The buffered rows, emptying the memtable, when they arrived in key order and do
+        not sort before `after` (the last row taken before; None: none): they are the next
+        piece of one sorted run, what `flush` would return. Otherwise None, and the rows
+        stay buffered as they were (only concatenated). Only for `streams` memtables."""
+        with self._lock:
+            batches, self._batches = self._batches, []
+            if not batches:
+                return None
+            rows = Batch.concat(batches)
+            check = rows if after is None else Batch.concat([after, rows])
+            if in_key_order(check, self.spec.keys):
+                self._rows = 0
+                self._bytes = 0
+                return rows
+            self._batches = [rows]
+            return None
+
     def flush(self) -> Batch | None:
         """The buffered rows sorted by key and merged per the data model (None when empty)."""
         with self._lock:
