@@ -75,23 +75,23 @@ class MemTable:
         DUPLICATE index without a sequence column keeps every row as it is."""
         return not self.spec.merges and self.spec.sequence is None
 
-    def take_in_order(self, after: Batch | None) -> Batch | None:
-        """The buffered rows, emptying the memtable, when they arrived in key order and do
-        not sort before `after` (the last row taken before; None: none): they are the next
-        piece of one sorted run, what `flush` would return. Otherwise None, and the rows
-        stay buffered as they were (only concatenated). Only for `streams` memtables."""
+    def take_in_order(self, after: Batch | None) -> list[Batch] | None:
+        """The buffered batches, emptying the memtable, when their rows arrived in key order
+        and do not sort before `after` (the last row taken before; None: none): they are the
+        next pieces of one sorted run, the rows `flush` would return, not concatenated.
+        Otherwise None, and the rows stay buffered. Only for `streams` memtables."""
+        keys = self.spec.keys
         with self._lock:
-            batches, self._batches = self._batches, []
+            batches = self._batches
             if not batches:
                 return None
-            rows = Batch.concat(batches)
-            check = rows if after is None else Batch.concat([after, rows])
-            if in_key_order(check, self.spec.keys):
-                self._rows = 0
-                self._bytes = 0
-                return rows
-            self._batches = [rows]
-            return None
+            pieces = ([] if after is None else [after]) + batches
+            if not in_key_order(Batch.concat([b.select(keys) for b in pieces]), keys):
+                return None
+            self._batches = []
+            self._rows = 0
+            self._bytes = 0
+            return batches
 
     def flush(self) -> Batch | None:
         """The buffered rows sorted by key and merged per the data model (None when empty)."""

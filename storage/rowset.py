@@ -57,6 +57,9 @@ SEGMENT_ROWS = 1 << 20
 # Rows an in-order memtable gathers before they are encoded (about a few data pages of each
 # column: per-append costs stay small, and at most this many rows wait for `build()`).
 STREAM_ROWS = 16384
+# Streamed batches averaging fewer rows are concatenated first (each append costs a few calls
+# per column; a copy of the rows costs less than that for small batches of wide tables).
+_PIECE_ROWS = 4096
 
 
 def segment_path(tablet_id: int, rowset_id: str, seg_no: int) -> str:
@@ -113,20 +116,24 @@ class RowsetWriter:
             return False
         if not self._memtable.num_rows:
             return True
-        run = self._memtable.take_in_order(self._stream_last)
-        if run is None:
+        pieces = self._memtable.take_in_order(self._stream_last)
+        if pieces is None:
             self._streaming = False
             return False
-        if self._stream is None:
-            if self._stream_last is None:  # the run's first rows: one flush, however cut
-                with self._lock:
-                    self._flushes += 1
-            self._stream = SegmentStream(run.names, run.types, self._index.keys,
-                                         self._index.short_key_column_count, self._index_spec)
-        self._stream.append(run)
-        self._stream_last = run.take(np.array([run.num_rows - 1]))  # a copy, not a view
-        if self._stream.num_rows >= self._segment_rows:
-            self._finish_stream()  # the next rows of the run go to the next segment
+        if len(pieces) > 1 and sum(p.num_rows for p in pieces) < _PIECE_ROWS * len(pieces):
+            pieces = [Batch.concat(pieces)]  # small pieces: one append (per-append costs)
+        for run in pieces:
+            if self._stream is None:
+                if self._stream_last is None:  # the run's first rows: one flush, however cut
+                    with self._lock:
+                        self._flushes += 1
+                self._stream = SegmentStream(run.names, run.types, self._index.keys,
+                                             self._index.short_key_column_count,
+                                             self._index_spec)
+            self._stream.append(run)
+            self._stream_last = run.take(np.array([run.num_rows - 1]))  # a copy, not a view
+            if self._stream.num_rows >= self._segment_rows:
+                self._finish_stream()  # the next rows of the run go to the next segment
         return True
 
     def _finish_stream(self) -> None:

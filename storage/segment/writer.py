@@ -41,7 +41,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from storage.batch import Batch, Column
+from storage.batch import Batch, Column, DictColumn
 from storage.fileio import AtomicFile
 from storage.indexes import bitmap_index, bloom_filter
 from storage.indexes.bloom_filter import BloomFilterBuilder
@@ -168,12 +168,25 @@ class _Output:
 
 def page_bounds(col: Column, layout: PhysicalLayout) -> list[tuple[int, int]]:
     """Row ranges of the data pages: about PAGE_SIZE raw bytes each, at least one row."""
-    n = len(col)
-    if col.offsets is None:
+    return _bounds(len(col), layout, col.offsets)
+
+
+def _bounds(n: int, layout: PhysicalLayout,
+            offsets: np.ndarray | None) -> list[tuple[int, int]]:
+    """`page_bounds` of n rows (var-len: their offsets)."""
+    if offsets is None:
         step = max(1, PAGE_SIZE // layout.width)
         return [(s, min(n, s + step)) for s in range(0, n, step)]
     # Raw bytes of row i: its data plus an 8-byte offset.
-    return runs_by_bytes(np.diff(col.offsets) + 8, PAGE_SIZE)
+    return runs_by_bytes(np.diff(offsets) + 8, PAGE_SIZE)
+
+
+def _joined_offsets(first: Column, second: Column) -> np.ndarray:
+    """The offsets of `first` then `second` (var-len), as their concatenation would have."""
+    assert first.offsets is not None and second.offsets is not None
+    a = first.offsets - first.offsets[0]
+    b = second.offsets[1:] - second.offsets[0] + a[-1]
+    return np.concatenate([a, b])
 
 
 def _bloom_builder(name: str, layout: PhysicalLayout, dtype: DataType,
@@ -208,17 +221,31 @@ class _ColumnPages:
         return 0 if self._pending is None else self._pending.nbytes
 
     def add(self, col: Column, out: _Output, final: bool) -> None:
-        if self._pending is not None and len(self._pending):
-            col = Column.concat([self._pending, col])
-        self._pending = None
-        bounds = page_bounds(col, self.layout)
+        pending, self._pending = self._pending, None
+        if pending is not None and len(pending) and (isinstance(col, DictColumn)
+                                                     or isinstance(pending, DictColumn)):
+            col, pending = Column.concat([pending, col]), None
+        lp = 0 if pending is None else len(pending)
+        # the pages of pending + col, cut without concatenating them: only the page that
+        # holds both pending rows and new ones is a concatenation (one copy less of a value)
+        bounds = _bounds(lp + len(col), self.layout, None if col.offsets is None else (
+            col.offsets if pending is None else _joined_offsets(pending, col)))
+
+        def piece(start: int, stop: int) -> Column:
+            if start >= lp:
+                return col.slice(start - lp, stop - lp)
+            assert pending is not None
+            if stop <= lp:
+                return pending.slice(start, stop)
+            return Column.concat([pending.slice(start, lp), col.slice(0, stop - lp)])
+
         if not final and bounds:
-            last_start, last_stop = bounds[-1]
+            last = piece(*bounds[-1])
             # a copy: a slice would keep the caller's whole arrays alive
-            self._pending = col.take(np.arange(last_start, last_stop))
+            self._pending = last.take(np.arange(len(last)))
             bounds = bounds[:-1]
         for start, stop in bounds:
-            self._page(col.slice(start, stop), out)
+            self._page(piece(start, stop), out)
 
     def _page(self, piece: Column, out: _Output) -> None:
         validity = piece.validity

@@ -76,6 +76,7 @@ def test_streamed_loads_read_as_unstreamed(tmp_path: Path, monkeypatch: pytest.M
     plain = new_engine(tmp_path / "plain")
     expected_table = load(plain, keys, seed, batch_rows, shape)
     monkeypatch.setattr(rowset_mod, "STREAM_ROWS", rng.choice([1, 5, 30]))
+    monkeypatch.setattr(rowset_mod, "_PIECE_ROWS", seed % 3)  # 0, 1: batches one by one
     streamed = new_engine(tmp_path / "streamed")
     table = load(streamed, keys, seed, batch_rows, shape)
     try:
