@@ -244,10 +244,11 @@ def big_rows(start: int, n: int) -> list[tuple]:
 
 
 @pytest.mark.parametrize("in_key_order", [False, True])
-def test_a_writer_never_buffers_more_than_write_buffer_size(tmp_path: Path,
-                                                            in_key_order: bool) -> None:
+def test_a_writer_never_buffers_more_than_write_buffer_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_key_order: bool) -> None:
     """Rows out of key order: every flush is a run (an OVERLAPPING rowset). Rows in key order
     (streamed, storage/rowset.py): the flushes write consecutive segments of ONE run."""
+    monkeypatch.setattr(rowset_mod, "STREAM_ROWS", 1 << 20)  # streaming on
     limit = 4096
     engine = new_engine(tmp_path, write_buffer_size=limit)
     table = create(engine, BIG)

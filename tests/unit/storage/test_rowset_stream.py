@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.seeds import property_seeds
 from support.tables import create_table
-from test_memtable_flush import data_rowsets, new_engine, segment_files, to_batch  # noqa: F401
+from test_memtable_flush import data_rowsets, new_engine, to_batch
 from test_models_merge import read_per_tablet
 
 import storage.segment.writer as seg_writer
@@ -72,7 +72,7 @@ def test_streamed_loads_read_as_unstreamed(tmp_path: Path, monkeypatch: pytest.M
     # in key order, even seeds: one segment per rowset, so its bytes can be compared
     segment_rows = 1 << 20 if shape == "in-order" and seed % 2 == 0 else rng.choice([3, 50])
     monkeypatch.setattr(rowset_mod, "SEGMENT_ROWS", segment_rows)
-    monkeypatch.setattr(rowset_mod, "STREAM_ROWS", 1 << 40)
+    monkeypatch.setattr(rowset_mod, "STREAM_ROWS", 0)  # off
     plain = new_engine(tmp_path / "plain")
     expected_table = load(plain, keys, seed, batch_rows, shape)
     monkeypatch.setattr(rowset_mod, "STREAM_ROWS", rng.choice([1, 5, 30]))

@@ -5,6 +5,7 @@ bloom filters; and the file reads back as the rows."""
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from pathlib import Path
 
@@ -15,12 +16,11 @@ from hypothesis import strategies as st
 from segment_data import TYPE_MENU, canon_rows, make_batch, random_values, sort_key
 from test_segment_roundtrip import sorted_table
 
-import storage.indexes.short_key as short_key
-import storage.segment.writer as writer
 from storage import types as T
 from storage.batch import Batch
+from storage.indexes import short_key
 from storage.indexes.spec import NO_INDEXES, SegmentIndexSpec
-from storage.segment import read_segment, write_segment
+from storage.segment import read_segment, write_segment, writer
 from storage.segment.writer import SegmentStream
 
 
@@ -28,7 +28,7 @@ def streamed(path: Path, batch: Batch, keys: list[str], short_keys: int, cuts: l
              indexes: SegmentIndexSpec = NO_INDEXES) -> None:
     stream = SegmentStream(batch.names, batch.types, keys, short_keys, indexes)
     bounds = [0, *sorted(min(c, batch.num_rows) for c in cuts), batch.num_rows]
-    for lo, hi in zip(bounds, bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         stream.append(batch.slice(lo, hi))
     info = stream.finish(path)
     assert info.num_rows == batch.num_rows and info.size == path.stat().st_size
