@@ -104,6 +104,30 @@ class MemTable:
         flushing early, never late."""
         return self._bytes
 
+    @property
+    def streams(self) -> bool:
+        """Whether rows in key order may leave before the load ends (`take_in_order`): a
+        DUPLICATE index without a sequence column keeps every row as it is."""
+        return not self.spec.merges and self.spec.sequence is None
+
+    def take_in_order(self, after: Batch | None) -> list[Batch] | None:
+        """The buffered batches, emptying the memtable, when their rows arrived in key order
+        and do not sort before `after` (the last row taken before; None: none): they are the
+        next pieces of one sorted run, the rows `flush` would return, not concatenated.
+        Otherwise None, and the rows stay buffered. Only for `streams` memtables."""
+        keys = self.spec.keys
+        with self._lock:
+            batches = self._batches
+            if not batches:
+                return None
+            pieces = ([] if after is None else [after]) + batches
+            if not in_key_order(Batch.concat([b.select(keys) for b in pieces]), keys):
+                return None
+            self._batches = []
+            self._rows = 0
+            self._bytes = 0
+            return batches
+
     def flush(self) -> Batch | None:
         """The buffered rows sorted by key and merged per the data model (None when empty)."""
         with self._lock:

@@ -15,6 +15,19 @@ One segment per flush keeps the run boundaries in the file list itself (as Doris
 `RowsetMeta.compaction_score` counts them) rather than in a second list in the catalog; the cost
 is that a flush of a large buffer makes one large segment, which the page indexes handle.
 
+When `STREAM_ROWS` is set (off by default, see there), rows that arrive in key order are
+encoded while the load runs (DUPLICATE indexes without a
+sequence column: Spark's range partitions, a file loaded sorted): once the memtable holds
+`STREAM_ROWS` rows that arrived in key order after the rows taken before, they go to a
+`SegmentStream`, which encodes their data pages at once and keeps them (compressed) in memory,
+so `build()` (a two-phase load's precommit, after the body's last byte) only encodes the last
+rows, writes and fsyncs. The file is the one a single flush at `build()` would write, so the
+rowset stays NONOVERLAPPING (a stream reaching `segment_rows` rows is cut there into the next
+segment of the same run). Rows that arrive out of key order end streaming for the writer: a
+memtable with rows not in order is never streamed (it flushes as before); rows that break the
+order after some were streamed make the streamed rows one run (segment) and the rest later
+runs, an OVERLAPPING rowset, as memtable flushes do.
+
 The rowset gets its version only when the load publishes (`storage.txn`), so files are written
 before the version is known and stay invisible until the catalog records them. `discard()`
 deletes them when the load gives up; files of a process that died are removed by the engine's
@@ -24,10 +37,14 @@ Upstream: Doris `RowsetWriter` / `BetaRowsetWriter`, `MemTable`, `MemTableWriter
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 from storage.batch import Batch
 from storage.catalog.meta import MaterializedIndexMeta, RowsetMeta, TableMeta
@@ -35,8 +52,18 @@ from storage.compaction.config import CompactionConfig
 from storage.indexes.spec import index_spec_of, spec_signature
 from storage.memtable import MemTable
 from storage.segment import write_segment
+from storage.segment.writer import SegmentInfo, SegmentStream
 
 SEGMENT_ROWS = 1 << 20
+# Rows an in-order memtable gathers before they are encoded; 0 turns streaming off, the
+# default: through Spark on the shared 2-core machine streaming did not make the write faster
+# (it moves the encoding onto the load thread while the body arrives, where it competes with
+# Spark's tasks for the cores: docs/performance.md, branch spark18), so it is off until a
+# quiet machine says otherwise. Tests turn it on.
+STREAM_ROWS = 0
+# Streamed batches averaging fewer rows are concatenated first (each append costs a few calls
+# per column; a copy of the rows costs less than that for small batches of wide tables).
+_PIECE_ROWS = 4096
 
 
 def segment_path(tablet_id: int, rowset_id: str, seg_no: int) -> str:
@@ -70,12 +97,53 @@ class RowsetWriter:
         # writing): the lock keeps a file from being added after the discard listed them.
         self._lock = threading.Lock()
         self._discarded = False
+        # Streaming (module docstring): taking rows from the memtable and appending them must
+        # be one step per writer (a flush on the load's flush pool may race the load thread).
+        self._stream_lock = threading.Lock()
+        self._streaming = STREAM_ROWS > 0 and self._memtable.streams and \
+            SegmentStream.supports(index.columns, self._index_spec)
+        self._stream: SegmentStream | None = None
+        self._stream_last: Batch | None = None  # the last row streamed (order check)
 
     def add_batch(self, batch: Batch) -> None:
         self._memtable.insert(batch)
         self._received += batch.num_rows
-        if self._memtable.nbytes >= self.write_buffer_size:
+        if self.buffered_bytes >= self.write_buffer_size:
             self.flush()
+        elif self._streaming and self._memtable.num_rows >= STREAM_ROWS:
+            with self._stream_lock:
+                self._stream_in_order()
+
+    def _stream_in_order(self) -> bool:
+        """Stream the memtable's rows if they continue the run (True); else end streaming."""
+        if not self._streaming:
+            return False
+        if not self._memtable.num_rows:
+            return True
+        pieces = self._memtable.take_in_order(self._stream_last)
+        if pieces is None:
+            self._streaming = False
+            return False
+        if len(pieces) > 1 and sum(p.num_rows for p in pieces) < _PIECE_ROWS * len(pieces):
+            pieces = [Batch.concat(pieces)]  # small pieces: one append (per-append costs)
+        for run in pieces:
+            if self._stream is None:
+                if self._stream_last is None:  # the run's first rows: one flush, however cut
+                    with self._lock:
+                        self._flushes += 1
+                self._stream = SegmentStream(run.names, run.types, self._index.keys,
+                                             self._index.short_key_column_count,
+                                             self._index_spec)
+            self._stream.append(run)
+            self._stream_last = run.take(np.array([run.num_rows - 1]))  # a copy, not a view
+            if self._stream.num_rows >= self._segment_rows:
+                self._finish_stream()  # the next rows of the run go to the next segment
+        return True
+
+    def _finish_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            self._write_file(stream.finish)
 
     @property
     def num_rows(self) -> int:
@@ -84,8 +152,10 @@ class RowsetWriter:
 
     @property
     def buffered_bytes(self) -> int:
-        """Bytes held in the memtable now (see MemTable.nbytes)."""
-        return self._memtable.nbytes
+        """Bytes held in the memtable now (see MemTable.nbytes) and in the streamed rows'
+        encoded pages not yet written."""
+        stream = self._stream
+        return self._memtable.nbytes + (0 if stream is None else stream.nbytes)
 
     @property
     def num_flushes(self) -> int:
@@ -93,20 +163,29 @@ class RowsetWriter:
         return self._flushes
 
     def flush(self) -> None:
-        """Write the memtable now as the next segment (one sorted run) and empty it."""
-        run = self._memtable.flush()
-        if run is not None and run.num_rows:
-            self._write(run, run.num_rows)
-            with self._lock:  # a load may flush one writer from two threads (storage/txn.py)
-                self._flushes += 1
+        """Write the memtable now as the next segment (one sorted run) and empty it (rows
+        continuing a streamed run are appended to it, and that segment is written: the
+        next one continues the same run)."""
+        with self._stream_lock:
+            self._stream_in_order()
+            self._finish_stream()  # rows out of order: the streamed rows end their run
+            run = self._memtable.flush()
+            if run is not None and run.num_rows:
+                self._write(run, run.num_rows)
+                with self._lock:  # a load may flush one writer from two threads (txn.py)
+                    self._flushes += 1
 
     def build(self) -> RowsetMeta:
-        run = self._memtable.flush()
-        if run is not None and run.num_rows:
-            # The only run of the rowset may be cut anywhere; once another flush wrote a
-            # segment, a segment must be a whole run.
-            self._write(run, self._segment_rows if self._flushes == 0 else run.num_rows)
-            self._flushes += 1
+        with self._stream_lock:
+            if self._stream_last is not None and self._stream_in_order():
+                self._finish_stream()
+            self._finish_stream()  # rows out of order: the streamed rows end their run
+            run = self._memtable.flush()
+            if run is not None and run.num_rows:
+                # The only run of the rowset may be cut anywhere; once another flush wrote a
+                # segment, a segment must be a whole run.
+                self._write(run, self._segment_rows if self._flushes == 0 else run.num_rows)
+                self._flushes += 1
         return RowsetMeta(
             rowset_id=self._rowset_id,
             tablet_id=self._tablet_id,
@@ -123,27 +202,30 @@ class RowsetWriter:
     def _write(self, run: Batch, piece_rows: int) -> None:
         rows = run.num_rows
         for start in range(0, rows, piece_rows):
-            with self._lock:
-                self._check_live()
-                rel = segment_path(self._tablet_id, self._rowset_id, len(self._files))
-                self._files.append(rel)
-            try:
-                info = write_segment(
-                    self._root / rel, run.slice(start, min(rows, start + piece_rows)),
-                    key_columns=self._index.keys,
-                    short_key_columns=self._index.short_key_column_count,
-                    indexes=self._index_spec,
-                )
-            except BaseException:
-                with self._lock:  # the atomic write left no file behind
-                    self._files.remove(rel)
-                raise
-            with self._lock:
-                if self._discarded:  # discarded while this file was being written
-                    (self._root / rel).unlink(missing_ok=True)
-                self._check_live()
-                self._size += info.size
-                self._rows += info.num_rows
+            self._write_file(functools.partial(
+                write_segment, batch=run.slice(start, min(rows, start + piece_rows)),
+                key_columns=self._index.keys,
+                short_key_columns=self._index.short_key_column_count,
+                indexes=self._index_spec))
+
+    def _write_file(self, write: Callable[[Path], SegmentInfo]) -> None:
+        """The next segment file, written by `write(path)`, recorded in the rowset."""
+        with self._lock:
+            self._check_live()
+            rel = segment_path(self._tablet_id, self._rowset_id, len(self._files))
+            self._files.append(rel)
+        try:
+            info = write(self._root / rel)
+        except BaseException:
+            with self._lock:  # the atomic write left no file behind
+                self._files.remove(rel)
+            raise
+        with self._lock:
+            if self._discarded:  # discarded while this file was being written
+                (self._root / rel).unlink(missing_ok=True)
+            self._check_live()
+            self._size += info.size
+            self._rows += info.num_rows
 
     def _check_live(self) -> None:
         if self._discarded:

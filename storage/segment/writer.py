@@ -33,6 +33,7 @@ fsynced and renamed into place, so a crash leaves the whole segment or no file.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,12 +41,17 @@ from typing import BinaryIO
 
 import numpy as np
 
-from storage.batch import Batch, Column
+from storage.batch import Batch, Column, DictColumn
 from storage.fileio import AtomicFile
 from storage.indexes import bitmap_index, bloom_filter
 from storage.indexes.bloom_filter import BloomFilterBuilder
 from storage.indexes.ordinal import OrdinalIndexBuilder
-from storage.indexes.short_key import ShortKeyIndexBuilder, plan_prefix, rows_are_sorted
+from storage.indexes.short_key import (
+    KeyPart,
+    ShortKeyIndexBuilder,
+    plan_prefix,
+    rows_are_sorted,
+)
 from storage.indexes.spec import NO_INDEXES, SegmentIndexSpec
 from storage.indexes.zone_map import ZoneMapBuilder
 from storage.segment.encoding import (
@@ -66,7 +72,7 @@ from storage.segment.footer import (
     encode_header,
 )
 from storage.segment.page import FLAG_ALL_NULL, FLAG_VALIDITY, PageKind, build_page
-from storage.types import BLOB_KINDS
+from storage.types import BLOB_KINDS, DataType
 
 PAGE_SIZE = 64 * 1024
 
@@ -108,30 +114,42 @@ def write_segment(
     with AtomicFile(Path(path)) as f:
         out = _Output(f)
         out.write(encode_header())
-        built = [_write_column(out, name, col, _bloom_builder(name, col, indexes))
-                 for name, col in zip(batch.names, batch.columns)]
-        columns = []
-        for name, col, (ordinals, zones, nulls, blooms) in zip(batch.names, batch.columns, built):
-            n_pages = len(ordinals.first_rows)
-            ordinal = out.write(build_page(PageKind.ORDINAL, ordinals.finish(), n_pages))
-            zone_map = out.write(build_page(PageKind.ZONE_MAP, zones.finish(), n_pages + 1))
-            bloom = None if blooms is None else \
-                out.write(build_page(PageKind.BLOOM_FILTER, blooms.finish(), n_pages))
-            bitmap = None
-            if name.lower() in indexes.bitmap_columns and bitmap_index.supports(
-                    layout_of(col.type), col.type.kind in BLOB_KINDS):
-                bitmap = bitmap_index.write_bitmap_index(col, layout_of(col.type), out.write)
-            columns.append(ColumnFooter(name, col.type.sql(), n_pages, nulls, ordinal, zone_map,
-                                        bitmap, bloom,
-                                        None if blooms is None else blooms.fpp))
-        short_key = None
-        if parts:
-            body, entries = ShortKeyIndexBuilder(parts).build(prefix_cols, num_rows)
-            pointer = out.write(build_page(PageKind.SHORT_KEY, body, entries))
-            short_key = ShortKeyFooter(tuple(p.name for p in parts), pointer, entries)
-        footer = SegmentFooter(num_rows, tuple(n for n, _ in keys), tuple(columns), short_key)
-        out.write(footer.encode())
+        built = []
+        for name, col in zip(batch.names, batch.columns):
+            pages = _ColumnPages(name, col.type, indexes)
+            pages.add(col, out, final=True)
+            built.append(pages)
+        _write_tail(out, batch, built, keys, parts, num_rows, prefix_cols, indexes)
     return SegmentInfo(num_rows, out.offset)
+
+
+def _write_tail(out: _Output, batch: Batch, built: list[_ColumnPages],
+                keys: list[tuple[str, Column]], parts: list[KeyPart], num_rows: int,
+                prefix_cols: list[Column], indexes: SegmentIndexSpec) -> None:
+    """Every column's index pages, the short-key page and the footer, after the data pages.
+    `batch`: the segment's rows when a bitmap index needs them (else only its names)."""
+    columns = []
+    for name, pages in zip(batch.names, built, strict=True):
+        ordinals, zones, blooms = pages.ordinals, pages.zones, pages.blooms
+        n_pages = len(ordinals.first_rows)
+        ordinal = out.write(build_page(PageKind.ORDINAL, ordinals.finish(), n_pages))
+        zone_map = out.write(build_page(PageKind.ZONE_MAP, zones.finish(), n_pages + 1))
+        bloom = None if blooms is None else \
+            out.write(build_page(PageKind.BLOOM_FILTER, blooms.finish(), n_pages))
+        bitmap = None
+        if pages.bitmap:
+            bitmap = bitmap_index.write_bitmap_index(batch.column(name), pages.layout,
+                                                     out.write)
+        columns.append(ColumnFooter(name, pages.type.sql(), n_pages, pages.nulls, ordinal,
+                                    zone_map, bitmap, bloom,
+                                    None if blooms is None else blooms.fpp))
+    short_key = None
+    if parts:
+        body, entries = ShortKeyIndexBuilder(parts).build(prefix_cols, num_rows)
+        pointer = out.write(build_page(PageKind.SHORT_KEY, body, entries))
+        short_key = ShortKeyFooter(tuple(p.name for p in parts), pointer, entries)
+    footer = SegmentFooter(num_rows, tuple(n for n, _ in keys), tuple(columns), short_key)
+    out.write(footer.encode())
 
 
 class _Output:
@@ -141,7 +159,7 @@ class _Output:
         self.f = f
         self.offset = 0
 
-    def write(self, data: bytes) -> PagePointer:
+    def write(self, data: bytes | memoryview) -> PagePointer:
         pointer = PagePointer(self.offset, len(data))
         self.f.write(data)
         self.offset += len(data)
@@ -150,42 +168,178 @@ class _Output:
 
 def page_bounds(col: Column, layout: PhysicalLayout) -> list[tuple[int, int]]:
     """Row ranges of the data pages: about PAGE_SIZE raw bytes each, at least one row."""
-    n = len(col)
-    if col.offsets is None:
+    return _bounds(len(col), layout, col.offsets)
+
+
+def _bounds(n: int, layout: PhysicalLayout,
+            offsets: np.ndarray | None) -> list[tuple[int, int]]:
+    """`page_bounds` of n rows (var-len: their offsets)."""
+    if offsets is None:
         step = max(1, PAGE_SIZE // layout.width)
         return [(s, min(n, s + step)) for s in range(0, n, step)]
     # Raw bytes of row i: its data plus an 8-byte offset.
-    return runs_by_bytes(np.diff(col.offsets) + 8, PAGE_SIZE)
+    return runs_by_bytes(np.diff(offsets) + 8, PAGE_SIZE)
 
 
-def _bloom_builder(name: str, col: Column, spec: SegmentIndexSpec) -> BloomFilterBuilder | None:
-    layout = layout_of(col.type)
+def _joined_offsets(first: Column, second: Column) -> np.ndarray:
+    """The offsets of `first` then `second` (var-len), as their concatenation would have."""
+    assert first.offsets is not None and second.offsets is not None
+    a = first.offsets - first.offsets[0]
+    b = second.offsets[1:] - second.offsets[0] + a[-1]
+    return np.concatenate([a, b])
+
+
+def _bloom_builder(name: str, layout: PhysicalLayout, dtype: DataType,
+                   spec: SegmentIndexSpec) -> BloomFilterBuilder | None:
     if name.lower() not in spec.bloom_filter_columns or not bloom_filter.supports(
-            layout, col.type.kind in BLOB_KINDS):
+            layout, dtype.kind in BLOB_KINDS):
         return None
     return BloomFilterBuilder(layout, spec.bloom_filter_fpp)
 
 
-def _write_column(
-    out: _Output, name: str, col: Column, blooms: BloomFilterBuilder | None = None
-) -> tuple[OrdinalIndexBuilder, ZoneMapBuilder, int, BloomFilterBuilder | None]:
-    layout = layout_of(col.type)
-    ordinals = OrdinalIndexBuilder()
-    zones = ZoneMapBuilder(layout, bounds=col.type.kind not in BLOB_KINDS)
-    nulls = 0
-    for start, stop in page_bounds(col, layout):
-        piece = col.slice(start, stop)
+class _ColumnPages:
+    """One column's data pages as rows arrive: `add` encodes every page that is complete
+    (a page's rows are fixed by the rows before it: fixed-width pages hold PAGE_SIZE // width
+    rows, var-len pages are cut greedily by bytes), keeping the rows of the last, maybe
+    partial, page for the next `add`; `final=True` encodes those too. So a column added in
+    pieces is cut into the same pages, with the same bytes, as the whole column at once."""
+
+    def __init__(self, name: str, dtype: DataType, indexes: SegmentIndexSpec) -> None:
+        self.type = dtype
+        self.layout = layout_of(dtype)
+        self.ordinals = OrdinalIndexBuilder()
+        self.zones = ZoneMapBuilder(self.layout, bounds=dtype.kind not in BLOB_KINDS)
+        self.blooms = _bloom_builder(name, self.layout, dtype, indexes)
+        self.bitmap = name.lower() in indexes.bitmap_columns and bitmap_index.supports(
+            self.layout, dtype.kind in BLOB_KINDS)
+        self.nulls = 0
+        self.rows = 0  # rows encoded into pages so far
+        self._pending: Column | None = None  # rows of the page not yet complete
+
+    @property
+    def pending_bytes(self) -> int:
+        return 0 if self._pending is None else self._pending.nbytes
+
+    def add(self, col: Column, out: _Output, final: bool) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None and len(pending) and (isinstance(col, DictColumn)
+                                                     or isinstance(pending, DictColumn)):
+            col, pending = Column.concat([pending, col]), None
+        lp = 0 if pending is None else len(pending)
+        # the pages of pending + col, cut without concatenating them: only the page that
+        # holds both pending rows and new ones is a concatenation (one copy less of a value)
+        bounds = _bounds(lp + len(col), self.layout, None if col.offsets is None else (
+            col.offsets if pending is None else _joined_offsets(pending, col)))
+
+        def piece(start: int, stop: int) -> Column:
+            if start >= lp:
+                return col.slice(start - lp, stop - lp)
+            assert pending is not None
+            if stop <= lp:
+                return pending.slice(start, stop)
+            return Column.concat([pending.slice(start, lp), col.slice(0, stop - lp)])
+
+        if not final and bounds:
+            last = piece(*bounds[-1])
+            # a copy: a slice would keep the caller's whole arrays alive
+            self._pending = last.take(np.arange(len(last)))
+            bounds = bounds[:-1]
+        for start, stop in bounds:
+            self._page(piece(start, stop), out)
+
+    def _page(self, piece: Column, out: _Output) -> None:
         validity = piece.validity
         if validity is not None and validity.all():
             validity = None
-        zones.add_page(piece.data, validity, piece.offsets)
-        if blooms is not None:
-            blooms.add_page(piece.data, validity, piece.offsets)
-        page, page_nulls = encode_data_page(piece, layout, validity)
-        nulls += page_nulls
-        ordinals.add(start, out.offset, len(page))
+        self.zones.add_page(piece.data, validity, piece.offsets)
+        if self.blooms is not None:
+            self.blooms.add_page(piece.data, validity, piece.offsets)
+        page, page_nulls = encode_data_page(piece, self.layout, validity)
+        self.nulls += page_nulls
+        self.ordinals.add(self.rows, out.offset, len(page))
+        self.rows += len(piece)
         out.write(page)
-    return ordinals, zones, nulls, blooms
+
+
+class SegmentStream:
+    """A segment written while its rows arrive: `append` takes the next rows of one sorted run
+    (each batch sorted, and after the previous one, by the key columns) and encodes the data
+    pages they complete into memory (LZ4-compressed pages, a fraction of the raw rows);
+    `finish` encodes the last pages and writes the file as `write_segment` would have from
+    all the rows at once, byte for byte: the encoding work is done as rows arrive instead
+    of all at the end (a two-phase load's precommit then only writes and fsyncs). The key
+    columns are kept raw for the short-key index and the sort check. No bitmap index (it
+    needs the whole column: `supports` says so)."""
+
+    def __init__(self, names: Sequence[str], types: Sequence[DataType],
+                 key_columns: Sequence[str], short_key_columns: int,
+                 indexes: SegmentIndexSpec = NO_INDEXES) -> None:
+        if not self.supports(names, indexes):
+            raise ValueError("a segment with a bitmap index is written whole (write_segment)")
+        self.names = tuple(names)
+        by_lower = {n.lower(): n for n in self.names}
+        missing = [k for k in key_columns if k.lower() not in by_lower]
+        if missing:
+            raise ValueError(f"key column {missing[0]!r} is not in the batch")
+        self._key_columns = [by_lower[k.lower()] for k in key_columns]
+        self._short_key_columns = short_key_columns
+        self._indexes = indexes
+        self._columns = [_ColumnPages(n, t, indexes) for n, t in zip(names, types, strict=True)]
+        self._buffers = [io.BytesIO() for _ in self.names]
+        self._outs = [_Output(b) for b in self._buffers]
+        self._keys: list[Batch] = []
+        self._key_bytes = 0
+        self.num_rows = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: the encoded pages, the rows of pages not yet complete, the keys."""
+        pending = sum(p.pending_bytes for p in self._columns)
+        return sum(o.offset for o in self._outs) + pending + self._key_bytes
+
+    @staticmethod
+    def supports(names: Sequence[str], indexes: SegmentIndexSpec) -> bool:
+        return not any(n.lower() in indexes.bitmap_columns for n in names)
+
+    def append(self, batch: Batch) -> None:
+        if batch.names != self.names:
+            raise ValueError(f"columns {batch.names} are not the segment's {self.names}")
+        for pages, out, col in zip(self._columns, self._outs, batch.columns, strict=True):
+            pages.add(col, out, final=False)
+        keys = batch.select(self._key_columns).take(np.arange(batch.num_rows))  # a copy
+        self._keys.append(keys)
+        self._key_bytes += keys.nbytes
+        self.num_rows += batch.num_rows
+
+    def finish(self, path: Path) -> SegmentInfo:
+        """Write the segment to `path` (fsynced, renamed into place)."""
+        keys: list[tuple[str, Column]] = []
+        if self._keys:
+            keys_batch = Batch.concat(self._keys)
+            keys = list(zip(keys_batch.names, keys_batch.columns, strict=True))
+        else:
+            keys = [(k, Column.from_physical(self._columns[self.names.index(k)].type, []))
+                    for k in self._key_columns]
+        parts = plan_prefix([(n, c.type) for n, c in keys], self._short_key_columns)
+        prefix_cols = [c for _, c in keys[: len(parts)]]
+        if parts and not rows_are_sorted(parts, prefix_cols):
+            raise ValueError(
+                f"segment rows are not sorted by key columns {[p.name for p in parts]}")
+        with AtomicFile(Path(path)) as f:
+            out = _Output(f)
+            out.write(encode_header())
+            for pages, buf, col_out in zip(self._columns, self._buffers, self._outs):
+                pages.add(Column.from_physical(pages.type, []), col_out, final=True)
+                base = out.offset
+                pages.ordinals.offsets = [base + o for o in pages.ordinals.offsets]
+                out.write(buf.getbuffer())
+                buf.close()
+            names_only = Batch(self.names, tuple(Column.from_physical(p.type, [])
+                                                 for p in self._columns))
+            _write_tail(out, names_only, self._columns, keys, parts, self.num_rows,
+                        prefix_cols, self._indexes)
+        self._buffers = []
+        return SegmentInfo(self.num_rows, out.offset)
 
 
 def encode_data_page(

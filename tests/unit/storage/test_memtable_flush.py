@@ -243,24 +243,32 @@ def big_rows(start: int, n: int) -> list[tuple]:
     return [(i, i * 7, f"row{i}") for i in range(start, start + n)]
 
 
-def test_a_writer_never_buffers_more_than_write_buffer_size(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_key_order", [False, True])
+def test_a_writer_never_buffers_more_than_write_buffer_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_key_order: bool) -> None:
+    """Rows out of key order: every flush is a run (an OVERLAPPING rowset). Rows in key order
+    (streamed, storage/rowset.py): the flushes write consecutive segments of ONE run."""
+    monkeypatch.setattr(rowset_mod, "STREAM_ROWS", 1 << 20)  # streaming on
     limit = 4096
     engine = new_engine(tmp_path, write_buffer_size=limit)
     table = create(engine, BIG)
     txn = LoadTxn(engine, engine.catalog.get_database("db"), table)
     loaded: list[tuple] = []
     for b in range(200):
-        rows = big_rows(b * 50, 50)
+        rows = big_rows(b * 50, 50) if in_key_order else big_rows((199 - b) * 50, 50)[::-1]
         txn.add_batch(to_batch(table, rows))
         loaded += rows
         writers = list(txn._writers.values())
         assert all(w.buffered_bytes < limit for w in writers)
         assert txn.buffered_bytes == sum(w.buffered_bytes for w in writers)
-    assert all(w.num_flushes > 10 for w in txn._writers.values())
+    flushes = [w.num_flushes for w in txn._writers.values()]
+    assert all(f == 1 for f in flushes) if in_key_order else all(f > 10 for f in flushes)
     assert read(engine, table) == []  # flushed segments are not visible before the publish
     txn.commit()
     assert read(engine, table) == sorted(loaded, key=repr)
-    assert all(r.segments_overlap for r in data_rowsets(engine, table))
+    rowsets = data_rowsets(engine, table)
+    assert all(len(r.files) > 10 for r in rowsets)
+    assert all(r.segments_overlap is not in_key_order for r in rowsets)
     engine.close()
 
 
