@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import expressions as exp
 
 from planner.logical import LogicalFileScan, LogicalValues
+from sql.binder.bind_expressions import SESSION_COLUMNS
 
 if TYPE_CHECKING:
     from planner.query import PlannedQuery
@@ -78,10 +79,14 @@ _PURE_NODES: tuple[type[exp.Expression], ...] = (
 
 def cacheable_statement(stmt: exp.Expression) -> bool:
     """A SELECT / set operation of pure SQL only (see the module docstring); `exp.Var` (a bare
-    keyword) only as an INTERVAL or EXTRACT unit."""
+    keyword) only as an INTERVAL or EXTRACT unit; no bare name the binder may read as a
+    session function."""
     if not isinstance(stmt, (exp.Select, exp.SetOperation)):
         return False
     for node in stmt.walk():
+        if isinstance(node, exp.Column) and not node.table and \
+                node.name.lower() in SESSION_COLUMNS:  # CURRENT_DATE without parentheses
+            return False
         if isinstance(node, exp.Var):
             if not isinstance(node.parent, (exp.Interval, exp.Extract)):
                 return False
