@@ -1,6 +1,6 @@
 """server/plan_cache.py in-process: which texts may be kept, what the key holds, that the
 kept tree is never handed to the planner, and the LRU bookkeeping. The wire behaviour (a kept
-text re-run after INSERT / DELETE / DDL / SET / a view) is tests/clients/test_plan_cache.py."""
+text re-run after INSERT / DELETE / DDL / SET / a view) is tests/clients/test_plan_cache_wire.py."""
 
 from __future__ import annotations
 
