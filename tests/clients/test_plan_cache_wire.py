@@ -9,6 +9,7 @@ view) if the cache were not invalidated. The plan actually run is read from the 
 from __future__ import annotations
 
 import random
+import threading
 from typing import Any
 
 import duckdb
@@ -212,3 +213,43 @@ def test_session_functions_are_never_kept(db_conn: Any) -> None:
         assert cur.fetchall() == ((1, db),)
     finally:
         cur.execute("DROP DATABASE pc_other_db FORCE")
+
+
+def test_kept_plan_under_concurrent_loads(server: Any, db: str) -> None:
+    """A loader commits batches while another connection repeats one text: every answer is
+    one consistent snapshot (the count and sum of a prefix of the batches) and never older
+    than the last batch committed before the query started."""
+    setup = server.connect(db)
+    setup.cursor().execute(DDL)
+    rnd = random.Random(3)
+    batches = [[(rnd.randrange(1000), 1, rnd.randrange(1, 100), "a") for _ in range(10)]
+               for _ in range(25)]
+    prefix = [0]
+    for b in batches:
+        prefix.append(prefix[-1] + sum(r[2] for r in b))
+    committed = [0]
+    errors: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            with server.connect(db) as conn, conn.cursor() as cur:
+                for i, b in enumerate(batches):
+                    cur.execute(f"INSERT INTO t VALUES {_values(b)}")
+                    committed[0] = i + 1
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            errors.append(e)
+
+    loader = threading.Thread(target=load)
+    loader.start()
+    answers = 0
+    with server.connect(db) as conn, conn.cursor() as cur:
+        while loader.is_alive() or answers < 5:
+            before = committed[0]
+            cur.execute("SELECT COUNT(*), SUM(v) FROM t WHERE k >= 0")
+            count, total = cur.fetchone()
+            assert count % 10 == 0 and count // 10 >= before, (count, before)
+            assert int(total or 0) == prefix[count // 10], (count, total)
+            answers += 1
+    loader.join()
+    assert not errors, errors
+    setup.close()

@@ -26,8 +26,8 @@ def _stmt(sql: str, mark: str | None = TEXT) -> exp.Expression:
     "SELECT g, SUM(v), COUNT(*) FROM t WHERE k BETWEEN 1 AND 5 GROUP BY g ORDER BY g LIMIT 3",
     "SELECT * FROM t JOIN u ON t.k = u.k WHERE t.s LIKE 'a%' AND u.x IN (1, 2)",
     "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k) UNION ALL SELECT 2",
-    "SELECT EXTRACT(YEAR FROM d), CAST(k AS BIGINT) DIV 2 FROM t "
-    "WHERE d >= DATE '1998-01-01' - INTERVAL '90' DAY",
+    ("SELECT EXTRACT(YEAR FROM d), CAST(k AS BIGINT) DIV 2 FROM t "
+     "WHERE d >= DATE '1998-01-01' - INTERVAL '90' DAY"),
     "WITH c AS (SELECT k FROM t) SELECT CASE WHEN k > 1 THEN 'a' ELSE NULL END FROM c",
 ])
 def test_pure_queries_are_cacheable(sql: str) -> None:
