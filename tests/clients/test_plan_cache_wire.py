@@ -253,3 +253,28 @@ def test_kept_plan_under_concurrent_loads(server: Any, db: str) -> None:
     loader.join()
     assert not errors, errors
     setup.close()
+
+
+def test_revoke_after_a_kept_plan(server: Any, db_conn: Any, db: str) -> None:
+    """Privileges are checked on every run of a kept text."""
+    import pymysql
+
+    cur = db_conn.cursor()
+    cur.execute(DDL)
+    cur.execute("INSERT INTO t VALUES (1, 1, 1, 'a')")
+    user = f"pc_{db[-8:]}"
+    cur.execute(f"CREATE USER '{user}' IDENTIFIED BY 'pw'")
+    try:
+        cur.execute(f"GRANT SELECT_PRIV ON {db}.t TO '{user}'@'%'")
+        conn = pymysql.connect(host="127.0.0.1", port=server.port, user=user, password="pw",
+                               database=db, autocommit=True)
+        with conn, conn.cursor() as mine:
+            for _ in range(2):
+                mine.execute("SELECT COUNT(*) FROM t WHERE k >= 0")
+                assert mine.fetchall() == ((1,),)
+            cur.execute(f"REVOKE SELECT_PRIV ON {db}.t FROM '{user}'@'%'")
+            with pytest.raises(pymysql.err.OperationalError) as denied:
+                mine.execute("SELECT COUNT(*) FROM t WHERE k >= 0")
+            assert denied.value.args[0] == 1142
+    finally:
+        cur.execute(f"DROP USER IF EXISTS '{user}'")
