@@ -29,7 +29,7 @@ from mysql_mimic.session import Session
 from sqlglot import expressions as exp
 
 from executor.load import error_log
-from server import tls
+from server import plan_cache, tls
 from server.local_infile import LocalInfileOutcome
 from server.object_columns import hide_object_values
 from server.point_query import PointTemplate
@@ -255,7 +255,20 @@ class ShaleSession(Session):
                     learn = (key, shape)
             elif template is UNKNOWN:
                 learn = (key, shape)
-        return await self.run_statements(self.parse(sql), start_rows, learn, from_text=True)
+        return await self.run_statements(self._statements(sql), start_rows, learn,
+                                         from_text=True)
+
+    def _statements(self, sql: str) -> list[exp.Expression]:
+        """A COM_QUERY's statements: the plan cache's own (read-only) tree when a plan of this
+        text is kept (no parse copy), else a parsed copy, marked as the text's when it is
+        the only statement (server/plan_cache.py keys plans by it)."""
+        kept = self.services.statements.plan_cache.statement(sql)
+        if kept is not None:
+            return [kept]
+        statements = self.parse(sql)
+        if len(statements) == 1:
+            statements[0].meta[plan_cache.META] = plan_cache.TEXT
+        return statements
 
     async def run_point_prepared(self, sql: str, params: list[object],
                                  start_rows: StartRows) -> tuple[Outcome | None, Learn | None]:

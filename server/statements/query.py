@@ -39,9 +39,18 @@ if TYPE_CHECKING:
 def plan_query(runner: StatementRunner, stmt: exp.Expression,
                ctx: SessionContext | None = None) -> PlannedQuery:
     """The plan a query runs (and EXPLAIN shows), under the session's query options.
-    The one place statements reach the planner (planner/query.py plan_select)."""
-    return plan_select(stmt, runner.visible_catalog(), ctx or runner.context(),
-                       sql=stmt.meta.get("sql"))
+    The one place statements reach the planner (planner/query.py plan_select); a COM_QUERY
+    text planned before under the same database, user, options and catalog generation gets
+    its kept plan (server/plan_cache.py)."""
+    ctx = ctx or runner.context()
+    # read before planning: a plan made while a commit lands is kept under the older
+    # generation, which no later lookup asks for
+    generation = getattr(runner.engine.catalog, "generation", None)
+
+    def make(tree: exp.Expression) -> PlannedQuery:
+        return plan_select(tree, runner.visible_catalog(), ctx, sql=tree.meta.get("sql"))
+
+    return runner.services.plan_cache.plan(stmt, ctx, generation, make)
 
 
 def run_query(runner: StatementRunner, stmt: exp.Expression) -> RowsOutcome:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import expressions as exp
@@ -18,6 +18,7 @@ from executor.file_dirs import FileDirs
 from executor.file_scan import LocalFiles
 from executor.insert import Tolerance
 from server.deadlines import Deadlines
+from server.plan_cache import PlanCache
 from server.privileges import Access
 from server.privileges.enforce import VisibleCatalog, authorize, is_superuser
 from server.profiles import QueryProfiles
@@ -46,6 +47,8 @@ class StatementServices:
     file_dirs: FileDirs
     # every connection's SHOW PROCESSLIST row (the server's connection adapter)
     processlist: Callable[[], list[tuple[object, ...]]] = list
+    # plans of repeated COM_QUERY texts, shared by every connection (server/plan_cache.py)
+    plan_cache: PlanCache = field(default_factory=PlanCache)
 
     @classmethod
     def for_engine(cls, engine: StorageEngine) -> StatementServices:

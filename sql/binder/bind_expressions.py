@@ -174,8 +174,10 @@ _FUNCS: dict[type, tuple[str, tuple[str, ...]]] = {
     exp.BitmapCount: ("bitmap_count", ("this",)),
 }
 _EXTRACT_UNITS = {"year", "quarter", "month", "day", "hour", "minute", "second"}
-_SESSION_COLUMNS = {"current_date", "current_timestamp", "current_user", "localtime",
-                    "localtimestamp", "current_time"}
+# bare names bound as session functions when no column has them (server/plan_cache.py never
+# keeps a plan of a text naming one)
+SESSION_COLUMNS = {"current_date", "current_timestamp", "current_user", "localtime",
+                   "localtimestamp", "current_time"}
 
 
 class ExpressionBinder:
@@ -323,7 +325,7 @@ class ExpressionBinder:
         try:
             return self._resolve(node)
         except DorisError:
-            if not node.table and node.name.lower() in _SESSION_COLUMNS:
+            if not node.table and node.name.lower() in SESSION_COLUMNS:
                 const = self._session_constant(exp.Anonymous(this=node.name))
                 if const is not None:
                     return const

@@ -51,6 +51,11 @@ class Catalog:
         # Called after every commit that adds or removes rowsets, with the tablet ids touched
         # (the compaction producer's wake-up; storage/compaction/scheduler.py).
         self.rowset_listeners: list[Callable[[set[int]], None]] = []
+        # Bumped after every commit that changes more than rowsets (DDL, publishes, DELETE,
+        # view states, users, backends), once memory shows the change: a plan made when this
+        # was `g` may be reused while it is still `g` (server/plan_cache.py). Commits of
+        # rowsets alone (compaction, index rewrites) keep every visible version's rows.
+        self.generation = 0
 
     def close(self) -> None:
         self.repo.close()
@@ -96,6 +101,9 @@ class Catalog:
             for obj in sorted(mutation.puts, key=lambda o: _APPLY_ORDER.index(KINDS[type(o)][0])):
                 if not isinstance(obj, RowsetMeta):
                     self._put_memory(obj)
+            if any(not isinstance(obj, RowsetMeta) for obj in mutation.puts) or any(
+                    kind != "rowset" for kind, _ in mutation.deletes):
+                self.generation += 1
         if touched:
             for listener in list(self.rowset_listeners):
                 listener(touched)
