@@ -123,6 +123,7 @@ def check_arity(fn: ScalarFunction, args: Sequence[object]) -> None:
 from sql.functions import aggregate as _aggregate  # noqa: E402,F401
 from sql.functions import bitmap_hll as _bitmap_hll  # noqa: E402,F401
 from sql.functions import datetimes as _datetimes  # noqa: E402,F401
+from sql.functions import json_text as _json_text  # noqa: E402,F401
 from sql.functions import mathematics as _mathematics  # noqa: E402,F401
 from sql.functions import nested as _nested  # noqa: E402,F401
 from sql.functions import scalar as _scalar  # noqa: E402,F401
