@@ -175,7 +175,7 @@ def _element_rows(a: list[Vec]) -> list[tuple[Any, Any]]:
 
 
 def _position(a: list[Vec], env: EvalEnv) -> Vec:
-    out = []
+    out: list[int | None] = []
     for c, v in _element_rows(a):
         if c is None:
             out.append(None)
