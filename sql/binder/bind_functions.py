@@ -10,6 +10,8 @@ node, and `sql.binder.bind_expressions` binds the result. Upstream: Doris Nereid
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from sql.binder.literals import strftime_to_mysql
@@ -110,8 +112,20 @@ def _mysql_format(fmt: exp.Expression | None) -> exp.Expression | None:
     return fmt
 
 
+# Doris' <unit>s_add / <unit>s_sub family (days_add(d, n) = d + INTERVAL n DAY)
+_UNIT_ADD = re.compile(r"^(year|quarter|month|week|day|hour|minute|second)s_(add|sub)$")
+
+
 def translate(node: exp.Expression) -> Translation | exp.Expression | None:
     """The call `node` stands for: (name, argument nodes), a rewritten node, or None."""
+    if isinstance(node, exp.Anonymous) and len(node.expressions) == 2:
+        unit_add = _UNIT_ADD.match(node.name.lower())
+        if unit_add is not None:
+            cls = exp.DateAdd if unit_add.group(2) == "add" else exp.DateSub
+            return cls(this=node.expressions[0], expression=node.expressions[1],
+                       unit=exp.Var(this=unit_add.group(1).upper()))
+    if isinstance(node, exp.AddMonths):  # months_add / add_months
+        return exp.DateAdd(this=node.this, expression=node.expression, unit=exp.Var(this="MONTH"))
     nested_call = translate_nested(node)  # ARRAY / MAP / STRUCT syntax
     if nested_call is not None:
         return nested_call

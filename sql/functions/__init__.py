@@ -126,6 +126,7 @@ from sql.functions import bitmap_hll as _bitmap_hll  # noqa: E402,F401
 from sql.functions import datetimes as _datetimes  # noqa: E402,F401
 from sql.functions import json_text as _json_text  # noqa: E402,F401
 from sql.functions import mathematics as _mathematics  # noqa: E402,F401
+from sql.functions import misc_scalars as _misc_scalars  # noqa: E402,F401
 from sql.functions import nested as _nested  # noqa: E402,F401
 from sql.functions import scalar as _scalar  # noqa: E402,F401
 from sql.functions import statistics as _statistics  # noqa: E402,F401
