@@ -1,7 +1,7 @@
 """JSON scalar functions over JSON text held in strings (we have no JSONB column type yet):
 GET_JSON_STRING / _INT / _BIGINT / _DOUBLE, JSON_EXTRACT (JSONB_EXTRACT), JSON_VALID,
-JSON_LENGTH, JSON_KEYS, JSON_OBJECT, JSON_ARRAY, JSON_QUOTE / JSON_UNQUOTE; and TO_BASE64 /
-FROM_BASE64.
+JSON_LENGTH, JSON_KEYS, JSON_CONTAINS, JSON_OBJECT, JSON_ARRAY, JSON_QUOTE /
+JSON_UNQUOTE; and TO_BASE64 / FROM_BASE64.
 
 Doris path syntax: `$`, `.key`, `."quoted key"`, `[n]`. A missing path, invalid JSON or an
 invalid path gives NULL, as Doris does. JSON text is written without spaces (`{"a":1}`), the
@@ -22,7 +22,7 @@ import numpy as np
 
 from sql.functions import EvalEnv, ScalarFunction, register_scalar
 from sql.functions.vector import Vec, object_array
-from storage.types import BIGINT, DOUBLE, INT, STRING, DataType
+from storage.types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, DataType
 
 _MISSING = object()
 # `.key`, `."quoted.key"`, `[n]` (Doris also accepts `.[n]`)
@@ -177,6 +177,31 @@ def json_unquote(text: str) -> str:
     return text
 
 
+def contains(target: Any, candidate: Any) -> bool:
+    """MySQL/Doris JSON containment: an array contains each element of a candidate array (or
+    the candidate scalar) somewhere; an object contains a candidate object's keys with
+    contained values; scalars must be equal."""
+    if isinstance(target, list):
+        wanted = candidate if isinstance(candidate, list) else [candidate]
+        return all(any(contains(t, w) for t in target) for w in wanted)
+    if isinstance(target, dict):
+        return isinstance(candidate, dict) and all(
+            k in target and contains(target[k], v) for k, v in candidate.items())
+    if isinstance(target, bool) or isinstance(candidate, bool):
+        return type(target) is type(candidate) and target == candidate
+    return not isinstance(candidate, (list, dict)) and target == candidate
+
+
+def json_contains(text: str, candidate: str, path: str = "$") -> int | None:
+    target = _lookup(text, path)
+    wanted = _load(candidate)
+    if target is _MISSING or wanted is _MISSING:
+        return None
+    return int(contains(target, wanted))
+
+
+_reg("json_contains", 2, 3, lambda t: ([STRING] * len(t), BOOLEAN),
+     _per_row(BOOLEAN, json_contains))
 _reg("json_extract", 2, -1, lambda t: ([STRING] * len(t), STRING),
      _per_row(STRING, json_extract), "jsonb_extract")
 _reg("json_valid", 1, 1, lambda t: ([STRING], INT), _per_row(INT, json_valid))

@@ -53,6 +53,19 @@ def test_json_extract_valid_length_keys(db_conn) -> None:
         1, 0, None, 2, 1, 2, None, '["a","b"]', '["c"]', None)
 
 
+def test_json_contains(db_conn) -> None:
+    cur = db_conn.cursor()
+    # Doris docs json_contains: '{"a": 1, "b": 2, "c": {"d": 4}}' contains '1' at '$.a' -> 1,
+    # '1' at '$.b' -> 0, '{"d": 4}' at '$.c' -> 1
+    doc = '{"a": 1, "b": 2, "c": {"d": 4}}'
+    assert _row(cur, f"""SELECT json_contains('{doc}', '1', '$.a'),
+        json_contains('{doc}', '1', '$.b'), json_contains('{doc}', '{{"d": 4}}', '$.c'),
+        json_contains('[1, 2]', '1'), json_contains('[1, [2, 3]]', '[3]'),
+        json_contains('[1, 2]', '"1"'), json_contains('[1, 2]', 'bad'),
+        json_contains(NULL, '1'), json_contains('{doc}', '1', '$.zz')""") == (
+        1, 0, 1, 1, 1, 0, None, None, None)
+
+
 def test_json_constructors_and_quoting(db_conn) -> None:
     cur = db_conn.cursor()
     # Doris docs: json_object('id', 87, 'name', 'carrot') -> {"id":87,"name":"carrot"};
