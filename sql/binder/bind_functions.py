@@ -10,6 +10,8 @@ node, and `sql.binder.bind_expressions` binds the result. Upstream: Doris Nereid
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from sql.binder.literals import strftime_to_mysql
@@ -37,10 +39,14 @@ FUNCS: dict[type, tuple[str, tuple[str, ...]]] = {
     exp.Atan: ("atan", ("this", "expression")), exp.Atan2: ("atan2", ("this", "expression")),
 }
 
-# aggregate node classes whose sqlglot name differs from ours (sqlglot's VARIANCE is var_samp)
+# aggregate node classes whose sqlglot name differs from ours (sqlglot's VARIANCE is var_samp);
+# the second half maps sqlglot's canonical names back to the Doris name the user wrote, so an
+# error names `collect_set`, not ARRAY_UNIQUE_AGG, and the Doris name resolves once registered
 AGG_NAMES: dict[type, str] = {
     exp.Variance: "var_samp", exp.VariancePop: "var_pop", exp.StddevPop: "stddev_pop",
     exp.StddevSamp: "stddev_samp", exp.Stddev: "stddev_samp",
+    exp.ArrayUniqueAgg: "collect_set", exp.ArgMax: "max_by", exp.ArgMin: "min_by",
+    exp.LogicalOr: "bool_or", exp.LogicalAnd: "bool_and", exp.CountIf: "count_if",
 }
 # aggregates sqlglot parses into its own node names (branch aggs; sql/functions/collect.py,
 # pairs.py): COLLECT_SET is ArrayUniqueAgg, BOOL_OR LogicalOr, MAX_BY ArgMax, ...
@@ -49,6 +55,57 @@ AGGREGATE_NODE_NAMES: dict[type, str] = {
     exp.ArgMax: "max_by", exp.ArgMin: "min_by",
 }
 AGG_NAMES.update(AGGREGATE_NODE_NAMES)
+
+# SQLGLOT_TO_DORIS: scalar node classes sqlglot gives a canonical name that is not the Doris
+# one (JSONObject prints as J_S_O_N_OBJECT, array_join parses as ArrayToString): the Doris
+# registry name and the argument names in Doris call order. A list argument spreads; a
+# JSON_OBJECT key/value pair spreads into key, value; a parsed JSON path goes back to its text.
+SQLGLOT_TO_DORIS: dict[type, tuple[str, tuple[str, ...]]] = {
+    exp.JSONObject: ("json_object", ("expressions",)),
+    exp.JSONExtract: ("json_extract", ("this", "expression", "expressions")),
+    exp.JSONBExtract: ("jsonb_extract", ("this", "expression")),
+    exp.JSONKeys: ("json_keys", ("this", "expression")),
+    exp.JSONType: ("json_type", ("this", "expression")),
+    exp.StringToArray: ("split_by_string", ("this", "expression")),
+    exp.ArrayToString: ("array_join", ("this", "expression", "null")),
+    exp.ConvertTimezone: ("convert_tz", ("timestamp", "source_tz", "target_tz")),
+    exp.BitwiseCount: ("bit_count", ("this",)),
+    exp.ToBase64: ("to_base64", ("this",)), exp.FromBase64: ("from_base64", ("this",)),
+    exp.Uuid: ("uuid", ()),
+    exp.MonthsBetween: ("months_between", ("this", "expression", "roundoff")),
+    exp.ParseUrl: ("parse_url", ("this", "part_to_extract", "key")),
+    exp.Elt: ("elt", ("this", "expressions")),
+    exp.ArraySort: ("array_sort", ("this",)),
+    exp.ArrayDistinct: ("array_distinct", ("this",)),
+    exp.ArrayConcat: ("array_concat", ("this", "expressions")),
+    exp.ArrayMax: ("array_max", ("this",)), exp.ArrayMin: ("array_min", ("this",)),
+    exp.ArraySum: ("array_sum", ("this",)),
+    exp.ArraySlice: ("array_slice", ("this", "start", "end")),
+    exp.ArrayPosition: ("array_position", ("this", "expression")),
+    exp.ArrayIntersect: ("array_intersect", ("expressions",)),
+    exp.ArrayExcept: ("array_except", ("this", "expression")),
+    exp.ArrayRemove: ("array_remove", ("this", "expression")),
+    exp.ArrayCompact: ("array_compact", ("this",)),
+    exp.ArrayReverse: ("array_reverse", ("this",)),
+    exp.ArrayFilter: ("array_filter", ("this", "expression")),
+    exp.ArrayFirst: ("array_first", ("this", "expression")),
+    exp.RegexpCount: ("regexp_count", ("this", "expression")),
+}
+
+
+def _doris_args(node: exp.Expression, argnames: tuple[str, ...]) -> list[exp.Expression | None]:
+    """The arguments of `node` in Doris call order, for a SQLGLOT_TO_DORIS entry."""
+    out: list[exp.Expression | None] = []
+    for name in argnames:
+        value = node.args.get(name)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, exp.JSONKeyValue):
+                out.extend([item.this, item.expression])
+            elif isinstance(item, exp.JSONPath):
+                out.append(exp.Literal.string(item.sql(dialect="mysql").strip("'")))
+            elif item is not None:
+                out.append(item)
+    return out
 
 
 def _undate(node: exp.Expression) -> exp.Expression:
@@ -62,8 +119,20 @@ def _mysql_format(fmt: exp.Expression | None) -> exp.Expression | None:
     return fmt
 
 
+# Doris' <unit>s_add / <unit>s_sub family (days_add(d, n) = d + INTERVAL n DAY)
+_UNIT_ADD = re.compile(r"^(year|quarter|month|week|day|hour|minute|second)s_(add|sub)$")
+
+
 def translate(node: exp.Expression) -> Translation | exp.Expression | None:
     """The call `node` stands for: (name, argument nodes), a rewritten node, or None."""
+    if isinstance(node, exp.Anonymous) and len(node.expressions) == 2:
+        unit_add = _UNIT_ADD.match(node.name.lower())
+        if unit_add is not None:
+            cls = exp.DateAdd if unit_add.group(2) == "add" else exp.DateSub
+            return cls(this=node.expressions[0], expression=node.expressions[1],
+                       unit=exp.Var(this=unit_add.group(1).upper()))
+    if isinstance(node, exp.AddMonths):  # months_add / add_months
+        return exp.DateAdd(this=node.this, expression=node.expression, unit=exp.Var(this="MONTH"))
     nested_call = translate_nested(node)  # ARRAY / MAP / STRUCT syntax
     if nested_call is not None:
         return nested_call
@@ -100,6 +169,9 @@ def translate(node: exp.Expression) -> Translation | exp.Expression | None:
         # sqlglot spells TO_DAYS(d) as DATEDIFF(d, '0000-01-01') + 1; year 0 is no DATE
         return exp.Sub(this=exp.Anonymous(this="to_days", expressions=[_undate(node.this)]),
                        expression=exp.Literal.number(1))
+    if type(node) in SQLGLOT_TO_DORIS:
+        name, argnames = SQLGLOT_TO_DORIS[type(node)]
+        return name, _doris_args(node, argnames)
     return None
 
 

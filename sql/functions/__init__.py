@@ -127,10 +127,13 @@ def check_arity(fn: ScalarFunction, args: Sequence[object]) -> None:
 # Registration happens when these modules are imported; they import the names above, so the
 # import must come last (a deliberate, acyclic-at-runtime bottom import).
 from sql.functions import aggregate as _aggregate  # noqa: E402,F401
+from sql.functions import arrays as _arrays  # noqa: E402,F401
 from sql.functions import bitmap_hll as _bitmap_hll  # noqa: E402,F401
 from sql.functions import collect as _collect  # noqa: E402,F401
 from sql.functions import datetimes as _datetimes  # noqa: E402,F401
+from sql.functions import json_text as _json_text  # noqa: E402,F401
 from sql.functions import mathematics as _mathematics  # noqa: E402,F401
+from sql.functions import misc_scalars as _misc_scalars  # noqa: E402,F401
 from sql.functions import nested as _nested  # noqa: E402,F401
 from sql.functions import pairs as _pairs  # noqa: E402,F401
 from sql.functions import percentile as _percentile  # noqa: E402,F401
