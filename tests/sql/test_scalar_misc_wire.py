@@ -75,11 +75,14 @@ def test_scalar(db_conn, call: str, expected: object) -> None:
                                   "second"])
 def test_unit_add_family_matches_duckdb(db_conn, unit: str) -> None:
     cur = db_conn.cursor()
+    duck = duckdb.connect()
     stamps = ["2024-01-31 10:20:30", "2024-02-29 00:00:00", "1999-12-31 23:59:59"]
     for stamp in stamps:
         for n in (1, -3, 13):
             cur.execute(f"SELECT {unit}s_add('{stamp}', {n}), {unit}s_sub('{stamp}', {n})")
             ours = cur.fetchone()
-            ref = duckdb.execute(f"SELECT TIMESTAMP '{stamp}' + INTERVAL ({n}) {unit}, "
-                                 f"TIMESTAMP '{stamp}' - INTERVAL ({n}) {unit}").fetchone()
+            # fetchall on a connection of our own: a half-read result on duckdb's shared
+            # default connection breaks the next test that uses it
+            (ref,) = duck.execute(f"SELECT TIMESTAMP '{stamp}' + INTERVAL ({n}) {unit}, "
+                                  f"TIMESTAMP '{stamp}' - INTERVAL ({n}) {unit}").fetchall()
             assert ours == ref, (unit, stamp, n)
