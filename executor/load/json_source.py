@@ -33,10 +33,10 @@ import pyarrow.json as pajson
 from executor.load.chunks import line_blocks, read_blocks
 from executor.load.format_options import FormatOptions, json_path_steps
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats
+from sql.functions.json_text import MISSING, extract
 
 JSON_MAX_BYTES = 100 * 1024 * 1024  # Doris' streaming_load_json_max_mb default
 ROWS_PER_BATCH = 8192
-_MISSING = object()
 
 
 class _Number(str):
@@ -68,21 +68,9 @@ def _text(v: object) -> str | None:
 
 def compile_path(path: str) -> Callable[[object], object]:
     """A Doris JSON path (`$`, `$.a.b`, `$.a[0]`, `$['a b']`; checked by format_options)
-    -> a getter returning the value or `_MISSING`."""
+    -> a getter returning the value or `MISSING`."""
     steps = json_path_steps(path)
-
-    def get(doc: object) -> object:
-        for step in steps:
-            if isinstance(step, int):
-                if not isinstance(doc, list) or step >= len(doc):
-                    return _MISSING
-                doc = doc[step]
-            else:
-                if not isinstance(doc, dict) or step not in doc:
-                    return _MISSING
-                doc = doc[step]
-        return doc
-    return get
+    return lambda doc: extract(doc, steps)
 
 
 class _RowBuilder:
@@ -107,7 +95,7 @@ class _RowBuilder:
         """One parsed document: an object (one row) or, with strip_outer_array, an array."""
         if self.root is not None:
             doc = self.root(doc)
-            if doc is _MISSING:
+            if doc is MISSING:
                 self.bad("JSON Root not found", None)
                 return
         if strip_outer_array:
@@ -125,17 +113,17 @@ class _RowBuilder:
     def add_row(self, row: object) -> None:
         if self.paths is not None:
             values = [p(row) for p in self.paths]
-            values += [_MISSING] * (len(self.names) - len(values))
+            values += [MISSING] * (len(self.names) - len(values))
         elif isinstance(row, dict):
-            values = [row.get(n, _MISSING) for n in self.names]
+            values = [row.get(n, MISSING) for n in self.names]
         else:
             self.bad("Json value is not an object", row)
             return
-        if _MISSING in values and not self._fill_missing(row, values):
+        if MISSING in values and not self._fill_missing(row, values):
             return
         for column, v in zip(self.columns, values):
             # the common case (a string value) without a call: this loop runs per value
-            column.append(v if v.__class__ is str else None if v is None or v is _MISSING
+            column.append(v if v.__class__ is str else None if v is None or v is MISSING
                           else _text(v))
 
     def _fill_missing(self, row: object, values: list[object]) -> bool:
@@ -143,13 +131,13 @@ class _RowBuilder:
         matches exactly); False when the row is bad (a NOT NULL column missing, no field)."""
         if self.paths is None and isinstance(row, dict):
             lowered = {k.lower(): v for k, v in row.items()}
-            values[:] = [v if v is not _MISSING else lowered.get(n.lower(), _MISSING)
+            values[:] = [v if v is not MISSING else lowered.get(n.lower(), MISSING)
                          for v, n in zip(values, self.names)]
-            if all(v is _MISSING for v in values):
+            if all(v is MISSING for v in values):
                 self.bad("All fields is null, this is a invalid row.", row)
                 return False
         for v, n, nullable in zip(values, self.names, self.nullable):
-            if v is _MISSING and not nullable:
+            if v is MISSING and not nullable:
                 self.bad(f"The column `{n}` is not nullable, but it's not found in jsondata.",
                          row)
                 return False

@@ -24,7 +24,7 @@ from sql.functions import EvalEnv, ScalarFunction, register_scalar
 from sql.functions.vector import Vec, object_array
 from storage.types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, DataType
 
-_MISSING = object()
+MISSING = object()  # a path that finds nothing (also the JSON loads' marker)
 # `.key`, `."quoted.key"`, `[n]` (Doris also accepts `.[n]`)
 _STEP = re.compile(r'\.(?:"((?:[^"\\]|\\.)*)"|([^.\[\]"]+))|\.?\[(\d+)\]')
 
@@ -49,15 +49,15 @@ def parse_path(path: str) -> list[str | int] | None:
 
 
 def extract(doc: Any, steps: list[str | int]) -> Any:
-    """The value at `steps` in a parsed document, or _MISSING."""
+    """The value at `steps` in a parsed document, or MISSING."""
     for step in steps:
         if isinstance(step, int):
             if not isinstance(doc, list) or step >= len(doc):
-                return _MISSING
+                return MISSING
             doc = doc[step]
         else:
             if not isinstance(doc, dict) or step not in doc:
-                return _MISSING
+                return MISSING
             doc = doc[step]
     return doc
 
@@ -70,14 +70,14 @@ def _load(text: str) -> Any:
     try:
         return json.loads(text)
     except ValueError:
-        return _MISSING
+        return MISSING
 
 
 def _lookup(text: str, path: str) -> Any:
     steps = parse_path(path)
     doc = _load(text)
-    if steps is None or doc is _MISSING:
-        return _MISSING
+    if steps is None or doc is MISSING:
+        return MISSING
     return extract(doc, steps)
 
 
@@ -110,7 +110,7 @@ def _reg(name: str, lo: int, hi: int, signature: Callable, impl: Callable, *alia
 # ---- get_json_* ----------------------------------------------------------------------------
 def get_json_string(text: str, path: str) -> str | None:
     v = _lookup(text, path)
-    if v is _MISSING or v is None:
+    if v is MISSING or v is None:
         return None
     return v if isinstance(v, str) else dumps(v)
 
@@ -148,18 +148,18 @@ def json_extract(text: str, *paths: str) -> str | None:
     """One path: the value's JSON text; several: a JSON array of the found values."""
     found = [_lookup(text, p) for p in paths]
     if len(found) == 1:
-        return None if found[0] is _MISSING else dumps(found[0])
-    values = [v for v in found if v is not _MISSING]
+        return None if found[0] is MISSING else dumps(found[0])
+    values = [v for v in found if v is not MISSING]
     return dumps(values) if values else None
 
 
 def json_valid(text: str) -> int:
-    return 0 if _load(text) is _MISSING else 1
+    return 0 if _load(text) is MISSING else 1
 
 
 def json_length(text: str, path: str = "$") -> int | None:
     v = _lookup(text, path)
-    if v is _MISSING:
+    if v is MISSING:
         return None
     return len(v) if isinstance(v, (list, dict)) else 1
 
@@ -195,7 +195,7 @@ def contains(target: Any, candidate: Any) -> bool:
 def json_contains(text: str, candidate: str, path: str = "$") -> int | None:
     target = _lookup(text, path)
     wanted = _load(candidate)
-    if target is _MISSING or wanted is _MISSING:
+    if target is MISSING or wanted is MISSING:
         return None
     return int(contains(target, wanted))
 
