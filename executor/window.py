@@ -22,6 +22,7 @@ from executor.compile import compile_column
 from executor.keys import column_codes, lexsort_indices, sort_key
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
+from executor.window_aggregates import frame_aggregate
 from sql.binder.expressions import Expr, Literal, WindowCall, WindowFrame
 from sql.functions.aggregate import _avg_final, _sum_final
 from sql.functions.vector import Vec, object_array
@@ -119,6 +120,9 @@ def _int_column(values: np.ndarray) -> Column:
     return Column(BIGINT, values.astype(np.int64))
 
 
+_NATIVE = frozenset({"first_value", "last_value", "count", "min", "max", "sum", "avg"})
+
+
 def _sorted_result(w: WindowCall, lay: _Layout, col: Callable[[Expr], Column]) -> Column:
     name, idx = w.name, lay.idx
     if name == "row_number":
@@ -146,6 +150,8 @@ def _sorted_result(w: WindowCall, lay: _Layout, col: Callable[[Expr], Column]) -
     assert w.frame is not None
     lo, hi = _frame_bounds(w.frame, lay)
     nonempty = hi > lo
+    if name not in _NATIVE:  # COLLECT_LIST, PERCENTILE, BOOL_OR, .. by the registry aggregate
+        return frame_aggregate(w, lay.sorted_col(col(w.args[0])), lo, hi)
     if name in ("first_value", "last_value"):
         values = lay.sorted_col(col(w.args[0]))
         pick = np.where(nonempty, lo if name == "first_value" else hi - 1, 0)
