@@ -19,7 +19,6 @@ Errors keep Doris' wording: "lambda <l> arguments' size is not equal parameters'
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,9 +31,6 @@ from storage.types import BIGINT, NULL, DataType, TypeKind, array_of
 
 if TYPE_CHECKING:
     from sql.binder.bind_expressions import ExpressionBinder
-
-_ids = itertools.count(1)
-
 
 @dataclass(frozen=True, slots=True)
 class LambdaBody:
@@ -97,12 +93,14 @@ def bind_array_map(binder: ExpressionBinder, lam: exp.Lambda, arrays: list[Expr]
             raise DorisError(f"lambda argument must be array but is {a.sql()}")
     if len({p.lower() for p in params}) != len(params):
         raise DorisError(f"lambda {text} has duplicate argument names")
-    tag = next(_ids)
-    variables = {p.lower(): ColumnRef(f"__lambda{tag}_{i}", _element_type(a.type))
+    # each body runs over a batch of its own (its variables, then its outer arguments), so the
+    # names only need to be unique within one lambda; fixed names keep equal lambdas equal
+    # (a GROUP BY expression and the same SELECT expression bind to one Call)
+    variables = {p.lower(): ColumnRef(f"__lambda_arg{i}", _element_type(a.type))
                  for i, (p, a) in enumerate(zip(params, arrays))}
     outer_exprs: list[Expr] = []
     outer_refs: list[ColumnRef] = []
-    body = _body_binder(binder, variables, tag, outer_exprs, outer_refs).bind(lam.this)
+    body = _body_binder(binder, variables, outer_exprs, outer_refs).bind(lam.this)
     lambda_body = LambdaBody(body, tuple(v.name for v in variables.values()),
                              tuple(r.name for r in outer_refs), text)
     args: tuple[Expr, ...] = (LambdaExpr(lambda_body, body.type), *arrays, *outer_exprs)
@@ -113,7 +111,7 @@ def _element_type(t: DataType) -> DataType:
     return t.children[0] if t.kind is TypeKind.ARRAY else NULL
 
 
-def _body_binder(parent: ExpressionBinder, variables: dict[str, ColumnRef], tag: int,
+def _body_binder(parent: ExpressionBinder, variables: dict[str, ColumnRef],
                  outer_exprs: list[Expr], outer_refs: list[ColumnRef]) -> ExpressionBinder:
     """A binder for one lambda body: lambda variables resolve to their batch columns; any other
     name resolves in the enclosing binder and becomes an outer argument (appended to
@@ -149,7 +147,7 @@ def _body_binder(parent: ExpressionBinder, variables: dict[str, ColumnRef], tag:
             for expr, ref in zip(outer_exprs, outer_refs):
                 if expr == e:
                     return ref
-            ref = ColumnRef(f"__lambda{tag}_outer{len(outer_refs)}", e.type)
+            ref = ColumnRef(f"__lambda_outer{len(outer_refs)}", e.type)
             outer_exprs.append(e)
             outer_refs.append(ref)
             return ref

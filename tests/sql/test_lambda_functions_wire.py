@@ -186,3 +186,25 @@ def test_lambdas_over_a_table_with_two_arrays(db_conn) -> None:
         want_map = None if a is None or b is None else [
             None if x is None else (y or 0) - x for x, y in zip(a, b)]
         assert got[i] == (want_sorted, want_map), i
+
+
+def test_lambdas_in_where_group_by_join_and_nesting(db_conn) -> None:
+    """A lambda in WHERE / GROUP BY (the SELECT and GROUP BY copies bind to one expression),
+    a body reading the other side of a join, and three nested lambdas reading an outer column."""
+    cur = db_conn.cursor()
+    cur.execute("CREATE TABLE lam_use (id INT, a ARRAY<INT>, k INT) DUPLICATE KEY(id) "
+                "DISTRIBUTED BY HASH(id) BUCKETS 2 PROPERTIES ('replication_num'='1')")
+    cur.execute("INSERT INTO lam_use VALUES (1, [1, 2, 3, 4, 5], 2), (2, [6, 7, 8], NULL), "
+                "(3, [1], 1), (4, NULL, 5), (5, [], 1), (6, [1, NULL, 2], 0)")
+    cur.execute("SELECT id FROM lam_use WHERE array_count(x -> x > 1, a) > 2 ORDER BY id")
+    assert cur.fetchall() == ((1,), (2,))
+    cur.execute("SELECT array_count(x -> x > k, a) c, count(*) FROM lam_use "
+                "GROUP BY array_count(x -> x > k, a) ORDER BY c")
+    assert cur.fetchall() == ((0, 4), (2, 1), (3, 1))
+    cur.execute("SELECT t1.id, array_map(x -> x + t2.k, t1.a) FROM lam_use t1 "
+                "JOIN lam_use t2 ON t1.id = t2.id + 1 ORDER BY t1.id")
+    assert cur.fetchall() == ((2, "[8, 9, 10]"), (3, "[null]"), (4, None), (5, "[]"),
+                              (6, "[2, null, 3]"))
+    cur.execute("SELECT array_map(x -> array_map(y -> array_map(z -> x * 100 + y * 10 + z + k,"
+                " [1]), [1, 2]), [1, 2]) FROM lam_use WHERE id = 3")
+    assert cur.fetchone()[0] == "[[[112], [122]], [[212], [222]]]"
