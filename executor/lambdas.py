@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from itertools import chain, compress
 
 import numpy as np
 
@@ -51,44 +52,36 @@ def compile_array_map(e: Call, cancel: threading.Event | None, compile_node: Com
         cells = [trees(node(batch, cache)) for node in array_nodes]
         outers = [node(batch, cache) for node in outer_nodes]
         n = batch.num_rows
-        lengths = np.zeros(n, np.int64)
+        sizes = [np.fromiter((-1 if c is None else len(c) for c in col), np.int64, count=n)
+                 for col in cells]
         is_null = np.zeros(n, np.bool_)
-        for i in range(n):
-            row = [c[i] for c in cells]
-            if any(x is None for x in row):
-                is_null[i] = True
-                continue
-            sizes = {len(x) for x in row}
-            if len(sizes) > 1:
-                raise DorisError(_size_error(row))
-            lengths[i] = len(row[0])
-        total = int(lengths.sum())
-        if total == 0:
-            return nested_out(out_type, [None if is_null[i] else [] for i in range(n)])
+        for size in sizes:
+            is_null |= size < 0
+        for j, size in enumerate(sizes[1:], start=2):
+            bad = np.flatnonzero((size != sizes[0]) & ~is_null)
+            if len(bad):
+                raise DorisError(_size_error(int(sizes[0][bad[0]]), j, int(size[bad[0]])))
+        lengths = np.where(is_null, 0, sizes[0])
+        keep = (~is_null).tolist()
+        if not lengths.any():
+            return nested_out(out_type, [None if null else [] for null in is_null.tolist()])
         columns: list[Column] = []
-        for c, t in zip(cells, element_types):
-            flat = [x for i, cell in enumerate(c) if not is_null[i] for x in cell]
+        for col, t in zip(cells, element_types):
+            flat = list(chain.from_iterable(compress(col, keep)))
             columns.append(scalar_out(t, flat).to_column())
         rows = np.repeat(np.arange(n), lengths)
         for v in outers:
             valid = None if v.validity is None else v.validity[rows]
             columns.append(Vec(v.type, v.data[rows], valid).to_column())
         values = element_values(body(Batch(names, tuple(columns)), {}))
-        out: list[list[object] | None] = []
-        pos = 0
-        for i in range(n):
-            k = int(lengths[i])
-            out.append(None if is_null[i] else values[pos:pos + k])
-            pos += k
-        return nested_out(out_type, out)
+        ends = np.cumsum(lengths).tolist()
+        starts = [0, *ends[:-1]]
+        return nested_out(out_type, [None if null else values[a:b]
+                                     for null, a, b in zip(is_null.tolist(), starts, ends)])
 
     return run
 
 
-def _size_error(row: list[list[object]]) -> str:
-    first = len(row[0])
-    for j, x in enumerate(row[1:], start=2):
-        if len(x) != first:
-            return ("in array map function, the input column size are not equal completely, "
-                    f"nested column data rows 1st size is {first}, {j}th size is {len(x)}.")
-    return "in array map function, the input column size are not equal completely"
+def _size_error(first: int, position: int, size: int) -> str:
+    return ("in array map function, the input column size are not equal completely, nested "
+            f"column data rows 1st size is {first}, {position}th size is {size}.")
