@@ -208,3 +208,27 @@ def test_lambdas_in_where_group_by_join_and_nesting(db_conn) -> None:
     cur.execute("SELECT array_map(x -> array_map(y -> array_map(z -> x * 100 + y * 10 + z + k,"
                 " [1]), [1, 2]), [1, 2]) FROM lam_use WHERE id = 3")
     assert cur.fetchone()[0] == "[[[112], [122]], [[212], [222]]]"
+
+
+def test_fused_forms_match_the_cell_path(db_conn) -> None:
+    """array_count / _first_index / _last_index / array_filter of a lambda read the mapped
+    values directly (executor/lambdas.py `compile_fused`); wrapping the map in a no-op
+    array_slice(.., 1) forces the path through ARRAY cells and the array forms: same results."""
+    rows = _random_rows(21, 120)
+    cur = db_conn.cursor()
+    cur.execute("CREATE TABLE lam_fused (id INT, a ARRAY<INT>, k INT) DUPLICATE KEY(id) "
+                "DISTRIBUTED BY HASH(id) BUCKETS 2 PROPERTIES ('replication_num'='1')")
+    cur.execute("INSERT INTO lam_fused VALUES " + ", ".join(
+        f"({i}, {_sql_array(a)}, {'NULL' if k is None else k})" for i, a, k in rows))
+    forms = ["array_count({m})", "array_first_index({m})", "array_last_index({m})",
+             "array_filter(a, {m})", "element_at(array_filter(a, {m}), 1)",
+             "element_at(array_filter(a, {m}), -1)"]
+    mapped = "array_map(x -> x % 3 - k, a)"
+    sliced = f"array_slice({mapped}, 1)"
+    fused = ", ".join(f.format(m=mapped) for f in forms)
+    plain = ", ".join(f.format(m=sliced) for f in forms)
+    cur.execute(f"SELECT id, {fused} FROM lam_fused ORDER BY id")
+    got = cur.fetchall()
+    cur.execute(f"SELECT id, {plain} FROM lam_fused ORDER BY id")
+    assert got == cur.fetchall()
+    assert len(got) == len(rows)
