@@ -17,6 +17,7 @@ import numpy as np
 
 from executor.interruptible import call_in_chunks
 from executor.kernels.strings import LikeProgram, like_kernel, like_program
+from executor.lambdas import compile_array_map, compile_fused, is_fused_call, is_lambda_call
 from sql.binder.expressions import (
     SWAPPED_OP,
     AggregateCall,
@@ -182,6 +183,10 @@ def _compile(e: Expr, cancel: threading.Event | None) -> Node:
 
         return run_case
     if isinstance(e, Call):
+        if is_lambda_call(e):  # array_map(x -> .., arr): the body runs over the elements
+            return compile_array_map(e, cancel, _compile)
+        if is_fused_call(e):  # array_count(array_map(..)), ..: no cells in between
+            return compile_fused(e, cancel, _compile)
         return _call_value(e, cancel)
     if isinstance(e, AggregateCall):
         # ValueError: what evaluation errors are reported as (not a caller's type mistake)

@@ -13,6 +13,7 @@ Upstream: DuckDB `PhysicalWindow` (segment tree), Doris `VAnalyticEvalNode`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
@@ -22,6 +23,7 @@ from executor.compile import compile_column
 from executor.keys import column_codes, lexsort_indices, sort_key
 from executor.memory import BufferedInput
 from executor.operator import ExecContext, Operator, SinkOperator, chunks
+from executor.window_aggregates import frame_aggregate
 from sql.binder.expressions import Expr, Literal, WindowCall, WindowFrame
 from sql.functions.aggregate import _avg_final, _sum_final
 from sql.functions.vector import Vec, object_array
@@ -64,7 +66,7 @@ class Window(BufferedInput, SinkOperator):
             assert isinstance(w, WindowCall)
             self.ctx.check_cancelled()
             names.append(name)
-            cols.append(evaluate(w, col, data.num_rows, layouts))
+            cols.append(evaluate(w, col, data.num_rows, layouts, self.ctx.cancel))
         yield from chunks(Batch(tuple(names), tuple(cols)), self.ctx.batch_size)
 
 
@@ -101,7 +103,8 @@ def _runs(keys: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def evaluate(w: WindowCall, col: Callable[[Expr], Column], n: int,
-             layouts: dict[tuple[object, ...], _Layout] | None = None) -> Column:
+             layouts: dict[tuple[object, ...], _Layout] | None = None,
+             cancel: threading.Event | None = None) -> Column:
     """One window call's result column, in input row order."""
     spec = (w.partition_by, w.order_by)
     lay = layouts.get(spec) if layouts is not None else None
@@ -109,7 +112,7 @@ def evaluate(w: WindowCall, col: Callable[[Expr], Column], n: int,
         lay = _Layout(w, col, n)
         if layouts is not None:
             layouts[spec] = lay
-    out = _sorted_result(w, lay, col)
+    out = _sorted_result(w, lay, col, cancel)
     inverse = np.empty(n, np.int64)
     inverse[lay.order] = np.arange(n, dtype=np.int64)
     return out.take(inverse)
@@ -119,7 +122,11 @@ def _int_column(values: np.ndarray) -> Column:
     return Column(BIGINT, values.astype(np.int64))
 
 
-def _sorted_result(w: WindowCall, lay: _Layout, col: Callable[[Expr], Column]) -> Column:
+_NATIVE = frozenset({"first_value", "last_value", "count", "min", "max", "sum", "avg"})
+
+
+def _sorted_result(w: WindowCall, lay: _Layout, col: Callable[[Expr], Column],
+                   cancel: threading.Event | None = None) -> Column:
     name, idx = w.name, lay.idx
     if name == "row_number":
         return _int_column(idx - lay.pstart + 1)
@@ -146,6 +153,8 @@ def _sorted_result(w: WindowCall, lay: _Layout, col: Callable[[Expr], Column]) -
     assert w.frame is not None
     lo, hi = _frame_bounds(w.frame, lay)
     nonempty = hi > lo
+    if name not in _NATIVE:  # COLLECT_LIST, PERCENTILE, BOOL_OR, .. by the registry aggregate
+        return frame_aggregate(w, lay.sorted_col(col(w.args[0])), lo, hi, cancel)
     if name in ("first_value", "last_value"):
         values = lay.sorted_col(col(w.args[0]))
         pick = np.where(nonempty, lo if name == "first_value" else hi - 1, 0)

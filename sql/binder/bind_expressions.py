@@ -18,6 +18,7 @@ from typing import Protocol
 from sqlglot import exp
 
 from sql.binder.bind_functions import AGG_NAMES, translate
+from sql.binder.bind_lambdas import bind_lambda_call
 from sql.binder.expressions import (
     AggregateCall,
     And,
@@ -253,6 +254,9 @@ class ExpressionBinder:
             return self.call("length" if node.args.get("binary") else "char_length", [node.this])
         if isinstance(node, exp.Log):
             return self._log(node)
+        if isinstance(node, exp.Anonymous) and any(
+                isinstance(a, exp.Lambda) for a in node.expressions):  # array_map(x -> .., a)
+            return bind_lambda_call(self, node.name, list(node.expressions))
         translated = translate(node)  # sql/binder/bind_functions.py
         if isinstance(translated, tuple):
             return self.call(*translated)
@@ -503,6 +507,8 @@ class ExpressionBinder:
 
     # ---- functions -------------------------------------------------------------------------
     def call(self, name: str, arg_nodes: list[exp.Expression | None]) -> Expr:
+        if any(isinstance(a, exp.Lambda) for a in arg_nodes):  # array_filter(x -> .., arr)
+            return bind_lambda_call(self, name, arg_nodes)
         fn = scalar_function(name)
         check_arity(fn, arg_nodes)
         args = [self.bind(a) if a is not None else Literal(None, NULL) for a in arg_nodes]

@@ -11,11 +11,12 @@ Upstream: Doris Nereids `WindowExpression`, `WindowFrame`, `CheckAndStandardizeW
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
 from sql.binder.expressions import (
+    AggregateCall,
     ColumnRef,
     Expr,
     Literal,
@@ -40,6 +41,9 @@ _AGGS: dict[type[exp.Expr], str] = {
     exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count"}
 _ANON = {"row_number", "rank", "dense_rank", "ntile", "percent_rank", "cume_dist", "lag",
          "lead", "first_value", "last_value", "sum", "avg", "min", "max", "count"}
+# any other registry aggregate (COLLECT_LIST, PERCENTILE, BOOL_OR, MAX_BY, GROUP_CONCAT, ..):
+# bound as in a GROUP BY, computed per frame by executor/window_aggregates.py
+AGGREGATE = "<aggregate>"
 WHOLE = WindowFrame("rows", ("unbounded_preceding", 0), ("unbounded_following", 0))
 RUNNING = WindowFrame("range", ("unbounded_preceding", 0), ("current_row", 0))
 
@@ -50,7 +54,21 @@ def _fn_name(fn: exp.Expression) -> str:
             return table[type(fn)]
     if isinstance(fn, exp.Anonymous) and fn.name.lower() in _ANON:
         return fn.name.lower()
+    if isinstance(fn, (exp.AggFunc, exp.Anonymous)) and _registry_aggregate(fn) is not None:
+        return AGGREGATE
     raise DorisError(f"Unsupported window function: {fn.sql(dialect='mysql')}")
+
+
+def _registry_aggregate(fn: exp.Expr) -> str | None:
+    from sql.binder.bind_functions import AGG_NAMES
+
+    if isinstance(fn, exp.Anonymous):
+        name = fn.name.lower()
+    elif isinstance(fn, exp.Func):
+        name = AGG_NAMES.get(type(fn), fn.sql_name().lower())
+    else:
+        return None
+    return name if aggregate_function(name) is not None else None
 
 
 def _fn_args(fn: exp.Expression) -> list[exp.Expression]:
@@ -168,6 +186,8 @@ def _bind_call(node: exp.Window, fn: exp.Expression, name: str,
         frame = _frame(spec)
     else:
         frame = RUNNING if order else WHOLE
+    if name == AGGREGATE:
+        return _aggregate_call(fn, binder, partition, order, frame)
     if name in ("first_value", "last_value"):
         if len(arg_nodes) != 1:
             raise DorisError(f"{name.upper()} requires 1 argument")
@@ -190,6 +210,51 @@ def _bind_call(node: exp.Window, fn: exp.Expression, name: str,
         value = coerce(value, BIGINT)
     return WindowCall(name, (value,), partition, order, frame,
                       agg.return_type([value.type]))
+
+
+def _aggregate_call(fn: exp.Expression, binder: ExpressionBinder,
+                    partition: tuple[Expr, ...],
+                    order: tuple[tuple[Expr, bool, bool], ...],
+                    frame: WindowFrame) -> WindowCall:
+    """A registry aggregate OVER (..): its arguments bound exactly as in GROUP BY (constants
+    after the value, several columns packed into one STRUCT)."""
+    # aggregates inside the arguments (COLLECT_LIST(SUM(x)) OVER () of a GROUP BY query) are
+    # bound first, outside the window's aggregate, and read back through placeholder columns
+    fn = fn.copy()
+    inner: dict[str, Expr] = {}
+    for node in list(fn.find_all(exp.AggFunc, exp.Anonymous)):
+        if node is fn or _registry_aggregate(node) is None or any(
+                isinstance(p, exp.AggFunc) for p in _ancestors(node, fn)):
+            continue
+        name = f"__window_arg{len(inner)}"
+        inner[name] = binder.bind(cast(exp.Expression, node))
+        node.replace(exp.column(name))
+    resolve = binder._resolve
+
+    def placeholder(col: exp.Column) -> Expr:
+        found = inner.get(col.name) if not col.table else None
+        return found if found is not None else resolve(col)
+
+    allowed = binder.allow_aggregates
+    binder.allow_aggregates, binder._resolve = True, placeholder
+    try:
+        agg = binder.bind(fn)
+    finally:
+        binder.allow_aggregates, binder._resolve = allowed, resolve
+    if not isinstance(agg, AggregateCall) or not agg.args:
+        raise DorisError(f"Unsupported window function: {fn.sql(dialect='mysql')}")
+    if agg.distinct:
+        raise DorisError(f"DISTINCT in window function {agg.name.upper()} is not supported yet")
+    return WindowCall(agg.name, agg.args, partition, order, frame, agg.type)
+
+
+def _ancestors(node: exp.Expr, top: exp.Expr) -> list[exp.Expr]:
+    out: list[exp.Expr] = []
+    parent = node.parent
+    while parent is not None and parent is not top:
+        out.append(parent)
+        parent = parent.parent
+    return out
 
 
 def extract_windows(exprs: list[Expr], start: int = 0

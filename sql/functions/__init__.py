@@ -131,7 +131,10 @@ from sql.functions import arrays as _arrays  # noqa: E402,F401
 from sql.functions import bitmap_hll as _bitmap_hll  # noqa: E402,F401
 from sql.functions import collect as _collect  # noqa: E402,F401
 from sql.functions import datetimes as _datetimes  # noqa: E402,F401
+from sql.functions import hashes as _hashes  # noqa: E402,F401
+from sql.functions import histogram as _histogram  # noqa: E402,F401
 from sql.functions import json_text as _json_text  # noqa: E402,F401
+from sql.functions import lambdas as _lambdas  # noqa: E402,F401
 from sql.functions import mathematics as _mathematics  # noqa: E402,F401
 from sql.functions import misc_scalars as _misc_scalars  # noqa: E402,F401
 from sql.functions import nested as _nested  # noqa: E402,F401

@@ -264,6 +264,8 @@ class ShaleDorisParser(DorisParser):
         **DorisParser.FUNCTIONS, "DATE_TRUNC": _date_trunc_call,
         # Doris' map(k1, v1, k2, v2, ..): any even number of arguments (sqlglot takes two)
         "MAP": lambda args: exp.Anonymous(this="map", expressions=args),
+        # Doris' array_last(x -> cond, arr) (sqlglot's ArrayLast takes one argument)
+        "ARRAY_LAST": lambda args: exp.Anonymous(this="array_last", expressions=args),
     }
     PARTITION_KEYWORDS: t.ClassVar = {*DorisParser.PARTITION_KEYWORDS, "PARTITIONS",
                                       *TEMPORARY_PARTITION_KEYWORDS}
