@@ -255,23 +255,156 @@ def strings_equal(offs_a: np.ndarray, data_a: np.ndarray, ia: np.ndarray,
     return out
 
 
+def padded_words(data: np.ndarray) -> np.ndarray:
+    """`data` (uint8) copied into uint64 words with at least 8 zero bytes after it, so the
+    kernels below read any 8 bytes of a value with two aligned word loads (`le_word`)."""
+    buf = np.zeros(len(data) // 8 + 2, np.uint64)
+    buf.view(np.uint8)[: len(data)] = data
+    return buf
+
+
+# The hot loops below load words themselves (`words[q]`, `words[q + 1]`) and pass only scalars
+# to helpers: handing an array to another numba function costs an atomic incref / decref per
+# call in this numba version (~20 ns, more than the work).
 @njit(cache=True, nogil=True)
-def varlen_argminmax(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray) -> tuple[int, int]:
-    """Row numbers of the smallest and largest valid value in byte order (-1 when none valid)."""
+def word_at(lo: np.uint64, hi: np.uint64, pos: int, count: int) -> np.uint64:
+    """`count` (0..8) bytes at byte `pos` of a `padded_words` buffer, as a little-endian word
+    zero above them, given the buffer's words lo = words[pos >> 3] and hi = the next one."""
+    if count <= 0:
+        return np.uint64(0)
+    sh = (pos & 7) << 3
+    w = lo
+    if sh != 0:
+        w = (lo >> np.uint64(sh)) | (hi << np.uint64(64 - sh))
+    if count < 8:
+        w &= (np.uint64(1) << np.uint64(count << 3)) - np.uint64(1)
+    return w
+
+
+@njit(cache=True, nogil=True)
+def bswap64(x: np.uint64) -> np.uint64:
+    x = ((x & np.uint64(0x00FF00FF00FF00FF)) << np.uint64(8)) | \
+        ((x >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF))
+    x = ((x & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16)) | \
+        ((x >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF))
+    return (x << np.uint64(32)) | (x >> np.uint64(32))
+
+
+@njit(cache=True, nogil=True)
+def compare_words(words: np.ndarray, a0: int, a1: int, b0: int, b1: int) -> int:
+    """`_compare_bytes` of data[a0:a1] and data[b0:b1] read 8 bytes at a time from the
+    `padded_words` of data: big-endian zero-padded words compare like the bytes they hold, and
+    equal words where a value ends there mean the shorter is a prefix of the longer."""
+    la = a1 - a0
+    lb = b1 - b0
+    pos = 0
+    while True:
+        ka = min(la - pos, 8)
+        kb = min(lb - pos, 8)
+        pa = a0 + pos
+        pb = b0 + pos
+        wa = bswap64(word_at(words[pa >> 3], words[(pa >> 3) + 1], pa, ka))
+        wb = bswap64(word_at(words[pb >> 3], words[(pb >> 3) + 1], pb, kb))
+        if wa != wb:
+            return -1 if wa < wb else 1
+        if ka < 8 or kb < 8:
+            if la == lb:
+                return 0
+            return -1 if la < lb else 1
+        pos += 8
+
+
+@njit(cache=True, nogil=True)
+def _compare_head(wa0: np.uint64, wa1: np.uint64, la: int,
+                  wb0: np.uint64, wb1: np.uint64, lb: int) -> int:
+    """Order of two values by their first two big-endian words and lengths: -1 / 0 / 1, or 2
+    when both go on past 16 bytes with those words equal (the rest decides)."""
+    if wa0 != wb0:
+        return -1 if wa0 < wb0 else 1
+    if la > 8 and lb > 8:
+        if wa1 != wb1:
+            return -1 if wa1 < wb1 else 1
+        if la > 16 and lb > 16:
+            return 2
+    if la == lb:
+        return 0
+    return -1 if la < lb else 1
+
+
+@njit(cache=True, nogil=True)
+def argminmax_words(offsets: np.ndarray, words: np.ndarray,
+                    valid: np.ndarray) -> tuple[int, int]:
+    """`varlen_argminmax` on the `padded_words` of the data: each value's first two big-endian
+    words are loaded once and compared with the bounds' (kept in scalars); only values equal
+    to a bound on 16 bytes and longer compare the rest (`compare_words`)."""
     lo = -1
     hi = -1
+    lo0 = lo1 = hi0 = hi1 = np.uint64(0)
+    llo = lhi = 0
     for i in range(offsets.shape[0] - 1):
         if not valid[i]:
             continue
+        a0 = offsets[i]
+        la = offsets[i + 1] - a0
+        w0 = bswap64(word_at(words[a0 >> 3], words[(a0 >> 3) + 1], a0, min(la, 8)))
+        p1 = a0 + 8
+        w1 = bswap64(word_at(words[p1 >> 3], words[(p1 >> 3) + 1], p1, min(la - 8, 8)))
         if lo < 0:
-            lo = i
-            hi = i
+            lo = hi = i
+            lo0, lo1, llo = w0, w1, la
+            hi0, hi1, lhi = w0, w1, la
             continue
-        if _compare_bytes(data, offsets[i], offsets[i + 1], offsets[lo], offsets[lo + 1]) < 0:
+        c = _compare_head(w0, w1, la, lo0, lo1, llo)
+        if c == 2:
+            c = compare_words(words, a0, a0 + la, offsets[lo], offsets[lo + 1])
+        if c < 0:
             lo = i
-        if _compare_bytes(data, offsets[i], offsets[i + 1], offsets[hi], offsets[hi + 1]) > 0:
+            lo0, lo1, llo = w0, w1, la
+            continue  # below the minimum: not above the maximum
+        c = _compare_head(w0, w1, la, hi0, hi1, lhi)
+        if c == 2:
+            c = compare_words(words, a0, a0 + la, offsets[hi], offsets[hi + 1])
+        if c > 0:
             hi = i
+            hi0, hi1, lhi = w0, w1, la
     return lo, hi
+
+
+def varlen_argminmax(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray,
+                     words: np.ndarray | None = None) -> tuple[int, int]:
+    """Row numbers of the smallest and largest valid value in byte order (-1 when none valid),
+    the first of equal values; values are compared 8 bytes at a time (`compare_words`).
+    `words`: `padded_words(data)` when the caller has it."""
+    return argminmax_words(offsets, padded_words(data) if words is None else words, valid)
+
+
+def varlen_argminmax_reference(offsets: np.ndarray, data: np.ndarray,
+                               valid: np.ndarray) -> tuple[int, int]:
+    """Plain-Python twin of `varlen_argminmax` (tests): the first smallest / largest value."""
+    values = varlen_list(offsets, data)
+    rows = [i for i in range(len(values)) if valid[i]]
+    if not rows:
+        return -1, -1
+    lo = min(rows, key=lambda i: (values[i], i))
+    hi = min(rows, key=lambda i: (_Desc(values[i]), i))
+    return lo, hi
+
+
+class _Desc:
+    """Reverses the order of a bytes value (the reference's largest-first key)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: bytes) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.v > other.v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.v == other.v
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -577,13 +710,15 @@ def choose_varlen(offsets: np.ndarray, data: np.ndarray,
     return Encoding.DICT if dict_cost < plain else Encoding.PLAIN
 
 
-def encode_varlen_best(offsets: np.ndarray, data: np.ndarray) -> tuple[Encoding, bytes]:
-    """`choose_varlen` and `encode_varlen` with one hashing and sort of the values."""
+def encode_varlen_best(offsets: np.ndarray, data: np.ndarray,
+                       words: np.ndarray | None = None) -> tuple[Encoding, bytes]:
+    """`choose_varlen` and `encode_varlen` with one hashing and sort of the values.
+    `words`: `padded_words(data)` when the caller has it (the zone map uses it too)."""
     groups = None
     if len(offsets) > 2:
         from storage.segment.varlen_dict import hash_groups
 
-        groups = hash_groups(offsets, data)
+        groups = hash_groups(offsets, data, words)
     enc = choose_varlen(offsets, data, groups)
     return enc, encode_varlen(offsets, data, enc, groups)
 

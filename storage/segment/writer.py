@@ -62,6 +62,7 @@ from storage.segment.encoding import (
     encode_object,
     encode_varlen_best,
     layout_of,
+    padded_words,
     runs_by_bytes,
 )
 from storage.segment.footer import (
@@ -251,10 +252,13 @@ class _ColumnPages:
         validity = piece.validity
         if validity is not None and validity.all():
             validity = None
-        self.zones.add_page(piece.data, validity, piece.offsets)
+        # var-len: the page's bytes as aligned words, read by both the zone map's min / max
+        # and the dictionary's grouping (encoding.padded_words)
+        words = None if piece.offsets is None else padded_words(piece.data)
+        self.zones.add_page(piece.data, validity, piece.offsets, words)
         if self.blooms is not None:
             self.blooms.add_page(piece.data, validity, piece.offsets)
-        page, page_nulls = encode_data_page(piece, self.layout, validity)
+        page, page_nulls = encode_data_page(piece, self.layout, validity, words)
         self.nulls += page_nulls
         self.ordinals.add(self.rows, out.offset, len(page))
         self.rows += len(piece)
@@ -343,9 +347,11 @@ class SegmentStream:
 
 
 def encode_data_page(
-    col: Column, layout: PhysicalLayout, validity: np.ndarray | None
+    col: Column, layout: PhysicalLayout, validity: np.ndarray | None,
+    words: np.ndarray | None = None,
 ) -> tuple[bytes, int]:
-    """(framed DATA page, null count) for one page's rows."""
+    """(framed DATA page, null count) for one page's rows (`words`: var-len, the
+    `padded_words` of col.data when the caller has it)."""
     n = len(col)
     nulls = 0 if validity is None else n - int(np.count_nonzero(validity))
     if n and nulls == n:
@@ -358,7 +364,7 @@ def encode_data_page(
         flags = FLAG_VALIDITY
     if layout.layout is Layout.VARLEN:
         assert col.offsets is not None
-        enc, body = encode_varlen_best(col.offsets, col.data)
+        enc, body = encode_varlen_best(col.offsets, col.data, words)
     elif layout.layout is Layout.OBJECT_INT:
         values = col.data if validity is None else np.where(validity, col.data, 0)
         enc = choose_object(values)

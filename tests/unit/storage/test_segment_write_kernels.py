@@ -1,0 +1,109 @@
+"""The segment writer's word-at-a-time string kernels against plain-Python references
+(docs/performance.md, "Segment writer CPU"): `compare_words` orders like bytes, the zone map's
+`varlen_argminmax` picks the first smallest / largest valid value, `group_values` groups
+exactly by value in first-appearance order, and a var-len page body (`encode_varlen_best`) is
+byte for byte the set-based definition's. Values share long prefixes (so the 8- and 16-byte
+word boundaries and the tail compare are hit), include empty strings, NUL and 0xFF bytes,
+UTF-8 text, and sit at any offset in the data buffer (word alignment)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from storage.segment import encoding as E
+from storage.segment.varlen_dict import group_values, group_values_reference
+
+PREFIXES = [b"", b"a", b"name_100", b"name_1000", b"abcdefghijklmnop", b"abcdefghijklmnopq",
+            b"\xff" * 9, b"\x00" * 8, "Müller-Lüdenscheid ".encode()]
+VALUES = st.builds(lambda p, s: p + s, st.sampled_from(PREFIXES),
+                   st.one_of(st.binary(max_size=20), st.text(max_size=6).map(str.encode)))
+SETTINGS = settings(max_examples=200, deadline=None)
+
+
+def varlen(values: list[bytes], skew: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets and data of `values`, the data starting `skew` bytes into its buffer."""
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    return offsets + skew, np.frombuffer(b"\x07" * skew + b"".join(values), np.uint8).copy()
+
+
+@SETTINGS
+@given(values=st.lists(VALUES, min_size=2, max_size=12), skew=st.integers(0, 9))
+def test_compare_words_orders_like_bytes(values: list[bytes], skew: int) -> None:
+    offsets, data = varlen(values, skew)
+    words = E.padded_words(data)
+    for i, a in enumerate(values):
+        for j, b in enumerate(values):
+            got = E.compare_words(words, offsets[i], offsets[i + 1], offsets[j], offsets[j + 1])
+            assert got == (a > b) - (a < b), (a, b)
+
+
+@SETTINGS
+@given(values=st.lists(VALUES, max_size=60), skew=st.integers(0, 9), data=st.data())
+def test_argminmax_equals_reference(values: list[bytes], skew: int, data: st.DataObject) -> None:
+    offsets, buf = varlen(values, skew)
+    valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(values),
+                                        max_size=len(values))), dtype=np.bool_)
+    expected = E.varlen_argminmax_reference(offsets, buf, valid)
+    assert E.varlen_argminmax(offsets, buf, valid) == expected
+    assert E.varlen_argminmax(offsets, buf, np.ones(len(values), np.bool_)) == \
+        E.varlen_argminmax_reference(offsets, buf, np.ones(len(values), np.bool_))
+    rows = [i for i in range(len(values)) if valid[i]]
+    if rows:  # the reference itself: first smallest, first largest
+        lo, hi = expected
+        assert values[lo] == min(values[i] for i in rows) and lo == min(
+            i for i in rows if values[i] == values[lo])
+        assert values[hi] == max(values[i] for i in rows) and hi == min(
+            i for i in rows if values[i] == values[hi])
+
+
+@SETTINGS
+@given(values=st.lists(st.sampled_from([b"", b"AIR", b"REG AIR", b"name_1000", b"name_10000",
+                                        b"abcdefghijklmnopq", b"abcdefghijklmnopr"]) | VALUES,
+                       max_size=80), skew=st.integers(0, 9))
+def test_group_values_equals_reference(values: list[bytes], skew: int) -> None:
+    offsets, data = varlen(values, skew)
+    first, inverse = group_values(offsets, data)
+    ref_first, ref_inverse = group_values_reference(offsets, data)
+    assert first.tolist() == ref_first.tolist()
+    assert inverse.tolist() == ref_inverse.tolist()
+
+
+def encode_varlen_reference(values: list[bytes]) -> tuple[E.Encoding, bytes]:
+    """The set-based definition of a var-len page body: PLAIN unless a sorted dictionary of
+    the distinct values plus bit-packed codes is smaller."""
+    n = len(values)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    plain = offsets.tobytes() + b"".join(values)
+    distinct = sorted(set(values))
+    d = len(distinct)
+    if n < 2 or d == n:
+        return E.Encoding.PLAIN, plain
+    cost = 8 + 8 * (d + 1) + sum(map(len, distinct)) + 8 * E.packed_words(n, (d - 1).bit_length())
+    if cost >= 8 * (n + 1) + int(offsets[-1]):
+        return E.Encoding.PLAIN, plain
+    index = {v: i for i, v in enumerate(distinct)}
+    codes = np.array([index[v] for v in values], np.uint64)
+    bits = (d - 1).bit_length()
+    dict_offsets = np.zeros(d + 1, np.int64)
+    np.cumsum([len(v) for v in distinct], out=dict_offsets[1:])
+    blob = b"".join(distinct)
+    body = (E._DICT_HEAD.pack(d, bits) + dict_offsets.tobytes() + blob
+            + b"\0" * (-len(blob) % 8) + E.bitpack(codes, bits).tobytes())
+    return E.Encoding.DICT, body
+
+
+@SETTINGS
+@given(values=st.lists(st.sampled_from([b"", b"MAIL", b"TRUCK", b"REG AIR", b"1-URGENT",
+                                        b"5-LOW" * 4]) | VALUES, max_size=120),
+       skew=st.integers(0, 9))
+def test_varlen_page_body_is_the_set_based_definition(values: list[bytes], skew: int) -> None:
+    offsets, data = varlen(values, skew)
+    page_offsets, page_data = offsets - offsets[0], data[skew:]
+    assert E.encode_varlen_best(page_offsets, page_data) == encode_varlen_reference(values)
+    words = E.padded_words(page_data)
+    assert E.encode_varlen_best(page_offsets, page_data, words) == \
+        encode_varlen_reference(values)
