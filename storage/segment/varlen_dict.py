@@ -101,23 +101,27 @@ _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
 
 @njit(cache=True, nogil=True)
 def group_words(offsets: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`group_values` on the `padded_words` of the data."""
+    """`group_values` on the `padded_words` of the data. A slot keeps its hash next to its
+    group, and a group its first 8 bytes and length, so a probe is checked without chasing
+    the group's first row into the data (only values over 8 bytes compare the rest)."""
     n = offsets.shape[0] - 1
     cap = 2
     while cap < 2 * n:
         cap <<= 1
     mask = np.uint64(cap - 1)
-    slots = np.full(cap, -1, dtype=np.int64)
+    slot_group = np.full(cap, -1, dtype=np.int64)
+    slot_hash = np.zeros(cap, dtype=np.uint64)
     first = np.empty(n, dtype=np.int64)
     inverse = np.empty(n, dtype=np.int64)
-    group_hash = np.empty(n, dtype=np.uint64)
+    group_head = np.empty(n, dtype=np.uint64)
+    group_size = np.empty(n, dtype=np.int64)
     groups = 0
     for i in range(n):
         a0 = offsets[i]
         a1 = offsets[i + 1]
         size = a1 - a0
-        h = (word_at(words[a0 >> 3], words[(a0 >> 3) + 1], a0, size)
-             ^ (np.uint64(size) * _MIX)) * _MIX2
+        head = word_at(words[a0 >> 3], words[(a0 >> 3) + 1], a0, size)
+        h = (head ^ (np.uint64(size) * _MIX)) * _MIX2
         pos = a0 + 8
         while pos < a1:
             h = (h ^ word_at(words[pos >> 3], words[(pos >> 3) + 1], pos, a1 - pos)) * _MIX
@@ -128,19 +132,21 @@ def group_words(offsets: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.
         h ^= h >> np.uint64(32)
         s = h & mask
         while True:
-            g = slots[s]
+            g = slot_group[s]
             if g == -1:
-                slots[s] = groups
+                slot_group[s] = groups
+                slot_hash[s] = h
                 first[groups] = i
-                group_hash[groups] = h
+                group_head[groups] = head
+                group_size[groups] = size
                 inverse[i] = groups
                 groups += 1
                 break
-            if group_hash[g] == h:
+            if slot_hash[s] == h and group_head[g] == head and group_size[g] == size:
+                same = True
                 b0 = offsets[first[g]]
-                same = offsets[first[g] + 1] - b0 == size
-                pos = 0
-                while same and pos < size:  # equal bytes, a word at a time
+                pos = 8
+                while same and pos < size:  # the bytes after the first 8, a word at a time
                     pa = a0 + pos
                     pb = b0 + pos
                     k = min(size - pos, 8)
