@@ -143,10 +143,11 @@ class ZoneMapBuilder:
 
     def add_page(
         self, values: np.ndarray, validity: np.ndarray | None, offsets: np.ndarray | None = None,
-        words: np.ndarray | None = None,
+        words: np.ndarray | None = None, int_bounds: tuple[int, int] | None = None,
     ) -> None:
         """One page's entry. `words`: var-len only, `padded_words(values)` when the caller
-        has it (the page encoder shares it)."""
+        has it (the page encoder shares it). `int_bounds`: an integer page without nulls,
+        its (min, max) when the caller has them (the encoder's one-pass statistics)."""
         n = len(offsets) - 1 if offsets is not None else len(values)
         nulls = 0 if validity is None else n - int(np.count_nonzero(validity))
         flags = (HAS_NULL if nulls else 0) | (HAS_NOT_NULL if nulls < n else 0)
@@ -171,6 +172,9 @@ class ZoneMapBuilder:
                 else:
                     flags |= MAX_VALID
                 lo, hi = lo_b, (hi_b if flags & MAX_VALID else b"")
+            elif int_bounds is not None and validity is None and self.layout.layout is Layout.FIXED:
+                lo, hi = int_bounds
+                flags |= MIN_VALID | MAX_VALID | EXACT
             else:
                 vals = values if validity is None else values[validity]
                 if kind is Layout.OBJECT_INT:
