@@ -515,14 +515,22 @@ def bitpack_deltas(values: np.ndarray, base: np.uint64, bits: int) -> np.ndarray
         if bits == 64
         else (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
     )
+    # a word is filled in a register and stored once (not two read-modify-writes per value)
+    acc = np.uint64(0)
+    fill = 0  # bits of `acc` in use
+    w = 0
     for i in range(n):
         v = (np.uint64(np.int64(values[i])) - base) & mask
-        pos = i * bits
-        w = pos >> 6
-        sh = pos & 63
-        out[w] |= v << np.uint64(sh)
-        if sh + bits > 64:
-            out[w + 1] |= v >> np.uint64(64 - sh)
+        acc |= v << np.uint64(fill)
+        fill += bits
+        if fill >= 64:
+            out[w] = acc
+            w += 1
+            fill -= 64
+            # the value's bits that did not fit start the next word
+            acc = (v >> np.uint64(bits - fill)) if fill > 0 else np.uint64(0)
+    if fill > 0:
+        out[w] = acc
     return out
 
 

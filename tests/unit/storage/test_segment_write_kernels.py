@@ -147,3 +147,21 @@ def test_fixed_page_kernels_give_the_numpy_bytes(dtype: type, data: st.DataObjec
             plain.add_page(values, None)
             fast.add_page(values, None, int_bounds=(stats.base, stats.high))
             assert fast.finish() == plain.finish()
+
+
+def test_bitpack_deltas_equals_bitpack_for_every_width() -> None:
+    """The register-filling FOR packer gives `bitpack`'s words for every bit width and for
+    page lengths around word boundaries (a value straddling two words, the last partial
+    word), with a base subtracted modulo 2**64."""
+    rng = np.random.default_rng(5)
+    for bits in range(65):
+        for n in (0, 1, 2, 3, 63, 64, 65, 127, 1000):
+            if bits == 64:
+                values = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64)
+            else:
+                values = rng.integers(0, 2**bits, n, dtype=np.int64) - 7
+            base = np.uint64(2**64 - 7)  # -7: the deltas are values + 7, < 2**bits
+            deltas = values.view(np.uint64) - base
+            mask = np.uint64(2**64 - 1) if bits == 64 else np.uint64(2**bits - 1)
+            expected = E.bitpack(deltas & mask, bits)
+            assert np.array_equal(E.bitpack_deltas(values, base, bits), expected), (bits, n)
