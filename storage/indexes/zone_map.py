@@ -142,8 +142,12 @@ class ZoneMapBuilder:
     maxs: list[object] = field(default_factory=list)
 
     def add_page(
-        self, values: np.ndarray, validity: np.ndarray | None, offsets: np.ndarray | None = None
+        self, values: np.ndarray, validity: np.ndarray | None, offsets: np.ndarray | None = None,
+        words: np.ndarray | None = None, int_bounds: tuple[int, int] | None = None,
     ) -> None:
+        """One page's entry. `words`: var-len only, `padded_words(values)` when the caller
+        has it (the page encoder shares it). `int_bounds`: an integer page without nulls,
+        its (min, max) when the caller has them (the encoder's one-pass statistics)."""
         n = len(offsets) - 1 if offsets is not None else len(values)
         nulls = 0 if validity is None else n - int(np.count_nonzero(validity))
         flags = (HAS_NULL if nulls else 0) | (HAS_NOT_NULL if nulls < n else 0)
@@ -154,7 +158,7 @@ class ZoneMapBuilder:
             if kind is Layout.VARLEN:
                 assert offsets is not None
                 valid = np.ones(n, np.bool_) if validity is None else validity
-                i, j = varlen_argminmax(offsets, values, valid)
+                i, j = varlen_argminmax(offsets, values, valid, words)
                 lo_b = values[offsets[i] : offsets[i + 1]].tobytes()
                 hi_b = values[offsets[j] : offsets[j + 1]].tobytes()
                 flags |= MIN_VALID | EXACT
@@ -168,6 +172,9 @@ class ZoneMapBuilder:
                 else:
                     flags |= MAX_VALID
                 lo, hi = lo_b, (hi_b if flags & MAX_VALID else b"")
+            elif int_bounds is not None and validity is None and self.layout.layout is Layout.FIXED:
+                lo, hi = int_bounds
+                flags |= MIN_VALID | MAX_VALID | EXACT
             else:
                 vals = values if validity is None else values[validity]
                 if kind is Layout.OBJECT_INT:

@@ -255,23 +255,156 @@ def strings_equal(offs_a: np.ndarray, data_a: np.ndarray, ia: np.ndarray,
     return out
 
 
+def padded_words(data: np.ndarray) -> np.ndarray:
+    """`data` (uint8) copied into uint64 words with at least 8 zero bytes after it, so the
+    kernels below read any 8 bytes of a value with two aligned word loads (`le_word`)."""
+    buf = np.zeros(len(data) // 8 + 2, np.uint64)
+    buf.view(np.uint8)[: len(data)] = data
+    return buf
+
+
+# The hot loops below load words themselves (`words[q]`, `words[q + 1]`) and pass only scalars
+# to helpers: handing an array to another numba function costs an atomic incref / decref per
+# call in this numba version (~20 ns, more than the work).
 @njit(cache=True, nogil=True)
-def varlen_argminmax(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray) -> tuple[int, int]:
-    """Row numbers of the smallest and largest valid value in byte order (-1 when none valid)."""
+def word_at(lo: np.uint64, hi: np.uint64, pos: int, count: int) -> np.uint64:
+    """`count` (0..8) bytes at byte `pos` of a `padded_words` buffer, as a little-endian word
+    zero above them, given the buffer's words lo = words[pos >> 3] and hi = the next one."""
+    if count <= 0:
+        return np.uint64(0)
+    sh = (pos & 7) << 3
+    w = lo
+    if sh != 0:
+        w = (lo >> np.uint64(sh)) | (hi << np.uint64(64 - sh))
+    if count < 8:
+        w &= (np.uint64(1) << np.uint64(count << 3)) - np.uint64(1)
+    return w
+
+
+@njit(cache=True, nogil=True)
+def bswap64(x: np.uint64) -> np.uint64:
+    x = ((x & np.uint64(0x00FF00FF00FF00FF)) << np.uint64(8)) | \
+        ((x >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF))
+    x = ((x & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16)) | \
+        ((x >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF))
+    return (x << np.uint64(32)) | (x >> np.uint64(32))
+
+
+@njit(cache=True, nogil=True)
+def compare_words(words: np.ndarray, a0: int, a1: int, b0: int, b1: int) -> int:
+    """`_compare_bytes` of data[a0:a1] and data[b0:b1] read 8 bytes at a time from the
+    `padded_words` of data: big-endian zero-padded words compare like the bytes they hold, and
+    equal words where a value ends there mean the shorter is a prefix of the longer."""
+    la = a1 - a0
+    lb = b1 - b0
+    pos = 0
+    while True:
+        ka = min(la - pos, 8)
+        kb = min(lb - pos, 8)
+        pa = a0 + pos
+        pb = b0 + pos
+        wa = bswap64(word_at(words[pa >> 3], words[(pa >> 3) + 1], pa, ka))
+        wb = bswap64(word_at(words[pb >> 3], words[(pb >> 3) + 1], pb, kb))
+        if wa != wb:
+            return -1 if wa < wb else 1
+        if ka < 8 or kb < 8:
+            if la == lb:
+                return 0
+            return -1 if la < lb else 1
+        pos += 8
+
+
+@njit(cache=True, nogil=True)
+def _compare_head(wa0: np.uint64, wa1: np.uint64, la: int,
+                  wb0: np.uint64, wb1: np.uint64, lb: int) -> int:
+    """Order of two values by their first two big-endian words and lengths: -1 / 0 / 1, or 2
+    when both go on past 16 bytes with those words equal (the rest decides)."""
+    if wa0 != wb0:
+        return -1 if wa0 < wb0 else 1
+    if la > 8 and lb > 8:
+        if wa1 != wb1:
+            return -1 if wa1 < wb1 else 1
+        if la > 16 and lb > 16:
+            return 2
+    if la == lb:
+        return 0
+    return -1 if la < lb else 1
+
+
+@njit(cache=True, nogil=True)
+def argminmax_words(offsets: np.ndarray, words: np.ndarray,
+                    valid: np.ndarray) -> tuple[int, int]:
+    """`varlen_argminmax` on the `padded_words` of the data: each value's first two big-endian
+    words are loaded once and compared with the bounds' (kept in scalars); only values equal
+    to a bound on 16 bytes and longer compare the rest (`compare_words`)."""
     lo = -1
     hi = -1
+    lo0 = lo1 = hi0 = hi1 = np.uint64(0)
+    llo = lhi = 0
     for i in range(offsets.shape[0] - 1):
         if not valid[i]:
             continue
+        a0 = offsets[i]
+        la = offsets[i + 1] - a0
+        w0 = bswap64(word_at(words[a0 >> 3], words[(a0 >> 3) + 1], a0, min(la, 8)))
+        p1 = a0 + 8
+        w1 = bswap64(word_at(words[p1 >> 3], words[(p1 >> 3) + 1], p1, min(la - 8, 8)))
         if lo < 0:
-            lo = i
-            hi = i
+            lo = hi = i
+            lo0, lo1, llo = w0, w1, la
+            hi0, hi1, lhi = w0, w1, la
             continue
-        if _compare_bytes(data, offsets[i], offsets[i + 1], offsets[lo], offsets[lo + 1]) < 0:
+        c = _compare_head(w0, w1, la, lo0, lo1, llo)
+        if c == 2:
+            c = compare_words(words, a0, a0 + la, offsets[lo], offsets[lo + 1])
+        if c < 0:
             lo = i
-        if _compare_bytes(data, offsets[i], offsets[i + 1], offsets[hi], offsets[hi + 1]) > 0:
+            lo0, lo1, llo = w0, w1, la
+            continue  # below the minimum: not above the maximum
+        c = _compare_head(w0, w1, la, hi0, hi1, lhi)
+        if c == 2:
+            c = compare_words(words, a0, a0 + la, offsets[hi], offsets[hi + 1])
+        if c > 0:
             hi = i
+            hi0, hi1, lhi = w0, w1, la
     return lo, hi
+
+
+def varlen_argminmax(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray,
+                     words: np.ndarray | None = None) -> tuple[int, int]:
+    """Row numbers of the smallest and largest valid value in byte order (-1 when none valid),
+    the first of equal values; values are compared 8 bytes at a time (`compare_words`).
+    `words`: `padded_words(data)` when the caller has it."""
+    return argminmax_words(offsets, padded_words(data) if words is None else words, valid)
+
+
+def varlen_argminmax_reference(offsets: np.ndarray, data: np.ndarray,
+                               valid: np.ndarray) -> tuple[int, int]:
+    """Plain-Python twin of `varlen_argminmax` (tests): the first smallest / largest value."""
+    values = varlen_list(offsets, data)
+    rows = [i for i in range(len(values)) if valid[i]]
+    if not rows:
+        return -1, -1
+    lo = min(rows, key=lambda i: (values[i], i))
+    hi = min(rows, key=lambda i: (_Desc(values[i]), i))
+    return lo, hi
+
+
+class _Desc:
+    """Reverses the order of a bytes value (the reference's largest-first key)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: bytes) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.v > other.v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.v == other.v
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -291,12 +424,8 @@ def int128_to_object(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def run_count(bits: np.ndarray) -> int:
     """Runs of equal values in a non-empty unsigned-integer array (bit patterns for floats)."""
     runs = 1
-    prev = bits[0]
-    for i in range(1, bits.shape[0]):
-        v = bits[i]
-        if v != prev:
-            runs += 1
-            prev = v
+    for i in range(1, bits.shape[0]):  # branch-free: vectorized
+        runs += bits[i] != bits[i - 1]
     return runs
 
 
@@ -306,17 +435,13 @@ def int_page_stats(values: np.ndarray) -> tuple:
     encode_fixed need, instead of a diff, a flatnonzero, a min and a max over the page."""
     lo = values[0]
     hi = values[0]
-    prev = values[0]
     runs = 1
+    # branch-free (min / max / a compare added), so LLVM vectorizes it: ~5x the branchy loop
     for i in range(1, values.shape[0]):
         v = values[i]
-        if v != prev:
-            runs += 1
-            prev = v
-        if v < lo:
-            lo = v
-        elif v > hi:
-            hi = v
+        runs += v != values[i - 1]
+        lo = min(lo, v)
+        hi = max(hi, v)
     return runs, lo, hi
 
 
@@ -348,6 +473,7 @@ class FixedStats:
     runs: int
     base: int = 0  # integers only: the minimum (FOR's base)
     bits: int = 0  # integers only: bit width of max - min
+    high: int = 0  # integers only: the maximum (the zone map's bound)
 
 
 def _int_view(values: np.ndarray) -> np.ndarray:
@@ -362,7 +488,7 @@ def fixed_stats(values: np.ndarray) -> FixedStats:
     if values.dtype.kind in "iub":
         runs, lo, hi = int_page_stats(_int_view(values))
         lo, hi = int(lo), int(hi)
-        return FixedStats(int(runs), lo, (hi - lo).bit_length())
+        return FixedStats(int(runs), lo, (hi - lo).bit_length(), hi)
     bits = values.view(np.dtype(f"u{values.dtype.itemsize}"))
     return FixedStats(int(run_count(bits)))
 
@@ -372,8 +498,61 @@ def fixed_stats_reference(values: np.ndarray) -> FixedStats:
     runs = len(_run_starts(values))
     if values.dtype.kind in "iub":
         lo, bits = _int_span(values)
-        return FixedStats(runs, lo, bits)
+        return FixedStats(runs, lo, bits, int(values.max()))
     return FixedStats(runs)
+
+
+@njit(cache=True, nogil=True)
+def bitpack_deltas(values: np.ndarray, base: np.uint64, bits: int) -> np.ndarray:
+    """`bitpack` of (int64(value) - base) mod 2**64 for integer values of any width: FOR's
+    words in one pass, without the int64 copy and the subtracted copy of the page."""
+    n = values.shape[0]
+    out = np.zeros((n * bits + 63) // 64 + 1, dtype=np.uint64)
+    if bits == 0:
+        return out
+    mask = (
+        np.uint64(0xFFFFFFFFFFFFFFFF)
+        if bits == 64
+        else (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
+    )
+    # a word is filled in a register and stored once (not two read-modify-writes per value)
+    acc = np.uint64(0)
+    fill = 0  # bits of `acc` in use
+    w = 0
+    for i in range(n):
+        v = (np.uint64(np.int64(values[i])) - base) & mask
+        acc |= v << np.uint64(fill)
+        fill += bits
+        if fill >= 64:
+            out[w] = acc
+            w += 1
+            fill -= 64
+            # the value's bits that did not fit start the next word
+            acc = (v >> np.uint64(bits - fill)) if fill > 0 else np.uint64(0)
+    if fill > 0:
+        out[w] = acc
+    return out
+
+
+@njit(cache=True, nogil=True)
+def run_starts_lengths(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(start row, u32 length) of each run of equal values of a non-empty unsigned-integer
+    array (bit patterns): RLE's runs in one pass."""
+    n = bits.shape[0]
+    starts = np.empty(n, dtype=np.int64)
+    lengths = np.empty(n, dtype=np.uint32)
+    runs = 0
+    start = 0
+    for i in range(1, n):
+        if bits[i] != bits[i - 1]:
+            starts[runs] = start
+            lengths[runs] = i - start
+            runs += 1
+            start = i
+    starts[runs] = start
+    lengths[runs] = n - start
+    runs += 1
+    return starts[:runs].copy(), lengths[:runs].copy()
 
 
 def encode_fixed(values: np.ndarray, encoding: Encoding,
@@ -382,9 +561,11 @@ def encode_fixed(values: np.ndarray, encoding: Encoding,
     if encoding is Encoding.PLAIN:
         return np.ascontiguousarray(values).tobytes()
     if encoding is Encoding.RLE:
-        starts = _run_starts(values)
-        lengths = np.diff(np.append(starts, n)).astype(np.uint32)
-        run_values = np.ascontiguousarray(values[starts]).tobytes()
+        if not n:
+            return _RLE_HEAD.pack(0)
+        values = np.ascontiguousarray(values)
+        starts, lengths = run_starts_lengths(values.view(np.dtype(f"u{values.dtype.itemsize}")))
+        run_values = values[starts].tobytes()
         return b"".join((_RLE_HEAD.pack(len(starts)), _padded(run_values), lengths.tobytes()))
     if encoding is Encoding.FOR:
         if values.dtype.kind not in "iub":
@@ -395,6 +576,24 @@ def encode_fixed(values: np.ndarray, encoding: Encoding,
             base, bits = stats.base, stats.bits
         else:
             base, bits = _int_span(values)
+        words = bitpack_deltas(np.ascontiguousarray(_int_view(values)),
+                               np.uint64(base & _U64_MASK), bits)
+        return _FOR_HEAD.pack(base, bits) + words.tobytes()
+    raise ValueError(f"{encoding.name} does not apply to fixed-width values")
+
+
+def encode_fixed_reference(values: np.ndarray, encoding: Encoding) -> bytes:
+    """numpy twin of `encode_fixed` (tests: the kernels give these bytes)."""
+    n = len(values)
+    if encoding is Encoding.PLAIN:
+        return np.ascontiguousarray(values).tobytes()
+    if encoding is Encoding.RLE:
+        starts = _run_starts(values)
+        lengths = np.diff(np.append(starts, n)).astype(np.uint32)
+        run_values = np.ascontiguousarray(values[starts]).tobytes()
+        return b"".join((_RLE_HEAD.pack(len(starts)), _padded(run_values), lengths.tobytes()))
+    if encoding is Encoding.FOR:
+        base, bits = _int_span(values) if n else (0, 0)
         deltas = values.astype(np.int64).view(np.uint64) - np.uint64(base & _U64_MASK)
         return _FOR_HEAD.pack(base, bits) + bitpack(deltas, bits).tobytes()
     raise ValueError(f"{encoding.name} does not apply to fixed-width values")
@@ -413,9 +612,12 @@ def choose_fixed(values: np.ndarray, stats: FixedStats | None = None) -> Encodin
     return min(costs, key=lambda e: (costs[e], e))
 
 
-def encode_fixed_best(values: np.ndarray) -> tuple[Encoding, bytes]:
-    """(chosen encoding, body) with the page statistics computed once."""
-    stats = fixed_stats(values) if len(values) else None
+def encode_fixed_best(values: np.ndarray,
+                      stats: FixedStats | None = None) -> tuple[Encoding, bytes]:
+    """(chosen encoding, body) with the page statistics computed once (`stats`: the caller's
+    `fixed_stats(values)`, when it has them)."""
+    if stats is None and len(values):
+        stats = fixed_stats(values)
     enc = choose_fixed(values, stats)
     return enc, encode_fixed(values, enc, stats)
 
@@ -577,13 +779,15 @@ def choose_varlen(offsets: np.ndarray, data: np.ndarray,
     return Encoding.DICT if dict_cost < plain else Encoding.PLAIN
 
 
-def encode_varlen_best(offsets: np.ndarray, data: np.ndarray) -> tuple[Encoding, bytes]:
-    """`choose_varlen` and `encode_varlen` with one hashing and sort of the values."""
+def encode_varlen_best(offsets: np.ndarray, data: np.ndarray,
+                       words: np.ndarray | None = None) -> tuple[Encoding, bytes]:
+    """`choose_varlen` and `encode_varlen` with one hashing and sort of the values.
+    `words`: `padded_words(data)` when the caller has it (the zone map uses it too)."""
     groups = None
     if len(offsets) > 2:
         from storage.segment.varlen_dict import hash_groups
 
-        groups = hash_groups(offsets, data)
+        groups = hash_groups(offsets, data, words)
     enc = choose_varlen(offsets, data, groups)
     return enc, encode_varlen(offsets, data, enc, groups)
 

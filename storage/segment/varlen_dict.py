@@ -1,8 +1,8 @@
 """Dictionary encoding of a var-len (string) page without a Python object per value.
 
-The page's values are grouped by their 64-bit FNV-1a hash (`varlen_hashes`, numba), each group
-checked byte for byte against its first value (so a hash collision can never merge two
-different strings: the caller then falls back to the exact set-based path), and the distinct
+The page's values are grouped exactly in one numba pass (`group_values`: an open-addressing
+table keyed by a hash of each value's 8-byte words, a hash match joining a group only when the
+bytes are equal, so a hash collision can never merge two different strings), and the distinct
 values are sorted and gathered into the dictionary by numba kernels too (`sort_rows`,
 `encoding.dict_gather`), so no Python object is made per value or per distinct value.
 Low-cardinality columns (SSB's lo_shipmode) and many-valued ones (SSB-flat's c_address,
@@ -17,7 +17,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from storage.segment.encoding import _compare_bytes, dict_gather, varlen_hashes
+from storage.segment.encoding import (
+    _compare_bytes,
+    dict_gather,
+    padded_words,
+    word_at,
+)
 
 # Ranges this small are insertion-sorted by `sort_rows` (a numpy sort's own cost is more).
 _INSERTION_RANGE = 16
@@ -90,16 +95,106 @@ def group_by_hash_reference(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return first[order].astype(np.int64), renumber[inverse.reshape(-1)]
 
 
-def hash_groups(offsets: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(row of each distinct hash's first value, each row's group): one hashing and grouping
-    pass, shared by choosing the encoding and building the dictionary."""
-    return group_by_hash(varlen_hashes(offsets, data))
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+
+
+@njit(cache=True, nogil=True)
+def group_words(offsets: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`group_values` on the `padded_words` of the data. A slot keeps its hash next to its
+    group, and a group its first 8 bytes and length, so a probe is checked without chasing
+    the group's first row into the data (only values over 8 bytes compare the rest)."""
+    n = offsets.shape[0] - 1
+    cap = 2
+    while cap < 2 * n:
+        cap <<= 1
+    mask = np.uint64(cap - 1)
+    slot_group = np.full(cap, -1, dtype=np.int64)
+    slot_hash = np.zeros(cap, dtype=np.uint64)
+    first = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    group_head = np.empty(n, dtype=np.uint64)
+    group_size = np.empty(n, dtype=np.int64)
+    groups = 0
+    for i in range(n):
+        a0 = offsets[i]
+        a1 = offsets[i + 1]
+        size = a1 - a0
+        head = word_at(words[a0 >> 3], words[(a0 >> 3) + 1], a0, size)
+        h = (head ^ (np.uint64(size) * _MIX)) * _MIX2
+        pos = a0 + 8
+        while pos < a1:
+            h = (h ^ word_at(words[pos >> 3], words[(pos >> 3) + 1], pos, a1 - pos)) * _MIX
+            h ^= h >> np.uint64(31)
+            pos += 8
+        h ^= h >> np.uint64(29)
+        h *= _MIX2
+        h ^= h >> np.uint64(32)
+        s = h & mask
+        while True:
+            g = slot_group[s]
+            if g == -1:
+                slot_group[s] = groups
+                slot_hash[s] = h
+                first[groups] = i
+                group_head[groups] = head
+                group_size[groups] = size
+                inverse[i] = groups
+                groups += 1
+                break
+            if slot_hash[s] == h and group_head[g] == head and group_size[g] == size:
+                same = True
+                b0 = offsets[first[g]]
+                pos = 8
+                while same and pos < size:  # the bytes after the first 8, a word at a time
+                    pa = a0 + pos
+                    pb = b0 + pos
+                    k = min(size - pos, 8)
+                    same = word_at(words[pa >> 3], words[(pa >> 3) + 1], pa, k) == \
+                        word_at(words[pb >> 3], words[(pb >> 3) + 1], pb, k)
+                    pos += 8
+                if same:
+                    inverse[i] = g
+                    break
+            s = (s + np.uint64(1)) & mask
+    return first[:groups].copy(), inverse
+
+
+def group_values(offsets: np.ndarray, data: np.ndarray, words: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(row of each distinct value's first occurrence, each row's group), groups numbered in
+    order of first appearance, exact: one pass over an open-addressing table keyed by a hash
+    of the value's 8-byte words (two aligned loads each from `padded_words`, instead of a
+    multiply per byte), where a hash match joins a group only when the bytes are equal too
+    (a collision probes on: no verification pass afterwards). `words`: padded_words(data)."""
+    return group_words(offsets, padded_words(data) if words is None else words)
+
+
+def group_values_reference(offsets: np.ndarray, data: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """Plain-Python twin of `group_values` (tests): groups by value, first appearance order."""
+    index: dict[bytes, int] = {}
+    first: list[int] = []
+    inverse = []
+    for i, v in enumerate(data[offsets[i]:offsets[i + 1]].tobytes()
+                          for i in range(len(offsets) - 1)):
+        g = index.setdefault(v, len(first))
+        if g == len(first):
+            first.append(i)
+        inverse.append(g)
+    return np.array(first, dtype=np.int64), np.array(inverse, dtype=np.int64)
+
+
+def hash_groups(offsets: np.ndarray, data: np.ndarray, words: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(row of each distinct value's first occurrence, each row's group): one exact grouping
+    pass (`group_values`), shared by choosing the encoding and building the dictionary."""
+    return group_values(offsets, data, words)
 
 
 def distinct_values(offsets: np.ndarray, data: np.ndarray,
                     groups: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, int]:
-    """(number of distinct values, their total bytes), by hash: an estimate for choosing the
-    encoding (exact unless two values share a 64-bit hash)."""
+    """(number of distinct values, their total bytes), exact (`group_values`)."""
     first = (groups or hash_groups(offsets, data))[0]
     return len(first), int((offsets[first + 1] - offsets[first]).sum())
 
@@ -197,11 +292,12 @@ def dictionary_arrays(offsets: np.ndarray, data: np.ndarray,
                       groups: tuple[np.ndarray, np.ndarray] | None = None,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(dictionary offsets from 0, dictionary bytes, each row's code as uint64) with the
-    distinct values sorted, or None on a hash collision. `groups` must be `hash_groups` of
+    distinct values sorted (None is kept in the signature for the exact set-based fallback of
+    older hash-only groupings; exact groups never give it). `groups` must be `hash_groups` of
     the same values (offsets may be shifted)."""
     first, inverse = groups or hash_groups(offsets, data)
-    if not equal_to_rep(offsets, data, first[inverse]):
-        return None
+    # `hash_groups` groups exactly (values compared byte for byte on every hash match), so
+    # the `equal_to_rep` pass that checked a hash-only grouping is no longer needed.
     order = sort_rows(offsets, data, first)  # distinct values' first rows, sorted by value
     dict_offsets, dict_data = dict_gather(offsets, data, order)  # the sorted values' bytes
     # group g's code: the position of its first row in the sorted order
@@ -213,7 +309,7 @@ def dictionary_arrays(offsets: np.ndarray, data: np.ndarray,
 def dictionary(offsets: np.ndarray, data: np.ndarray,
                groups: tuple[np.ndarray, np.ndarray] | None = None,
                ) -> tuple[list[bytes], np.ndarray] | None:
-    """(sorted distinct values, each row's code into them), or None on a hash collision:
+    """(sorted distinct values, each row's code into them) (None: see `dictionary_arrays`):
     `dictionary_arrays` with the values as bytes (the bitmap index's dictionary pages)."""
     built = dictionary_arrays(offsets, data, groups)
     if built is None:

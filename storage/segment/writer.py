@@ -55,13 +55,16 @@ from storage.indexes.short_key import (
 from storage.indexes.spec import NO_INDEXES, SegmentIndexSpec
 from storage.indexes.zone_map import ZoneMapBuilder
 from storage.segment.encoding import (
+    FixedStats,
     Layout,
     PhysicalLayout,
     choose_object,
     encode_fixed_best,
     encode_object,
     encode_varlen_best,
+    fixed_stats,
     layout_of,
+    padded_words,
     runs_by_bytes,
 )
 from storage.segment.footer import (
@@ -251,10 +254,20 @@ class _ColumnPages:
         validity = piece.validity
         if validity is not None and validity.all():
             validity = None
-        self.zones.add_page(piece.data, validity, piece.offsets)
+        # var-len: the page's bytes as aligned words, read by both the zone map's min / max
+        # and the dictionary's grouping (encoding.padded_words)
+        words = None if piece.offsets is None else padded_words(piece.data)
+        # an integer page without nulls: one pass (encoding.fixed_stats) gives the encoder's
+        # runs / base / bit width and the zone map's min / max
+        stats = None
+        if validity is None and self.layout.is_integer and self.layout.layout is Layout.FIXED \
+                and len(piece):
+            stats = fixed_stats(piece.data.astype(self.layout.dtype, copy=False))
+        self.zones.add_page(piece.data, validity, piece.offsets, words,
+                            None if stats is None else (stats.base, stats.high))
         if self.blooms is not None:
             self.blooms.add_page(piece.data, validity, piece.offsets)
-        page, page_nulls = encode_data_page(piece, self.layout, validity)
+        page, page_nulls = encode_data_page(piece, self.layout, validity, words, stats)
         self.nulls += page_nulls
         self.ordinals.add(self.rows, out.offset, len(page))
         self.rows += len(piece)
@@ -343,9 +356,12 @@ class SegmentStream:
 
 
 def encode_data_page(
-    col: Column, layout: PhysicalLayout, validity: np.ndarray | None
+    col: Column, layout: PhysicalLayout, validity: np.ndarray | None,
+    words: np.ndarray | None = None, stats: FixedStats | None = None,
 ) -> tuple[bytes, int]:
-    """(framed DATA page, null count) for one page's rows."""
+    """(framed DATA page, null count) for one page's rows (`words`: var-len, the
+    `padded_words` of col.data; `stats`: fixed width without nulls, `fixed_stats` of the
+    values; either when the caller has it)."""
     n = len(col)
     nulls = 0 if validity is None else n - int(np.count_nonzero(validity))
     if n and nulls == n:
@@ -358,7 +374,7 @@ def encode_data_page(
         flags = FLAG_VALIDITY
     if layout.layout is Layout.VARLEN:
         assert col.offsets is not None
-        enc, body = encode_varlen_best(col.offsets, col.data)
+        enc, body = encode_varlen_best(col.offsets, col.data, words)
     elif layout.layout is Layout.OBJECT_INT:
         values = col.data if validity is None else np.where(validity, col.data, 0)
         enc = choose_object(values)
@@ -367,7 +383,7 @@ def encode_data_page(
         values = col.data.astype(layout.dtype, copy=False)
         if validity is not None:
             values = np.where(validity, values, np.zeros(1, layout.dtype))
-        enc, body = encode_fixed_best(values)
+        enc, body = encode_fixed_best(values, stats if validity is None else None)
     page = build_page(
         PageKind.DATA, head + body, n, encoding=int(enc), flags=flags, null_count=nulls
     )

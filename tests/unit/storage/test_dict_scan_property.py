@@ -36,7 +36,8 @@ POOL = ["", "a", "AIR", "ASIA", "b", "ab", "zz", "é", "日本", "🙂", "a\x00"
 OPS = ["=", "!=", "<", "<=", ">", ">=", "in", "not_in", "is_null", "is_not_null", "in_bloom"]
 
 
-def _plain_only(offsets: np.ndarray, data: np.ndarray) -> tuple[Encoding, bytes]:
+def _plain_only(offsets: np.ndarray, data: np.ndarray,
+                words: np.ndarray | None = None) -> tuple[Encoding, bytes]:
     return Encoding.PLAIN, encode_varlen(offsets, data, Encoding.PLAIN)
 
 
