@@ -71,7 +71,8 @@ class LogicalEmptyGroupingSets(_Unary):
 
 def plan_repeat(source: LogicalPlan, spec: RepeatSpec) -> LogicalRepeat:
     """The Repeat over `source`, with the key expressions computed below it."""
-    exprs = tuple((n, ColumnRef(n, t)) for n, t in zip(source.names, source.types))
+    exprs: tuple[tuple[str, Expr], ...] = tuple(
+        (n, ColumnRef(n, t)) for n, t in zip(source.names, source.types))
     exprs += tuple(zip(spec.key_names, spec.key_exprs))
     return LogicalRepeat(LogicalProject(source, exprs), spec.key_names, spec.sets,
                          spec.id_name, spec.virtual_names, spec.virtual_values)
