@@ -30,7 +30,7 @@ class Repeat(PhysicalNode):
         # the output slots (keys, then GROUPING_ID and the GROUPING columns)
         sets = "[" + ", ".join("[" + ", ".join(map(str, s)) + "]" for s in self.sets) + "]"
         outputs = [f"`{t}`" for t in self.key_texts] + ["`GROUPING_ID`"] + [
-            f"`GROUPING_PREFIX_{n}`" for n in self.virtual_names]
+            f"`{n}`" for n in self.virtual_names]
         return [f"repeat: repeat {len(self.sets) - 1} lines {sets}",
                 "exprs: " + ", ".join(self.key_texts),
                 "output slots: " + ", ".join(outputs)]

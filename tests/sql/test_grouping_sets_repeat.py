@@ -63,19 +63,19 @@ def tables(server, request):  # type: ignore[no-untyped-def]
 
 
 QUERIES = [
-    "SELECT a, b, count(*), count(v), sum(v), avg(v), min(v), max(v), min(a), max(x) "
-    "FROM f GROUP BY ROLLUP(a, b)",
+    ("SELECT a, b, count(*), count(v), sum(v), avg(v), min(v), max(v), min(a), max(x) "
+    "FROM f GROUP BY ROLLUP(a, b)"),
     "SELECT a, b, sum(v), avg(x), count(*) FROM f GROUP BY CUBE(a, b)",
-    "SELECT a, b, count(DISTINCT v), count(DISTINCT a), sum(v) FROM f "
-    "GROUP BY GROUPING SETS ((a, b), (b), ())",
+    ("SELECT a, b, count(DISTINCT v), count(DISTINCT a), sum(v) FROM f "
+    "GROUP BY GROUPING SETS ((a, b), (b), ())"),
     "SELECT b, sum(b), count(b), max(a) FROM f GROUP BY ROLLUP(b)",  # aggregates read keys
-    "SELECT dim.color, dim.tier, count(*), sum(f.v), min(f.x) FROM f JOIN dim ON f.d = dim.d "
-    "GROUP BY ROLLUP(dim.color, dim.tier)",
-    "SELECT color, a, count(*), sum(v) FROM f LEFT JOIN dim ON f.d = dim.d "
-    "GROUP BY CUBE(color, a)",
+    ("SELECT dim.color, dim.tier, count(*), sum(f.v), min(f.x) FROM f JOIN dim ON f.d = dim.d "
+    "GROUP BY ROLLUP(dim.color, dim.tier)"),
+    ("SELECT color, a, count(*), sum(v) FROM f LEFT JOIN dim ON f.d = dim.d "
+    "GROUP BY CUBE(color, a)"),
     "SELECT a, b, sum(v) AS s FROM f GROUP BY ROLLUP(a, b) HAVING sum(v) > 0 OR b IS NULL",
-    "SELECT a, b, count(*), GROUPING(a), GROUPING(b), GROUPING_ID(a, b), GROUPING_ID(b, a) "
-    "FROM f GROUP BY CUBE(a, b)",
+    ("SELECT a, b, count(*), GROUPING(a), GROUPING(b), GROUPING_ID(a, b), GROUPING_ID(b, a) "
+    "FROM f GROUP BY CUBE(a, b)"),
     "SELECT a, b, sum(v) FROM f GROUP BY a, CUBE(b) HAVING GROUPING(b) = 1 OR count(*) > 50",
     "SELECT b % 2 AS parity, a, sum(v) FROM f GROUP BY ROLLUP(b % 2, a)",
     "SELECT a, b, sum(v) FROM f GROUP BY GROUPING SETS ((a), (a), (b), ())",  # duplicate sets
