@@ -30,7 +30,7 @@ from planner.logical import (
     ScanRange,
     SortKey,
 )
-from planner.repeat import LogicalEmptyGroupingSets, empty_set_rows, plan_repeat
+from planner.repeat import LogicalEmptyGroupingSets, empty_set_rows, plan_grouping_sets
 from sql.binder.bind_expressions import coerce, not_supported
 from sql.binder.expressions import ColumnRef, Expr, SubqueryExpr
 from sql.binder.relations import (
@@ -143,8 +143,9 @@ def build_logical(bound: BoundQuery, catalog: CatalogView) -> LogicalPlan:
     plan = build_source(bound, catalog)
     if bound.is_aggregate:
         if bound.repeat is not None:  # GROUPING SETS: one aggregate over a Repeat
-            plan = plan_repeat(plan, bound.repeat)
-        plan = LogicalAggregate(plan, bound.group_by, bound.aggregates)
+            plan = plan_grouping_sets(plan, bound.repeat, bound.group_by, bound.aggregates)
+        else:
+            plan = LogicalAggregate(plan, bound.group_by, bound.aggregates)
         if bound.repeat is not None and () in bound.repeat.sets:
             plan = LogicalEmptyGroupingSets(plan, empty_set_rows(bound.repeat, len(
                 bound.group_by)), bound.aggregates)

@@ -259,8 +259,10 @@ class _Planner:
             text = f"{plan.function}(" + ", ".join(self.text(a) for a in plan.args) + ")"
             return self.node(TableFunction, [node], shape="PhysicalGenerate",
                              function_text=text), dist
-        if isinstance(plan, LogicalRepeat):  # row-local: the child's layout holds
-            node, dist = self.child(plan, 0)
+        if isinstance(plan, LogicalRepeat):  # row-local, but a hash column it may NULL
+            node, dist = self.child(plan, 0)  # no longer says where a row lies
+            if dist.hashed and any(c & set(plan.key_names) for c in dist.cols):
+                dist = replace(dist, keyed=False)
             texts = tuple(self.text(e) for e in key_exprs(plan))
             return self.node(Repeat, [node], shape="PhysicalRepeat", key_texts=texts), dist
         if isinstance(plan, LogicalEmptyGroupingSets):  # "no rows" is decided over all rows

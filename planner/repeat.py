@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.logical import LogicalPlan, LogicalProject, _Unary
+from planner.logical import LogicalAggregate, LogicalPlan, LogicalProject, _Unary
 from sql.binder.expressions import AggregateCall, ColumnRef, Expr
 from sql.binder.relations import RepeatSpec
 from storage.types import BIGINT, DataType
@@ -67,6 +67,34 @@ class LogicalEmptyGroupingSets(_Unary):
 
     def describe(self) -> str:
         return f"LogicalEmptyGroupingSets(rows={len(self.key_rows)})"
+
+
+# aggregates whose partial results merge by an aggregate of the same family: the input is
+# first aggregated by every key, so the Repeat copies groups instead of rows
+_MERGED_BY = {"sum": "sum", "count": "sum", "min": "min", "max": "max"}
+
+
+def plan_grouping_sets(source: LogicalPlan, spec: RepeatSpec,
+                       group_by: tuple[tuple[str, Expr], ...],
+                       aggregates: tuple[tuple[str, AggregateCall], ...]) -> LogicalAggregate:
+    """The aggregation of a grouping-sets query over its Repeat over `source`.
+
+    When every aggregate is a plain sum / count / min / max, a pre-aggregation by all the
+    keys runs below the Repeat (`sum(v)` -> `sum(sum(v))`, `count(v)` -> `sum(count(v))`),
+    so the Repeat and the aggregation above it see one row per finest group instead of one
+    per input row; the results are the same (a count's merged sum over no rows cannot occur:
+    every group has a partial row, and empty input gets its grand totals from
+    `LogicalEmptyGroupingSets` with the original calls)."""
+    if not all(a.name in _MERGED_BY and not a.distinct for _, a in aggregates):
+        return LogicalAggregate(plan_repeat(source, spec), group_by, aggregates)
+    partial_names = tuple(f"__p{j}" for j in range(len(aggregates)))
+    partial = LogicalAggregate(source, tuple(zip(spec.key_names, spec.key_exprs)),
+                               tuple((p, a) for p, (_, a) in zip(partial_names, aggregates)))
+    repeat = LogicalRepeat(partial, spec.key_names, spec.sets, spec.id_name,
+                           spec.virtual_names, spec.virtual_values)
+    merged = tuple((n, AggregateCall(_MERGED_BY[a.name], (ColumnRef(p, a.type),), False, a.type))
+                   for p, (n, a) in zip(partial_names, aggregates))
+    return LogicalAggregate(repeat, group_by, merged)
 
 
 def plan_repeat(source: LogicalPlan, spec: RepeatSpec) -> LogicalRepeat:
