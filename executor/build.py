@@ -19,6 +19,7 @@ from executor.hash_join import HashJoin
 from executor.limit import Limit
 from executor.operator import Operator
 from executor.project import Project
+from executor.repeat import EmptyGroupingSetsOperator, RepeatOperator
 from executor.scan import Scan
 from executor.set_operation import SetOperation
 from executor.sort import Sort
@@ -30,6 +31,7 @@ from executor.values import Values
 from executor.window import Window
 from planner import physical as ph
 from planner.aggregate_phase import AggPhase
+from planner.physical_repeat import EmptyGroupingSets, Repeat
 from planner.runtime_filters import RuntimeFilterDesc
 from planner.scan_ranges import ScanRange
 
@@ -114,6 +116,12 @@ class _Builder:
             return Sort(node.keys, kids[0])
         if isinstance(node, ph.Window):
             return Window(node.windows, kids[0])
+        if isinstance(node, Repeat):
+            return RepeatOperator(node.key_names, node.sets, node.id_name, node.virtual_names,
+                                  node.virtual_values, kids[0])
+        if isinstance(node, EmptyGroupingSets):
+            return EmptyGroupingSetsOperator(node.key_names, node.key_types, node.key_rows,
+                                             node.aggregates, kids[0])
         if isinstance(node, ph.TableFunction):
             return TableFunction(node.function, node.args, node.gen_names, node.gen_types,
                                  kids[0])

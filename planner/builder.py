@@ -30,6 +30,7 @@ from planner.logical import (
     ScanRange,
     SortKey,
 )
+from planner.repeat import LogicalEmptyGroupingSets, empty_set_rows, plan_grouping_sets
 from sql.binder.bind_expressions import coerce, not_supported
 from sql.binder.expressions import ColumnRef, Expr, SubqueryExpr
 from sql.binder.relations import (
@@ -141,7 +142,13 @@ def build_logical(bound: BoundQuery, catalog: CatalogView) -> LogicalPlan:
         raise not_supported("subquery in GROUP BY, ORDER BY or an aggregate argument")
     plan = build_source(bound, catalog)
     if bound.is_aggregate:
-        plan = LogicalAggregate(plan, bound.group_by, bound.aggregates)
+        if bound.repeat is not None:  # GROUPING SETS: one aggregate over a Repeat
+            plan = plan_grouping_sets(plan, bound.repeat, bound.group_by, bound.aggregates)
+        else:
+            plan = LogicalAggregate(plan, bound.group_by, bound.aggregates)
+        if bound.repeat is not None and () in bound.repeat.sets:
+            plan = LogicalEmptyGroupingSets(plan, empty_set_rows(bound.repeat, len(
+                bound.group_by)), bound.aggregates)
         if bound.having is not None:
             plan = plan_where(plan, bound.having, catalog)
     if bound.windows:

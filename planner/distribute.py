@@ -85,6 +85,8 @@ from planner.physical import (
     Values,
     Window,
 )
+from planner.physical_repeat import EmptyGroupingSets, Repeat
+from planner.repeat import LogicalEmptyGroupingSets, LogicalRepeat, key_exprs
 from planner.runtime_filters import PlannedFilter, runtime_filters
 from planner.scan_info import partitions_line, table_line, tablets_line
 from planner.statistics import estimate_rows
@@ -257,6 +259,17 @@ class _Planner:
             text = f"{plan.function}(" + ", ".join(self.text(a) for a in plan.args) + ")"
             return self.node(TableFunction, [node], shape="PhysicalGenerate",
                              function_text=text), dist
+        if isinstance(plan, LogicalRepeat):  # row-local, but a hash column it may NULL
+            node, dist = self.child(plan, 0)  # no longer says where a row lies
+            if dist.hashed and any(c & set(plan.key_names) for c in dist.cols):
+                dist = replace(dist, keyed=False)
+            texts = tuple(self.text(e) for e in key_exprs(plan))
+            return self.node(Repeat, [node], shape="PhysicalRepeat", key_texts=texts), dist
+        if isinstance(plan, LogicalEmptyGroupingSets):  # "no rows" is decided over all rows
+            node, dist = self.child(plan, 0)
+            node = self.gather(node, dist, self._path + (0,))
+            return self.node(EmptyGroupingSets, [node], shape="PhysicalEmptyGroupingSets"), \
+                GATHER
         if isinstance(plan, LogicalWindow):
             node, dist = self.child(plan, 0)
             node = self.gather(node, dist, self._path + (0,))

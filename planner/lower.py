@@ -60,6 +60,8 @@ from planner.physical import (
     Values,
     Window,
 )
+from planner.physical_repeat import EmptyGroupingSets, Repeat
+from planner.repeat import empty_sets_payload, repeat_payload
 from planner.rules.push_down_filters import storage_disjunction, storage_predicate
 from planner.runtime_filters import PlannedFilter, RuntimeFilterDesc
 from planner.statistics import base_rows
@@ -231,6 +233,10 @@ def _payload(cls: type[PhysicalNode], plan: LogicalPlan) -> dict[str, object]:
         assert isinstance(plan, LogicalGenerate)
         return {"function": plan.function, "args": plan.args, "gen_names": plan.gen_names,
                 "gen_types": plan.gen_types}
+    if cls is Repeat:
+        return repeat_payload(plan)
+    if cls is EmptyGroupingSets:
+        return empty_sets_payload(plan)
     if cls is Window:
         assert isinstance(plan, LogicalWindow)
         return {"windows": plan.windows}

@@ -41,6 +41,7 @@ from planner.logical import (
     ScanRange,
 )
 from planner.materialized_view import rewrite_aggregate
+from planner.repeat import LogicalRepeat
 from planner.rules.prune_scans import ranges_row_count
 from sql.binder.expressions import (
     SWAPPED_OP,
@@ -145,6 +146,11 @@ def _walk(plan: LogicalPlan, catalog: Any, ctx: AggContext | None, joins: bool,
         return replace(plan, child=_walk(plan.child, catalog, inner, joins, bounds))
     if ctx is not None and isinstance(plan, LogicalProject):
         inner = _through_project(ctx, plan)
+        return replace(plan, child=_walk(plan.child, catalog, inner, joins, bounds))
+    if ctx is not None and isinstance(plan, LogicalRepeat):  # GROUPING SETS (Doris: repeat
+        # chains too): its set id / GROUPING columns are constants per set, not scan columns
+        added = set(plan.added_names)
+        inner = replace(ctx, groups=tuple(g for g in ctx.groups if not column_names(g) & added))
         return replace(plan, child=_walk(plan.child, catalog, inner, joins, bounds))
     if ctx is not None and isinstance(plan, LogicalFilter):
         inner = replace(ctx, filters=ctx.filters + _conjuncts(plan.predicate))

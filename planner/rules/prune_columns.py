@@ -24,6 +24,7 @@ from planner.logical import (
     LogicalValues,
     LogicalWindow,
 )
+from planner.repeat import LogicalRepeat
 from sql.binder.expressions import Expr, column_names
 from storage.types import DataType
 
@@ -101,6 +102,10 @@ def _prune(plan: LogicalPlan, required: set[str] | None) -> LogicalPlan:
         need -= set(plan.gen_names)
         for arg in plan.args:
             need |= column_names(arg)
+        return replace(plan, child=_prune(plan.child, need))
+    if isinstance(plan, LogicalRepeat):  # keeps its keys: they decide the groups
+        need = set(plan.child.names) if required is None else set(required)
+        need = (need - set(plan.added_names)) | set(plan.key_names)
         return replace(plan, child=_prune(plan.child, need))
     if isinstance(plan, LogicalWindow):
         windows = plan.windows if required is None else tuple(

@@ -1,34 +1,43 @@
-"""GROUP BY ROLLUP / CUBE / GROUPING SETS (and MySQL's `WITH ROLLUP`) as a UNION ALL of plain
-GROUP BY queries, one per grouping set, rewritten on the parsed SELECT before binding.
+"""GROUP BY ROLLUP / CUBE / GROUPING SETS (and MySQL's `WITH ROLLUP`) as Doris plans them: one
+Repeat below one aggregation (a single pass over the input), rewritten on the parsed SELECT
+before binding and finished on the bound one.
 
 Owns the expansion of a GROUP BY clause into its grouping sets (the cross product of its
 elements: a plain expression is one set of itself, `ROLLUP(a, b)` is `(a, b), (a), ()`,
-`CUBE(a, b)` every subset, `GROUPING SETS (..)` its listed sets), and the per-set query: a
-grouping expression outside the set reads as NULL wherever it appears outside an aggregate
-(SELECT list, HAVING, ORDER BY), `GROUPING(e)` is 1 when `e` is outside the set, and
-`GROUPING_ID(e1, .., en)` is those bits with `e1` the most significant, as in Doris. The
-outer query selects the visible columns of the union under their labels and applies ORDER BY,
-LIMIT and DISTINCT; an ORDER BY key that is not a select item is computed in every branch as
-a hidden column.
+`CUBE(a, b)` every subset, `GROUPING SETS (..)` its listed sets) and the Repeat that runs them
+(`prepare` + `attach`): the SELECT is bound as a plain `GROUP BY <every key>, <set id>,
+<GROUPING columns>`, whose `GROUPING(e)` / `GROUPING_ID(e1, .., en)` calls read constant
+columns of the Repeat (`GROUPING(e)` is 1 when `e` is outside the set, `GROUPING_ID` those bits
+with `e1` the most significant, as in Doris); `attach` then points the aggregate's keys at
+the Repeat's copies of the keys, which are NULL in the rows repeated for the sets that leave
+them out. Aggregate arguments keep reading the input columns, so `sum(a)` under `ROLLUP(a)`
+sums the real values. The set id (the set's position, not its grouping id) keeps duplicate
+sets apart, as a UNION ALL would.
 
-Why a union rather than Doris' Repeat node (each row repeated once per set with a grouping id,
-one aggregation): the union needs no new plan node or operator and every branch is an
-ordinary aggregate query (rollups, pruning and the fused aggregate apply to each); it scans
-its input once per set, which bounds how many sets we accept (`MAX_GROUPING_SETS`).
+`expand` keeps the older plan, a UNION ALL of one GROUP BY per set (one scan of the input per
+set), for the one case the single pass cannot express: two keys written differently that
+bind to the same expression (`GROUP BY ROLLUP(1, a)` with `a` the first select item).
 """
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
+from sql.binder.expressions import ColumnRef
 from sql.binder.naming import generated_name, select_item_texts
+from sql.binder.relations import BoundSelect, RelColumn, RepeatSpec
 from sql.errors import DorisError
 from sql.functions import is_aggregate
+from storage.types import BIGINT
 
-# Doris caps grouping sets by its 64-bit grouping id; each set here is one scan of the input.
+# Doris caps grouping sets by its 64-bit grouping id.
 MAX_GROUPING_SETS = 64
+
+REPEAT_ALIAS = "__repeat"  # the scope entry of the Repeat's constant columns
+SET_ID = "__repeat_id"
 
 
 def has_grouping_sets(select: exp.Select) -> bool:
@@ -246,3 +255,110 @@ def expand(select: exp.Select, sql: str | None) -> exp.Select:
         if select.args.get(key) is not None:
             outer.set(key, select.args[key].copy())
     return outer
+
+
+# ---- the single-pass plan: Repeat + one aggregate ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A grouping-sets SELECT made plain (`select`), with what `attach` needs afterwards."""
+
+    select: exp.Select
+    key_count: int
+    sets: tuple[tuple[int, ...], ...]
+    virtual_names: tuple[str, ...]
+    virtual_values: tuple[tuple[int, ...], ...]
+
+    def scope_columns(self) -> tuple[RelColumn, ...]:
+        """The Repeat's constant columns, visible to the SELECT as `__repeat.<name>`."""
+        return tuple(RelColumn(n, n, BIGINT) for n in (SET_ID, *self.virtual_names))
+
+
+def _check_select_list(select: exp.Select) -> None:
+    if any(isinstance(n, exp.Window) for item in select.expressions for n in item.walk()):
+        raise DorisError("window functions with GROUPING SETS / ROLLUP / CUBE are not "
+                         "supported yet")
+    for item in select.expressions:
+        node = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(node, exp.Star) or (isinstance(node, exp.Column)
+                                          and isinstance(node.this, exp.Star)):
+            raise DorisError("SELECT * is not allowed with GROUPING SETS / ROLLUP / CUBE")
+
+
+def _distinct_keys(sets: list[list[exp.Expression]]) -> list[exp.Expression]:
+    keys: list[exp.Expression] = []
+    for s in sets:
+        for e in s:
+            if _index_of(e, keys) < 0:
+                keys.append(e)
+    return keys
+
+
+def prepare(select: exp.Select) -> Prepared:
+    """The SELECT as a plain GROUP BY over every key plus the Repeat's constant columns, its
+    GROUPING() / GROUPING_ID() calls replaced by those columns (see the module docstring)."""
+    _check_select_list(select)
+    sets = grouping_sets(select.args["group"])
+    keys = _distinct_keys(sets)
+    in_sets = [[_index_of(k, s) >= 0 for k in keys] for s in sets]
+    virtual_names: list[str] = []
+    virtual_values: list[tuple[int, ...]] = []
+    by_call: dict[str, str] = {}
+
+    def grouping_column(e: exp.Expression, args: list[exp.Expression], what: str) -> exp.Column:
+        positions = []
+        for a in args:
+            k = _index_of(a, keys)
+            if k < 0:
+                raise DorisError(f"Column in {what} does not exist in GROUP BY clause: {a.sql()}")
+            positions.append(k)
+        text = e.sql()
+        name = by_call.get(text)
+        if name is None:
+            name = by_call[text] = f"__grouping{len(virtual_names)}"
+            values = []
+            for in_set in in_sets:
+                bits = 0
+                for k in positions:
+                    bits = (bits << 1) | (0 if in_set[k] else 1)
+                values.append(bits)
+            virtual_names.append(name)
+            virtual_values.append(tuple(values))
+        return exp.column(name, table=REPEAT_ALIAS)
+
+    def replace_calls(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.GroupingId):
+            return grouping_column(node, list(node.expressions), "GROUPING_ID")
+        if isinstance(node, exp.Grouping):
+            args = list(node.expressions) or ([node.this] if node.this is not None else [])
+            return grouping_column(node, args, "GROUPING")
+        return node
+
+    plain = select.copy()
+    for key in ("expressions", "having", "order"):
+        value = plain.args.get(key)
+        if isinstance(value, list):
+            plain.set(key, [v.transform(replace_calls) for v in value])
+        elif value is not None:
+            plain.set(key, value.transform(replace_calls))
+    group = [k.copy() for k in keys] + [exp.column(n, table=REPEAT_ALIAS)
+                                        for n in (SET_ID, *virtual_names)]
+    plain.set("group", exp.Group(expressions=group))
+    return Prepared(plain, len(keys),
+                    tuple(tuple(i for i, kept in enumerate(in_set) if kept) for in_set in in_sets),
+                    tuple(virtual_names), tuple(virtual_values))
+
+
+def attach(bound: BoundSelect, prepared: Prepared) -> BoundSelect | None:
+    """The bound plain SELECT with its aggregate over the Repeat; None when two keys bound to
+    one expression (the caller falls back to `expand`)."""
+    n = prepared.key_count
+    if len(bound.group_by) != n + 1 + len(prepared.virtual_names):
+        return None
+    keys = bound.group_by[:n]
+    names = tuple(f"__rk{i}" for i in range(n))
+    spec = RepeatSpec(names, tuple(e for _, e in keys), prepared.sets, SET_ID,
+                      prepared.virtual_names, prepared.virtual_values)
+    group_by = tuple((g, ColumnRef(r, e.type)) for (g, e), r in zip(keys, names))
+    return replace(bound, group_by=group_by + bound.group_by[n:], repeat=spec)

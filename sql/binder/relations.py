@@ -63,6 +63,22 @@ class SortKey:
 
 
 @dataclass(frozen=True, slots=True)
+class RepeatSpec:
+    """GROUP BY grouping sets run as Doris' Repeat (sql/binder/grouping_sets.py builds it,
+    planner/repeat.py plans it): every input row repeated once per set, `key_exprs` computed
+    into `key_names` and NULL in the copies of the sets that leave them out, plus constant
+    BIGINT columns per set: `id_name` (the set's position, so duplicate sets stay apart) and
+    the GROUPING() / GROUPING_ID() calls (`virtual_names`, `virtual_values[j][set]`)."""
+
+    key_names: tuple[str, ...]
+    key_exprs: tuple[Expr, ...]
+    sets: tuple[tuple[int, ...], ...]  # per set, the indexes of the keys it keeps
+    id_name: str
+    virtual_names: tuple[str, ...]
+    virtual_values: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class BoundSelect:
     source: TableSource | ValuesSource | FileSource | BoundRelation
     where: Expr | None
@@ -79,6 +95,9 @@ class BoundSelect:
     offset: int
     # window calls computed after GROUP BY / HAVING, referenced by name from projections
     windows: tuple[tuple[str, Expr], ...] = ()
+    # GROUPING SETS / ROLLUP / CUBE: the Repeat below the aggregate (`group_by` then reads its
+    # nulled key columns and its set id / GROUPING columns)
+    repeat: RepeatSpec | None = None
 
     @property
     def types(self) -> tuple[DataType, ...]:

@@ -77,6 +77,7 @@ class SelectBinder(FromBinder):
         self.parent = parent
         self.counter = counter if counter is not None else [0]
         self.ctes = dict(ctes or {})
+        self._repeat_columns: tuple[RelColumn, ...] = ()  # set while binding a grouping-sets query
 
     def _child(self, parent: Scope | None) -> SelectBinder:
         return SelectBinder(self.catalog, self.session, self.now, parent, self.counter, self.ctes)
@@ -87,8 +88,18 @@ class SelectBinder(FromBinder):
 
     # ---- main ------------------------------------------------------------------------------
     def bind(self, select: exp.Select, sql: str | None = None) -> BoundSelect:
-        if grouping_sets.has_grouping_sets(select):  # a UNION ALL of one GROUP BY per set
+        if grouping_sets.has_grouping_sets(select) and not self._repeat_columns:
+            # one aggregate over a Repeat (sql/binder/grouping_sets.py)
             text = sql if sql is not None or self.parent is not None else select.meta.get("sql")
+            prepared = grouping_sets.prepare(select)
+            self._repeat_columns = prepared.scope_columns()
+            try:
+                plain = self.bind(prepared.select, text)
+            finally:
+                self._repeat_columns = ()
+            attached = grouping_sets.attach(plain, prepared)
+            if attached is not None:
+                return attached
             return self.bind(grouping_sets.expand(select, text))
         check_supported(select)
         if not select.expressions:
@@ -97,6 +108,10 @@ class SelectBinder(FromBinder):
             self._bind_ctes(select.args["with_"])
             sql = None  # the first SELECT of the text is inside a CTE: labels from the AST
         src = self._from(select)
+        if self._repeat_columns:  # GROUPING SETS: the Repeat's set id and GROUPING() columns
+            self.scope.add(grouping_sets.REPEAT_ALIAS, grouping_sets.REPEAT_ALIAS, "",
+                           self._repeat_columns)
+            self._repeat_columns = ()
         self._src = src
         self._aliases: dict[str, Expr] = {}
 

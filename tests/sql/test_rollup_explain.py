@@ -110,6 +110,10 @@ CASES = {
         "WHERE c <> '北京!' GROUP BY c",
         ["TABLE: rx.example_tbl(rollup_city), PREAGGREGATION: ON"],
     ),
+    "rollup_hit_through_grouping_sets": (  # choose_rollup looks through the Repeat
+        "SELECT city, sum(cost), GROUPING(city) FROM example_tbl GROUP BY ROLLUP(city)",
+        ["TABLE: rx.example_tbl(rollup_city), PREAGGREGATION: ON"],
+    ),
     "partition_pruning": (
         "SELECT sum(v) FROM ev WHERE dt >= '2024-02-01' AND dt < '2024-03-01'",
         ["partitions=1/3 (p2)", "tablets=4/4"],
