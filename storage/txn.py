@@ -18,6 +18,9 @@ memtables of any load; here a load's writers belong to the thread driving it, so
 crosses the limit pays.) So a load bigger than memory succeeds, writing segments before its
 commit; those files stay unreferenced until the publish, and a load that fails or is aborted
 deletes them at once (`_LoadFiles`), or the engine's GC does at the next start after a crash.
+A DUPLICATE tablet's memtable is also flushed early, on the flush pool, once it holds
+`EARLY_FLUSH_ROWS` rows, so a large load builds most of its rowsets while its body still
+streams and the commit builds only the last rows (each early flush is one more run).
 `RunningTxns` tracks the loads begun and not finished (and the PRECOMMITTED ones), which ADD
 ROLLUP jobs wait for.
 Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, `MemTableMemoryLimiter`, publish version.
