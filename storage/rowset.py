@@ -151,6 +151,18 @@ class RowsetWriter:
         return self._received
 
     @property
+    def buffered_rows(self) -> int:
+        """Rows waiting in the memtable (not yet flushed or streamed)."""
+        return self._memtable.num_rows
+
+    @property
+    def keeps_every_row(self) -> bool:
+        """Whether the index keeps every row as it is (DUPLICATE, no sequence column): its
+        runs need no merge to drop or combine rows, so splitting a load into runs costs a
+        reader little (storage/txn.py flushes such memtables early)."""
+        return self._memtable.streams
+
+    @property
     def buffered_bytes(self) -> int:
         """Bytes held in the memtable now (see MemTable.nbytes) and in the streamed rows'
         encoded pages not yet written."""

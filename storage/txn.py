@@ -18,6 +18,9 @@ memtables of any load; here a load's writers belong to the thread driving it, so
 crosses the limit pays.) So a load bigger than memory succeeds, writing segments before its
 commit; those files stay unreferenced until the publish, and a load that fails or is aborted
 deletes them at once (`_LoadFiles`), or the engine's GC does at the next start after a crash.
+A DUPLICATE tablet's memtable is also flushed early, on the flush pool, once it holds
+`EARLY_FLUSH_ROWS` rows, so a large load builds most of its rowsets while its body still
+streams and the commit builds only the last rows (each early flush is one more run).
 `RunningTxns` tracks the loads begun and not finished (and the PRECOMMITTED ones), which ADD
 ROLLUP jobs wait for.
 Upstream: Doris `GlobalTransactionMgr`, `DeltaWriter`, `MemTableMemoryLimiter`, publish version.
@@ -68,12 +71,28 @@ from storage.view_routing import routes_by_own_keys, view_buckets
 # instead of one per tablet; ext4 also folds concurrent fsyncs into one journal commit.
 _BUILD_THREADS = 8
 _BUILD_POOL = ThreadPoolExecutor(_BUILD_THREADS, thread_name_prefix="rowset-build")
-# Memtables a load flushes over its memory limit are written on these threads while the load
-# thread goes on parsing and routing (sorting, encoding and the two fsyncs of a segment leave
-# the load thread free); at most this many per load are in flight, which bounds the memory
-# they hold besides the limit.
-_FLUSHES_IN_FLIGHT = 2
-_FLUSH_POOL = ThreadPoolExecutor(_FLUSHES_IN_FLIGHT, thread_name_prefix="memtable-flush")
+# Memtables a load flushes early (below) or over its memory limit are written on these threads
+# while the load thread goes on parsing and routing (sorting, encoding and the two fsyncs of a
+# segment leave the load thread free). One thread per core of the 2-core target.
+_FLUSH_THREADS = 2
+_FLUSH_POOL = ThreadPoolExecutor(_FLUSH_THREADS, thread_name_prefix="memtable-flush")
+# Flushes a load may have queued or running before its thread waits for the oldest: enough
+# for every tablet of a large load to reach EARLY_FLUSH_ROWS at about the same time (rows
+# spread evenly over the tablets do) without stalling the load. The bytes those flushes hold
+# beyond the load's own count (`buffered_bytes` drops when a flush is queued) are bounded
+# too, so a load over its memory limit holds at most about that much more.
+_FLUSHES_IN_FLIGHT = 128
+_FLUSH_BYTES_IN_FLIGHT = 256 * 1024 * 1024
+# A DUPLICATE memtable holding this many rows is flushed on the flush pool while the load goes
+# on, so the rowset build overlaps the body instead of all of it waiting for the commit
+# (the commit then builds only each tablet's last rows). Each early flush is one more sorted
+# run of the tablet's rowset (OVERLAPPING): a DUPLICATE reader needs no merge of them to drop
+# or combine rows, only the per-segment costs and key-range pruning per run, until
+# compaction merges them. A load with fewer rows per tablet stays one run. SSB lineorder SF 1
+# (~107k rows per tablet) makes 3 runs per tablet (docs/performance.md, branch csv14b).
+# AGGREGATE / UNIQUE memtables are not flushed early: their runs would be merged on every read
+# and pre-aggregation would see fewer rows at once. 0 turns early flushes off.
+EARLY_FLUSH_ROWS = 50_000
 
 
 def _build_one(writer: RowsetWriter) -> RowsetMeta:
@@ -253,7 +272,8 @@ class LoadTxn:
         self._touched: set[int] = set()
         self.num_rows = 0
         self._random_bucket: dict[int, int] = {}
-        self._flushing: list[tuple[RowsetWriter, Future[None]]] = []  # oldest first
+        # flushes queued or running, oldest first, with the bytes each took off buffered_bytes
+        self._flushing: list[tuple[RowsetWriter, Future[None], int]] = []
 
     def _layout(self) -> tuple[list[PartitionMeta], list[MaterializedIndexMeta], list[TabletMeta]]:
         """The partitions, materialized indexes and tablets this load writes (read under the
@@ -410,6 +430,11 @@ class LoadTxn:
         before = writer.buffered_bytes
         writer.add_batch(rows)  # may flush
         self.buffered_bytes += writer.buffered_bytes - before
+        if EARLY_FLUSH_ROWS and writer.buffered_rows >= EARLY_FLUSH_ROWS \
+                and writer.keeps_every_row and not self._is_flushing(writer):
+            held = writer.buffered_bytes
+            self._flush_in_background(writer, held)
+            self.buffered_bytes -= held
 
     def _limit_memory(self) -> None:
         """Flush this load's largest memtables while all loads together hold too much."""
@@ -420,23 +445,31 @@ class LoadTxn:
             if not held:  # nothing left to flush (the count is exact; this only guards the loop)
                 self.buffered_bytes = 0
                 break
-            self._flush_in_background(largest)
+            self._flush_in_background(largest, held)
             self.buffered_bytes -= held
 
-    def _flush_in_background(self, writer: RowsetWriter) -> None:
-        """Flush `writer` on the flush pool; first wait for its previous flush and for the
-        oldest ones past _FLUSHES_IN_FLIGHT (re-raising their errors, which end the load)."""
-        for w, f in list(self._flushing):
-            if w is writer:
+    def _is_flushing(self, writer: RowsetWriter) -> bool:
+        """Whether a flush of `writer` is queued or running (an early flush waits for it: the
+        rows that arrived meanwhile go with it if it has not started yet)."""
+        return any(w is writer and not f.done() for w, f, _ in self._flushing)
+
+    def _flush_in_background(self, writer: RowsetWriter, held: int) -> None:
+        """Flush `writer` (holding `held` bytes) on the flush pool; first wait for its previous
+        flush and for the oldest ones past _FLUSHES_IN_FLIGHT / _FLUSH_BYTES_IN_FLIGHT
+        (re-raising their errors, which end the load)."""
+        for w, f, _ in list(self._flushing):
+            if w is writer or f.done():
                 f.result()
-        self._flushing = [(w, f) for w, f in self._flushing if w is not writer]
-        while len(self._flushing) >= _FLUSHES_IN_FLIGHT:
+        self._flushing = [e for e in self._flushing if e[0] is not writer and not e[1].done()]
+        while self._flushing and (
+                len(self._flushing) >= _FLUSHES_IN_FLIGHT
+                or sum(e[2] for e in self._flushing) + held > _FLUSH_BYTES_IN_FLIGHT):
             self._flushing.pop(0)[1].result()
-        self._flushing.append((writer, _FLUSH_POOL.submit(writer.flush)))
+        self._flushing.append((writer, _FLUSH_POOL.submit(writer.flush), held))
 
     def _wait_flushes(self, raise_errors: bool = True) -> None:
         flushing, self._flushing = self._flushing, []
-        for _, f in flushing:
+        for _, f, _ in flushing:
             try:
                 f.result()
             except BaseException:
