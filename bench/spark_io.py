@@ -143,10 +143,10 @@ def fetch_without_spark(raw: dict[str, str], rows: int) -> None:
 
 
 def run(srv: ServerProcess, rows: int, buckets: int, batchsize: int, repeat: int = 1,
-        write_only: bool = False) -> dict[str, float]:
+        write_only: bool = False, arrow_batch_rows: list[int] | None = None) -> dict[str, float]:
     with srv.connect() as c, c.cursor() as cur:
         cur.execute(f"CREATE DATABASE {DB}")
-        extra = [f"t_source_{i}" for i in range(1, repeat)]
+        extra = [f"t_source_{i}" for i in range(1, repeat * len(arrow_batch_rows or [0]))]
         for name in ("t_source", "t_jdbc", "t_small", "t_first", *extra):
             cur.execute(f"USE {DB}")
             cur.execute(DDL.format(name=name, buckets=buckets))
@@ -182,19 +182,35 @@ def run(srv: ServerProcess, rows: int, buckets: int, batchsize: int, repeat: int
         null_times = [null_write()]
         assert srv.proc is not None
         # --repeat: the `shaledb` write and the ceiling alternate, the best of each is kept
-        # (a shared machine's noise is one-sided: it only ever slows a run down)
-        for i in range(repeat):
+        # (a shared machine's noise is one-sided: it only ever slows a run down).
+        # --arrow-batch-rows a,b: each round runs under every value of Spark's
+        # maxRecordsPerBatch in turn, the ceiling too (its rate depends on it as well)
+        confs = arrow_batch_rows or [0]
+        best: dict[int, list[float]] = {c: [float("inf"), 0.0, float("inf")] for c in confs}
+        for i in range(repeat * len(confs)):
+            conf = confs[i % len(confs)]
+            if conf:
+                spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(conf))
             target = {**source, "table": f"{DB}.t_source" + (f"_{i}" if i else "")}
             cpu0 = process_cpu_seconds(srv.proc.pid)
             took = timed(
                 lambda t=target: df.write.format("shaledb").options(**t).mode("append").save())
             cpu = process_cpu_seconds(srv.proc.pid) - cpu0
-            print(f"write {i}: {took:.2f} s, {rows / took:,.0f} rows/s, server {cpu:.2f} CPU-s; "
-                  f"ceiling {null_times[-1]:.2f} s", flush=True)
-            if took < s.get("write_source", float("inf")):
-                s["write_source"], s["server_cpu_write_source"] = took, cpu
             null_times.append(null_write())
-        s["write_null_arrow"] = min(null_times)
+            tag = f" [maxRecordsPerBatch {conf}]" if conf else ""
+            print(f"write {i}{tag}: {took:.2f} s, {rows / took:,.0f} rows/s, server {cpu:.2f} "
+                  f"CPU-s; ceiling {null_times[-1]:.2f} s", flush=True)
+            b = best[conf]
+            if took < b[0]:
+                b[0], b[1] = took, cpu
+            b[2] = min(b[2], null_times[-1])
+        if len(confs) > 1:
+            for conf, (took, cpu, ceil) in best.items():
+                print(f"maxRecordsPerBatch {conf}: best write {rows / took:,.0f} rows/s, best "
+                      f"ceiling {rows / ceil:,.0f} rows/s ({ceil / took:.0%}), server "
+                      f"{cpu:.2f} CPU-s", flush=True)
+        s["write_source"], s["server_cpu_write_source"], _ = best[confs[0]]
+        s["write_null_arrow"] = min(null_times) if len(confs) == 1 else best[confs[0]][2]
         if write_only:
             if (stored := count(srv, "t_source")) != rows:
                 raise SystemExit(f"wrote {rows} rows into t_source but it holds {stored}")
@@ -298,13 +314,17 @@ def main() -> None:
     ap.add_argument("--write-only", action="store_true",
                     help="only the writes of the DataFrame and the ceiling (no JDBC, no "
                          "reads); prints, never appends to --out")
+    ap.add_argument("--arrow-batch-rows", type=lambda v: [int(x) for x in v.split(",")],
+                    help="spark.sql.execution.arrow.maxRecordsPerBatch values (comma-separated) "
+                         "each round of the writes and the ceiling runs under, alternating")
     args = ap.parse_args()
 
     load = MachineLoad()
     with (tempfile.TemporaryDirectory(prefix="shaledb-spark-io-") as tmp,
           ServerProcess(Path(tmp) / "data", backends=args.backends,
                         extra_args=("--arrow-flight-sql-port", "0")) as srv):
-        secs = run(srv, args.rows, args.buckets, args.batchsize, args.repeat, args.write_only)
+        secs = run(srv, args.rows, args.buckets, args.batchsize, args.repeat, args.write_only,
+                   args.arrow_batch_rows)
     load.finish()
     text = section(args, secs, load)
     print(text)

@@ -1,12 +1,16 @@
 """HTTP calls to a ShaleDB (or Doris) frontend: the connector REST API
 (server/connector_api.py: `_schema`, `_query_plan`), `/api/bootstrap` (the MySQL port), and
-Stream Load with two-phase commit (`_stream_load`, `_stream_load_2pc`). urllib3 streams a
-load's body from a generator with chunked transfer encoding, so a task never holds its whole
-partition in memory."""
+Stream Load with two-phase commit (`_stream_load`, `_stream_load_2pc`). A load's body is
+streamed from a generator with chunked transfer encoding, so a task never holds its whole
+partition in memory: on an `http.client` connection of its own, each chunk's size line and
+its bytes sent as they are (urllib3 copies every chunk into a new `bytes` to frame it, a
+copy of the task's whole body on the task's critical path: docs/performance.md, spark14b)."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import socket
 from collections.abc import Iterable
 from typing import Any
 
@@ -14,7 +18,10 @@ import urllib3
 
 from shaledb_spark.options import ConnectorOptions
 
-_POOL = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=30, read=3600))
+CONNECT_TIMEOUT_S = 30
+READ_TIMEOUT_S = 3600
+_POOL = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT_S,
+                                                                   read=READ_TIMEOUT_S))
 
 
 class ShaleDBError(RuntimeError):
@@ -28,12 +35,16 @@ def _headers(opts: ConnectorOptions, extra: dict[str, str] | None = None) -> dic
 
 
 def _json(resp: Any, what: str) -> dict[str, Any]:
+    return _parsed(resp.status, resp.data, what)
+
+
+def _parsed(status: int, data: bytes, what: str) -> dict[str, Any]:
     try:
-        body = json.loads(resp.data.decode() or "{}")
+        body = json.loads(data.decode() or "{}")
     except ValueError:
-        raise ShaleDBError(f"{what}: HTTP {resp.status}: {resp.data[:200]!r}") from None
-    if resp.status != 200:
-        raise ShaleDBError(f"{what}: HTTP {resp.status}: {body}")
+        raise ShaleDBError(f"{what}: HTTP {status}: {data[:200]!r}") from None
+    if status != 200:
+        raise ShaleDBError(f"{what}: HTTP {status}: {body}")
     return body
 
 
@@ -80,14 +91,51 @@ def query_port(opts: ConnectorOptions) -> int:
     return int(_json(resp, "bootstrap")["data"]["queryPort"])
 
 
-def stream_load(opts: ConnectorOptions, table: str, label: str, body: Iterable[bytes],
+def put_chunked(host: str, port: int, path: str, headers: dict[str, str],
+                body: Iterable[Any]) -> tuple[int, bytes]:
+    """PUT `body` (bytes-like chunks, e.g. pyarrow Buffers) with chunked transfer encoding,
+    no chunk copied: its size line, then the chunk itself. Returns (status, response body).
+    A server that answers before the body's end (a refused load) and closes the connection
+    still has its answer read, as urllib3 does."""
+    conn = http.client.HTTPConnection(host, port, timeout=CONNECT_TIMEOUT_S)
+    try:
+        conn.connect()
+        assert conn.sock is not None
+        conn.sock.settimeout(READ_TIMEOUT_S)
+        # size lines are small writes between large ones: no Nagle wait for the last ack
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.putrequest("PUT", path, skip_accept_encoding=True)
+        for name, value in headers.items():
+            conn.putheader(name, value)
+        conn.putheader("Transfer-Encoding", "chunked")
+        conn.endheaders()
+        sock = conn.sock
+        try:
+            end = b""
+            for chunk in body:
+                size = len(memoryview(chunk))
+                if size:  # an empty chunk would end the body
+                    sock.sendall(b"%s%x\r\n" % (end, size))
+                    sock.sendall(chunk)
+                    end = b"\r\n"
+            sock.sendall(end + b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server refused the load mid-body: its answer says why
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def stream_load(opts: ConnectorOptions, table: str, label: str, body: Iterable[Any],
                 headers: dict[str, str]) -> dict[str, Any]:
-    """One two-phase Stream Load of `body` into `opts.db`.`table`: returns Doris' result
-    JSON (its TxnId). Raises ShaleDBError unless the load precommitted."""
+    """One two-phase Stream Load of `body` (bytes-like chunks) into `opts.db`.`table`:
+    returns Doris' result JSON (its TxnId). Raises ShaleDBError unless the load
+    precommitted."""
     h = _headers(opts, {"label": label, "two_phase_commit": "true", **headers})
-    resp = _POOL.request("PUT", f"{opts.base_url}/api/{opts.db}/{table}/_stream_load",
-                         body=body, headers=h, chunked=True, preload_content=True)
-    result = _json(resp, "stream load")
+    status, data = put_chunked(opts.host, opts.http_port,
+                               f"/api/{opts.db}/{table}/_stream_load", h, body)
+    result = _parsed(status, data, "stream load")
     if result.get("Status") != "Success":
         raise ShaleDBError(f"stream load {label} into {opts.db}.{table} failed: "
                            f"{result.get('Status')}: {result.get('Message')} "
