@@ -24,12 +24,14 @@ from storage import clock
 from storage.engine import StorageEngine
 from storage.txn import LabelAlreadyUsed
 
-# Parsed blocks are joined to about STYLE.md's 64K-row batches before conversion and routing:
-# a 1 MB CSV block is ~10k rows of SSB lineorder, and the per-batch costs (one cast per column,
-# one take per column per tablet) dominated at that size (py-spy, docs/performance.md).
-# 256k-row batches saved some of those calls but raised an SF 1 load's peak RSS from ~870 MB
-# to ~1.1 GB (the 1 GB target; branch load13).
-COALESCE_ROWS = 65536
+# Parsed blocks are joined to 128K-row batches before conversion and routing: a 1 MB CSV
+# block is ~10k rows of SSB lineorder, and the per-batch costs (one cast per column, one take
+# per column per tablet) dominated at that size (py-spy, docs/performance.md). 256k-row
+# batches raised an SF 1 load's peak RSS from ~870 MB to ~1.1 GB (the 1 GB target; branch
+# load13) while every memtable was held to the commit; with early flushes (storage/txn.py)
+# 128k rows measured 670-690 MB against 650-660 MB at 64k, and 1.16-1.28 vs 1.25-1.46 us of
+# server CPU a row (alternating quiet runs, session 14).
+COALESCE_ROWS = 131072
 
 
 def coalesced(batches: Iterator[pa.RecordBatch], min_rows: int) -> Iterator[pa.RecordBatch]:
