@@ -124,14 +124,14 @@ def _sorted_distinct(col: Column, layout: PhysicalLayout, rows: np.ndarray
                      ) -> tuple[Column, np.ndarray]:
     """(sorted distinct values of `rows` of `col` as a Column, each row's value ordinal)."""
     if layout.layout is Layout.VARLEN:
-        from storage.segment.varlen_dict import dictionary, hash_groups
+        from storage.segment.varlen_dict import dictionary, group_values
 
         assert col.offsets is not None
         piece = col.take(rows)
         assert piece.offsets is not None
         offs = (piece.offsets - piece.offsets[0]).astype(np.int64)
         data = piece.data[piece.offsets[0]:piece.offsets[-1]]
-        built = dictionary(offs, data, hash_groups(offs, data))
+        built = dictionary(offs, data, group_values(offs, data))
         if built is None:  # a 64-bit hash collision: the exact, slower path
             values = varlen_list(offs, data)
             distinct = sorted(set(values))

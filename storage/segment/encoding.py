@@ -700,7 +700,7 @@ def decode_object(buf: bytes, pos: int, n: int, encoding: int) -> np.ndarray:
 # ---- var-len (strings, HLL/BITMAP blobs) ----------------------------------------------------
 def encode_varlen(offsets: np.ndarray, data: np.ndarray, encoding: Encoding,
                   groups: tuple[np.ndarray, np.ndarray] | None = None) -> bytes:
-    """The page body; `groups` (varlen_dict.hash_groups of these values) saves rehashing."""
+    """The page body; `groups` (varlen_dict.group_values of these values) saves rehashing."""
     rel = (offsets - offsets[0]).astype(np.int64)
     payload = data[offsets[0] : offsets[-1]]
     if encoding is Encoding.PLAIN:
@@ -734,32 +734,6 @@ def encode_varlen(offsets: np.ndarray, data: np.ndarray, encoding: Encoding,
     raise ValueError(f"{encoding.name} does not apply to var-len values")
 
 
-@njit(cache=True, nogil=True)
-def varlen_hashes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """64-bit FNV-1a of each value (equal values hash equal; the length is mixed in last)."""
-    n = offsets.shape[0] - 1
-    out = np.empty(n, dtype=np.uint64)
-    prime = np.uint64(1099511628211)
-    for i in range(n):
-        h = np.uint64(14695981039346656037)
-        for j in range(offsets[i], offsets[i + 1]):
-            h = (h ^ np.uint64(data[j])) * prime
-        out[i] = (h ^ np.uint64(offsets[i + 1] - offsets[i])) * prime
-    return out
-
-
-def varlen_hashes_reference(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """Plain-Python twin of `varlen_hashes` (tests)."""
-    mask, prime = (1 << 64) - 1, 1099511628211
-    out = []
-    for v in varlen_list(offsets, data):
-        h = 14695981039346656037
-        for b in v:
-            h = ((h ^ b) * prime) & mask
-        out.append(((h ^ len(v)) * prime) & mask)
-    return np.array(out, dtype=np.uint64)
-
-
 def choose_varlen(offsets: np.ndarray, data: np.ndarray,
                   groups: tuple[np.ndarray, np.ndarray] | None = None) -> Encoding:
     """DICT when the distinct values (plus bit-packed codes) are smaller than PLAIN."""
@@ -785,9 +759,9 @@ def encode_varlen_best(offsets: np.ndarray, data: np.ndarray,
     `words`: `padded_words(data)` when the caller has it (the zone map uses it too)."""
     groups = None
     if len(offsets) > 2:
-        from storage.segment.varlen_dict import hash_groups
+        from storage.segment.varlen_dict import group_values
 
-        groups = hash_groups(offsets, data, words)
+        groups = group_values(offsets, data, words)
     enc = choose_varlen(offsets, data, groups)
     return enc, encode_varlen(offsets, data, enc, groups)
 

@@ -26,75 +26,6 @@ from storage.segment.encoding import (
 
 # Ranges this small are insertion-sorted by `sort_rows` (a numpy sort's own cost is more).
 _INSERTION_RANGE = 16
-
-
-@njit(cache=True, nogil=True)
-def equal_to_rep(offsets: np.ndarray, data: np.ndarray, rep: np.ndarray) -> bool:
-    """Whether value i equals value rep[i], for every i (bytes and length)."""
-    for i in range(offsets.shape[0] - 1):
-        r = rep[i]
-        if r == i:
-            continue
-        a0 = offsets[i]
-        b0 = offsets[r]
-        size = offsets[i + 1] - a0
-        if offsets[r + 1] - b0 != size:
-            return False
-        for j in range(size):
-            if data[a0 + j] != data[b0 + j]:
-                return False
-    return True
-
-
-def equal_to_rep_reference(offsets: np.ndarray, data: np.ndarray, rep: np.ndarray) -> bool:
-    """Plain-numpy twin of `equal_to_rep` (tests)."""
-    return all(
-        np.array_equal(data[offsets[i]:offsets[i + 1]], data[offsets[r]:offsets[r + 1]])
-        for i, r in enumerate(rep.tolist())
-    )
-
-
-@njit(cache=True, nogil=True)
-def group_by_hash(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(row of each distinct hash's first value, each row's group), groups numbered in order of
-    first appearance: one pass over an open-addressing table instead of np.unique's sort (the
-    dictionary sorts its distinct values itself, so the group order does not reach the page)."""
-    n = hashes.shape[0]
-    cap = 2
-    while cap < 2 * n:
-        cap <<= 1
-    mask = np.uint64(cap - 1)
-    slots = np.full(cap, -1, dtype=np.int64)
-    first = np.empty(n, dtype=np.int64)
-    inverse = np.empty(n, dtype=np.int64)
-    groups = 0
-    for i in range(n):
-        h = hashes[i]
-        s = np.int64(h & mask)
-        while True:
-            g = slots[s]
-            if g == -1:
-                slots[s] = groups
-                first[groups] = i
-                inverse[i] = groups
-                groups += 1
-                break
-            if hashes[first[g]] == h:
-                inverse[i] = g
-                break
-            s = (s + 1) & (cap - 1)
-    return first[:groups].copy(), inverse
-
-
-def group_by_hash_reference(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """numpy twin of `group_by_hash` (tests): np.unique, renumbered by first appearance."""
-    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    renumber = np.empty(len(order), dtype=np.int64)
-    renumber[order] = np.arange(len(order))
-    return first[order].astype(np.int64), renumber[inverse.reshape(-1)]
-
-
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
 
@@ -185,17 +116,10 @@ def group_values_reference(offsets: np.ndarray, data: np.ndarray
     return np.array(first, dtype=np.int64), np.array(inverse, dtype=np.int64)
 
 
-def hash_groups(offsets: np.ndarray, data: np.ndarray, words: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """(row of each distinct value's first occurrence, each row's group): one exact grouping
-    pass (`group_values`), shared by choosing the encoding and building the dictionary."""
-    return group_values(offsets, data, words)
-
-
 def distinct_values(offsets: np.ndarray, data: np.ndarray,
                     groups: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, int]:
     """(number of distinct values, their total bytes), exact (`group_values`)."""
-    first = (groups or hash_groups(offsets, data))[0]
+    first = (groups or group_values(offsets, data))[0]
     return len(first), int((offsets[first + 1] - offsets[first]).sum())
 
 
@@ -293,11 +217,10 @@ def dictionary_arrays(offsets: np.ndarray, data: np.ndarray,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(dictionary offsets from 0, dictionary bytes, each row's code as uint64) with the
     distinct values sorted (None is kept in the signature for the exact set-based fallback of
-    older hash-only groupings; exact groups never give it). `groups` must be `hash_groups` of
+    older hash-only groupings; exact groups never give it). `groups` must be `group_values` of
     the same values (offsets may be shifted)."""
-    first, inverse = groups or hash_groups(offsets, data)
-    # `hash_groups` groups exactly (values compared byte for byte on every hash match), so
-    # the `equal_to_rep` pass that checked a hash-only grouping is no longer needed.
+    first, inverse = groups or group_values(offsets, data)
+    # `group_values` groups exactly (values compared byte for byte on every hash match)
     order = sort_rows(offsets, data, first)  # distinct values' first rows, sorted by value
     dict_offsets, dict_data = dict_gather(offsets, data, order)  # the sorted values' bytes
     # group g's code: the position of its first row in the sorted order

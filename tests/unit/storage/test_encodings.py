@@ -193,9 +193,8 @@ def test_varlen_encodings_round_trip(values: list[bytes], repeat: int) -> None:
 
 @SETTINGS
 @given(values=st.lists(st.binary(max_size=6), max_size=60))
-def test_varlen_hashes_and_the_distinct_shortcut(values: list[bytes]) -> None:
+def test_the_distinct_shortcut(values: list[bytes]) -> None:
     offsets, data = varlen(values)
-    assert E.varlen_hashes(offsets, data).tolist() == E.varlen_hashes_reference(offsets, data).tolist()
     # the all-distinct shortcut gives what the full estimate gives
     n, d = len(values), len(set(values))
     if n >= 2 and d == n:

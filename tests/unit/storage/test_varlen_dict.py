@@ -1,6 +1,4 @@
 """Dictionary building for var-len pages (storage/segment/varlen_dict.py): the numba
-`equal_to_rep` equals its numpy reference (for true and for wrong representatives), and
-`group_by_hash` equals np.unique renumbered by first appearance, and
 `dictionary` gives the sorted distinct values and codes of the set-based definition;
 `sort_rows` (the radix sort of the dictionary) equals a stable sort by bytes, and a DICT page
 body is byte for byte the set-based definition's."""
@@ -15,10 +13,6 @@ from storage.segment.varlen_dict import (
     dictionary,
     dictionary_arrays,
     distinct_values,
-    equal_to_rep,
-    equal_to_rep_reference,
-    group_by_hash,
-    group_by_hash_reference,
     sort_rows,
     sort_rows_reference,
 )
@@ -28,20 +22,6 @@ def varlen(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.zeros(len(values) + 1, np.int64)
     np.cumsum([len(v) for v in values], out=offsets[1:])
     return offsets, np.frombuffer(b"".join(values), np.uint8).copy()
-
-
-@settings(max_examples=150, deadline=None)
-@given(values=st.lists(st.binary(max_size=5), max_size=60), seed=st.integers(0, 1000))
-def test_equal_to_rep_equals_reference(values: list[bytes], seed: int) -> None:
-    offsets, data = varlen(values)
-    n = len(values)
-    first = {}
-    true_rep = np.array([first.setdefault(v, i) for i, v in enumerate(values)], np.int64)
-    rng = np.random.default_rng(seed)
-    random_rep = rng.integers(0, max(n, 1), n).astype(np.int64)
-    for rep in (true_rep, random_rep):
-        assert equal_to_rep(offsets, data, rep) == equal_to_rep_reference(offsets, data, rep)
-    assert equal_to_rep(offsets, data, true_rep)
 
 
 @settings(max_examples=150, deadline=None)
@@ -69,20 +49,6 @@ def test_one_hashing_pass_gives_the_same_page(values: list[bytes], shift: int) -
     offsets = offsets + shift
     enc = E.choose_varlen(offsets, data)
     assert E.encode_varlen_best(offsets, data) == (enc, E.encode_varlen(offsets, data, enc))
-
-
-@settings(max_examples=150, deadline=None)
-@given(picks=st.lists(st.integers(0, 15), max_size=200), spread=st.sampled_from([0, 1, 20, 60]))
-def test_group_by_hash_equals_numpy_unique(picks: list[int], spread: int) -> None:
-    # Hashes that share their low bits (spread 20 / 60) force the table's linear probing.
-    pool = np.array([(k << spread) | (k * 7 if spread == 0 else 0) for k in range(16)],
-                    dtype=np.uint64)
-    pool[-1] = np.uint64(2**64 - 1)
-    hashes = pool[np.array(picks, dtype=np.int64)]
-    first, inverse = group_by_hash(hashes)
-    ref_first, ref_inverse = group_by_hash_reference(hashes)
-    assert first.tolist() == ref_first.tolist()
-    assert inverse.tolist() == ref_inverse.tolist()
 
 
 # Values that share long prefixes, contain zero bytes (a zero-padded chunk must not tie a value
