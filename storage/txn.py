@@ -35,7 +35,7 @@ import uuid
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -224,6 +224,15 @@ class LabelAlreadyUsed(DorisError):
         super().__init__(f"Label [{label}] has already been used, relate to txn [{txn_id}]")
 
 
+@dataclass(frozen=True)
+class SplitBatch:
+    """A batch's rows cut by tablet (`LoadTxn.split`): (partition, index, bucket seq, rows) of
+    each tablet index the rows go to, and the batch's row count."""
+
+    pieces: list[tuple[PartitionMeta, MaterializedIndexMeta, int, Batch]]
+    num_rows: int
+
+
 class LoadTxn:
     def __init__(
         self, engine: StorageEngine, db: DatabaseMeta, table: TableMeta, label: str | None = None,
@@ -272,6 +281,7 @@ class LoadTxn:
         self._touched: set[int] = set()
         self.num_rows = 0
         self._random_bucket: dict[int, int] = {}
+        self._route_lock = threading.Lock()
         # flushes queued or running, oldest first, with the bytes each took off buffered_bytes
         self._flushing: list[tuple[RowsetWriter, Future[None], int]] = []
 
@@ -305,10 +315,17 @@ class LoadTxn:
         return self._router.describe_misses(batch, rows)
 
     def route(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
-        """Partition index and bucket seq of each row (partition -1 = no partition)."""
-        part_idx = self._router.route(batch)
-        if self.table.partition_info.auto and self._allowed is None and (part_idx < 0).any():
-            part_idx = self._place_auto(batch, part_idx)
+        """Partition index and bucket seq of each row (partition -1 = no partition). Safe on
+        several threads at once: an AUTO PARTITION table's routing (which may add partitions
+        to this load) takes `_route_lock`; partitions are only appended, so an index a thread
+        got stays valid."""
+        if self.table.partition_info.auto and self._allowed is None:
+            with self._route_lock:
+                part_idx = self._router.route(batch)
+                if (part_idx < 0).any():
+                    part_idx = self._place_auto(batch, part_idx)
+        else:
+            part_idx = self._router.route(batch)
         if self._allowed is not None:
             part_idx[~np.isin(part_idx, list(self._allowed))] = -1
         dist = self.table.distribution
@@ -382,14 +399,20 @@ class LoadTxn:
         `routing` is the batch's `route()` when the caller already computed it (a Stream Load
         routes first to filter the rows no partition takes)."""
         try:
-            self._add_batch(batch, routing)
+            self.add_split(self.split(batch, routing))
         except BaseException:
             self.abort()
             raise
 
-    def _add_batch(self, batch: Batch, routing: tuple[np.ndarray, np.ndarray] | None) -> None:
+    def split(self, batch: Batch,
+              routing: tuple[np.ndarray, np.ndarray] | None = None) -> SplitBatch:
+        """`batch`'s rows cut by tablet (every materialized index's rows), for `add_split`.
+        Reads only what a load fixes at its start (and partitions `route` appends), so a Stream
+        Load splits batches on several threads while one thread inserts them in order
+        (executor/load/prefetch.py). Raises DorisError for a row no partition takes."""
+        pieces: list[tuple[PartitionMeta, MaterializedIndexMeta, int, Batch]] = []
         if batch.num_rows == 0:
-            return
+            return SplitBatch(pieces, 0)
         part_idx, buckets = routing if routing is not None else self.route(batch)
         if (part_idx < 0).any():
             bad = int(np.flatnonzero(part_idx < 0)[0])
@@ -409,19 +432,26 @@ class LoadTxn:
         own = [routes_by_own_keys(index) for index in self.indexes]
         for (p_i, seq), take in _tablet_groups(part_idx, buckets):
             part = self.partitions[p_i]
-            self._touched.add(part.partition_id)
             for index, rows, by_keys in zip(self.indexes, projected, own, strict=True):
                 if not by_keys:
-                    self._write(part, index, seq, rows if take is None else rows.take(take))
+                    pieces.append((part, index, seq, rows if take is None else rows.take(take)))
         if any(own):
             part_buckets = np.array([p.buckets for p in self.partitions], dtype=np.int64)
             for index, rows, by_keys in zip(self.indexes, projected, own, strict=True):
                 if by_keys:
                     seqs = view_buckets(index, rows, part_buckets[part_idx])
                     for (p_i, seq), take in _tablet_groups(part_idx, seqs):
-                        self._write(self.partitions[p_i], index, seq,
-                                    rows if take is None else rows.take(take))
-        self.num_rows += batch.num_rows
+                        pieces.append((self.partitions[p_i], index, seq,
+                                       rows if take is None else rows.take(take)))
+        return SplitBatch(pieces, batch.num_rows)
+
+    def add_split(self, split: SplitBatch) -> None:
+        """Buffer the rows of `split` in their tablets' memtables (splits are added in the
+        order of their rows in the load: a UNIQUE key's last row wins)."""
+        for part, index, seq, rows in split.pieces:
+            self._touched.add(part.partition_id)
+            self._write(part, index, seq, rows)
+        self.num_rows += split.num_rows
         self._limit_memory()
 
     def _write(self, part: PartitionMeta, index: MaterializedIndexMeta, seq: int,

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from executor.insert import default_value
-from executor.load.spec import LoadSpec, LoadStats
+from executor.load.spec import LoadSpec, LoadStats, StatsRecord
 from sql.errors import DorisError
 from storage.batch import Batch, Column
 from storage.catalog.meta import ColumnMeta
@@ -208,8 +208,16 @@ def convert_column(col: ColumnMeta, text: pa.Array, strict: bool,
     return column
 
 
-def to_batch(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats, now: _dt.datetime) -> Batch:
-    """A parsed block -> the full-schema Batch of its good rows; bad rows counted as filtered.
+def to_batch(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats | StatsRecord,
+             now: _dt.datetime) -> Batch:
+    """A parsed block -> the full-schema Batch of its good rows; bad rows counted as filtered."""
+    return converted_rows(req, rb, stats, now)[0]
+
+
+def converted_rows(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats | StatsRecord,
+                   now: _dt.datetime) -> tuple[Batch, np.ndarray | None]:
+    """A parsed block -> (the full-schema Batch of its good rows, their positions in `rb` or
+    None when every row is good); bad rows counted as filtered, with their row.
 
     The block's columns are matched to the load's columns by name (case-insensitively, as
     Doris matches parquet/ORC/JSON fields); a column the file does not carry takes its
@@ -236,9 +244,11 @@ def to_batch(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats, now: _dt.datet
                                  "in the file."
         cols.append(col)
     for i in sorted(reasons):
-        stats.filtered(f"Reason: {reasons[i]}. src line: [{_line(rb, i, req.separator)}]")
+        stats.filtered(f"Reason: {reasons[i]}. src line: [{_line(rb, i, req.separator)}]", i)
     batch = Batch(req.table.column_names, tuple(cols))
-    return batch.filter(~bad) if bad.any() else batch
+    if not bad.any():
+        return batch, None
+    return batch.filter(~bad), np.flatnonzero(~bad)
 
 
 def _line(rb: pa.RecordBatch, i: int, sep: str) -> str:

@@ -34,7 +34,7 @@ from executor.compile import compile_column, compile_predicate
 from executor.insert import check_object_type, default_value
 from executor.load.convert import _line as source_line  # convert's error-line text
 from executor.load.convert import _utf8_text, convert_column  # and UTF-8 rule, shared
-from executor.load.spec import LoadSpec, LoadStats
+from executor.load.spec import LoadSpec, LoadStats, StatsRecord
 from sql.binder.bind_expressions import ExpressionBinder, coerce
 from sql.binder.bind_from import unknown_column
 from sql.binder.expressions import ColumnRef, Expr
@@ -269,9 +269,10 @@ class ColumnMapping:
     # ---- loading ----------------------------------------------------------------------------
     def to_batch(self, rb: pa.RecordBatch, strict: bool, bad: np.ndarray,
                  reasons: dict[int, str], now: _dt.datetime,
-                 timezone: str = "UTC") -> tuple[Batch, int]:
+                 timezone: str = "UTC") -> tuple[Batch, int, np.ndarray | None]:
         """A parsed block -> (the full-schema Batch of its good, selected rows, the number of
-        rows `where` dropped). Bad rows are set in `bad` with their reason. The block's columns
+        rows `where` dropped, the rows' positions in `rb` or None when it has them all). Bad
+        rows are set in `bad` with their reason. The block's columns
         are matched to the file columns by name, case-insensitively (sources name CSV columns
         after them; parquet / ORC / JSON fields carry their own names); a file column the block
         lacks is NULL to expressions and, loaded as it is, takes its DEFAULT."""
@@ -314,15 +315,18 @@ class ColumnMapping:
                                       "not found in the file.")
             cols.append(data)
         batch = Batch(self.table.column_names, tuple(cols))
+        rows = None
         if bad.any():
             batch = batch.filter(~bad)
+            rows = np.flatnonzero(~bad)
         unselected = 0
         if self._where is not None and batch.num_rows:
             keep = self._where(batch)
             unselected = int(batch.num_rows - np.count_nonzero(keep))
             if unselected:
                 batch = batch.filter(keep)
-        return batch, unselected
+                rows = (np.arange(n) if rows is None else rows)[keep]
+        return batch, unselected, rows
 
     def _source_batch(self, arrays: Sequence[pa.Array | None], n: int, bad: np.ndarray,
                       reasons: dict[int, str]) -> tuple[Batch, tuple[DataType, ...]]:
@@ -369,17 +373,23 @@ def build_mapping(table: TableMeta, columns: str | None, where: str | None,
                          load_now(timezone))
 
 
-def map_batch(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats, now: _dt.datetime) -> Batch:
+def map_batch(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats | StatsRecord,
+              now: _dt.datetime) -> Batch:
     """convert.to_batch for a load with a `columns` / `where` mapping: the full-schema Batch
     of the block's good, selected rows; bad rows counted as filtered, dropped ones unselected."""
+    return mapped_rows(req, rb, stats, now)[0]
+
+
+def mapped_rows(req: LoadSpec, rb: pa.RecordBatch, stats: LoadStats | StatsRecord,
+                now: _dt.datetime) -> tuple[Batch, np.ndarray | None]:
+    """`map_batch`, and the positions in `rb` of the batch's rows (None: every row)."""
     assert req.mapping is not None
     bad = np.zeros(rb.num_rows, dtype=np.bool_)
     reasons: dict[int, str] = {}
-    batch, unselected = req.mapping.to_batch(rb, req.strict, bad, reasons, now,
-                                             req.format.timezone)
+    batch, unselected, rows = req.mapping.to_batch(rb, req.strict, bad, reasons, now,
+                                                   req.format.timezone)
     for i in sorted(reasons):
         line = source_line(rb, i, req.separator)
-        stats.filtered(f"Reason: {reasons[i]}. src line: [{line}]")
+        stats.filtered(f"Reason: {reasons[i]}. src line: [{line}]", i)
     stats.unselected_rows += unselected
-    return batch
-
+    return batch, rows

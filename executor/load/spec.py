@@ -81,12 +81,50 @@ class LoadStats:
     # every filtered row's reason (capped), for the load's error log behind its ErrorURL
     error_rows: list[str] = field(default_factory=list)
 
-    def filtered(self, reason: str) -> None:
+    def filtered(self, reason: str, row: int = -1) -> None:  # StatsRecord's
         self.filtered_rows += 1
         if len(self.first_errors) < 10:
             self.first_errors.append(reason)
         if len(self.error_rows) < MAX_ERROR_ROWS:
             self.error_rows.append(reason)
+
+
+@dataclass
+class StatsRecord:
+    """The LoadStats surface readers and conversion write (skipped, filtered and unselected
+    rows), kept by a thread that works ahead of the load thread (executor/load/prefetch.py,
+    job.py) and added to the load's LoadStats in stream order by `apply_to`, so the error log
+    lists filtered rows in file order. A reason may carry the row it is about (its position in
+    the batch being converted), which `ordered` sorts by."""
+
+    skipped_rows: int = 0
+    unselected_rows: int = 0
+    reasons: list[str] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)  # each reason's row (-1: before them all)
+
+    def filtered(self, reason: str, row: int = -1) -> None:
+        self.reasons.append(reason)
+        self.rows.append(row)
+
+    def handed_over(self) -> StatsRecord:
+        """What was recorded since the last call (and start afresh)."""
+        out = StatsRecord(self.skipped_rows, self.unselected_rows, self.reasons, self.rows)
+        self.skipped_rows, self.unselected_rows, self.reasons, self.rows = 0, 0, [], []
+        return out
+
+    def apply_to(self, stats: LoadStats | StatsRecord, at_row: int = -1) -> None:
+        """Add this record to `stats`; its reasons about no row in particular (a reader's)
+        go to `stats` as about `at_row`."""
+        stats.skipped_rows += self.skipped_rows
+        stats.unselected_rows += self.unselected_rows
+        for reason, row in zip(self.reasons, self.rows, strict=True):
+            stats.filtered(reason, row if row >= 0 else at_row)
+
+    def ordered(self) -> StatsRecord:
+        """The reasons sorted by row (stable: a row's reasons keep their order)."""
+        order = sorted(range(len(self.rows)), key=self.rows.__getitem__)
+        return StatsRecord(self.skipped_rows, self.unselected_rows,
+                           [self.reasons[i] for i in order], [self.rows[i] for i in order])
 
 
 def parse_ratio(raw: str) -> float:

@@ -34,7 +34,7 @@ NOW = dt.datetime(2024, 5, 6, 7, 8, 9)
 def run(mapping, rb: pa.RecordBatch, strict: bool = False):
     bad = np.zeros(rb.num_rows, dtype=np.bool_)
     reasons: dict[int, str] = {}
-    batch, unselected = mapping.to_batch(rb, strict, bad, reasons, NOW)
+    batch, unselected, _ = mapping.to_batch(rb, strict, bad, reasons, NOW)
     return batch.rows(), unselected, reasons
 
 
