@@ -45,6 +45,10 @@ COALESCE_ROWS = 131072
 # inserts earlier ones in file order: one load thread left the second core idle about half the
 # time (cores busy 1.4-1.6 of 2, the GIL held ~39% of the wall; docs/performance.md).
 PREPARE_THREADS = 2
+# Batches prepared beyond one per thread: each holds ~50 MB of SSB lineorder in its forms
+# (text, converted, split); 2 ahead measured 823-838 MB peak RSS, 0 ahead 703-711 MB, with
+# no clear difference in speed (the load is CPU-bound at 1.75 cores busy of 2)
+PREPARE_AHEAD = 1
 
 
 def coalesced(blocks: Iterator[tuple[pa.RecordBatch, StatsRecord]], min_rows: int,
@@ -165,7 +169,7 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
 
         w0 = time.perf_counter()
         with prepared_ahead(lambda item: _prepare(req, txn, now, *item), batches(),
-                            PREPARE_THREADS) as prepared:
+                            PREPARE_THREADS, PREPARE_AHEAD) as prepared:
             for ready in prepared:
                 ready.record.apply_to(stats)
                 if ready.error is not None:
