@@ -10,4 +10,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e . >/dev/null
+# Compile the load path's numba kernels into their cache once per install / code change, so the
+# first Stream Load does not compile them inside the server (server/warm_up.py).
+stamp=.venv/.shaledb-warm-up
+if [ ! -f "$stamp" ] || [ -n "$(find storage executor -name '*.py' -newer "$stamp" -print -quit)" ]; then
+  .venv/bin/shaledb warm-up && touch "$stamp"
+fi
 exec .venv/bin/shaledb serve "$@"

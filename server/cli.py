@@ -1,7 +1,8 @@
 """Command line:
 `shaledb serve [--data-dir DIR] [--port P] [--http-port H] [--arrow-flight-sql-port F]
 [--backends N] [--conf FILE]`,
-`shaledb load FILE db.table [...]` (server/load_cli.py) and `shaledb --version`.
+`shaledb load FILE db.table [...]` (server/load_cli.py), `shaledb warm-up` (server/warm_up.py)
+and `shaledb --version`.
 
 argparse (standard library) is enough for our few flags. `python -m server` with no command
 runs `serve`.
@@ -51,18 +52,27 @@ def build_parser() -> argparse.ArgumentParser:
     from server.load_cli import add_arguments
 
     add_arguments(load)
+    sub.add_parser(
+        "warm-up", help="compile the load path's kernels into the cache (scripts/run.sh runs it)",
+        description="Compile the numba kernels of the load path into numba's on-disk cache with "
+                    "small loads on a throwaway data dir, so a fresh install's first Stream Load "
+                    "does not compile them inside the server (time and peak memory).")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in ("serve", "load", "-h", "--help", "--version"):
+    if not argv or argv[0] not in ("serve", "load", "warm-up", "-h", "--help", "--version"):
         argv.insert(0, "serve")  # `shaledb --port 0` / `python -m server` mean `serve`
     args = build_parser().parse_args(argv)
     if args.command == "load":
         from server.load_cli import run
 
         return run(args)
+    if args.command == "warm-up":
+        from server.warm_up import run as warm_up
+
+        return warm_up()
     if args.command in (None, "serve"):
         from server.app import serve  # keep `--help` fast
 

@@ -213,6 +213,7 @@ def test_help_lists_subcommands_and_version(tmp_path) -> None:
                          env=cli_env(tmp_path)).stdout
     assert "serve" in out and "run the server" in out
     assert "load" in out and "Stream Load a file" in out
+    assert "warm-up" in out and "compile the load path's kernels" in out
     ver = subprocess.run([str(SHALEDB), "--version"], capture_output=True, text=True,
                          check=True, env=cli_env(tmp_path)).stdout
     assert ver.strip() == f"shaledb {metadata.version('shaledb')}"
