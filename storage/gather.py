@@ -32,8 +32,8 @@ def _gather(offsets, data, indices):  # type: ignore[no-untyped-def]
     for k in range(n):
         i = indices[k]
         a = offsets[i]
-        length = offsets[i + 1] - a
         pos = out_offsets[k]
+        length = out_offsets[k + 1] - pos  # sequential, where offsets[i + 1] is a random read
         span = ((length + 7) >> 3) << 3
         if a + span <= size and pos + span <= total:
             for c in range(0, span, 8):
