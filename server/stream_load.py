@@ -125,6 +125,7 @@ class BodyReader(ForwardStream):
         self._options = options
         self._cond = threading.Condition()
         self._chunks: collections.deque[bytes] = collections.deque()
+        self._head = 0  # bytes of _chunks[0] already read
         self._buffered = 0
         self._eof = False
         self._error: BaseException | None = None
@@ -176,7 +177,7 @@ class BodyReader(ForwardStream):
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
             n = READ_BLOCK
-        parts: list[bytes] = []
+        parts: list[bytes | memoryview] = []
         want = n
         with self._cond:
             while want > 0:
@@ -190,18 +191,27 @@ class BodyReader(ForwardStream):
                     if self._error is not None and not self._eof:
                         raise self._error
                     break  # the end of the body
-                chunk = self._chunks.popleft()
-                if len(chunk) > want:
-                    self._chunks.appendleft(chunk[want:])
-                    chunk = chunk[:want]
-                parts.append(chunk)
-                want -= len(chunk)
-                self._buffered -= len(chunk)
+                # the head chunk is consumed in place (`_head` bytes of it are read): slicing
+                # off its rest would copy it once per read, on top of the join below
+                chunk, head = self._chunks[0], self._head
+                if len(chunk) - head > want:
+                    parts.append(memoryview(chunk)[head:head + want])
+                    self._head += want
+                    taken = want
+                else:
+                    self._chunks.popleft()
+                    self._head = 0
+                    parts.append(memoryview(chunk)[head:] if head else chunk)
+                    taken = len(chunk) - head
+                want -= taken
+                self._buffered -= taken
             if self._paused and self._buffered < PREFETCH_BYTES // 2:
                 self._paused = False
                 assert self._room is not None
                 self._loop.call_soon_threadsafe(self._room.set)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        if len(parts) == 1 and isinstance(parts[0], bytes):
+            return parts[0]  # a whole received chunk: no copy
+        return b"".join(parts)  # one copy, also of a part of a chunk
 
 
 def response_body(label: str, status: str, message: str, stats: LoadStats | None,

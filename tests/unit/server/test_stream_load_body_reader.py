@@ -102,3 +102,32 @@ def test_stop_wakes_a_waiting_load(loop: asyncio.AbstractEventLoop) -> None:
     on_loop(loop, reader.stop)  # the handler gave up: a read never waits forever
     with pytest.raises(ConnectionResetError):
         reader.read(3)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reads_of_random_sizes_return_the_body_in_order(
+        loop: asyncio.AbstractEventLoop, seed: int) -> None:
+    # reads smaller, equal and larger than the received chunks, reads that end exactly at a
+    # chunk's end after starting inside it, and 1-byte reads: the body, each byte once
+    import random
+    rng = random.Random(seed)
+    reader, content = started_reader(loop)
+    # under the fake stream's pause mark (128 KiB): all fed at once
+    pieces = [rng.randbytes(rng.choice([1, 5, 64, 1000, 1500])) for _ in range(80)]
+
+    def feed() -> None:
+        for p in pieces:
+            content.feed_data(p)
+        content.feed_eof()
+    on_loop(loop, feed)
+    body, got = b"".join(pieces), bytearray()
+    while True:
+        n = rng.choice([1, 3, 64, 999, 1000, 4096, 10_000])
+        block = reader.read(n)
+        assert isinstance(block, bytes)
+        assert len(block) == min(n, len(body) - len(got))  # n bytes until the end
+        if not block:
+            break
+        got += block
+    assert bytes(got) == body
+    on_loop(loop, reader.stop)
