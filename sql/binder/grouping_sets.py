@@ -295,6 +295,21 @@ def _distinct_keys(sets: list[list[exp.Expression]]) -> list[exp.Expression]:
     return keys
 
 
+GROUPING_PREFIX = "GROUPING_PREFIX_"
+
+
+def _virtual_name(args: list[exp.Expression], taken: list[str]) -> str:
+    """Doris' name for a GROUPING() / GROUPING_ID() column (Nereids' LogicalGroupBy
+    GROUPING_PREFIX plus the arguments joined by `_`), so EXPLAIN shows what Doris shows.
+    grouping_id(a, b) and grouping(a_b) would share a name; the later one gets a suffix."""
+    base = GROUPING_PREFIX + "_".join(a.name if isinstance(a, exp.Column) else a.sql()
+                                      for a in args)
+    name, n = base, 1
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    return name
+
+
 def prepare(select: exp.Select) -> Prepared:
     """The SELECT as a plain GROUP BY over every key plus the Repeat's constant columns, its
     GROUPING() / GROUPING_ID() calls replaced by those columns (see the module docstring)."""
@@ -316,7 +331,7 @@ def prepare(select: exp.Select) -> Prepared:
         text = e.sql()
         name = by_call.get(text)
         if name is None:
-            name = by_call[text] = f"__grouping{len(virtual_names)}"
+            name = by_call[text] = _virtual_name(args, virtual_names)
             values = []
             for in_set in in_sets:
                 bits = 0
