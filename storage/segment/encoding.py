@@ -708,20 +708,9 @@ def encode_varlen(offsets: np.ndarray, data: np.ndarray, encoding: Encoding,
     if encoding is Encoding.DICT:
         from storage.segment.varlen_dict import dictionary_arrays
 
-        built = dictionary_arrays(rel, payload, groups)
-        if built is not None:
-            dict_offsets, dict_data, codes = built
-            d = len(dict_offsets) - 1
-            words = dict_data.tobytes()
-        else:  # two different values share a 64-bit hash: the exact, slower path
-            values = varlen_list(rel, payload)
-            dictionary = sorted(set(values))
-            index = {v: i for i, v in enumerate(dictionary)}
-            codes = np.fromiter((index[v] for v in values), np.uint64, len(values))
-            d = len(dictionary)
-            dict_offsets = np.zeros(d + 1, np.int64)
-            np.cumsum([len(v) for v in dictionary], out=dict_offsets[1:])
-            words = b"".join(dictionary)
+        dict_offsets, dict_data, codes = dictionary_arrays(rel, payload, groups)
+        d = len(dict_offsets) - 1
+        words = dict_data.tobytes()
         bits = max(d - 1, 0).bit_length()
         return b"".join(
             (
