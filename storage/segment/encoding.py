@@ -101,25 +101,9 @@ def packed_words(n: int, bits: int) -> int:
 # ---- numba kernels ------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def bitpack(values: np.ndarray, bits: int) -> np.ndarray:
-    """Pack the low `bits` bits of each uint64 value into a little-endian stream of words."""
-    n = values.shape[0]
-    out = np.zeros((n * bits + 63) // 64 + 1, dtype=np.uint64)
-    if bits == 0:
-        return out
-    mask = (
-        np.uint64(0xFFFFFFFFFFFFFFFF)
-        if bits == 64
-        else (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
-    )
-    for i in range(n):
-        v = values[i] & mask
-        pos = i * bits
-        w = pos >> 6
-        sh = pos & 63
-        out[w] |= v << np.uint64(sh)
-        if sh + bits > 64:
-            out[w + 1] |= v >> np.uint64(64 - sh)
-    return out
+    """Pack the low `bits` bits of each value into a little-endian stream of words:
+    `bitpack_deltas` with base 0 (one packing loop; the same bytes)."""
+    return bitpack_deltas(values, np.uint64(0), bits)
 
 
 @njit(cache=True, nogil=True)
