@@ -276,9 +276,6 @@ class Prepared:
 
 
 def _check_select_list(select: exp.Select) -> None:
-    if any(isinstance(n, exp.Window) for item in select.expressions for n in item.walk()):
-        raise DorisError("window functions with GROUPING SETS / ROLLUP / CUBE are not "
-                         "supported yet")
     for item in select.expressions:
         node = item.this if isinstance(item, exp.Alias) else item
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column)
