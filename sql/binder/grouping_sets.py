@@ -276,9 +276,6 @@ class Prepared:
 
 
 def _check_select_list(select: exp.Select) -> None:
-    if any(isinstance(n, exp.Window) for item in select.expressions for n in item.walk()):
-        raise DorisError("window functions with GROUPING SETS / ROLLUP / CUBE are not "
-                         "supported yet")
     for item in select.expressions:
         node = item.this if isinstance(item, exp.Alias) else item
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column)
@@ -293,6 +290,21 @@ def _distinct_keys(sets: list[list[exp.Expression]]) -> list[exp.Expression]:
             if _index_of(e, keys) < 0:
                 keys.append(e)
     return keys
+
+
+GROUPING_PREFIX = "GROUPING_PREFIX_"
+
+
+def _virtual_name(args: list[exp.Expression], taken: list[str]) -> str:
+    """Doris' name for a GROUPING() / GROUPING_ID() column (Nereids' LogicalGroupBy
+    GROUPING_PREFIX plus the arguments joined by `_`), so EXPLAIN shows what Doris shows.
+    grouping_id(a, b) and grouping(a_b) would share a name; the later one gets a suffix."""
+    base = GROUPING_PREFIX + "_".join(a.name if isinstance(a, exp.Column) else a.sql()
+                                      for a in args)
+    name, n = base, 1
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    return name
 
 
 def prepare(select: exp.Select) -> Prepared:
@@ -316,7 +328,7 @@ def prepare(select: exp.Select) -> Prepared:
         text = e.sql()
         name = by_call.get(text)
         if name is None:
-            name = by_call[text] = f"__grouping{len(virtual_names)}"
+            name = by_call[text] = _virtual_name(args, virtual_names)
             values = []
             for in_set in in_sets:
                 bits = 0

@@ -160,6 +160,10 @@ def _filter_sig(types: list[DataType]) -> Sig:
 
 
 def array_filter(xs: list[Any], flags: list[Any]) -> list[Any]:
+    """Doris pairs elements and flags by position and ignores the longer array's tail: its
+    own page shows array_filter([1, 2, 3, 4, 5], [0, 1, 0]) = [2], and the 2.1 page says extra
+    flags are ignored and a shorter flag array filters only the positions it covers. So
+    different lengths are not an error (unlike array_sortby, where Doris raises)."""
     return [x for x, f in zip(xs, flags) if _flag(f)]
 
 

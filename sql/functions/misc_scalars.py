@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, unquote_plus, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import mmh3
+import xxhash
 
 from sql.functions import EvalEnv, ScalarFunction, register_scalar
 from sql.functions.nested import physical, scalar_out
@@ -129,6 +130,32 @@ def murmur_hash3_32(*strings: Any) -> int | None:
     return h
 
 
+def _signed(h: int, bits: int) -> int:
+    return h - (1 << bits) if h >= 1 << (bits - 1) else h
+
+
+def xxhash_32(*strings: Any) -> int | None:
+    """XXH32, seed 0, each further argument hashed with the previous hash as seed, as a
+    signed INT (Doris: xxhash_32('hello') = -83855367); NULL if any argument is NULL."""
+    if any(s is None for s in strings):
+        return None
+    h = 0
+    for s in strings:
+        h = xxhash.xxh32_intdigest(str(s).encode("utf-8"), seed=h)
+    return _signed(h, 32)
+
+
+def xxhash_64(*strings: Any) -> int | None:
+    """XXH3 64-bit (Doris' xxhash_64 is XXH3, not XXH64: xxhash_64('hello') =
+    -7685981735718036227), chained like `xxhash_32`, as a signed BIGINT."""
+    if any(s is None for s in strings):
+        return None
+    h = 0
+    for s in strings:
+        h = xxhash.xxh3_64_intdigest(str(s).encode("utf-8"), seed=h)
+    return _signed(h, 64)
+
+
 def _bit_count(a: list[Vec], env: EvalEnv) -> Vec:
     v = a[0]
     bits = v.type.numpy_dtype.itemsize * 8 if v.type.kind is not TypeKind.LARGEINT else 128
@@ -158,6 +185,8 @@ def _bit_count_sig(t: list[DataType]) -> tuple[list[DataType | None], DataType]:
 
 _reg("murmur_hash3_32", 1, -1, lambda t: ([STRING] * len(t), INT),
      _per_row(INT, murmur_hash3_32))
+_reg("xxhash_32", 1, -1, lambda t: ([STRING] * len(t), INT), _per_row(INT, xxhash_32))
+_reg("xxhash_64", 1, -1, lambda t: ([STRING] * len(t), BIGINT), _per_row(BIGINT, xxhash_64))
 _reg("bit_count", 1, 1, _bit_count_sig, _bit_count)
 _reg("uuid", 0, 0, lambda t: ([], STRING),
      lambda a, env: scalar_out(STRING, [str(_uuid.uuid4()) for _ in range(env.n)]))

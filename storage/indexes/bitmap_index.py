@@ -55,7 +55,6 @@ from storage.segment.encoding import (
     encode_object,
     encode_varlen,
     runs_by_bytes,
-    varlen_list,
 )
 from storage.segment.footer import PagePointer
 from storage.segment.page import PageKind, build_page
@@ -131,15 +130,8 @@ def _sorted_distinct(col: Column, layout: PhysicalLayout, rows: np.ndarray
         assert piece.offsets is not None
         offs = (piece.offsets - piece.offsets[0]).astype(np.int64)
         data = piece.data[piece.offsets[0]:piece.offsets[-1]]
-        built = dictionary(offs, data, group_values(offs, data))
-        if built is None:  # a 64-bit hash collision: the exact, slower path
-            values = varlen_list(offs, data)
-            distinct = sorted(set(values))
-            where = {v: i for i, v in enumerate(distinct)}
-            inverse = np.fromiter((where[v] for v in values), np.int64, len(values))
-        else:
-            distinct, codes = built
-            inverse = codes.astype(np.int64)
+        distinct, codes = dictionary(offs, data, group_values(offs, data))
+        inverse = codes.astype(np.int64)
         dict_offsets = np.zeros(len(distinct) + 1, np.int64)
         np.cumsum([len(v) for v in distinct], out=dict_offsets[1:])
         blob = np.frombuffer(b"".join(distinct), np.uint8).copy() if distinct else \

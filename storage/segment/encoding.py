@@ -101,25 +101,9 @@ def packed_words(n: int, bits: int) -> int:
 # ---- numba kernels ------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def bitpack(values: np.ndarray, bits: int) -> np.ndarray:
-    """Pack the low `bits` bits of each uint64 value into a little-endian stream of words."""
-    n = values.shape[0]
-    out = np.zeros((n * bits + 63) // 64 + 1, dtype=np.uint64)
-    if bits == 0:
-        return out
-    mask = (
-        np.uint64(0xFFFFFFFFFFFFFFFF)
-        if bits == 64
-        else (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
-    )
-    for i in range(n):
-        v = values[i] & mask
-        pos = i * bits
-        w = pos >> 6
-        sh = pos & 63
-        out[w] |= v << np.uint64(sh)
-        if sh + bits > 64:
-            out[w + 1] |= v >> np.uint64(64 - sh)
-    return out
+    """Pack the low `bits` bits of each value into a little-endian stream of words:
+    `bitpack_deltas` with base 0 (one packing loop; the same bytes)."""
+    return bitpack_deltas(values, np.uint64(0), bits)
 
 
 @njit(cache=True, nogil=True)
@@ -708,20 +692,9 @@ def encode_varlen(offsets: np.ndarray, data: np.ndarray, encoding: Encoding,
     if encoding is Encoding.DICT:
         from storage.segment.varlen_dict import dictionary_arrays
 
-        built = dictionary_arrays(rel, payload, groups)
-        if built is not None:
-            dict_offsets, dict_data, codes = built
-            d = len(dict_offsets) - 1
-            words = dict_data.tobytes()
-        else:  # two different values share a 64-bit hash: the exact, slower path
-            values = varlen_list(rel, payload)
-            dictionary = sorted(set(values))
-            index = {v: i for i, v in enumerate(dictionary)}
-            codes = np.fromiter((index[v] for v in values), np.uint64, len(values))
-            d = len(dictionary)
-            dict_offsets = np.zeros(d + 1, np.int64)
-            np.cumsum([len(v) for v in dictionary], out=dict_offsets[1:])
-            words = b"".join(dictionary)
+        dict_offsets, dict_data, codes = dictionary_arrays(rel, payload, groups)
+        d = len(dict_offsets) - 1
+        words = dict_data.tobytes()
         bits = max(d - 1, 0).bit_length()
         return b"".join(
             (

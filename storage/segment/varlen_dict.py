@@ -214,11 +214,11 @@ def sort_rows_reference(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray)
 
 def dictionary_arrays(offsets: np.ndarray, data: np.ndarray,
                       groups: tuple[np.ndarray, np.ndarray] | None = None,
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dictionary offsets from 0, dictionary bytes, each row's code as uint64) with the
-    distinct values sorted (None is kept in the signature for the exact set-based fallback of
-    older hash-only groupings; exact groups never give it). `groups` must be `group_values` of
-    the same values (offsets may be shifted)."""
+    distinct values sorted. Always built: `group_values` groups exactly, so no hash collision
+    needs a set-based fallback. `groups` must be `group_values` of the same values (offsets
+    may be shifted)."""
     first, inverse = groups or group_values(offsets, data)
     # `group_values` groups exactly (values compared byte for byte on every hash match)
     order = sort_rows(offsets, data, first)  # distinct values' first rows, sorted by value
@@ -231,13 +231,10 @@ def dictionary_arrays(offsets: np.ndarray, data: np.ndarray,
 
 def dictionary(offsets: np.ndarray, data: np.ndarray,
                groups: tuple[np.ndarray, np.ndarray] | None = None,
-               ) -> tuple[list[bytes], np.ndarray] | None:
-    """(sorted distinct values, each row's code into them) (None: see `dictionary_arrays`):
-    `dictionary_arrays` with the values as bytes (the bitmap index's dictionary pages)."""
-    built = dictionary_arrays(offsets, data, groups)
-    if built is None:
-        return None
-    dict_offsets, dict_data, codes = built
+               ) -> tuple[list[bytes], np.ndarray]:
+    """(sorted distinct values, each row's code into them): `dictionary_arrays` with the
+    values as bytes (the bitmap index's dictionary pages)."""
+    dict_offsets, dict_data, codes = dictionary_arrays(offsets, data, groups)
     blob = dict_data.tobytes()
     bounds = dict_offsets.tolist()
     return [blob[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1)], codes

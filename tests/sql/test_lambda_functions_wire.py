@@ -33,6 +33,9 @@ DOC_CASES = [
     ("array_filter(x -> x % 2 = 0, [10, 12, 13])", "[10, 12]"),
     ("array_filter(x -> x * (-10) > 0, [10, 20, -40, 80, -100])", "[-40, -100]"),
     ("array_filter([1, 2, 3, 4, 5], [0, 1, 0])", "[2]"),
+    # Different lengths: Doris pairs by position, a longer flag array's tail is ignored.
+    ("array_filter([1, 2], [1, 0, 1, 1])", "[1]"),
+    ("array_filter([1, 2, 3], [])", "[]"),
     ("array_filter(x -> x > 0, array_map((x, y) -> x > y, [1, 2, 3], [10, 20, -40]))",
      "[1]"),
     ("array_exists(x -> x > 1, [1, 2, 3])", "[0, 1, 1]"),

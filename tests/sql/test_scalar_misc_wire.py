@@ -54,6 +54,11 @@ CASES = [
     # Doris docs murmur_hash3_32: "hello" -> 1321743225, ("hello", "world") -> 984713481
     ("murmur_hash3_32('hello')", 1321743225), ("murmur_hash3_32('hello', 'world')", 984713481),
     ("murmur_hash3_32(NULL)", None),
+    # Doris docs xxhash_32 / xxhash_64 (XXH32 and XXH3_64, seed 0, chained)
+    ("xxhash_32('hello')", -83855367), ("xxhash_32('hello', 'world')", -920844969),
+    ("xxhash_32(NULL)", None), ("xxhash_32('hello', NULL)", None),
+    ("xxhash_64('hello')", -7685981735718036227),
+    ("xxhash_64('hello', 'world')", 7001965798170371843), ("xxhash_64(NULL)", None),
     ("bit_count(7)", 3), ("bit_count(-1)", 8), ("bit_count(cast(-1 as bigint))", 64),
     ("bit_count(NULL)", None),
     ("length(uuid())", 36),

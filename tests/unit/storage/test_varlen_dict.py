@@ -79,9 +79,7 @@ def test_dictionary_arrays_are_the_sorted_set_and_its_codes(values: list[bytes],
     offsets, data = varlen(values)
     data = np.concatenate([np.zeros(shift, np.uint8), data])  # a page that starts mid-buffer
     offsets = offsets + shift
-    built = dictionary_arrays(offsets, data)
-    assert built is not None
-    dict_offsets, dict_data, codes = built
+    dict_offsets, dict_data, codes = dictionary_arrays(offsets, data)
     expected = sorted(set(values))
     blob = dict_data.tobytes()
     words = [blob[a:b] for a, b in zip(dict_offsets[:-1].tolist(), dict_offsets[1:].tolist())]
