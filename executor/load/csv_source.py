@@ -1,10 +1,18 @@
 """CSV bodies (csv, csv_with_names, csv_with_names_and_types) -> Arrow record batches of
 string columns, one per file column, named after the load's columns (`spec.targets`).
 
-Two readers, both streaming a block at a time:
-- pyarrow.csv's streaming reader whenever it can express the options: a one-byte ASCII
-  column separator, `\\n` or `\\r\\n` lines, a one-byte `enclose` (pyarrow's quote_char, with
-  line delimiters allowed inside enclosed fields) and `escape`;
+Three readers, all streaming a block at a time:
+- without `enclose` (a line delimiter always ends a row), with a one-byte ASCII column
+  separator and `\\n` or `\\r\\n` lines: `line_blocks` cuts the body into blocks of whole lines
+  and pyarrow.csv parses each block on its own. The file columns the table stores as TINYINT ..
+  BIGINT are parsed straight to that integer type (no string column, no cast: ~15% of parse +
+  convert, docs/performance.md, branch pipe15); a block where one of them does not parse (an
+  empty field, a word, a value out of range) is parsed again as text, the path every value
+  took before, and the rest of the load is read as text, so every value keeps its semantics
+  (the reader trims spaces around numbers; text then converted value by value does too; a
+  block holding `0x` is read as text, since Arrow's parser takes hexadecimal and Doris not);
+- pyarrow.csv's streaming reader for the other options it can express: a one-byte `enclose`
+  (pyarrow's quote_char, with line delimiters allowed inside enclosed fields) and `escape`;
 - otherwise (multi-byte separators or line delimiters such as `||` or `\\x02`), a vectorised
   splitter: `line_blocks` cuts the body into whole lines and pyarrow.compute's `split_pattern`
   splits every line of a block into fields at once; there is no per-character Python loop.
@@ -13,10 +21,6 @@ Doris semantics kept by both: `\\N` is NULL, empty lines are skipped, `skip_line
 or two header lines of csv_with_names[_and_types], skipped, not used for mapping: Doris maps
 CSV columns by position), `trim_double_quotes` strips one pair of outer double quotes, and a
 line with the wrong number of columns is a filtered row with Doris' reason.
-A Stream Load of CSV without `enclose` takes neither: it cuts the body into blocks of whole
-lines (`line_blocks_of`) and its preparing threads parse them (`CsvBlockParser`), integer
-columns straight to their type (executor/load/job.py; ~15% of parse + convert, and parsing no
-longer on one thread: docs/performance.md, branch pipe15).
 Upstream: Doris `CsvReader` (be/src/vec/exec/format/csv/csv_reader.cpp).
 """
 
@@ -31,7 +35,7 @@ import pyarrow.csv as pacsv
 
 from executor.load.chunks import READ_BLOCK, ForwardStream, line_blocks
 from executor.load.format_options import FormatOptions
-from executor.load.spec import LoadSpec, LoadStats, StatsRecord
+from executor.load.spec import LoadSpec, LoadStats
 from storage.types import TypeKind
 
 NULL_TEXT = "\\N"
@@ -55,8 +59,12 @@ def csv_batches(stream: BinaryIO, spec: LoadSpec,
                 stats: LoadStats) -> Iterator[pa.RecordBatch]:
     names = [c.name for c in spec.targets]
     opts = spec.format
-    batches = _pyarrow_batches(stream, names, opts, stats) if opts.pyarrow_csv else \
-        _split_batches(stream, names, opts, stats)
+    if opts.pyarrow_csv and opts.enclose is None:
+        batches = _block_batches(stream, names, opts, stats, _integer_columns(spec))
+    elif opts.pyarrow_csv:
+        batches = _pyarrow_batches(stream, names, opts, stats)
+    else:
+        batches = _split_batches(stream, names, opts, stats)
     for rb in batches:
         yield _trim_double_quotes(rb) if opts.trim_double_quotes else rb
 
@@ -104,24 +112,41 @@ def _pyarrow_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
             return
 
 
-def parsed_in_blocks(spec: LoadSpec) -> bool:
-    """Whether a load may cut the body into blocks of whole lines and parse each on its own
-    (`line_blocks_of`, `CsvBlockParser`): CSV without `enclose` (a line delimiter always ends
-    a row), a one-byte column separator, `\\n` or `\\r\\n` lines."""
-    opts = spec.format
-    return opts.is_csv and opts.pyarrow_csv and opts.enclose is None
+def _integer_columns(spec: LoadSpec) -> dict[str, pa.DataType]:
+    """The file columns parsed as integers: loaded as they are (no `columns` expressions, no
+    trim_double_quotes, which works on text) into a TINYINT .. BIGINT column, as its type."""
+    if spec.mapping is not None or spec.format.trim_double_quotes:
+        return {}
+    return {c.name: pa.from_numpy_dtype(c.type.numpy_dtype) for c in spec.targets
+            if c.type.kind in _INTEGER_KINDS}
 
 
-def line_blocks_of(stream: BinaryIO, spec: LoadSpec) -> Iterator[bytes]:
-    """The body as blocks of whole lines (`\\r` left at the end of a `\\r\\n` line), after
-    `skip_lines` / the header lines."""
-    to_skip = spec.format.skip_rows
+def _block_batches(stream: BinaryIO, names: list[str], opts: FormatOptions, stats: LoadStats,
+                   integers: dict[str, pa.DataType]) -> Iterator[pa.RecordBatch]:
+    """Blocks of whole lines, each parsed by pyarrow.csv on its own (module docstring)."""
+    ncols = len(names)
+    text = {n: pa.string() for n in names}
+    typed = {**text, **integers} if integers else None
+    to_skip = opts.skip_rows
     for block in line_blocks(stream, b"\n"):
         if to_skip:
             block, to_skip = _skip_lines(block, to_skip)
             if not block:
                 continue
-        yield block
+        table = None
+        # Arrow reads 0x10 as 16, Doris refuses it: such a block is read as text
+        if typed is not None and b"0x" not in block and b"0X" not in block:
+            try:
+                table, bad_rows = _parse_block(block, names, opts, typed)
+            except pa.ArrowInvalid:
+                typed = None  # text from here on: one failed block costs one more parse
+        if table is None:
+            table, bad_rows = _parse_block(block, names, opts, text)
+        for actual, line in bad_rows:
+            stats.skipped_rows += 1
+            stats.filtered(_count_reason(actual, ncols, opts, line))
+        if table.num_rows:
+            yield from table.combine_chunks().to_batches()
 
 
 def _skip_lines(block: bytes, lines: int) -> tuple[bytes, int]:
@@ -134,75 +159,33 @@ def _skip_lines(block: bytes, lines: int) -> tuple[bytes, int]:
     return block[at + 1:], 0
 
 
-class CsvBlockParser:
-    """Parses blocks of whole lines (`line_blocks_of`) with pyarrow.csv, on any thread.
+def _parse_block(block: bytes, names: list[str], opts: FormatOptions,
+                 types: dict[str, pa.DataType]) -> tuple[pa.Table, list[tuple[int, str]]]:
+    """One block of whole lines as a table of `types` (raises ArrowInvalid for a value that
+    does not parse as its column's type), and the (column count, text) of the lines with the
+    wrong number of columns, which are left out."""
+    bad_rows: list[tuple[int, str]] = []
 
-    File columns the table stores as TINYINT .. BIGINT are parsed straight to that type (no
-    string column, no cast; the load's columns loaded as they are: no `columns` expressions or
-    trim_double_quotes). A block where one of them does not parse (an empty field, a word, a
-    value out of range) is parsed again as text, the path every value took before, and later
-    blocks are read as text, so every value keeps its semantics (the reader trims spaces
-    around numbers; text converted value by value does too). A block holding `0x` is read as
-    text: Arrow's parser would take hexadecimal, which Doris refuses."""
+    def invalid_row(row: pacsv.InvalidRow) -> str:
+        bad_rows.append((row.actual_columns, (row.text or "").rstrip("\r\n")))
+        return "skip"
 
-    def __init__(self, spec: LoadSpec) -> None:
-        self._names = [c.name for c in spec.targets]
-        self._opts = spec.format
-        self._text = {n: pa.string() for n in self._names}
-        integers = {} if spec.mapping is not None or spec.format.trim_double_quotes else {
-            c.name: pa.from_numpy_dtype(c.type.numpy_dtype) for c in spec.targets
-            if c.type.kind in _INTEGER_KINDS}
-        # set to None by the first block that does not parse typed (a benign race between
-        # threads: one more block may still try)
-        self._typed: dict[str, pa.DataType] | None = {**self._text, **integers} \
-            if integers else None
-
-    def parse(self, block: bytes, stats: LoadStats | StatsRecord) -> pa.RecordBatch:
-        """The block's rows; lines with the wrong number of columns are left out and counted
-        in `stats` with Doris' reason."""
-        table = None
-        typed = self._typed
-        if typed is not None and b"0x" not in block and b"0X" not in block:
-            try:
-                table, bad_rows = self._parse(block, typed)
-            except pa.ArrowInvalid:
-                self._typed = None
-        if table is None:
-            table, bad_rows = self._parse(block, self._text)
-        for actual, line in bad_rows:
-            stats.skipped_rows += 1
-            stats.filtered(_count_reason(actual, len(self._names), self._opts, line))
-        table = table.combine_chunks()
-        if not table.num_rows:
-            return pa.RecordBatch.from_arrays(
-                [pa.array([], t) for t in table.schema.types], schema=table.schema)
-        rb = table.to_batches()[0]
-        return _trim_double_quotes(rb) if self._opts.trim_double_quotes else rb
-
-    def _parse(self, block: bytes, types: dict[str, pa.DataType]
-               ) -> tuple[pa.Table, list[tuple[int, str]]]:
-        bad_rows: list[tuple[int, str]] = []
-
-        def invalid_row(row: pacsv.InvalidRow) -> str:
-            bad_rows.append((row.actual_columns, (row.text or "").rstrip("\r\n")))
-            return "skip"
-
-        read_opts = pacsv.ReadOptions(column_names=self._names, block_size=len(block) + 1,
-                                      use_threads=False)
-        parse_opts = pacsv.ParseOptions(
-            delimiter=self._opts.column_separator.decode(), quote_char=False,
-            escape_char=False, ignore_empty_lines=True, invalid_row_handler=invalid_row)
-        conv_opts = pacsv.ConvertOptions(column_types=types, null_values=[NULL_TEXT],
-                                         strings_can_be_null=True,
-                                         quoted_strings_can_be_null=False, check_utf8=False)
-        try:
-            table = pacsv.read_csv(pa.py_buffer(block), read_options=read_opts,
-                                   parse_options=parse_opts, convert_options=conv_opts)
-        except pa.ArrowInvalid as e:
-            if "Empty CSV file" not in str(e):
-                raise
-            table = pa.table({n: pa.array([], types[n]) for n in self._names})
-        return table, bad_rows
+    read_opts = pacsv.ReadOptions(column_names=names, block_size=len(block) + 1,
+                                  use_threads=False)
+    parse_opts = pacsv.ParseOptions(delimiter=opts.column_separator.decode(), quote_char=False,
+                                    escape_char=False, ignore_empty_lines=True,
+                                    invalid_row_handler=invalid_row)
+    conv_opts = pacsv.ConvertOptions(column_types=types, null_values=[NULL_TEXT],
+                                     strings_can_be_null=True, quoted_strings_can_be_null=False,
+                                     check_utf8=False)
+    try:
+        table = pacsv.read_csv(pa.py_buffer(block), read_options=read_opts,
+                               parse_options=parse_opts, convert_options=conv_opts)
+    except pa.ArrowInvalid as e:
+        if "Empty CSV file" not in str(e):
+            raise
+        table = pa.table({n: pa.array([], t) for n, t in types.items()})
+    return table, bad_rows
 
 
 class _EscapeFolding(ForwardStream):
