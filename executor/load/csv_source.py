@@ -1,18 +1,10 @@
 """CSV bodies (csv, csv_with_names, csv_with_names_and_types) -> Arrow record batches of
 string columns, one per file column, named after the load's columns (`spec.targets`).
 
-Three readers, all streaming a block at a time:
-- without `enclose` (a line delimiter always ends a row), with a one-byte ASCII column
-  separator and `\\n` or `\\r\\n` lines: `line_blocks` cuts the body into blocks of whole lines
-  and pyarrow.csv parses each block on its own. The file columns the table stores as TINYINT ..
-  BIGINT are parsed straight to that integer type (no string column, no cast: ~15% of parse +
-  convert, docs/performance.md, branch pipe15); a block where one of them does not parse (an
-  empty field, a word, a value out of range) is parsed again as text, the path every value
-  took before, and the rest of the load is read as text, so every value keeps its semantics
-  (the reader trims spaces around numbers; text then converted value by value does too; a
-  block holding `0x` is read as text, since Arrow's parser takes hexadecimal and Doris not);
-- pyarrow.csv's streaming reader for the other options it can express: a one-byte `enclose`
-  (pyarrow's quote_char, with line delimiters allowed inside enclosed fields) and `escape`;
+Two readers, both streaming a block at a time:
+- pyarrow.csv's streaming reader whenever it can express the options: a one-byte ASCII
+  column separator, `\\n` or `\\r\\n` lines, a one-byte `enclose` (pyarrow's quote_char, with
+  line delimiters allowed inside enclosed fields) and `escape`;
 - otherwise (multi-byte separators or line delimiters such as `||` or `\\x02`), a vectorised
   splitter: `line_blocks` cuts the body into whole lines and pyarrow.compute's `split_pattern`
   splits every line of a block into fields at once; there is no per-character Python loop.
@@ -36,10 +28,8 @@ import pyarrow.csv as pacsv
 from executor.load.chunks import READ_BLOCK, ForwardStream, line_blocks
 from executor.load.format_options import FormatOptions
 from executor.load.spec import LoadSpec, LoadStats
-from storage.types import TypeKind
 
 NULL_TEXT = "\\N"
-_INTEGER_KINDS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT)
 
 
 def _printable(b: bytes) -> str:
@@ -59,12 +49,8 @@ def csv_batches(stream: BinaryIO, spec: LoadSpec,
                 stats: LoadStats) -> Iterator[pa.RecordBatch]:
     names = [c.name for c in spec.targets]
     opts = spec.format
-    if opts.pyarrow_csv and opts.enclose is None:
-        batches = _block_batches(stream, names, opts, stats, _integer_columns(spec))
-    elif opts.pyarrow_csv:
-        batches = _pyarrow_batches(stream, names, opts, stats)
-    else:
-        batches = _split_batches(stream, names, opts, stats)
+    batches = _pyarrow_batches(stream, names, opts, stats) if opts.pyarrow_csv else \
+        _split_batches(stream, names, opts, stats)
     for rb in batches:
         yield _trim_double_quotes(rb) if opts.trim_double_quotes else rb
 
@@ -110,82 +96,6 @@ def _pyarrow_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
             yield reader.read_next_batch()
         except StopIteration:
             return
-
-
-def _integer_columns(spec: LoadSpec) -> dict[str, pa.DataType]:
-    """The file columns parsed as integers: loaded as they are (no `columns` expressions, no
-    trim_double_quotes, which works on text) into a TINYINT .. BIGINT column, as its type."""
-    if spec.mapping is not None or spec.format.trim_double_quotes:
-        return {}
-    return {c.name: pa.from_numpy_dtype(c.type.numpy_dtype) for c in spec.targets
-            if c.type.kind in _INTEGER_KINDS}
-
-
-def _block_batches(stream: BinaryIO, names: list[str], opts: FormatOptions, stats: LoadStats,
-                   integers: dict[str, pa.DataType]) -> Iterator[pa.RecordBatch]:
-    """Blocks of whole lines, each parsed by pyarrow.csv on its own (module docstring)."""
-    ncols = len(names)
-    text = {n: pa.string() for n in names}
-    typed = {**text, **integers} if integers else None
-    to_skip = opts.skip_rows
-    for block in line_blocks(stream, b"\n"):
-        if to_skip:
-            block, to_skip = _skip_lines(block, to_skip)
-            if not block:
-                continue
-        table = None
-        # Arrow reads 0x10 as 16, Doris refuses it: such a block is read as text
-        if typed is not None and b"0x" not in block and b"0X" not in block:
-            try:
-                table, bad_rows = _parse_block(block, names, opts, typed)
-            except pa.ArrowInvalid:
-                typed = None  # text from here on: one failed block costs one more parse
-        if table is None:
-            table, bad_rows = _parse_block(block, names, opts, text)
-        for actual, line in bad_rows:
-            stats.skipped_rows += 1
-            stats.filtered(_count_reason(actual, ncols, opts, line))
-        if table.num_rows:
-            yield from table.combine_chunks().to_batches()
-
-
-def _skip_lines(block: bytes, lines: int) -> tuple[bytes, int]:
-    """`block` without its first `lines` lines, and the lines still to skip after it."""
-    at = -1
-    for _ in range(lines):
-        at = block.find(b"\n", at + 1)
-        if at < 0:
-            return b"", lines - block.count(b"\n") - 1
-    return block[at + 1:], 0
-
-
-def _parse_block(block: bytes, names: list[str], opts: FormatOptions,
-                 types: dict[str, pa.DataType]) -> tuple[pa.Table, list[tuple[int, str]]]:
-    """One block of whole lines as a table of `types` (raises ArrowInvalid for a value that
-    does not parse as its column's type), and the (column count, text) of the lines with the
-    wrong number of columns, which are left out."""
-    bad_rows: list[tuple[int, str]] = []
-
-    def invalid_row(row: pacsv.InvalidRow) -> str:
-        bad_rows.append((row.actual_columns, (row.text or "").rstrip("\r\n")))
-        return "skip"
-
-    read_opts = pacsv.ReadOptions(column_names=names, block_size=len(block) + 1,
-                                  use_threads=False)
-    parse_opts = pacsv.ParseOptions(delimiter=opts.column_separator.decode(), quote_char=False,
-                                    escape_char=False, ignore_empty_lines=True,
-                                    invalid_row_handler=invalid_row)
-    conv_opts = pacsv.ConvertOptions(column_types=types, null_values=[NULL_TEXT],
-                                     strings_can_be_null=True, quoted_strings_can_be_null=False,
-                                     check_utf8=False)
-    try:
-        table = pacsv.read_csv(pa.py_buffer(block), read_options=read_opts,
-                               parse_options=parse_opts, convert_options=conv_opts)
-    except pa.ArrowInvalid as e:
-        if "Empty CSV file" not in str(e):
-            raise
-        table = pa.table({n: pa.array([], t) for n, t in types.items()})
-    return table, bad_rows
 
 
 class _EscapeFolding(ForwardStream):
