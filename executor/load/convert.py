@@ -139,6 +139,18 @@ def _datetime_column(t: DataType, micros: pa.Array) -> Column:
     return Column.from_arrow(t, micros)
 
 
+def has_hex_prefix(text: pa.Array) -> bool:
+    """Whether some value of a string column may hold `0x` / `0X`, which Arrow's integer
+    parsing reads as hexadecimal and Doris refuses as not a number (the per-value path then
+    decides). One search of the column's bytes buffer (a hit outside its values only costs
+    the per-value path)."""
+    data = text.buffers()[2]
+    if data is None:
+        return False
+    raw = data.to_pybytes()
+    return b"0x" in raw or b"0X" in raw
+
+
 def _text_convert(t: DataType, text: pa.Array) -> Column | None:
     k = t.kind
     try:
@@ -148,6 +160,8 @@ def _text_convert(t: DataType, text: pa.Array) -> Column | None:
                 return None
             return Column.from_arrow(t, text)
         if t.is_integer and k in _ARROW_CASTS:
+            if has_hex_prefix(text):  # Arrow reads 0x10 as 16; Doris refuses it
+                return None
             # straight to the column's width: pyarrow refuses a value out of its range (the
             # per-value path then names it), no int64 pass and min_max check (docs/performance.md)
             return Column.from_arrow(t, pc.cast(text, pa.from_numpy_dtype(t.numpy_dtype)))
