@@ -56,8 +56,6 @@ def _typed_convert(t: DataType, arr: pa.Array) -> Column | None:
             return Column.from_physical(t, [None] * len(arr))
         if (t.is_integer or k is TypeKind.BOOLEAN) and k in _INT_KINDS and \
                 (pa.types.is_integer(ty) or pa.types.is_boolean(ty)):
-            if ty == pa.from_numpy_dtype(t.numpy_dtype):  # e.g. CSV parsed to the column's type
-                return Column.from_arrow(t, arr)
             as64 = pc.cast(arr, pa.int64())
             lo, hi = t.int_range()
             mm = pc.min_max(as64)

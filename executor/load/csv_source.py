@@ -13,10 +13,6 @@ Doris semantics kept by both: `\\N` is NULL, empty lines are skipped, `skip_line
 or two header lines of csv_with_names[_and_types], skipped, not used for mapping: Doris maps
 CSV columns by position), `trim_double_quotes` strips one pair of outer double quotes, and a
 line with the wrong number of columns is a filtered row with Doris' reason.
-A Stream Load of CSV without `enclose` takes neither: it cuts the body into blocks of whole
-lines (`line_blocks_of`) and its preparing threads parse them (`CsvBlockParser`), integer
-columns straight to their type (executor/load/job.py; ~15% of parse + convert, and parsing no
-longer on one thread: docs/performance.md, branch pipe15).
 Upstream: Doris `CsvReader` (be/src/vec/exec/format/csv/csv_reader.cpp).
 """
 
@@ -31,11 +27,9 @@ import pyarrow.csv as pacsv
 
 from executor.load.chunks import READ_BLOCK, ForwardStream, line_blocks
 from executor.load.format_options import FormatOptions
-from executor.load.spec import LoadSpec, LoadStats, StatsRecord
-from storage.types import TypeKind
+from executor.load.spec import LoadSpec, LoadStats
 
 NULL_TEXT = "\\N"
-_INTEGER_KINDS = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT)
 
 
 def _printable(b: bytes) -> str:
@@ -102,107 +96,6 @@ def _pyarrow_batches(stream: BinaryIO, names: list[str], opts: FormatOptions,
             yield reader.read_next_batch()
         except StopIteration:
             return
-
-
-def parsed_in_blocks(spec: LoadSpec) -> bool:
-    """Whether a load may cut the body into blocks of whole lines and parse each on its own
-    (`line_blocks_of`, `CsvBlockParser`): CSV without `enclose` (a line delimiter always ends
-    a row), a one-byte column separator, `\\n` or `\\r\\n` lines."""
-    opts = spec.format
-    return opts.is_csv and opts.pyarrow_csv and opts.enclose is None
-
-
-def line_blocks_of(stream: BinaryIO, spec: LoadSpec) -> Iterator[bytes]:
-    """The body as blocks of whole lines (`\\r` left at the end of a `\\r\\n` line), after
-    `skip_lines` / the header lines."""
-    to_skip = spec.format.skip_rows
-    for block in line_blocks(stream, b"\n"):
-        if to_skip:
-            block, to_skip = _skip_lines(block, to_skip)
-            if not block:
-                continue
-        yield block
-
-
-def _skip_lines(block: bytes, lines: int) -> tuple[bytes, int]:
-    """`block` without its first `lines` lines, and the lines still to skip after it."""
-    at = -1
-    for _ in range(lines):
-        at = block.find(b"\n", at + 1)
-        if at < 0:
-            return b"", lines - block.count(b"\n") - 1
-    return block[at + 1:], 0
-
-
-class CsvBlockParser:
-    """Parses blocks of whole lines (`line_blocks_of`) with pyarrow.csv, on any thread.
-
-    File columns the table stores as TINYINT .. BIGINT are parsed straight to that type (no
-    string column, no cast; the load's columns loaded as they are: no `columns` expressions or
-    trim_double_quotes). A block where one of them does not parse (an empty field, a word, a
-    value out of range) is parsed again as text, the path every value took before, and later
-    blocks are read as text, so every value keeps its semantics (the reader trims spaces
-    around numbers; text converted value by value does too). A block holding `0x` is read as
-    text: Arrow's parser would take hexadecimal, which Doris refuses."""
-
-    def __init__(self, spec: LoadSpec) -> None:
-        self._names = [c.name for c in spec.targets]
-        self._opts = spec.format
-        self._text = {n: pa.string() for n in self._names}
-        integers = {} if spec.mapping is not None or spec.format.trim_double_quotes else {
-            c.name: pa.from_numpy_dtype(c.type.numpy_dtype) for c in spec.targets
-            if c.type.kind in _INTEGER_KINDS}
-        # set to None by the first block that does not parse typed (a benign race between
-        # threads: one more block may still try)
-        self._typed: dict[str, pa.DataType] | None = {**self._text, **integers} \
-            if integers else None
-
-    def parse(self, block: bytes, stats: LoadStats | StatsRecord) -> pa.RecordBatch:
-        """The block's rows; lines with the wrong number of columns are left out and counted
-        in `stats` with Doris' reason."""
-        table = None
-        typed = self._typed
-        if typed is not None and b"0x" not in block and b"0X" not in block:
-            try:
-                table, bad_rows = self._parse(block, typed)
-            except pa.ArrowInvalid:
-                self._typed = None
-        if table is None:
-            table, bad_rows = self._parse(block, self._text)
-        for actual, line in bad_rows:
-            stats.skipped_rows += 1
-            stats.filtered(_count_reason(actual, len(self._names), self._opts, line))
-        table = table.combine_chunks()
-        if not table.num_rows:
-            return pa.RecordBatch.from_arrays(
-                [pa.array([], t) for t in table.schema.types], schema=table.schema)
-        rb = table.to_batches()[0]
-        return _trim_double_quotes(rb) if self._opts.trim_double_quotes else rb
-
-    def _parse(self, block: bytes, types: dict[str, pa.DataType]
-               ) -> tuple[pa.Table, list[tuple[int, str]]]:
-        bad_rows: list[tuple[int, str]] = []
-
-        def invalid_row(row: pacsv.InvalidRow) -> str:
-            bad_rows.append((row.actual_columns, (row.text or "").rstrip("\r\n")))
-            return "skip"
-
-        read_opts = pacsv.ReadOptions(column_names=self._names, block_size=len(block) + 1,
-                                      use_threads=False)
-        parse_opts = pacsv.ParseOptions(
-            delimiter=self._opts.column_separator.decode(), quote_char=False,
-            escape_char=False, ignore_empty_lines=True, invalid_row_handler=invalid_row)
-        conv_opts = pacsv.ConvertOptions(column_types=types, null_values=[NULL_TEXT],
-                                         strings_can_be_null=True,
-                                         quoted_strings_can_be_null=False, check_utf8=False)
-        try:
-            table = pacsv.read_csv(pa.py_buffer(block), read_options=read_opts,
-                                   parse_options=parse_opts, convert_options=conv_opts)
-        except pa.ArrowInvalid as e:
-            if "Empty CSV file" not in str(e):
-                raise
-            table = pa.table({n: pa.array([], types[n]) for n in self._names})
-        return table, bad_rows
 
 
 class _EscapeFolding(ForwardStream):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
@@ -16,10 +16,9 @@ import pyarrow as pa
 
 from executor.insert import begin
 from executor.load.convert import converted_rows
-from executor.load.csv_source import CsvBlockParser, parsed_in_blocks
 from executor.load.mapping import mapped_rows
 from executor.load.prefetch import parsed_ahead, prepared_ahead
-from executor.load.sources import CountedStream, csv_line_blocks, record_batches
+from executor.load.sources import CountedStream, record_batches
 from executor.load.spec import (
     LoadFailed,
     LoadSpec,
@@ -42,9 +41,6 @@ from storage.txn import LabelAlreadyUsed, LoadTxn, SplitBatch
 # 128k rows measured 670-690 MB against 650-660 MB at 64k, and 1.16-1.28 vs 1.25-1.46 us of
 # server CPU a row (alternating quiet runs, session 14).
 COALESCE_ROWS = 131072
-# A CSV body cut into blocks of lines (parsed on the preparing threads) is joined by bytes:
-# about COALESCE_ROWS rows of SSB lineorder.
-COALESCE_BYTES = 12 << 20
 # Threads preparing batches (conversion, routing, the split by tablet) while the load thread
 # inserts earlier ones in file order: one load thread left the second core idle about half the
 # time (cores busy 1.4-1.6 of 2, the GIL held ~39% of the wall; docs/performance.md).
@@ -84,19 +80,8 @@ def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
 
 
 @dataclass
-class _Work:
-    """One batch for a preparing thread: parsed (`rb`) or blocks of CSV lines to parse there
-    (`lines`), with what the parse thread recorded before it (row it starts at, record)."""
-
-    rb: pa.RecordBatch | None = None
-    lines: list[bytes] | None = None
-    blocks: list[tuple[int, StatsRecord]] = field(default_factory=list)
-    read_error: Exception | None = None  # reading the body failed after the batches before
-
-
-@dataclass
 class _Prepared:
-    """One batch made ready for insertion on a preparing thread."""
+    """One parsed batch made ready for insertion on a preparing thread."""
 
     rows: int  # rows of the parsed batch
     record: StatsRecord  # what parsing, conversion and routing recorded, in row order
@@ -104,24 +89,20 @@ class _Prepared:
     error: BaseException | None = None
 
 
-def _prepare(req: LoadSpec, txn: LoadTxn, now: _dt.datetime, parser: CsvBlockParser | None,
-             work: _Work) -> _Prepared:
-    """Parse (CSV lines), convert the batch to the table's columns, route its rows and cut
-    them by tablet, on a preparing thread: nothing here touches the load's stats or
-    memtables. A reader's reasons go before the first row of the block it found them in."""
+def _prepare(req: LoadSpec, txn: LoadTxn, now: _dt.datetime, rb: pa.RecordBatch | None,
+             blocks: list[tuple[int, StatsRecord]], read_error: Exception | None) -> _Prepared:
+    """Convert `rb` to the table's columns, route its rows and cut them by tablet (on a
+    preparing thread: nothing here touches the load's stats or memtables). `blocks`: the
+    row each of its parsed blocks starts at and what its reader recorded (a reader's reasons
+    go before the block's first row). `read_error`: reading the body failed after the batches
+    before this one."""
     record = StatsRecord()
-    for start, parsed in work.blocks:
+    for start, parsed in blocks:
         parsed.apply_to(record, at_row=start)
-    out = _Prepared(0, record, error=work.read_error)
-    if work.read_error is not None:
-        return out
+    if rb is None:
+        return _Prepared(0, record, error=read_error)
+    out = _Prepared(rb.num_rows, record)
     try:
-        rb = work.rb
-        if work.lines is not None:
-            assert parser is not None
-            rb = _parsed(parser, work.lines, record)
-        assert rb is not None
-        out.rows = rb.num_rows
         batch, positions = (converted_rows if req.mapping is None else mapped_rows)(
             req, rb, record, now)
         if not batch.num_rows:
@@ -142,24 +123,6 @@ def _prepare(req: LoadSpec, txn: LoadTxn, now: _dt.datetime, parser: CsvBlockPar
     finally:
         out.record = record.ordered()
     return out
-
-
-def _parsed(parser: CsvBlockParser, lines: list[bytes], record: StatsRecord) -> pa.RecordBatch:
-    """Blocks of CSV lines parsed and joined; a reader's reasons recorded at the block's
-    first row. Blocks parsed typed and blocks read as text (the parser fell back) are joined
-    as text (an integer's text converts to the same value)."""
-    batches = []
-    rows = 0
-    for block in lines:
-        found = StatsRecord()
-        rb = parser.parse(block, found)
-        found.apply_to(record, at_row=rows)
-        rows += rb.num_rows
-        batches.append(rb)
-    if len({rb.schema for rb in batches}) > 1:
-        batches = [pa.RecordBatch.from_arrays([c.cast(pa.string()) for c in rb.columns],
-                                              names=rb.schema.names) for rb in batches]
-    return _joined(batches)
 
 
 def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
@@ -191,37 +154,21 @@ def run_load(engine: StorageEngine, req: LoadSpec, raw: BinaryIO,
         # records is handed to the load's stats with the batch it preceded (file order)
         spool = engine.data_dir / "tmp" / "load"
         parse_record = StatsRecord()
-        parser = CsvBlockParser(req) if parsed_in_blocks(req) else None
+        body = parsed_ahead(
+            lambda recorder: record_batches(stream, req, recorder,  # type: ignore[arg-type]
+                                            spool), parse_record)
 
-        def work() -> Iterator[_Work]:
+        def batches() -> Iterator[tuple[pa.RecordBatch | None, list[tuple[int, StatsRecord]],
+                                        Exception | None]]:
+            blocks = ((rb, parse_record.handed_over()) for rb in body)
             try:
-                if parser is not None:  # CSV lines, parsed on the preparing threads
-                    held: list[bytes] = []
-                    size = 0
-                    lines = parsed_ahead(
-                        lambda _: csv_line_blocks(stream, req),  # type: ignore[arg-type]
-                        parse_record)
-                    for block in lines:
-                        held.append(block)
-                        size += len(block)
-                        if size >= COALESCE_BYTES:
-                            yield _Work(lines=held)
-                            held, size = [], 0
-                    if held:
-                        yield _Work(lines=held)
-                    return
-                body = parsed_ahead(
-                    lambda recorder: record_batches(
-                        stream, req, recorder, spool),  # type: ignore[arg-type]
-                    parse_record)
-                blocks = ((rb, parse_record.handed_over()) for rb in body)
                 for rb, records in coalesced(blocks, COALESCE_ROWS):
-                    yield _Work(rb=rb, blocks=records)
+                    yield rb, records, None
             except Exception as e:  # noqa: BLE001  # a reader's error, after what it recorded
-                yield _Work(blocks=[(0, parse_record.handed_over())], read_error=e)
+                yield None, [(0, parse_record.handed_over())], e
 
         w0 = time.perf_counter()
-        with prepared_ahead(lambda item: _prepare(req, txn, now, parser, item), work(),
+        with prepared_ahead(lambda item: _prepare(req, txn, now, *item), batches(),
                             PREPARE_THREADS, PREPARE_AHEAD) as prepared:
             for ready in prepared:
                 ready.record.apply_to(stats)

@@ -36,6 +36,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TypeVar
 
+import pyarrow as pa
+
 from executor.load.spec import LoadStats, StatsRecord
 
 T = TypeVar("T")
@@ -45,8 +47,8 @@ R = TypeVar("R")
 _BLOCK, _END, _ERROR = 0, 1, 2
 
 
-def parsed_ahead(open_batches: Callable[[LoadStats], Iterator[T]],
-                 stats: LoadStats | StatsRecord, depth: int = 4) -> Iterator[T]:
+def parsed_ahead(open_batches: Callable[[LoadStats], Iterator[pa.RecordBatch]],
+                 stats: LoadStats | StatsRecord, depth: int = 4) -> Iterator[pa.RecordBatch]:
     """The batches of `open_batches(recorder)`, read on a producer thread up to `depth`
     batches ahead; the recorder's filtered rows are added to `stats` in stream order."""
     record = StatsRecord()
@@ -83,7 +85,7 @@ def parsed_ahead(open_batches: Callable[[LoadStats], Iterator[T]],
             kind, value, recorded = handoff.get()
             recorded.apply_to(stats)
             if kind == _BLOCK:
-                yield value  # type: ignore[misc]  # a T, put there by produce()
+                yield value
             elif kind == _END:
                 return
             else:

@@ -18,21 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import BinaryIO
 
 import pyarrow as pa
 
 from executor.load.chunks import READ_BLOCK, CountedStream
 from executor.load.columnar_source import arrow_batches, orc_batches, parquet_batches
-from executor.load.csv_source import csv_batches, line_blocks_of
+from executor.load.csv_source import csv_batches
 from executor.load.decompress import decompress_error, is_decompress_error, open_decompressed
-from executor.load.format_options import FormatOptions
 from executor.load.json_source import json_batches
 from executor.load.spec import LoadFailed, LoadSpec, LoadStats
 
-T = TypeVar("T")
-
-__all__ = ["READ_BLOCK", "CountedStream", "csv_line_blocks", "record_batches"]
+__all__ = ["READ_BLOCK", "CountedStream", "record_batches"]
 
 
 def record_batches(stream: BinaryIO, spec: LoadSpec, stats: LoadStats,
@@ -52,21 +49,8 @@ def record_batches(stream: BinaryIO, spec: LoadSpec, stats: LoadStats,
         batches = orc_batches(source, spec, spool_dir)
     else:
         batches = arrow_batches(source, spec)
-    yield from _reported(batches, opts)
-
-
-def csv_line_blocks(stream: BinaryIO, spec: LoadSpec) -> Iterator[bytes]:
-    """A CSV body `csv_source.parsed_in_blocks` accepts, decompressed, as blocks of whole
-    lines for `csv_source.CsvBlockParser` (errors reported as `record_batches` does)."""
-    opts = spec.format
-    yield from _reported(line_blocks_of(open_decompressed(stream, opts.compress_type), spec),
-                         opts)
-
-
-def _reported(items: Iterator[T], opts: FormatOptions) -> Iterator[T]:
-    """`items`, a body that cannot be read at all reported as Doris does (LoadFailed)."""
     try:
-        yield from items
+        yield from batches
     except (OSError, pa.ArrowInvalid) as e:
         if opts.compress_type is not None and is_decompress_error(e):
             raise decompress_error(opts.compress_type, e) from None
