@@ -142,13 +142,17 @@ def _datetime_column(t: DataType, micros: pa.Array) -> Column:
 def has_hex_prefix(text: pa.Array) -> bool:
     """Whether some value of a string column may hold `0x` / `0X`, which Arrow's integer
     parsing reads as hexadecimal and Doris refuses as not a number (the per-value path then
-    decides). One search of the column's bytes buffer (a hit outside its values only costs
-    the per-value path)."""
+    decides). Decimal text has no byte above '9', so one vectorised max over the column's
+    bytes usually answers; else a search of them (a hit outside its values only costs the
+    per-value path)."""
     data = text.buffers()[2]
     if data is None:
         return False
-    raw = data.to_pybytes()
-    return b"0x" in raw or b"0X" in raw
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if not len(raw) or int(raw.max()) <= ord("9"):
+        return False
+    found = data.to_pybytes()
+    return b"0x" in found or b"0X" in found
 
 
 def _text_convert(t: DataType, text: pa.Array) -> Column | None:
