@@ -300,7 +300,8 @@ class CompactionManager:
             recheck = now + IDLE_RECHECK_SECONDS
             quiet = self.cfg.cumulative_compaction_quiet_seconds
             rowsets = self.engine.catalog.rowsets(tablet.tablet_id)
-            if kind == CUMULATIVE and quiet > 0 and len(rowsets) > 1:
+            if kind == CUMULATIVE and quiet > 0 and (
+                    len(rowsets) > 1 or any(policy.is_overlapping(r) for r in rowsets)):
                 # look again the moment the tablet turns quiet (_quiet_inputs)
                 newest = max(r.create_time for r in rowsets)
                 recheck = min(recheck, max(now + 0.1, newest + quiet + 0.1))
