@@ -415,3 +415,19 @@ def test_the_producer_merges_one_overlapping_rowset_of_a_quiet_tablet(
     assert not policy.is_overlapping(rs)
     assert read(engine) == before
     engine.close()
+
+
+def test_a_tablet_with_an_overlapping_rowset_is_rechecked_when_it_turns_quiet(
+        tmp_path: Path) -> None:
+    """A producer round before the tablet is quiet must not park a one-rowset tablet for the
+    60 s idle recheck: its overlapping rowset is looked at again once the tablet is quiet."""
+    engine = engine_with(tmp_path, MODELS["dup"], cumulative_compaction_quiet_seconds=30,
+                         write_buffer_size=4096)
+    load(engine, [(k % 97, k, f"s{k}") for k in range(2000)], batches=4)
+    t = tablet(engine)
+    (rs,) = engine.catalog.rowsets(t.tablet_id)
+    assert policy.is_overlapping(rs)
+    manager = engine.compaction
+    assert not manager._submit_auto(t, scheduler.CUMULATIVE)  # not quiet yet
+    assert manager.state(t.tablet_id).idle_until[scheduler.CUMULATIVE] <= rs.create_time + 31
+    engine.close()
