@@ -231,7 +231,8 @@ class CompactionManager:
                  if not r.delete_predicates]
         quiet = self.cfg.cumulative_compaction_quiet_seconds
         self._quiet_at[tablet.tablet_id] = (
-            max(r.create_time for r in above) + quiet if quiet > 0 and len(above) >= 2
+            max(r.create_time for r in above) + quiet
+            if quiet > 0 and (len(above) >= 2 or any(policy.is_overlapping(r) for r in above))
             else float("inf"))
         return scores
 
@@ -299,7 +300,8 @@ class CompactionManager:
             recheck = now + IDLE_RECHECK_SECONDS
             quiet = self.cfg.cumulative_compaction_quiet_seconds
             rowsets = self.engine.catalog.rowsets(tablet.tablet_id)
-            if kind == CUMULATIVE and quiet > 0 and len(rowsets) > 1:
+            if kind == CUMULATIVE and quiet > 0 and (
+                    len(rowsets) > 1 or any(policy.is_overlapping(r) for r in rowsets)):
                 # look again the moment the tablet turns quiet (_quiet_inputs)
                 newest = max(r.create_time for r in rowsets)
                 recheck = min(recheck, max(now + 0.1, newest + quiet + 0.1))
@@ -362,7 +364,8 @@ class CompactionManager:
         keeps apart) into one, so a table that stopped changing ends as few rowsets (Doris
         leaves them forever, apache/doris#2668). Bounded by the promotion minimum size so a
         trickle-fed big tablet is not rewritten over and over. The inputs are the first run of
-        at least two data rowsets (a delete version ends a run, as in the size_based policy)."""
+        at least two data rowsets, or one overlapping rowset (a delete version ends a run, as
+        in the size_based policy)."""
         quiet = self.cfg.cumulative_compaction_quiet_seconds
         if quiet <= 0 or not rowsets or now - max(r.create_time for r in rowsets) < quiet:
             return ()
@@ -374,7 +377,11 @@ class CompactionManager:
                 run = []
             else:
                 run.append(r)
-        if len(run) < 2 or sum(r.data_size for r in run) > self.cfg.promotion_min_size:
+        # One OVERLAPPING rowset (a large load flushed early: several sorted runs) is worth a
+        # merge on its own: Doris scores it by its segment count, and every query merges its
+        # runs until compaction does it once.
+        worth = len(run) >= 2 or (len(run) == 1 and policy.is_overlapping(run[0]))
+        if not worth or sum(r.data_size for r in run) > self.cfg.promotion_min_size:
             return ()
         return tuple(run)
 

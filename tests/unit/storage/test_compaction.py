@@ -4,6 +4,7 @@ pinned to older versions, delete versions, back-pressure and E-235, and the cras
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -382,4 +383,51 @@ def test_the_producer_merges_a_quiet_tablets_leftovers(tmp_path: Path) -> None:
     assert manager.wait_versions([t.tablet_id], 2, timeout=60)
     assert manager.version_count(t.tablet_id) == 2  # the virtual [0-1] and one rowset
     assert read(engine) == before
+    engine.close()
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_the_producer_merges_one_overlapping_rowset_of_a_quiet_tablet(
+        tmp_path: Path, model: str) -> None:
+    """One load flushed in several runs (a small write_buffer_size stands in for a big load's
+    early / memory-limit flushes) leaves ONE overlapping rowset: score below min_deltas, so the
+    size policy never picks it. Once the tablet is quiet the producer merges its runs into one
+    non-overlapping rowset, with the same rows (incl. NULLs, duplicate keys, a delete version
+    on top)."""
+    engine = engine_with(tmp_path, MODELS[model], cumulative_compaction_quiet_seconds=1,
+                         generate_compaction_tasks_interval_ms=50, write_buffer_size=4096)
+    rows = [(k % 997, None if k % 7 == 0 else k, None if k % 5 == 0 else f"ü{k}")
+            for k in range(3000)]
+    load(engine, rows, batches=6)
+    t = tablet(engine)
+    manager = engine.compaction
+    (rs,) = engine.catalog.rowsets(t.tablet_id)
+    assert policy.is_overlapping(rs) and rs.num_segments >= 2
+    assert manager._score(t)[0] < engine.compaction_config.cumulative_compaction_min_deltas
+    before = read(engine)
+    manager.start()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        (rs,) = engine.catalog.rowsets(t.tablet_id)
+        if not policy.is_overlapping(rs):
+            break
+        time.sleep(0.1)
+    assert not policy.is_overlapping(rs)
+    assert read(engine) == before
+    engine.close()
+
+
+def test_a_tablet_with_an_overlapping_rowset_is_rechecked_when_it_turns_quiet(
+        tmp_path: Path) -> None:
+    """A producer round before the tablet is quiet must not park a one-rowset tablet for the
+    60 s idle recheck: its overlapping rowset is looked at again once the tablet is quiet."""
+    engine = engine_with(tmp_path, MODELS["dup"], cumulative_compaction_quiet_seconds=30,
+                         write_buffer_size=4096)
+    load(engine, [(k % 97, k, f"s{k}") for k in range(2000)], batches=4)
+    t = tablet(engine)
+    (rs,) = engine.catalog.rowsets(t.tablet_id)
+    assert policy.is_overlapping(rs)
+    manager = engine.compaction
+    assert not manager._submit_auto(t, scheduler.CUMULATIVE)  # not quiet yet
+    assert manager.state(t.tablet_id).idle_until[scheduler.CUMULATIVE] <= rs.create_time + 31
     engine.close()
