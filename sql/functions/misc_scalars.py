@@ -134,26 +134,26 @@ def _signed(h: int, bits: int) -> int:
     return h - (1 << bits) if h >= 1 << (bits - 1) else h
 
 
-def xxhash_32(*strings: Any) -> int | None:
-    """XXH32, seed 0, each further argument hashed with the previous hash as seed, as a
-    signed INT (Doris: xxhash_32('hello') = -83855367); NULL if any argument is NULL."""
+def _chained(digest: Any, bits: int, strings: tuple[Any, ...]) -> int | None:
+    """Each argument's UTF-8 hashed by `digest` with the previous hash as seed (0 first), as a
+    signed integer of `bits`; NULL if any argument is NULL."""
     if any(s is None for s in strings):
         return None
     h = 0
     for s in strings:
-        h = xxhash.xxh32_intdigest(str(s).encode("utf-8"), seed=h)
-    return _signed(h, 32)
+        h = digest(str(s).encode("utf-8"), seed=h)
+    return _signed(h, bits)
+
+
+def xxhash_32(*strings: Any) -> int | None:
+    """XXH32, chained (Doris: xxhash_32('hello') = -83855367), as a signed INT."""
+    return _chained(xxhash.xxh32_intdigest, 32, strings)
 
 
 def xxhash_64(*strings: Any) -> int | None:
     """XXH3 64-bit (Doris' xxhash_64 is XXH3, not XXH64: xxhash_64('hello') =
     -7685981735718036227), chained like `xxhash_32`, as a signed BIGINT."""
-    if any(s is None for s in strings):
-        return None
-    h = 0
-    for s in strings:
-        h = xxhash.xxh3_64_intdigest(str(s).encode("utf-8"), seed=h)
-    return _signed(h, 64)
+    return _chained(xxhash.xxh3_64_intdigest, 64, strings)
 
 
 def _bit_count(a: list[Vec], env: EvalEnv) -> Vec:
