@@ -81,7 +81,7 @@ class LoadStats:
     # every filtered row's reason (capped), for the load's error log behind its ErrorURL
     error_rows: list[str] = field(default_factory=list)
 
-    def filtered(self, reason: str, row: int = -1) -> None:  # StatsRecord's
+    def filtered(self, reason: str, row: int = -1) -> None:  # row: for StatsRecord's order
         self.filtered_rows += 1
         if len(self.first_errors) < 10:
             self.first_errors.append(reason)
