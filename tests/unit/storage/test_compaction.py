@@ -4,7 +4,6 @@ pinned to older versions, delete versions, back-pressure and E-235, and the cras
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -406,12 +405,11 @@ def test_the_producer_merges_one_overlapping_rowset_of_a_quiet_tablet(
     assert manager._score(t)[0] < engine.compaction_config.cumulative_compaction_min_deltas
     before = read(engine)
     manager.start()
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        (rs,) = engine.catalog.rowsets(t.tablet_id)
-        if not policy.is_overlapping(rs):
-            break
-        time.sleep(0.1)
+    with manager._cond:  # notified on every rowset change (as wait_versions is)
+        manager._cond.wait_for(
+            lambda: not policy.is_overlapping(engine.catalog.rowsets(t.tablet_id)[0]),
+            timeout=60)
+    (rs,) = engine.catalog.rowsets(t.tablet_id)
     assert not policy.is_overlapping(rs)
     assert read(engine) == before
     engine.close()
